@@ -1,0 +1,3 @@
+"""kgitops: Kafka topics as code."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,5 @@
+"""``python -m kgitops``."""
+
+from kgitops.cli import main
+
+raise SystemExit(main())

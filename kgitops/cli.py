@@ -1,0 +1,91 @@
+"""The command line: parse, dispatch to one ``commands/<name>.py``, and own the single exit path.
+
+Every subcommand module defines::
+
+    NAME = "plan"                       # the subcommand
+    HELP = "one line for --help"
+    def add_arguments(parser) -> None   # its flags (nested subcommands allowed)
+    def run(args) -> int                # the exit code; raise KgitopsError for failures
+
+Only this module turns errors into exit codes and output: a ``KgitopsError`` prints its
+``lines()`` to stderr and returns its ``exit_code`` (1, or 3 for a partial apply); Ctrl-C
+returns 130; anything else is an internal error, printed in one line (a traceback only with
+``KGITOPS_DEBUG=1``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import pkgutil
+import sys
+import traceback
+from collections.abc import Sequence
+from types import ModuleType
+
+from kgitops import __version__
+from kgitops.errors import KgitopsError
+
+
+def _command_modules() -> list[ModuleType]:
+    import kgitops.commands as pkg
+
+    modules = []
+    for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda i: i.name):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"kgitops.commands.{info.name}")
+        if hasattr(module, "NAME") and hasattr(module, "run"):
+            modules.append(module)
+    return modules
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="kgitops",
+        description="Kafka topics as code: validate, plan and apply topic changes from git.",
+    )
+    parser.add_argument("--version", action="version", version=f"kgitops {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module in _command_modules():
+        p = sub.add_parser(module.NAME, help=module.HELP, description=module.HELP)
+        module.add_arguments(p)
+        p.set_defaults(_run=module.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run kgitops; return the exit code (0 ok, 2 changes with --detailed-exitcode,
+    1 invalid input or failure, 3 partial apply)."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse: --help (0) or a usage error (2 -> 1)
+        code = exc.code if isinstance(exc.code, int) else 1
+        return 0 if code == 0 else 1
+    run = getattr(args, "_run", None)
+    if run is None:
+        parser.print_help(sys.stderr)
+        return 1
+    try:
+        code = run(args)
+        return int(code)
+    except KgitopsError as exc:
+        for line in exc.lines():
+            print(line, file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 1
+    except Exception as exc:  # the last guard: no traceback for a user
+        if os.environ.get("KGITOPS_DEBUG"):
+            traceback.print_exc()
+        print(
+            f"internal error: {type(exc).__name__}: {exc} "
+            "(this is a bug in kgitops; set KGITOPS_DEBUG=1 for the traceback)",
+            file=sys.stderr,
+        )
+        return 1

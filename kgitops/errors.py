@@ -1,0 +1,233 @@
+"""The error tree of kgitops, and the positioned diagnostics that validation reports.
+
+Every failure a user can meet is one of these; ``cli.main`` maps them to exit codes in one
+place. No third-party exception (kafka-python, PyYAML, jsonschema, pyspark) may cross a module
+boundary: each adapter translates at its edge.
+
+::
+
+    KgitopsError                      exit 1 unless noted
+     ├── SpecError                    invalid specs: carries every Diagnostic, sorted
+     ├── LockError                    kgitops.lock missing, unreadable or stale (--locked)
+     ├── AssignmentError              impossible placement input (Kafka's own errors)
+     │    ├── InvalidPartitions        partitions < 1
+     │    ├── InvalidReplicationFactor RF < 1 or above the broker count
+     │    ├── BrokerMetadataError      racks given for some brokers only
+     │    └── InvalidReplicaAssignment a static assignment Kafka's controller would refuse
+     ├── PlanError                    a plan cannot be computed, read or trusted
+     │    ├── StalePlan                the cluster changed since the plan was made
+     │    └── UnsafePlan               a safety gate refused the plan
+     │         ├── DeletionNotAllowed  delete_topic without --allow-delete
+     │         ├── UnsafeReplication   RF below min.insync.replicas
+     │         └── OfflineTarget       a move onto an offline broker
+     ├── PartialApply                 apply finished partly (exit 3): .done and .failed
+     ├── ClusterError                 anything from talking to a cluster
+     │    ├── ClusterUnreachable       no connection, DNS, refused, down
+     │    ├── ClusterTimeout           no answer in time
+     │    ├── ClusterAuthError         authentication or authorisation failed
+     │    ├── UnsupportedOperation     the broker lacks an API ("does not support CreatePartitions")
+     │    └── ClusterRequestError      the broker refused a request (per topic, with Kafka's code)
+     ├── AnalyticsError               the Spark job cannot run or its input is bad
+     └── GitHubError                  the GitHub API refused or failed
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Literal
+
+Severity = Literal["error", "warning"]
+
+
+@dataclass(frozen=True, order=True, slots=True)
+class Mark:
+    """A position in a source file, 1-based line and column, as editors count them."""
+
+    path: str
+    line: int = 1
+    col: int = 1
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}:{self.col}"
+
+
+@dataclass(frozen=True, order=True, slots=True)
+class Diagnostic:
+    """One problem found in the specs: ``path:line:col: error: message``.
+
+    Ordering is by position, then severity, then message, so output is stable and sorted.
+    """
+
+    mark: Mark
+    severity: Severity
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.mark}: {self.severity}: {self.message}"
+
+    @property
+    def is_error(self) -> bool:
+        return self.severity == "error"
+
+
+class KgitopsError(Exception):
+    """The root of every error kgitops reports to a user."""
+
+    exit_code: int = 1
+
+    def lines(self) -> list[str]:
+        """What the CLI prints, one line each, to stderr."""
+        return [f"error: {self}"]
+
+
+class SpecError(KgitopsError):
+    """The specs are invalid. Carries every diagnostic, not only the first."""
+
+    def __init__(self, diagnostics: Iterable[Diagnostic]) -> None:
+        self.diagnostics = sorted(diagnostics)
+        errors = [d for d in self.diagnostics if d.is_error]
+        super().__init__(f"{len(errors)} error(s) in the specs")
+
+    def lines(self) -> list[str]:
+        return [str(d) for d in self.diagnostics]
+
+
+class LockError(KgitopsError):
+    """kgitops.lock is missing, unreadable or does not match the specs (with --locked)."""
+
+
+class AssignmentError(KgitopsError):
+    """Placement input Kafka itself would refuse."""
+
+
+class InvalidPartitions(AssignmentError):
+    """Kafka's InvalidPartitionsException: the number of partitions must be at least 1."""
+
+
+class InvalidReplicationFactor(AssignmentError):
+    """Kafka's InvalidReplicationFactorException."""
+
+
+class BrokerMetadataError(AssignmentError):
+    """Kafka's AdminOperationException: not all brokers have rack information."""
+
+
+class InvalidReplicaAssignment(AssignmentError):
+    """Kafka's InvalidReplicaAssignmentException, as the controller raises it."""
+
+
+class PlanError(KgitopsError):
+    """A plan cannot be computed, read or trusted."""
+
+
+class StalePlan(PlanError):
+    """The live cluster changed since the plan was made; carries what changed."""
+
+    def __init__(self, message: str, changes: Iterable[str] = ()) -> None:
+        self.changes = list(changes)
+        super().__init__(message)
+
+    def lines(self) -> list[str]:
+        return [f"error: {self}", *(f"  {c}" for c in self.changes)]
+
+
+class UnsafePlan(PlanError):
+    """A safety gate on the plan refused it."""
+
+    def __init__(self, message: str, reasons: Iterable[str] = ()) -> None:
+        self.reasons = list(reasons)
+        super().__init__(message)
+
+    def lines(self) -> list[str]:
+        return [f"error: {self}", *(f"  {r}" for r in self.reasons)]
+
+
+class DeletionNotAllowed(UnsafePlan):
+    """The plan deletes topics and --allow-delete was not given."""
+
+
+class UnsafeReplication(UnsafePlan):
+    """A topic would have a replication factor below its min.insync.replicas."""
+
+
+class OfflineTarget(UnsafePlan):
+    """A move targets a broker that is offline."""
+
+
+@dataclass
+class ActionOutcome:
+    """What happened to one plan action during apply."""
+
+    action: str
+    done: bool
+    detail: str = ""
+
+
+class PartialApply(KgitopsError):
+    """Apply finished partly. ``outcomes`` says per action what was done and what was not."""
+
+    exit_code = 3
+
+    def __init__(self, message: str, outcomes: Iterable[ActionOutcome] = ()) -> None:
+        self.outcomes = list(outcomes)
+        super().__init__(message)
+
+    def lines(self) -> list[str]:
+        out = [f"error: {self}"]
+        for o in self.outcomes:
+            status = "done" if o.done else "NOT done"
+            out.append(f"  {status}: {o.action}" + (f" ({o.detail})" if o.detail else ""))
+        out.append("  run `kgitops plan` again: it picks up what was not done")
+        return out
+
+
+class ClusterError(KgitopsError):
+    """Talking to a cluster failed. The message says what to do about it."""
+
+
+class ClusterUnreachable(ClusterError):
+    """No connection could be made (refused, DNS, broker down)."""
+
+
+class ClusterTimeout(ClusterError):
+    """The cluster did not answer in time."""
+
+
+class ClusterAuthError(ClusterError):
+    """Authentication or authorisation failed."""
+
+
+class UnsupportedOperation(ClusterError):
+    """The broker does not support an admin API kgitops needs."""
+
+    def __init__(self, operation: str, detail: str = "") -> None:
+        self.operation = operation
+        msg = f"the broker does not support {operation}"
+        super().__init__(msg + (f": {detail}" if detail else ""))
+
+
+@dataclass
+class RequestFailure:
+    """One item of a batched request that the broker refused."""
+
+    item: str
+    code: str
+    message: str = field(default="")
+
+
+class ClusterRequestError(ClusterError):
+    """The broker refused a request (the error code and message are Kafka's)."""
+
+    def __init__(self, message: str, code: str = "", item: str = "") -> None:
+        self.code = code
+        self.item = item
+        super().__init__(message)
+
+
+class AnalyticsError(KgitopsError):
+    """The key analysis cannot run, or its input is unusable."""
+
+
+class GitHubError(KgitopsError):
+    """The GitHub API refused or failed a request."""

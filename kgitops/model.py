@@ -1,0 +1,193 @@
+"""The value types everything else passes around: specs (what git says) and state (what the
+cluster says). All frozen; partition ids are ints here and strings only in JSON.
+
+Desired side::
+
+    ClusterSpec  one cluster.yaml     (bootstrap servers or simulated brokers, safety settings)
+    TopicSpec    one Topic document   (partitions, RF, placement, config, marks for errors)
+
+Live side::
+
+    ClusterState  brokers, topics, in-flight reassignments      (== the state JSON of PRODUCT.md)
+    TopicState    partitions and the configs set on the topic itself (DYNAMIC_TOPIC_CONFIG)
+    PartitionState replicas (first = preferred leader), isr, leader, sizeBytes
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Literal
+
+from kgitops.errors import Mark
+
+Placement = Literal["rack-aware", "rack-unaware", "static"]
+UnmanagedPolicy = Literal["ignore", "warn", "error"]
+
+EMPTY: Mapping[str, str] = MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Broker:
+    """A broker as placement sees it. ``online`` is False for a failed broker."""
+
+    id: int
+    rack: str | None = None
+    online: bool = True
+
+
+# ---------------------------------------------------------------- desired side
+
+
+@dataclass(frozen=True, slots=True)
+class KeySample:
+    """Where a sample of the topic's real message keys lives, for the key analysis."""
+
+    sample: str
+    column: str = "key"
+    size_column: str | None = None
+
+
+@dataclass(frozen=True)
+class TopicSpec:
+    """One ``kind: Topic`` document.
+
+    ``config`` values are already normalised to the strings Kafka holds (``604800000`` and
+    ``"604800000"`` are equal; booleans are ``"true"``/``"false"``). ``marks`` maps a field
+    path (``"partitions"``, ``"config.retention.ms"``, ``"assignment.3"``) to its position.
+    """
+
+    name: str
+    partitions: int
+    replication_factor: int
+    placement: Placement | None = None
+    start_index: int | None = None
+    assignment: tuple[tuple[int, ...], ...] | None = None
+    config: Mapping[str, str] = field(default_factory=lambda: EMPTY)
+    delete: bool = False
+    keys: KeySample | None = None
+    mark: Mark = Mark("<memory>")
+    marks: Mapping[str, Mark] = field(default_factory=dict)
+
+    def mark_of(self, path: str) -> Mark:
+        """The position of a field, or of the document when the field has none."""
+        return self.marks.get(path, self.mark)
+
+
+@dataclass(frozen=True, slots=True)
+class SaslSpec:
+    mechanism: str  # PLAIN | SCRAM-SHA-256 | SCRAM-SHA-512
+    username_env: str
+    password_env: str
+
+
+@dataclass(frozen=True, slots=True)
+class SslSpec:
+    ca_file: str | None = None
+    cert_file: str | None = None
+    key_file: str | None = None
+    key_password_env: str | None = None
+    check_hostname: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class SecuritySpec:
+    protocol: str = "PLAINTEXT"  # PLAINTEXT | SSL | SASL_PLAINTEXT | SASL_SSL
+    sasl: SaslSpec | None = None
+    ssl: SslSpec | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ReassignmentSettings:
+    throttle_bytes_per_sec: int | None = None
+    max_concurrent_moves: int = 10
+    timeout_seconds: float = 6 * 3600.0
+
+
+@dataclass(frozen=True, slots=True)
+class SimulatedSpec:
+    """A file-backed simulated cluster. ``state_file`` is absolute once loaded."""
+
+    state_file: str
+    brokers: tuple[Broker, ...]
+
+
+@dataclass(frozen=True)
+class ClusterSpec:
+    """One ``kind: Cluster`` document (cluster.yaml). ``directory`` is the cluster folder."""
+
+    name: str
+    directory: str
+    bootstrap_servers: tuple[str, ...] = ()
+    security: SecuritySpec = SecuritySpec()
+    reassignment: ReassignmentSettings = ReassignmentSettings()
+    decommission: tuple[int, ...] = ()
+    unmanaged_topics: UnmanagedPolicy = "warn"
+    simulated: SimulatedSpec | None = None
+    request_timeout_ms: int = 30_000
+    mark: Mark = Mark("<memory>")
+    marks: Mapping[str, Mark] = field(default_factory=dict)
+
+    def mark_of(self, path: str) -> Mark:
+        return self.marks.get(path, self.mark)
+
+
+# ------------------------------------------------------------------- live side
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionState:
+    """One partition as the cluster reports it. ``replicas[0]`` is the preferred leader."""
+
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...] | None = None
+    leader: int | None = None
+    size_bytes: int | None = None
+
+
+@dataclass(frozen=True)
+class TopicState:
+    """A live topic: its partitions by id, and the configs set on the topic itself."""
+
+    name: str
+    partitions: Mapping[int, PartitionState]
+    config: Mapping[str, str] = field(default_factory=lambda: EMPTY)
+
+    @property
+    def partition_count(self) -> int:
+        return len(self.partitions)
+
+    @property
+    def replication_factor(self) -> int:
+        p0 = self.partitions.get(0)
+        return len(p0.replicas) if p0 is not None else 0
+
+
+@dataclass(frozen=True, slots=True)
+class Reassignment:
+    """A reassignment in flight for one partition (Kafka's adding / removing replicas)."""
+
+    adding: tuple[int, ...] = ()
+    removing: tuple[int, ...] = ()
+    target: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True)
+class ClusterState:
+    """Everything kgitops knows about a live cluster; the state JSON of PRODUCT.md."""
+
+    brokers: tuple[Broker, ...]
+    topics: Mapping[str, TopicState]
+    reassignments: Mapping[str, Mapping[int, Reassignment]] = field(default_factory=dict)
+    cluster_id: str | None = None
+    controller_id: int | None = None
+    broker_configs: Mapping[int, Mapping[str, str]] = field(default_factory=dict)
+
+    @property
+    def broker_ids(self) -> tuple[int, ...]:
+        return tuple(sorted(b.id for b in self.brokers))
+
+    @property
+    def online_broker_ids(self) -> frozenset[int]:
+        return frozenset(b.id for b in self.brokers if b.online)

@@ -1,0 +1,353 @@
+"""The plan: a sorted, frozen, versioned value. Apply runs exactly what it says.
+
+Action kinds form a closed, ordered set; the order is the order apply runs them in::
+
+    +  create_topic      one CreateTopics request for all
+    ~  alter_config      one IncrementalAlterConfigs
+    ~  add_partitions    one CreatePartitions
+    ~  reassign          throttled, at most maxConcurrentMoves partitions at a time
+    ~  elect_leaders     preferred-leader election where leaders drifted
+    -  delete_topic      only with --allow-delete
+
+The JSON form (``to_json`` / ``from_json``) is the contract of PRODUCT.md; renderers read it,
+so text, markdown and JSON can never disagree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from kgitops.errors import PlanError
+
+FORMAT = "kgitops-plan/v1"
+
+KIND_ORDER: tuple[str, ...] = (
+    "create_topic",
+    "alter_config",
+    "add_partitions",
+    "reassign",
+    "elect_leaders",
+    "delete_topic",
+)
+SYMBOLS: Mapping[str, str] = {
+    "create_topic": "+",
+    "alter_config": "~",
+    "add_partitions": "~",
+    "reassign": "~",
+    "elect_leaders": "~",
+    "delete_topic": "-",
+}
+
+
+def _assignment_json(assignment: Mapping[int, tuple[int, ...]]) -> dict[str, list[int]]:
+    return {str(p): list(r) for p, r in sorted(assignment.items())}
+
+
+def _assignment_from(data: Mapping[str, Any]) -> dict[int, tuple[int, ...]]:
+    return {int(p): tuple(int(b) for b in r) for p, r in data.items()}
+
+
+@dataclass(frozen=True)
+class Action:
+    """Base of all actions. ``kind`` is the JSON ``type``; ``topic`` sorts within a kind."""
+
+    kind: ClassVar[str] = ""
+    topic: str
+
+    @property
+    def sort_key(self) -> tuple[int, str]:
+        return (KIND_ORDER.index(self.kind), self.topic)
+
+    @property
+    def symbol(self) -> str:
+        return SYMBOLS[self.kind]
+
+    def to_json(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class CreateTopic(Action):
+    kind: ClassVar[str] = "create_topic"
+    partitions: int = 0
+    replication_factor: int = 0
+    start_index: int | None = None
+    assignment: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
+    config: Mapping[str, str] = field(default_factory=dict)
+    placement: str = "rack-unaware"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": self.kind,
+            "topic": self.topic,
+            "partitions": self.partitions,
+            "replicationFactor": self.replication_factor,
+            "startIndex": self.start_index,
+            "placement": self.placement,
+            "assignment": _assignment_json(self.assignment),
+            "config": dict(sorted(self.config.items())),
+        }
+
+
+@dataclass(frozen=True)
+class AlterConfig(Action):
+    kind: ClassVar[str] = "alter_config"
+    set: Mapping[str, str] = field(default_factory=dict)
+    delete: tuple[str, ...] = ()
+    previous: Mapping[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": self.kind,
+            "topic": self.topic,
+            "set": dict(sorted(self.set.items())),
+            "delete": sorted(self.delete),
+            "previous": dict(sorted(self.previous.items())),
+        }
+
+
+@dataclass(frozen=True)
+class AddPartitions(Action):
+    kind: ClassVar[str] = "add_partitions"
+    from_count: int = 0
+    to_count: int = 0
+    start_index: int | None = None
+    assignment: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": self.kind,
+            "topic": self.topic,
+            "from": self.from_count,
+            "to": self.to_count,
+            "startIndex": self.start_index,
+            "assignment": _assignment_json(self.assignment),
+        }
+
+
+@dataclass(frozen=True)
+class Move:
+    """One partition's replica change and why it is needed."""
+
+    source: tuple[int, ...]
+    target: tuple[int, ...]
+    reason: str = ""
+    size_bytes: int = 0
+
+    @property
+    def adding(self) -> tuple[int, ...]:
+        return tuple(b for b in self.target if b not in self.source)
+
+    @property
+    def removing(self) -> tuple[int, ...]:
+        return tuple(b for b in self.source if b not in self.target)
+
+
+@dataclass(frozen=True)
+class Reassign(Action):
+    kind: ClassVar[str] = "reassign"
+    moves: Mapping[int, Move] = field(default_factory=dict)
+    bytes_to_move: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": self.kind,
+            "topic": self.topic,
+            "moves": {
+                str(p): {
+                    "from": list(m.source),
+                    "to": list(m.target),
+                    "reason": m.reason,
+                    "sizeBytes": m.size_bytes,
+                }
+                for p, m in sorted(self.moves.items())
+            },
+            "bytesToMove": self.bytes_to_move,
+        }
+
+
+@dataclass(frozen=True)
+class ElectLeaders(Action):
+    kind: ClassVar[str] = "elect_leaders"
+    partitions: tuple[int, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.kind, "topic": self.topic, "partitions": list(self.partitions)}
+
+
+@dataclass(frozen=True)
+class DeleteTopic(Action):
+    kind: ClassVar[str] = "delete_topic"
+    partitions: int = 0
+    size_bytes: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": self.kind,
+            "topic": self.topic,
+            "partitions": self.partitions,
+            "sizeBytes": self.size_bytes,
+        }
+
+
+def action_from_json(data: Mapping[str, Any]) -> Action:
+    """The inverse of ``Action.to_json``; PlanError for an unknown or malformed action."""
+    try:
+        kind = data["type"]
+        topic = str(data["topic"])
+        if kind == "create_topic":
+            return CreateTopic(
+                topic=topic,
+                partitions=int(data["partitions"]),
+                replication_factor=int(data["replicationFactor"]),
+                start_index=data.get("startIndex"),
+                assignment=_assignment_from(data["assignment"]),
+                config={str(k): str(v) for k, v in data.get("config", {}).items()},
+                placement=str(data.get("placement", "rack-unaware")),
+            )
+        if kind == "alter_config":
+            return AlterConfig(
+                topic=topic,
+                set={str(k): str(v) for k, v in data.get("set", {}).items()},
+                delete=tuple(str(k) for k in data.get("delete", [])),
+                previous={str(k): str(v) for k, v in data.get("previous", {}).items()},
+            )
+        if kind == "add_partitions":
+            return AddPartitions(
+                topic=topic,
+                from_count=int(data["from"]),
+                to_count=int(data["to"]),
+                start_index=data.get("startIndex"),
+                assignment=_assignment_from(data["assignment"]),
+            )
+        if kind == "reassign":
+            moves = {
+                int(p): Move(
+                    source=tuple(int(b) for b in m["from"]),
+                    target=tuple(int(b) for b in m["to"]),
+                    reason=str(m.get("reason", "")),
+                    size_bytes=int(m.get("sizeBytes") or 0),
+                )
+                for p, m in data["moves"].items()
+            }
+            return Reassign(
+                topic=topic, moves=moves, bytes_to_move=int(data.get("bytesToMove") or 0)
+            )
+        if kind == "elect_leaders":
+            return ElectLeaders(
+                topic=topic, partitions=tuple(int(p) for p in data.get("partitions", []))
+            )
+        if kind == "delete_topic":
+            return DeleteTopic(
+                topic=topic,
+                partitions=int(data.get("partitions") or 0),
+                size_bytes=data.get("sizeBytes"),
+            )
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise PlanError(f"malformed {data.get('type', 'action')!s} action in plan: {exc}") from None
+    raise PlanError(f"unknown action type in plan: {kind!r}")
+
+
+@dataclass(frozen=True)
+class PlanWarning:
+    """Something a reviewer should see. ``data`` carries measured figures (e.g. key shares)."""
+
+    topic: str
+    code: str
+    message: str
+    data: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"topic": self.topic, "code": self.code, "message": self.message}
+        if self.data:
+            out["data"] = dict(self.data)
+        return out
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What apply will do. ``actions`` are sorted by (kind order, topic) on construction.
+
+    ``cluster_dir`` says where cluster.yaml lives so ``apply --plan`` can reach the cluster;
+    ``state_digests`` (topic -> digest) lets a stale plan say which topics changed;
+    ``extra`` carries more JSON fields (e.g. per-broker transfer figures) untouched.
+    """
+
+    cluster: str
+    state_fingerprint: str
+    actions: tuple[Action, ...] = ()
+    warnings: tuple[PlanWarning, ...] = ()
+    cluster_dir: str | None = None
+    state_digests: Mapping[str, str] = field(default_factory=dict)
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        ordered = tuple(sorted(self.actions, key=lambda a: a.sort_key))
+        object.__setattr__(self, "actions", ordered)
+        warn = tuple(sorted(self.warnings, key=lambda w: (w.topic, w.code, w.message)))
+        object.__setattr__(self, "warnings", warn)
+
+    @property
+    def has_changes(self) -> bool:
+        return bool(self.actions)
+
+    def summary(self) -> dict[str, int]:
+        counts = dict.fromkeys(KIND_ORDER, 0)
+        for a in self.actions:
+            counts[a.kind] += 1
+        return counts
+
+    def of_kind(self, kind: str) -> list[Action]:
+        return [a for a in self.actions if a.kind == kind]
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "format": FORMAT,
+            "cluster": self.cluster,
+            "clusterDir": self.cluster_dir,
+            "stateFingerprint": self.state_fingerprint,
+            "stateDigests": dict(sorted(self.state_digests.items())),
+            "actions": [a.to_json() for a in self.actions],
+            "warnings": [w.to_json() for w in self.warnings],
+            "summary": self.summary(),
+        }
+        for k, v in self.extra.items():
+            out.setdefault(k, v)
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Plan:
+        if not isinstance(data, Mapping) or data.get("format") != FORMAT:
+            raise PlanError(f"not a kgitops plan (expected format {FORMAT!r})")
+        known = {
+            "format",
+            "cluster",
+            "clusterDir",
+            "stateFingerprint",
+            "stateDigests",
+            "actions",
+            "warnings",
+            "summary",
+        }
+        try:
+            return cls(
+                cluster=str(data["cluster"]),
+                state_fingerprint=str(data["stateFingerprint"]),
+                actions=tuple(action_from_json(a) for a in data.get("actions", [])),
+                warnings=tuple(
+                    PlanWarning(
+                        topic=str(w.get("topic", "")),
+                        code=str(w["code"]),
+                        message=str(w.get("message", "")),
+                        data=dict(w.get("data", {})),
+                    )
+                    for w in data.get("warnings", [])
+                ),
+                cluster_dir=data.get("clusterDir"),
+                state_digests={str(k): str(v) for k, v in data.get("stateDigests", {}).items()},
+                extra={k: v for k, v in data.items() if k not in known},
+            )
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise PlanError(f"malformed plan: missing or wrong field {exc}") from None
