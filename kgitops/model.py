@@ -26,6 +26,7 @@ Placement = Literal["rack-aware", "rack-unaware", "static"]
 UnmanagedPolicy = Literal["ignore", "warn", "error"]
 
 EMPTY: Mapping[str, str] = MappingProxyType({})
+NOWHERE = Mark("<memory>")
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -67,7 +68,7 @@ class TopicSpec:
     config: Mapping[str, str] = field(default_factory=lambda: EMPTY)
     delete: bool = False
     keys: KeySample | None = None
-    mark: Mark = Mark("<memory>")
+    mark: Mark = NOWHERE
     marks: Mapping[str, Mark] = field(default_factory=dict)
 
     def mark_of(self, path: str) -> Mark:
@@ -126,7 +127,7 @@ class ClusterSpec:
     unmanaged_topics: UnmanagedPolicy = "warn"
     simulated: SimulatedSpec | None = None
     request_timeout_ms: int = 30_000
-    mark: Mark = Mark("<memory>")
+    mark: Mark = NOWHERE
     marks: Mapping[str, Mark] = field(default_factory=dict)
 
     def mark_of(self, path: str) -> Mark:

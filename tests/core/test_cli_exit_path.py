@@ -1,0 +1,113 @@
+"""The single exit path: every error becomes an exit code and a line, never a traceback."""
+
+from __future__ import annotations
+
+import argparse
+import types
+
+import pytest
+
+from kgitops import cli
+from kgitops.errors import (
+    ActionOutcome,
+    ClusterUnreachable,
+    Diagnostic,
+    Mark,
+    PartialApply,
+    SpecError,
+)
+
+
+def _fake_command(run: object) -> types.ModuleType:
+    module = types.ModuleType("kgitops.commands.fake")
+    module.NAME = "fake"  # type: ignore[attr-defined]
+    module.HELP = "a test command"  # type: ignore[attr-defined]
+    module.add_arguments = lambda parser: None  # type: ignore[attr-defined]
+    module.run = run  # type: ignore[attr-defined]
+    return module
+
+
+@pytest.fixture
+def with_command(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    def install(run: object) -> None:
+        monkeypatch.setattr(cli, "_command_modules", lambda: [_fake_command(run)])
+
+    return install
+
+
+def test_a_kgitops_error_prints_its_lines_and_returns_its_code(with_command, capsys) -> None:  # type: ignore[no-untyped-def]
+    def run(args: argparse.Namespace) -> int:
+        raise ClusterUnreachable("cannot reach kafka-1:9092: connection refused")
+
+    with_command(run)
+    assert cli.main(["fake"]) == 1
+    err = capsys.readouterr().err
+    assert err == "error: cannot reach kafka-1:9092: connection refused\n"
+
+
+def test_spec_errors_print_every_diagnostic_sorted_by_position(with_command, capsys) -> None:  # type: ignore[no-untyped-def]
+    diags = [
+        Diagnostic(Mark("b.yaml", 3, 1), "error", "second file"),
+        Diagnostic(Mark("a.yaml", 9, 5), "warning", "later line"),
+        Diagnostic(Mark("a.yaml", 2, 7), "error", "first"),
+    ]
+
+    def run(args: argparse.Namespace) -> int:
+        raise SpecError(diags)
+
+    with_command(run)
+    assert cli.main(["fake"]) == 1
+    assert capsys.readouterr().err.splitlines() == [
+        "a.yaml:2:7: error: first",
+        "a.yaml:9:5: warning: later line",
+        "b.yaml:3:1: error: second file",
+    ]
+
+
+def test_a_partial_apply_exits_3_and_says_what_was_and_was_not_done(with_command, capsys) -> None:  # type: ignore[no-untyped-def]
+    def run(args: argparse.Namespace) -> int:
+        raise PartialApply(
+            "apply finished partly",
+            [ActionOutcome("+ create_topic a", True), ActionOutcome("~ reassign b", False, "x")],
+        )
+
+    with_command(run)
+    assert cli.main(["fake"]) == 3
+    err = capsys.readouterr().err
+    assert "  done: + create_topic a" in err
+    assert "  NOT done: ~ reassign b (x)" in err
+
+
+def test_an_unexpected_exception_is_one_line_not_a_traceback(with_command, capsys) -> None:  # type: ignore[no-untyped-def]
+    def run(args: argparse.Namespace) -> int:
+        raise KeyError("boom")
+
+    with_command(run)
+    assert cli.main(["fake"]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert err.startswith("internal error: KeyError")
+
+
+def test_ctrl_c_exits_130(with_command) -> None:  # type: ignore[no-untyped-def]
+    def run(args: argparse.Namespace) -> int:
+        raise KeyboardInterrupt
+
+    with_command(run)
+    assert cli.main(["fake"]) == 130
+
+
+def test_a_usage_error_exits_1_and_help_exits_0(with_command) -> None:  # type: ignore[no-untyped-def]
+    with_command(lambda args: 0)
+    assert cli.main(["no-such-command"]) == 1
+    assert cli.main(["--help"]) == 0
+    assert cli.main([]) == 1
+
+
+def test_every_real_subcommand_module_has_the_command_interface() -> None:
+    modules = cli._command_modules()
+    names = [m.NAME for m in modules]
+    assert len(names) == len(set(names))
+    for m in modules:
+        assert isinstance(m.HELP, str) and m.HELP
+        assert callable(m.add_arguments) and callable(m.run)

@@ -1,0 +1,116 @@
+"""The plan is a sorted, frozen value whose JSON form round-trips exactly."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from kgitops.errors import PlanError
+from kgitops.plan import (
+    AddPartitions,
+    AlterConfig,
+    CreateTopic,
+    DeleteTopic,
+    ElectLeaders,
+    Move,
+    Plan,
+    PlanWarning,
+    Reassign,
+)
+
+
+def _sample() -> Plan:
+    return Plan(
+        cluster="prod",
+        state_fingerprint="sha256:abc",
+        actions=(
+            DeleteTopic(topic="old", partitions=3, size_bytes=10),
+            Reassign(
+                topic="a",
+                moves={0: Move((1, 2), (1, 2, 3), "replication factor 2 -> 3", 123)},
+                bytes_to_move=123,
+            ),
+            ElectLeaders(topic="a", partitions=(4,)),
+            AddPartitions(
+                topic="a", from_count=6, to_count=12, start_index=1, assignment={6: (1, 2, 3)}
+            ),
+            AlterConfig(topic="a", set={"retention.ms": "1000"}, delete=("x",)),
+            CreateTopic(
+                topic="b",
+                partitions=1,
+                replication_factor=3,
+                start_index=2,
+                assignment={0: (1, 2, 3)},
+                config={"retention.ms": "1000"},
+            ),
+            CreateTopic(
+                topic="a0", partitions=1, replication_factor=1, start_index=0, assignment={0: (1,)}
+            ),
+        ),
+        warnings=(PlanWarning("a", "KEY_REMAP", "keys move", {"keyShare": 0.5}),),
+        cluster_dir="topics/prod",
+    )
+
+
+def test_actions_are_sorted_by_kind_order_then_topic() -> None:
+    kinds = [(a.kind, a.topic) for a in _sample().actions]
+    assert kinds == [
+        ("create_topic", "a0"),
+        ("create_topic", "b"),
+        ("alter_config", "a"),
+        ("add_partitions", "a"),
+        ("reassign", "a"),
+        ("elect_leaders", "a"),
+        ("delete_topic", "old"),
+    ]
+
+
+def test_json_round_trip_is_exact() -> None:
+    plan = _sample()
+    data = json.loads(json.dumps(plan.to_json()))
+    assert Plan.from_json(data).to_json() == plan.to_json()
+
+
+def test_json_has_the_contract_fields() -> None:
+    data = _sample().to_json()
+    assert data["format"] == "kgitops-plan/v1"
+    assert data["summary"]["create_topic"] == 2
+    create = data["actions"][0]
+    assert create["assignment"] == {"0": [1]}
+    move = next(a for a in data["actions"] if a["type"] == "reassign")["moves"]["0"]
+    assert move["from"] == [1, 2] and move["to"] == [1, 2, 3]
+
+
+def test_the_plan_is_frozen() -> None:
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        _sample().cluster = "x"  # type: ignore[misc]
+
+
+def test_a_foreign_or_broken_plan_is_refused_with_a_plan_error() -> None:
+    with pytest.raises(PlanError, match="not a kgitops plan"):
+        Plan.from_json({"format": "other"})
+    with pytest.raises(PlanError):
+        Plan.from_json(
+            {
+                "format": "kgitops-plan/v1",
+                "cluster": "x",
+                "stateFingerprint": "s",
+                "actions": [{"type": "launch_rockets", "topic": "a"}],
+            }
+        )
+    with pytest.raises(PlanError):
+        Plan.from_json(
+            {
+                "format": "kgitops-plan/v1",
+                "cluster": "x",
+                "stateFingerprint": "s",
+                "actions": [{"type": "create_topic", "topic": "a"}],
+            }
+        )
+
+
+def test_move_knows_what_it_adds_and_removes() -> None:
+    m = Move((1, 2, 3), (1, 4, 3))
+    assert m.adding == (4,) and m.removing == (2,)
