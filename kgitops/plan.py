@@ -15,11 +15,25 @@ so text, markdown and JSON can never disagree.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from kgitops.errors import PlanError
+from kgitops.errors import (
+    DeletionNotAllowed,
+    OfflineTarget,
+    PlanError,
+    UnsafePlan,
+    UnsafeReplication,
+)
+from kgitops.model import ClusterState
+
+# Topic configs that apply sets and removes around a reassignment: never drift, never state.
+THROTTLE_CONFIGS = frozenset(
+    {"leader.replication.throttled.replicas", "follower.replication.throttled.replicas"}
+)
 
 FORMAT = "kgitops-plan/v1"
 
@@ -302,6 +316,13 @@ class Plan:
     def of_kind(self, kind: str) -> list[Action]:
         return [a for a in self.actions if a.kind == kind]
 
+    def raise_if_unsafe(self, *, allow_delete: bool, state: ClusterState | None = None) -> None:
+        """The safety gates apply runs before touching anything: DeletionNotAllowed (a
+        delete_topic without --allow-delete), UnsafeReplication (a topic whose replication
+        factor would be below its min.insync.replicas), OfflineTarget (replicas placed on a
+        broker that is offline). Raises the first kind found, listing every reason."""
+        _raise_if_unsafe(self, allow_delete=allow_delete, state=state)
+
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "format": FORMAT,
@@ -351,3 +372,138 @@ class Plan:
             )
         except (KeyError, TypeError, AttributeError) as exc:
             raise PlanError(f"malformed plan: missing or wrong field {exc}") from None
+
+
+# ------------------------------------------------------------------ fingerprint
+
+
+def _digest(obj: object) -> str:
+    text = json.dumps(obj, separators=(",", ":"), sort_keys=True)
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+def topic_digest(state: ClusterState, topic: str) -> str:
+    """The digest of one topic as a plan depends on it: replicas per partition and the configs
+    set on the topic (throttles excepted), or ``absent``. Not ISR, leaders or sizes, which
+    change all the time without making a plan wrong."""
+    t = state.topics.get(topic)
+    if t is None:
+        return _digest("absent")
+    replicas = [[p, list(ps.replicas)] for p, ps in sorted(t.partitions.items())]
+    config = sorted((k, v) for k, v in t.config.items() if k not in THROTTLE_CONFIGS)
+    return _digest([replicas, config])
+
+
+def state_fingerprint(state: ClusterState, topics: Iterable[str]) -> tuple[str, dict[str, str]]:
+    """``("sha256:...", {topic: digest})`` over exactly the live state a plan depends on:
+    broker ids, racks and liveness, and for each named topic (present or absent) its replicas
+    per partition and topic configs. Apply recomputes it and refuses a plan made against a
+    cluster that has changed since; the per-topic digests say which topics changed."""
+    digests = {name: topic_digest(state, name) for name in sorted(set(topics))}
+    brokers = [[b.id, b.rack, b.online] for b in sorted(state.brokers, key=lambda b: b.id)]
+    hasher = hashlib.sha256()
+    hasher.update(json.dumps(brokers).encode())
+    for name, digest in digests.items():
+        hasher.update(f"\n{name}={digest}".encode())
+    return "sha256:" + hasher.hexdigest(), digests
+
+
+def stale_topics(plan: Plan, state: ClusterState) -> list[str]:
+    """The topics whose live digest differs from the one the plan recorded."""
+    return [t for t, d in sorted(plan.state_digests.items()) if topic_digest(state, t) != d]
+
+
+# ---------------------------------------------------------------------- safety
+
+
+def _min_isr(config: Mapping[str, str], default: int) -> int:
+    try:
+        return int(config.get("min.insync.replicas", default))
+    except ValueError:
+        return default
+
+
+def _broker_min_isr(state: ClusterState | None) -> int:
+    if state is None:
+        return 1
+    values = []
+    for cfg in state.broker_configs.values():
+        try:
+            values.append(int(cfg["min.insync.replicas"]))
+        except (KeyError, ValueError):
+            continue
+    return max(values, default=1)
+
+
+def unsafe_reasons(
+    plan: Plan, *, allow_delete: bool, state: ClusterState | None = None
+) -> list[tuple[type[UnsafePlan], str]]:
+    """Every reason the plan is unsafe, with the UnsafePlan subclass each one raises."""
+    out: list[tuple[type[UnsafePlan], str]] = []
+    if not allow_delete:
+        for a in plan.of_kind("delete_topic"):
+            out.append((DeletionNotAllowed, f"{a.topic}: deletes the topic"))
+    broker_default = _broker_min_isr(state)
+    live_config: dict[str, Mapping[str, str]] = {}
+    if state is not None:
+        live_config = {n: t.config for n, t in state.topics.items()}
+    config_after: dict[str, dict[str, str]] = {n: dict(c) for n, c in live_config.items()}
+    rf_after: dict[str, int] = {}
+    if state is not None:
+        rf_after = {n: t.replication_factor for n, t in state.topics.items()}
+    for a in plan.actions:
+        if isinstance(a, CreateTopic):
+            config_after[a.topic] = dict(a.config)
+            rf_after[a.topic] = a.replication_factor
+        elif isinstance(a, AlterConfig):
+            cfg = config_after.setdefault(a.topic, {})
+            cfg.update(a.set)
+            for k in a.delete:
+                cfg.pop(k, None)
+        elif isinstance(a, Reassign) and a.moves:
+            rf_after[a.topic] = min(len(m.target) for m in a.moves.values())
+    touched = {a.topic for a in plan.actions if not isinstance(a, DeleteTopic)}
+    for topic in sorted(touched):
+        if topic not in rf_after:
+            continue
+        rf = rf_after[topic]
+        need = _min_isr(config_after.get(topic, {}), broker_default)
+        if rf < need:
+            out.append(
+                (
+                    UnsafeReplication,
+                    f"{topic}: replication factor {rf} is below min.insync.replicas={need}; "
+                    "producers with acks=all could never write",
+                )
+            )
+    if state is not None:
+        offline = {b.id for b in state.brokers if not b.online}
+        known = {b.id for b in state.brokers}
+        for a in plan.actions:
+            targets: set[int] = set()
+            if isinstance(a, (CreateTopic, AddPartitions)):
+                for replicas in a.assignment.values():
+                    targets.update(replicas)
+            elif isinstance(a, Reassign):
+                for m in a.moves.values():
+                    targets.update(m.adding)
+            for b in sorted(targets & offline):
+                out.append((OfflineTarget, f"{a.topic}: places replicas on offline broker {b}"))
+            for b in sorted(targets - known):
+                out.append((OfflineTarget, f"{a.topic}: places replicas on unknown broker {b}"))
+    return out
+
+
+def _raise_if_unsafe(plan: Plan, *, allow_delete: bool, state: ClusterState | None) -> None:
+    reasons = unsafe_reasons(plan, allow_delete=allow_delete, state=state)
+    if not reasons:
+        return
+    first = reasons[0][0]
+    same = [r for cls, r in reasons if cls is first]
+    others = [r for cls, r in reasons if cls is not first]
+    headline = {
+        DeletionNotAllowed: "the plan deletes topics; run apply with --allow-delete to allow it",
+        UnsafeReplication: "the plan leaves topics with too few replicas",
+        OfflineTarget: "the plan places replicas on brokers that are offline",
+    }.get(first, "the plan is unsafe")
+    raise first(headline, same + others)

@@ -1,0 +1,617 @@
+"""The diff: (specs, live state, lock) -> the plan of actions, and the lock it would write. Pure.
+
+What moves and what never does (PRODUCT.md): existing partitions keep their replicas unless the
+spec demands a change (a new replication factor, a changed static assignment, a broker in
+``decommission``, a rack rule the live assignment breaks, ``--rebalance``); new topics get an
+explicit assignment (Kafka 3.3+ would otherwise place them at random); added partitions follow
+Kafka's rule for added partitions; configs are compared only where set on the topic.
+
+Topics to create are processed sorted by name and each one's placement is added to running
+per-broker counts, so the start index chosen for a topic accounts for the cluster plus every
+topic planned before it: the plan is a pure function of its inputs.
+
+The start index, worked: 6 brokers arranged ``[0, 3, 1, 4, 2, 5]``, 8 partitions. Every
+position gets ``8 // 6 = 1`` preferred leader, and the ``8 % 6 = 2`` positions
+``s, s + 1`` get one more. With leader counts ``[5, 5, 4, 3, 3, 5]`` per position, the
+windows of two sum to ``10, 9, 7, 6, 8, 10`` from ``s = 0``: ``s = 3`` evens out best.
+Ties go to the smaller sum of replica counts in the window, then to the lowest index.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from kgitops.assignment import assign_added_partitions, assign_replicas, rack_alternated_brokers
+from kgitops.errors import AssignmentError, Diagnostic, PlanError, SpecError
+from kgitops.lock import Lock, LockEntry, same_brokers
+from kgitops.model import Broker, ClusterSpec, ClusterState, TopicSpec, TopicState
+from kgitops.plan import (
+    THROTTLE_CONFIGS,
+    Action,
+    AddPartitions,
+    AlterConfig,
+    CreateTopic,
+    DeleteTopic,
+    ElectLeaders,
+    Move,
+    Plan,
+    PlanWarning,
+    Reassign,
+    state_fingerprint,
+)
+from kgitops.topic_configs import normalize_config
+
+LARGE_MOVE_SHARE = 0.10
+
+
+class SpecsLike(Protocol):
+    """What the diff reads of ``specs.Specs``."""
+
+    @property
+    def cluster(self) -> ClusterSpec | None: ...
+
+    @property
+    def topics(self) -> Sequence[TopicSpec]: ...
+
+
+def is_internal(topic: str) -> bool:
+    """Kafka's own topics (``__consumer_offsets``, ``__transaction_state``...): never unmanaged."""
+    return topic.startswith("__")
+
+
+def effective_placement(spec: TopicSpec, brokers: Sequence[Broker]) -> str:
+    """The spec's placement, or its default: rack-aware when every broker has a rack."""
+    if spec.placement is not None:
+        return spec.placement
+    if spec.assignment is not None:
+        return "static"
+    if brokers and all(b.rack is not None for b in brokers):
+        return "rack-aware"
+    return "rack-unaware"
+
+
+@dataclass
+class _Load:
+    """Per-broker preferred leaders and replicas: the cluster plus what the plan adds so far."""
+
+    leaders: Counter[int] = field(default_factory=Counter)
+    replicas: Counter[int] = field(default_factory=Counter)
+
+    def add(self, assignment: Iterable[tuple[int, ...]], sign: int = 1) -> None:
+        for replicas in assignment:
+            if replicas:
+                self.leaders[replicas[0]] += sign
+            for b in replicas:
+                self.replicas[b] += sign
+
+
+def choose_start_index(arranged: Sequence[int], partitions: int, load: _Load) -> int:
+    """The start index that best evens out preferred leaders (then replicas), ties lowest.
+
+    Partition ``p``'s preferred leader is ``arranged[(p + s) % n]``, so every position gets
+    ``partitions // n`` leaders and the ``partitions % n`` positions from ``s`` one more: the
+    best ``s`` starts the circular window with the fewest leaders already. O(n) per topic.
+    """
+    n = len(arranged)
+    r = partitions % n
+    if r == 0:
+        return 0
+    lead = [load.leaders.get(b, 0) for b in arranged]
+    reps = [load.replicas.get(b, 0) for b in arranged]
+    lead2, reps2 = lead + lead, reps + reps
+    sum_l, sum_r = sum(lead[:r]), sum(reps[:r])
+    best, best_key = 0, (sum_l, sum_r)
+    for s in range(1, n):
+        sum_l += lead2[s + r - 1] - lead2[s - 1]
+        sum_r += reps2[s + r - 1] - reps2[s - 1]
+        if (sum_l, sum_r) < best_key:
+            best, best_key = s, (sum_l, sum_r)
+    return best
+
+
+def _arranged(brokers: Sequence[Broker], rack_aware: bool) -> list[int]:
+    if rack_aware:
+        return rack_alternated_brokers({b.id: b.rack or "" for b in brokers})
+    return sorted(b.id for b in brokers)
+
+
+@dataclass
+class _Context:
+    specs: SpecsLike
+    cluster: ClusterSpec
+    state: ClusterState
+    lock: Lock | None
+    rebalance: bool
+    eligible: tuple[Broker, ...]
+    actions: list[Action] = field(default_factory=list)
+    warnings: list[PlanWarning] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    entries: dict[str, LockEntry] = field(default_factory=dict)
+    _load: _Load | None = None
+
+    def error(self, spec: TopicSpec, path: str, message: str) -> None:
+        self.diagnostics.append(Diagnostic(spec.mark_of(path), "error", message))
+
+    def warn(self, topic: str, code: str, message: str, **data: object) -> None:
+        self.warnings.append(PlanWarning(topic, code, message, data))
+
+    @property
+    def load(self) -> _Load:
+        """Computed on first use: a plan that creates and moves nothing never needs it."""
+        if self._load is None:
+            load = _Load()
+            deleted = {t.name for t in self.specs.topics if t.delete}
+            for name, topic in self.state.topics.items():
+                if name not in deleted:
+                    load.add(ps.replicas for ps in topic.partitions.values())
+            self._load = load
+        return self._load
+
+
+def compute_plan(
+    specs: SpecsLike,
+    state: ClusterState,
+    lock: Lock | None,
+    *,
+    rebalance: bool = False,
+    large_move_share: float = LARGE_MOVE_SHARE,
+) -> tuple[Plan, Lock]:
+    """The plan from ``state`` to ``specs``, and the lock it would write.
+
+    Raises SpecError (with file:line:col) for specs the cluster cannot satisfy (a partition
+    decrease, a replication factor above the broker count) and PlanError when unmanaged
+    topics exist under ``unmanagedTopics: error``.
+    """
+    cluster = specs.cluster or ClusterSpec(name="default", directory=".")
+    drained = set(cluster.decommission)
+    eligible = tuple(
+        sorted((b for b in state.brokers if b.online and b.id not in drained), key=lambda b: b.id)
+    )
+    ctx = _Context(specs, cluster, state, lock, rebalance, eligible)
+
+    managed = {t.name for t in specs.topics}
+    for spec in sorted(specs.topics, key=lambda t: t.name):
+        if spec.delete:
+            live = state.topics.get(spec.name)
+            if live is not None:
+                sizes = [p.size_bytes for p in live.partitions.values()]
+                total = None if any(s is None for s in sizes) else sum(s or 0 for s in sizes)
+                ctx.actions.append(DeleteTopic(spec.name, live.partition_count, total))
+        elif spec.name not in state.topics:
+            _create(ctx, spec)
+    for spec in sorted(specs.topics, key=lambda t: t.name):
+        live = state.topics.get(spec.name)
+        if live is not None and not spec.delete:
+            _update(ctx, spec, live)
+        if not spec.delete:
+            _spec_warnings(ctx, spec)
+
+    _unmanaged(ctx, managed)
+    if any(d.is_error for d in ctx.diagnostics):
+        raise SpecError(ctx.diagnostics)
+    transfer = _transfer(ctx)
+    moved, stored = int(transfer["totalBytes"] or 0), int(transfer["clusterBytes"] or 0)
+    if stored and moved > large_move_share * stored:
+        ctx.warn(
+            "",
+            "LARGE_MOVE",
+            f"the plan copies {_bytes(moved)}, {moved / stored:.0%} of the {_bytes(stored)} "
+            f"the cluster stores (threshold {large_move_share:.0%})",
+            bytes=moved,
+            share=round(moved / stored, 4),
+        )
+    fingerprint, digests = state_fingerprint(state, managed)
+    plan = Plan(
+        cluster=cluster.name,
+        state_fingerprint=fingerprint,
+        actions=tuple(ctx.actions),
+        warnings=tuple(ctx.warnings),
+        state_digests=digests,
+        extra={"transfer": transfer} if transfer["brokers"] else {},
+    )
+    return plan, Lock(entries=dict(sorted(ctx.entries.items())))
+
+
+# ----------------------------------------------------------------------- create
+
+
+def _usable_entry(ctx: _Context, spec: TopicSpec, placement: str) -> LockEntry | None:
+    entry = ctx.lock.get(spec.name) if ctx.lock is not None else None
+    if (
+        entry is None
+        or entry.partitions != spec.partitions
+        or entry.replication_factor != spec.replication_factor
+        or entry.placement != placement
+        or not same_brokers(entry.brokers, ctx.eligible)
+        or (spec.start_index is not None and spec.start_index != entry.start_index)
+    ):
+        return None
+    return entry
+
+
+def _create(ctx: _Context, spec: TopicSpec) -> None:
+    placement = effective_placement(spec, ctx.eligible)
+    brokers = ctx.eligible
+    start: int | None = None
+    try:
+        if placement == "static":
+            assert spec.assignment is not None, "static placement without an assignment"
+            assignment = {p: tuple(r) for p, r in enumerate(spec.assignment)}
+            if not _static_brokers_known(ctx, spec, assignment):
+                return
+        else:
+            rack_aware = placement == "rack-aware"
+            if not brokers:
+                raise AssignmentError("no online broker to place the topic on")
+            entry = _usable_entry(ctx, spec, placement)
+            if spec.start_index is not None:
+                start = spec.start_index
+            elif entry is not None and entry.start_index is not None:
+                start = entry.start_index
+            else:
+                start = choose_start_index(
+                    _arranged(brokers, rack_aware), spec.partitions, ctx.load
+                )
+            if start >= len(brokers) and spec.start_index is not None:
+                ctx.error(
+                    spec,
+                    "startIndex",
+                    f"startIndex {start} is not below the number of brokers ({len(brokers)})",
+                )
+                return
+            assignment = assign_replicas(
+                brokers,
+                spec.partitions,
+                spec.replication_factor,
+                start_index=start,
+                rack_aware=rack_aware,
+            )
+    except AssignmentError as exc:
+        ctx.error(spec, "replicationFactor", f"cannot place {spec.name}: {exc}")
+        return
+    ctx.load.add(assignment.values())
+    ctx.actions.append(
+        CreateTopic(
+            topic=spec.name,
+            partitions=spec.partitions,
+            replication_factor=spec.replication_factor,
+            start_index=start,
+            assignment=assignment,
+            config=_desired_config(spec),
+            placement=placement,
+        )
+    )
+    ctx.entries[spec.name] = LockEntry(
+        spec.name, start, brokers, spec.partitions, spec.replication_factor, placement
+    )
+
+
+def _static_brokers_known(
+    ctx: _Context, spec: TopicSpec, assignment: Mapping[int, tuple[int, ...]]
+) -> bool:
+    known = {b.id for b in ctx.state.brokers}
+    ok = True
+    for p, replicas in assignment.items():
+        unknown = sorted(set(replicas) - known)
+        if unknown:
+            ctx.error(
+                spec,
+                f"assignment.{p}",
+                f"partition {p} is assigned to broker(s) {unknown} that the cluster does not have",
+            )
+            ok = False
+    return ok
+
+
+def _desired_config(spec: TopicSpec) -> dict[str, str]:
+    return {k: normalize_config(k, v) for k, v in sorted(spec.config.items())}
+
+
+# ----------------------------------------------------------------------- update
+
+
+def _update(ctx: _Context, spec: TopicSpec, live: TopicState) -> None:
+    placement = effective_placement(spec, ctx.eligible)
+    _lock_existing(ctx, spec, placement)
+    _configs(ctx, spec, live)
+    count = live.partition_count
+    if spec.partitions < count:
+        ctx.error(
+            spec,
+            "partitions",
+            f"partitions: {spec.partitions} is fewer than the {count} that {spec.name} has; "
+            "Kafka cannot remove partitions (create a new topic instead)",
+        )
+        return
+    in_flight = ctx.state.reassignments.get(spec.name, {})
+    current = {p: ps.replicas for p, ps in live.partitions.items()}
+    added: dict[int, tuple[int, ...]] = {}
+    if spec.partitions > count:
+        added = _add_partitions(ctx, spec, placement, current)
+        if not added:
+            return
+    targets = _targets(ctx, spec, placement, live, {**current, **added}, in_flight)
+    if targets is None:
+        return
+    moves: dict[int, Move] = {}
+    for p, (target, reason) in sorted(targets.items()):
+        source = added.get(p) or current[p]
+        if target == source:
+            continue
+        ps = live.partitions.get(p)
+        size = (ps.size_bytes or 0) if ps is not None else 0
+        moves[p] = Move(source=source, target=target, reason=reason, size_bytes=size)
+    if moves:
+        ctx.load.add((m.source for m in moves.values()), -1)
+        ctx.load.add(m.target for m in moves.values())
+        total = sum(m.size_bytes * len(m.adding) for m in moves.values())
+        ctx.actions.append(Reassign(spec.name, moves, total))
+    _leaders(ctx, spec, live, set(moves) | set(in_flight))
+
+
+def _lock_existing(ctx: _Context, spec: TopicSpec, placement: str) -> None:
+    old = ctx.lock.get(spec.name) if ctx.lock is not None else None
+    if old is None:
+        entry = LockEntry(
+            spec.name, None, ctx.eligible, spec.partitions, spec.replication_factor, "adopted"
+        )
+    elif (
+        old.partitions == spec.partitions
+        and old.replication_factor == spec.replication_factor
+        and old.placement in ("adopted", placement)
+    ):
+        entry = old
+    else:
+        keep = old.placement == "adopted"
+        entry = LockEntry(
+            spec.name,
+            None if placement == "static" else old.start_index,
+            old.brokers,
+            spec.partitions,
+            spec.replication_factor,
+            "adopted" if keep else placement,
+        )
+    ctx.entries[spec.name] = entry
+
+
+def _configs(ctx: _Context, spec: TopicSpec, live: TopicState) -> None:
+    desired = _desired_config(spec)
+    have = {k: normalize_config(k, v) for k, v in live.config.items() if k not in THROTTLE_CONFIGS}
+    to_set = {k: v for k, v in desired.items() if have.get(k) != v}
+    to_delete = tuple(sorted(k for k in have if k not in desired))
+    if to_set or to_delete:
+        previous = {k: have[k] for k in [*to_set, *to_delete] if k in have}
+        ctx.actions.append(AlterConfig(spec.name, to_set, to_delete, previous))
+
+
+def _add_partitions(
+    ctx: _Context, spec: TopicSpec, placement: str, current: dict[int, tuple[int, ...]]
+) -> dict[int, tuple[int, ...]]:
+    count = len(current)
+    try:
+        if placement == "static":
+            assert spec.assignment is not None, "static placement without an assignment"
+            added = {p: tuple(spec.assignment[p]) for p in range(count, spec.partitions)}
+        else:
+            added = assign_added_partitions(
+                ctx.eligible, current, spec.partitions, rack_aware=placement == "rack-aware"
+            )
+    except AssignmentError as exc:
+        ctx.error(spec, "partitions", f"cannot add partitions to {spec.name}: {exc}")
+        return {}
+    ctx.load.add(added.values())
+    ctx.actions.append(AddPartitions(spec.name, count, spec.partitions, None, added))
+    ctx.warn(
+        spec.name,
+        "KEY_REMAP",
+        f"partitions {count} -> {spec.partitions}: keyed messages map to other partitions "
+        "from now on (per-key ordering breaks across the change; compacted keys split)",
+        **{"from": count, "to": spec.partitions},
+    )
+    return added
+
+
+def _targets(
+    ctx: _Context,
+    spec: TopicSpec,
+    placement: str,
+    live: TopicState,
+    current: dict[int, tuple[int, ...]],
+    in_flight: Mapping[int, object],
+) -> dict[int, tuple[tuple[int, ...], str]] | None:
+    """Target replicas per partition that must change, with the reason, or None on error."""
+    if in_flight:
+        ctx.warn(
+            spec.name,
+            "REASSIGNMENT_IN_FLIGHT",
+            f"{len(in_flight)} partition(s) are being reassigned now; they are left out of "
+            "this plan (plan again when the reassignment finishes)",
+            partitions=sorted(in_flight),
+        )
+    candidates = {p: r for p, r in current.items() if p not in in_flight}
+    if placement == "static":
+        assert spec.assignment is not None, "static placement without an assignment"
+        return {
+            p: (tuple(spec.assignment[p]), "static assignment changed")
+            for p, r in candidates.items()
+            if p < len(spec.assignment) and tuple(spec.assignment[p]) != r
+        }
+    drained = set(ctx.cluster.decommission)
+    rf = spec.replication_factor
+    rack_aware = placement == "rack-aware"
+    need = (
+        ctx.rebalance
+        or any(len(r) != rf for r in candidates.values())
+        or (drained and any(b in drained for r in candidates.values() for b in r))
+        or (rack_aware and _breaks_racks(ctx.state.brokers, candidates.values(), rf))
+    )
+    if not need or not candidates:
+        return {}
+    from kgitops.rebalance import rebalance
+
+    try:
+        result = rebalance(
+            candidates,
+            ctx.state.brokers,
+            replication_factor=rf if any(len(r) != rf for r in candidates.values()) else None,
+            drain=tuple(sorted(drained)),
+            spread_racks=rack_aware,
+            balance=ctx.rebalance,
+            load=dict(ctx.load.replicas),
+            leader_load=dict(ctx.load.leaders),
+        )
+    except AssignmentError as exc:
+        ctx.error(spec, "replicationFactor", f"cannot reassign {spec.name}: {exc}")
+        return None
+    return {p: (t.replicas, t.reason) for p, t in result.items()}
+
+
+def _breaks_racks(
+    brokers: Sequence[Broker], assignment: Iterable[tuple[int, ...]], rf: int
+) -> bool:
+    rack_of = {b.id: b.rack for b in brokers}
+    racks = {r for r in rack_of.values() if r is not None}
+    if not racks:
+        return False
+    seen: dict[tuple[int, ...], bool] = {}
+    for replicas in assignment:
+        bad = seen.get(replicas)
+        if bad is None:
+            want = min(len(replicas), len(racks))
+            bad = len({rack_of.get(b) for b in replicas}) < want
+            seen[replicas] = bad
+        if bad:
+            return True
+    return False
+
+
+def _leaders(ctx: _Context, spec: TopicSpec, live: TopicState, skip: set[int]) -> None:
+    online = ctx.state.online_broker_ids
+    elect, under = [], []
+    for p, ps in live.partitions.items():
+        if ps.isr is not None and len(ps.isr) < len(ps.replicas):
+            under.append(p)
+        if p in skip or ps.leader is None or not ps.replicas:
+            continue
+        preferred = ps.replicas[0]
+        if (
+            ps.leader != preferred
+            and preferred in online
+            and ps.isr is not None
+            and preferred in ps.isr
+        ):
+            elect.append(p)
+    if elect:
+        ctx.actions.append(ElectLeaders(spec.name, tuple(sorted(elect))))
+    if under:
+        ctx.warn(
+            spec.name,
+            "UNDER_REPLICATED",
+            f"{len(under)} partition(s) are under-replicated now; a reassignment of them "
+            "waits until their replicas are back in sync",
+            partitions=sorted(under),
+        )
+
+
+# --------------------------------------------------------------------- warnings
+
+
+def _spec_warnings(ctx: _Context, spec: TopicSpec) -> None:
+    rf = spec.replication_factor
+    if rf == 1:
+        ctx.warn(
+            spec.name,
+            "RF_ONE",
+            "replicationFactor 1: one broker failure makes the topic unavailable and can lose data",
+        )
+    min_isr = spec.config.get("min.insync.replicas")
+    if min_isr is None:
+        for cfg in ctx.state.broker_configs.values():
+            min_isr = cfg.get("min.insync.replicas") or min_isr
+    if (
+        rf > 1
+        and min_isr is not None
+        and normalize_config("min.insync.replicas", min_isr) == str(rf)
+    ):
+        ctx.warn(
+            spec.name,
+            "MIN_ISR_EQUALS_RF",
+            f"min.insync.replicas = replicationFactor = {rf}: with one broker down, "
+            "producers using acks=all cannot write",
+        )
+
+
+def _unmanaged(ctx: _Context, managed: set[str]) -> None:
+    policy = ctx.cluster.unmanaged_topics
+    if policy == "ignore":
+        return
+    names = sorted(n for n in ctx.state.topics if n not in managed and not is_internal(n))
+    if not names:
+        return
+    if policy == "error":
+        shown = ", ".join(names[:20]) + (f" and {len(names) - 20} more" if len(names) > 20 else "")
+        raise PlanError(
+            f"{ctx.cluster.mark_of('unmanagedTopics')}: error: {len(names)} live topic(s) are "
+            f"not in git (unmanagedTopics: error): {shown}; add them with `kgitops import`"
+        )
+    for n in names:
+        ctx.warn(
+            n,
+            "UNMANAGED_TOPIC",
+            "the topic exists on the cluster but not in git; kgitops leaves it alone "
+            "(`kgitops import` adopts it)",
+        )
+
+
+# --------------------------------------------------------------------- transfer
+
+
+def _transfer(ctx: _Context) -> dict[str, Any]:
+    """Bytes each broker sends and receives for the plan's moves, and the time at the throttle.
+
+    A new replica copies the partition from its leader: the leader sends, the new broker
+    receives. Kafka's throttle is a per-broker rate, so the slowest broker sets the pace.
+    """
+    per: dict[int, dict[str, int]] = {}
+    total = 0
+    for a in ctx.actions:
+        if not isinstance(a, Reassign):
+            continue
+        live = ctx.state.topics.get(a.topic)
+        for p, m in a.moves.items():
+            ps = live.partitions.get(p) if live is not None else None
+            sender = ps.leader if ps is not None and ps.leader is not None else m.source[0]
+            for b in m.adding:
+                per.setdefault(b, {"in": 0, "out": 0})["in"] += m.size_bytes
+                per.setdefault(sender, {"in": 0, "out": 0})["out"] += m.size_bytes
+                total += m.size_bytes
+    cluster_bytes = (
+        sum(
+            (ps.size_bytes or 0) * len(ps.replicas)
+            for t in ctx.state.topics.values()
+            for ps in t.partitions.values()
+        )
+        if per
+        else 0
+    )
+    rate = ctx.cluster.reassignment.throttle_bytes_per_sec
+    worst = max((max(v["in"], v["out"]) for v in per.values()), default=0)
+    return {
+        "brokers": {str(b): per[b] for b in sorted(per)},
+        "totalBytes": total,
+        "clusterBytes": cluster_bytes,
+        "throttleBytesPerSec": rate,
+        "estimatedSeconds": round(worst / rate, 1) if rate else None,
+    }
+
+
+def _bytes(n: int) -> str:
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if value < 1024 or unit == "TiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value} B"

@@ -1,0 +1,188 @@
+"""The diff: what changes, what never moves, and what the reviewer is warned about."""
+
+from __future__ import annotations
+
+import pytest
+
+from kgitops.diff import compute_plan
+from kgitops.errors import PlanError, SpecError
+from kgitops.lock import Lock, LockEntry
+from kgitops.model import Broker, PartitionState, TopicState
+from kgitops.plan import AddPartitions, AlterConfig, CreateTopic, DeleteTopic, ElectLeaders
+
+from planner_builders import brokers, live, specs, state, topic
+
+
+def test_empty_specs_and_empty_cluster_give_an_empty_plan() -> None:
+    plan, lock = compute_plan(specs(), state(brokers(3)), None)
+    assert plan.actions == ()
+    assert lock.entries == {}
+
+
+def test_new_topic_gets_an_explicit_rack_aware_assignment_when_every_broker_has_a_rack() -> None:
+    bs = brokers(6, ["a", "b", "c"])
+    plan, lock = compute_plan(specs(topic("t", 6, 3)), state(bs), None)
+    (create,) = plan.actions
+    assert isinstance(create, CreateTopic)
+    assert create.placement == "rack-aware"
+    rack = {b.id: b.rack for b in bs}
+    for replicas in create.assignment.values():
+        assert len({rack[b] for b in replicas}) == 3
+    assert lock.entries["t"].start_index == create.start_index
+    assert lock.entries["t"].placement == "rack-aware"
+
+
+def test_new_topic_is_rack_unaware_when_a_broker_has_no_rack() -> None:
+    bs = (Broker(0, "a"), Broker(1, None), Broker(2, "b"))
+    plan, _ = compute_plan(specs(topic("t", 3, 2)), state(bs), None)
+    (create,) = plan.actions
+    assert isinstance(create, CreateTopic)
+    assert create.placement == "rack-unaware"
+
+
+def test_start_index_fills_the_brokers_with_fewest_preferred_leaders() -> None:
+    bs = brokers(3)
+    # broker 0 and 1 already lead one partition each; broker 2 leads none
+    existing = live("x", {0: [0, 1], 1: [1, 2]})
+    plan, _ = compute_plan(specs(topic("t", 1, 1), topic("x", 2, 2)), state(bs, existing), None)
+    (create,) = plan.of_kind("create_topic")
+    assert isinstance(create, CreateTopic)
+    assert create.start_index == 2
+    assert create.assignment == {0: (2,)}
+
+
+def test_topics_planned_earlier_count_when_choosing_the_start_index() -> None:
+    bs = brokers(4)
+    plan, _ = compute_plan(
+        specs(topic("a", 1, 1), topic("b", 1, 1), topic("c", 1, 1), topic("d", 1, 1)),
+        state(bs),
+        None,
+    )
+    leaders = sorted(a.assignment[0][0] for a in plan.actions if isinstance(a, CreateTopic))
+    assert leaders == [0, 1, 2, 3]
+
+
+def test_start_index_from_the_spec_wins() -> None:
+    plan, lock = compute_plan(specs(topic("t", 3, 1, start_index=2)), state(brokers(3)), None)
+    (create,) = plan.actions
+    assert isinstance(create, CreateTopic)
+    assert create.start_index == 2 and create.assignment[0] == (2,)
+    assert lock.entries["t"].start_index == 2
+
+
+def test_a_fresh_lock_entry_fixes_the_start_index_even_if_the_cluster_changed() -> None:
+    bs = brokers(3)
+    entry = LockEntry("t", 1, bs, 3, 1, "rack-unaware")
+    crowded = live("x", {0: [1], 1: [1], 2: [1]})
+    plan, lock = compute_plan(
+        specs(topic("t", 3, 1), topic("x", 3, 1)), state(bs, crowded), Lock({"t": entry})
+    )
+    create = plan.of_kind("create_topic")[0]
+    assert isinstance(create, CreateTopic)
+    assert create.start_index == 1
+    assert lock.entries["t"] == entry
+
+
+def test_expansion_keeps_existing_partitions_in_place_and_warns_about_keys() -> None:
+    bs = brokers(3)
+    t = live("t", {0: [0, 1], 1: [1, 2]})
+    plan, lock = compute_plan(specs(topic("t", 4, 2)), state(bs, t), None)
+    (add,) = plan.actions
+    assert isinstance(add, AddPartitions)
+    assert (add.from_count, add.to_count) == (2, 4)
+    assert set(add.assignment) == {2, 3}
+    assert [w.code for w in plan.warnings] == ["KEY_REMAP"]
+    assert lock.entries["t"].placement == "adopted" and lock.entries["t"].partitions == 4
+
+
+def test_a_partition_decrease_is_an_error_at_the_partitions_field() -> None:
+    t = live("t", {0: [0], 1: [1], 2: [2]})
+    with pytest.raises(SpecError) as exc:
+        compute_plan(specs(topic("t", 2, 1)), state(brokers(3), t), None)
+    assert exc.value.lines()[0].startswith("topics/t.yaml:3:13: error: partitions: 2 is fewer")
+
+
+def test_configs_compare_normalised_and_throttles_are_never_drift() -> None:
+    t = live(
+        "t",
+        {0: [0]},
+        {
+            "retention.ms": "604800000",
+            "leader.replication.throttled.replicas": "0:0",
+        },
+    )
+    spec = topic("t", 1, 1, config={"retention.ms": "604800000"})
+    plan, _ = compute_plan(specs(spec), state(brokers(1), t), None)
+    assert plan.of_kind("alter_config") == []
+
+
+def test_config_set_and_a_live_config_not_in_git_is_deleted() -> None:
+    t = live("t", {0: [0]}, {"retention.ms": "1000", "segment.ms": "5000"})
+    spec = topic("t", 1, 1, config={"retention.ms": "2000"})
+    plan, _ = compute_plan(specs(spec), state(brokers(1), t), None)
+    (alter,) = plan.of_kind("alter_config")
+    assert isinstance(alter, AlterConfig)
+    assert alter.set == {"retention.ms": "2000"}
+    assert alter.delete == ("segment.ms",)
+    assert alter.previous == {"retention.ms": "1000", "segment.ms": "5000"}
+
+
+def test_delete_only_when_marked_and_unmanaged_topics_are_reported_never_deleted() -> None:
+    bs = brokers(1)
+    old = live("old", {0: [0]})
+    stray = live("stray", {0: [0]})
+    offsets = live("__consumer_offsets", {0: [0]})
+    plan, lock = compute_plan(
+        specs(topic("old", 1, 1, delete=True)), state(bs, old, stray, offsets), None
+    )
+    assert [type(a) for a in plan.actions] == [DeleteTopic]
+    assert [(w.topic, w.code) for w in plan.warnings] == [("stray", "UNMANAGED_TOPIC")]
+    assert "old" not in lock.entries
+
+
+def test_unmanaged_topics_fail_the_plan_under_policy_error() -> None:
+    with pytest.raises(PlanError, match="stray"):
+        compute_plan(
+            specs(unmanaged_topics="error"), state(brokers(1), live("stray", {0: [0]})), None
+        )
+
+
+def test_unmanaged_topics_are_silent_under_policy_ignore() -> None:
+    plan, _ = compute_plan(
+        specs(unmanaged_topics="ignore"), state(brokers(1), live("stray", {0: [0]})), None
+    )
+    assert plan.warnings == ()
+
+
+def test_leaders_off_preferred_are_elected_only_when_the_preferred_is_in_sync() -> None:
+    t = TopicState(
+        "t",
+        {
+            0: PartitionState((0, 1), (0, 1), 1),  # drifted, preferred in ISR -> elect
+            1: PartitionState((1, 0), (0,), 0),  # drifted, preferred out of ISR -> no
+            2: PartitionState((0, 1), (0, 1), 0),  # fine
+        },
+    )
+    plan, _ = compute_plan(specs(topic("t", 3, 2)), state(brokers(2), t), None)
+    (elect,) = plan.of_kind("elect_leaders")
+    assert isinstance(elect, ElectLeaders)
+    assert elect.partitions == (0,)
+    assert [w.code for w in plan.warnings] == ["UNDER_REPLICATED"]
+
+
+def test_rf_one_and_min_isr_equal_to_rf_are_flagged() -> None:
+    plan, _ = compute_plan(
+        specs(topic("one", 1, 1), topic("tight", 1, 2, config={"min.insync.replicas": "2"})),
+        state(brokers(2)),
+        None,
+    )
+    assert {(w.topic, w.code) for w in plan.warnings} == {
+        ("one", "RF_ONE"),
+        ("tight", "MIN_ISR_EQUALS_RF"),
+    }
+
+
+def test_rf_above_the_broker_count_is_an_error_at_the_field() -> None:
+    with pytest.raises(SpecError) as exc:
+        compute_plan(specs(topic("t", 1, 4)), state(brokers(3)), None)
+    assert exc.value.lines()[0].startswith("topics/t.yaml:4:20: error:")
