@@ -1,0 +1,502 @@
+"""Run a plan through the cluster port: in order, batched, throttled, verified, resumable.
+
+Apply does what the reviewed plan says and nothing else; it never reads the specs. The steps,
+each one batched port call (one request per admin API)::
+
+    1 create_topic    create_topics        all new topics, with configs and explicit assignments
+    2 alter_config    alter_topic_configs  one IncrementalAlterConfigs
+    3 add_partitions  create_partitions    one CreatePartitions
+    4 reassign        throttles first, then at most maxConcurrentMoves partitions in flight,
+                      polled until done; throttles removed at the end (also on error, timeout
+                      and Ctrl-C, which cancel the moves still in flight)
+    5 elect_leaders   elect_preferred_leaders
+    6 delete_topic    delete_topics        only with allow_delete; only topics the plan names
+
+A failure of one item never stops unrelated items; later actions on a topic whose earlier
+action failed are skipped (never reassign a topic whose create failed). Losing the cluster
+stops the run. Afterwards the cluster is read again and compared with the plan. Anything not
+done raises ``PartialApply`` (exit 3) listing per action what was done and what was not; the
+cluster is left so that a new plan completes the rest.
+
+``dry_run`` runs the same code against a recorder that sends nothing, so the printed requests
+are exactly those a real run would send (reassignments as if each window completed at once).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kgitops.cluster.port import ClusterAdmin, ConfigChange, NewPartitions, NewTopic, Results
+from kgitops.errors import (
+    ActionOutcome,
+    ClusterAuthError,
+    ClusterError,
+    ClusterRequestError,
+    ClusterTimeout,
+    ClusterUnreachable,
+    DeletionNotAllowed,
+    PartialApply,
+    StalePlan,
+)
+from kgitops.model import ClusterState, ReassignmentSettings
+from kgitops.plan import (
+    Action,
+    AddPartitions,
+    AlterConfig,
+    CreateTopic,
+    DeleteTopic,
+    ElectLeaders,
+    Plan,
+    Reassign,
+)
+from kgitops.progress import Progress, SilentProgress
+from kgitops.reassign import Reassigner
+from kgitops.verify import verify_applied
+
+FATAL = (ClusterUnreachable, ClusterTimeout, ClusterAuthError)
+
+
+class ApplyFailed(PartialApply):
+    """Some actions were not done (exit 3); carries the whole report, notes included."""
+
+    def __init__(self, message: str, report: ApplyReport) -> None:
+        self.report = report
+        super().__init__(message, report.outcomes)
+
+    def lines(self) -> list[str]:
+        lines = super().lines()
+        return [*lines[:-1], *self.report.notes, lines[-1]]
+
+
+class NothingApplied(ApplyFailed):
+    """Apply changed nothing (e.g. the cluster was unreachable from the start): exit 1."""
+
+    exit_code = 1
+
+
+@dataclass
+class ApplyReport:
+    """What an apply did: one outcome per plan action, the requests sent, and notes."""
+
+    outcomes: list[ActionOutcome] = field(default_factory=list)
+    requests: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    dry_run: bool = False
+
+    @property
+    def failed(self) -> list[ActionOutcome]:
+        return [o for o in self.outcomes if not o.done]
+
+    def lines(self) -> list[str]:
+        if self.dry_run:
+            return [*self.requests, f"dry run: {len(self.requests)} request(s), none sent"]
+        out = [
+            f"{'done' if o.done else 'NOT done'}: {o.action}"
+            + (f" ({o.detail})" if o.detail else "")
+            for o in self.outcomes
+        ]
+        out.extend(self.notes)
+        done = sum(o.done for o in self.outcomes)
+        out.append(
+            f"apply: {done} of {len(self.outcomes)} action(s) done, "
+            f"{len(self.requests)} admin request(s) sent"
+        )
+        return out
+
+
+def label(action: Action) -> str:
+    """``+ create_topic payments.orders``: how the report names an action."""
+    return f"{action.symbol} {action.kind} {action.topic}"
+
+
+# --------------------------------------------------------------------- recorder
+
+
+def _j(value: object) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def _assign(a: Mapping[int, tuple[int, ...]]) -> dict[str, list[int]]:
+    return {str(p): list(r) for p, r in sorted(a.items())}
+
+
+def _change(c: ConfigChange) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if c.set:
+        out["set"] = dict(sorted(c.set.items()))
+    if c.delete:
+        out["delete"] = sorted(c.delete)
+    return out
+
+
+class Recorder:
+    """A ClusterAdmin in front of another that writes one line per write request it passes on
+    (``send=False``: passes none on and answers success, for ``--dry-run``). Reads go through."""
+
+    def __init__(self, inner: ClusterAdmin, *, send: bool = True) -> None:
+        self.inner = inner
+        self.send = send
+        self.requests: list[str] = []
+
+    def _write(self, line: str, items: Iterable[str]) -> Results | None:
+        self.requests.append(line)
+        if self.send:
+            return None
+        return dict.fromkeys(items)
+
+    def describe(self, topics: Iterable[str] | None = None) -> ClusterState:
+        return self.inner.describe(topics)
+
+    def list_reassignments(self) -> Mapping[str, Mapping[int, tuple[tuple[int, ...], ...]]]:
+        return self.inner.list_reassignments() if self.send else {}
+
+    def create_topics(self, topics: Sequence[NewTopic]) -> Results:
+        body = [
+            {"name": t.name, "assignment": _assign(t.assignment), "config": dict(t.config)}
+            for t in topics
+        ]
+        fake = self._write(f"CreateTopics {_j(body)}", (t.name for t in topics))
+        return fake if fake is not None else self.inner.create_topics(topics)
+
+    def create_partitions(self, additions: Sequence[NewPartitions]) -> Results:
+        body = {a.topic: {"total": a.total, "assignment": _assign(a.assignment)} for a in additions}
+        fake = self._write(f"CreatePartitions {_j(body)}", (a.topic for a in additions))
+        return fake if fake is not None else self.inner.create_partitions(additions)
+
+    def alter_topic_configs(self, changes: Mapping[str, ConfigChange]) -> Results:
+        body = {t: _change(c) for t, c in changes.items()}
+        fake = self._write(f"IncrementalAlterConfigs topics {_j(body)}", changes)
+        return fake if fake is not None else self.inner.alter_topic_configs(changes)
+
+    def alter_broker_configs(self, changes: Mapping[int, ConfigChange]) -> Results:
+        body = {str(b): _change(c) for b, c in changes.items()}
+        fake = self._write(
+            f"IncrementalAlterConfigs brokers {_j(body)}", (f"broker:{b}" for b in changes)
+        )
+        return fake if fake is not None else self.inner.alter_broker_configs(changes)
+
+    def alter_reassignments(
+        self, targets: Mapping[tuple[str, int], tuple[int, ...] | None]
+    ) -> Results:
+        body = {f"{t}-{p}": (list(r) if r is not None else None) for (t, p), r in targets.items()}
+        fake = self._write(
+            f"AlterPartitionReassignments {_j(body)}", (f"{t}-{p}" for t, p in targets)
+        )
+        return fake if fake is not None else self.inner.alter_reassignments(targets)
+
+    def elect_preferred_leaders(self, partitions: Iterable[tuple[str, int]]) -> Results:
+        parts = list(partitions)
+        fake = self._write(
+            f"ElectLeaders PREFERRED {_j([f'{t}-{p}' for t, p in parts])}",
+            (f"{t}-{p}" for t, p in parts),
+        )
+        return fake if fake is not None else self.inner.elect_preferred_leaders(parts)
+
+    def delete_topics(self, names: Sequence[str]) -> Results:
+        fake = self._write(f"DeleteTopics {_j(list(names))}", names)
+        return fake if fake is not None else self.inner.delete_topics(names)
+
+    def sleep(self, seconds: float) -> None:
+        if self.send:
+            self.inner.sleep(seconds)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+# -------------------------------------------------------------------- freshness
+
+
+def check_fresh(plan: Plan, state: ClusterState) -> None:
+    """Refuse a plan made against another cluster state (StalePlan names what changed).
+
+    The fingerprint covers brokers (ids, racks, liveness) and, for every topic the plan
+    names, its replicas and topic configs; the per-topic digests say which topics changed.
+    """
+    from kgitops.plan import state_fingerprint  # type: ignore[attr-defined,unused-ignore]
+
+    topics = sorted({a.topic for a in plan.actions} | set(plan.state_digests))
+    fingerprint, digests = state_fingerprint(state, topics)
+    if fingerprint == plan.state_fingerprint:
+        return
+    absent = state_fingerprint(ClusterState(brokers=(), topics={}), topics)[1]
+    changes = []
+    for t in topics:
+        if t not in plan.state_digests or digests.get(t) == plan.state_digests[t]:
+            continue
+        if t not in state.topics:
+            changes.append(f"topic {t}: deleted since the plan was made")
+        elif plan.state_digests[t] == absent.get(t):
+            changes.append(f"topic {t}: created since the plan was made")
+        else:
+            changes.append(f"topic {t}: its replicas or configs changed since the plan was made")
+    if not changes:
+        live = ", ".join(
+            f"{b.id}" + (f"@{b.rack}" if b.rack else "") + ("" if b.online else " (offline)")
+            for b in sorted(state.brokers)
+        )
+        changes = [f"the brokers changed (ids, racks or liveness); now: {live}"]
+    raise StalePlan(
+        f"the plan for cluster {plan.cluster!r} is stale: the cluster changed since it was made;"
+        " run `kgitops plan` again and review the new plan",
+        changes,
+    )
+
+
+# -------------------------------------------------------------------------- run
+
+
+class _Run:
+    def __init__(
+        self,
+        plan: Plan,
+        admin: Recorder,
+        settings: ReassignmentSettings,
+        progress: Progress,
+        *,
+        wait: bool,
+        poll_seconds: float,
+    ) -> None:
+        self.plan = plan
+        self.admin = admin
+        self.settings = settings
+        self.progress = progress
+        self.wait = wait
+        self.poll_seconds = poll_seconds
+        self.outcomes: dict[int, ActionOutcome] = {
+            i: ActionOutcome(label(a), False, "not attempted") for i, a in enumerate(plan.actions)
+        }
+        self.failed_topics: set[str] = set()
+        self.broken: ClusterError | None = None
+        self.notes: list[str] = []
+        self.reassigner: Reassigner | None = None
+        self.changed = False
+
+    def _indexed(self, kind: type[Action]) -> list[tuple[int, Any]]:
+        out = []
+        for i, a in enumerate(self.plan.actions):
+            if not isinstance(a, kind):
+                continue
+            if self.broken is not None:
+                self.outcomes[i].detail = f"not attempted: {self.broken}"
+            elif a.topic in self.failed_topics:
+                self.outcomes[i].detail = "skipped: an earlier action on this topic failed"
+            else:
+                out.append((i, a))
+        return out
+
+    def _done(self, i: int, detail: str = "") -> None:
+        self.changed = True
+        self.outcomes[i].done = True
+        self.outcomes[i].detail = detail
+
+    def _fail(self, i: int, error: object) -> None:
+        self.outcomes[i].done = False
+        self.outcomes[i].detail = f"failed: {error}"
+        self.failed_topics.add(self.plan.actions[i].topic)
+
+    def _batch(self, what: str, items: list[tuple[int, Any]], key: Any, call: Any) -> None:
+        """One port call for ``items``; per-item results to outcomes."""
+        if not items:
+            return
+        self.progress.message(f"{what}: {len(items)} ...")
+        try:
+            results: Results = call()
+        except FATAL as exc:
+            self.broken = exc
+            for i, _ in items:
+                self._fail(i, exc)
+            return
+        except ClusterError as exc:
+            for i, _ in items:
+                self._fail(i, exc)
+            return
+        for i, a in items:
+            err = results.get(key(a), None) if key(a) in results else _missing(key(a))
+            if err is None:
+                self._done(i)
+            else:
+                self._fail(i, err)
+
+    def creates(self) -> None:
+        items = self._indexed(CreateTopic)
+        self._batch(
+            "create topics",
+            items,
+            lambda a: a.topic,
+            lambda: self.admin.create_topics(
+                [NewTopic(a.topic, dict(a.assignment), dict(a.config)) for _, a in items]
+            ),
+        )
+
+    def configs(self) -> None:
+        items = self._indexed(AlterConfig)
+        self._batch(
+            "alter configs",
+            items,
+            lambda a: a.topic,
+            lambda: self.admin.alter_topic_configs(
+                {a.topic: ConfigChange(dict(a.set), tuple(a.delete)) for _, a in items}
+            ),
+        )
+
+    def partitions(self) -> None:
+        items = self._indexed(AddPartitions)
+        self._batch(
+            "add partitions",
+            items,
+            lambda a: a.topic,
+            lambda: self.admin.create_partitions(
+                [NewPartitions(a.topic, a.to_count, dict(a.assignment)) for _, a in items]
+            ),
+        )
+
+    def reassign(self) -> None:
+        items = self._indexed(Reassign)
+        if not items:
+            return
+        self.reassigner = Reassigner(
+            self.admin,
+            self.settings,
+            self.progress,
+            wait=self.wait,
+            poll_seconds=self.poll_seconds,
+            dry_run=not self.admin.send,
+        )
+        result = self.reassigner.run([a for _, a in items])
+        self.changed = self.changed or bool(self.reassigner.done) or bool(result.pending)
+        self.notes.extend(result.notes)
+        if result.fatal is not None:
+            self.broken = result.fatal
+        for i, a in items:
+            bad = result.failed.get(a.topic)
+            if bad:
+                self._fail(i, "; ".join(bad))
+            elif result.pending.get(a.topic):
+                self.outcomes[i].detail = "in flight: " + ", ".join(result.pending[a.topic])
+                self.outcomes[i].done = False
+            else:
+                self._done(i, result.detail.get(a.topic, ""))
+
+    def elections(self) -> None:
+        items = self._indexed(ElectLeaders)
+        extra = self.reassigner.leaders_to_elect() if self.reassigner else []
+        parts = [(a.topic, p) for _, a in items for p in a.partitions]
+        wanted = sorted(set(parts) | set(extra))
+        if not wanted or self.broken is not None:
+            return
+        self.progress.message(f"elect preferred leaders: {len(wanted)} partition(s) ...")
+        try:
+            results: Results = self.admin.elect_preferred_leaders(wanted)
+        except ClusterError as exc:
+            results = dict.fromkeys((f"{t}-{p}" for t, p in wanted), exc)
+            if isinstance(exc, FATAL):
+                self.broken = exc
+        for i, a in items:
+            errs = [
+                f"{a.topic}-{p}: {results[f'{a.topic}-{p}']}"
+                for p in a.partitions
+                if _real_error(results.get(f"{a.topic}-{p}"))
+            ]
+            if errs:
+                self._fail(i, "; ".join(errs))
+            else:
+                self._done(i)
+        for t, p in extra:
+            err = results.get(f"{t}-{p}")
+            if _real_error(err) and (t, p) not in parts:
+                self.notes.append(
+                    f"note: {t}-{p} has moved but its preferred leader was not elected ({err}); "
+                    "Kafka's auto leader rebalance or `kgitops apply` again will do it"
+                )
+
+    def deletes(self) -> None:
+        items = self._indexed(DeleteTopic)
+        self._batch(
+            "delete topics",
+            items,
+            lambda a: a.topic,
+            lambda: self.admin.delete_topics([a.topic for _, a in items]),
+        )
+
+    def abort(self, why: str) -> None:
+        """Ctrl-C: stop, cancel moves still in flight, take back the throttles."""
+        for o in self.outcomes.values():
+            if o.detail == "not attempted":
+                o.detail = f"not attempted: {why}"
+        if self.reassigner is not None:
+            self.notes.extend(self.reassigner.abort(why))
+
+
+def _missing(item: str) -> ClusterError:
+    return ClusterRequestError(f"the cluster gave no result for {item}", item=item)
+
+
+def _real_error(err: ClusterError | None) -> bool:
+    """ELECTION_NOT_NEEDED means the leader already is the preferred one: success."""
+    if err is None:
+        return False
+    return not (isinstance(err, ClusterRequestError) and err.code == "ELECTION_NOT_NEEDED")
+
+
+def apply_plan(
+    plan: Plan,
+    admin: ClusterAdmin,
+    settings: ReassignmentSettings,
+    *,
+    allow_delete: bool,
+    wait: bool = True,
+    progress: Progress | None = None,
+    dry_run: bool = False,
+    poll_seconds: float = 5.0,
+    verify: bool = True,
+) -> ApplyReport:
+    """Run ``plan`` through ``admin``; see the module docstring. Raises DeletionNotAllowed
+    before sending anything, and PartialApply (exit 3; NothingApplied, exit 1, when nothing
+    was done) when some actions failed or verification found a difference."""
+    if plan.of_kind("delete_topic") and not allow_delete:
+        names = [a.topic for a in plan.of_kind("delete_topic")]
+        raise DeletionNotAllowed(
+            f"the plan deletes {len(names)} topic(s); pass --allow-delete to let it",
+            [f"- delete_topic {n}" for n in names],
+        )
+    recorder = Recorder(admin, send=not dry_run)
+    run = _Run(
+        plan,
+        recorder,
+        settings,
+        progress or SilentProgress(),
+        wait=wait,
+        poll_seconds=poll_seconds,
+    )
+    report = ApplyReport(requests=recorder.requests, dry_run=dry_run)
+    try:
+        for step in (run.creates, run.configs, run.partitions, run.reassign, run.elections):
+            step()
+        run.deletes()
+    except KeyboardInterrupt:
+        run.abort("interrupted (Ctrl-C)")
+        report.outcomes = [run.outcomes[i] for i in sorted(run.outcomes)]
+        report.notes = run.notes
+        raise _partial(report, "apply was interrupted (Ctrl-C)", run.changed) from None
+    report.outcomes = [run.outcomes[i] for i in sorted(run.outcomes)]
+    report.notes = run.notes
+    if dry_run:
+        return report
+    if verify and run.broken is None:
+        verify_applied(plan, recorder, report.outcomes, wait=wait)
+    if report.failed:
+        why = f"lost the cluster: {run.broken}" if run.broken else "some actions were not done"
+        if all(o.detail.startswith("in flight") for o in report.failed):
+            return report
+        raise _partial(report, f"apply finished partly: {why}", run.changed)
+    return report
+
+
+def _partial(report: ApplyReport, message: str, changed: bool) -> ApplyFailed:
+    if changed or any(o.done for o in report.outcomes):
+        return ApplyFailed(message, report)
+    return NothingApplied(message, report)

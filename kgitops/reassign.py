@@ -1,0 +1,418 @@
+"""The long, risky step of apply: moving replicas, throttled, a window at a time.
+
+A new replica copies the whole partition from the leader (seed 000, question 3). So:
+
+1. read the partitions and the reassignments already in flight; a move already in flight to
+   the same target is *resumed* (waited for, never submitted twice); one already at its
+   target is done; one whose replicas are neither the plan's source nor target is refused;
+2. set the replication throttles on exactly the brokers and replicas involved
+   (``kgitops.throttles``) -- if that fails, nothing moves;
+3. keep at most ``maxConcurrentMoves`` partitions in flight, submitting more as others
+   finish, polling with ``admin.sleep`` (the simulated clock advances);
+4. a move onto a broker that goes offline is cancelled; at the timeout, on error and on
+   Ctrl-C every move still in flight is cancelled (Kafka reverts it to its old replicas);
+5. finally remove exactly the throttles this run set -- unless ``wait=False``, which submits
+   one window and leaves it running with its throttles, for a later apply to finish.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kgitops.cluster.port import ClusterAdmin, ConfigChange
+from kgitops.errors import ClusterAuthError, ClusterError, ClusterTimeout, ClusterUnreachable
+from kgitops.model import ClusterState, ReassignmentSettings
+from kgitops.plan import Move, Reassign
+from kgitops.progress import Progress, Snapshot, human_duration
+from kgitops.throttles import (
+    FOLLOWER_REPLICAS,
+    LEADER_REPLICAS,
+    RATE_KEYS,
+    Entry,
+    MoveSpec,
+    merged,
+    needed,
+    parse_entries,
+    removed,
+)
+
+FATAL = (ClusterUnreachable, ClusterTimeout, ClusterAuthError)
+TP = tuple[str, int]
+
+
+@dataclass
+class ReassignResult:
+    """Per topic: moves that failed, moves left in flight or not submitted; notes."""
+
+    failed: dict[str, list[str]] = field(default_factory=dict)
+    pending: dict[str, list[str]] = field(default_factory=dict)
+    detail: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    fatal: ClusterError | None = None
+
+
+def in_flight_target(replicas: tuple[int, ...], removing: tuple[int, ...]) -> tuple[int, ...]:
+    """Kafka reports a partition under reassignment with replicas = target + removing."""
+    return tuple(r for r in replicas if r not in removing)
+
+
+class Reassigner:
+    def __init__(
+        self,
+        admin: ClusterAdmin,
+        settings: ReassignmentSettings,
+        progress: Progress,
+        *,
+        wait: bool,
+        poll_seconds: float,
+        dry_run: bool = False,
+    ) -> None:
+        self.admin = admin
+        self.settings = settings
+        self.progress = progress
+        self.wait = wait
+        self.poll = max(0.01, poll_seconds)
+        self.dry_run = dry_run
+        self.moves: dict[TP, Move] = {}
+        self.bytes: dict[TP, int] = {}
+        self.active: set[TP] = set()
+        self.queue: list[TP] = []
+        self.done: set[TP] = set()
+        self.result = ReassignResult()
+        self.ours_topic: dict[str, dict[str, frozenset[Entry]]] = {}
+        self.ours_broker: dict[int, tuple[str, ...]] = {}
+        self.throttled = False
+        self.elapsed = 0.0
+
+    # ------------------------------------------------------------ bookkeeping
+
+    def _fail(self, tp: TP, why: str) -> None:
+        self.result.failed.setdefault(tp[0], []).append(f"partition {tp[1]}: {why}")
+
+    def _pending(self, tp: TP, why: str) -> None:
+        self.result.pending.setdefault(tp[0], []).append(f"partition {tp[1]} {why}")
+
+    def leaders_to_elect(self) -> list[TP]:
+        """Moved partitions whose preferred leader changed."""
+        return sorted(
+            tp for tp in self.done if self.moves[tp].target[0] != self.moves[tp].source[0]
+        )
+
+    # -------------------------------------------------------------------- run
+
+    def run(self, actions: list[Reassign]) -> ReassignResult:
+        for a in actions:
+            for p, m in sorted(a.moves.items()):
+                self.moves[(a.topic, p)] = m
+        try:
+            self._start()
+            if self.queue or self.active:
+                self._loop()
+        except FATAL as exc:
+            self.result.fatal = exc
+            for tp in sorted(self.queue):
+                self._fail(tp, f"not submitted: {exc}")
+            self.queue = []
+            self._cancel_active(f"lost the cluster: {exc}")
+        except ClusterError as exc:
+            for tp in sorted(self.queue):
+                self._fail(tp, f"not submitted: {exc}")
+            self.queue = []
+            self._cancel_active(str(exc))
+        except KeyboardInterrupt:
+            self.abort("interrupted (Ctrl-C)")
+            raise
+        finally:
+            if self.wait or not self.active:
+                self._remove_throttles()
+        self.progress.finish()
+        for topic in {tp[0] for tp in self.moves}:
+            n = sum(1 for tp in self.done if tp[0] == topic)
+            self.result.detail[topic] = f"{n} partition(s) moved"
+        return self.result
+
+    def abort(self, why: str) -> list[str]:
+        """Cancel what is in flight and take the throttles back (Ctrl-C)."""
+        notes_before = len(self.result.notes)
+        for tp in sorted(self.queue):
+            self._fail(tp, f"not submitted: {why}")
+        self.queue = []
+        try:
+            self._cancel_active(why)
+        except (ClusterError, KeyboardInterrupt) as exc:
+            self.result.notes.append(f"warning: could not cancel the moves in flight: {exc}")
+        self._remove_throttles()
+        return self.result.notes[notes_before:]
+
+    def _start(self) -> None:
+        topics = sorted({t for t, _ in self.moves})
+        state = self.admin.describe(topics)
+        in_flight = self.admin.list_reassignments()
+        offline = {b.id for b in state.brokers if not b.online}
+        for tp, m in sorted(self.moves.items()):
+            topic = state.topics.get(tp[0])
+            part = topic.partitions.get(tp[1]) if topic else None
+            if part is None:
+                self._fail(tp, "the partition does not exist")
+                continue
+            size = m.size_bytes or part.size_bytes or 0
+            self.bytes[tp] = size * len(m.adding)
+            flying = in_flight.get(tp[0], {}).get(tp[1])
+            down = sorted(set(m.target) & offline)
+            if flying is not None and in_flight_target(flying[0], flying[2]) == m.target:
+                self.active.add(tp)
+            elif flying is None and part.replicas == m.target:
+                self.done.add(tp)
+            elif down:
+                self._fail(tp, f"target broker(s) {down} offline; not submitted")
+            elif flying is None and part.replicas != m.source:
+                self._fail(
+                    tp,
+                    f"replicas are {list(part.replicas)}, the plan expected {list(m.source)}; "
+                    "plan again",
+                )
+            else:
+                self.queue.append(tp)
+        if self.active:
+            self.progress.message(
+                f"reassign: {len(self.active)} partition(s) already moving to the planned "
+                "replicas; waiting for them, not submitting them again"
+            )
+        if not self.wait:
+            room = max(0, self.settings.max_concurrent_moves - len(self.active))
+            for tp in self.queue[room:]:
+                self._pending(tp, "not submitted (window full); run `kgitops apply` again")
+            self.queue = self.queue[:room]
+        self._set_throttles(state)
+
+    # -------------------------------------------------------------- throttles
+
+    def _set_throttles(self, state: ClusterState) -> None:
+        rate = self.settings.throttle_bytes_per_sec
+        involved = sorted(self.active | set(self.queue))
+        if rate is None or not involved:
+            return
+        specs = [
+            MoveSpec(t, p, self.moves[(t, p)].source, self.moves[(t, p)].target)
+            for t, p in involved
+        ]
+        resumed = needed(
+            MoveSpec(t, p, self.moves[(t, p)].source, self.moves[(t, p)].target)
+            for t, p in self.active
+        )
+        plan = needed(specs)
+        topic_changes: dict[str, ConfigChange] = {}
+        for topic, keys in plan.replicas.items():
+            config = state.topics[topic].config
+            sets: dict[str, str] = {}
+            ours: dict[str, frozenset[Entry]] = {}
+            for key, add in keys.items():
+                have = parse_entries(config.get(key))
+                if have is None:
+                    continue
+                ours[key] = (add - have) | resumed.replicas.get(topic, {}).get(key, frozenset())
+                value = merged(config.get(key), add)
+                if value is not None:
+                    sets[key] = value
+            self.ours_topic[topic] = ours
+            if sets:
+                topic_changes[topic] = ConfigChange(set=sets)
+        broker_changes: dict[int, ConfigChange] = {}
+        for b in sorted(plan.brokers):
+            current = state.broker_configs.get(b, {})
+            keys_set = []
+            ours_b = []
+            for key in RATE_KEYS:
+                value = current.get(key)
+                if value is None:
+                    keys_set.append(key)
+                    ours_b.append(key)
+                elif value == str(rate) and resumed.brokers:
+                    ours_b.append(key)
+                elif value != str(rate):
+                    self.result.notes.append(
+                        f"note: broker {b} already has {key}={value}; left as it is"
+                    )
+            self.ours_broker[b] = tuple(ours_b)
+            if keys_set:
+                broker_changes[b] = ConfigChange(set=dict.fromkeys(keys_set, str(rate)))
+        self.throttled = True
+        self.progress.message(
+            f"reassign: throttling replication to {rate} B/s on broker(s) "
+            f"{sorted(plan.brokers)} for {len(involved)} partition(s)"
+        )
+        errors: list[str] = []
+        if topic_changes:
+            res = self.admin.alter_topic_configs(topic_changes)
+            errors += [f"topic {k}: {e}" for k, e in res.items() if e is not None]
+        if broker_changes:
+            res = self.admin.alter_broker_configs(broker_changes)
+            errors += [f"{k}: {e}" for k, e in res.items() if e is not None]
+        if errors:
+            for tp in self.queue:
+                self._fail(tp, "not submitted: the replication throttle could not be set")
+            self.queue = []
+            self.result.notes.append("error: could not set the throttle: " + "; ".join(errors))
+
+    def _remove_throttles(self) -> None:
+        if not self.throttled:
+            return
+        self.throttled = False
+        try:
+            if self.dry_run:
+                configs = {t: dict[str, str]() for t in self.ours_topic}
+                for t, ours in self.ours_topic.items():
+                    configs[t] = {
+                        k: ",".join(f"{p}:{b}" for p, b in sorted(v)) for k, v in ours.items()
+                    }
+            else:
+                state = self.admin.describe(sorted(self.ours_topic))
+                configs = {t: dict(s.config) for t, s in state.topics.items()}
+            topic_changes: dict[str, ConfigChange] = {}
+            for topic, ours in sorted(self.ours_topic.items()):
+                sets: dict[str, str] = {}
+                deletes: list[str] = []
+                for key in (LEADER_REPLICAS, FOLLOWER_REPLICAS):
+                    rest = removed(configs.get(topic, {}).get(key), ours.get(key, frozenset()))
+                    if rest == "":
+                        deletes.append(key)
+                    elif rest is not None:
+                        sets[key] = rest
+                if sets or deletes:
+                    topic_changes[topic] = ConfigChange(set=sets, delete=tuple(deletes))
+            broker_changes = {
+                b: ConfigChange(delete=keys) for b, keys in sorted(self.ours_broker.items()) if keys
+            }
+            errors: list[str] = []
+            if topic_changes:
+                res = self.admin.alter_topic_configs(topic_changes)
+                errors += [f"topic {k}: {e}" for k, e in res.items() if e is not None]
+            if broker_changes:
+                res = self.admin.alter_broker_configs(broker_changes)
+                errors += [f"{k}: {e}" for k, e in res.items() if e is not None]
+        except ClusterError as exc:
+            errors = [str(exc)]
+        if errors:
+            self.result.notes.append(
+                "error: the replication throttles could not all be removed ("
+                + "; ".join(errors)
+                + "); run `kgitops apply` again, or remove them by hand: "
+                + self._throttle_listing()
+            )
+        else:
+            self.progress.message("reassign: replication throttles removed")
+
+    def _throttle_listing(self) -> str:
+        parts = [f"brokers {sorted(self.ours_broker)}: {', '.join(RATE_KEYS)}"]
+        parts += [
+            f"topic {t}: {', '.join(sorted(k for k, v in ours.items() if v))}"
+            for t, ours in sorted(self.ours_topic.items())
+        ]
+        return "; ".join(parts)
+
+    # ------------------------------------------------------------------- wait
+
+    def _submit(self) -> None:
+        room = self.settings.max_concurrent_moves - len(self.active)
+        batch, self.queue = self.queue[: max(0, room)], self.queue[max(0, room) :]
+        if not batch:
+            return
+        results = self.admin.alter_reassignments({tp: self.moves[tp].target for tp in batch})
+        for tp in batch:
+            err = results.get(f"{tp[0]}-{tp[1]}")
+            if err is None:
+                self.active.add(tp)
+            else:
+                self._fail(tp, f"submit refused: {err}")
+
+    def _cancel_active(self, why: str) -> None:
+        if not self.active:
+            return
+        active = sorted(self.active)
+        self.active = set()
+        results = self.admin.alter_reassignments(dict.fromkeys(active))
+        for tp in active:
+            err = results.get(f"{tp[0]}-{tp[1]}")
+            if err is None:
+                self._fail(tp, f"{why}; cancelled, back to {list(self.moves[tp].source)}")
+            else:
+                self._fail(tp, f"{why}; could not cancel ({err}): still moving")
+
+    def _snapshot(self) -> Snapshot:
+        total = sum(self.bytes.values())
+        done_b = sum(self.bytes.get(tp, 0) for tp in self.done)
+        remaining = total - done_b
+        eta: float | None = None
+        if remaining == 0:
+            eta = 0.0
+        elif done_b > 0 and self.elapsed > 0:
+            eta = remaining / (done_b / self.elapsed)
+        elif self.settings.throttle_bytes_per_sec:
+            eta = remaining / self.settings.throttle_bytes_per_sec
+        return Snapshot(
+            partitions_done=len(self.done),
+            partitions_total=len(self.moves),
+            bytes_done=done_b,
+            bytes_total=total,
+            in_flight=len(self.active),
+            elapsed_seconds=self.elapsed,
+            eta_seconds=eta,
+        )
+
+    def _loop(self) -> None:
+        self._submit()
+        if not self.wait:
+            for tp in sorted(self.active):
+                self._pending(tp, f"moving to {list(self.moves[tp].target)}")
+            if self.active:
+                self.result.notes.append(
+                    f"note: {len(self.active)} partition move(s) left running with their "
+                    "replication throttles (--no-wait); run `kgitops apply` again to wait for "
+                    "them and remove the throttles, `kgitops status` to watch them"
+                )
+            return
+        if self.dry_run:
+            while self.queue or self.active:
+                self.done |= self.active
+                self.active = set()
+                self._submit()
+            return
+        self.progress.update(self._snapshot())
+        while self.active or self.queue:
+            if self.elapsed >= self.settings.timeout_seconds:
+                for tp in sorted(self.queue):
+                    self._fail(tp, "not submitted: timed out")
+                self.queue = []
+                self._cancel_active(f"timed out after {human_duration(self.elapsed)}")
+                return
+            self.admin.sleep(self.poll)
+            self.elapsed += self.poll
+            self._poll()
+            self._submit()
+            self.progress.update(self._snapshot())
+
+    def _poll(self) -> None:
+        in_flight = self.admin.list_reassignments()
+        state = self.admin.describe(sorted({t for t, _ in self.active}))
+        offline = {b.id for b in state.brokers if not b.online}
+        stalled: list[TP] = []
+        for tp in sorted(self.active):
+            m = self.moves[tp]
+            if in_flight.get(tp[0], {}).get(tp[1]) is not None:
+                if set(m.adding) & offline:
+                    stalled.append(tp)
+                continue
+            topic = state.topics.get(tp[0])
+            part = topic.partitions.get(tp[1]) if topic else None
+            self.active.discard(tp)
+            if part is not None and part.replicas == m.target:
+                self.done.add(tp)
+            else:
+                now = list(part.replicas) if part else "gone"
+                self._fail(tp, f"the reassignment ended with replicas {now}, not {list(m.target)}")
+        if stalled:
+            keep = self.active - set(stalled)
+            self.active = set(stalled)
+            down = sorted({b for tp in stalled for b in self.moves[tp].adding} & offline)
+            self._cancel_active(f"broker(s) {down} went offline during the move")
+            self.active = keep

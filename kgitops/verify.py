@@ -1,0 +1,97 @@
+"""After apply: read the cluster again and compare it with the plan, action by action.
+
+An action the cluster accepted but whose effect is not visible (a topic created with another
+partition count, a config that did not stick, a move that did not end on its target) is an
+error: its outcome becomes "NOT done (verification: ...)". Kafka applies some changes
+asynchronously (deletion, metadata propagation), so a difference is re-read a few times
+before it counts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from kgitops.cluster.port import ClusterAdmin
+from kgitops.errors import ActionOutcome, ClusterError
+from kgitops.model import ClusterState
+from kgitops.plan import (
+    Action,
+    AddPartitions,
+    AlterConfig,
+    CreateTopic,
+    DeleteTopic,
+    ElectLeaders,
+    Plan,
+    Reassign,
+)
+
+
+def differences(action: Action, state: ClusterState, *, wait: bool = True) -> list[str]:
+    """What about ``action`` the cluster state does not show; empty when it is all there."""
+    topic = state.topics.get(action.topic)
+    if isinstance(action, DeleteTopic):
+        return ["the topic still exists"] if topic is not None else []
+    if topic is None:
+        return ["the topic does not exist"]
+    out: list[str] = []
+    parts = topic.partitions
+    if isinstance(action, CreateTopic | AddPartitions):
+        want = action.partitions if isinstance(action, CreateTopic) else action.to_count
+        if len(parts) != want:
+            out.append(f"{len(parts)} partitions, the plan said {want}")
+        for p, replicas in sorted(action.assignment.items()):
+            got = parts.get(p)
+            if got is not None and got.replicas != replicas:
+                out.append(f"partition {p} on {list(got.replicas)}, the plan said {list(replicas)}")
+    if isinstance(action, CreateTopic | AlterConfig):
+        sets = action.config if isinstance(action, CreateTopic) else action.set
+        for key, value in sorted(sets.items()):
+            if topic.config.get(key) != value:
+                out.append(f"config {key}={topic.config.get(key)!r}, the plan said {value!r}")
+    if isinstance(action, AlterConfig):
+        out += [f"config {k} is still set" for k in sorted(action.delete) if k in topic.config]
+    if isinstance(action, Reassign) and wait:
+        for p, move in sorted(action.moves.items()):
+            got = parts.get(p)
+            if got is None or got.replicas != move.target:
+                now = list(got.replicas) if got else "missing"
+                out.append(f"partition {p} on {now}, the plan said {list(move.target)}")
+    if isinstance(action, ElectLeaders):
+        for p in action.partitions:
+            got = parts.get(p)
+            if got is not None and got.leader is not None and got.leader != got.replicas[0]:
+                out.append(f"partition {p} led by {got.leader}, not preferred {got.replicas[0]}")
+    return out
+
+
+def verify_applied(
+    plan: Plan,
+    admin: ClusterAdmin,
+    outcomes: Sequence[ActionOutcome],
+    *,
+    wait: bool = True,
+    attempts: int = 4,
+    pause: float = 1.0,
+) -> None:
+    """Mark each done action whose effect the cluster does not show as not done."""
+    checked = [(a, o) for a, o in zip(plan.actions, outcomes, strict=True) if o.done]
+    if not checked:
+        return
+    topics = sorted({a.topic for a, _ in checked})
+    found: dict[int, list[str]] = {}
+    for attempt in range(attempts):
+        try:
+            state = admin.describe(topics)
+        except ClusterError as exc:
+            for _, o in checked:
+                o.done = False
+                o.detail = f"sent, but could not be verified: {exc}"
+            return
+        found = {i: differences(a, state, wait=wait) for i, (a, _) in enumerate(checked)}
+        if not any(found.values()) or attempt == attempts - 1:
+            break
+        admin.sleep(pause)
+    for i, (_, o) in enumerate(checked):
+        if found.get(i):
+            o.done = False
+            o.detail = "verification: " + "; ".join(found[i])

@@ -1,0 +1,212 @@
+"""An in-memory ClusterAdmin with Kafka's reassignment behaviour, for apply's own tests.
+
+Small on purpose: partitions, configs, broker configs, and reassignments that copy
+``speed`` bytes per second per adding replica while the adding brokers are online. Faults are
+injected by hooks: ``refuse`` (per-item errors), ``down`` (every call raises
+ClusterUnreachable), ``on_sleep`` (called with the clock after each sleep).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from kgitops.cluster.port import ConfigChange, NewPartitions, NewTopic, Results
+from kgitops.errors import ClusterError, ClusterRequestError, ClusterUnreachable
+from kgitops.model import Broker, ClusterState, PartitionState, Reassignment, TopicState
+
+
+@dataclass
+class Flight:
+    original: tuple[int, ...]
+    target: tuple[int, ...]
+    copied: int = 0
+
+
+@dataclass
+class FakeCluster:
+    brokers: list[Broker]
+    replicas: dict[str, dict[int, tuple[int, ...]]] = field(default_factory=dict)
+    configs: dict[str, dict[str, str]] = field(default_factory=dict)
+    broker_configs: dict[int, dict[str, str]] = field(default_factory=dict)
+    sizes: dict[tuple[str, int], int] = field(default_factory=dict)
+    flights: dict[tuple[str, int], Flight] = field(default_factory=dict)
+    speed: int = 1_000_000
+    clock: float = 0.0
+    down: bool = False
+    refuse: dict[str, ClusterError] = field(default_factory=dict)
+    on_sleep: Callable[[FakeCluster], None] | None = None
+    calls: list[tuple[str, object]] = field(default_factory=list)
+    max_in_flight: int = 0
+
+    # ---------------------------------------------------------------- helpers
+
+    def _check(self, name: str, payload: object) -> None:
+        if self.down:
+            raise ClusterUnreachable("cannot reach the cluster at 127.0.0.1:1 (refused)")
+        self.calls.append((name, payload))
+
+    def _refused(self, item: str) -> ClusterError | None:
+        return self.refuse.get(item)
+
+    def writes(self) -> list[str]:
+        reads = {"describe", "list_reassignments", "sleep"}
+        return [n for n, _ in self.calls if n not in reads]
+
+    def fail_broker(self, broker_id: int) -> None:
+        self.brokers = [Broker(b.id, b.rack, b.id != broker_id and b.online) for b in self.brokers]
+
+    def online(self) -> set[int]:
+        return {b.id for b in self.brokers if b.online}
+
+    # ------------------------------------------------------------------ reads
+
+    def describe(self, topics: Iterable[str] | None = None) -> ClusterState:
+        self._check("describe", None)
+        names = sorted(self.replicas) if topics is None else sorted(set(topics))
+        out: dict[str, TopicState] = {}
+        for name in names:
+            if name not in self.replicas:
+                continue
+            parts = {}
+            for p, r in self.replicas[name].items():
+                f = self.flights.get((name, p))
+                shown = (
+                    r if f is None else f.target + tuple(b for b in f.original if b not in f.target)
+                )
+                live = tuple(b for b in shown if b in self.online())
+                parts[p] = PartitionState(
+                    replicas=shown,
+                    isr=live,
+                    leader=live[0] if live else None,
+                    size_bytes=self.sizes.get((name, p), 0),
+                )
+            out[name] = TopicState(name, parts, dict(self.configs.get(name, {})))
+        reass: dict[str, dict[int, Reassignment]] = {}
+        for (t, p), f in self.flights.items():
+            reass.setdefault(t, {})[p] = Reassignment(
+                adding=tuple(b for b in f.target if b not in f.original),
+                removing=tuple(b for b in f.original if b not in f.target),
+                target=f.target,
+            )
+        return ClusterState(
+            brokers=tuple(self.brokers),
+            topics=out,
+            reassignments=reass,
+            broker_configs={b: dict(c) for b, c in self.broker_configs.items()},
+        )
+
+    def list_reassignments(self) -> Mapping[str, Mapping[int, tuple[tuple[int, ...], ...]]]:
+        self._check("list_reassignments", None)
+        out: dict[str, dict[int, tuple[tuple[int, ...], ...]]] = {}
+        for (t, p), f in self.flights.items():
+            adding = tuple(b for b in f.target if b not in f.original)
+            removing = tuple(b for b in f.original if b not in f.target)
+            out.setdefault(t, {})[p] = (f.target + removing, adding, removing)
+        return out
+
+    # ----------------------------------------------------------------- writes
+
+    def create_topics(self, topics: Sequence[NewTopic]) -> Results:
+        self._check("create_topics", [t.name for t in topics])
+        res: dict[str, ClusterError | None] = {}
+        for t in topics:
+            err = self._refused(t.name)
+            if err is None and t.name in self.replicas:
+                err = ClusterRequestError(
+                    f"Topic '{t.name}' already exists.", "TOPIC_ALREADY_EXISTS"
+                )
+            if err is None:
+                self.replicas[t.name] = dict(t.assignment)
+                self.configs[t.name] = dict(t.config)
+            res[t.name] = err
+        return res
+
+    def create_partitions(self, additions: Sequence[NewPartitions]) -> Results:
+        self._check("create_partitions", [a.topic for a in additions])
+        res: dict[str, ClusterError | None] = {}
+        for a in additions:
+            err = self._refused(a.topic)
+            if err is None:
+                self.replicas[a.topic].update(a.assignment)
+            res[a.topic] = err
+        return res
+
+    def alter_topic_configs(self, changes: Mapping[str, ConfigChange]) -> Results:
+        self._check("alter_topic_configs", {t: (dict(c.set), c.delete) for t, c in changes.items()})
+        res: dict[str, ClusterError | None] = {}
+        for t, c in changes.items():
+            err = self._refused(t)
+            if err is None:
+                cfg = self.configs.setdefault(t, {})
+                cfg.update(c.set)
+                for k in c.delete:
+                    cfg.pop(k, None)
+            res[t] = err
+        return res
+
+    def alter_broker_configs(self, changes: Mapping[int, ConfigChange]) -> Results:
+        self._check(
+            "alter_broker_configs", {b: (dict(c.set), c.delete) for b, c in changes.items()}
+        )
+        res: dict[str, ClusterError | None] = {}
+        for b, c in changes.items():
+            cfg = self.broker_configs.setdefault(b, {})
+            cfg.update(c.set)
+            for k in c.delete:
+                cfg.pop(k, None)
+            res[f"broker:{b}"] = None
+        return res
+
+    def alter_reassignments(
+        self, targets: Mapping[tuple[str, int], tuple[int, ...] | None]
+    ) -> Results:
+        self._check("alter_reassignments", dict(targets))
+        res: dict[str, ClusterError | None] = {}
+        for (t, p), target in targets.items():
+            key = f"{t}-{p}"
+            err = self._refused(key)
+            if err is None and target is None:
+                f = self.flights.pop((t, p), None)
+                if f is None:
+                    err = ClusterRequestError("no reassignment", "NO_REASSIGNMENT_IN_PROGRESS")
+                else:
+                    self.replicas[t][p] = f.original
+            elif err is None and target is not None:
+                self.flights[(t, p)] = Flight(self.replicas[t][p], tuple(target))
+            res[key] = err
+        self.max_in_flight = max(self.max_in_flight, len(self.flights))
+        return res
+
+    def elect_preferred_leaders(self, partitions: Iterable[tuple[str, int]]) -> Results:
+        parts = list(partitions)
+        self._check("elect_preferred_leaders", parts)
+        return {f"{t}-{p}": None for t, p in parts}
+
+    def delete_topics(self, names: Sequence[str]) -> Results:
+        self._check("delete_topics", list(names))
+        res: dict[str, ClusterError | None] = {}
+        for n in names:
+            err = self._refused(n)
+            if err is None:
+                self.replicas.pop(n, None)
+                self.configs.pop(n, None)
+            res[n] = err
+        return res
+
+    def sleep(self, seconds: float) -> None:
+        self._check("sleep", seconds)
+        self.clock += seconds
+        for (t, p), f in list(self.flights.items()):
+            adding = [b for b in f.target if b not in f.original]
+            if any(b not in self.online() for b in adding):
+                continue
+            f.copied += int(self.speed * seconds)
+            if f.copied >= self.sizes.get((t, p), 0):
+                self.replicas[t][p] = f.target
+                del self.flights[(t, p)]
+        if self.on_sleep is not None:
+            self.on_sleep(self)
+
+    def close(self) -> None:
+        pass

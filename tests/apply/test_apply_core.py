@@ -1,0 +1,299 @@
+"""apply_plan against an in-memory cluster: order, batching, throttles, faults, honesty."""
+
+from __future__ import annotations
+
+import pytest
+from apply_fakes import FakeCluster
+
+from kgitops.apply import ApplyFailed, NothingApplied, apply_plan, check_fresh
+from kgitops.errors import ClusterRequestError, DeletionNotAllowed, PartialApply, StalePlan
+from kgitops.model import Broker, ReassignmentSettings
+from kgitops.plan import (
+    AddPartitions,
+    AlterConfig,
+    CreateTopic,
+    DeleteTopic,
+    ElectLeaders,
+    Move,
+    Plan,
+    Reassign,
+)
+from kgitops.throttles import FOLLOWER_RATE, FOLLOWER_REPLICAS, LEADER_RATE, LEADER_REPLICAS
+
+BROKERS = [Broker(i, f"r{i % 3}") for i in range(1, 7)]
+SETTINGS = ReassignmentSettings(throttle_bytes_per_sec=1000, max_concurrent_moves=3)
+
+
+def cluster() -> FakeCluster:
+    fake = FakeCluster(brokers=list(BROKERS))
+    fake.replicas["old"] = {0: (1, 2)}
+    fake.replicas["a"] = {0: (1, 2), 1: (2, 3)}
+    fake.configs["a"] = {"retention.ms": "1000"}
+    return fake
+
+
+def plan(*actions: object) -> Plan:
+    return Plan(cluster="test", state_fingerprint="sha256:x", actions=tuple(actions))  # type: ignore[arg-type]
+
+
+def mixed_plan() -> Plan:
+    return plan(
+        CreateTopic("n1", partitions=1, replication_factor=2, assignment={0: (1, 2)}),
+        CreateTopic(
+            "n2",
+            partitions=2,
+            replication_factor=1,
+            assignment={0: (3,), 1: (4,)},
+            config={"cleanup.policy": "compact"},
+        ),
+        AlterConfig("a", set={"retention.ms": "2000"}, delete=()),
+        AddPartitions("a", from_count=2, to_count=3, assignment={2: (3, 4)}),
+        DeleteTopic("old", partitions=1),
+    )
+
+
+def test_each_kind_is_one_batched_call_in_plan_order() -> None:
+    fake = cluster()
+    report = apply_plan(mixed_plan(), fake, SETTINGS, allow_delete=True)
+    assert fake.writes() == [
+        "create_topics",
+        "alter_topic_configs",
+        "create_partitions",
+        "delete_topics",
+    ]
+    assert [n for n, p in fake.calls if n == "create_topics"] == ["create_topics"]
+    assert fake.replicas["n2"] == {0: (3,), 1: (4,)}
+    assert fake.configs["n2"] == {"cleanup.policy": "compact"}
+    assert fake.configs["a"]["retention.ms"] == "2000"
+    assert fake.replicas["a"][2] == (3, 4)
+    assert "old" not in fake.replicas
+    assert all(o.done for o in report.outcomes) and len(report.outcomes) == 5
+
+
+def test_deletion_is_refused_without_allow_delete_before_anything_is_sent() -> None:
+    fake = cluster()
+    with pytest.raises(DeletionNotAllowed) as err:
+        apply_plan(mixed_plan(), fake, SETTINGS, allow_delete=False)
+    assert fake.calls == []
+    assert any("old" in r for r in err.value.reasons)
+
+
+def test_dry_run_prints_exactly_the_requests_a_real_run_sends_and_sends_none() -> None:
+    dry_fake, real_fake = cluster(), cluster()
+    dry = apply_plan(mixed_plan(), dry_fake, SETTINGS, allow_delete=True, dry_run=True)
+    real = apply_plan(mixed_plan(), real_fake, SETTINGS, allow_delete=True)
+    assert dry_fake.writes() == []
+    assert dry.requests == real.requests
+    assert dry.requests[0].startswith('CreateTopics [{"assignment":{"0":[1,2]}')
+    assert dry.lines()[-1] == "dry run: 4 request(s), none sent"
+
+
+def moves_plan(n: int, *, topic: str = "m", size: int = 5000) -> tuple[FakeCluster, Plan]:
+    fake = cluster()
+    fake.replicas[topic] = {p: (1, 2) for p in range(n)}
+    for p in range(n):
+        fake.sizes[(topic, p)] = size
+    fake.speed = 1000
+    moves = {p: Move(source=(1, 2), target=(3, 1, 2), size_bytes=size) for p in range(n)}
+    return fake, plan(Reassign(topic, moves=moves))
+
+
+def test_reassignment_throttles_exactly_the_brokers_and_replicas_involved_then_removes_them() -> (
+    None
+):
+    fake, p = moves_plan(2)
+    fake.configs["m"] = {LEADER_REPLICAS: "7:5"}  # an operator's own throttle entry
+    seen: list[tuple[dict[int, dict[str, str]], dict[str, str]]] = []
+    fake.on_sleep = lambda f: seen.append(
+        ({b: dict(c) for b, c in f.broker_configs.items()}, dict(f.configs["m"]))
+    )
+    apply_plan(p, fake, SETTINGS, allow_delete=False, poll_seconds=1)
+    brokers, topic = seen[0]
+    assert sorted(b for b, c in brokers.items() if c) == [1, 2, 3]
+    assert brokers[3] == {LEADER_RATE: "1000", FOLLOWER_RATE: "1000"}
+    assert topic[LEADER_REPLICAS] == "0:1,0:2,1:1,1:2,7:5"
+    assert topic[FOLLOWER_REPLICAS] == "0:3,1:3"
+    assert fake.configs["m"] == {LEADER_REPLICAS: "7:5"}
+    assert all(not c for c in fake.broker_configs.values())
+    assert fake.replicas["m"] == {0: (3, 1, 2), 1: (3, 1, 2)}
+
+
+def test_no_more_than_max_concurrent_moves_are_in_flight_and_all_finish() -> None:
+    fake, p = moves_plan(10)
+    report = apply_plan(p, fake, SETTINGS, allow_delete=False, poll_seconds=1)
+    assert fake.max_in_flight == 3
+    assert all(r == (3, 1, 2) for r in fake.replicas["m"].values())
+    assert report.outcomes[0].done and "10 partition(s) moved" in report.outcomes[0].detail
+
+
+def test_moved_partitions_with_a_new_first_replica_get_their_preferred_leader_elected() -> None:
+    fake, p = moves_plan(2)
+    apply_plan(p, fake, SETTINGS, allow_delete=False, poll_seconds=1)
+    elected = [payload for n, payload in fake.calls if n == "elect_preferred_leaders"]
+    assert elected == [[("m", 0), ("m", 1)]]
+
+
+def test_a_move_already_in_flight_to_the_same_target_is_waited_for_not_submitted_again() -> None:
+    fake, p = moves_plan(2)
+    fake.alter_reassignments({("m", 0): (3, 1, 2)})
+    fake.calls.clear()
+    apply_plan(p, fake, SETTINGS, allow_delete=False, poll_seconds=1)
+    submitted = [payload for n, payload in fake.calls if n == "alter_reassignments"]
+    assert submitted == [{("m", 1): (3, 1, 2)}]
+    assert fake.replicas["m"] == {0: (3, 1, 2), 1: (3, 1, 2)}
+
+
+def test_a_failed_create_stops_only_its_own_topic() -> None:
+    fake = cluster()
+    fake.refuse["n1"] = ClusterRequestError("Invalid config", "INVALID_CONFIG", "n1")
+    p = plan(
+        CreateTopic("n1", partitions=1, replication_factor=2, assignment={0: (1, 2)}),
+        AlterConfig("a", set={"retention.ms": "5"}),
+        ElectLeaders("n1", partitions=(0,)),
+    )
+    with pytest.raises(ApplyFailed) as err:
+        apply_plan(p, fake, SETTINGS, allow_delete=False)
+    assert err.value.exit_code == 3
+    lines = err.value.lines()
+    assert "  NOT done: + create_topic n1 (failed: Invalid config)" in lines
+    assert "  done: ~ alter_config a" in lines
+    assert any("elect_leaders n1 (skipped" in line for line in lines)
+    assert fake.configs["a"]["retention.ms"] == "5"
+
+
+def test_broker_failing_mid_reassignment_cancels_its_moves_and_removes_throttles() -> None:
+    fake = cluster()
+    fake.speed = 1000
+    fake.replicas["m"] = {0: (1, 2), 1: (1, 2)}
+    fake.sizes.update({("m", 0): 10_000, ("m", 1): 3000})
+    moves = {
+        0: Move((1, 2), (1, 2, 4), size_bytes=10_000),
+        1: Move((1, 2), (1, 2, 5), size_bytes=3000),
+    }
+
+    def fail(f: FakeCluster) -> None:
+        if f.clock >= 2:
+            f.fail_broker(4)
+
+    fake.on_sleep = fail
+    with pytest.raises(ApplyFailed) as err:
+        apply_plan(
+            plan(Reassign("m", moves=moves)), fake, SETTINGS, allow_delete=False, poll_seconds=1
+        )
+    assert err.value.exit_code == 3
+    assert fake.replicas["m"] == {0: (1, 2), 1: (1, 2, 5)}
+    assert fake.flights == {}
+    assert all(not c for c in fake.broker_configs.values())
+    assert not any(k in fake.configs["m"] for k in (LEADER_REPLICAS, FOLLOWER_REPLICAS))
+    text = "\n".join(err.value.lines())
+    assert (
+        "partition 0: broker(s) [4] went offline during the move; cancelled, back to [1, 2]" in text
+    )
+
+
+def test_a_timeout_cancels_what_is_in_flight_and_removes_throttles() -> None:
+    fake, p = moves_plan(5, size=1_000_000)
+    settings = ReassignmentSettings(
+        throttle_bytes_per_sec=1000, max_concurrent_moves=2, timeout_seconds=10
+    )
+    with pytest.raises(PartialApply) as err:
+        apply_plan(p, fake, settings, allow_delete=False, poll_seconds=1)
+    assert fake.flights == {} and fake.clock == 10
+    assert all(r == (1, 2) for r in fake.replicas["m"].values())
+    assert all(not c for c in fake.broker_configs.values())
+    assert "timed out after 0:00:10" in "\n".join(err.value.lines())
+
+
+def test_ctrl_c_during_the_wait_cancels_removes_throttles_and_reports() -> None:
+    fake, p = moves_plan(2, size=1_000_000)
+
+    def interrupt(f: FakeCluster) -> None:
+        raise KeyboardInterrupt
+
+    fake.on_sleep = interrupt
+    with pytest.raises(PartialApply) as err:
+        apply_plan(p, fake, SETTINGS, allow_delete=False, poll_seconds=1)
+    assert err.value.exit_code in (1, 3)
+    assert fake.flights == {}
+    assert all(not c for c in fake.broker_configs.values())
+    assert "interrupted (Ctrl-C)" in "\n".join(err.value.lines())
+
+
+def test_losing_the_cluster_mid_apply_reports_what_was_done_and_what_was_not() -> None:
+    fake = cluster()
+    real_create = fake.create_topics
+
+    def create_then_die(topics):  # type: ignore[no-untyped-def]
+        out = real_create(topics)
+        fake.down = True
+        return out
+
+    fake.create_topics = create_then_die  # type: ignore[method-assign]
+    with pytest.raises(ApplyFailed) as err:
+        apply_plan(mixed_plan(), fake, SETTINGS, allow_delete=True)
+    assert err.value.exit_code == 3
+    lines = err.value.lines()
+    assert "  done: + create_topic n1" in lines
+    assert any(
+        line.startswith("  NOT done: ~ alter_config a (failed: cannot reach") for line in lines
+    )
+    assert any(
+        line.startswith("  NOT done: - delete_topic old (not attempted: cannot reach")
+        for line in lines
+    )
+    assert "old" in fake.replicas
+
+
+def test_an_unreachable_cluster_from_the_start_is_exit_1() -> None:
+    fake = cluster()
+    fake.down = True
+    with pytest.raises(NothingApplied) as err:
+        apply_plan(mixed_plan(), fake, SETTINGS, allow_delete=True)
+    assert err.value.exit_code == 1
+
+
+def test_no_wait_leaves_moves_running_with_throttles_and_a_later_apply_finishes_them() -> None:
+    fake, p = moves_plan(4, size=10_000)
+    report = apply_plan(p, fake, SETTINGS, allow_delete=False, wait=False, poll_seconds=1)
+    assert len(fake.flights) == 3
+    assert fake.broker_configs[3][LEADER_RATE] == "1000"
+    assert any("--no-wait" in n for n in report.notes)
+    assert not report.outcomes[0].done
+    fake.calls.clear()
+    apply_plan(p, fake, SETTINGS, allow_delete=False, poll_seconds=1)
+    submitted = [payload for n, payload in fake.calls if n == "alter_reassignments"]
+    assert submitted == [{("m", 3): (3, 1, 2)}]
+    assert all(r == (3, 1, 2) for r in fake.replicas["m"].values())
+    assert all(not c for c in fake.broker_configs.values())
+    assert not any(k in fake.configs.get("m", {}) for k in (LEADER_REPLICAS, FOLLOWER_REPLICAS))
+
+
+def test_an_effect_the_cluster_does_not_show_is_an_error() -> None:
+    fake = cluster()
+    real_alter = fake.alter_topic_configs
+
+    def ignore_values(changes):  # type: ignore[no-untyped-def]
+        return {t: None for t in changes} if changes else real_alter(changes)
+
+    fake.alter_topic_configs = ignore_values  # type: ignore[method-assign]
+    with pytest.raises(ApplyFailed) as err:
+        apply_plan(
+            plan(AlterConfig("a", set={"retention.ms": "9"})), fake, SETTINGS, allow_delete=False
+        )
+    assert "verification: config retention.ms='1000', the plan said '9'" in "\n".join(
+        err.value.lines()
+    )
+
+
+def test_a_stale_plan_is_refused_naming_the_topic_that_changed() -> None:
+    from kgitops.plan import state_fingerprint
+
+    fake = cluster()
+    before = fake.describe()
+    fp, digests = state_fingerprint(before, ["a", "n1"])
+    p = Plan("test", fp, (AlterConfig("a", set={"retention.ms": "9"}),), state_digests=digests)
+    check_fresh(p, before)
+    fake.replicas["a"][0] = (4, 5)
+    with pytest.raises(StalePlan) as err:
+        check_fresh(p, fake.describe())
+    assert err.value.changes == ["topic a: its replicas or configs changed since the plan was made"]
