@@ -1,0 +1,391 @@
+"""The GitHub REST adapter: the only module that talks to GitHub (stdlib ``urllib`` only).
+
+It does one job for the GitOps workflows: keep exactly one pull-request comment per marker
+up to date. The comment carries a hidden HTML marker (``<!-- kgitops:plan-prod -->``); a run
+finds the comment with that marker and edits it in place, or creates it, so a pull request
+pushed ten times shows one plan comment, not ten::
+
+    client = GitHubClient(token, "https://api.github.com")
+    upsert_comment(client, "acme/topics", 42, plan_markdown, marker="plan-prod")
+    # -> CommentResult(action="created" | "updated" | "unchanged", ...)
+
+Every failure is a ``GitHubError`` whose message says what to do: a missing permission names
+the permission (``pull-requests: write``), a rate limit waits for the reset (bounded by
+``max_wait``) and retries, a 404 says what was not found. The token is sent only to the API
+host it was given for (pagination links elsewhere are refused) and never appears in a message.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from kgitops import __version__
+from kgitops.errors import GitHubError
+
+GITHUB_API_URL = "https://api.github.com"
+COMMENT_LIMIT = 65_536
+"""GitHub refuses an issue or pull-request comment body longer than this many characters."""
+
+MARKER_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,99}$")
+REPO_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$")
+SECONDARY_LIMIT_WAIT = 60.0
+"""GitHub's advice for a secondary rate limit that gives no Retry-After: wait a minute."""
+
+
+def marker_tag(name: str) -> str:
+    """The hidden line that identifies a comment: ``<!-- kgitops:plan-prod -->``."""
+    if not MARKER_RE.match(name):
+        raise GitHubError(
+            f"invalid marker {name!r}: use letters, digits, '.', '_', '/' or '-' (at most 100)"
+        )
+    return f"<!-- kgitops:{name} -->"
+
+
+def check_repo(repo: str) -> str:
+    if not REPO_RE.match(repo) or repo.endswith((".", "/")) or "/.." in repo:
+        raise GitHubError(f"invalid repository {repo!r}: expected OWNER/NAME, e.g. acme/topics")
+    return repo
+
+
+@dataclass(frozen=True)
+class Body:
+    """A comment body ready to send, and whether (and how much) it was cut to fit."""
+
+    text: str
+    truncated: bool = False
+    lines_left_out: int = 0
+
+
+def compose_body(
+    text: str, marker: str, *, artifact_url: str | None = None, limit: int = COMMENT_LIMIT
+) -> Body:
+    """The marker line followed by ``text``, cut at a line boundary to fit ``limit`` characters.
+
+    A cut body ends with a note saying how much was left out and where the whole plan is
+    (``artifact_url``, e.g. the workflow run's artifact). A code fence left open by the cut is
+    closed, so the note renders as text. Example: a 90,000-character plan becomes the marker,
+    the first ~65,000 characters' whole lines, a closing fence if needed, and the note.
+    """
+    tag = marker_tag(marker)
+    text = text.replace("\r\n", "\n")
+    whole = f"{tag}\n{text}"
+    if len(whole) <= limit:
+        return Body(whole)
+    total_lines = text.count("\n") + (0 if text.endswith("\n") else 1)
+    where = (
+        f"The full plan: [plan artifact]({artifact_url})."
+        if artifact_url
+        else "The full plan is in this workflow run's artifacts."
+    )
+
+    def note(left_out: int) -> str:
+        return (
+            f"\n\n> [!WARNING]\n> **Truncated.** This plan is {len(text):,} characters; GitHub "
+            f"allows {limit:,} in a comment, so the last {left_out:,} of {total_lines:,} lines "
+            f"are left out here. {where}\n"
+        )
+
+    fence = "\n```"
+    budget = limit - len(tag) - 1 - len(note(total_lines)) - len(fence)
+    if budget <= 0:
+        raise GitHubError(f"the comment limit {limit} is too small for the truncation note")
+    cut = text[:budget]
+    if "\n" in cut:
+        cut = cut[: cut.rindex("\n")]
+    shown = cut.count("\n") + 1 if cut else 0
+    if sum(1 for line in cut.split("\n") if line.lstrip().startswith("```")) % 2:
+        cut += fence
+    return Body(f"{tag}\n{cut}{note(total_lines - shown)}", True, total_lines - shown)
+
+
+@dataclass(frozen=True)
+class Comment:
+    id: int
+    body: str
+    url: str
+
+
+@dataclass(frozen=True)
+class CommentResult:
+    """What ``upsert_comment`` did. ``duplicates`` are other comments with the same marker."""
+
+    action: Literal["created", "updated", "unchanged"]
+    comment: Comment
+    truncated: bool = False
+    lines_left_out: int = 0
+    duplicates: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class _Response:
+    status: int
+    headers: Mapping[str, str]
+    data: Any
+
+
+def _next_link(link_header: str) -> str | None:
+    """The ``rel="next"`` URL of a Link header, as GitHub paginates."""
+    for part in link_header.split(","):
+        m = re.match(r"\s*<([^>]*)>\s*;(.*)", part)
+        if m and re.search(r'rel="?next"?', m.group(2)):
+            return m.group(1)
+    return None
+
+
+class GitHubClient:
+    """A small GitHub REST client: JSON in and out, errors translated, rate limits waited out.
+
+    ``sleep`` and ``now`` are injectable so tests can check the waits without waiting.
+    """
+
+    def __init__(
+        self,
+        token: str,
+        api_url: str = GITHUB_API_URL,
+        *,
+        max_wait: float = 300.0,
+        retries: int = 3,
+        timeout: float = 30.0,
+        sleep: Callable[[float], None] = time.sleep,
+        now: Callable[[], float] = time.time,
+    ) -> None:
+        if not token:
+            raise GitHubError("no GitHub token: set GITHUB_TOKEN")
+        parsed = urllib.parse.urlsplit(api_url)
+        if parsed.scheme not in ("http", "https") or not parsed.netloc:
+            raise GitHubError(f"invalid GitHub API URL {api_url!r}: expected https://HOST[/PATH]")
+        self._token = token
+        self.api_url = api_url.rstrip("/")
+        self._origin = (parsed.scheme, parsed.netloc)
+        self.max_wait = max_wait
+        self.retries = retries
+        self.timeout = timeout
+        self._sleep = sleep
+        self._now = now
+
+    def __repr__(self) -> str:
+        return f"GitHubClient({self.api_url!r})"
+
+    # -- the REST calls kgitops needs ---------------------------------------------------------
+
+    def list_comments(self, repo: str, pr: int) -> Iterator[Comment]:
+        """Every comment of pull request ``pr`` (its issue comments), following pagination."""
+        url: str | None = f"{self.api_url}/repos/{repo}/issues/{pr}/comments?per_page=100"
+        what = f"listing the comments of pull request #{pr} in {repo}"
+        while url is not None:
+            resp = self._request("GET", url, what=what, need="pull-requests: read")
+            if not isinstance(resp.data, list):
+                raise GitHubError(f"{what}: GitHub answered with something other than a list")
+            for item in resp.data:
+                yield _comment(item, what)
+            url = _next_link(resp.headers.get("link", ""))
+            if url is not None:
+                self._check_same_origin(url)
+
+    def create_comment(self, repo: str, pr: int, body: str) -> Comment:
+        what = f"creating a comment on pull request #{pr} in {repo}"
+        url = f"{self.api_url}/repos/{repo}/issues/{pr}/comments"
+        resp = self._request("POST", url, {"body": body}, what=what, need="pull-requests: write")
+        return _comment(resp.data, what)
+
+    def update_comment(self, repo: str, comment_id: int, body: str) -> Comment:
+        what = f"updating comment {comment_id} in {repo}"
+        url = f"{self.api_url}/repos/{repo}/issues/comments/{comment_id}"
+        resp = self._request("PATCH", url, {"body": body}, what=what, need="pull-requests: write")
+        return _comment(resp.data, what)
+
+    def pull_for_commit(self, repo: str, sha: str) -> int | None:
+        """The pull request that merged ``sha`` (None for a direct push)."""
+        if not re.fullmatch(r"[0-9a-fA-F]{7,40}", sha):
+            raise GitHubError(f"invalid commit {sha!r}: expected a hexadecimal SHA")
+        what = f"finding the pull request of commit {sha} in {repo}"
+        url = f"{self.api_url}/repos/{repo}/commits/{sha}/pulls?per_page=100"
+        resp = self._request("GET", url, what=what, need="pull-requests: read")
+        pulls = [p for p in resp.data if isinstance(p, dict)] if isinstance(resp.data, list) else []
+        ranked = sorted(
+            pulls,
+            key=lambda p: (p.get("merge_commit_sha") != sha, p.get("merged_at") is None),
+        )
+        return int(ranked[0]["number"]) if ranked and "number" in ranked[0] else None
+
+    # -- transport, errors, rate limits -------------------------------------------------------
+
+    def _check_same_origin(self, url: str) -> None:
+        parsed = urllib.parse.urlsplit(url)
+        if (parsed.scheme, parsed.netloc) != self._origin:
+            raise GitHubError(
+                f"GitHub sent a pagination link to another host ({parsed.netloc}); "
+                "refusing to send the token there"
+            )
+
+    def _request(
+        self, method: str, url: str, payload: object = None, *, what: str, need: str
+    ) -> _Response:
+        rate_waits = 0
+        server_errors = 0
+        while True:
+            resp = self._send(method, url, payload, what=what)
+            if 200 <= resp.status < 300:
+                return resp
+            wait = self._rate_limit_wait(resp)
+            if wait is not None:
+                rate_waits += 1
+                if rate_waits > self.retries:
+                    raise GitHubError(f"{what}: still rate limited after {self.retries} waits")
+                if wait > self.max_wait:
+                    raise GitHubError(
+                        f"{what}: GitHub's rate limit resets in {wait:.0f} s, longer than the "
+                        f"{self.max_wait:.0f} s kgitops waits (--max-wait); run it again later"
+                    )
+                self._sleep(wait)
+                continue
+            if resp.status >= 500 and server_errors < self.retries:
+                server_errors += 1
+                self._sleep(float(2**server_errors))
+                continue
+            raise GitHubError(_error_message(resp, what=what, need=need))
+
+    def _rate_limit_wait(self, resp: _Response) -> float | None:
+        """Seconds to wait before retrying, or None when the answer is not a rate limit."""
+        if resp.status not in (403, 429):
+            return None
+        headers = resp.headers
+        retry_after = headers.get("retry-after", "").strip()
+        if retry_after:
+            try:
+                return max(0.0, float(retry_after))
+            except ValueError:
+                return SECONDARY_LIMIT_WAIT
+        if headers.get("x-ratelimit-remaining", "").strip() == "0":
+            try:
+                reset = float(headers.get("x-ratelimit-reset", ""))
+            except ValueError:
+                return SECONDARY_LIMIT_WAIT
+            return max(0.0, reset - self._now()) + 1.0
+        if resp.status == 429 or "rate limit" in _message(resp.data).lower():
+            return SECONDARY_LIMIT_WAIT
+        return None
+
+    def _send(self, method: str, url: str, payload: object, *, what: str) -> _Response:
+        data = None if payload is None else json.dumps(payload).encode()
+        request = urllib.request.Request(url, data=data, method=method)
+        request.add_header("Accept", "application/vnd.github+json")
+        request.add_header("X-GitHub-Api-Version", "2022-11-28")
+        request.add_header("User-Agent", f"kgitops/{__version__}")
+        request.add_header("Authorization", f"Bearer {self._token}")
+        if data is not None:
+            request.add_header("Content-Type", "application/json")
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as raw:
+                return _Response(raw.status, _lower(raw.headers.items()), _json(raw.read()))
+        except urllib.error.HTTPError as exc:
+            with exc:
+                return _Response(exc.code, _lower(exc.headers.items()), _json(exc.read()))
+        except urllib.error.URLError as exc:
+            raise GitHubError(
+                f"{what}: cannot reach the GitHub API at {self.api_url}: {exc.reason}"
+            ) from None
+        except (TimeoutError, OSError) as exc:
+            raise GitHubError(f"{what}: no answer from {self.api_url}: {exc}") from None
+
+
+def _lower(items: Any) -> dict[str, str]:
+    return {str(k).lower(): str(v) for k, v in items}
+
+
+def _json(raw: bytes) -> Any:
+    if not raw.strip():
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw.decode("utf-8", "replace")[:200]
+
+
+def _message(data: Any) -> str:
+    if isinstance(data, dict):
+        return str(data.get("message", ""))
+    return data if isinstance(data, str) else ""
+
+
+def _comment(item: Any, what: str) -> Comment:
+    try:
+        return Comment(int(item["id"]), str(item.get("body") or ""), str(item.get("html_url", "")))
+    except (KeyError, TypeError, ValueError):
+        raise GitHubError(f"{what}: GitHub's answer is not a comment") from None
+
+
+def _error_message(resp: _Response, *, what: str, need: str) -> str:
+    message = _message(resp.data) or "no message"
+    status = resp.status
+    if status == 401:
+        return (
+            f"{what}: GitHub rejected the token in GITHUB_TOKEN (401 {message}): "
+            "it is invalid, expired or revoked"
+        )
+    if status == 403:
+        accepted = resp.headers.get("x-accepted-github-permissions", "")
+        needs = need
+        if accepted:  # e.g. "issues=write; pull_requests=write": any one of the sets
+            sets = [s.strip().replace("=", ": ").replace("_", "-") for s in accepted.split(";")]
+            needs = " or ".join(s for s in sets if s) or need
+        return (
+            f"{what}: permission denied (403 {message}): the token needs {needs}; in a "
+            f"workflow add `permissions: {{{need}}}` (a pull request from a fork gets a "
+            "read-only token: post the comment from a workflow_run workflow)"
+        )
+    if status == 404:
+        return (
+            f"{what}: not found (404 {message}): check the repository and pull request "
+            "number; a token that cannot see a private repository also gets 404"
+        )
+    detail = ""
+    if isinstance(resp.data, dict) and isinstance(resp.data.get("errors"), list):
+        detail = "; ".join(
+            str(e.get("message") or e.get("code") or e) if isinstance(e, dict) else str(e)
+            for e in resp.data["errors"]
+        )
+    return f"{what}: GitHub answered {status} {message}" + (f" ({detail})" if detail else "")
+
+
+def find_marked(comments: Iterator[Comment], marker: str) -> list[Comment]:
+    """The comments carrying ``marker``'s hidden tag, oldest first (GitHub lists in order)."""
+    tag = marker_tag(marker)
+    return [c for c in comments if tag in c.body]
+
+
+def upsert_comment(
+    client: GitHubClient,
+    repo: str,
+    pr: int,
+    text: str,
+    *,
+    marker: str = "plan",
+    artifact_url: str | None = None,
+) -> CommentResult:
+    """Create or update the one comment carrying ``marker``; never a second one.
+
+    The oldest marked comment is the one kept up to date; an identical body is not re-sent.
+    """
+    check_repo(repo)
+    if pr < 1:
+        raise GitHubError(f"invalid pull request number {pr}")
+    body = compose_body(text, marker, artifact_url=artifact_url)
+    marked = find_marked(client.list_comments(repo, pr), marker)
+    cut, left = body.truncated, body.lines_left_out
+    if not marked:
+        created = client.create_comment(repo, pr, body.text)
+        return CommentResult("created", created, truncated=cut, lines_left_out=left)
+    first, dupes = marked[0], tuple(c.id for c in marked[1:])
+    if first.body.replace("\r\n", "\n") == body.text:
+        return CommentResult("unchanged", first, cut, left, dupes)
+    updated = client.update_comment(repo, first.id, body.text)
+    return CommentResult("updated", updated, cut, left, dupes)

@@ -1,0 +1,192 @@
+"""A local stand-in for GitHub's issue-comments API, served on 127.0.0.1 from a thread.
+
+It speaks the parts of the REST API kgitops uses, the way GitHub does: paginated listing
+with a ``Link`` header, create, update, the commit -> pull requests lookup, bearer-token auth,
+the 65,536-character body limit (422), and scripted failures (401, 403, 404, 429, 5xx) with
+GitHub's rate-limit headers.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+TOKEN = "ghs_s3cr3tTOKENvalue0123456789"
+
+
+@dataclass
+class Failure:
+    status: int
+    headers: dict[str, str] = field(default_factory=dict)
+    body: dict[str, Any] = field(default_factory=dict)
+    method: str | None = None  # only fail requests with this method
+
+
+@dataclass
+class Request:
+    method: str
+    path: str
+    authorization: str | None
+    body: Any
+
+
+class FakeGitHub:
+    def __init__(self, page_size: int = 30) -> None:
+        self.page_size = page_size
+        self.repos: set[str] = {"acme/topics"}
+        self.comments: dict[tuple[str, int], list[dict[str, Any]]] = {}
+        self.pulls_of_commit: dict[str, list[dict[str, Any]]] = {}
+        self.failures: list[Failure] = []
+        self.requests: list[Request] = []
+        self.link_host: str | None = None  # to send a pagination link elsewhere
+        self._next_id = 1000
+        self._lock = threading.Lock()
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    # -- test helpers ------------------------------------------------------------------------
+
+    def add_comment(self, repo: str, pr: int, body: str) -> int:
+        with self._lock:
+            self._next_id += 1
+            cid = self._next_id
+            self.comments.setdefault((repo, pr), []).append(
+                {
+                    "id": cid,
+                    "body": body,
+                    "html_url": f"https://github.test/{repo}/pull/{pr}#c{cid}",
+                }
+            )
+            return cid
+
+    def bodies(self, repo: str = "acme/topics", pr: int = 42) -> list[str]:
+        return [c["body"] for c in self.comments.get((repo, pr), [])]
+
+    def fail(self, status: int, times: int = 1, **kw: Any) -> None:
+        self.failures.extend(Failure(status, **kw) for _ in range(times))
+
+    def methods(self) -> list[str]:
+        return [r.method for r in self.requests]
+
+    # -- the HTTP side -----------------------------------------------------------------------
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def _send(self, status: int, data: Any, headers: dict[str, str] | None = None) -> None:
+                raw = json.dumps(data).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(raw)))
+                for k, v in (headers or {}).items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(raw)
+
+            def _handle(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                body = json.loads(raw) if raw else None
+                fake.requests.append(
+                    Request(self.command, self.path, self.headers.get("Authorization"), body)
+                )
+                for i, f in enumerate(fake.failures):
+                    if f.method in (None, self.command):
+                        del fake.failures[i]
+                        self._send(f.status, f.body or {"message": "failure"}, f.headers)
+                        return
+                if self.headers.get("Authorization") != f"Bearer {TOKEN}":
+                    self._send(401, {"message": "Bad credentials"})
+                    return
+                url = urlsplit(self.path)
+                query = parse_qs(url.query)
+                m = re.fullmatch(r"/repos/([^/]+/[^/]+)/issues/(\d+)/comments", url.path)
+                if m and m.group(1) in fake.repos:
+                    repo, pr = m.group(1), int(m.group(2))
+                    if self.command == "GET":
+                        self._list(repo, pr, query, url.path)
+                        return
+                    if self.command == "POST":
+                        if not self._body_ok(body):
+                            return
+                        cid = fake.add_comment(repo, pr, body["body"])
+                        self._send(201, self._find(cid))
+                        return
+                m = re.fullmatch(r"/repos/([^/]+/[^/]+)/issues/comments/(\d+)", url.path)
+                if m and m.group(1) in fake.repos and self.command == "PATCH":
+                    found = self._find(int(m.group(2)))
+                    if found is None:
+                        self._send(404, {"message": "Not Found"})
+                        return
+                    if not self._body_ok(body):
+                        return
+                    found["body"] = body["body"]
+                    self._send(200, found)
+                    return
+                m = re.fullmatch(r"/repos/([^/]+/[^/]+)/commits/([0-9a-f]+)/pulls", url.path)
+                if m and m.group(1) in fake.repos and self.command == "GET":
+                    self._send(200, fake.pulls_of_commit.get(m.group(2), []))
+                    return
+                self._send(404, {"message": "Not Found"})
+
+            def _body_ok(self, body: Any) -> bool:
+                if not isinstance(body, dict) or not isinstance(body.get("body"), str):
+                    self._send(422, {"message": "Validation Failed"})
+                    return False
+                if len(body["body"]) > 65536:
+                    self._send(
+                        422,
+                        {
+                            "message": "Validation Failed",
+                            "errors": [
+                                {
+                                    "resource": "IssueComment",
+                                    "code": "custom",
+                                    "field": "body",
+                                    "message": "body is too long (maximum is 65536 characters)",
+                                }
+                            ],
+                        },
+                    )
+                    return False
+                return True
+
+            def _find(self, cid: int) -> dict[str, Any] | None:
+                for items in fake.comments.values():
+                    for c in items:
+                        if c["id"] == cid:
+                            return c
+                return None
+
+            def _list(self, repo: str, pr: int, query: dict[str, list[str]], path: str) -> None:
+                items = fake.comments.get((repo, pr), [])
+                per_page = min(int(query.get("per_page", ["30"])[0]), fake.page_size)
+                page = int(query.get("page", ["1"])[0])
+                chunk = items[(page - 1) * per_page : page * per_page]
+                headers = {}
+                if page * per_page < len(items):
+                    host = fake.link_host or fake.url
+                    nxt = f"{host}{path}?per_page={per_page}&page={page + 1}"
+                    last = f"{host}{path}?per_page={per_page}&page={-(-len(items) // per_page)}"
+                    headers["Link"] = f'<{nxt}>; rel="next", <{last}>; rel="last"'
+                self._send(200, chunk, headers)
+
+            do_GET = do_POST = do_PATCH = _handle
+
+        return Handler
+
+    def start(self) -> None:
+        threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
