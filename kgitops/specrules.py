@@ -1,0 +1,433 @@
+"""The semantic rules a Kafka operator expects of a cluster folder, beyond the schemas.
+
+Each rule reads built specs (positions included) and appends positioned diagnostics; none
+stops the others. Broker-dependent rules run only when the brokers are known (a simulated
+cluster, a ``--state`` file or the live cluster).
+
+=================================  =======  ==============================================
+rule                               level    where
+=================================  =======  ==============================================
+same topic defined twice           error    the second definition's name
+names equal once . and _ alike     error    the later name (Kafka refuses the second)
+replicationFactor > brokers        error    replicationFactor
+replicationFactor > brokers left   error    replicationFactor (after decommission)
+replicationFactor 1                warning  replicationFactor (unless the cluster has 1)
+min.insync.replicas > RF           error    config.min.insync.replicas
+min.insync.replicas == RF > 1      warning  config.min.insync.replicas
+min/max.compaction.lag.ms          error    config.min.compaction.lag.ms
+tiered storage retention rules     error    the config that breaks Kafka's rule
+compression level without type     warning  the level
+placement static / assignment      error    placement, assignment.<p>, assignment.<p>.<i>
+startIndex out of range            error    startIndex
+rack-aware without racks           error    placement
+keys.sample missing                error    keys.sample
+cluster: endpoint, security, ...   error    the field
+=================================  =======  ==============================================
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+from kgitops.errors import Diagnostic, Mark
+from kgitops.model import Broker, ClusterSpec, TopicSpec
+from kgitops.yamlload import Document
+
+
+def _err(mark: Mark, message: str) -> Diagnostic:
+    return Diagnostic(mark, "error", message)
+
+
+def _warn(mark: Mark, message: str) -> Diagnostic:
+    return Diagnostic(mark, "warning", message)
+
+
+def _ids(ids: Sequence[int]) -> str:
+    return ", ".join(str(i) for i in sorted(ids))
+
+
+def check_folder(
+    directory: str,
+    cluster: ClusterSpec | None,
+    cluster_doc: Document | None,
+    topic_docs: list[tuple[TopicSpec, Document]],
+    brokers: Sequence[Broker] | None,
+    out: list[Diagnostic],
+) -> list[TopicSpec]:
+    """Run every rule; return the topics kept (the first definition of each name)."""
+    if cluster is not None and cluster_doc is not None:
+        check_cluster(cluster, cluster_doc, brokers, out)
+    topics = _unique_topics(topic_docs, out)
+    drained = set(cluster.decommission) if cluster is not None else set()
+    local = cluster is not None and _loopback_only(cluster)
+    for topic in topics:
+        check_topic(topic, directory, brokers, drained, out, local=local)
+    return topics
+
+
+# ------------------------------------------------------------------ topics
+
+
+def _unique_topics(
+    topic_docs: list[tuple[TopicSpec, Document]], out: list[Diagnostic]
+) -> list[TopicSpec]:
+    ordered = sorted((t for t, _ in topic_docs), key=lambda t: t.mark)
+    by_name: dict[str, TopicSpec] = {}
+    by_metric: dict[str, TopicSpec] = {}
+    kept: list[TopicSpec] = []
+    for topic in ordered:
+        first = by_name.get(topic.name)
+        if first is not None:
+            out.append(
+                _err(
+                    topic.mark_of("name"),
+                    f"topic {topic.name!r} is defined twice (first at {first.mark_of('name')})",
+                )
+            )
+            continue
+        metric = topic.name.replace(".", "_")
+        other = by_metric.get(metric)
+        if other is not None:
+            out.append(
+                _err(
+                    topic.mark_of("name"),
+                    f"topic {topic.name!r} collides with {other.name!r} "
+                    f"({other.mark_of('name')}): Kafka treats '.' and '_' alike in metric "
+                    "names and refuses the second",
+                )
+            )
+            continue
+        by_name[topic.name] = topic
+        by_metric[metric] = topic
+        kept.append(topic)
+    return kept
+
+
+def check_topic(
+    topic: TopicSpec,
+    directory: str,
+    brokers: Sequence[Broker] | None,
+    drained: set[int],
+    out: list[Diagnostic],
+    *,
+    local: bool = False,
+) -> None:
+    rf = topic.replication_factor
+    m = topic.mark_of
+    if brokers is not None:
+        n = len(brokers)
+        remaining = [b for b in brokers if b.id not in drained]
+        if rf > n:
+            out.append(
+                _err(
+                    m("replicationFactor"),
+                    f"replicationFactor {rf} is larger than the number of brokers ({n})",
+                )
+            )
+        elif rf > len(remaining) and not topic.delete:
+            out.append(
+                _err(
+                    m("replicationFactor"),
+                    f"replicationFactor {rf} needs {rf} brokers, but only {len(remaining)} "
+                    f"remain once brokers {_ids(sorted(drained))} are decommissioned",
+                )
+            )
+    single = len(brokers) == 1 if brokers is not None else local
+    if rf == 1 and not single and not topic.delete:
+        out.append(
+            _warn(
+                m("replicationFactor"),
+                "replicationFactor 1: the topic has one copy; it is unavailable, and may be "
+                "lost, when its broker fails",
+            )
+        )
+    _check_config_rules(topic, out)
+    _check_placement(topic, brokers, out)
+    if topic.keys is not None:
+        sample = topic.keys.sample
+        full = sample if os.path.isabs(sample) else os.path.join(directory, sample)
+        if not os.path.exists(full):
+            out.append(_err(m("keys.sample"), f"key sample not found: {sample}"))
+
+
+def _check_config_rules(topic: TopicSpec, out: list[Diagnostic]) -> None:
+    c = topic.config
+    m = topic.mark_of
+    rf = topic.replication_factor
+    isr = c.get("min.insync.replicas")
+    if isr is not None:
+        need = int(isr)
+        if need > rf:
+            out.append(
+                _err(
+                    m("config.min.insync.replicas"),
+                    f"min.insync.replicas {need} is above replicationFactor {rf}: producers "
+                    "with acks=all could never write",
+                )
+            )
+        elif need == rf and rf > 1:
+            out.append(
+                _warn(
+                    m("config.min.insync.replicas"),
+                    f"min.insync.replicas {need} equals replicationFactor {rf}: one broker "
+                    "down stops producers with acks=all",
+                )
+            )
+    lo, hi = c.get("min.compaction.lag.ms"), c.get("max.compaction.lag.ms")
+    if lo is not None and hi is not None and int(lo) > int(hi):
+        out.append(
+            _err(
+                m("config.min.compaction.lag.ms"),
+                f"min.compaction.lag.ms ({lo}) is above max.compaction.lag.ms ({hi})",
+            )
+        )
+    for codec in ("gzip", "lz4", "zstd"):
+        level = f"compression.{codec}.level"
+        if level in c and c.get("compression.type") != codec:
+            out.append(
+                _warn(
+                    m(f"config.{level}"),
+                    f"{level} has no effect unless compression.type is {codec}",
+                )
+            )
+    if c.get("remote.storage.enable") == "true":
+        _check_tiered(topic, out)
+
+
+def _check_tiered(topic: TopicSpec, out: list[Diagnostic]) -> None:
+    """Kafka's LogConfig rules for a topic with remote.storage.enable=true."""
+    c = topic.config
+    m = topic.mark_of
+    policy = c.get("cleanup.policy", "delete")
+    if policy not in ("delete", ""):
+        out.append(
+            _err(
+                m("config.cleanup.policy"),
+                "tiered storage (remote.storage.enable) needs cleanup.policy delete",
+            )
+        )
+    for kind, default in (("ms", "604800000"), ("bytes", "-1")):
+        total = int(c.get(f"retention.{kind}", default))
+        local_name = f"local.retention.{kind}"
+        local = int(c.get(local_name, "-2"))
+        if total != -1 and local != -2:
+            if local == -1:
+                out.append(
+                    _err(
+                        m(f"config.{local_name}"),
+                        f"{local_name} cannot be -1 while retention.{kind} is {total}",
+                    )
+                )
+            elif local > total:
+                out.append(
+                    _err(
+                        m(f"config.{local_name}"),
+                        f"{local_name} ({local}) is above retention.{kind} ({total})",
+                    )
+                )
+
+
+def _check_placement(
+    topic: TopicSpec, brokers: Sequence[Broker] | None, out: list[Diagnostic]
+) -> None:
+    m = topic.mark_of
+    ids = {b.id for b in brokers} if brokers is not None else None
+    if topic.placement == "static":
+        if topic.assignment is None:
+            out.append(
+                _err(
+                    m("placement"), "placement: static needs an assignment (one list per partition)"
+                )
+            )
+        if topic.start_index is not None:
+            out.append(_err(m("startIndex"), "startIndex has no meaning with placement: static"))
+    elif topic.assignment is not None:
+        out.append(_err(m("assignment"), "an assignment is only used with placement: static"))
+    if topic.assignment is not None:
+        _check_assignment(topic, ids, out)
+    if (
+        topic.start_index is not None
+        and brokers is not None
+        and topic.placement != "static"
+        and topic.start_index >= len(brokers)
+    ):
+        out.append(
+            _err(
+                m("startIndex"),
+                f"startIndex {topic.start_index} is out of range: the cluster has "
+                f"{len(brokers)} brokers, so it must be below {len(brokers)}",
+            )
+        )
+    if topic.placement == "rack-aware" and brokers is not None:
+        missing = [b.id for b in brokers if b.rack is None]
+        if missing:
+            out.append(
+                _err(
+                    m("placement"),
+                    f"placement rack-aware needs a rack on every broker; brokers "
+                    f"{_ids(missing)} have none",
+                )
+            )
+
+
+def _check_assignment(topic: TopicSpec, ids: set[int] | None, out: list[Diagnostic]) -> None:
+    assert topic.assignment is not None
+    m = topic.mark_of
+    rf = topic.replication_factor
+    if len(topic.assignment) != topic.partitions:
+        out.append(
+            _err(
+                m("assignment"),
+                f"the assignment has {len(topic.assignment)} replica lists but partitions is "
+                f"{topic.partitions}; give one list per partition",
+            )
+        )
+    for p, replicas in enumerate(topic.assignment):
+        if len(replicas) != rf:
+            out.append(
+                _err(
+                    m(f"assignment.{p}"),
+                    f"partition {p} has {len(replicas)} replicas but replicationFactor is {rf}",
+                )
+            )
+        seen: set[int] = set()
+        for i, broker in enumerate(replicas):
+            if broker in seen:
+                out.append(
+                    _err(m(f"assignment.{p}.{i}"), f"partition {p} lists broker {broker} twice")
+                )
+            seen.add(broker)
+            if ids is not None and broker not in ids:
+                out.append(
+                    _err(
+                        m(f"assignment.{p}.{i}"),
+                        f"broker {broker} (partition {p}) is not a broker of the cluster "
+                        f"(brokers: {_ids(sorted(ids))})",
+                    )
+                )
+
+
+# ------------------------------------------------------------------ cluster
+
+
+def _loopback_only(cluster: ClusterSpec) -> bool:
+    """A cluster reached only on this machine (a development broker, usually one)."""
+    hosts = [s.rsplit(":", 1)[0].strip("[]") for s in cluster.bootstrap_servers]
+    return bool(hosts) and all(
+        h == "localhost" or h.startswith("127.") or h == "::1" for h in hosts
+    )
+
+
+def _port_ok(server: str) -> int | None:
+    port = server.rsplit(":", 1)[-1]
+    return int(port) if port.isdigit() else None
+
+
+def check_cluster(
+    cluster: ClusterSpec, doc: Document, brokers: Sequence[Broker] | None, out: list[Diagnostic]
+) -> None:
+    m = cluster.mark_of
+    if not cluster.bootstrap_servers and cluster.simulated is None:
+        out.append(
+            _err(
+                cluster.mark,
+                "a Cluster needs bootstrapServers (a real cluster) or simulated (a simulated one)",
+            )
+        )
+    if cluster.bootstrap_servers and cluster.simulated is not None:
+        out.append(
+            _err(
+                doc.key_mark("simulated"),
+                "bootstrapServers and simulated exclude each other: a cluster is real or simulated",
+            )
+        )
+    seen: set[str] = set()
+    for i, server in enumerate(cluster.bootstrap_servers):
+        port = _port_ok(server)
+        if port is None or not 1 <= port <= 65535:
+            out.append(
+                _err(
+                    m(f"bootstrapServers.{i}"),
+                    f"bootstrap server {server!r}: port must be 1..65535",
+                )
+            )
+        if server in seen:
+            out.append(
+                _warn(m(f"bootstrapServers.{i}"), f"bootstrap server {server!r} is listed twice")
+            )
+        seen.add(server)
+    sec = cluster.security
+    sasl_protocol = sec.protocol.startswith("SASL_")
+    ssl_protocol = sec.protocol in ("SSL", "SASL_SSL")
+    if sasl_protocol and sec.sasl is None:
+        out.append(
+            _err(
+                m("security.protocol"),
+                f"protocol {sec.protocol} needs security.sasl "
+                "(mechanism, usernameEnv, passwordEnv)",
+            )
+        )
+    if sec.sasl is not None and not sasl_protocol:
+        out.append(
+            _err(
+                doc.key_mark("security.sasl"),
+                f"security.sasl needs protocol SASL_PLAINTEXT or SASL_SSL, not {sec.protocol}",
+            )
+        )
+    if sec.ssl is not None and not ssl_protocol:
+        out.append(
+            _err(
+                doc.key_mark("security.ssl"),
+                f"security.ssl needs protocol SSL or SASL_SSL, not {sec.protocol}",
+            )
+        )
+    if sec.ssl is not None and (sec.ssl.cert_file is None) != (sec.ssl.key_file is None):
+        out.append(
+            _err(
+                doc.key_mark("security.ssl"),
+                "security.ssl: certFile and keyFile go together (mutual TLS needs both)",
+            )
+        )
+    if cluster.simulated is not None:
+        _check_simulated(cluster, doc, out)
+    if brokers is not None:
+        ids = {b.id for b in brokers}
+        for i, broker in enumerate(cluster.decommission):
+            if broker not in ids:
+                out.append(
+                    _err(
+                        m(f"decommission.{i}"),
+                        f"broker {broker} in decommission is not a broker of the cluster "
+                        f"(brokers: {_ids(sorted(ids))})",
+                    )
+                )
+        if ids and ids <= set(cluster.decommission):
+            out.append(
+                _err(doc.key_mark("decommission"), "decommission lists every broker of the cluster")
+            )
+
+
+def _check_simulated(cluster: ClusterSpec, doc: Document, out: list[Diagnostic]) -> None:
+    assert cluster.simulated is not None
+    first: dict[int, int] = {}
+    for i, broker in enumerate(cluster.simulated.brokers):
+        if broker.id in first:
+            out.append(
+                _err(
+                    doc.mark(f"simulated.brokers.{i}.id"),
+                    f"broker id {broker.id} is listed twice (first at simulated.brokers."
+                    f"{first[broker.id]})",
+                )
+            )
+        first.setdefault(broker.id, i)
+    racked = [b for b in cluster.simulated.brokers if b.rack is not None]
+    if racked and len(racked) != len(cluster.simulated.brokers):
+        bare = [b.id for b in cluster.simulated.brokers if b.rack is None]
+        out.append(
+            _warn(
+                doc.key_mark("simulated.brokers"),
+                f"only some brokers have a rack (none on {_ids(bare)}): Kafka then places "
+                "replicas without racks",
+            )
+        )

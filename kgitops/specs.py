@@ -1,0 +1,345 @@
+"""A cluster folder of YAML -> ``Specs``: the cluster, its topics, and every problem found.
+
+Loading never stops at the first problem and never raises on bad input: each YAML document
+is composed with its positions (``yamlload``), checked against its JSON Schema
+(``schemacheck``), turned into a ``TopicSpec`` or ``ClusterSpec``, and then the whole folder
+goes through the rules a Kafka operator expects (``specrules``). What comes out is sorted::
+
+    topics/prod/payments.yaml:14:5: error: partitions must be at least 1, not 0
+    topics/prod/payments.yaml:20:3: warning: replicationFactor 1: ...
+
+Layout of a cluster folder: every ``*.yaml`` / ``*.yml`` below it (recursively; hidden files
+and folders, and sub-folders that have their own ``cluster.yaml``, are skipped), several
+documents per file. Exactly one document is ``kind: Cluster`` (normally ``cluster.yaml``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+from kgitops import schemacheck, specrules
+from kgitops.errors import Diagnostic, Mark, SpecError
+from kgitops.model import (
+    Broker,
+    ClusterSpec,
+    KeySample,
+    Placement,
+    ReassignmentSettings,
+    SaslSpec,
+    SecuritySpec,
+    SimulatedSpec,
+    SslSpec,
+    TopicSpec,
+    UnmanagedPolicy,
+)
+from kgitops.topic_configs import CONFIGS, MANAGED_BY_APPLY, check_config
+from kgitops.yamlload import Document, Marks, load_file
+
+CLUSTER_FILES = ("cluster.yaml", "cluster.yml")
+YAML_SUFFIXES = (".yaml", ".yml")
+KINDS = ("Topic", "Cluster")
+
+
+@dataclass(frozen=True)
+class Specs:
+    """Everything one cluster folder says, and every problem found in it."""
+
+    directory: str  # the cluster folder
+    cluster: ClusterSpec | None  # from cluster.yaml (kind: Cluster)
+    topics: tuple[TopicSpec, ...]  # sorted by name
+    diagnostics: tuple[Diagnostic, ...]  # every problem found, sorted
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.is_error]
+
+    @property
+    def warnings(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if not d.is_error]
+
+    def topic(self, name: str) -> TopicSpec | None:
+        for t in self.topics:
+            if t.name == name:
+                return t
+        return None
+
+
+# ------------------------------------------------------------------ files
+
+
+def is_cluster_dir(directory: str) -> bool:
+    """A cluster folder has a cluster.yaml (or cluster.yml)."""
+    return any(os.path.isfile(os.path.join(directory, f)) for f in CLUSTER_FILES)
+
+
+def cluster_dirs(directory: str) -> list[str]:
+    """The cluster folders ``validate DIR`` checks: DIR itself when it has a cluster.yaml,
+    else its sub-folders that have one (``topics/`` -> ``topics/dev``, ``topics/prod``), else
+    DIR (which then lacks its cluster.yaml, and says so)."""
+    if is_cluster_dir(directory) or not os.path.isdir(directory):
+        return [directory]
+    found = []
+    for entry in sorted(os.listdir(directory)):
+        sub = os.path.join(directory, entry)
+        if not entry.startswith(".") and os.path.isdir(sub) and is_cluster_dir(sub):
+            found.append(sub)
+    return found or [directory]
+
+
+def spec_files(directory: str) -> list[str]:
+    """Every YAML file of a cluster folder, sorted, as paths joined to ``directory``."""
+    out: list[str] = []
+    for root, dirs, files in os.walk(directory):
+        keep = []
+        for d in sorted(dirs):
+            if d.startswith("."):
+                continue
+            if is_cluster_dir(os.path.join(root, d)):
+                continue  # another cluster's folder, nested
+            keep.append(d)
+        dirs[:] = keep
+        for f in files:
+            if f.startswith(".") or not f.endswith(YAML_SUFFIXES):
+                continue
+            out.append(os.path.normpath(os.path.join(root, f)))
+    return sorted(out)
+
+
+# ------------------------------------------------------------------ building
+
+
+def _get(value: Mapping[str, Any], key: str, default: Any = None) -> Any:
+    return value.get(key, default)
+
+
+def _build_topic(doc: Document, diags: list[Diagnostic]) -> TopicSpec:
+    v = doc.value
+    config: dict[str, str] = {}
+    for key, raw in (v.get("config") or {}).items():
+        path = f"config.{key}"
+        if key in MANAGED_BY_APPLY:
+            diags.append(
+                Diagnostic(
+                    doc.key_mark(path),
+                    "error",
+                    f"{key} is set by kgitops apply while replicas move; remove it from the spec",
+                )
+            )
+            continue
+        if key not in CONFIGS:
+            hint = schemacheck.did_you_mean(key, sorted(CONFIGS))
+            diags.append(
+                Diagnostic(doc.key_mark(path), "error", f"unknown topic config {key!r}{hint}")
+            )
+            continue
+        normal, problem = check_config(key, raw)
+        if problem is not None or normal is None:
+            diags.append(Diagnostic(doc.mark(path), "error", problem or f"invalid {key}"))
+            continue
+        removed = CONFIGS[key].removed_in
+        if removed:
+            diags.append(
+                Diagnostic(
+                    doc.key_mark(path),
+                    "warning",
+                    f"{key} is deprecated and was removed in Kafka {removed}",
+                )
+            )
+        config[key] = normal
+    keys = v.get("keys")
+    assignment = v.get("assignment")
+    return TopicSpec(
+        name=v["name"],
+        partitions=int(v["partitions"]),
+        replication_factor=int(v["replicationFactor"]),
+        placement=cast(Placement | None, v.get("placement")),
+        start_index=int(v["startIndex"]) if v.get("startIndex") is not None else None,
+        assignment=(
+            tuple(tuple(int(b) for b in replicas) for replicas in assignment)
+            if assignment is not None
+            else None
+        ),
+        config=config,
+        delete=bool(v.get("delete", False)),
+        keys=(
+            KeySample(
+                sample=keys["sample"],
+                column=keys.get("column", "key"),
+                size_column=keys.get("sizeColumn"),
+            )
+            if keys is not None
+            else None
+        ),
+        mark=doc.key_mark("name"),
+        marks=Marks(doc.path, doc.positions),
+    )
+
+
+def _build_cluster(doc: Document, directory: str) -> ClusterSpec:
+    v = doc.value
+    sec = v.get("security") or {}
+    sasl = sec.get("sasl")
+    ssl = sec.get("ssl")
+    security = SecuritySpec(
+        protocol=sec.get("protocol", "PLAINTEXT"),
+        sasl=(
+            SaslSpec(sasl["mechanism"], sasl["usernameEnv"], sasl["passwordEnv"])
+            if sasl is not None
+            else None
+        ),
+        ssl=(
+            SslSpec(
+                ca_file=_in_dir(directory, ssl.get("caFile")),
+                cert_file=_in_dir(directory, ssl.get("certFile")),
+                key_file=_in_dir(directory, ssl.get("keyFile")),
+                key_password_env=ssl.get("keyPasswordEnv"),
+                check_hostname=bool(ssl.get("checkHostname", True)),
+            )
+            if ssl is not None
+            else None
+        ),
+    )
+    re = v.get("reassignment") or {}
+    defaults = ReassignmentSettings()
+    reassignment = ReassignmentSettings(
+        throttle_bytes_per_sec=re.get("throttleBytesPerSec"),
+        max_concurrent_moves=int(re.get("maxConcurrentMoves", defaults.max_concurrent_moves)),
+        timeout_seconds=float(re.get("timeoutSeconds", defaults.timeout_seconds)),
+    )
+    sim = v.get("simulated")
+    simulated = (
+        SimulatedSpec(
+            state_file=os.path.abspath(os.path.join(directory, sim["stateFile"])),
+            brokers=tuple(
+                Broker(int(b["id"]), b.get("rack"), bool(b.get("online", True)))
+                for b in sim["brokers"]
+            ),
+        )
+        if sim is not None
+        else None
+    )
+    return ClusterSpec(
+        name=v["name"],
+        directory=directory,
+        bootstrap_servers=tuple(v.get("bootstrapServers") or ()),
+        security=security,
+        reassignment=reassignment,
+        decommission=tuple(int(b) for b in v.get("decommission") or ()),
+        unmanaged_topics=cast(UnmanagedPolicy, v.get("unmanagedTopics", "warn")),
+        simulated=simulated,
+        request_timeout_ms=int(v.get("requestTimeoutMs", 30_000)),
+        mark=doc.mark(""),
+        marks=Marks(doc.path, doc.positions),
+    )
+
+
+def _in_dir(directory: str, path: str | None) -> str | None:
+    if path is None:
+        return None
+    return path if os.path.isabs(path) else os.path.normpath(os.path.join(directory, path))
+
+
+def _kind_of(doc: Document, diags: list[Diagnostic]) -> str | None:
+    v = doc.value
+    if not isinstance(v, dict):
+        diags.append(
+            Diagnostic(
+                doc.mark(""),
+                "error",
+                "a document must be a mapping with apiVersion, kind and its fields, "
+                f"not {schemacheck.type_word(v)}",
+            )
+        )
+        return None
+    kind = v.get("kind")
+    if kind is None:
+        diags.append(
+            Diagnostic(doc.mark(""), "error", "missing required field 'kind' (Topic or Cluster)")
+        )
+        return None
+    if kind not in KINDS:
+        hint = schemacheck.did_you_mean(kind, list(KINDS)) if isinstance(kind, str) else ""
+        diags.append(
+            Diagnostic(
+                doc.mark("kind"),
+                "error",
+                f"unknown kind {schemacheck.type_word(kind)}: expected Topic or Cluster{hint}",
+            )
+        )
+        return None
+    return str(kind)
+
+
+# ------------------------------------------------------------------ loading
+
+
+def load_specs(directory: str, *, brokers: Sequence[Broker] | None = None) -> Specs:
+    """Load and check one cluster folder. Never raises on bad input: every problem is in
+    ``diagnostics``. ``brokers`` are the known brokers (from a ``--state`` file or the live
+    cluster) for the replication-factor, assignment and decommission checks; when None, the
+    simulated brokers of cluster.yaml are used, if any."""
+    diags: list[Diagnostic] = []
+    if not os.path.isdir(directory):
+        diags.append(Diagnostic(Mark(directory), "error", "no such folder"))
+        return Specs(directory, None, (), tuple(diags))
+    topic_docs: list[tuple[TopicSpec, Document]] = []
+    cluster: ClusterSpec | None = None
+    cluster_doc: Document | None = None
+    cluster_seen: Mark | None = None
+    for filename in spec_files(directory):
+        documents, problems = load_file(filename)
+        diags.extend(problems)
+        for doc in documents:
+            kind = _kind_of(doc, diags)
+            if kind is None:
+                continue
+            found = schemacheck.check(doc, kind)
+            if kind == "Cluster":
+                if cluster_seen is not None:
+                    diags.append(
+                        Diagnostic(
+                            doc.mark("kind"),
+                            "error",
+                            f"a second Cluster document (the first is at {cluster_seen}); "
+                            "a folder describes one cluster",
+                        )
+                    )
+                    continue
+                cluster_seen = doc.mark("kind")
+                diags.extend(found)
+                if not found:
+                    cluster = _build_cluster(doc, directory)
+                    cluster_doc = doc
+                continue
+            diags.extend(found)
+            if not found:
+                topic_docs.append((_build_topic(doc, diags), doc))
+    if cluster_seen is None:
+        diags.append(
+            Diagnostic(
+                Mark(os.path.normpath(directory)),
+                "error",
+                "no Cluster document in this folder (expected cluster.yaml with kind: Cluster)",
+            )
+        )
+    known = list(brokers) if brokers is not None else None
+    if known is None and cluster is not None and cluster.simulated is not None:
+        known = list(cluster.simulated.brokers)
+    topics = specrules.check_folder(directory, cluster, cluster_doc, topic_docs, known, diags)
+    return Specs(
+        directory=directory,
+        cluster=cluster,
+        topics=tuple(sorted(topics, key=lambda t: t.name)),
+        diagnostics=tuple(sorted(set(diags))),
+    )
+
+
+def load_specs_or_raise(directory: str, *, brokers: Sequence[Broker] | None = None) -> Specs:
+    """``load_specs``, raising ``SpecError`` (with every diagnostic) if any is an error."""
+    specs = load_specs(directory, brokers=brokers)
+    if specs.errors:
+        raise SpecError(specs.diagnostics)
+    return specs

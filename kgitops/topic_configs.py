@@ -1,0 +1,658 @@
+"""Kafka's topic-level configs (3.x and 4.x): name, type, default, valid values, and meaning.
+
+This table is the one source of truth: the ``config`` part of ``schemas/topic.json`` is
+generated from it (``python -m kgitops.topic_configs`` rewrites it; a test checks they agree),
+validation uses it, and the diff compares values through ``normalize_config``.
+
+Types are Kafka's ``ConfigDef.Type``; ranges and enums are those of Kafka's ``LogConfig``
+(``storage/.../log/LogConfig.java``). Values are held as Kafka holds them, as strings::
+
+    >>> normalize_config("retention.ms", 604800000)
+    '604800000'
+    >>> normalize_config("unclean.leader.election.enable", False)
+    'false'
+    >>> normalize_config("cleanup.policy", ["compact", "delete"])
+    'compact,delete'
+    >>> normalize_config("cleanup.policy", "compact, delete")
+    'compact,delete'
+    >>> normalize_config("min.cleanable.dirty.ratio", "0.50")
+    '0.5'
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+ConfigType = Literal["long", "int", "double", "boolean", "string", "list"]
+
+INT_MAX = 2**31 - 1
+INT_MIN = -(2**31)
+LONG_MAX = 2**63 - 1
+LONG_MIN = -(2**63)
+
+#: Configs that ``kgitops apply`` sets during a reassignment; a spec may not set them and the
+#: diff never reports them as drift.
+MANAGED_BY_APPLY = frozenset(
+    {"leader.replication.throttled.replicas", "follower.replication.throttled.replicas"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class TopicConfig:
+    """One topic-level config as Kafka's ``LogConfig`` defines it."""
+
+    name: str
+    type: ConfigType
+    default: str  # Kafka's default, as the string it reports
+    doc: str
+    minimum: int | float | None = None
+    maximum: int | float | None = None
+    choices: tuple[str, ...] = ()  # enum for strings; allowed items for lists
+    removed_in: str | None = None  # e.g. "4.0": the config is gone in that version
+    since: str | None = None  # the first Kafka version that has it
+    extra_values: tuple[int, ...] = ()  # single values allowed outside [minimum, maximum]
+
+    @property
+    def bounds(self) -> tuple[int | float, int | float] | None:
+        """The inclusive range of a number, including the limits of Kafka's int and long."""
+        if self.type == "int":
+            lo: int | float = INT_MIN if self.minimum is None else self.minimum
+            hi: int | float = INT_MAX if self.maximum is None else self.maximum
+            return lo, hi
+        if self.type == "long":
+            lo = LONG_MIN if self.minimum is None else self.minimum
+            hi = LONG_MAX if self.maximum is None else self.maximum
+            return lo, hi
+        if self.type == "double":
+            lo = -math.inf if self.minimum is None else self.minimum
+            hi = math.inf if self.maximum is None else self.maximum
+            return lo, hi
+        return None
+
+
+def _c(name: str, type_: ConfigType, default: str, doc: str, **kw: Any) -> TopicConfig:
+    return TopicConfig(name, type_, default, doc, **kw)
+
+
+_LONG_MAX_S = str(LONG_MAX)
+
+CONFIGS: Mapping[str, TopicConfig] = {
+    c.name: c
+    for c in (
+        _c(
+            "cleanup.policy",
+            "list",
+            "delete",
+            "How old log segments are discarded: delete (by retention time or size), compact "
+            "(keep the latest value per key), or both (compact,delete).",
+            choices=("compact", "delete"),
+        ),
+        _c(
+            "compression.type",
+            "string",
+            "producer",
+            "The final compression of the topic's data; producer keeps what the producer sent.",
+            choices=("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"),
+        ),
+        _c(
+            "compression.gzip.level",
+            "int",
+            "-1",
+            "The gzip level when compression.type is gzip: 1..9, or -1 for the default.",
+            minimum=1,
+            maximum=9,
+            extra_values=(-1,),
+            since="3.8",
+        ),
+        _c(
+            "compression.lz4.level",
+            "int",
+            "9",
+            "The lz4 level when compression.type is lz4.",
+            minimum=1,
+            maximum=17,
+            since="3.8",
+        ),
+        _c(
+            "compression.zstd.level",
+            "int",
+            "3",
+            "The zstd level when compression.type is zstd.",
+            minimum=-131072,
+            maximum=22,
+            since="3.8",
+        ),
+        _c(
+            "delete.retention.ms",
+            "long",
+            "86400000",
+            "How long delete tombstones are kept on a compacted topic.",
+            minimum=0,
+        ),
+        _c(
+            "file.delete.delay.ms",
+            "long",
+            "60000",
+            "How long a deleted segment file waits before it is removed from disk.",
+            minimum=0,
+        ),
+        _c(
+            "flush.messages",
+            "long",
+            _LONG_MAX_S,
+            "Force an fsync after this many messages (normally left to the OS and replication).",
+            minimum=1,
+        ),
+        _c(
+            "flush.ms",
+            "long",
+            _LONG_MAX_S,
+            "Force an fsync after this many milliseconds (normally left to the OS).",
+            minimum=0,
+        ),
+        _c(
+            "follower.replication.throttled.replicas",
+            "list",
+            "",
+            "Replicas throttled on the follower side (partition:broker,... or *). Set by "
+            "kgitops apply during reassignments; do not set it in a spec.",
+        ),
+        _c(
+            "index.interval.bytes",
+            "int",
+            "4096",
+            "How often an entry is added to the offset index, in bytes.",
+            minimum=0,
+        ),
+        _c(
+            "leader.replication.throttled.replicas",
+            "list",
+            "",
+            "Replicas throttled on the leader side (partition:broker,... or *). Set by "
+            "kgitops apply during reassignments; do not set it in a spec.",
+        ),
+        _c(
+            "local.retention.bytes",
+            "long",
+            "-2",
+            "With tiered storage: the most bytes kept on local disk; -2 means retention.bytes.",
+            minimum=-2,
+            since="3.6",
+        ),
+        _c(
+            "local.retention.ms",
+            "long",
+            "-2",
+            "With tiered storage: how long data stays on local disk; -2 means retention.ms.",
+            minimum=-2,
+            since="3.6",
+        ),
+        _c(
+            "max.compaction.lag.ms",
+            "long",
+            _LONG_MAX_S,
+            "The longest a message may stay ineligible for compaction.",
+            minimum=1,
+        ),
+        _c(
+            "max.message.bytes",
+            "int",
+            "1048588",
+            "The largest record batch the topic accepts, in bytes.",
+            minimum=0,
+        ),
+        _c(
+            "message.downconversion.enable",
+            "boolean",
+            "true",
+            "Whether brokers down-convert messages for old consumers.",
+            removed_in="4.0",
+        ),
+        _c(
+            "message.format.version",
+            "string",
+            "3.0-IV1",
+            "The message format version (deprecated; ignored since 3.0).",
+            removed_in="4.0",
+        ),
+        _c(
+            "message.timestamp.after.max.ms",
+            "long",
+            "3600000",
+            "How far in the future a message timestamp may be (Kafka 3.6..3.9 default: "
+            "Long.MAX_VALUE).",
+            minimum=0,
+            since="3.6",
+        ),
+        _c(
+            "message.timestamp.before.max.ms",
+            "long",
+            _LONG_MAX_S,
+            "How far in the past a message timestamp may be.",
+            minimum=0,
+            since="3.6",
+        ),
+        _c(
+            "message.timestamp.difference.max.ms",
+            "long",
+            _LONG_MAX_S,
+            "The largest difference between a message timestamp and the broker's clock "
+            "(deprecated: use message.timestamp.before/after.max.ms).",
+            minimum=0,
+            removed_in="4.0",
+        ),
+        _c(
+            "message.timestamp.type",
+            "string",
+            "CreateTime",
+            "Whose timestamp a message keeps: the producer's (CreateTime) or the broker's "
+            "(LogAppendTime).",
+            choices=("CreateTime", "LogAppendTime"),
+        ),
+        _c(
+            "min.cleanable.dirty.ratio",
+            "double",
+            "0.5",
+            "The share of the log that must be uncompacted before the cleaner runs.",
+            minimum=0,
+            maximum=1,
+        ),
+        _c(
+            "min.compaction.lag.ms",
+            "long",
+            "0",
+            "The shortest a message stays uncompacted.",
+            minimum=0,
+        ),
+        _c(
+            "min.insync.replicas",
+            "int",
+            "1",
+            "How many in-sync replicas must acknowledge a write with acks=all.",
+            minimum=1,
+        ),
+        _c(
+            "preallocate",
+            "boolean",
+            "false",
+            "Preallocate the file when a new segment is created.",
+        ),
+        _c(
+            "remote.copy.lag.bytes",
+            "long",
+            "0",
+            "With tiered storage: how many bytes may wait before being copied to remote "
+            "storage; -1 means local.retention.bytes.",
+            minimum=-1,
+            since="4.2",
+        ),
+        _c(
+            "remote.copy.lag.ms",
+            "long",
+            "0",
+            "With tiered storage: how long data may wait before being copied to remote "
+            "storage; -1 means local.retention.ms.",
+            minimum=-1,
+            since="4.2",
+        ),
+        _c(
+            "remote.log.copy.disable",
+            "boolean",
+            "false",
+            "With tiered storage: stop copying segments to remote storage (read-only remote).",
+            since="3.9",
+        ),
+        _c(
+            "remote.log.delete.on.disable",
+            "boolean",
+            "false",
+            "Delete the remote data when remote.storage.enable is turned off.",
+            since="3.9",
+        ),
+        _c(
+            "remote.storage.enable",
+            "boolean",
+            "false",
+            "Keep older segments in remote (tiered) storage.",
+            since="3.6",
+        ),
+        _c(
+            "retention.bytes",
+            "long",
+            "-1",
+            "The most bytes a partition keeps before old segments are deleted; -1: no limit.",
+        ),
+        _c(
+            "retention.ms",
+            "long",
+            "604800000",
+            "How long messages are kept; -1: forever.",
+            minimum=-1,
+        ),
+        _c(
+            "segment.bytes",
+            "int",
+            "1073741824",
+            "The size of one log segment file (Kafka 4.0 refuses less than 1 MiB).",
+            minimum=1048576,
+        ),
+        _c(
+            "segment.index.bytes",
+            "int",
+            "10485760",
+            "The size of the index that maps offsets to file positions.",
+            minimum=4,
+        ),
+        _c(
+            "segment.jitter.ms",
+            "long",
+            "0",
+            "The largest random jitter subtracted from segment.ms, to avoid rolling all at once.",
+            minimum=0,
+        ),
+        _c(
+            "segment.ms",
+            "long",
+            "604800000",
+            "Roll a new segment after this long even if it is not full.",
+            minimum=1,
+        ),
+        _c(
+            "unclean.leader.election.enable",
+            "boolean",
+            "false",
+            "Allow an out-of-sync replica to become leader (may lose data).",
+        ),
+    )
+}
+
+
+def suggest(name: str, candidates: list[str] | None = None) -> str | None:
+    """The closest known config name, for "did you mean" (None when nothing is close)."""
+    pool = candidates if candidates is not None else list(CONFIGS)
+    matches = difflib.get_close_matches(name, pool, n=1, cutoff=0.6)
+    return matches[0] if matches else None
+
+
+# ------------------------------------------------------------------ values
+
+
+def _as_int(value: object) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str):
+        text = value.strip()
+        digits = text[1:] if text[:1] in "+-" else text
+        if digits.isascii() and digits.isdigit():
+            return int(text)
+    return None
+
+
+def _as_float(value: object) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            result = float(value.strip())
+        except ValueError:
+            return None
+        return result if math.isfinite(result) else None
+    return None
+
+
+def _as_bool(value: object) -> bool | None:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    return None
+
+
+def _list_items(value: object) -> list[str] | None:
+    if isinstance(value, str):
+        return [item.strip() for item in value.split(",") if item.strip()]
+    if isinstance(value, list | tuple):
+        if not all(isinstance(item, str) for item in value):
+            return None
+        return [item.strip() for item in value]
+    return None
+
+
+def _render_float(x: float) -> str:
+    text = repr(x)
+    return text
+
+
+def _type_word(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a number"
+    if isinstance(value, str):
+        return f"the string {value!r}"
+    if isinstance(value, list | tuple):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return type(value).__name__
+
+
+_EXPECTED = {
+    "long": "an integer",
+    "int": "an integer",
+    "double": "a number",
+    "boolean": "true or false",
+    "string": "a string",
+    "list": "a comma-separated string or a list of strings",
+}
+
+
+def check_config(name: str, value: object) -> tuple[str | None, str | None]:
+    """Validate one config value: ``(normalised value, None)`` or ``(None, error message)``.
+
+    Unknown names are the caller's business (see ``suggest``); they normalise as strings.
+    """
+    spec = CONFIGS.get(name)
+    if spec is None:
+        return _plain(value), None
+    if spec.type in ("int", "long"):
+        number = _as_int(value)
+        if number is None:
+            return None, f"{name} must be {_EXPECTED[spec.type]}, not {_type_word(value)}"
+        lo, hi = spec.bounds or (LONG_MIN, LONG_MAX)
+        if not lo <= number <= hi and number not in spec.extra_values:
+            return None, f"{name} must be {_range_words(spec)}, not {number}"
+        return str(number), None
+    if spec.type == "double":
+        real = _as_float(value)
+        if real is None:
+            return None, f"{name} must be a number, not {_type_word(value)}"
+        lo, hi = spec.bounds or (-math.inf, math.inf)
+        if not lo <= real <= hi:
+            return None, f"{name} must be {_range_words(spec)}, not {_render_float(real)}"
+        return _render_float(real), None
+    if spec.type == "boolean":
+        flag = _as_bool(value)
+        if flag is None:
+            return None, f"{name} must be true or false, not {_type_word(value)}"
+        return ("true" if flag else "false"), None
+    if spec.type == "list":
+        items = _list_items(value)
+        if items is None:
+            return None, f"{name} must be {_EXPECTED['list']}, not {_type_word(value)}"
+        if spec.choices:
+            for item in items:
+                if item not in spec.choices:
+                    return None, (
+                        f"{name}: {item!r} is not one of {', '.join(spec.choices)}"
+                        + _hint(item, list(spec.choices))
+                    )
+            if len(set(items)) != len(items):
+                return None, f"{name} lists a value twice: {','.join(items)}"
+        return ",".join(items), None
+    # string
+    if not isinstance(value, str):
+        return None, f"{name} must be a string, not {_type_word(value)}"
+    if spec.choices and value not in spec.choices:
+        return None, (
+            f"{name} must be one of {', '.join(spec.choices)}, not {value!r}"
+            + _hint(value, list(spec.choices))
+        )
+    return value, None
+
+
+def _hint(value: str, choices: list[str]) -> str:
+    lowered = {c.lower(): c for c in choices}
+    if value.lower() in lowered:
+        return f" (did you mean {lowered[value.lower()]!r}?)"
+    close = suggest(value, choices)
+    return f" (did you mean {close!r}?)" if close else ""
+
+
+def _range_words(spec: TopicConfig) -> str:
+    lo, hi = spec.bounds or (None, None)
+    extra = "".join(f" or {v}" for v in spec.extra_values)
+    limits_lo = lo in (INT_MIN, LONG_MIN, -math.inf)
+    limits_hi = hi in (INT_MAX, LONG_MAX, math.inf)
+    if limits_lo and limits_hi:
+        kind = "int" if spec.type == "int" else "long"
+        return f"a 64-bit {kind}" if kind == "long" else "a 32-bit int"
+    if limits_hi:
+        return f"at least {lo}{extra}"
+    if limits_lo:
+        return f"at most {hi}{extra}"
+    return f"between {lo} and {hi}{extra}"
+
+
+def _plain(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list | tuple):
+        return ",".join(_plain(v).strip() for v in value)
+    if value is None:
+        return ""
+    return str(value)
+
+
+def normalize_config(name: str, value: object) -> str:
+    """The string Kafka holds for ``value``: ints as decimal, booleans ``true``/``false``,
+    lists comma-joined without spaces, doubles in one canonical form. Both sides of the diff
+    go through it, so ``604800000``, ``"604800000"`` and ``"0604800000"`` compare equal.
+
+    Never raises: a value that does not fit the config's type comes back as a plain string
+    (validation reports it; the diff then shows it as a change).
+    """
+    normal, error = check_config(name, value)
+    if error is None and normal is not None:
+        return normal
+    spec = CONFIGS.get(name)
+    if spec is not None and spec.type == "boolean" and isinstance(value, str):
+        return value.strip().lower()
+    return _plain(value)
+
+
+# ------------------------------------------------------------------ schema
+
+
+def value_schema(spec: TopicConfig) -> dict[str, Any]:
+    """The JSON Schema of one config value (what an editor checks as you type)."""
+    suffix = f" Kafka default: {spec.default!r}." if spec.default != "" else ""
+    if spec.since:
+        suffix += f" Since Kafka {spec.since}."
+    if spec.removed_in:
+        suffix += f" Removed in Kafka {spec.removed_in}."
+    out: dict[str, Any] = {"description": spec.doc + suffix}
+    if spec.type in ("int", "long"):
+        lo, hi = spec.bounds or (LONG_MIN, LONG_MAX)
+        number: dict[str, Any] = {"type": "integer", "minimum": lo, "maximum": hi}
+        if spec.extra_values:
+            number = {
+                "type": "integer",
+                "anyOf": [
+                    {"minimum": lo, "maximum": hi},
+                    {"enum": list(spec.extra_values)},
+                ],
+            }
+        out["anyOf"] = [number, {"type": "string", "pattern": "^[+-]?[0-9]+$"}]
+        out["default"] = int(spec.default)
+    elif spec.type == "double":
+        lo_f, hi_f = spec.bounds or (-math.inf, math.inf)
+        num: dict[str, Any] = {"type": "number"}
+        if math.isfinite(lo_f):
+            num["minimum"] = lo_f
+        if math.isfinite(hi_f):
+            num["maximum"] = hi_f
+        out["anyOf"] = [num, {"type": "string"}]
+        out["default"] = float(spec.default)
+    elif spec.type == "boolean":
+        out["anyOf"] = [{"type": "boolean"}, {"enum": ["true", "false"]}]
+        out["default"] = spec.default == "true"
+    elif spec.type == "list":
+        if spec.choices:
+            out["anyOf"] = [
+                {"type": "string", "pattern": _list_pattern(spec.choices)},
+                {
+                    "type": "array",
+                    "items": {"enum": list(spec.choices)},
+                    "uniqueItems": True,
+                },
+            ]
+        else:
+            out["anyOf"] = [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]
+        out["default"] = spec.default
+    else:
+        out["type"] = "string"
+        if spec.choices:
+            out["enum"] = list(spec.choices)
+        out["default"] = spec.default
+    if spec.removed_in:
+        out["deprecated"] = True
+    return out
+
+
+def _list_pattern(choices: tuple[str, ...]) -> str:
+    alt = "|".join(choices)
+    return f"^\\s*({alt})?(\\s*,\\s*({alt}))*\\s*$"
+
+
+def config_schema() -> dict[str, Any]:
+    """The ``config`` property of ``schemas/topic.json``."""
+    return {
+        "type": "object",
+        "description": "Topic-level configs, by Kafka's name. Values may be written as YAML "
+        "numbers, booleans or strings; kgitops holds them as the strings Kafka holds.",
+        "additionalProperties": False,
+        "properties": {name: value_schema(spec) for name, spec in sorted(CONFIGS.items())},
+    }
+
+
+SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
+
+
+def _write_schema() -> None:
+    path = SCHEMA_DIR / "topic.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["properties"]["config"] = config_schema()
+    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {path}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    _write_schema()

@@ -1,0 +1,310 @@
+"""YAML files -> plain Python values, with the file, line and column of every value kept.
+
+PyYAML's constructors forget positions and silently accept duplicate keys, so kgitops only
+asks libyaml (``CSafeLoader``) to *compose* the node graph and builds the values itself:
+
+* every value's position is kept under its dotted path (``"config.retention.ms"``,
+  ``"assignment.3"``), 1-based as editors count, and every mapping key's position too;
+* a key seen twice in one mapping is an error at the second one;
+* tabs, malformed YAML, binary content, bad UTF-8, empty files, unknown tags and recursive
+  aliases are positioned diagnostics, never exceptions.
+
+Example: the document ``name: a\\nconfig:\\n  retention.ms: 1000`` gives the value
+``{"name": "a", "config": {"retention.ms": 1000}}`` and ``position("config.retention.ms")``
+``== (3, 17)``.
+"""
+
+from __future__ import annotations
+
+import codecs
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+from yaml.constructor import SafeConstructor
+
+from kgitops.errors import Diagnostic, Mark
+
+try:  # libyaml: ~10x faster composing; the pure-Python loader is the fallback
+    _Loader: Any = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover - libyaml is part of the PyYAML wheels
+    _Loader = yaml.SafeLoader
+
+_STR = "tag:yaml.org,2002:str"
+_INT = "tag:yaml.org,2002:int"
+_FLOAT = "tag:yaml.org,2002:float"
+_BOOL = "tag:yaml.org,2002:bool"
+_NULL = "tag:yaml.org,2002:null"
+_TIMESTAMP = "tag:yaml.org,2002:timestamp"
+_MERGE = "tag:yaml.org,2002:merge"
+_MAP = "tag:yaml.org,2002:map"
+_SEQ = "tag:yaml.org,2002:seq"
+
+_CONSTRUCTOR = SafeConstructor()
+
+
+class _Failure(Exception):
+    """A positioned problem found while building values (internal; becomes a Diagnostic)."""
+
+    def __init__(self, line: int, col: int, message: str) -> None:
+        super().__init__(message)
+        self.line = line
+        self.col = col
+        self.message = message
+
+
+@dataclass(frozen=True, eq=False)
+class Document:
+    """One YAML document: its value, and the position of every value and key in it."""
+
+    path: str  # the file, as it is shown to the user
+    index: int  # 0-based position of the document in its file
+    value: Any
+    positions: Mapping[str, tuple[int, int]]  # dotted path -> (line, col) of the value
+    key_positions: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+
+    def mark(self, path: str = "") -> Mark:
+        """The position of the value at ``path``, or of its closest parent that has one."""
+        while True:
+            pos = self.positions.get(path)
+            if pos is not None:
+                return Mark(self.path, pos[0], pos[1])
+            if not path:
+                return Mark(self.path, 1, 1)
+            path = path.rpartition(".")[0] if "." in path else ""
+
+    def key_mark(self, path: str) -> Mark:
+        """The position of the key of the mapping entry at ``path`` (else of its value)."""
+        pos = self.key_positions.get(path)
+        if pos is not None:
+            return Mark(self.path, pos[0], pos[1])
+        return self.mark(path)
+
+
+class Marks(Mapping[str, Mark]):
+    """A read-only ``path -> Mark`` view over a document's positions, built lazily.
+
+    Loading 10,000 topics keeps hundreds of thousands of positions; most are never asked
+    for, so Marks are made on access.
+    """
+
+    __slots__ = ("_path", "_positions", "_prefix")
+
+    def __init__(self, path: str, positions: Mapping[str, tuple[int, int]], prefix: str = ""):
+        self._path = path
+        self._positions = positions
+        self._prefix = prefix
+
+    def __getitem__(self, key: str) -> Mark:
+        pos = self._positions[self._prefix + key]
+        return Mark(self._path, pos[0], pos[1])
+
+    def __iter__(self) -> Iterator[str]:
+        n = len(self._prefix)
+        return (k[n:] for k in self._positions if k.startswith(self._prefix) and k)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+def _pos(node: yaml.Node) -> tuple[int, int]:
+    return node.start_mark.line + 1, node.start_mark.column + 1
+
+
+class _Builder:
+    """Turns one composed node graph into values and positions."""
+
+    def __init__(self) -> None:
+        self.positions: dict[str, tuple[int, int]] = {}
+        self.key_positions: dict[str, tuple[int, int]] = {}
+        self._active: set[int] = set()
+
+    def build(self, node: yaml.Node, path: str) -> Any:
+        self.positions[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
+        if isinstance(node, yaml.ScalarNode):
+            return _scalar(node)
+        ident = id(node)
+        if ident in self._active:
+            line, col = _pos(node)
+            raise _Failure(line, col, "a recursive alias (an anchor used inside itself)")
+        self._active.add(ident)
+        try:
+            if isinstance(node, yaml.SequenceNode):
+                _check_tag(node, _SEQ)
+                prefix = path + "." if path else ""
+                return [self.build(item, f"{prefix}{i}") for i, item in enumerate(node.value)]
+            if isinstance(node, yaml.MappingNode):
+                _check_tag(node, _MAP)
+                return self._mapping(node, path)
+        finally:
+            self._active.discard(ident)
+        line, col = _pos(node)  # pragma: no cover - composer makes only these three
+        raise _Failure(line, col, "unsupported YAML node")
+
+    def _mapping(self, node: yaml.MappingNode, path: str) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        first_seen: dict[str, int] = {}
+        prefix = path + "." if path else ""
+        for key_node, value_node in node.value:
+            line, col = _pos(key_node)
+            if not isinstance(key_node, yaml.ScalarNode):
+                raise _Failure(line, col, "a mapping key must be a plain scalar")
+            if key_node.tag == _MERGE:
+                raise _Failure(line, col, "merge keys (<<) are not supported; write the fields")
+            key = _scalar(key_node)
+            if not isinstance(key, str):
+                key = _plain_key(key_node)
+            if key in first_seen:
+                raise _Failure(
+                    line, col, f"duplicate key {key!r} (first defined at line {first_seen[key]})"
+                )
+            first_seen[key] = line
+            child = prefix + key
+            self.key_positions[child] = (line, col)
+            out[key] = self.build(value_node, child)
+        return out
+
+
+def _plain_key(node: yaml.ScalarNode) -> str:
+    return str(node.value)
+
+
+def _check_tag(node: yaml.Node, expected: str) -> None:
+    if node.tag != expected:
+        line, col = _pos(node)
+        raise _Failure(line, col, f"unsupported YAML tag {node.tag!r}")
+
+
+def _scalar(node: yaml.ScalarNode) -> Any:
+    tag = node.tag
+    if tag == _STR:
+        return node.value
+    try:
+        if tag == _INT:
+            return _CONSTRUCTOR.construct_yaml_int(node)
+        if tag == _FLOAT:
+            return _CONSTRUCTOR.construct_yaml_float(node)
+        if tag == _BOOL:
+            return _CONSTRUCTOR.construct_yaml_bool(node)
+        if tag == _NULL:
+            return None
+        if tag == _TIMESTAMP:
+            return node.value  # dates stay text: no field of kgitops is a date
+    except (ValueError, yaml.YAMLError) as exc:
+        line, col = _pos(node)
+        raise _Failure(line, col, f"invalid {tag.rsplit(':', 1)[-1]}: {exc}") from None
+    line, col = _pos(node)
+    raise _Failure(line, col, f"unsupported YAML tag {tag!r}")
+
+
+def _yaml_problem(exc: yaml.YAMLError, path: str, text: str) -> Diagnostic:
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+    problem = getattr(exc, "problem", None) or str(exc)
+    context = getattr(exc, "context", None)
+    if _char_at(text, line, col) == "\t" or "'\\t'" in problem:
+        message = "a tab character: YAML indentation must use spaces"
+    else:
+        message = f"invalid YAML: {problem}"
+        if context:
+            message += f" ({context})"
+    return Diagnostic(Mark(path, line, col), "error", message)
+
+
+def _char_at(text: str, line: int, col: int) -> str:
+    lines = text.split("\n", line)
+    if len(lines) < line:
+        return ""
+    row = lines[line - 1]
+    return row[col - 1] if 0 < col <= len(row) else ""
+
+
+def _decode(data: bytes, path: str) -> tuple[str | None, Diagnostic | None]:
+    """Bytes -> text, or a positioned error for binary content and bad UTF-8."""
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        try:
+            return data.decode("utf-16"), None
+        except UnicodeDecodeError:
+            return None, Diagnostic(Mark(path), "error", "not valid UTF-16 text")
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        line, col = _offset_position(data, nul)
+        return None, Diagnostic(
+            Mark(path, line, col), "error", "a binary file (NUL byte), not YAML text"
+        )
+    try:
+        return data.decode("utf-8-sig"), None
+    except UnicodeDecodeError as exc:
+        line, col = _offset_position(data, exc.start)
+        return None, Diagnostic(
+            Mark(path, line, col),
+            "error",
+            f"not UTF-8 text (byte 0x{data[exc.start]:02x}); save the file as UTF-8",
+        )
+
+
+def _offset_position(data: bytes, offset: int) -> tuple[int, int]:
+    line = data.count(b"\n", 0, offset) + 1
+    start = data.rfind(b"\n", 0, offset) + 1
+    col = len(data[start:offset].decode("utf-8", errors="replace")) + 1
+    return line, col
+
+
+def load_text(text: str, path: str) -> tuple[list[Document], list[Diagnostic]]:
+    """Every document of one YAML stream, and the problems found in it.
+
+    Documents before a syntax error are kept; an empty document (a bare ``---``) is skipped;
+    a stream with no document at all is an error.
+    """
+    documents: list[Document] = []
+    diagnostics: list[Diagnostic] = []
+    loader = _Loader(text)
+    index = 0
+    try:
+        while loader.check_node():
+            node = loader.get_node()
+            this = index
+            index += 1
+            if node is None or (
+                isinstance(node, yaml.ScalarNode) and node.tag == _NULL and node.value == ""
+            ):
+                continue
+            builder = _Builder()
+            try:
+                value = builder.build(node, "")
+            except _Failure as failure:
+                diagnostics.append(
+                    Diagnostic(Mark(path, failure.line, failure.col), "error", failure.message)
+                )
+                continue
+            except RecursionError:
+                line, col = _pos(node)
+                diagnostics.append(
+                    Diagnostic(Mark(path, line, col), "error", "the document is nested too deeply")
+                )
+                continue
+            documents.append(Document(path, this, value, builder.positions, builder.key_positions))
+    except yaml.YAMLError as exc:
+        diagnostics.append(_yaml_problem(exc, path, text))
+    finally:
+        loader.dispose()
+    if not documents and not diagnostics:
+        diagnostics.append(Diagnostic(Mark(path), "error", "an empty file: no YAML document in it"))
+    return documents, diagnostics
+
+
+def load_file(
+    filename: str, shown_as: str | None = None
+) -> tuple[list[Document], list[Diagnostic]]:
+    """``load_text`` for a file; unreadable files are diagnostics too."""
+    path = shown_as if shown_as is not None else filename
+    try:
+        with open(filename, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        return [], [Diagnostic(Mark(path), "error", f"cannot read the file: {exc.strerror}")]
+    text, problem = _decode(data, path)
+    if problem is not None or text is None:
+        return [], [problem] if problem is not None else []
+    return load_text(text, path)

@@ -1,0 +1,66 @@
+"""The example repository under topics/ is valid, and loads into the specs it describes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kgitops.cli import main
+from kgitops.specs import load_specs, load_specs_or_raise
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ["local", "demo", "prod"]
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_every_example_cluster_validates_with_exit_code_0(name: str) -> None:
+    assert main(["validate", str(ROOT / "topics" / name)]) == 0
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_every_example_has_no_errors_and_no_warnings(name: str) -> None:
+    specs = load_specs(str(ROOT / "topics" / name))
+    assert [str(d) for d in specs.diagnostics] == []
+    assert specs.cluster is not None and specs.cluster.name == name
+    assert specs.topics
+
+
+def test_validate_of_the_topics_folder_checks_each_cluster_folder(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["validate", str(ROOT / "topics")]) == 0
+    err = capsys.readouterr().err
+    for name in EXAMPLES:
+        assert f"topics/{name}: " in err
+
+
+def test_the_demo_cluster_is_simulated_with_six_brokers_in_three_racks() -> None:
+    specs = load_specs_or_raise(str(ROOT / "topics" / "demo"))
+    assert specs.cluster is not None and specs.cluster.simulated is not None
+    brokers = specs.cluster.simulated.brokers
+    assert [b.id for b in brokers] == [0, 1, 2, 3, 4, 5]
+    assert sorted({b.rack for b in brokers if b.rack}) == ["az1", "az2", "az3"]
+    assert specs.cluster.simulated.state_file.endswith("topics/demo/.state/demo.json")
+    orders = specs.topic("shop.orders")
+    assert orders is not None and orders.keys is not None
+    assert (ROOT / "topics" / "demo" / orders.keys.sample).is_file()
+    audit = specs.topic("payments.audit")
+    assert audit is not None
+    assert audit.assignment == ((0, 1, 2), (4, 5, 3), (2, 3, 1))
+    assert audit.config["cleanup.policy"] == "compact,delete"
+    assert audit.config["retention.ms"] == "-1"
+
+
+def test_the_prod_cluster_names_its_secrets_by_environment_variable_only() -> None:
+    specs = load_specs_or_raise(str(ROOT / "topics" / "prod"))
+    cluster = specs.cluster
+    assert cluster is not None and cluster.security.sasl is not None
+    assert cluster.security.protocol == "SASL_SSL"
+    assert cluster.security.sasl.username_env == "KAFKA_USERNAME"
+    assert cluster.security.sasl.password_env == "KAFKA_PASSWORD"
+    assert cluster.decommission == (7,)
+    assert cluster.reassignment.throttle_bytes_per_sec == 50_000_000
+    assert [t.name for t in specs.topics] == sorted(t.name for t in specs.topics)
+    deleted = specs.topic("search.legacy-feed")
+    assert deleted is not None and deleted.delete
