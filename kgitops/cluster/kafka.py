@@ -1,0 +1,856 @@
+"""The real-cluster adapter: ``ClusterAdmin`` over kafka-python, the only module that imports it.
+
+Every operation is one request per Kafka API for any number of topics (and one per broker only
+where Kafka routes that way: broker configs and DescribeLogDirs), sent through kafka-python's
+connection manager with protocol classes, so kgitops sees each item's own error code.
+``describe()`` of N topics therefore costs a constant number of requests::
+
+    Metadata (1) + DescribeConfigs topics (1) + DescribeConfigs broker (1 per broker)
+    + ListPartitionReassignments (1) + DescribeLogDirs (1 per broker, where supported)
+
+Routing: CreateTopics, CreatePartitions, DeleteTopics, AlterPartitionReassignments,
+ListPartitionReassignments and ElectLeaders go to the controller that Metadata names (on KRaft
+any broker forwards them); NOT_CONTROLLER refreshes it and retries. Configs of topics go to any
+broker; a broker's own configs to that broker.
+
+Failures: every kafka-python exception is translated here by :func:`translate` into the
+kgitops error tree (``ClusterUnreachable``, ``ClusterTimeout``, ``ClusterAuthError``,
+``UnsupportedOperation``, ``ClusterRequestError`` with Kafka's error name). Transport errors and
+retriable error codes are retried with exponential backoff until ``request_timeout_ms`` of the
+cluster file has passed, so a broker that is down gives an error within that time, never a hang.
+
+Topic configs: only what is set on the topic itself counts (Kafka's DYNAMIC_TOPIC_CONFIG);
+see :func:`topic_configs_from` for how that is decided on brokers that do not say so.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+import kafka.errors as kerr
+from kafka.admin import KafkaAdminClient
+from kafka.protocol.admin import (
+    AlterPartitionReassignmentsRequest,
+    CreatePartitionsRequest,
+    CreateTopicsRequest,
+    DeleteTopicsRequest,
+    DescribeConfigsRequest,
+    DescribeLogDirsRequest,
+    ElectLeadersRequest,
+    IncrementalAlterConfigsRequest,
+    ListPartitionReassignmentsRequest,
+)
+from kafka.protocol.metadata import MetadataRequest
+
+from kgitops import __version__
+from kgitops.cluster.port import ConfigChange, NewPartitions, NewTopic, Results
+from kgitops.errors import (
+    ClusterAuthError,
+    ClusterError,
+    ClusterRequestError,
+    ClusterTimeout,
+    ClusterUnreachable,
+    UnsupportedOperation,
+)
+from kgitops.model import (
+    Broker,
+    ClusterSpec,
+    ClusterState,
+    PartitionState,
+    Reassignment,
+    TopicState,
+)
+
+logging.getLogger("kafka").addHandler(logging.NullHandler())
+logging.getLogger("kafka").propagate = False
+
+# Kafka's ConfigResource types and ConfigSource ids (DescribeConfigs).
+RESOURCE_TOPIC = 2
+RESOURCE_BROKER = 4
+SOURCE_DYNAMIC_TOPIC = 1
+SOURCE_DYNAMIC_BROKER = 2
+SOURCE_DEFAULT = 5
+OP_SET = 0
+OP_DELETE = 1
+ELECTION_PREFERRED = 0
+SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+
+# ------------------------------------------------------------------ translation
+
+
+def _api_name(operation: str) -> str:
+    return operation.removesuffix("Request")
+
+
+def translate(exc: BaseException, operation: str, *, secrets: Sequence[str] = ()) -> ClusterError:
+    """The kgitops error for anything kafka-python (or the socket under it) raised.
+
+    ``operation`` is the Kafka API or step ("CreatePartitions", "connect to prod"); it is
+    named in the message. ``secrets`` are scrubbed from the message, should a library ever
+    echo one.
+    """
+    if isinstance(exc, ClusterError):
+        return exc
+    detail = str(exc) or type(exc).__name__
+    for secret in secrets:
+        if secret:
+            detail = detail.replace(secret, "***")
+    op = _api_name(operation)
+    if isinstance(exc, kerr.UnsupportedVersionError | kerr.UnrecognizedBrokerVersion):
+        return UnsupportedOperation(op)
+    if isinstance(
+        exc,
+        kerr.AuthorizationError
+        | kerr.SaslAuthenticationFailedError
+        | kerr.UnsupportedSaslMechanismError
+        | kerr.IllegalSaslStateError
+        | kerr.DelegationTokenAuthDisabledError,
+    ):
+        return ClusterAuthError(
+            f"{op}: authentication or authorisation failed ({detail}); check the security "
+            "settings of cluster.yaml, the credentials in the environment and the ACLs"
+        )
+    if isinstance(exc, kerr.KafkaTimeoutError | kerr.RequestTimedOutError):
+        return ClusterTimeout(
+            f"{op}: the cluster did not answer in time ({detail}); it may be overloaded or "
+            "down, or requestTimeoutMs may be too short"
+        )
+    if isinstance(
+        exc,
+        kerr.KafkaConnectionError
+        | kerr.NodeNotReadyError
+        | kerr.BrokerNotAvailableError
+        | kerr.NetworkExceptionError
+        | kerr.UnknownBrokerIdError
+        | kerr.MetadataEmptyBrokerList
+        | kerr.StaleMetadata
+        | kerr.Cancelled
+        | kerr.TooManyInFlightRequests
+        | ConnectionError
+        | OSError,
+    ):
+        return ClusterUnreachable(
+            f"{op}: cannot reach the cluster ({detail}); check bootstrapServers, that the "
+            "brokers are up, and the network between"
+        )
+    if isinstance(exc, kerr.BrokerResponseError):
+        name = exc.message or type(exc).__name__
+        text = exc.description or ""
+        extra = ", ".join(str(a) for a in exc.args if a)
+        return ClusterRequestError(
+            f"{op}: the broker refused the request: {name}"
+            + (f" ({text})" if text else "")
+            + (f": {extra}" if extra else ""),
+            code=name,
+        )
+    if isinstance(exc, kerr.KafkaConfigurationError):
+        return ClusterError(f"{op}: invalid client settings: {detail}")
+    return ClusterError(f"{op}: the Kafka client failed: {type(exc).__name__}: {detail}")
+
+
+def item_error(operation: str, item: str, code: int, message: str | None) -> ClusterError | None:
+    """The error one item of a batched response got, or None for NO_ERROR."""
+    if code == 0:
+        return None
+    cls = kerr.for_code(code)
+    err = translate(cls(message) if message else cls(), operation)
+    if isinstance(err, ClusterRequestError):
+        name = getattr(cls, "message", None) or cls.__name__
+        desc = getattr(cls, "description", None) or ""
+        text = f"{item}: {name}" + (f": {message}" if message and message != desc else "")
+        if desc:
+            text += f" ({desc})"
+        return ClusterRequestError(text, code=name, item=item)
+    return err
+
+
+def _retriable_code(code: int) -> bool:
+    return code != 0 and bool(getattr(kerr.for_code(code), "retriable", False))
+
+
+# --------------------------------------------------------------- client settings
+
+
+def client_config(spec: ClusterSpec, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """kafka-python's settings for a cluster file: servers, timeouts, TLS and SASL.
+
+    Secrets are read from the environment variables cluster.yaml names; an unset one is an
+    error naming the variable (never its value). Paths are relative to the cluster folder.
+    """
+    env = os.environ if environ is None else environ
+    where = str(spec.mark_of("bootstrapServers"))
+    if not spec.bootstrap_servers:
+        raise ClusterError(f"{where}: cluster {spec.name!r} has no bootstrapServers to connect to")
+    timeout = max(int(spec.request_timeout_ms), 1000)
+    config: dict[str, Any] = {
+        "bootstrap_servers": list(spec.bootstrap_servers),
+        "client_id": f"kgitops-{__version__}",
+        "request_timeout_ms": timeout,
+        "bootstrap_timeout_ms": timeout,
+        "retry_backoff_ms": 100,
+        "reconnect_backoff_ms": 50,
+        "reconnect_backoff_max_ms": 1000,
+    }
+    sec = spec.security
+    protocol = sec.protocol.upper()
+    if protocol not in PROTOCOLS:
+        raise ClusterError(
+            f"{spec.mark_of('security.protocol')}: unknown security protocol {sec.protocol!r}; "
+            f"use one of {', '.join(PROTOCOLS)}"
+        )
+    config["security_protocol"] = protocol
+    if protocol.startswith("SASL"):
+        if sec.sasl is None:
+            raise ClusterError(
+                f"{spec.mark_of('security')}: protocol {protocol} needs security.sasl "
+                "(mechanism, usernameEnv, passwordEnv)"
+            )
+        mech = sec.sasl.mechanism.upper()
+        if mech not in SASL_MECHANISMS:
+            raise ClusterError(
+                f"{spec.mark_of('security.sasl.mechanism')}: unsupported SASL mechanism "
+                f"{sec.sasl.mechanism!r}; use one of {', '.join(SASL_MECHANISMS)}"
+            )
+        config["sasl_mechanism"] = mech
+        config["sasl_plain_username"] = _secret(env, sec.sasl.username_env, spec, "usernameEnv")
+        config["sasl_plain_password"] = _secret(env, sec.sasl.password_env, spec, "passwordEnv")
+    if protocol.endswith("SSL") and sec.ssl is not None:
+        ssl = sec.ssl
+        for key, path in (
+            ("ssl_cafile", ssl.ca_file),
+            ("ssl_certfile", ssl.cert_file),
+            ("ssl_keyfile", ssl.key_file),
+        ):
+            if path is None:
+                continue
+            full = path if os.path.isabs(path) else os.path.join(spec.directory, path)
+            if not os.path.isfile(full):
+                raise ClusterError(f"{spec.mark_of('security.ssl')}: no such file: {full}")
+            config[key] = full
+        if ssl.key_password_env:
+            config["ssl_password"] = _secret(env, ssl.key_password_env, spec, "keyPasswordEnv")
+        config["ssl_check_hostname"] = ssl.check_hostname
+    return config
+
+
+def _secret(env: Mapping[str, str], name: str, spec: ClusterSpec, field: str) -> str:
+    value = env.get(name)
+    if not value:
+        raise ClusterError(
+            f"{spec.mark_of('security')}: the environment variable {name} ({field} in "
+            f"cluster.yaml) is not set; export it before running kgitops"
+        )
+    return value
+
+
+# ------------------------------------------------------------------ pure parsing
+
+
+def topic_configs_from(entries: Sequence[Any], *, enumerating: bool) -> dict[str, str]:
+    """The configs set on the topic itself, from one DescribeConfigs result.
+
+    Real Kafka lists *every* topic config with its source; only DYNAMIC_TOPIC_CONFIG ones were
+    set on the topic (defaults, static and broker-level values are not). Some Kafka-protocol
+    brokers (Tansu) list only what the topic carries and mark it DEFAULT_CONFIG. Which kind of
+    broker answered is decided per response by :func:`response_enumerates`; for a broker that
+    lists only the topic's own configs, every entry it lists is one set on the topic.
+    Sensitive entries (value withheld) are skipped: they cannot be compared.
+    """
+    out: dict[str, str] = {}
+    for e in entries:
+        if e.value is None:
+            continue
+        if enumerating and e.config_source != SOURCE_DYNAMIC_TOPIC:
+            continue
+        out[e.name] = e.value
+    return out
+
+
+def response_enumerates(results: Iterable[Any]) -> bool:
+    """True when a DescribeConfigs response lists every config with its source (real Kafka).
+
+    Asked with ``include_synonyms``, Kafka marks each topic config with where its value comes
+    from and, for configs that have a broker counterpart, lists that synonym (every topic has
+    ``cleanup.policy`` with synonym ``log.cleanup.policy``), and a topic override carries
+    source DYNAMIC_TOPIC_CONFIG. A broker that lists only what each topic carries, all as
+    DEFAULT_CONFIG with no synonyms (Tansu), shows neither: then its list *is* the topic's own.
+    """
+    for result in results:
+        for e in result.configs:
+            if e.config_source != SOURCE_DEFAULT or e.synonyms:
+                return True
+    return False
+
+
+# ------------------------------------------------------------------ the adapter
+
+
+class KafkaAdmin:
+    """``ClusterAdmin`` for a real Kafka cluster (3.x/4.x, KRaft or ZooKeeper) or Tansu."""
+
+    def __init__(self, spec: ClusterSpec, *, environ: Mapping[str, str] | None = None) -> None:
+        self._spec = spec
+        config = client_config(spec, environ)
+        self._secrets = tuple(
+            str(config[k]) for k in ("sasl_plain_password", "ssl_password") if k in config
+        )
+        self._timeout_ms = int(config["request_timeout_ms"])
+        self._controller: int | None = None
+        self._live_brokers: tuple[int, ...] | None = None
+        servers = ", ".join(spec.bootstrap_servers)
+        try:
+            self._client = KafkaAdminClient(**config)
+        except Exception as exc:
+            err = translate(
+                exc, f"connect to cluster {spec.name!r} at {servers}", secrets=self._secrets
+            )
+            if isinstance(err, ClusterTimeout):  # bootstrap never got an answer
+                err = ClusterUnreachable(
+                    f"cannot reach cluster {spec.name!r} at {servers} within "
+                    f"{self._timeout_ms} ms; check that the brokers are up and reachable"
+                )
+            raise err from None
+        self._manager: Any = self._client._manager
+        self._closed = False
+
+    # ---- the request primitive
+
+    def _send(self, request: Any, node_id: int | None = None) -> Any:
+        """Send one request, retrying transport and retriable errors until the deadline."""
+        op = type(request).__name__
+        deadline = time.monotonic() + self._timeout_ms / 1000
+        backoff = 0.1
+        while True:
+            remaining_ms = max(int((deadline - time.monotonic()) * 1000), 1)
+            try:
+                return self._manager.run(self._send_async, request, node_id, remaining_ms)
+            except Exception as exc:
+                retriable = bool(getattr(exc, "retriable", False)) and not isinstance(
+                    exc, kerr.UnsupportedVersionError
+                )
+                if retriable and time.monotonic() + backoff < deadline:
+                    time.sleep(backoff)
+                    backoff = min(backoff * 2, 2.0)
+                    continue
+                raise translate(exc, op, secrets=self._secrets) from None
+
+    async def _send_async(self, request: Any, node_id: int | None, timeout_ms: int) -> Any:
+        future = self._manager.send(request, node_id=node_id, request_timeout_ms=timeout_ms)
+        return await self._manager.wait_for(future, timeout_ms)
+
+    def supports(self, request_class: Any) -> bool:
+        """Whether the broker advertises this API (ApiVersions, answered at connect)."""
+        try:
+            self._manager.broker_version_data.api_version(request_class)
+        except kerr.UnsupportedVersionError:
+            return False
+        return True
+
+    def _require(self, request_class: Any) -> None:
+        if not self.supports(request_class):
+            raise UnsupportedOperation(_api_name(request_class.__name__))
+
+    def _metadata(self, topics: Sequence[str] | None) -> Any:
+        _T = MetadataRequest.MetadataRequestTopic
+        req = MetadataRequest(
+            topics=None if topics is None else [_T(name=t) for t in topics],
+            allow_auto_topic_creation=False,
+        )
+        md = self._send(req)
+        if md.controller_id is not None and md.controller_id >= 0:
+            self._controller = md.controller_id
+        self._live_brokers = tuple(sorted(b.node_id for b in md.brokers))
+        return md
+
+    def _controller_id(self) -> int:
+        if self._controller is None:
+            self._metadata([])
+        if self._controller is None:
+            raise ClusterUnreachable("the cluster reports no active controller; try again later")
+        return self._controller
+
+    def _send_controller(self, request: Any, codes: Callable[[Any], Iterable[int]]) -> Any:
+        """To the controller; on NOT_CONTROLLER, learn the new one and send again (once)."""
+        resp = self._send(request, self._controller_id())
+        if 41 in set(codes(resp)):  # NOT_CONTROLLER
+            self._controller = None
+            resp = self._send(request, self._controller_id())
+        return resp
+
+    # ---- reads
+
+    def describe(self, topics: Iterable[str] | None = None) -> ClusterState:
+        wanted = None if topics is None else sorted(set(topics))
+        md = self._metadata(wanted)
+        live = {b.node_id: b.rack for b in md.brokers}
+        states: dict[str, dict[int, PartitionState]] = {}
+        for t in md.topics:
+            if t.error_code == 3:  # UNKNOWN_TOPIC_OR_PARTITION: a named topic that is absent
+                continue
+            if t.is_internal or not t.name:
+                continue
+            if t.error_code != 0:
+                err = item_error("Metadata", t.name, t.error_code, None)
+                assert err is not None
+                raise err
+            states[t.name] = {
+                p.partition_index: PartitionState(
+                    replicas=tuple(p.replica_nodes),
+                    isr=tuple(p.isr_nodes),
+                    leader=p.leader_id if p.leader_id >= 0 else None,
+                )
+                for p in t.partitions
+            }
+        names = sorted(states)
+        configs = self._topic_configs(names)
+        broker_configs = self._broker_configs(sorted(live))
+        sizes = self._sizes(sorted(live))
+        reassignments = self._reassignments(set(names))
+        known = set(live)
+        for parts in states.values():
+            for p in parts.values():
+                known.update(p.replicas)
+        brokers = tuple(Broker(id=b, rack=live.get(b), online=b in live) for b in sorted(known))
+        topic_states = {
+            name: TopicState(
+                name=name,
+                partitions={
+                    pid: PartitionState(
+                        replicas=p.replicas,
+                        isr=p.isr,
+                        leader=p.leader,
+                        size_bytes=sizes.get((name, pid)),
+                    )
+                    for pid, p in sorted(states[name].items())
+                },
+                config=configs.get(name, {}),
+            )
+            for name in names
+        }
+        return ClusterState(
+            brokers=brokers,
+            topics=topic_states,
+            reassignments=reassignments,
+            cluster_id=md.cluster_id,
+            controller_id=self._controller,
+            broker_configs=broker_configs,
+        )
+
+    def _topic_configs(self, names: Sequence[str]) -> dict[str, dict[str, str]]:
+        if not names:
+            return {}
+        R = DescribeConfigsRequest
+        req = R(
+            resources=[
+                R.DescribeConfigsResource(
+                    resource_type=RESOURCE_TOPIC, resource_name=n, configuration_keys=None
+                )
+                for n in names
+            ],
+            include_synonyms=True,
+        )
+        resp = self._send(req)
+        enumerating = response_enumerates(resp.results)
+        out: dict[str, dict[str, str]] = {}
+        for r in resp.results:
+            if r.error_code == 3:
+                continue
+            if r.error_code != 0:
+                err = item_error("DescribeConfigs", r.resource_name, r.error_code, r.error_message)
+                assert err is not None
+                raise err
+            out[r.resource_name] = topic_configs_from(r.configs, enumerating=enumerating)
+        return out
+
+    def _broker_configs(self, broker_ids: Sequence[int]) -> dict[int, dict[str, str]]:
+        """Per broker, the dynamic configs set on that broker (e.g. throttle rates)."""
+        R = DescribeConfigsRequest
+        out: dict[int, dict[str, str]] = {}
+        for b in broker_ids:
+            req = R(
+                resources=[
+                    R.DescribeConfigsResource(
+                        resource_type=RESOURCE_BROKER, resource_name=str(b), configuration_keys=None
+                    )
+                ],
+                include_synonyms=False,
+            )
+            resp = self._send(req, b)
+            enumerating = response_enumerates(resp.results)
+            got: dict[str, str] = {}
+            for r in resp.results:
+                if r.error_code != 0:
+                    continue
+                for e in r.configs:
+                    if e.value is None:
+                        continue
+                    if enumerating and e.config_source != SOURCE_DYNAMIC_BROKER:
+                        continue
+                    got[e.name] = e.value
+            if got:
+                out[b] = got
+        return out
+
+    def _sizes(self, broker_ids: Sequence[int]) -> dict[tuple[str, int], int]:
+        """Partition sizes from DescribeLogDirs, one request per broker; {} where unsupported.
+
+        A partition's size is the largest any of its replicas reports (the leader's log is
+        the one a new replica copies; a lagging follower reports less)."""
+        if not self.supports(DescribeLogDirsRequest):
+            return {}
+        out: dict[tuple[str, int], int] = {}
+        for b in broker_ids:
+            resp = self._send(DescribeLogDirsRequest(topics=None), b)
+            for d in resp.results:
+                if d.error_code != 0:
+                    continue
+                for t in d.topics:
+                    for p in t.partitions:
+                        if p.is_future_key:
+                            continue
+                        key = (t.name, p.partition_index)
+                        out[key] = max(out.get(key, 0), p.partition_size)
+        return out
+
+    def _reassignments(self, names: set[str]) -> dict[str, dict[int, Reassignment]]:
+        out: dict[str, dict[int, Reassignment]] = {}
+        for topic, parts in self.list_reassignments().items():
+            if topic not in names:
+                continue
+            out[topic] = {
+                pid: Reassignment(
+                    adding=adding,
+                    removing=removing,
+                    target=tuple(r for r in replicas if r not in removing),
+                )
+                for pid, (replicas, adding, removing) in parts.items()
+            }
+        return out
+
+    def list_reassignments(self) -> Mapping[str, Mapping[int, tuple[tuple[int, ...], ...]]]:
+        """Reassignments in flight (partitions with replicas being added or removed)."""
+        if not self.supports(ListPartitionReassignmentsRequest):
+            return {}
+        req = ListPartitionReassignmentsRequest(timeout_ms=self._timeout_ms, topics=None)
+        resp = self._send_controller(req, lambda r: [r.error_code])
+        if resp.error_code != 0:
+            err = item_error(
+                "ListPartitionReassignments", "cluster", resp.error_code, resp.error_message
+            )
+            assert err is not None
+            raise err
+        out: dict[str, dict[int, tuple[tuple[int, ...], ...]]] = {}
+        for t in resp.topics:
+            for p in t.partitions:
+                if not p.adding_replicas and not p.removing_replicas:
+                    continue  # Tansu lists every partition; only moving ones are in flight
+                out.setdefault(t.name, {})[p.partition_index] = (
+                    tuple(p.replicas),
+                    tuple(p.adding_replicas),
+                    tuple(p.removing_replicas),
+                )
+        return out
+
+    # ---- writes
+
+    def _live(self) -> tuple[int, ...]:
+        if self._live_brokers is None:
+            self._metadata([])
+        assert self._live_brokers is not None
+        return self._live_brokers
+
+    def create_topics(self, topics: Sequence[NewTopic]) -> Results:
+        """Create all topics in one CreateTopics request, each with its explicit assignment.
+
+        On a one-broker cluster every replica list is that broker, so the partition count and
+        RF say the same and are sent instead (Tansu ignores explicit assignments). Afterwards
+        one Metadata request checks that each topic got exactly the assignment asked for; a
+        difference is that topic's error (code ASSIGNMENT_MISMATCH)."""
+        if not topics:
+            return {}
+        single = len(self._live()) == 1
+        T = CreateTopicsRequest.CreatableTopic
+        items = []
+        for nt in topics:
+            assignment = dict(sorted(nt.assignment.items()))
+            rf = len(next(iter(assignment.values()))) if assignment else 0
+            configs = [
+                T.CreatableTopicConfig(name=k, value=v) for k, v in sorted(nt.config.items())
+            ]
+            if single:
+                items.append(
+                    T(
+                        name=nt.name,
+                        num_partitions=len(assignment),
+                        replication_factor=rf,
+                        assignments=[],
+                        configs=configs,
+                    )
+                )
+            else:
+                items.append(
+                    T(
+                        name=nt.name,
+                        num_partitions=-1,
+                        replication_factor=-1,
+                        assignments=[
+                            T.CreatableReplicaAssignment(partition_index=p, broker_ids=list(r))
+                            for p, r in assignment.items()
+                        ],
+                        configs=configs,
+                    )
+                )
+        req = CreateTopicsRequest(topics=items, timeout_ms=self._timeout_ms, validate_only=False)
+        resp = self._send_controller(req, lambda r: [t.error_code for t in r.topics])
+        results: dict[str, ClusterError | None] = {
+            t.name: item_error("CreateTopics", t.name, t.error_code, t.error_message)
+            for t in resp.topics
+        }
+        for nt in topics:
+            results.setdefault(
+                nt.name,
+                ClusterRequestError(
+                    f"{nt.name}: the broker did not answer for this topic",
+                    code="NO_RESPONSE",
+                    item=nt.name,
+                ),
+            )
+        created = [nt for nt in topics if results[nt.name] is None]
+        expected = {nt.name: dict(nt.assignment) for nt in created}
+        results.update(self._verify(expected, "created"))
+        return results
+
+    def _verify(self, expected: Mapping[str, Mapping[int, tuple[int, ...]]], what: str) -> Results:
+        """Compare live assignments with the expected ones (one Metadata request, retried
+        briefly while new topics propagate). Result: topic -> None or ASSIGNMENT_MISMATCH."""
+        if not expected:
+            return {}
+        deadline = time.monotonic() + min(self._timeout_ms / 1000, 10.0)
+        names = sorted(expected)
+        while True:
+            md = self._metadata(names)
+            live = {
+                t.name: {p.partition_index: tuple(p.replica_nodes) for p in t.partitions}
+                for t in md.topics
+                if t.error_code == 0
+            }
+            pending = [
+                n for n in names if n not in live or any(p not in live[n] for p in expected[n])
+            ]
+            if not pending or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+        out: dict[str, ClusterError | None] = {}
+        for n in names:
+            got = live.get(n, {})
+            want = expected[n]
+            wrong = {p: r for p, r in want.items() if got.get(p) != r}
+            extra = sorted(set(got) - set(want)) if what == "created" else []
+            if not wrong and not extra:
+                out[n] = None
+                continue
+            parts = [
+                f"partition {p}: asked {list(r)}, got {list(got[p]) if p in got else 'nothing'}"
+                for p, r in sorted(wrong.items())[:3]
+            ]
+            if extra:
+                parts.append(f"{len(extra)} partition(s) not asked for: {extra[:5]}")
+            out[n] = ClusterRequestError(
+                f"{n}: {what} with an assignment other than the one asked for ("
+                + "; ".join(parts)
+                + "); the broker may ignore explicit assignments",
+                code="ASSIGNMENT_MISMATCH",
+                item=n,
+            )
+        return out
+
+    def create_partitions(self, additions: Sequence[NewPartitions]) -> Results:
+        """Add partitions to all topics in one CreatePartitions request, explicit assignments."""
+        if not additions:
+            return {}
+        self._require(CreatePartitionsRequest)
+        T = CreatePartitionsRequest.CreatePartitionsTopic
+        req = CreatePartitionsRequest(
+            topics=[
+                T(
+                    name=a.topic,
+                    count=a.total,
+                    assignments=[
+                        T.CreatePartitionsAssignment(broker_ids=list(r))
+                        for _, r in sorted(a.assignment.items())
+                    ],
+                )
+                for a in additions
+            ],
+            timeout_ms=self._timeout_ms,
+            validate_only=False,
+        )
+        resp = self._send_controller(req, lambda r: [t.error_code for t in r.results])
+        results: dict[str, ClusterError | None] = {
+            r.name: item_error("CreatePartitions", r.name, r.error_code, r.error_message)
+            for r in resp.results
+        }
+        done = {a.topic: dict(a.assignment) for a in additions if results.get(a.topic) is None}
+        results.update(self._verify(done, "partitions added"))
+        return results
+
+    def _alter_configs(
+        self, resource_type: int, changes: Mapping[str, ConfigChange], node_id: int | None
+    ) -> dict[str, ClusterError | None]:
+        R = IncrementalAlterConfigsRequest.AlterConfigsResource
+        A = R.AlterableConfig
+        resources = [
+            R(
+                resource_type=resource_type,
+                resource_name=name,
+                configs=[
+                    A(name=k, config_operation=OP_SET, value=v) for k, v in sorted(ch.set.items())
+                ]
+                + [A(name=k, config_operation=OP_DELETE, value=None) for k in sorted(ch.delete)],
+            )
+            for name, ch in sorted(changes.items())
+        ]
+        resp = self._send(
+            IncrementalAlterConfigsRequest(resources=resources, validate_only=False), node_id
+        )
+        return {
+            r.resource_name: item_error(
+                "IncrementalAlterConfigs", r.resource_name, r.error_code, r.error_message
+            )
+            for r in resp.responses
+        }
+
+    def alter_topic_configs(self, changes: Mapping[str, ConfigChange]) -> Results:
+        """SET and DELETE topic configs of all topics in one IncrementalAlterConfigs request."""
+        if not changes:
+            return {}
+        self._require(IncrementalAlterConfigsRequest)
+        return self._alter_configs(RESOURCE_TOPIC, changes, None)
+
+    def alter_broker_configs(self, changes: Mapping[int, ConfigChange]) -> Results:
+        """Dynamic broker configs; Kafka wants each broker's request sent to that broker."""
+        if not changes:
+            return {}
+        self._require(IncrementalAlterConfigsRequest)
+        out: dict[str, ClusterError | None] = {}
+        for b, ch in sorted(changes.items()):
+            got = self._alter_configs(RESOURCE_BROKER, {str(b): ch}, b)
+            for name, err in got.items():
+                out[f"broker:{name}"] = err
+        return out
+
+    def alter_reassignments(
+        self, targets: Mapping[tuple[str, int], tuple[int, ...] | None]
+    ) -> Results:
+        """Submit (or, with None, cancel) reassignments in one AlterPartitionReassignments."""
+        if not targets:
+            return {}
+        self._require(AlterPartitionReassignmentsRequest)
+        T = AlterPartitionReassignmentsRequest.ReassignableTopic
+        by_topic: dict[str, list[Any]] = {}
+        for (topic, pid), replicas in sorted(targets.items(), key=lambda kv: kv[0]):
+            by_topic.setdefault(topic, []).append(
+                T.ReassignablePartition(
+                    partition_index=pid, replicas=None if replicas is None else list(replicas)
+                )
+            )
+        req = AlterPartitionReassignmentsRequest(
+            timeout_ms=self._timeout_ms,
+            topics=[T(name=t, partitions=ps) for t, ps in by_topic.items()],
+        )
+        resp = self._send_controller(req, lambda r: [r.error_code])
+        keys = [f"{t}-{p}" for t, p in targets]
+        if resp.error_code != 0:
+            top = item_error(
+                "AlterPartitionReassignments", "cluster", resp.error_code, resp.error_message
+            )
+            return {k: top for k in keys}
+        out: dict[str, ClusterError | None] = {}
+        for t in resp.responses:
+            for p in t.partitions:
+                key = f"{t.name}-{p.partition_index}"
+                out[key] = item_error(
+                    "AlterPartitionReassignments", key, p.error_code, p.error_message
+                )
+        for k in keys:
+            out.setdefault(
+                k,
+                ClusterRequestError(f"{k}: no answer from the broker", code="NO_RESPONSE", item=k),
+            )
+        return out
+
+    def elect_preferred_leaders(self, partitions: Iterable[tuple[str, int]]) -> Results:
+        """Preferred-leader election for all partitions in one ElectLeaders request.
+        ELECTION_NOT_NEEDED (the preferred replica already leads) counts as success."""
+        wanted = sorted(set(partitions))
+        if not wanted:
+            return {}
+        self._require(ElectLeadersRequest)
+        TP = ElectLeadersRequest.TopicPartitions
+        by_topic: dict[str, list[int]] = {}
+        for t, p in wanted:
+            by_topic.setdefault(t, []).append(p)
+        req = ElectLeadersRequest(
+            election_type=ELECTION_PREFERRED,
+            topic_partitions=[TP(topic=t, partitions=ps) for t, ps in by_topic.items()],
+            timeout_ms=self._timeout_ms,
+        )
+        resp = self._send_controller(req, lambda r: [r.error_code])
+        keys = [f"{t}-{p}" for t, p in wanted]
+        if resp.error_code != 0:
+            top = item_error("ElectLeaders", "cluster", resp.error_code, None)
+            return {k: top for k in keys}
+        out: dict[str, ClusterError | None] = {}
+        for r in resp.replica_election_results:
+            for p in r.partition_result:
+                key = f"{r.topic}-{p.partition_id}"
+                code = 0 if p.error_code == 84 else p.error_code  # ELECTION_NOT_NEEDED
+                out[key] = item_error("ElectLeaders", key, code, p.error_message)
+        for k in keys:
+            out.setdefault(k, None)
+        return out
+
+    def delete_topics(self, names: Sequence[str]) -> Results:
+        """Delete all named topics in one DeleteTopics request."""
+        if not names:
+            return {}
+        T = DeleteTopicsRequest.DeleteTopicState
+        req = DeleteTopicsRequest(
+            topics=[T(name=n) for n in names], topic_names=list(names), timeout_ms=self._timeout_ms
+        )
+        resp = self._send_controller(req, lambda r: [t.error_code for t in r.responses])
+        out: dict[str, ClusterError | None] = {
+            r.name: item_error(
+                "DeleteTopics", r.name, r.error_code, getattr(r, "error_message", None)
+            )
+            for r in resp.responses
+        }
+        for n in names:
+            out.setdefault(
+                n,
+                ClusterRequestError(f"{n}: no answer from the broker", code="NO_RESPONSE", item=n),
+            )
+        return out
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(seconds)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._client.close()
+        except Exception as exc:  # closing must not turn a result into a failure
+            logging.getLogger(__name__).debug("close failed: %s", exc)
+
+    def __enter__(self) -> KafkaAdmin:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

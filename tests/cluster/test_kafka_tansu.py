@@ -1,0 +1,310 @@
+"""KafkaAdmin against a real Kafka-protocol broker (Tansu), through the real kafka-python path."""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections import Counter
+from collections.abc import Iterator
+
+import pytest
+
+from kgitops.cluster.connect import open_cluster
+from kgitops.cluster.kafka import KafkaAdmin
+from kgitops.cluster.local import free_port, start_broker
+from kgitops.cluster.port import ClusterAdmin, ConfigChange, NewPartitions, NewTopic
+from kgitops.errors import (
+    ClusterRequestError,
+    ClusterTimeout,
+    ClusterUnreachable,
+    UnsupportedOperation,
+)
+from kgitops.model import ClusterSpec
+
+TIMEOUT_MS = 3000
+
+
+def spec_for(bootstrap: str, timeout_ms: int = TIMEOUT_MS) -> ClusterSpec:
+    return ClusterSpec(
+        name="local", directory=".", bootstrap_servers=(bootstrap,), request_timeout_ms=timeout_ms
+    )
+
+
+@pytest.fixture
+def admin(local_broker: str) -> Iterator[KafkaAdmin]:
+    a = KafkaAdmin(spec_for(local_broker))
+    try:
+        yield a
+    finally:
+        a.close()
+
+
+def broker_id(admin: KafkaAdmin) -> int:
+    return admin.describe([]).brokers[0].id
+
+
+def test_kafka_admin_satisfies_the_cluster_port(admin: KafkaAdmin) -> None:
+    assert isinstance(admin, ClusterAdmin)
+
+
+def test_open_cluster_gives_the_kafka_adapter_for_a_real_cluster(local_broker: str) -> None:
+    a = open_cluster(spec_for(local_broker))
+    try:
+        assert isinstance(a, KafkaAdmin)
+    finally:
+        a.close()
+
+
+def test_describe_reports_the_broker_and_topics_with_replicas_isr_and_leaders(
+    admin: KafkaAdmin, topic_prefix: str
+) -> None:
+    b = broker_id(admin)
+    name = topic_prefix + "a"
+    assert admin.create_topics([NewTopic(name, {0: (b,), 1: (b,)})]) == {name: None}
+    state = admin.describe()
+    assert [x.id for x in state.brokers] == [b]
+    assert state.brokers[0].online
+    assert state.cluster_id
+    topic = state.topics[name]
+    assert sorted(topic.partitions) == [0, 1]
+    for p in topic.partitions.values():
+        assert p.replicas == (b,)
+        assert p.isr == (b,)
+        assert p.leader == b
+
+
+def test_describe_of_named_topics_skips_absent_ones(admin: KafkaAdmin, topic_prefix: str) -> None:
+    b = broker_id(admin)
+    name = topic_prefix + "present"
+    admin.create_topics([NewTopic(name, {0: (b,)})])
+    state = admin.describe([name, topic_prefix + "absent"])
+    assert set(state.topics) == {name}
+
+
+def test_create_is_one_batch_and_each_topic_is_verified(
+    admin: KafkaAdmin, topic_prefix: str
+) -> None:
+    b = broker_id(admin)
+    topics = [
+        NewTopic(
+            topic_prefix + f"t{i}",
+            {p: (b,) for p in range(i + 1)},
+            {"retention.ms": str(1000 * (i + 1))},
+        )
+        for i in range(5)
+    ]
+    results = admin.create_topics(topics)
+    assert results == {t.name: None for t in topics}
+    state = admin.describe([t.name for t in topics])
+    for i, t in enumerate(topics):
+        live = state.topics[t.name]
+        assert live.partition_count == i + 1
+        assert {p: s.replicas for p, s in live.partitions.items()} == dict(t.assignment)
+        assert live.config == {"retention.ms": str(1000 * (i + 1))}
+
+
+def test_create_of_an_existing_topic_is_that_topics_error_only(
+    admin: KafkaAdmin, topic_prefix: str
+) -> None:
+    b = broker_id(admin)
+    old, new = topic_prefix + "old", topic_prefix + "new"
+    admin.create_topics([NewTopic(old, {0: (b,)})])
+    results = admin.create_topics([NewTopic(old, {0: (b,)}), NewTopic(new, {0: (b,)})])
+    assert results[new] is None
+    err = results[old]
+    assert isinstance(err, ClusterRequestError)
+    assert err.code == "TOPIC_ALREADY_EXISTS"
+    assert old in str(err)
+
+
+def test_an_assignment_the_broker_did_not_honour_is_reported(
+    admin: KafkaAdmin, topic_prefix: str
+) -> None:
+    # Tansu has one broker; asking for a replica on a broker that does not exist makes it
+    # create the topic its own way (it ignores explicit assignments), and the check says so.
+    b = broker_id(admin)
+    name = topic_prefix + "ignored"
+    results = admin.create_topics([NewTopic(name, {0: (b + 1,)})])
+    err = results[name]
+    assert isinstance(err, ClusterRequestError)
+    assert err.code in {"ASSIGNMENT_MISMATCH", "INVALID_REPLICA_ASSIGNMENT", "BROKER_NOT_AVAILABLE"}
+
+
+def test_topic_defaults_are_not_reported_as_set(admin: KafkaAdmin, topic_prefix: str) -> None:
+    b = broker_id(admin)
+    name = topic_prefix + "plain"
+    admin.create_topics([NewTopic(name, {0: (b,)})])
+    assert admin.describe([name]).topics[name].config == {}
+
+
+def test_incremental_config_set_and_delete_touch_only_what_is_named(
+    admin: KafkaAdmin, topic_prefix: str
+) -> None:
+    b = broker_id(admin)
+    a, c = topic_prefix + "a", topic_prefix + "c"
+    admin.create_topics(
+        [
+            NewTopic(a, {0: (b,)}, {"retention.ms": "1000", "segment.bytes": "1048576"}),
+            NewTopic(c, {0: (b,)}),
+        ]
+    )
+    results = admin.alter_topic_configs(
+        {
+            a: ConfigChange(set={"cleanup.policy": "compact"}, delete=("retention.ms",)),
+            c: ConfigChange(set={"retention.ms": "5000"}),
+        }
+    )
+    assert results == {a: None, c: None}
+    state = admin.describe([a, c])
+    assert state.topics[a].config == {"cleanup.policy": "compact", "segment.bytes": "1048576"}
+    assert state.topics[c].config == {"retention.ms": "5000"}
+
+
+def test_delete_removes_topics_and_reports_unknown_ones(
+    admin: KafkaAdmin, topic_prefix: str
+) -> None:
+    b = broker_id(admin)
+    x, y, ghost = topic_prefix + "x", topic_prefix + "y", topic_prefix + "ghost"
+    admin.create_topics([NewTopic(x, {0: (b,)}), NewTopic(y, {0: (b,)})])
+    results = admin.delete_topics([x, y, ghost])
+    assert results[x] is None and results[y] is None
+    err = results[ghost]
+    assert isinstance(err, ClusterRequestError) and err.code == "UNKNOWN_TOPIC_OR_PARTITION"
+    assert set(admin.describe([x, y]).topics) == set()
+
+
+def test_add_partitions_names_the_missing_api(admin: KafkaAdmin, topic_prefix: str) -> None:
+    b = broker_id(admin)
+    name = topic_prefix + "grow"
+    admin.create_topics([NewTopic(name, {0: (b,)})])
+    with pytest.raises(UnsupportedOperation, match="does not support CreatePartitions"):
+        admin.create_partitions([NewPartitions(name, 2, {1: (b,)})])
+
+
+def test_reassignment_names_the_missing_api(admin: KafkaAdmin, topic_prefix: str) -> None:
+    with pytest.raises(UnsupportedOperation, match="does not support AlterPartitionReassignments"):
+        admin.alter_reassignments({(topic_prefix + "t", 0): (1,)})
+
+
+def test_leader_election_names_the_missing_api(admin: KafkaAdmin, topic_prefix: str) -> None:
+    with pytest.raises(UnsupportedOperation, match="does not support ElectLeaders"):
+        admin.elect_preferred_leaders([(topic_prefix + "t", 0)])
+
+
+def test_sizes_are_absent_without_describe_log_dirs(admin: KafkaAdmin, topic_prefix: str) -> None:
+    b = broker_id(admin)
+    name = topic_prefix + "sized"
+    admin.create_topics([NewTopic(name, {0: (b,)})])
+    state = admin.describe([name])
+    assert state.topics[name].partitions[0].size_bytes is None
+
+
+def test_no_reassignment_is_reported_in_flight_when_none_is(
+    admin: KafkaAdmin, topic_prefix: str
+) -> None:
+    b = broker_id(admin)
+    admin.create_topics([NewTopic(topic_prefix + "still", {0: (b,)})])
+    assert admin.list_reassignments() == {}
+    assert admin.describe().reassignments == {}
+
+
+def test_broker_throttle_rates_are_set_incrementally(admin: KafkaAdmin) -> None:
+    b = broker_id(admin)
+    change = ConfigChange(set={"leader.replication.throttled.rate": "1000000"})
+    assert admin.alter_broker_configs({b: change}) == {f"broker:{b}": None}
+    assert admin.alter_broker_configs(
+        {b: ConfigChange(delete=("leader.replication.throttled.rate",))}
+    ) == {f"broker:{b}": None}
+
+
+# ---------------------------------------------------------------- failures, no hang
+
+
+def test_a_port_nobody_listens_on_is_unreachable_within_the_timeout() -> None:
+    port = free_port()
+    start = time.monotonic()
+    with pytest.raises(ClusterUnreachable, match=f"127.0.0.1:{port}"):
+        KafkaAdmin(spec_for(f"127.0.0.1:{port}", timeout_ms=1500))
+    assert time.monotonic() - start < 1500 / 1000 + 2.0
+
+
+def test_a_silent_server_times_out_instead_of_hanging() -> None:
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(5)  # accepts connections, never answers a request
+        port = server.getsockname()[1]
+        start = time.monotonic()
+        with pytest.raises((ClusterUnreachable, ClusterTimeout)):
+            KafkaAdmin(spec_for(f"127.0.0.1:{port}", timeout_ms=1500))
+        assert time.monotonic() - start < 1500 / 1000 + 2.0
+
+
+def test_a_broker_that_goes_down_gives_an_error_within_the_timeout() -> None:
+    broker = start_broker()
+    try:
+        a = KafkaAdmin(spec_for(broker.bootstrap, timeout_ms=1500))
+        a.describe([])
+    finally:
+        broker.stop()
+    try:
+        start = time.monotonic()
+        with pytest.raises((ClusterUnreachable, ClusterTimeout)):
+            a.describe()
+        assert time.monotonic() - start < 1500 / 1000 + 2.0
+    finally:
+        a.close()
+
+
+# ---------------------------------------------------------------- batching
+
+
+@pytest.fixture
+def count_requests(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+    """Counts every request kafka-python writes to a broker connection, by API."""
+    from kafka.net.connection import KafkaConnection
+
+    counts: Counter[str] = Counter()
+    original = KafkaConnection._send_request
+
+    def counting(self: object, request: object, *args: object, **kwargs: object) -> object:
+        counts[type(request).__name__.removesuffix("Request")] += 1
+        return original(self, request, *args, **kwargs)
+
+    monkeypatch.setattr(KafkaConnection, "_send_request", counting)
+    return counts
+
+
+@pytest.mark.slow
+def test_describing_a_thousand_topics_costs_as_many_requests_as_describing_ten(
+    admin: KafkaAdmin, topic_prefix: str, count_requests: Counter[str]
+) -> None:
+    b = broker_id(admin)
+    small = [NewTopic(f"{topic_prefix}s{i:04d}", {0: (b,)}) for i in range(10)]
+    large = [
+        NewTopic(f"{topic_prefix}l{i:04d}", {0: (b,)}, {"retention.ms": "1000"})
+        for i in range(1000)
+    ]
+
+    count_requests.clear()
+    assert all(e is None for e in admin.create_topics(small).values())
+    create_small = sum(count_requests.values())
+    count_requests.clear()
+    assert all(e is None for e in admin.create_topics(large).values())
+    assert sum(count_requests.values()) == create_small
+    assert count_requests["CreateTopics"] == 1
+
+    count_requests.clear()
+    s = admin.describe([t.name for t in small])
+    describe_small = dict(count_requests)
+    count_requests.clear()
+    big = admin.describe([t.name for t in large])
+    assert dict(count_requests) == describe_small
+    assert describe_small["Metadata"] == 1
+    assert describe_small["DescribeConfigs"] == 1 + len(s.brokers)
+    assert len(big.topics) == 1000
+    assert all(t.config == {"retention.ms": "1000"} for t in big.topics.values())
+
+    count_requests.clear()
+    results = admin.delete_topics([t.name for t in large])
+    assert all(e is None for e in results.values())
+    assert dict(count_requests) == {"DeleteTopics": 1}

