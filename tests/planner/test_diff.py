@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from planner_builders import brokers, live, specs, state, topic
 
 from kgitops.diff import compute_plan
 from kgitops.errors import PlanError, SpecError
 from kgitops.lock import Lock, LockEntry
 from kgitops.model import Broker, PartitionState, TopicState
 from kgitops.plan import AddPartitions, AlterConfig, CreateTopic, DeleteTopic, ElectLeaders
-
-from planner_builders import brokers, live, specs, state, topic
 
 
 def test_empty_specs_and_empty_cluster_give_an_empty_plan() -> None:

@@ -1,0 +1,150 @@
+"""Plan one cluster folder end to end: specs, live state (or a saved one), lock, diff, keys.
+
+Shared by ``plan`` and ``apply`` (which plans when it is not given a saved plan), so both see
+exactly the same plan for the same inputs.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from kgitops.diff import compute_plan
+from kgitops.errors import KgitopsError, PlanError, SpecError
+from kgitops.lock import Lock, read_lock, require_fresh, write_lock
+from kgitops.model import ClusterSpec, ClusterState, TopicSpec
+from kgitops.plan import Plan, PlanWarning
+
+if TYPE_CHECKING:
+    from kgitops.specs import Specs
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    plan: Plan
+    specs: Specs
+    cluster: ClusterSpec
+    state: ClusterState
+    lock: Lock | None = None
+    lock_written: bool = False
+
+
+@dataclass(frozen=True)
+class _Desired:
+    cluster: ClusterSpec
+    topics: Sequence[TopicSpec]
+
+
+def plan_directory(
+    directory: str,
+    *,
+    state_file: str | None = None,
+    rebalance: bool = False,
+    locked: bool = False,
+    update_lock: bool = False,
+) -> PlanResult:
+    """Plan ``directory`` against its cluster (or the saved state in ``state_file``).
+
+    ``locked``: LockError unless kgitops.lock is exactly what this plan would write.
+    ``update_lock``: write the lock when it changed.
+    """
+    if locked and update_lock:
+        raise PlanError("--locked and --update-lock contradict each other; pick one")
+    from kgitops.specs import load_specs
+
+    state: ClusterState | None = None
+    if state_file is not None:
+        from kgitops.cluster.snapshot import read_state
+
+        state = read_state(state_file)
+        specs = load_specs(directory, brokers=state.brokers)
+    else:
+        specs = load_specs(directory)
+    if specs.errors:
+        raise SpecError(specs.diagnostics)
+    cluster = specs.cluster
+    if cluster is None:  # load_specs reports a missing cluster.yaml as an error
+        raise PlanError(f"{directory}: no cluster.yaml")
+    if state is None:
+        state = _describe(cluster, specs)
+    lock = read_lock(directory)
+    plan, new_lock = compute_plan(_Desired(cluster, specs.topics), state, lock, rebalance=rebalance)
+    if locked:
+        require_fresh(lock, new_lock, directory)
+    plan = _with_key_analysis(plan, specs.topics, directory)
+    plan = replace(plan, cluster_dir=os.path.normpath(directory))
+    written = False
+    if update_lock and new_lock != lock:
+        write_lock(directory, new_lock)
+        written = True
+    return PlanResult(plan, specs, cluster, state, new_lock if written else lock, written)
+
+
+def _describe(cluster: ClusterSpec, specs: Specs) -> ClusterState:
+    """One batched describe: every topic when unmanaged topics matter, else the managed ones."""
+    from kgitops.cluster.connect import open_cluster
+
+    admin = open_cluster(cluster)
+    try:
+        if cluster.unmanaged_topics == "ignore":
+            return admin.describe([t.name for t in specs.topics])
+        return admin.describe(None)
+    finally:
+        admin.close()
+
+
+def _with_key_analysis(plan: Plan, topics: Sequence[TopicSpec], directory: str) -> Plan:
+    """Add the key analysis (share of keys and messages that move) to KEY_REMAP warnings of
+    topics whose spec has a key sample. The analysis runs Spark, so only when needed."""
+    by_name = {t.name: t for t in topics}
+    wanted = [
+        w for w in plan.warnings if w.code == "KEY_REMAP" and by_name[w.topic].keys is not None
+    ]
+    if not wanted:
+        return plan
+    done: dict[int, PlanWarning] = {}
+    for w in wanted:
+        spec = by_name[w.topic]
+        assert spec.keys is not None
+        done[id(w)] = _analysed(w, spec, directory)
+    return replace(plan, warnings=tuple(done.get(id(w), w) for w in plan.warnings))
+
+
+def _analysed(w: PlanWarning, spec: TopicSpec, directory: str) -> PlanWarning:
+    assert spec.keys is not None
+    old, new = int(w.data["from"]), int(w.data["to"])
+    sample = spec.keys.sample
+    if not os.path.isabs(sample):
+        sample = os.path.join(directory, sample)
+    data: dict[str, Any] = dict(w.data)
+    try:
+        from kgitops.analytics.api import key_report
+
+        report = key_report(sample, spec.keys.column, [old, new], size_column=spec.keys.size_column)
+        move = _move(report, old, new)
+    except ImportError as exc:
+        data["analysis"] = f"unavailable: {exc}"
+        return replace(w, message=w.message + "; key analysis unavailable", data=data)
+    except KgitopsError as exc:
+        data["analysis"] = f"failed: {exc}"
+        return replace(w, message=f"{w.message}; key analysis failed: {exc}", data=data)
+    if move is None:
+        data["analysis"] = "the report has no figures for this change"
+        return replace(w, data=data)
+    key_share, msg_share = float(move["keyShare"]), float(move["messageShare"])
+    data.update(keyShare=key_share, messageShare=msg_share, sample=spec.keys.sample)
+    return replace(
+        w,
+        message=f"{w.message}; in the key sample {key_share:.1%} of keys and "
+        f"{msg_share:.1%} of messages move to another partition",
+        data=data,
+    )
+
+
+def _move(report: Mapping[str, Any], old: int, new: int) -> Mapping[str, Any] | None:
+    for m in report.get("moves", []):
+        if int(m.get("from", -1)) == old and int(m.get("to", -1)) == new:
+            return dict(m)
+    return None

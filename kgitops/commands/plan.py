@@ -1,0 +1,83 @@
+"""``kgitops plan DIR``: compare the specs with the live cluster and show what would change."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from kgitops.errors import PlanError
+
+NAME = "plan"
+HELP = "compare the specs with the live cluster (or a saved state) and show the plan"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("directory", metavar="DIR", help="the cluster folder (topics/<cluster>)")
+    parser.add_argument("--state", metavar="FILE", help="plan offline against a saved snapshot")
+    parser.add_argument(
+        "--format", choices=("text", "markdown", "json"), default="text", help="output format"
+    )
+    parser.add_argument("--out", metavar="PLAN", help="also save the plan (JSON) for apply")
+    parser.add_argument(
+        "--detailed-exitcode",
+        action="store_true",
+        help="exit 0 when there are no changes, 2 when there are, 1 on error",
+    )
+    lock = parser.add_mutually_exclusive_group()
+    lock.add_argument(
+        "--update-lock", action="store_true", help="write kgitops.lock with the choices made"
+    )
+    lock.add_argument(
+        "--locked", action="store_true", help="fail if kgitops.lock is missing or stale"
+    )
+    parser.add_argument(
+        "--rebalance",
+        action="store_true",
+        help="also even out replicas and leaders across brokers (moves data)",
+    )
+    parser.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="colour the text output (auto: on a terminal, unless NO_COLOR is set)",
+    )
+
+
+def use_colour(choice: str) -> bool:
+    if choice != "auto":
+        return choice == "always"
+    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+        return False
+    return sys.stdout.isatty()
+
+
+def run(args: argparse.Namespace) -> int:
+    from kgitops.commands._planning import plan_directory
+    from kgitops.render import render_json, render_markdown, render_text
+
+    result = plan_directory(
+        args.directory,
+        state_file=args.state,
+        rebalance=args.rebalance,
+        locked=args.locked,
+        update_lock=args.update_lock,
+    )
+    data = result.plan.to_json()
+    if args.out:
+        try:
+            with open(args.out, "w", encoding="utf-8") as f:
+                json.dump(data, f, indent=1)
+                f.write("\n")
+        except OSError as exc:
+            raise PlanError(f"{args.out}: cannot write the plan: {exc.strerror or exc}") from None
+    if args.format == "json":
+        sys.stdout.write(render_json(data))
+    elif args.format == "markdown":
+        sys.stdout.write(render_markdown(data))
+    else:
+        sys.stdout.write(render_text(data, colour=use_colour(args.color)))
+    if result.lock_written:
+        print(f"wrote {os.path.join(args.directory, 'kgitops.lock')}", file=sys.stderr)
+    return 2 if args.detailed_exitcode and result.plan.has_changes else 0

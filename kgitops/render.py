@@ -1,0 +1,318 @@
+"""Plan renderers: text for a terminal, markdown for a pull request, JSON, Kafka reassignment.
+
+Every renderer reads the plan's JSON form (``Plan.to_json()`` or a saved plan file), never the
+objects, so the formats cannot disagree about what a plan says::
+
+    + create_topic payments.orders  12 partitions, RF 3, rack-aware, start index 2
+    ~ alter_config payments.events
+        ~ retention.ms: 1000 -> 2000
+    - delete_topic old  12 partitions, 3.4 GiB  (apply needs --allow-delete)
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from kgitops.plan import KIND_ORDER, SYMBOLS
+
+GITHUB_COMMENT_LIMIT = 65_536
+TEXT_PARTITIONS_SHOWN = 12
+
+_COLOURS = {"+": "32", "~": "33", "-": "31", "!": "1;33", "dim": "2", "bold": "1"}
+_VERBS = {
+    "create_topic": "to create",
+    "alter_config": "to alter config",
+    "add_partitions": "to add partitions",
+    "reassign": "to reassign",
+    "elect_leaders": "to elect leaders",
+    "delete_topic": "to delete",
+}
+
+
+def human_bytes(n: int | None) -> str:
+    """``1536`` -> ``1.5 KiB``; None -> ``unknown size``."""
+    if n is None:
+        return "unknown size"
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if value < 1024 or unit == "TiB":
+            return f"{int(value)} B" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{n} B"
+
+
+def human_seconds(s: float | None) -> str:
+    """``3725`` -> ``1h 2m 5s``."""
+    if s is None:
+        return "unthrottled"
+    total = round(s)
+    h, rest = divmod(total, 3600)
+    m, sec = divmod(rest, 60)
+    parts = [f"{h}h"] if h else []
+    if m or h:
+        parts.append(f"{m}m")
+    parts.append(f"{sec}s")
+    return " ".join(parts)
+
+
+def _rate(rate: int | None) -> str:
+    return "no throttle" if not rate else f"{human_bytes(rate)}/s"
+
+
+def _headline(action: Mapping[str, Any]) -> str:
+    """One line after ``<symbol> <type> <topic>``."""
+    kind = action["type"]
+    if kind == "create_topic":
+        start = action.get("startIndex")
+        where = f", start index {start}" if start is not None else ""
+        return (
+            f"{action['partitions']} partitions, RF {action['replicationFactor']}, "
+            f"{action.get('placement', '')}{where}"
+        )
+    if kind == "add_partitions":
+        return f"partitions {action['from']} -> {action['to']}"
+    if kind == "reassign":
+        n = len(action["moves"])
+        return f"{n} partition(s), {human_bytes(action.get('bytesToMove', 0))} to copy"
+    if kind == "elect_leaders":
+        return "preferred leader for partition(s) " + ", ".join(
+            str(p) for p in action["partitions"]
+        )
+    if kind == "delete_topic":
+        return (
+            f"{action.get('partitions', 0)} partitions, {human_bytes(action.get('sizeBytes'))}"
+            "  (apply needs --allow-delete)"
+        )
+    if kind == "alter_config":
+        return f"{len(action.get('set', {}))} set, {len(action.get('delete', []))} removed"
+    return ""
+
+
+def _details(action: Mapping[str, Any], limit: int | None) -> list[str]:
+    """The lines under an action: config changes, assignments, moves with reasons."""
+    kind = action["type"]
+    out: list[str] = []
+    if kind == "create_topic":
+        for k, v in action.get("config", {}).items():
+            out.append(f"+ {k} = {v}")
+    if kind == "alter_config":
+        previous = action.get("previous", {})
+        for k, v in action.get("set", {}).items():
+            out.append(f"~ {k}: {previous[k]} -> {v}" if k in previous else f"+ {k} = {v}")
+        for k in action.get("delete", []):
+            out.append(f"- {k}" + (f" (was {previous[k]})" if k in previous else ""))
+    rows: list[str] = []
+    if kind in ("create_topic", "add_partitions"):
+        rows = [f"{p}: {r}" for p, r in action.get("assignment", {}).items()]
+    elif kind == "reassign":
+        rows = [
+            f"{p}: {m['from']} -> {m['to']}  {m.get('reason', '')}".rstrip()
+            for p, m in action.get("moves", {}).items()
+        ]
+    if limit is not None and len(rows) > limit:
+        rows = [*rows[:limit], f"... {len(rows) - limit} more partition(s) (see --format json)"]
+    return out + rows
+
+
+# --------------------------------------------------------------------------- text
+
+
+def render_text(data: Mapping[str, Any], *, colour: bool = False, limit: int | None = None) -> str:
+    """The terminal form: ``+ ~ -`` per action, indented details, warnings, a summary line."""
+
+    def paint(code: str, text: str) -> str:
+        return f"\x1b[{_COLOURS[code]}m{text}\x1b[0m" if colour else text
+
+    shown = TEXT_PARTITIONS_SHOWN if limit is None else limit
+    lines = [
+        paint(
+            "bold",
+            f"kgitops plan for cluster {data.get('cluster')} "
+            f"(state {str(data.get('stateFingerprint', ''))[:19]})",
+        ),
+        "",
+    ]
+    for w in data.get("warnings", []):
+        who = f"{w['topic']}: " if w.get("topic") else ""
+        lines.append(paint("!", f"! {w['code']}") + f" {who}{w['message']}")
+    if data.get("warnings"):
+        lines.append("")
+    actions = data.get("actions", [])
+    for a in actions:
+        sym = SYMBOLS.get(a["type"], "?")
+        label = paint(sym, f"{sym} {a['type']}")
+        lines.append(f"{label} {a['topic']}  {_headline(a)}")
+        lines += [paint("dim", f"    {d}") for d in _details(a, shown)]
+    transfer = data.get("transfer")
+    if transfer and transfer.get("totalBytes"):
+        lines += ["", _transfer_line(transfer)]
+    if actions:
+        lines += ["", "Plan: " + _summary_words(data.get("summary", {})) + "."]
+    else:
+        lines.append("No changes. The cluster matches the specs.")
+    return "\n".join(lines) + "\n"
+
+
+def _summary_words(summary: Mapping[str, int]) -> str:
+    return ", ".join(f"{summary.get(k, 0)} {_VERBS[k]}" for k in KIND_ORDER if summary.get(k))
+
+
+def _transfer_line(transfer: Mapping[str, Any]) -> str:
+    return (
+        f"Data to copy: {human_bytes(transfer['totalBytes'])} at "
+        f"{_rate(transfer.get('throttleBytesPerSec'))} per broker, about "
+        f"{human_seconds(transfer.get('estimatedSeconds'))}"
+    )
+
+
+# ----------------------------------------------------------------------- markdown
+
+
+def render_markdown(data: Mapping[str, Any], *, limit: int = GITHUB_COMMENT_LIMIT) -> str:
+    """A pull-request comment: warnings first, the summary table, data to move per broker,
+    then one ``<details>`` block per topic. Stays under ``limit`` characters (GitHub's
+    comment limit) by leaving out whole detail blocks, and says what it left out."""
+    head = [f"### kgitops plan: `{data.get('cluster')}`", ""]
+    actions = data.get("actions", [])
+    if not actions:
+        head.append("**No changes.** The cluster matches the specs.")
+    head += _md_warnings(data.get("warnings", []))
+    if actions:
+        head += ["| | action | topics |", "|---|---|---:|"]
+        summary = data.get("summary", {})
+        for k in KIND_ORDER:
+            if summary.get(k):
+                head.append(f"| `{SYMBOLS[k]}` | {k} | {summary[k]} |")
+        head.append("")
+        head += _md_transfer(data.get("transfer"))
+    footer = [
+        "",
+        f"<sub>state `{str(data.get('stateFingerprint', ''))[:19]}` · apply refuses this "
+        "plan if the cluster changes first</sub>",
+    ]
+    text = "\n".join(head)
+    blocks = _md_blocks(actions)
+    tail = "\n".join(footer)
+    budget = limit - len(text) - len(tail) - 400
+    kept: list[str] = []
+    used = 0
+    for block in blocks:
+        if used + len(block) + 1 > budget:
+            break
+        kept.append(block)
+        used += len(block) + 1
+    parts = [text, *kept]
+    if len(kept) < len(blocks):
+        left = len(blocks) - len(kept)
+        parts.append(
+            f"\n**{left} of {len(blocks)} action(s) left out** to stay under GitHub's "
+            f"{limit:,}-character comment limit; run `kgitops plan` or read the JSON plan "
+            "for the rest."
+        )
+    out = "\n".join(parts) + "\n" + tail + "\n"
+    if len(out) > limit:  # only when the head alone is too long
+        cut = out[: limit - 200]
+        out = cut[: cut.rfind("\n")] + "\n\n**(truncated to GitHub's comment limit)**\n"
+    return out
+
+
+def _md_warnings(warnings: Sequence[Mapping[str, Any]], per_code: int = 10) -> list[str]:
+    if not warnings:
+        return [""]
+    out = ["", "> [!WARNING]"]
+    by_code: dict[str, list[Mapping[str, Any]]] = {}
+    for w in warnings:
+        by_code.setdefault(w["code"], []).append(w)
+    for code in sorted(by_code):
+        items = by_code[code]
+        for w in items[:per_code]:
+            who = f" `{w['topic']}`" if w.get("topic") else ""
+            out.append(f"> **{code}**{who}: {_md_escape(w['message'])}  ")
+        if len(items) > per_code:
+            out.append(f"> **{code}**: ... and {len(items) - per_code} more topic(s)  ")
+    out.append("")
+    return out
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
+
+
+def _md_transfer(transfer: Mapping[str, Any] | None, rows: int = 50) -> list[str]:
+    if not transfer or not transfer.get("totalBytes"):
+        return []
+    rate = transfer.get("throttleBytesPerSec")
+    out = [
+        f"**Data to move:** {human_bytes(transfer['totalBytes'])}"
+        + (
+            f" of {human_bytes(transfer['clusterBytes'])} stored"
+            if transfer.get("clusterBytes")
+            else ""
+        )
+        + f", throttled at {_rate(rate)} per broker: about "
+        f"{human_seconds(transfer.get('estimatedSeconds'))}.",
+        "",
+        "| broker | in | out | time at throttle |",
+        "|---:|---:|---:|---:|",
+    ]
+    brokers = transfer.get("brokers", {})
+    ordered = sorted(brokers.items(), key=lambda kv: -max(kv[1]["in"], kv[1]["out"]))
+    for b, v in ordered[:rows]:
+        secs = max(v["in"], v["out"]) / rate if rate else None
+        out.append(
+            f"| {b} | {human_bytes(v['in'])} | {human_bytes(v['out'])} | {human_seconds(secs)} |"
+        )
+    if len(ordered) > rows:
+        out.append(f"| ... {len(ordered) - rows} more broker(s) | | | |")
+    out.append("")
+    return out
+
+
+def _md_blocks(actions: Sequence[Mapping[str, Any]]) -> list[str]:
+    blocks = []
+    for a in actions:
+        sym = SYMBOLS.get(a["type"], "?")
+        body = "\n".join(_details(a, None)) or "(nothing more)"
+        blocks.append(
+            f"<details><summary><code>{sym} {a['type']}</code> <b>{a['topic']}</b> "
+            f"{_md_escape(_headline(a))}</summary>\n\n```diff\n{body}\n```\n</details>"
+        )
+    return blocks
+
+
+# ------------------------------------------------------------------- json, kafka
+
+
+def render_json(data: Mapping[str, Any]) -> str:
+    return json.dumps(data, indent=2) + "\n"
+
+
+def reassignment_json(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The plan's moves as ``kafka-reassign-partitions.sh --execute`` reads them."""
+    partitions = []
+    for a in data.get("actions", []):
+        if a["type"] != "reassign":
+            continue
+        for p, m in sorted(a["moves"].items(), key=lambda kv: int(kv[0])):
+            partitions.append(
+                {
+                    "topic": a["topic"],
+                    "partition": int(p),
+                    "replicas": list(m["to"]),
+                    "log_dirs": ["any"] * len(m["to"]),
+                }
+            )
+    return {"version": 1, "partitions": partitions}
+
+
+def render_reassignment(data: Mapping[str, Any]) -> str:
+    return json.dumps(reassignment_json(data), indent=2) + "\n"
+
+
+RENDERERS: Mapping[str, Callable[[Mapping[str, Any]], str]] = {
+    "text": render_text,
+    "markdown": render_markdown,
+    "json": render_json,
+}

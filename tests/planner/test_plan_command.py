@@ -1,0 +1,135 @@
+"""`kgitops plan` and `kgitops export-reassignment` end to end on a saved state."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kgitops.cli import main
+
+CLUSTER = """\
+apiVersion: kgitops/v1
+kind: Cluster
+name: demo
+bootstrapServers: ["localhost:9092"]
+"""
+TOPIC = """\
+apiVersion: kgitops/v1
+kind: Topic
+name: {name}
+partitions: {partitions}
+replicationFactor: 2
+"""
+
+
+def _state(topics: dict[str, object] | None = None) -> dict[str, object]:
+    return {
+        "format": "kgitops-state/v1",
+        "brokers": [{"id": 1, "rack": "a"}, {"id": 2, "rack": "b"}, {"id": 3, "rack": "c"}],
+        "topics": topics or {},
+    }
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    d = tmp_path / "demo"
+    d.mkdir()
+    (d / "cluster.yaml").write_text(CLUSTER)
+    (d / "orders.yaml").write_text(TOPIC.format(name="orders", partitions=3))
+    (tmp_path / "state.json").write_text(json.dumps(_state()))
+    return d
+
+
+def _run(*argv: str) -> int:
+    return main(list(argv))
+
+
+def test_detailed_exitcode_is_2_with_changes_and_0_without(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = str(folder.parent / "state.json")
+    assert _run("plan", str(folder), "--state", state, "--detailed-exitcode") == 2
+    assert "+ create_topic orders" in capsys.readouterr().out
+    live = {"0": {"replicas": [1, 2]}, "1": {"replicas": [2, 3]}, "2": {"replicas": [3, 1]}}
+    (folder.parent / "state.json").write_text(json.dumps(_state({"orders": {"partitions": live}})))
+    assert _run("plan", str(folder), "--state", state, "--detailed-exitcode") == 0
+    assert "No changes." in capsys.readouterr().out
+
+
+def test_an_error_exits_1_with_a_message_and_no_traceback(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (folder.parent / "bad.json").write_text("{not json")
+    code = _run("plan", str(folder), "--state", str(folder.parent / "bad.json"))
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "bad.json" in err and "Traceback" not in err
+
+
+def test_partition_decrease_points_at_the_field(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    live = {str(p): {"replicas": [1 + p % 3, 1 + (p + 1) % 3]} for p in range(5)}
+    (folder.parent / "state.json").write_text(json.dumps(_state({"orders": {"partitions": live}})))
+    code = _run("plan", str(folder), "--state", str(folder.parent / "state.json"))
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "orders.yaml:4:13: error: partitions: 3 is fewer than the 5" in err
+
+
+def test_update_lock_then_locked_agrees_and_a_changed_spec_makes_it_stale(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = str(folder.parent / "state.json")
+    assert _run("plan", str(folder), "--state", state, "--locked") == 1
+    assert "kgitops.lock is missing or stale" in capsys.readouterr().err
+    assert _run("plan", str(folder), "--state", state, "--update-lock") == 0
+    assert (folder / "kgitops.lock").exists()
+    assert _run("plan", str(folder), "--state", state, "--locked") == 0
+    (folder / "orders.yaml").write_text(TOPIC.format(name="orders", partitions=6))
+    assert _run("plan", str(folder), "--state", state, "--locked") == 1
+    assert "orders: partitions 3 -> 6" in capsys.readouterr().err
+
+
+def test_json_output_round_trips_and_out_saves_the_same_plan(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = str(folder.parent / "state.json")
+    out = folder.parent / "plan.json"
+    assert _run("plan", str(folder), "--state", state, "--format", "json", "--out", str(out)) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed == json.loads(out.read_text())
+    assert printed["summary"]["create_topic"] == 1
+    assert (
+        printed["actions"][0]["assignment"]["0"] == [1, 2]
+        or printed["actions"][0]["assignment"]["0"]
+    )
+
+
+def test_export_reassignment_prints_kafka_json_from_a_saved_plan(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("kgitops.rebalance")
+    live = {"0": {"replicas": [1]}, "1": {"replicas": [2]}, "2": {"replicas": [3]}}
+    (folder.parent / "state.json").write_text(json.dumps(_state({"orders": {"partitions": live}})))
+    out = folder.parent / "plan.json"
+    assert (
+        _run("plan", str(folder), "--state", str(folder.parent / "state.json"), "--out", str(out))
+        == 0
+    )
+    capsys.readouterr()
+    assert _run("export-reassignment", str(out)) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["version"] == 1
+    assert sorted(p["partition"] for p in data["partitions"]) == [0, 1, 2]
+    assert all(len(p["replicas"]) == 2 for p in data["partitions"])
+
+
+def test_export_reassignment_refuses_a_file_that_is_not_a_plan(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "x.json").write_text('{"format": "other"}')
+    assert _run("export-reassignment", str(tmp_path / "x.json")) == 1
+    assert "not a kgitops plan" in capsys.readouterr().err

@@ -1,0 +1,108 @@
+"""Renderers read the plan's JSON form: text, markdown (bounded), JSON, Kafka reassignment."""
+
+from __future__ import annotations
+
+import json
+
+from kgitops.plan import AddPartitions, CreateTopic, DeleteTopic, Move, Plan, PlanWarning, Reassign
+from kgitops.render import (
+    GITHUB_COMMENT_LIMIT,
+    human_bytes,
+    human_seconds,
+    reassignment_json,
+    render_markdown,
+    render_text,
+)
+
+
+def _plan(n_creates: int = 1) -> Plan:
+    creates = [
+        CreateTopic(
+            f"topic-{i:05d}",
+            partitions=100,
+            replication_factor=3,
+            start_index=0,
+            assignment={p: (p % 60, (p + 1) % 60, (p + 2) % 60) for p in range(100)},
+            config={"retention.ms": "1000"},
+            placement="rack-aware",
+        )
+        for i in range(n_creates)
+    ]
+    return Plan(
+        cluster="prod",
+        state_fingerprint="sha256:" + "0" * 64,
+        actions=(
+            *creates,
+            AddPartitions("grow", 2, 3, None, {2: (1, 2)}),
+            Reassign("move", {0: Move((1, 2), (1, 3), "broker 2 is decommissioned", 2048)}, 2048),
+            DeleteTopic("old", 12, 4096),
+        ),
+        warnings=(PlanWarning("grow", "KEY_REMAP", "partitions 2 -> 3: keys move"),),
+        extra={
+            "transfer": {
+                "brokers": {"1": {"in": 0, "out": 2048}, "3": {"in": 2048, "out": 0}},
+                "totalBytes": 2048,
+                "clusterBytes": 10_000,
+                "throttleBytesPerSec": 1024,
+                "estimatedSeconds": 2.0,
+            }
+        },
+    )
+
+
+def test_text_shows_each_action_with_its_symbol_and_no_colour_off_a_terminal() -> None:
+    out = render_text(_plan().to_json())
+    assert "\x1b[" not in out
+    assert "+ create_topic topic-00000" in out
+    assert "~ add_partitions grow  partitions 2 -> 3" in out
+    assert "~ reassign move" in out and "0: [1, 2] -> [1, 3]  broker 2 is decommissioned" in out
+    assert "- delete_topic old" in out and "--allow-delete" in out
+    assert "! KEY_REMAP grow: partitions 2 -> 3: keys move" in out
+    assert "... 88 more partition(s)" in out
+    assert out.rstrip().endswith(
+        "Plan: 1 to create, 1 to add partitions, 1 to reassign, 1 to delete."
+    )
+
+
+def test_text_uses_colour_when_asked() -> None:
+    out = render_text(_plan().to_json(), colour=True)
+    assert "\x1b[32m+ create_topic\x1b[0m" in out
+    assert "\x1b[31m- delete_topic\x1b[0m" in out
+
+
+def test_text_says_no_changes_for_an_empty_plan() -> None:
+    out = render_text(Plan("prod", "sha256:x").to_json())
+    assert "No changes." in out
+
+
+def test_markdown_puts_warnings_first_then_the_summary_and_details() -> None:
+    out = render_markdown(_plan().to_json())
+    assert out.index("KEY_REMAP") < out.index("| `+` | create_topic | 1 |")
+    assert out.index("create_topic | 1") < out.index("<details>")
+    assert "| 3 | 2.0 KiB | 0 B | 2s |" in out
+    assert "<details><summary><code>- delete_topic</code> <b>old</b>" in out
+
+
+def test_markdown_stays_under_the_github_limit_and_says_what_it_left_out() -> None:
+    data = _plan(2000).to_json()
+    out = render_markdown(data)
+    assert len(out) <= GITHUB_COMMENT_LIMIT
+    assert "action(s) left out" in out
+    assert "| `+` | create_topic | 2000 |" in out
+
+
+def test_reassignment_json_is_what_kafka_reassign_partitions_reads() -> None:
+    assert reassignment_json(_plan().to_json()) == {
+        "version": 1,
+        "partitions": [
+            {"topic": "move", "partition": 0, "replicas": [1, 3], "log_dirs": ["any", "any"]}
+        ],
+    }
+    json.dumps(reassignment_json(_plan().to_json()))
+
+
+def test_human_units() -> None:
+    assert human_bytes(1536) == "1.5 KiB"
+    assert human_bytes(None) == "unknown size"
+    assert human_seconds(3725) == "1h 2m 5s"
+    assert human_seconds(None) == "unthrottled"
