@@ -218,7 +218,7 @@ def check_fresh(plan: Plan, state: ClusterState) -> None:
     """
     from kgitops.plan import state_fingerprint  # type: ignore[attr-defined,unused-ignore]
 
-    topics = sorted({a.topic for a in plan.actions} | set(plan.state_digests))
+    topics = sorted(plan.state_digests) or sorted({a.topic for a in plan.actions})
     fingerprint, digests = state_fingerprint(state, topics)
     if fingerprint == plan.state_fingerprint:
         return

@@ -1,0 +1,160 @@
+"""``kgitops apply DIR | --plan PLAN [--dry-run] [--yes] [--allow-delete] [--no-wait]``
+
+Plan and apply in one go (``DIR``), or apply a reviewed, saved plan (``--plan``), refused when
+the cluster changed since it was made. The plan is shown and confirmed on a terminal; without
+one, ``--yes`` is required. ``--dry-run`` prints the exact admin requests and sends none.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any
+
+from kgitops.errors import KgitopsError, PlanError
+
+NAME = "apply"
+HELP = "apply a plan to the cluster: batched, throttled, verified (exit 3 when partly done)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("directory", nargs="?", metavar="DIR", help="cluster folder to plan+apply")
+    parser.add_argument("--plan", metavar="PLAN", help="a plan saved by `kgitops plan --out`")
+    parser.add_argument("--dry-run", action="store_true", help="print the requests, send none")
+    parser.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
+    parser.add_argument("--allow-delete", action="store_true", help="let the plan delete topics")
+    parser.add_argument(
+        "--no-wait",
+        action="store_true",
+        help="submit the reassignments and return; a later apply waits for them",
+    )
+    parser.add_argument(
+        "--poll-interval",
+        type=float,
+        default=5.0,
+        metavar="SECONDS",
+        help="how often to poll reassignment progress (default 5)",
+    )
+
+
+def read_plan(path: str) -> Any:
+    """The Plan saved at ``path``; PlanError naming the file for anything unreadable."""
+    from kgitops.plan import Plan
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except OSError as exc:
+        raise PlanError(f"{path}: cannot read the plan: {exc.strerror or exc}") from None
+    except json.JSONDecodeError as exc:
+        raise PlanError(f"{path}:{exc.lineno}:{exc.colno}: error: not JSON: {exc.msg}") from None
+    try:
+        return Plan.from_json(data)
+    except PlanError as exc:
+        raise PlanError(f"{path}: {exc}") from None
+
+
+def cluster_dir_of(plan_path: str, cluster_dir: str | None) -> str:
+    """Where the plan's cluster.yaml lives: as recorded, else relative to the plan file."""
+    if not cluster_dir:
+        raise PlanError(
+            f"{plan_path}: the plan does not say which cluster folder it is for (clusterDir);"
+            " save it with `kgitops plan DIR --out PLAN`"
+        )
+    candidates = [cluster_dir]
+    if not os.path.isabs(cluster_dir):
+        candidates.append(os.path.join(os.path.dirname(os.path.abspath(plan_path)), cluster_dir))
+    for c in candidates:
+        if os.path.isfile(os.path.join(c, "cluster.yaml")):
+            return c
+    raise PlanError(f"{plan_path}: the plan's cluster folder {cluster_dir!r} has no cluster.yaml")
+
+
+def load_cluster(directory: str) -> Any:
+    """The ClusterSpec of ``directory``'s cluster.yaml (topic files are not needed)."""
+    from kgitops.errors import SpecError
+    from kgitops.specs import load_specs
+
+    specs = load_specs(directory)
+    if specs.cluster is None:
+        raise SpecError([d for d in specs.diagnostics if d.is_error])
+    return specs.cluster
+
+
+def show(plan: Any) -> str:
+    try:
+        from kgitops.render import render_text
+
+        return render_text(plan.to_json(), colour=sys.stdout.isatty())
+    except ImportError:  # pragma: no cover - the renderer is part of the package
+        from kgitops.apply import label
+
+        return "\n".join(label(a) for a in plan.actions)
+
+
+def confirm(plan: Any, args: argparse.Namespace) -> None:
+    if args.yes:
+        return
+    if not sys.stdin.isatty():
+        raise KgitopsError(
+            "refusing to apply without confirmation: no terminal to ask on; "
+            "review the plan and pass --yes (CI: `kgitops apply --plan PLAN --yes`)"
+        )
+    n = len(plan.actions)
+    answer = input(f"Apply these {n} change(s) to cluster {plan.cluster!r}? [y/N] ")
+    if answer.strip().lower() not in ("y", "yes"):
+        raise KgitopsError("apply cancelled; nothing was changed")
+
+
+def run(args: argparse.Namespace) -> int:
+    from kgitops.apply import apply_plan, check_fresh
+    from kgitops.cluster.connect import open_cluster
+    from kgitops.progress import for_stream
+
+    if bool(args.directory) == bool(args.plan):
+        raise KgitopsError("give either a cluster folder (apply DIR) or --plan PLAN")
+    if args.plan:
+        plan = read_plan(args.plan)
+        cluster = load_cluster(cluster_dir_of(args.plan, plan.cluster_dir))
+        if cluster.name != plan.cluster:
+            raise PlanError(
+                f"{args.plan}: the plan is for cluster {plan.cluster!r}, "
+                f"but its folder holds cluster {cluster.name!r}"
+            )
+    else:
+        from kgitops.commands._planning import plan_directory
+
+        result = plan_directory(args.directory)
+        plan, cluster = result.plan, result.cluster
+    if not plan.has_changes:
+        print(f"No changes. Cluster {plan.cluster!r} matches the specs.")
+        return 0
+    admin = open_cluster(cluster)
+    try:
+        state = admin.describe(
+            sorted(plan.state_digests) or sorted({a.topic for a in plan.actions})
+        )
+        check_fresh(plan, state)
+        plan.raise_if_unsafe(allow_delete=args.allow_delete, state=state)
+        settings = cluster.reassignment
+        if args.dry_run:
+            report = apply_plan(plan, admin, settings, allow_delete=args.allow_delete, dry_run=True)
+            print("\n".join(report.lines()))
+            return 0
+        print(show(plan))
+        confirm(plan, args)
+        report = apply_plan(
+            plan,
+            admin,
+            settings,
+            allow_delete=args.allow_delete,
+            wait=not args.no_wait,
+            progress=for_stream(sys.stderr),
+            poll_seconds=args.poll_interval,
+        )
+        print("\n".join(report.lines()))
+        return 0
+    finally:
+        admin.close()

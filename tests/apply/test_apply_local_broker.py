@@ -1,0 +1,157 @@
+"""apply end to end against the local Kafka-protocol broker (Tansu), checked with kafka-python
+directly, never through kgitops."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kgitops import cli
+
+kafka = pytest.importorskip("kafka")
+
+
+def write_cluster(root: Path, bootstrap: str, topics: str) -> Path:
+    d = root / "local"
+    d.mkdir(exist_ok=True)
+    (d / "cluster.yaml").write_text(
+        "apiVersion: kgitops/v1\nkind: Cluster\nname: local\n"
+        f'bootstrapServers: ["{bootstrap}"]\nunmanagedTopics: ignore\n'
+    )
+    (d / "topics.yaml").write_text(topics)
+    return d
+
+
+def topic_doc(name: str, partitions: int, config: dict[str, str], delete: bool = False) -> str:
+    lines = [
+        "apiVersion: kgitops/v1",
+        "kind: Topic",
+        f"name: {name}",
+        f"partitions: {partitions}",
+        "replicationFactor: 1",
+    ]
+    if config:
+        lines.append("config:")
+        lines += [f'  {k}: "{v}"' for k, v in config.items()]
+    if delete:
+        lines.append("delete: true")
+    return "\n".join(lines) + "\n"
+
+
+def run_cli(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = cli.main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def admin(local_broker: str) -> Iterator[object]:
+    client = kafka.KafkaAdminClient(bootstrap_servers=local_broker, client_id="apply-test")
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+def live_topics(admin: object, names: list[str]) -> dict[str, int]:
+    meta = admin.describe_topics(names)  # type: ignore[attr-defined]
+    return {t["name"]: len(t["partitions"]) for t in meta if t["error_code"] == 0}
+
+
+def live_configs(admin: object, name: str) -> dict[str, str]:
+    from kafka.admin import ConfigResource, ConfigResourceType
+
+    res = admin.describe_configs(  # type: ignore[attr-defined]
+        [ConfigResource(ConfigResourceType.TOPIC, name)], config_filter="all"
+    )
+    return {k: v["value"] for k, v in res["topic"].get(name, {}).items()}
+
+
+def test_create_alter_delete_a_batch_then_messages_land_where_kgitops_partition_says(
+    tmp_path: Path, local_broker: str, admin: object, topic_prefix: str
+) -> None:
+    names = [f"{topic_prefix}{i}" for i in range(5)]
+    docs = "---\n".join(
+        topic_doc(n, 3 + i, {"retention.ms": str(60000 * (i + 1))}) for i, n in enumerate(names)
+    )
+    d = write_cluster(tmp_path, local_broker, docs)
+
+    code, out, err = run_cli("apply", str(d), "--yes")
+    assert code == 0, out + err
+    assert live_topics(admin, names) == {n: 3 + i for i, n in enumerate(names)}
+    for i, n in enumerate(names):
+        assert live_configs(admin, n).get("retention.ms") == str(60000 * (i + 1))
+    code, out, err = run_cli("plan", str(d), "--detailed-exitcode")
+    assert code == 0, out + err
+
+    # alter: one config changed, one removed; delete the last topic (with permission)
+    docs = "---\n".join(
+        [
+            topic_doc(names[0], 3, {"retention.ms": "123456"}),
+            topic_doc(names[1], 4, {}),
+            *(
+                topic_doc(n, 3 + i, {"retention.ms": str(60000 * (i + 1))})
+                for i, n in enumerate(names[2:4], start=2)
+            ),
+            topic_doc(names[4], 7, {}, delete=True),
+        ]
+    )
+    d = write_cluster(tmp_path, local_broker, docs)
+    code, out, err = run_cli("apply", str(d), "--yes")
+    assert code == 1 and "--allow-delete" in err, out + err
+    assert names[4] in live_topics(admin, names)
+    code, out, err = run_cli("apply", str(d), "--yes", "--allow-delete")
+    assert code == 0, out + err
+    assert live_configs(admin, names[0]).get("retention.ms") == "123456"
+    assert "retention.ms" not in live_configs(admin, names[1])
+    assert names[4] not in live_topics(admin, names)
+    code, out, err = run_cli("plan", str(d), "--detailed-exitcode")
+    assert code == 0, out + err
+
+    # messages with keys land in the partition `kgitops partition` predicts
+    keys = [f"user-{i}" for i in range(200)]
+    code, out, err = run_cli("partition", "--partitions", "5", *keys)
+    if "invalid choice: 'partition'" in err:  # the partition command is another module's
+        from kgitops.partitioner import partition_for
+
+        code, out = 0, "\n".join(str(partition_for(k, 5)) for k in keys)
+    assert code == 0, err
+    predicted = dict(zip(keys, (int(x) for x in out.split()), strict=True))
+    producer = kafka.KafkaProducer(bootstrap_servers=local_broker)
+    landed = {
+        k: producer.send(names[2], key=k.encode(), value=b"x").get(timeout=10).partition
+        for k in keys
+    }
+    producer.close()
+    assert landed == predicted
+    assert len(set(landed.values())) == 5
+
+
+def test_dry_run_prints_requests_and_creates_nothing(
+    tmp_path: Path, local_broker: str, admin: object, topic_prefix: str
+) -> None:
+    name = f"{topic_prefix}dry"
+    d = write_cluster(tmp_path, local_broker, topic_doc(name, 2, {"cleanup.policy": "compact"}))
+    code, out, err = run_cli("apply", str(d), "--dry-run")
+    assert code == 0, err
+    line = out.splitlines()[0]
+    assert line.startswith("CreateTopics ")
+    body = json.loads(line.removeprefix("CreateTopics "))
+    assert body[0]["name"] == name and body[0]["config"] == {"cleanup.policy": "compact"}
+    assert name not in live_topics(admin, [name])
+
+
+def test_without_a_terminal_apply_refuses_unless_yes(
+    tmp_path: Path, local_broker: str, admin: object, topic_prefix: str
+) -> None:
+    name = f"{topic_prefix}ask"
+    d = write_cluster(tmp_path, local_broker, topic_doc(name, 1, {}))
+    code, _, err = run_cli("apply", str(d))
+    assert code == 1 and "--yes" in err
+    assert name not in live_topics(admin, [name])
