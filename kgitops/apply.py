@@ -309,6 +309,8 @@ class _Run:
             self.broken = exc
             for i, _ in items:
                 self._fail(i, exc)
+                if isinstance(exc, ClusterTimeout):
+                    self.outcomes[i].detail += " -- it may still take effect; a new plan shows"
             return
         except ClusterError as exc:
             for i, _ in items:
