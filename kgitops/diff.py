@@ -452,6 +452,8 @@ def _targets(
         return {}
     from kgitops.rebalance import rebalance
 
+    others = _Load(Counter(ctx.load.leaders), Counter(ctx.load.replicas))
+    others.add(current.values(), -1)  # rebalance counts the topic's own replicas itself
     try:
         result = rebalance(
             candidates,
@@ -460,13 +462,22 @@ def _targets(
             drain=tuple(sorted(drained)),
             spread_racks=rack_aware,
             balance=ctx.rebalance,
-            load=dict(ctx.load.replicas),
-            leader_load=dict(ctx.load.leaders),
+            load=others.replicas,
+            leader_load=others.leaders,
+            placement_brokers=_placed_with(ctx, spec),
         )
     except AssignmentError as exc:
         ctx.error(spec, "replicationFactor", f"cannot reassign {spec.name}: {exc}")
         return None
     return {p: (t.replicas, t.reason) for p, t in result.items()}
+
+
+def _placed_with(ctx: _Context, spec: TopicSpec) -> tuple[Broker, ...] | None:
+    """The broker list the topic was placed with, when the lock recorded its placement."""
+    entry = ctx.lock.get(spec.name) if ctx.lock is not None else None
+    if entry is None or entry.placement in ("adopted", "static"):
+        return None
+    return entry.brokers
 
 
 def _breaks_racks(

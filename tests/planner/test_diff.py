@@ -8,8 +8,15 @@ from planner_builders import brokers, live, specs, state, topic
 from kgitops.diff import compute_plan
 from kgitops.errors import PlanError, SpecError
 from kgitops.lock import Lock, LockEntry
-from kgitops.model import Broker, PartitionState, TopicState
-from kgitops.plan import AddPartitions, AlterConfig, CreateTopic, DeleteTopic, ElectLeaders
+from kgitops.model import Broker, PartitionState, Reassignment, TopicState
+from kgitops.plan import (
+    AddPartitions,
+    AlterConfig,
+    CreateTopic,
+    DeleteTopic,
+    ElectLeaders,
+    Reassign,
+)
 
 
 def test_empty_specs_and_empty_cluster_give_an_empty_plan() -> None:
@@ -185,3 +192,102 @@ def test_rf_above_the_broker_count_is_an_error_at_the_field() -> None:
     with pytest.raises(SpecError) as exc:
         compute_plan(specs(topic("t", 1, 4)), state(brokers(3)), None)
     assert exc.value.lines()[0].startswith("topics/t.yaml:4:20: error:")
+
+
+def test_rf_up_adds_one_replica_per_partition_and_counts_the_bytes() -> None:
+    bs = brokers(3)
+    t = live("t", {0: [0, 1], 1: [1, 2], 2: [2, 0]}, size=500)
+    plan, _ = compute_plan(specs(topic("t", 3, 3)), state(bs, t), None)
+    (reassign,) = plan.of_kind("reassign")
+    assert isinstance(reassign, Reassign)
+    for p, move in reassign.moves.items():
+        assert move.target[:2] == t.partitions[p].replicas
+        assert len(move.target) == 3
+        assert "replication factor 2 -> 3" in move.reason
+    assert reassign.bytes_to_move == 3 * 500
+    assert plan.to_json()["transfer"]["totalBytes"] == 1500
+
+
+def test_rf_down_removes_a_replica_and_keeps_the_leader() -> None:
+    t = live("t", {0: [0, 1, 2], 1: [1, 2, 0]})
+    plan, _ = compute_plan(specs(topic("t", 2, 2)), state(brokers(3), t), None)
+    (reassign,) = plan.of_kind("reassign")
+    assert isinstance(reassign, Reassign)
+    assert {p: m.target[0] for p, m in reassign.moves.items()} == {0: 0, 1: 1}
+    assert all(len(m.target) == 2 for m in reassign.moves.values())
+    assert reassign.bytes_to_move == 0
+
+
+def test_a_decommissioned_broker_is_drained_and_nothing_else_moves() -> None:
+    t = live("t", {0: [0, 1], 1: [1, 2], 2: [2, 3]})
+    plan, _ = compute_plan(specs(topic("t", 3, 2), decommission=(3,)), state(brokers(4), t), None)
+    (reassign,) = plan.of_kind("reassign")
+    assert isinstance(reassign, Reassign)
+    assert list(reassign.moves) == [2]
+    assert 3 not in reassign.moves[2].target
+    assert "broker 3 is drained" in reassign.moves[2].reason
+
+
+def test_new_topics_avoid_decommissioned_and_offline_brokers() -> None:
+    bs = (Broker(0), Broker(1), Broker(2, online=False), Broker(3))
+    plan, lock = compute_plan(specs(topic("t", 4, 2), decommission=(3,)), state(bs), None)
+    (create,) = plan.actions
+    assert isinstance(create, CreateTopic)
+    assert {b for r in create.assignment.values() for b in r} == {0, 1}
+    assert [b.id for b in lock.entries["t"].brokers] == [0, 1]
+
+
+def test_a_rack_rule_the_live_assignment_breaks_is_repaired() -> None:
+    bs = brokers(4, ["a", "b"])  # 0:a 1:b 2:a 3:b
+    t = live("t", {0: [0, 2], 1: [1, 0]})
+    plan, _ = compute_plan(specs(topic("t", 2, 2)), state(bs, t), None)
+    (reassign,) = plan.of_kind("reassign")
+    assert isinstance(reassign, Reassign)
+    assert list(reassign.moves) == [0]
+    rack = {b.id: b.rack for b in bs}
+    assert len({rack[b] for b in reassign.moves[0].target}) == 2
+
+
+def test_rack_unaware_topics_are_not_repaired() -> None:
+    bs = brokers(4, ["a", "b"])
+    t = live("t", {0: [0, 2], 1: [1, 0]})
+    plan, _ = compute_plan(specs(topic("t", 2, 2, placement="rack-unaware")), state(bs, t), None)
+    assert plan.of_kind("reassign") == []
+
+
+def test_partitions_being_reassigned_are_left_out_with_a_warning() -> None:
+    t = live("t", {0: [0, 1], 1: [1, 2]})
+    st = state(brokers(3), t, reassignments={"t": {0: Reassignment(adding=(2,))}})
+    plan, _ = compute_plan(specs(topic("t", 2, 3)), st, None)
+    (reassign,) = plan.of_kind("reassign")
+    assert isinstance(reassign, Reassign)
+    assert list(reassign.moves) == [1]
+    assert "REASSIGNMENT_IN_FLIGHT" in [w.code for w in plan.warnings]
+
+
+def test_static_assignment_changes_move_exactly_the_changed_partitions() -> None:
+    t = live("t", {0: [0, 1], 1: [1, 2]})
+    spec = topic("t", 3, 2, placement="static", assignment=((0, 1), (2, 0), (1, 2)))
+    plan, _ = compute_plan(specs(spec), state(brokers(3), t), None)
+    add, reassign = plan.of_kind("add_partitions")[0], plan.of_kind("reassign")[0]
+    assert isinstance(add, AddPartitions) and isinstance(reassign, Reassign)
+    assert add.assignment == {2: (1, 2)}
+    assert {p: m.target for p, m in reassign.moves.items()} == {1: (2, 0)}
+    assert reassign.moves[1].reason == "static assignment changed"
+
+
+def test_a_large_move_is_flagged() -> None:
+    t = live("t", {0: [0], 1: [1]}, size=10_000)
+    plan, _ = compute_plan(specs(topic("t", 2, 2)), state(brokers(2), t), None)
+    (large,) = [w for w in plan.warnings if w.code == "LARGE_MOVE"]
+    assert large.data["bytes"] == 20_000 and large.data["share"] == 1.0
+
+
+def test_rebalance_flag_evens_out_a_crowded_broker() -> None:
+    t = live("t", {p: [0] for p in range(4)})
+    plan, _ = compute_plan(specs(topic("t", 4, 1)), state(brokers(2), t), None, rebalance=True)
+    (reassign,) = plan.of_kind("reassign")
+    assert isinstance(reassign, Reassign)
+    assert len(reassign.moves) == 2
+    plan2, _ = compute_plan(specs(topic("t", 4, 1)), state(brokers(2), t), None)
+    assert plan2.of_kind("reassign") == []
