@@ -1,0 +1,165 @@
+"""The key report as text (terminals) and markdown (pull-request comments). Both read the
+kgitops-keys/v1 JSON, so they can never disagree with it. Bars are Unicode eighth blocks,
+scaled to the busiest partition::
+
+    | p | messages | share |                      |
+    | 0 | 711      | 14.1% | ███████████████▏     |
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+_EIGHTHS = " ▏▎▍▌▋▊▉"
+BAR_WIDTH = 24
+MAX_BAR_ROWS = 64
+
+
+def bar(value: float, peak: float, width: int = BAR_WIDTH) -> str:
+    """A bar of ``width`` cells for ``value`` against ``peak``; eighths for the last cell.
+    ``bar(1, 2, 4) == "██"``."""
+    if peak <= 0 or value <= 0:
+        return ""
+    eighths = round(value / peak * width * 8)
+    full, rest = divmod(eighths, 8)
+    return "█" * full + (_EIGHTHS[rest] if rest else "")
+
+
+def _pct(x: float) -> str:
+    return f"{x * 100:.1f}%"
+
+
+def _key_label(item: Mapping[str, Any]) -> str:
+    if "key" in item:
+        text = str(item["key"])
+        return repr(text) if not text.isprintable() or text == "" else text
+    return "0x" + str(item["keyHex"])
+
+
+def _counts(report: Mapping[str, Any]) -> list[tuple[int, Mapping[str, Any]]]:
+    return sorted(((int(n), v) for n, v in report["partitionCounts"].items()))
+
+
+def _header(report: Mapping[str, Any]) -> list[str]:
+    parts = [
+        f"{report['messages']:,} messages",
+        f"{report['nullKeys']:,} with a null key",
+        f"{report['distinctKeys']:,} distinct keys",
+    ]
+    return [", ".join(parts)]
+
+
+def _bars(messages: Sequence[int], total: int) -> list[tuple[int, int, str, str]]:
+    peak = max(messages) if messages else 0
+    return [
+        (p, m, _pct(m / total) if total else "0.0%", bar(m, peak)) for p, m in enumerate(messages)
+    ]
+
+
+def render_text(report: Mapping[str, Any]) -> str:
+    """The report for a terminal."""
+    out = [f"Key analysis of {report.get('input', 'the sample')}", *_header(report), ""]
+    out.append(f"{'partitions':>10}  {'max/mean':>8}  {'cv':>6}  {'empty':>5}")
+    for n, entry in _counts(report):
+        out.append(
+            f"{n:>10}  {entry['maxOverMean']:>8.3f}  {entry['coefficientOfVariation']:>6.3f}"
+            f"  {entry['emptyPartitions']:>5}"
+        )
+    if report["moves"]:
+        out.append("")
+        for move in report["moves"]:
+            out.append(
+                f"{move['from']} -> {move['to']} partitions: {_pct(move['keyShare'])} of keys "
+                f"and {_pct(move['messageShare'])} of messages change partition"
+            )
+    if report["hotKeys"]:
+        out.append("")
+        out.append("hot keys:")
+        for item in report["hotKeys"]:
+            where = " ".join(f"p{n}={p}" for n, p in item["partitions"].items())
+            out.append(
+                f"  {_key_label(item)}  {item['messages']:,} ({_pct(item['share'])})  {where}"
+            )
+    for n, entry in _counts(report):
+        msgs = entry["messages"]
+        if len(msgs) > MAX_BAR_ROWS:
+            continue
+        out.append("")
+        out.append(f"{n} partitions:")
+        total = sum(msgs)
+        for p, m, share, b in _bars(msgs, total):
+            out.append(f"  {p:>4} {m:>12,} {share:>6} {b}")
+        out.extend(_placement_text(entry))
+    for note in report.get("notes", []):
+        out.append(f"note: {note}")
+    return "\n".join(out) + "\n"
+
+
+def _placement_text(entry: Mapping[str, Any]) -> list[str]:
+    out: list[str] = []
+    placement = entry.get("placement")
+    if placement:
+        out.append(f"  brokers ({placement['source']} assignment): leader / all replicas")
+        for b in placement["brokers"]:
+            rack = f" ({b['rack']})" if b.get("rack") else ""
+            out.append(
+                f"    broker {b['id']}{rack}: {b['leaderMessages']:,} / {b['replicaMessages']:,}"
+            )
+    consumers = entry.get("consumers")
+    if consumers:
+        for strategy in ("range", "roundrobin"):
+            rows = consumers[strategy]["assignment"]
+            loads = ", ".join(f"{r['member']}={r['messages']:,}" for r in rows)
+            out.append(f"  consumers ({strategy}): {loads}")
+    return out
+
+
+def render_markdown(report: Mapping[str, Any]) -> str:
+    """The report for a pull-request comment: summary table, moves, hot keys, and one
+    collapsible bar chart per partition count."""
+    out = ["### Key analysis", "", *_header(report), ""]
+    out.append("| partitions | max/mean | cv | empty partitions |")
+    out.append("| ---: | ---: | ---: | ---: |")
+    for n, entry in _counts(report):
+        out.append(
+            f"| {n} | {entry['maxOverMean']:.3f} | {entry['coefficientOfVariation']:.3f} "
+            f"| {entry['emptyPartitions']} |"
+        )
+    if report["moves"]:
+        out += ["", "| change | keys that move | messages that move |", "| --- | ---: | ---: |"]
+        for move in report["moves"]:
+            out.append(
+                f"| {move['from']} → {move['to']} | **{_pct(move['keyShare'])}** "
+                f"| **{_pct(move['messageShare'])}** |"
+            )
+        out.append("")
+        out.append("A key whose partition changes loses its ordering across the change.")
+    if report["hotKeys"]:
+        out += ["", "| hot key | messages | share |", "| --- | ---: | ---: |"]
+        for item in report["hotKeys"]:
+            label = _key_label(item).replace("|", "\\|").replace("`", "'")
+            out.append(f"| `{label}` | {item['messages']:,} | {_pct(item['share'])} |")
+    for n, entry in _counts(report):
+        msgs = entry["messages"]
+        if len(msgs) > MAX_BAR_ROWS:
+            continue
+        total = sum(msgs)
+        out += ["", f"<details><summary>{n} partitions: load per partition</summary>", ""]
+        out += ["| p | messages | share | |", "| ---: | ---: | ---: | --- |"]
+        for p, m, share, b in _bars(msgs, total):
+            out.append(f"| {p} | {m:,} | {share} | `{b or ' '}` |")
+        placement = entry.get("placement")
+        if placement:
+            out += [
+                "",
+                "| broker | rack | leader messages | replica messages |",
+                "| ---: | --- | ---: | ---: |",
+            ]
+            for b in placement["brokers"]:
+                out.append(
+                    f"| {b['id']} | {b.get('rack') or ''} | {b['leaderMessages']:,} "
+                    f"| {b['replicaMessages']:,} |"
+                )
+        out += ["", "</details>"]
+    return "\n".join(out) + "\n"

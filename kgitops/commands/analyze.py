@@ -1,0 +1,199 @@
+"""``kgitops analyze keys``: where a sample of keys lands for several partition counts, what
+moves when the count changes, and what that means per broker, rack and consumer.
+
+    kgitops analyze keys --input keys.parquet --partitions 6,12,24 [--key-column key]
+        [--size-column bytes] [--format parquet|csv|json] [--master URL] [--out REPORT.json]
+        [--markdown] [--current N] [--state FILE --topic T] [--consumers N]
+
+Prints text (or markdown with ``--markdown``). ``--out FILE`` writes the kgitops-keys/v1 JSON
+and prints nothing else on stdout unless ``--markdown`` is given; ``--out -`` prints the JSON
+to stdout and nothing else goes there (Spark's own logging goes to stderr, at ERROR).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from kgitops.errors import AnalyticsError, KgitopsError
+from kgitops.model import Broker
+
+NAME = "analyze"
+HELP = "analyse message keys with Spark: partition load, skew, hot keys, what moves"
+
+
+def _counts(text: str) -> list[int]:
+    try:
+        counts = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a list of partition counts: {text!r}") from None
+    if not counts or any(n < 1 for n in counts):
+        raise argparse.ArgumentTypeError("partition counts must be positive integers")
+    return counts
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {value}")
+    return value
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="analyze_command", metavar="WHAT", required=True)
+    keys = sub.add_parser(
+        "keys",
+        help="per-partition load, skew, hot keys and the share of keys that move",
+        description="Run the key analysis on Spark (local[*] unless --master is given).",
+    )
+    keys.add_argument(
+        "--input",
+        required=True,
+        metavar="PATH",
+        help="the key sample: a file or folder, local or any Hadoop URI",
+    )
+    keys.add_argument(
+        "--partitions",
+        required=True,
+        type=_counts,
+        metavar="N,N,...",
+        help="candidate partition counts, e.g. 6,12,24",
+    )
+    keys.add_argument(
+        "--key-column",
+        default="key",
+        metavar="COL",
+        help="the key column, string (hashed as UTF-8) or binary (default: key)",
+    )
+    keys.add_argument("--size-column", metavar="COL", help="message size in bytes, per row")
+    keys.add_argument(
+        "--format",
+        choices=("parquet", "csv", "json"),
+        dest="fmt",
+        help="the sample's format (default: from the file names)",
+    )
+    keys.add_argument("--master", metavar="URL", help="Spark master (default: local[*])")
+    keys.add_argument("--out", metavar="REPORT.json", help="write the JSON report ('-': stdout)")
+    keys.add_argument("--markdown", action="store_true", help="print markdown, for a PR comment")
+    keys.add_argument(
+        "--current",
+        type=_positive,
+        metavar="N",
+        help="the topic's current partition count: moves are measured from it "
+        "(default: the first of --partitions, or the topic's count in --state)",
+    )
+    keys.add_argument(
+        "--state",
+        metavar="FILE",
+        help="a cluster state (kgitops snapshot) for per-broker and per-rack load",
+    )
+    keys.add_argument("--topic", metavar="T", help="the topic in --state")
+    keys.add_argument(
+        "--consumers",
+        type=_positive,
+        metavar="N",
+        help="per-consumer load for a group of N members (range, round-robin)",
+    )
+    keys.add_argument(
+        "--top",
+        type=_positive,
+        default=10,
+        metavar="N",
+        help="how many hot keys to list (default: 10)",
+    )
+    keys.add_argument(
+        "--engine",
+        choices=("auto", "java", "arrow"),
+        default="auto",
+        help="murmur2 engine: the Java UDF, the Arrow fallback, or auto",
+    )
+
+
+def _placement_source(
+    args: argparse.Namespace,
+) -> tuple[int | None, tuple[dict[int, tuple[int, ...]], tuple[Broker, ...]] | None]:
+    """(current count, placement inputs) from --state/--topic."""
+    if args.state is None:
+        if args.topic is not None:
+            raise AnalyticsError("--topic needs --state (the cluster state holding the topic)")
+        return None, None
+    if args.topic is None:
+        raise AnalyticsError("--state needs --topic (which topic of the state to use)")
+    from kgitops.cluster.snapshot import read_state
+
+    state = read_state(args.state)
+    topic = state.topics.get(args.topic)
+    if topic is None:
+        raise AnalyticsError(f"{args.state}: no topic {args.topic!r} in this state")
+    current = {p: s.replicas for p, s in topic.partitions.items()}
+    return topic.partition_count, (current, state.brokers)
+
+
+def run(args: argparse.Namespace) -> int:
+    from kgitops.analytics.job import JobSpec, analyze, counts_of, job_metadata
+    from kgitops.analytics.render import render_markdown, render_text
+    from kgitops.analytics.report import ReportInput, build_report, placements_for
+
+    state_count, placement_input = _placement_source(args)
+    current = args.current if args.current is not None else state_count
+    if args.current is not None and state_count is not None and args.current != state_count:
+        raise AnalyticsError(
+            f"--current {args.current} disagrees with {args.topic!r} in {args.state}, "
+            f"which has {state_count} partitions"
+        )
+    spec = JobSpec(
+        input=args.input,
+        counts=tuple(args.partitions),
+        key_column=args.key_column,
+        size_column=args.size_column,
+        fmt=args.fmt,
+        base=current,
+        top=args.top,
+        engine=args.engine,
+    )
+    result = analyze(spec, master=args.master)
+    counts = counts_of(spec)
+    placements = {}
+    if placement_input is not None:
+        placements = placements_for(placement_input[0], placement_input[1], counts)
+    meta = job_metadata(spec, result)
+    if current is not None:
+        meta["current"] = current
+    if args.topic:
+        meta["topic"] = args.topic
+    report = build_report(
+        ReportInput(
+            counts=counts,
+            base=current if current is not None else counts[0],
+            rows=result.rows,
+            hot=result.hot,
+            sizes=result.sizes,
+            placements=placements,
+            consumers=args.consumers,
+            topic=args.topic or "topic",
+            meta=meta,
+        )
+    )
+    text = json.dumps(report, indent=2, sort_keys=False) + "\n"
+    if args.out == "-":
+        sys.stdout.write(text)
+        return 0
+    if args.out:
+        _write(args.out, text)
+        if not args.markdown:
+            print(f"wrote {args.out}", file=sys.stderr)
+            return 0
+    sys.stdout.write(render_markdown(report) if args.markdown else render_text(report))
+    return 0
+
+
+def _write(path: str, text: str) -> None:
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as exc:
+        raise KgitopsError(f"{path}: cannot write the report: {exc.strerror}") from exc
