@@ -29,7 +29,7 @@ import logging
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import kafka.errors as kerr
 from kafka.admin import KafkaAdminClient
@@ -65,6 +65,8 @@ from kgitops.model import (
     TopicState,
 )
 
+_Item = TypeVar("_Item")
+
 logging.getLogger("kafka").addHandler(logging.NullHandler())
 logging.getLogger("kafka").propagate = False
 
@@ -77,6 +79,9 @@ SOURCE_DEFAULT = 5
 OP_SET = 0
 OP_DELETE = 1
 ELECTION_PREFERRED = 0
+UNKNOWN_TOPIC_OR_PARTITION = 3
+NOT_CONTROLLER = 41
+ELECTION_NOT_NEEDED = 84
 SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 
@@ -170,7 +175,11 @@ def item_error(operation: str, item: str, code: int, message: str | None) -> Clu
 
 
 def _retriable_code(code: int) -> bool:
-    return code != 0 and bool(getattr(kerr.for_code(code), "retriable", False))
+    """Retry the item? Kafka's retriable codes, except UNKNOWN_TOPIC_OR_PARTITION: for an
+    admin request it is the answer (the topic is not there), not a metadata hiccup."""
+    if code in (0, -2, UNKNOWN_TOPIC_OR_PARTITION):
+        return False
+    return bool(getattr(kerr.for_code(code), "retriable", False))
 
 
 # --------------------------------------------------------------- client settings
@@ -377,7 +386,7 @@ class KafkaAdmin:
     def _send_controller(self, request: Any, codes: Callable[[Any], Iterable[int]]) -> Any:
         """To the controller; on NOT_CONTROLLER, learn the new one and send again (once)."""
         resp = self._send(request, self._controller_id())
-        if 41 in set(codes(resp)):  # NOT_CONTROLLER
+        if NOT_CONTROLLER in set(codes(resp)):
             self._controller = None
             resp = self._send(request, self._controller_id())
         return resp
@@ -564,6 +573,52 @@ class KafkaAdmin:
         assert self._live_brokers is not None
         return self._live_brokers
 
+    def _batched(
+        self,
+        operation: str,
+        items: Sequence[_Item],
+        key: Callable[[_Item], str],
+        call: Callable[[Sequence[_Item]], Mapping[str, tuple[int, str | None]]],
+        *,
+        done_on_retry: frozenset[int] = frozenset(),
+    ) -> dict[str, ClusterError | None]:
+        """Send ``items`` in one request; send again only the items whose error code is
+        retriable (with backoff, until the deadline). ``done_on_retry`` are codes that mean
+        success when an earlier attempt may have gone through (TOPIC_ALREADY_EXISTS after a
+        create that timed out). Items the broker does not mention are errors (NO_RESPONSE)."""
+        deadline = time.monotonic() + self._timeout_ms / 1000
+        backoff = 0.1
+        raw: dict[str, tuple[int, str | None]] = {}
+        pending = list(items)
+        retried: set[str] = set()
+        while pending:
+            got = call(pending)
+            for item in pending:
+                k = key(item)
+                code, message = got.get(k, (-2, None))
+                if k in retried and code in done_on_retry:
+                    code = 0
+                raw[k] = (code, message)
+            if any(code == NOT_CONTROLLER for code, _ in got.values()):
+                self._controller = None
+            pending = [i for i in pending if _retriable_code(raw[key(i)][0])]
+            if not pending or time.monotonic() + backoff >= deadline:
+                break
+            retried.update(key(i) for i in pending)
+            time.sleep(backoff)
+            backoff = min(backoff * 2, 2.0)
+        out: dict[str, ClusterError | None] = {}
+        for item in items:
+            k = key(item)
+            code, message = raw[k]
+            if code == -2:
+                out[k] = ClusterRequestError(
+                    f"{k}: the broker did not answer for this item", code="NO_RESPONSE", item=k
+                )
+            else:
+                out[k] = item_error(operation, k, code, message)
+        return out
+
     def create_topics(self, topics: Sequence[NewTopic]) -> Results:
         """Create all topics in one CreateTopics request, each with its explicit assignment.
 
@@ -575,53 +630,45 @@ class KafkaAdmin:
             return {}
         single = len(self._live()) == 1
         T = CreateTopicsRequest.CreatableTopic
-        items = []
-        for nt in topics:
+
+        def build(nt: NewTopic) -> Any:
             assignment = dict(sorted(nt.assignment.items()))
             rf = len(next(iter(assignment.values()))) if assignment else 0
             configs = [
                 T.CreatableTopicConfig(name=k, value=v) for k, v in sorted(nt.config.items())
             ]
             if single:
-                items.append(
-                    T(
-                        name=nt.name,
-                        num_partitions=len(assignment),
-                        replication_factor=rf,
-                        assignments=[],
-                        configs=configs,
-                    )
+                return T(
+                    name=nt.name,
+                    num_partitions=len(assignment),
+                    replication_factor=rf,
+                    assignments=[],
+                    configs=configs,
                 )
-            else:
-                items.append(
-                    T(
-                        name=nt.name,
-                        num_partitions=-1,
-                        replication_factor=-1,
-                        assignments=[
-                            T.CreatableReplicaAssignment(partition_index=p, broker_ids=list(r))
-                            for p, r in assignment.items()
-                        ],
-                        configs=configs,
-                    )
-                )
-        req = CreateTopicsRequest(topics=items, timeout_ms=self._timeout_ms, validate_only=False)
-        resp = self._send_controller(req, lambda r: [t.error_code for t in r.topics])
-        results: dict[str, ClusterError | None] = {
-            t.name: item_error("CreateTopics", t.name, t.error_code, t.error_message)
-            for t in resp.topics
-        }
-        for nt in topics:
-            results.setdefault(
-                nt.name,
-                ClusterRequestError(
-                    f"{nt.name}: the broker did not answer for this topic",
-                    code="NO_RESPONSE",
-                    item=nt.name,
-                ),
+            return T(
+                name=nt.name,
+                num_partitions=-1,
+                replication_factor=-1,
+                assignments=[
+                    T.CreatableReplicaAssignment(partition_index=p, broker_ids=list(r))
+                    for p, r in assignment.items()
+                ],
+                configs=configs,
             )
-        created = [nt for nt in topics if results[nt.name] is None]
-        expected = {nt.name: dict(nt.assignment) for nt in created}
+
+        def call(subset: Sequence[NewTopic]) -> dict[str, tuple[int, str | None]]:
+            req = CreateTopicsRequest(
+                topics=[build(nt) for nt in subset],
+                timeout_ms=self._timeout_ms,
+                validate_only=False,
+            )
+            resp = self._send_controller(req, lambda r: [t.error_code for t in r.topics])
+            return {t.name: (t.error_code, t.error_message) for t in resp.topics}
+
+        results = self._batched(
+            "CreateTopics", topics, lambda nt: nt.name, call, done_on_retry=frozenset({36})
+        )
+        expected = {nt.name: dict(nt.assignment) for nt in topics if results[nt.name] is None}
         results.update(self._verify(expected, "created"))
         return results
 
@@ -670,32 +717,34 @@ class KafkaAdmin:
         return out
 
     def create_partitions(self, additions: Sequence[NewPartitions]) -> Results:
-        """Add partitions to all topics in one CreatePartitions request, explicit assignments."""
+        """Add partitions to all topics in one CreatePartitions request, explicit assignments;
+        then check (one Metadata request) that the new partitions got them."""
         if not additions:
             return {}
         self._require(CreatePartitionsRequest)
         T = CreatePartitionsRequest.CreatePartitionsTopic
-        req = CreatePartitionsRequest(
-            topics=[
-                T(
-                    name=a.topic,
-                    count=a.total,
-                    assignments=[
-                        T.CreatePartitionsAssignment(broker_ids=list(r))
-                        for _, r in sorted(a.assignment.items())
-                    ],
-                )
-                for a in additions
-            ],
-            timeout_ms=self._timeout_ms,
-            validate_only=False,
-        )
-        resp = self._send_controller(req, lambda r: [t.error_code for t in r.results])
-        results: dict[str, ClusterError | None] = {
-            r.name: item_error("CreatePartitions", r.name, r.error_code, r.error_message)
-            for r in resp.results
-        }
-        done = {a.topic: dict(a.assignment) for a in additions if results.get(a.topic) is None}
+
+        def call(subset: Sequence[NewPartitions]) -> dict[str, tuple[int, str | None]]:
+            req = CreatePartitionsRequest(
+                topics=[
+                    T(
+                        name=a.topic,
+                        count=a.total,
+                        assignments=[
+                            T.CreatePartitionsAssignment(broker_ids=list(r))
+                            for _, r in sorted(a.assignment.items())
+                        ],
+                    )
+                    for a in subset
+                ],
+                timeout_ms=self._timeout_ms,
+                validate_only=False,
+            )
+            resp = self._send_controller(req, lambda r: [t.error_code for t in r.results])
+            return {r.name: (r.error_code, r.error_message) for r in resp.results}
+
+        results = self._batched("CreatePartitions", additions, lambda a: a.topic, call)
+        done = {a.topic: dict(a.assignment) for a in additions if results[a.topic] is None}
         results.update(self._verify(done, "partitions added"))
         return results
 
@@ -704,26 +753,28 @@ class KafkaAdmin:
     ) -> dict[str, ClusterError | None]:
         R = IncrementalAlterConfigsRequest.AlterConfigsResource
         A = R.AlterableConfig
-        resources = [
-            R(
-                resource_type=resource_type,
-                resource_name=name,
-                configs=[
-                    A(name=k, config_operation=OP_SET, value=v) for k, v in sorted(ch.set.items())
-                ]
-                + [A(name=k, config_operation=OP_DELETE, value=None) for k in sorted(ch.delete)],
-            )
-            for name, ch in sorted(changes.items())
-        ]
-        resp = self._send(
-            IncrementalAlterConfigsRequest(resources=resources, validate_only=False), node_id
-        )
-        return {
-            r.resource_name: item_error(
-                "IncrementalAlterConfigs", r.resource_name, r.error_code, r.error_message
-            )
-            for r in resp.responses
-        }
+
+        def call(names: Sequence[str]) -> dict[str, tuple[int, str | None]]:
+            resources = [
+                R(
+                    resource_type=resource_type,
+                    resource_name=name,
+                    configs=[
+                        A(name=k, config_operation=OP_SET, value=v)
+                        for k, v in sorted(changes[name].set.items())
+                    ]
+                    + [
+                        A(name=k, config_operation=OP_DELETE, value=None)
+                        for k in sorted(changes[name].delete)
+                    ],
+                )
+                for name in names
+            ]
+            req = IncrementalAlterConfigsRequest(resources=resources, validate_only=False)
+            resp = self._send(req, node_id)
+            return {r.resource_name: (r.error_code, r.error_message) for r in resp.responses}
+
+        return self._batched("IncrementalAlterConfigs", sorted(changes), str, call)
 
     def alter_topic_configs(self, changes: Mapping[str, ConfigChange]) -> Results:
         """SET and DELETE topic configs of all topics in one IncrementalAlterConfigs request."""
@@ -739,8 +790,7 @@ class KafkaAdmin:
         self._require(IncrementalAlterConfigsRequest)
         out: dict[str, ClusterError | None] = {}
         for b, ch in sorted(changes.items()):
-            got = self._alter_configs(RESOURCE_BROKER, {str(b): ch}, b)
-            for name, err in got.items():
+            for name, err in self._alter_configs(RESOURCE_BROKER, {str(b): ch}, b).items():
                 out[f"broker:{name}"] = err
         return out
 
@@ -752,37 +802,32 @@ class KafkaAdmin:
             return {}
         self._require(AlterPartitionReassignmentsRequest)
         T = AlterPartitionReassignmentsRequest.ReassignableTopic
-        by_topic: dict[str, list[Any]] = {}
-        for (topic, pid), replicas in sorted(targets.items(), key=lambda kv: kv[0]):
-            by_topic.setdefault(topic, []).append(
-                T.ReassignablePartition(
-                    partition_index=pid, replicas=None if replicas is None else list(replicas)
+
+        def call(subset: Sequence[tuple[str, int]]) -> dict[str, tuple[int, str | None]]:
+            by_topic: dict[str, list[Any]] = {}
+            for topic, pid in subset:
+                replicas = targets[(topic, pid)]
+                by_topic.setdefault(topic, []).append(
+                    T.ReassignablePartition(
+                        partition_index=pid, replicas=None if replicas is None else list(replicas)
+                    )
                 )
+            req = AlterPartitionReassignmentsRequest(
+                timeout_ms=self._timeout_ms,
+                topics=[T(name=t, partitions=ps) for t, ps in by_topic.items()],
             )
-        req = AlterPartitionReassignmentsRequest(
-            timeout_ms=self._timeout_ms,
-            topics=[T(name=t, partitions=ps) for t, ps in by_topic.items()],
+            resp = self._send_controller(req, lambda r: [r.error_code])
+            if resp.error_code != 0:
+                return {f"{t}-{p}": (resp.error_code, resp.error_message) for t, p in subset}
+            return {
+                f"{t.name}-{p.partition_index}": (p.error_code, p.error_message)
+                for t in resp.responses
+                for p in t.partitions
+            }
+
+        return self._batched(
+            "AlterPartitionReassignments", sorted(targets), lambda tp: f"{tp[0]}-{tp[1]}", call
         )
-        resp = self._send_controller(req, lambda r: [r.error_code])
-        keys = [f"{t}-{p}" for t, p in targets]
-        if resp.error_code != 0:
-            top = item_error(
-                "AlterPartitionReassignments", "cluster", resp.error_code, resp.error_message
-            )
-            return {k: top for k in keys}
-        out: dict[str, ClusterError | None] = {}
-        for t in resp.responses:
-            for p in t.partitions:
-                key = f"{t.name}-{p.partition_index}"
-                out[key] = item_error(
-                    "AlterPartitionReassignments", key, p.error_code, p.error_message
-                )
-        for k in keys:
-            out.setdefault(
-                k,
-                ClusterRequestError(f"{k}: no answer from the broker", code="NO_RESPONSE", item=k),
-            )
-        return out
 
     def elect_preferred_leaders(self, partitions: Iterable[tuple[str, int]]) -> Results:
         """Preferred-leader election for all partitions in one ElectLeaders request.
@@ -792,50 +837,50 @@ class KafkaAdmin:
             return {}
         self._require(ElectLeadersRequest)
         TP = ElectLeadersRequest.TopicPartitions
-        by_topic: dict[str, list[int]] = {}
-        for t, p in wanted:
-            by_topic.setdefault(t, []).append(p)
-        req = ElectLeadersRequest(
-            election_type=ELECTION_PREFERRED,
-            topic_partitions=[TP(topic=t, partitions=ps) for t, ps in by_topic.items()],
-            timeout_ms=self._timeout_ms,
-        )
-        resp = self._send_controller(req, lambda r: [r.error_code])
-        keys = [f"{t}-{p}" for t, p in wanted]
-        if resp.error_code != 0:
-            top = item_error("ElectLeaders", "cluster", resp.error_code, None)
-            return {k: top for k in keys}
-        out: dict[str, ClusterError | None] = {}
-        for r in resp.replica_election_results:
-            for p in r.partition_result:
-                key = f"{r.topic}-{p.partition_id}"
-                code = 0 if p.error_code == 84 else p.error_code  # ELECTION_NOT_NEEDED
-                out[key] = item_error("ElectLeaders", key, code, p.error_message)
-        for k in keys:
-            out.setdefault(k, None)
-        return out
+
+        def call(subset: Sequence[tuple[str, int]]) -> dict[str, tuple[int, str | None]]:
+            by_topic: dict[str, list[int]] = {}
+            for t, p in subset:
+                by_topic.setdefault(t, []).append(p)
+            req = ElectLeadersRequest(
+                election_type=ELECTION_PREFERRED,
+                topic_partitions=[TP(topic=t, partitions=ps) for t, ps in by_topic.items()],
+                timeout_ms=self._timeout_ms,
+            )
+            resp = self._send_controller(req, lambda r: [r.error_code])
+            if resp.error_code != 0:
+                return {f"{t}-{p}": (resp.error_code, None) for t, p in subset}
+            return {
+                f"{r.topic}-{p.partition_id}": (
+                    0 if p.error_code == ELECTION_NOT_NEEDED else p.error_code,
+                    p.error_message,
+                )
+                for r in resp.replica_election_results
+                for p in r.partition_result
+            }
+
+        return self._batched("ElectLeaders", wanted, lambda tp: f"{tp[0]}-{tp[1]}", call)
 
     def delete_topics(self, names: Sequence[str]) -> Results:
         """Delete all named topics in one DeleteTopics request."""
         if not names:
             return {}
         T = DeleteTopicsRequest.DeleteTopicState
-        req = DeleteTopicsRequest(
-            topics=[T(name=n) for n in names], topic_names=list(names), timeout_ms=self._timeout_ms
+
+        def call(subset: Sequence[str]) -> dict[str, tuple[int, str | None]]:
+            req = DeleteTopicsRequest(
+                topics=[T(name=n) for n in subset],
+                topic_names=list(subset),
+                timeout_ms=self._timeout_ms,
+            )
+            resp = self._send_controller(req, lambda r: [t.error_code for t in r.responses])
+            return {
+                r.name: (r.error_code, getattr(r, "error_message", None)) for r in resp.responses
+            }
+
+        return self._batched(
+            "DeleteTopics", list(dict.fromkeys(names)), str, call, done_on_retry=frozenset({3})
         )
-        resp = self._send_controller(req, lambda r: [t.error_code for t in r.responses])
-        out: dict[str, ClusterError | None] = {
-            r.name: item_error(
-                "DeleteTopics", r.name, r.error_code, getattr(r, "error_message", None)
-            )
-            for r in resp.responses
-        }
-        for n in names:
-            out.setdefault(
-                n,
-                ClusterRequestError(f"{n}: no answer from the broker", code="NO_RESPONSE", item=n),
-            )
-        return out
 
     def sleep(self, seconds: float) -> None:
         time.sleep(seconds)

@@ -1,0 +1,75 @@
+"""Retries at the kafka-python boundary: retriable item codes are sent again, only those items,
+with backoff, until the deadline; everything else is answered at once."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from kgitops.cluster.kafka import KafkaAdmin
+from kgitops.errors import ClusterRequestError, ClusterTimeout
+
+
+def bare_admin(timeout_ms: int = 2000) -> KafkaAdmin:
+    admin = object.__new__(KafkaAdmin)
+    admin._timeout_ms = timeout_ms
+    admin._controller = 1
+    return admin
+
+
+class Scripted:
+    """A broker that answers each attempt from a script: item -> code per attempt."""
+
+    def __init__(self, script: dict[str, list[int]]) -> None:
+        self.script = script
+        self.calls: list[list[str]] = []
+
+    def __call__(self, items: Sequence[str]) -> dict[str, tuple[int, str | None]]:
+        self.calls.append(list(items))
+        attempt = len(self.calls) - 1
+        return {i: (self.script[i][min(attempt, len(self.script[i]) - 1)], None) for i in items}
+
+
+def test_only_items_with_retriable_codes_are_sent_again() -> None:
+    broker = Scripted({"a": [0], "b": [7, 0], "c": [36]})  # 7 REQUEST_TIMED_OUT, 36 exists
+    out = bare_admin()._batched("CreateTopics", ["a", "b", "c"], str, broker)
+    assert broker.calls == [["a", "b", "c"], ["b"]]
+    assert out["a"] is None and out["b"] is None
+    assert isinstance(out["c"], ClusterRequestError) and out["c"].code == "TOPIC_ALREADY_EXISTS"
+
+
+def test_an_item_that_stays_retriable_fails_by_the_deadline() -> None:
+    broker = Scripted({"a": [7]})
+    start = time.monotonic()
+    out = bare_admin(timeout_ms=800)._batched("DeleteTopics", ["a"], str, broker)
+    assert time.monotonic() - start < 2.0
+    assert len(broker.calls) >= 2
+    assert isinstance(out["a"], ClusterTimeout)
+
+
+def test_already_exists_after_a_retried_create_counts_as_created() -> None:
+    broker = Scripted({"a": [7, 36]})
+    out = bare_admin()._batched("CreateTopics", ["a"], str, broker, done_on_retry=frozenset({36}))
+    assert out == {"a": None}
+
+
+def test_an_unknown_topic_is_an_answer_not_a_reason_to_retry() -> None:
+    broker = Scripted({"a": [3]})
+    out = bare_admin()._batched("IncrementalAlterConfigs", ["a"], str, broker)
+    assert len(broker.calls) == 1
+    assert isinstance(out["a"], ClusterRequestError)
+    assert out["a"].code == "UNKNOWN_TOPIC_OR_PARTITION"
+
+
+def test_an_item_the_broker_does_not_mention_is_an_error() -> None:
+    def silent(items: Sequence[str]) -> dict[str, tuple[int, str | None]]:
+        return {}
+
+    out = bare_admin()._batched("DeleteTopics", ["a"], str, silent)
+    assert isinstance(out["a"], ClusterRequestError) and out["a"].code == "NO_RESPONSE"
+
+
+def test_not_controller_forgets_the_controller() -> None:
+    admin = bare_admin(timeout_ms=300)
+    admin._batched("ElectLeaders", ["a"], str, Scripted({"a": [41, 0]}))
+    assert admin._controller is None
