@@ -1,0 +1,227 @@
+"""The replication model behind the simulated cluster: ISR, leaders, catch-up over time.
+
+Seed 003's vocabulary: a partition's assigned replicas (AR) are its in-sync replicas (ISR)
+plus the out-of-sync ones (OSR); the leader is an ISR member; a follower leaves the ISR when
+it stops fetching (its broker fails) and joins it again once it has copied the leader's log.
+
+The rules, as Kafka's KRaft controller applies them:
+
+- leader = the first replica, in assignment order, that is in the ISR and online;
+- a failed broker leaves every ISR, except that the last ISR member stays (Kafka never
+  empties an ISR): the partition is then offline (no leader) until that broker returns,
+  because unclean leader election is off;
+- during a reassignment the assigned replicas are ``target + removing``; the ``adding`` ones
+  copy the partition (``size`` bytes) from the leader and join the ISR; when every target
+  replica is in the ISR the reassignment completes: the removing replicas leave, and if the
+  leader was one of them the first target replica in the ISR becomes leader.
+
+Catch-up speed. Every out-of-sync replica on an online broker whose partition has a leader
+fetches at a rate shared equally among the fetches of its broker:
+
+- ``network`` bytes/s per destination broker (unthrottled);
+- if the replica is listed in the topic's ``follower.replication.throttled.replicas``
+  (``partition:broker`` or ``*``) and its broker has ``follower.replication.throttled.rate``,
+  that rate, shared among the throttled fetches into that broker;
+- if the leader is listed in ``leader.replication.throttled.replicas`` and the leader's broker
+  has ``leader.replication.throttled.rate``, that rate, shared among the throttled fetches
+  served by that broker.
+
+Time advances event by event (to the next replica that finishes), so the clock is exact:
+a 1 GB partition moving under a 10 MB/s throttle joins the ISR after exactly 100 s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+FOLLOWER_RATE = "follower.replication.throttled.rate"
+LEADER_RATE = "leader.replication.throttled.rate"
+FOLLOWER_REPLICAS = "follower.replication.throttled.replicas"
+LEADER_REPLICAS = "leader.replication.throttled.replicas"
+NETWORK_BYTES_PER_SEC = 100_000_000
+
+
+@dataclass
+class Part:
+    """One partition, mutable. ``replicas`` is AR (target + removing while reassigning);
+    ``copied`` holds, for each out-of-sync replica, the bytes it has of the leader's log."""
+
+    replicas: list[int]
+    isr: list[int]
+    leader: int | None
+    size: int = 0
+    adding: list[int] = field(default_factory=list)
+    removing: list[int] = field(default_factory=list)
+    copied: dict[int, float] = field(default_factory=dict)
+
+    @property
+    def target(self) -> list[int]:
+        return [r for r in self.replicas if r not in self.removing]
+
+    @property
+    def reassigning(self) -> bool:
+        return bool(self.adding or self.removing)
+
+    def lagging(self) -> bool:
+        return len(self.isr) < len(self.replicas)
+
+    def order_isr(self) -> None:
+        pos = {b: i for i, b in enumerate(self.replicas)}
+        self.isr.sort(key=lambda b: pos.get(b, len(pos)))
+
+    def elect(self, online: frozenset[int] | set[int]) -> None:
+        """Keep a live leader in the ISR; else the first ISR replica in assignment order."""
+        if self.leader is not None and self.leader in self.isr and self.leader in online:
+            return
+        self.leader = next((b for b in self.replicas if b in self.isr and b in online), None)
+
+
+@dataclass
+class Flow:
+    """One replica catching up: ``part``'s replica on ``broker`` fetching from ``leader``."""
+
+    key: tuple[str, int]
+    part: Part
+    broker: int
+    leader: int
+    follower_throttled: bool
+    leader_throttled: bool
+    rate: float = 0.0
+
+    @property
+    def left(self) -> float:
+        return max(0.0, self.part.size - self.part.copied.get(self.broker, 0.0))
+
+
+def throttled(config: Mapping[str, str], name: str, partition: int, broker: int) -> bool:
+    """Whether ``partition:broker`` is listed in a throttled-replicas config (or ``*``)."""
+    value = config.get(name, "").strip()
+    if not value:
+        return False
+    if value == "*":
+        return True
+    return f"{partition}:{broker}" in {item.strip() for item in value.split(",")}
+
+
+def settle(parts: Iterable[Part], online: frozenset[int]) -> None:
+    """Apply what needs no time: caught-up replicas join the ISR, reassignments whose target
+    replicas are all in sync complete, and leaderless partitions elect a leader."""
+    for part in parts:
+        part.elect(online)
+        if part.leader is not None:
+            for b in part.replicas:
+                if b not in part.isr and b in online and part.copied.get(b, 0.0) >= part.size:
+                    part.isr.append(b)
+                    part.copied.pop(b, None)
+            part.order_isr()
+        if part.reassigning:
+            complete(part, online)
+        part.elect(online)
+
+
+def complete(part: Part, online: frozenset[int]) -> bool:
+    """Finish a reassignment if every target replica is in the ISR (KRaft's rule)."""
+    target = part.target
+    if not all(b in part.isr for b in target):
+        return False
+    part.replicas = target
+    part.isr = [b for b in part.isr if b in target]
+    for b in part.removing:
+        part.copied.pop(b, None)
+    part.adding = []
+    part.removing = []
+    part.order_isr()
+    if part.leader not in target:
+        part.leader = None
+    part.elect(online)
+    return True
+
+
+def flows(
+    topics: Mapping[str, tuple[list[Part], Mapping[str, str]]],
+    online: frozenset[int],
+    broker_configs: Mapping[int, Mapping[str, str]],
+    network: float,
+) -> list[Flow]:
+    """Every replica fetching now, with its rate (see the module docstring)."""
+    out: list[Flow] = []
+    for name, (parts, config) in topics.items():
+        for pid, part in enumerate(parts):
+            if part.leader is None or not part.lagging():
+                continue
+            for b in part.replicas:
+                if b in part.isr or b not in online:
+                    continue
+                out.append(
+                    Flow(
+                        key=(name, pid),
+                        part=part,
+                        broker=b,
+                        leader=part.leader,
+                        follower_throttled=throttled(config, FOLLOWER_REPLICAS, pid, b),
+                        leader_throttled=throttled(config, LEADER_REPLICAS, pid, part.leader),
+                    )
+                )
+    into: dict[int, int] = {}
+    into_throttled: dict[int, int] = {}
+    out_throttled: dict[int, int] = {}
+    for f in out:
+        into[f.broker] = into.get(f.broker, 0) + 1
+        if f.follower_throttled:
+            into_throttled[f.broker] = into_throttled.get(f.broker, 0) + 1
+        if f.leader_throttled:
+            out_throttled[f.leader] = out_throttled.get(f.leader, 0) + 1
+    for f in out:
+        rate = network / into[f.broker]
+        follower_rate = _rate(broker_configs.get(f.broker, {}), FOLLOWER_RATE)
+        if f.follower_throttled and follower_rate is not None:
+            rate = min(rate, follower_rate / into_throttled[f.broker])
+        leader_rate = _rate(broker_configs.get(f.leader, {}), LEADER_RATE)
+        if f.leader_throttled and leader_rate is not None:
+            rate = min(rate, leader_rate / out_throttled[f.leader])
+        f.rate = rate
+    return out
+
+
+def _rate(config: Mapping[str, str], name: str) -> float | None:
+    value = config.get(name)
+    if value is None:
+        return None
+    try:
+        return float(int(value))
+    except ValueError:
+        return None
+
+
+def advance(
+    topics: Mapping[str, tuple[list[Part], Mapping[str, str]]],
+    online: frozenset[int],
+    broker_configs: Mapping[int, Mapping[str, str]],
+    seconds: float,
+    network: float = NETWORK_BYTES_PER_SEC,
+) -> float:
+    """Let ``seconds`` pass: replicas copy at their rates, join the ISR when done, and
+    reassignments complete. Returns the time actually simulated (always ``seconds``)."""
+    all_parts = [p for parts, _ in topics.values() for p in parts]
+    settle(all_parts, online)
+    lagging = {
+        name: (parts, config)
+        for name, (parts, config) in topics.items()
+        if any(p.lagging() for p in parts)
+    }
+    remaining = max(0.0, seconds)
+    while remaining > 0:
+        current = [
+            f for f in flows(lagging, online, broker_configs, network) if f.rate > 0 and f.left > 0
+        ]
+        if not current:
+            break
+        step = min(remaining, min(f.left / f.rate for f in current))
+        for f in current:
+            got = f.part.copied.get(f.broker, 0.0) + f.rate * step
+            # float dust must not leave a replica one byte short forever
+            f.part.copied[f.broker] = float(f.part.size) if got >= f.part.size - 1e-6 else got
+        remaining -= step
+        settle({id(f.part): f.part for f in current}.values(), online)
+    return seconds

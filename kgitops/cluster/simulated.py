@@ -1,0 +1,677 @@
+"""A file-backed simulated Kafka cluster of many brokers, following the KRaft controller's rules.
+
+For demos, what-if plans ("what if broker 3 dies?") and tests. It implements the same port as
+the real adapter, so plan, apply, status, snapshot and import cannot tell the difference.
+
+The file is the state JSON of PRODUCT.md (``kgitops-state/v1``) plus a ``simulation`` object
+with the simulated clock, the network rate and the bytes each catching-up replica has copied;
+broker-level dynamic configs (the throttle rates) are the state's ``brokerConfigs``. It is
+created on first use from the cluster file's brokers and rewritten atomically after every
+change, so separate ``kgitops`` runs see one cluster. A broker added to cluster.yaml is
+registered on the next open (scaling out); one removed from it is unregistered once it holds
+no replica (until then it stays, as Kafka keeps a dead broker's replicas assigned).
+
+Requests are validated as the KRaft controller validates them, item by item, with Kafka's
+error codes (``ClusterRequestError.code``) and messages::
+
+    TOPIC_ALREADY_EXISTS        Topic 'a' already exists.
+    INVALID_REPLICA_ASSIGNMENT  The manual partition assignment includes broker 9, but no such
+                                broker is registered.
+    INVALID_PARTITIONS          The topic a currently has 6 partition(s); 3 would not be an
+                                increase.
+    UNKNOWN_TOPIC_OR_PARTITION  This server does not host this topic-partition.
+    INVALID_CONFIG              Unknown topic config name: retention.mss
+
+Replication (ISR, leaders, reassignment catch-up at the throttled rate) is in
+``replication.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from kgitops.cluster import replication as repl
+from kgitops.cluster.port import ConfigChange, NewPartitions, NewTopic, Results
+from kgitops.cluster.snapshot import (
+    StateFileError,
+    read_state_data,
+    state_from_json,
+    write_state,
+)
+from kgitops.errors import ClusterError, ClusterRequestError
+from kgitops.model import Broker, ClusterState, PartitionState, Reassignment, TopicState
+
+_LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]+")
+
+#: Per-broker dynamic configs the simulation accepts (Kafka has more; these are what matter).
+BROKER_CONFIGS = frozenset(
+    {
+        repl.LEADER_RATE,
+        repl.FOLLOWER_RATE,
+        "replica.alter.log.dirs.io.max.bytes.per.second",
+        "log.cleaner.threads",
+        "num.replica.fetchers",
+        "background.threads",
+    }
+)
+
+
+def _error(code: str, message: str, item: str) -> ClusterRequestError:
+    return ClusterRequestError(f"{item}: {code}: {message}", code=code, item=item)
+
+
+def _topic_name_error(name: str) -> str | None:
+    """Kafka's ``Topic.validate`` messages."""
+    if not name:
+        return "Topic name is illegal, it can't be empty"
+    if name in (".", ".."):
+        return 'Topic name cannot be "." or ".."'
+    if len(name) > 249:
+        return f"Topic name is illegal, it can't be longer than 249 characters, topic name: {name}"
+    if not _LEGAL_TOPIC.fullmatch(name):
+        return (
+            f'Topic name "{name}" is illegal, it contains a character other than ASCII '
+            "alphanumerics, '.', '_' and '-'"
+        )
+    return None
+
+
+class SimulatedCluster:
+    """The simulated cluster (see the module docstring). Use ``open``."""
+
+    def __init__(self, path: str, data: Mapping[str, Any]) -> None:
+        self.path = path
+        self._stamp: tuple[int, int] | None = None
+        self._load(data)
+
+    # ---------------------------------------------------------------- persistence
+
+    @classmethod
+    def open(cls, state_file: str, brokers: Sequence[Broker]) -> SimulatedCluster:
+        """The cluster kept in ``state_file``, created from ``brokers`` if it does not exist."""
+        if os.path.exists(state_file):
+            cluster = cls(state_file, read_state_data(state_file))
+            cluster._stamp = cls._stat(state_file)
+            if cluster._register(brokers):
+                cluster._save()
+            return cluster
+        if not brokers:
+            raise ClusterError(f"{state_file}: a new simulated cluster needs at least one broker")
+        data = {
+            "format": "kgitops-state/v1",
+            "clusterId": f"simulated-{os.path.splitext(os.path.basename(state_file))[0]}",
+            "brokers": [{"id": b.id, "rack": b.rack} for b in brokers],
+            "topics": {},
+        }
+        cluster = cls(state_file, data)
+        cluster._save()
+        return cluster
+
+    @staticmethod
+    def _stat(path: str) -> tuple[int, int] | None:
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        return (st.st_mtime_ns, st.st_size)
+
+    def _load(self, data: Mapping[str, Any]) -> None:
+        state = state_from_json(data, source=self.path)
+        sim = data.get("simulation") or {}
+        try:
+            self.clock = float(sim.get("clock", 0.0))
+            self.network = float(sim.get("networkBytesPerSec", repl.NETWORK_BYTES_PER_SEC))
+            progress = {
+                str(t): {int(p): {int(b): float(v) for b, v in bs.items()} for p, bs in ps.items()}
+                for t, ps in (sim.get("progress") or {}).items()
+            }
+        except (TypeError, ValueError, AttributeError) as exc:
+            raise StateFileError(self.path, [f"simulation: malformed ({exc})"]) from None
+        self.cluster_id = state.cluster_id
+        self.brokers: dict[int, Broker] = {b.id: b for b in state.brokers}
+        self.broker_configs: dict[int, dict[str, str]] = {
+            b: dict(c) for b, c in state.broker_configs.items()
+        }
+        online = self.online
+        self.topics: dict[str, tuple[list[repl.Part], dict[str, str]]] = {}
+        for name, t in state.topics.items():
+            moves = state.reassignments.get(name, {})
+            parts: list[repl.Part] = []
+            for pid in range(t.partition_count):
+                ps = t.partitions[pid]
+                move = moves.get(pid, Reassignment())
+                isr = (
+                    list(ps.isr) if ps.isr is not None else [b for b in ps.replicas if b in online]
+                )
+                part = repl.Part(
+                    replicas=list(ps.replicas),
+                    isr=isr,
+                    leader=ps.leader,
+                    size=ps.size_bytes or 0,
+                    adding=list(move.adding),
+                    removing=list(move.removing),
+                    copied=dict(progress.get(name, {}).get(pid, {})),
+                )
+                part.elect(online)
+                parts.append(part)
+            self.topics[name] = (parts, dict(t.config))
+
+    def _register(self, brokers: Sequence[Broker]) -> bool:
+        """Register brokers new in cluster.yaml, update racks, drop empty removed ones."""
+        changed = False
+        wanted = {b.id: b for b in brokers}
+        for b in brokers:
+            have = self.brokers.get(b.id)
+            if have is None:
+                self.brokers[b.id] = Broker(b.id, b.rack, True)
+                changed = True
+            elif have.rack != b.rack:
+                self.brokers[b.id] = Broker(b.id, b.rack, have.online)
+                changed = True
+        if wanted:
+            used = {r for parts, _ in self.topics.values() for p in parts for r in p.replicas}
+            for bid in list(self.brokers):
+                if bid not in wanted and bid not in used:
+                    del self.brokers[bid]
+                    self.broker_configs.pop(bid, None)
+                    changed = True
+        return changed
+
+    def _sync(self) -> None:
+        """Reload if another kgitops run changed the file since we read or wrote it."""
+        stamp = self._stat(self.path)
+        if stamp is not None and stamp != self._stamp:
+            self._load(read_state_data(self.path))
+            self._stamp = stamp
+
+    def _save(self) -> None:
+        progress = {
+            name: {
+                str(pid): {str(b): v for b, v in sorted(part.copied.items())}
+                for pid, part in enumerate(parts)
+                if part.copied
+            }
+            for name, (parts, _) in sorted(self.topics.items())
+        }
+        extra = {
+            "simulation": {
+                "clock": self.clock,
+                "networkBytesPerSec": self.network,
+                "progress": {t: p for t, p in progress.items() if p},
+            }
+        }
+        write_state(self.path, self._state(None), extra)
+        self._stamp = self._stat(self.path)
+
+    # ---------------------------------------------------------------- reading
+
+    @property
+    def online(self) -> frozenset[int]:
+        return frozenset(b.id for b in self.brokers.values() if b.online)
+
+    def _state(self, names: Iterable[str] | None) -> ClusterState:
+        wanted = sorted(self.topics) if names is None else sorted(set(names) & set(self.topics))
+        topics: dict[str, TopicState] = {}
+        moves: dict[str, dict[int, Reassignment]] = {}
+        for name in wanted:
+            parts, config = self.topics[name]
+            topics[name] = TopicState(
+                name=name,
+                partitions={
+                    pid: PartitionState(tuple(p.replicas), tuple(p.isr), p.leader, p.size)
+                    for pid, p in enumerate(parts)
+                },
+                config=dict(config),
+            )
+            inflight = {
+                pid: Reassignment(tuple(p.adding), tuple(p.removing), tuple(p.target))
+                for pid, p in enumerate(parts)
+                if p.reassigning
+            }
+            if inflight:
+                moves[name] = inflight
+        return ClusterState(
+            brokers=tuple(sorted(self.brokers.values())),
+            topics=topics,
+            reassignments=moves,
+            cluster_id=self.cluster_id,
+            controller_id=min(self.online) if self.online else None,
+            broker_configs={b: dict(c) for b, c in self.broker_configs.items() if c},
+        )
+
+    def describe(self, topics: Iterable[str] | None = None) -> ClusterState:
+        self._sync()
+        return self._state(topics)
+
+    def list_reassignments(self) -> Mapping[str, Mapping[int, tuple[tuple[int, ...], ...]]]:
+        self._sync()
+        out: dict[str, dict[int, tuple[tuple[int, ...], ...]]] = {}
+        for name, (parts, _) in sorted(self.topics.items()):
+            for pid, p in enumerate(parts):
+                if p.reassigning:
+                    out.setdefault(name, {})[pid] = (
+                        tuple(p.replicas),
+                        tuple(p.adding),
+                        tuple(p.removing),
+                    )
+        return out
+
+    # ---------------------------------------------------------------- validation
+
+    def _check_assignment(self, replicas: Sequence[int], rf: int | None) -> str | None:
+        """KRaft's ``validateManualPartitionAssignment``: the message, or None."""
+        if not replicas:
+            return "The manual partition assignment includes an empty replica list."
+        previous = None
+        for b in sorted(replicas):
+            if b not in self.brokers:
+                return (
+                    f"The manual partition assignment includes broker {b}, but no such "
+                    "broker is registered."
+                )
+            if b == previous:
+                return f"The manual partition assignment includes the broker {b} more than once."
+            previous = b
+        if rf is not None and len(replicas) != rf:
+            return (
+                f"The manual partition assignment includes a partition with {len(replicas)} "
+                "replica(s), but this is not consistent with previous partitions, which have "
+                f"{rf} replica(s)."
+            )
+        return None
+
+    def _new_parts(
+        self, assignment: Mapping[int, tuple[int, ...]], first: int, rf: int | None, item: str
+    ) -> list[repl.Part] | ClusterRequestError:
+        parts: list[repl.Part] = []
+        online = self.online
+        for pid in range(first, first + len(assignment)):
+            if pid not in assignment:
+                return _error(
+                    "INVALID_REPLICA_ASSIGNMENT",
+                    "partitions should be a consecutive 0-based integer sequence"
+                    if first == 0
+                    else f"the new partitions should be {first}..{first + len(assignment) - 1}",
+                    item,
+                )
+            replicas = list(assignment[pid])
+            problem = self._check_assignment(replicas, rf)
+            if problem:
+                return _error("INVALID_REPLICA_ASSIGNMENT", problem, item)
+            rf = len(replicas)
+            isr = [b for b in replicas if b in online]
+            if not isr:
+                return _error(
+                    "INVALID_REPLICA_ASSIGNMENT",
+                    f"All brokers specified in the manual partition assignment for partition "
+                    f"{pid} are fenced or in controlled shutdown.",
+                    item,
+                )
+            parts.append(repl.Part(replicas=replicas, isr=isr, leader=isr[0]))
+        return parts
+
+    def _check_config(
+        self, name: str, key: str, value: str, parts: Sequence[repl.Part]
+    ) -> str | None:
+        """INVALID_CONFIG's message for a topic config, or None (uses topic_configs)."""
+        try:
+            from kgitops import topic_configs
+        except ImportError:  # pragma: no cover - the table ships with kgitops
+            return None
+        if key in (repl.LEADER_REPLICAS, repl.FOLLOWER_REPLICAS):
+            return _check_throttle_list(key, value, len(parts))
+        if key not in topic_configs.CONFIGS:
+            return f"Unknown topic config name: {key}"
+        _, problem = topic_configs.check_config(key, value)
+        return f"Invalid value {value} for configuration {key}: {problem}" if problem else None
+
+    # ---------------------------------------------------------------- writes
+
+    def create_topics(self, topics: Sequence[NewTopic]) -> Results:
+        self._sync()
+        results: dict[str, ClusterError | None] = {}
+        counts: dict[str, int] = {}
+        for t in topics:
+            counts[t.name] = counts.get(t.name, 0) + 1
+        for t in topics:
+            results[t.name] = self._create(t, counts[t.name])
+        self._save()
+        return results
+
+    def _create(self, t: NewTopic, count: int) -> ClusterRequestError | None:
+        name = t.name
+        if count > 1:
+            return _error("INVALID_REQUEST", "Duplicate topic in request.", name)
+        problem = _topic_name_error(name)
+        if problem:
+            return _error("INVALID_TOPIC_EXCEPTION", problem, name)
+        if name in self.topics:
+            return _error("TOPIC_ALREADY_EXISTS", f"Topic '{name}' already exists.", name)
+        folded = name.replace(".", "_")
+        for other in self.topics:
+            if other.replace(".", "_") == folded:
+                return _error(
+                    "INVALID_TOPIC_EXCEPTION",
+                    f"Topic '{name}' collides with existing topic: {other}",
+                    name,
+                )
+        if not t.assignment:
+            return _error(
+                "INVALID_PARTITIONS",
+                "Number of partitions was set to an invalid non-positive value.",
+                name,
+            )
+        parts = self._new_parts(t.assignment, 0, None, name)
+        if isinstance(parts, ClusterRequestError):
+            return parts
+        for key, value in t.config.items():
+            problem = self._check_config(name, key, value, parts)
+            if problem:
+                return _error("INVALID_CONFIG", problem, name)
+        self.topics[name] = (parts, dict(t.config))
+        return None
+
+    def create_partitions(self, additions: Sequence[NewPartitions]) -> Results:
+        self._sync()
+        results: dict[str, ClusterError | None] = {}
+        for a in additions:
+            results[a.topic] = self._add(a)
+        self._save()
+        return results
+
+    def _add(self, a: NewPartitions) -> ClusterRequestError | None:
+        if a.topic not in self.topics:
+            return _error(
+                "UNKNOWN_TOPIC_OR_PARTITION",
+                "This server does not host this topic-partition.",
+                a.topic,
+            )
+        parts, _ = self.topics[a.topic]
+        count = len(parts)
+        if a.total == count:
+            return _error("INVALID_PARTITIONS", f"Topic already has {count} partition(s).", a.topic)
+        if a.total < count:
+            return _error(
+                "INVALID_PARTITIONS",
+                f"The topic {a.topic} currently has {count} partition(s); {a.total} would not "
+                "be an increase.",
+                a.topic,
+            )
+        if len(a.assignment) != a.total - count:
+            return _error(
+                "INVALID_REPLICA_ASSIGNMENT",
+                f"Attempted to add {a.total - count} additional partition(s), but only "
+                f"{len(a.assignment)} assignment(s) were specified.",
+                a.topic,
+            )
+        new = self._new_parts(a.assignment, count, len(parts[0].replicas), a.topic)
+        if isinstance(new, ClusterRequestError):
+            return new
+        parts.extend(new)
+        return None
+
+    def alter_topic_configs(self, changes: Mapping[str, ConfigChange]) -> Results:
+        self._sync()
+        results: dict[str, ClusterError | None] = {}
+        for name, change in changes.items():
+            if name not in self.topics:
+                results[name] = _error(
+                    "UNKNOWN_TOPIC_OR_PARTITION",
+                    "This server does not host this topic-partition.",
+                    name,
+                )
+                continue
+            parts, config = self.topics[name]
+            problem = next(
+                (
+                    p
+                    for k, v in change.set.items()
+                    if (p := self._check_config(name, k, v, parts)) is not None
+                ),
+                None,
+            )
+            if problem is None:
+                problem = next(
+                    (f"Unknown topic config name: {k}" for k in change.delete if not _known(k)),
+                    None,
+                )
+            if problem is not None:
+                results[name] = _error("INVALID_CONFIG", problem, name)
+                continue
+            config.update(change.set)
+            for k in change.delete:
+                config.pop(k, None)
+            results[name] = None
+        self._save()
+        return results
+
+    def alter_broker_configs(self, changes: Mapping[int, ConfigChange]) -> Results:
+        self._sync()
+        results: dict[str, ClusterError | None] = {}
+        for bid, change in changes.items():
+            item = f"broker:{bid}"
+            if bid not in self.brokers:
+                results[item] = _error(
+                    "BROKER_NOT_AVAILABLE", f"Broker {bid} is not registered.", item
+                )
+                continue
+            problem = None
+            for k, v in change.set.items():
+                if k not in BROKER_CONFIGS:
+                    problem = f"Unknown or read-only broker config: {k}"
+                elif not (v.isascii() and v.isdigit()):
+                    problem = f"Invalid value {v} for configuration {k}: Not a number of type LONG"
+            for k in change.delete:
+                if k not in BROKER_CONFIGS:
+                    problem = f"Unknown or read-only broker config: {k}"
+            if problem is not None:
+                results[item] = _error("INVALID_CONFIG", problem, item)
+                continue
+            config = self.broker_configs.setdefault(bid, {})
+            config.update(change.set)
+            for k in change.delete:
+                config.pop(k, None)
+            results[item] = None
+        self._save()
+        return results
+
+    def alter_reassignments(
+        self, targets: Mapping[tuple[str, int], tuple[int, ...] | None]
+    ) -> Results:
+        self._sync()
+        results: dict[str, ClusterError | None] = {}
+        online = self.online
+        for (name, pid), target in targets.items():
+            item = f"{name}-{pid}"
+            parts = self.topics.get(name, ([], {}))[0]
+            if not 0 <= pid < len(parts):
+                results[item] = _error(
+                    "UNKNOWN_TOPIC_OR_PARTITION",
+                    "This server does not host this topic-partition.",
+                    item,
+                )
+                continue
+            part = parts[pid]
+            if target is None:
+                if not part.reassigning:
+                    results[item] = _error(
+                        "NO_REASSIGNMENT_IN_PROGRESS",
+                        f"No ongoing reassignment for partition {item}.",
+                        item,
+                    )
+                    continue
+                _revert(part, online, keep_progress=False)
+                results[item] = None
+                continue
+            problem = self._check_assignment(list(target), None)
+            if problem:
+                results[item] = _error("INVALID_REPLICA_ASSIGNMENT", problem, item)
+                continue
+            if part.reassigning:
+                _revert(part, online, keep_progress=True)
+            original = part.replicas
+            part.removing = [b for b in original if b not in target]
+            part.adding = [b for b in target if b not in original]
+            part.replicas = list(target) + part.removing
+            part.copied = {b: v for b, v in part.copied.items() if b in part.replicas}
+            for b in part.adding:
+                part.copied.setdefault(b, 0.0)
+            part.order_isr()
+            repl.settle([part], online)
+            results[item] = None
+        self._save()
+        return results
+
+    def elect_preferred_leaders(self, partitions: Iterable[tuple[str, int]]) -> Results:
+        self._sync()
+        results: dict[str, ClusterError | None] = {}
+        online = self.online
+        for name, pid in partitions:
+            item = f"{name}-{pid}"
+            parts = self.topics.get(name, ([], {}))[0]
+            if not 0 <= pid < len(parts):
+                results[item] = _error(
+                    "UNKNOWN_TOPIC_OR_PARTITION",
+                    "This server does not host this topic-partition.",
+                    item,
+                )
+                continue
+            part = parts[pid]
+            preferred = part.replicas[0]
+            if part.leader == preferred:
+                results[item] = None
+            elif preferred in part.isr and preferred in online:
+                part.leader = preferred
+                results[item] = None
+            else:
+                results[item] = _error(
+                    "PREFERRED_LEADER_NOT_AVAILABLE",
+                    f"Failed to elect leader for partition {item} under strategy PreferredElection",
+                    item,
+                )
+        self._save()
+        return results
+
+    def delete_topics(self, names: Sequence[str]) -> Results:
+        self._sync()
+        results: dict[str, ClusterError | None] = {}
+        for name in names:
+            if self.topics.pop(name, None) is None and name not in results:
+                results[name] = _error(
+                    "UNKNOWN_TOPIC_OR_PARTITION",
+                    "This server does not host this topic-partition.",
+                    name,
+                )
+            else:
+                results[name] = None
+        self._save()
+        return results
+
+    def sleep(self, seconds: float) -> None:
+        self.advance(seconds)
+
+    def close(self) -> None:
+        """Nothing to release: every change is already on disk."""
+
+    # ---------------------------------------------------------------- what-if
+
+    def advance(self, seconds: float) -> None:
+        """Let simulated time pass: replicas catch up, reassignments complete."""
+        self._sync()
+        repl.advance(self.topics, self.online, self.broker_configs, seconds, self.network)
+        self.clock += max(0.0, seconds)
+        self._save()
+
+    def set_size(self, topic: str, size_bytes: int, partition: int | None = None) -> None:
+        """Give a partition (or every partition of the topic) ``size_bytes`` of data: the
+        simulation has no producers, and catch-up time follows from partition sizes."""
+        self._sync()
+        if topic not in self.topics:
+            raise ClusterError(f"no topic {topic!r} in the simulated cluster")
+        parts = self.topics[topic][0]
+        if partition is not None and not 0 <= partition < len(parts):
+            raise ClusterError(f"topic {topic!r} has no partition {partition}")
+        if size_bytes < 0:
+            raise ClusterError("a partition size cannot be negative")
+        for pid, part in enumerate(parts):
+            if partition is None or pid == partition:
+                part.size = size_bytes
+        self._save()
+
+    def fail_broker(self, broker_id: int) -> None:
+        """The broker stops: it leaves every ISR (but never empties one: a partition whose
+        last in-sync replica it was goes offline), and its leaderships move."""
+        self._sync()
+        self._set_online(broker_id, False)
+        online = self.online
+        for parts, _ in self.topics.values():
+            for part in parts:
+                if broker_id in part.isr and len(part.isr) > 1:
+                    part.isr.remove(broker_id)
+                    part.copied[broker_id] = float(part.size)
+                if part.leader == broker_id:
+                    part.leader = None
+                part.elect(online)
+        self._save()
+
+    def restore_broker(self, broker_id: int) -> None:
+        """The broker returns: offline partitions whose ISR it holds get their leader back,
+        and its replicas catch up and rejoin the ISR (at once for data they already had:
+        the simulation has no produce traffic, so nothing was written while it was down)."""
+        self._sync()
+        self._set_online(broker_id, True)
+        repl.settle([p for parts, _ in self.topics.values() for p in parts], self.online)
+        self._save()
+
+    def _set_online(self, broker_id: int, online: bool) -> None:
+        broker = self.brokers.get(broker_id)
+        if broker is None:
+            known = ", ".join(str(b) for b in sorted(self.brokers))
+            raise ClusterError(f"broker {broker_id} is not in the cluster (brokers: {known})")
+        if broker.online == online:
+            raise ClusterError(f"broker {broker_id} is already {'online' if online else 'offline'}")
+        self.brokers[broker_id] = Broker(broker.id, broker.rack, online)
+
+
+def _revert(part: repl.Part, online: frozenset[int], *, keep_progress: bool) -> None:
+    """Cancel a reassignment as KRaft does: back to the original replicas; if no original
+    replica is in the ISR the first one is put back in it (an unclean election)."""
+    original = [b for b in part.replicas if b not in part.adding]
+    if not keep_progress:
+        for b in part.adding:
+            part.copied.pop(b, None)
+    part.replicas = original
+    part.isr = [b for b in part.isr if b in original]
+    if not part.isr:
+        part.isr = [original[0]]
+    part.adding = []
+    part.removing = []
+    part.order_isr()
+    if part.leader not in part.isr:
+        part.leader = None
+    part.elect(online)
+
+
+def _known(name: str) -> bool:
+    try:
+        from kgitops import topic_configs
+    except ImportError:  # pragma: no cover
+        return True
+    return name in topic_configs.CONFIGS
+
+
+def _check_throttle_list(key: str, value: str, partitions: int) -> str | None:
+    text = value.strip()
+    if text in ("", "*"):
+        return None
+    for item in text.split(","):
+        pid, _, broker = item.strip().partition(":")
+        if not (pid.isdigit() and broker.isdigit()):
+            return (
+                f"Invalid value {value} for configuration {key}: must be the literal '*' or "
+                "a list of replicas in the format [partitionId]:[brokerId],..."
+            )
+    return None
