@@ -177,7 +177,17 @@ def render_markdown(data: Mapping[str, Any], *, limit: int = GITHUB_COMMENT_LIMI
     head = [f"### kgitops plan: `{data.get('cluster')}`", ""]
     actions = data.get("actions", [])
     if not actions:
-        head.append("**No changes.** The cluster matches the specs.")
+        head += ["**No changes.** The cluster matches the specs.", ""]
+    deleted = [a["topic"] for a in actions if a["type"] == "delete_topic"]
+    if deleted:
+        names = ", ".join(f"`{t}`" for t in deleted[:20])
+        more = f" and {len(deleted) - 20} more" if len(deleted) > 20 else ""
+        head += [
+            "> [!CAUTION]",
+            f"> This plan **deletes {len(deleted)} topic(s)** and their data: {names}{more}. "
+            "`kgitops apply` refuses it without `--allow-delete`.",
+            "",
+        ]
     head += _md_warnings(data.get("warnings", []))
     if actions:
         head += ["| | action | topics |", "|---|---|---:|"]
@@ -220,8 +230,8 @@ def render_markdown(data: Mapping[str, Any], *, limit: int = GITHUB_COMMENT_LIMI
 
 def _md_warnings(warnings: Sequence[Mapping[str, Any]], per_code: int = 10) -> list[str]:
     if not warnings:
-        return [""]
-    out = ["", "> [!WARNING]"]
+        return []
+    out = ["> [!WARNING]"]
     by_code: dict[str, list[Mapping[str, Any]]] = {}
     for w in warnings:
         by_code.setdefault(w["code"], []).append(w)
@@ -237,7 +247,7 @@ def _md_warnings(warnings: Sequence[Mapping[str, Any]], per_code: int = 10) -> l
 
 
 def _md_escape(text: str) -> str:
-    return text.replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
+    return text.replace("<", "&lt;").replace("|", "\\|")
 
 
 def _md_transfer(transfer: Mapping[str, Any] | None, rows: int = 50) -> list[str]:
