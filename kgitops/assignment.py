@@ -13,26 +13,41 @@ Rack-unaware (seed 000), 5 brokers, 10 partitions, RF 3, start index 0, replica 
     9  4      1      [4, 1, 2]
 
 Rack-aware (seed 001): brokers are first arranged rack by rack (racks sorted, brokers sorted
-by id inside each rack) into the rack-alternated list, e.g. racks {r1: 0,1  r2: 2  r3: 3,4,5}
-... and then the same walk, skipping a broker whose rack already has a replica while some rack
-has none, and a broker that already has one while some broker has none.
+by id inside each rack) into the rack-alternated list, e.g. racks {rack1: 0,5  rack2: 3,4
+rack3: 1,2} give ``0, 3, 1, 5, 4, 2``; then the same walk runs over that list, skipping a broker
+whose rack already has a replica while some rack has none, and a broker that already has one
+while some broker has none. 6 partitions, RF 3, start index 0 give ``0 -> 0,3,1`` ...
+``5 -> 2,0,3``, and partition 6 (shift bumped) ``0,4,2``.
 
-Speed: a partition's replicas depend only on (first index, shift mod (n - 1)), so there are at
-most n * (n - 1) distinct lists; they are computed once and shared (tuples are immutable).
+Speed: a partition's replicas depend only on (first index, replica shift mod (n - 1)), and the
+shift is constant over each run of n consecutive partition ids, so a whole run is a rotation of
+one precomputed row of replica tuples (tuples are immutable and shared). A whole topic depends
+only on (brokers, partitions, RF, start index, shift, start partition), so equal topics share
+one computed result as well. Every result is still exactly Kafka's: the tests compare it with a
+line-by-line translation of ``AdminUtils.java``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import itertools
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
 
 from kgitops.errors import (
+    AssignmentError,
     BrokerMetadataError,
     InvalidPartitions,
+    InvalidReplicaAssignment,
     InvalidReplicationFactor,
 )
 from kgitops.model import Broker
 
 Assignment = dict[int, tuple[int, ...]]
+
+# Kafka computes in 32-bit ints; below this bound no intermediate value can overflow, so
+# Python's arithmetic gives Kafka's answer. Kafka's own random start index is below the
+# broker count.
+MAX_START_INDEX = 1 << 24
 
 
 def _check(n_partitions: int, replication_factor: int, n_brokers: int) -> None:
@@ -42,8 +57,7 @@ def _check(n_partitions: int, replication_factor: int, n_brokers: int) -> None:
         raise InvalidReplicationFactor("Replication factor must be larger than 0.")
     if replication_factor > n_brokers:
         raise InvalidReplicationFactor(
-            f"Replication factor: {replication_factor} larger than available brokers: "
-            f"{n_brokers}."
+            f"Replication factor: {replication_factor} larger than available brokers: {n_brokers}."
         )
 
 
@@ -63,7 +77,7 @@ def _shift_at(partition: int, start_partition: int, replica_shift: int, n: int) 
     return replica_shift + partition // n - (first - 1) // n
 
 
-def rack_alternated_brokers(broker_racks: dict[int, str]) -> list[int]:
+def rack_alternated_brokers(broker_racks: Mapping[int, str]) -> list[int]:
     """Kafka's ``getRackAlternatedBrokerList``: one broker per rack in turn, racks sorted,
     brokers ascending inside a rack; a rack that runs out is skipped.
 
@@ -74,7 +88,7 @@ def rack_alternated_brokers(broker_racks: dict[int, str]) -> list[int]:
     by_rack: dict[str, list[int]] = {}
     for broker, rack in broker_racks.items():
         by_rack.setdefault(rack, []).append(broker)
-    racks = sorted(by_rack)
+    racks = sorted(by_rack, key=_java_order)
     queues = [sorted(by_rack[r]) for r in racks]
     result: list[int] = []
     depth = 0
@@ -86,13 +100,88 @@ def rack_alternated_brokers(broker_racks: dict[int, str]) -> list[int]:
     return result
 
 
+def _java_order(text: str) -> bytes:
+    """Java's ``String.compareTo`` order (UTF-16 code units), which Kafka sorts racks by."""
+    return text.encode("utf-16-be", "surrogatepass")
+
+
+class _Layout:
+    """The broker list one placement walks (rack-alternated when rack-aware), with a cache of
+    rows: for an (RF, second shift) pair, the replica tuple of every first index."""
+
+    __slots__ = ("arranged", "n", "n_racks", "rack_aware", "racks", "rows")
+
+    def __init__(self, arranged: Sequence[int], racks: Sequence[str] | None) -> None:
+        self.arranged = tuple(arranged)
+        self.n = len(self.arranged)
+        self.racks = tuple(racks) if racks is not None else None
+        self.rack_aware = racks is not None
+        self.n_racks = len(set(racks)) if racks is not None else 0
+        self.rows: dict[tuple[int, int], tuple[tuple[int, ...], ...]] = {}
+
+    def second_shift(self, shift: int) -> int:
+        modulus = self.n - 1 if self.n > 1 else 1
+        return (shift * self.n_racks if self.rack_aware else shift) % modulus
+
+    def row(self, rf: int, second: int) -> tuple[tuple[int, ...], ...]:
+        key = (rf, second)
+        row = self.rows.get(key)
+        if row is None:
+            if self.racks is None:
+                row = tuple(
+                    _rack_unaware_list(self.arranged, rf, first, second) for first in range(self.n)
+                )
+            else:
+                row = tuple(
+                    _rack_aware_list(self.arranged, self.racks, self.n_racks, rf, first, second)
+                    for first in range(self.n)
+                )
+            self.rows[key] = row
+        return row
+
+
+_LAYOUTS: dict[tuple[tuple[Broker, ...], bool | None], _Layout] = {}
+_TOPICS: dict[tuple[_Layout, int, int, int, int, int], Assignment] = {}
+_TOPIC_CACHE_PARTITIONS = 2_000_000
+_topic_cache_size = 0
+
+
+def _layout(brokers: Sequence[Broker], rack_aware: bool | None) -> _Layout:
+    key = (tuple(brokers), rack_aware)
+    layout = _LAYOUTS.get(key)
+    if layout is None:
+        layout = _build_layout(key[0], rack_aware)
+        if len(_LAYOUTS) >= 256:
+            _LAYOUTS.clear()
+        _LAYOUTS[key] = layout
+    return layout
+
+
+def _build_layout(brokers: Sequence[Broker], rack_aware: bool | None) -> _Layout:
+    ordered = sorted(brokers, key=lambda b: b.id)
+    for a, b in itertools.pairwise(ordered):
+        if a.id == b.id:
+            raise AssignmentError(f"Broker {a.id} is listed more than once.")
+    with_rack = [b for b in ordered if b.rack is not None]
+    if rack_aware is None:
+        rack_aware = bool(with_rack)
+    if rack_aware and len(with_rack) != len(ordered):
+        raise BrokerMetadataError(
+            "Not all brokers have rack information for replica rack aware assignment."
+        )
+    if not rack_aware:
+        return _Layout([b.id for b in ordered], None)
+    rack_of = {b.id: b.rack for b in ordered if b.rack is not None}
+    arranged = rack_alternated_brokers(rack_of)
+    return _Layout(arranged, [rack_of[b] for b in arranged])
+
+
 def _rack_unaware_list(
     brokers: Sequence[int], rf: int, first_index: int, second_shift: int
 ) -> tuple[int, ...]:
     n = len(brokers)
-    return (brokers[first_index],) + tuple(
-        brokers[replica_index(first_index, second_shift, j, n)] for j in range(rf - 1)
-    )
+    followers = (brokers[replica_index(first_index, second_shift, j, n)] for j in range(rf - 1))
+    return (brokers[first_index], *followers)
 
 
 def _rack_aware_list(
@@ -125,6 +214,11 @@ def _rack_aware_list(
     return tuple(replicas)
 
 
+def _check_index(name: str, value: int) -> None:
+    if not 0 <= value < MAX_START_INDEX:
+        raise AssignmentError(f"{name} must be between 0 and {MAX_START_INDEX - 1}, not {value}.")
+
+
 def assign_replicas(
     brokers: Sequence[Broker],
     n_partitions: int,
@@ -141,54 +235,51 @@ def assign_replicas(
     ``fixedStartIndex`` sets both to the same value (the default here). ``start_partition`` is
     the first partition id placed (the existing count when partitions are added).
 
-    ``rack_aware=None`` decides as Kafka does: rack-aware when every broker has a rack,
-    rack-unaware when none has, and BrokerMetadataError when only some have. ``False`` forces
-    rack-unaware placement even when racks are known (kgitops' ``placement: rack-unaware``).
-    The result maps partition id to the replica tuple, first replica = preferred leader.
+    ``rack_aware=None`` decides as Kafka does: rack-aware when any broker has a rack (then
+    every broker must have one: BrokerMetadataError otherwise), rack-unaware when none has.
+    ``False`` forces rack-unaware placement even when racks are known (kgitops'
+    ``placement: rack-unaware``). The result maps partition id to the replica tuple, first
+    replica = preferred leader.
+
+    >>> from kgitops.model import Broker
+    >>> assign_replicas([Broker(i) for i in range(5)], 10, 3, start_index=0)[5]
+    (0, 2, 3)
     """
-    ordered = sorted(brokers, key=lambda b: b.id)
-    n = len(ordered)
-    _check(n_partitions, replication_factor, n)
+    _check(n_partitions, replication_factor, len(brokers))
     shift0 = start_index if replica_shift is None else replica_shift
-    with_rack = [b for b in ordered if b.rack is not None]
-    if rack_aware is None:
-        if with_rack and len(with_rack) != n:
-            raise BrokerMetadataError(
-                "Not all brokers have rack information for replica rack aware assignment."
-            )
-        rack_aware = bool(with_rack)
-    elif rack_aware and len(with_rack) != n:
-        raise BrokerMetadataError(
-            "Not all brokers have rack information for replica rack aware assignment."
-        )
-
-    if rack_aware:
-        rack_of = {b.id: b.rack for b in ordered if b.rack is not None}
-        arranged = rack_alternated_brokers(rack_of)
-        arranged_racks = [rack_of[b] for b in arranged]
-        n_racks = len(set(arranged_racks))
-    else:
-        arranged = [b.id for b in ordered]
-
+    _check_index("The start index", start_index)
+    _check_index("The replica shift", shift0)
     start_partition = max(0, start_partition)
-    cache: dict[tuple[int, int], tuple[int, ...]] = {}
+    layout = _layout(brokers, rack_aware)
+    n = layout.n
+    key = (layout, n_partitions, replication_factor, start_index, shift0, start_partition)
+    cached = _TOPICS.get(key)
+    if cached is not None:
+        return cached.copy()
+
     result: Assignment = {}
-    modulus = max(n - 1, 1)
-    for p in range(start_partition, start_partition + n_partitions):
+    p = start_partition
+    end = start_partition + n_partitions
+    while p < end:
+        block_end = min(end, (p // n + 1) * n)
         shift = _shift_at(p, start_partition, shift0, n)
+        row = layout.row(replication_factor, layout.second_shift(shift))
         first = (p + start_index) % n
-        second = (shift * n_racks if rack_aware else shift) % modulus
-        key = (first, second)
-        replicas = cache.get(key)
-        if replicas is None:
-            if rack_aware:
-                replicas = _rack_aware_list(
-                    arranged, arranged_racks, n_racks, replication_factor, first, second
-                )
-            else:
-                replicas = _rack_unaware_list(arranged, replication_factor, first, second)
-            cache[key] = replicas
-        result[p] = replicas
+        count = block_end - p
+        if first + count <= n:
+            run = row[first : first + count]
+        else:
+            run = row[first:] + row[: first + count - n]
+        result.update(zip(range(p, block_end), run, strict=True))
+        p = block_end
+
+    global _topic_cache_size
+    if _topic_cache_size + n_partitions > _TOPIC_CACHE_PARTITIONS:
+        _TOPICS.clear()
+        _topic_cache_size = 0
+    if n_partitions <= _TOPIC_CACHE_PARTITIONS // 4:
+        _TOPICS[key] = result.copy()
+        _topic_cache_size += n_partitions
     return result
 
 
@@ -205,7 +296,7 @@ def added_partitions_start_index(brokers: Sequence[Broker], partition0: Sequence
 
 def assign_added_partitions(
     brokers: Sequence[Broker],
-    existing: dict[int, tuple[int, ...]],
+    existing: Mapping[int, Sequence[int]],
     total: int,
     *,
     rack_aware: bool | None = None,
@@ -214,6 +305,11 @@ def assign_added_partitions(
 
     RF is partition 0's replica count, the fixed start index comes from partition 0's first
     replica, the first new id is the existing count; existing partitions never move.
+
+    >>> from kgitops.model import Broker
+    >>> five = [Broker(i) for i in range(5)]
+    >>> assign_added_partitions(five, {0: (3, 4, 0), 1: (4, 0, 1)}, 4)
+    {2: (0, 1, 2), 3: (1, 2, 3)}
     """
     count = len(existing)
     if total <= count:
@@ -221,7 +317,11 @@ def assign_added_partitions(
             f"The number of partitions for a topic can only be increased. "
             f"Topic currently has {count} partitions, {total} would not be an increase."
         )
-    p0 = existing[0]
+    p0 = existing.get(0)
+    if not p0:
+        raise AssignmentError(
+            "Unexpected existing replica assignment: partition id 0 is missing or empty."
+        )
     start = added_partitions_start_index(brokers, p0)
     return assign_replicas(
         brokers,
@@ -231,3 +331,128 @@ def assign_added_partitions(
         start_partition=count,
         rack_aware=rack_aware,
     )
+
+
+def validate_static_assignment(
+    assignment: Sequence[Sequence[int]] | Mapping[int, Sequence[int]],
+    broker_ids: Collection[int],
+    *,
+    replication_factor: int | None = None,
+    start_partition: int = 0,
+    online: Collection[int] | None = None,
+) -> None:
+    """The checks Kafka's controller makes on a manual assignment, with its messages.
+
+    ``assignment`` is one replica list per partition (ids ``start_partition, ...``) or a
+    mapping partition id -> replicas. Every partition must have at least one replica, only
+    registered brokers (``broker_ids``), no broker twice, and the same replica count as the
+    first partition (or ``replication_factor``, the topic's RF when partitions are added);
+    partition ids must be consecutive. With ``online`` given, a partition whose brokers are
+    all offline is refused too. Raises InvalidReplicaAssignment naming the partition.
+
+    >>> validate_static_assignment([[0, 1], [1, 1]], [0, 1])
+    Traceback (most recent call last):
+    ...
+    kgitops.errors.InvalidReplicaAssignment: partition 1: The manual partition assignment \
+includes the broker 1 more than once.
+    """
+    if isinstance(assignment, Mapping):
+        items = sorted(assignment.items())
+        for i, (pid, _) in enumerate(items):
+            if pid != start_partition + i:
+                raise InvalidReplicaAssignment(
+                    "partitions should be a consecutive 0-based integer sequence"
+                    + (f" starting at {start_partition}" if start_partition else "")
+                    + f"; partition {start_partition + i} is missing."
+                )
+    else:
+        items = [(start_partition + i, r) for i, r in enumerate(assignment)]
+    if not items:
+        raise InvalidReplicaAssignment("The manual partition assignment includes no partitions.")
+    registered = set(broker_ids)
+    alive = None if online is None else set(online)
+    expected = replication_factor
+    for pid, replicas in items:
+        where = f"partition {pid}: "
+        if len(replicas) == 0:
+            raise InvalidReplicaAssignment(
+                where + "The manual partition assignment includes an empty replica list."
+            )
+        previous: int | None = None
+        for broker in sorted(replicas):
+            if broker not in registered:
+                raise InvalidReplicaAssignment(
+                    where + f"The manual partition assignment includes broker {broker}, "
+                    "but no such broker is registered."
+                )
+            if broker == previous:
+                raise InvalidReplicaAssignment(
+                    where + f"The manual partition assignment includes the broker {broker} "
+                    "more than once."
+                )
+            previous = broker
+        if expected is not None and len(replicas) != expected:
+            raise InvalidReplicaAssignment(
+                where + f"The manual partition assignment includes a partition with "
+                f"{len(replicas)} replica(s), but this is not consistent with previous "
+                f"partitions, which have {expected} replica(s)."
+            )
+        expected = len(replicas)
+        if alive is not None and not any(b in alive for b in replicas):
+            raise InvalidReplicaAssignment(
+                f"All brokers specified in the manual partition assignment for partition {pid} "
+                "are fenced or in controlled shutdown."
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class PlacementParameters:
+    """The AdminUtils arguments that reproduce a live assignment (see ``find_parameters``)."""
+
+    start_index: int
+    replica_shift: int
+    rack_aware: bool
+
+
+def find_parameters(
+    current: Mapping[int, Sequence[int]], brokers: Sequence[Broker]
+) -> PlacementParameters | None:
+    """The AdminUtils arguments that produce exactly ``current`` on these brokers, or None.
+
+    Kafka (before KRaft placement) and kgitops create topics with AdminUtils; when a live
+    topic still matches such an assignment, raising its RF by recomputing with the larger RF
+    only appends replicas. Cost: O(brokers) candidates checked on partition 0, then one full
+    comparison. The fixedStartIndex form (shift = start index) is preferred among equals.
+    """
+    if not current or 0 not in current or len(brokers) == 0:
+        return None
+    count = len(current)
+    if any(p not in current for p in range(count)):
+        return None
+    p0 = tuple(current[0])
+    rf = len(p0)
+    if rf == 0 or rf > len(brokers) or any(len(r) != rf for r in current.values()):
+        return None
+    modes: list[bool] = []
+    if all(b.rack is not None for b in brokers):
+        modes.append(True)
+    modes.append(False)
+    for mode in modes:
+        try:
+            layout = _layout(brokers, mode)
+        except AssignmentError:
+            continue
+        if p0[0] not in layout.arranged:
+            continue
+        first = layout.arranged.index(p0[0])
+        modulus = max(layout.n - 1, 1)
+        preferred = first % modulus
+        for shift in [preferred, *(s for s in range(modulus) if s != preferred)]:
+            if layout.row(rf, layout.second_shift(shift))[first] != p0:
+                continue
+            candidate = assign_replicas(
+                brokers, count, rf, start_index=first, replica_shift=shift, rack_aware=mode
+            )
+            if all(candidate[p] == tuple(current[p]) for p in range(count)):
+                return PlacementParameters(first, shift, mode)
+    return None

@@ -1,0 +1,111 @@
+"""``kgitops assign``: Kafka's replica assignment (AdminUtils) for given brokers, as JSON.
+
+::
+
+    $ kgitops assign --brokers 0,1,2,3,4,5 --racks rack1,rack3,rack3,rack2,rack2,rack1 \\
+          --partitions 7 --replication-factor 3
+    {
+      "0": [0, 3, 1],
+      ...
+      "6": [0, 4, 2]
+    }
+
+An empty entry in ``--racks`` means that broker has no rack (then Kafka refuses a rack-aware
+assignment). The replica shift defaults to the start index, as Kafka's fixedStartIndex sets
+both.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from kgitops.errors import KgitopsError
+
+NAME = "assign"
+HELP = "print Kafka's replica assignment (AdminUtils) for a broker list, as JSON"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--brokers", required=True, help="broker ids, comma-separated: 0,1,2")
+    parser.add_argument(
+        "--racks",
+        help="one rack per broker, in --brokers order; an empty entry means no rack: r1,,r2",
+    )
+    parser.add_argument("--partitions", required=True, type=int, metavar="N")
+    parser.add_argument("--replication-factor", required=True, type=int, metavar="R")
+    parser.add_argument(
+        "--start-index",
+        type=int,
+        default=0,
+        metavar="I",
+        help="Kafka's fixedStartIndex: position of partition 0's leader (default 0)",
+    )
+    parser.add_argument(
+        "--replica-shift",
+        type=int,
+        metavar="K",
+        help="Kafka's nextReplicaShift (default: the start index)",
+    )
+    parser.add_argument(
+        "--start-partition",
+        type=int,
+        default=0,
+        metavar="S",
+        help="first partition id to place (the existing count when adding partitions)",
+    )
+    parser.add_argument(
+        "--rack-unaware",
+        action="store_true",
+        help="ignore racks (kgitops' placement: rack-unaware)",
+    )
+
+
+def parse_ints(text: str, what: str) -> list[int]:
+    """``"0,1,2"`` -> ``[0, 1, 2]``, with a clear error for anything else."""
+    values = []
+    for part in text.split(","):
+        part = part.strip()
+        try:
+            values.append(int(part))
+        except ValueError:
+            raise KgitopsError(
+                f"{what}: {part!r} is not an integer (expected e.g. 0,1,2)"
+            ) from None
+    return values
+
+
+def run(args: argparse.Namespace) -> int:
+    from kgitops.assignment import assign_replicas
+    from kgitops.model import Broker
+
+    ids = parse_ints(args.brokers, "--brokers")
+    if args.racks is None:
+        racks: list[str | None] = [None] * len(ids)
+    else:
+        racks = [r.strip() or None for r in args.racks.split(",")]
+        if len(racks) != len(ids):
+            raise KgitopsError(
+                f"--racks has {len(racks)} entries but --brokers has {len(ids)}; give one rack "
+                "per broker (an empty entry for a broker without a rack)"
+            )
+    brokers = [Broker(i, r) for i, r in zip(ids, racks, strict=True)]
+    result = assign_replicas(
+        brokers,
+        args.partitions,
+        args.replication_factor,
+        start_index=args.start_index,
+        replica_shift=args.replica_shift,
+        start_partition=args.start_partition,
+        rack_aware=False if args.rack_unaware else None,
+    )
+    print(format_assignment(result))
+    return 0
+
+
+def format_assignment(assignment: dict[int, tuple[int, ...]]) -> str:
+    """JSON with one partition per line, partition ids as string keys in numeric order."""
+    lines = [
+        f"  {json.dumps(str(p))}: {json.dumps(list(r))}" for p, r in sorted(assignment.items())
+    ]
+    return "{\n" + ",\n".join(lines) + "\n}"

@@ -1,0 +1,48 @@
+"""``kgitops partition``: the partition Kafka's default partitioner picks for each key.
+
+::
+
+    $ kgitops partition --partitions 12 user-1 user-2
+    $ kgitops partition --partitions 12 --hex 00ff10
+
+``toPositive(murmur2(key bytes)) % N``, keys as UTF-8 (Kafka's StringSerializer) or, with
+``--hex``, the exact bytes given in hex. One partition per line, in the order of the keys.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from kgitops.errors import KgitopsError
+
+NAME = "partition"
+HELP = "print the partition Kafka's default partitioner picks for each key"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--partitions", required=True, type=int, metavar="N")
+    parser.add_argument("--hex", action="store_true", help="keys are hex-encoded bytes")
+    parser.add_argument("keys", nargs="+", metavar="KEY")
+
+
+def run(args: argparse.Namespace) -> int:
+    from kgitops.partitioner import partition_for
+
+    if args.partitions < 1:
+        raise KgitopsError(f"--partitions must be at least 1, not {args.partitions}")
+    keys: list[str | bytes] = []
+    for key in args.keys:
+        if args.hex:
+            try:
+                keys.append(bytes.fromhex(key))
+            except ValueError:
+                raise KgitopsError(f"--hex: {key!r} is not hex (expected e.g. 00ff10)") from None
+        else:
+            try:
+                key.encode("utf-8")
+            except UnicodeEncodeError:
+                raise KgitopsError(f"key {key!r} is not valid text; use --hex") from None
+            keys.append(key)
+    for key in keys:
+        print(partition_for(key, args.partitions))
+    return 0
