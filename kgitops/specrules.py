@@ -60,6 +60,8 @@ def check_folder(
         check_cluster(cluster, cluster_doc, brokers, out)
     topics = _unique_topics(topic_docs, out)
     drained = set(cluster.decommission) if cluster is not None else set()
+    if brokers is not None:
+        drained &= {b.id for b in brokers}
     local = cluster is not None and _loopback_only(cluster)
     for topic in topics:
         check_topic(topic, directory, brokers, drained, out, local=local)

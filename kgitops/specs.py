@@ -266,7 +266,7 @@ def _kind_of(doc: Document, diags: list[Diagnostic]) -> str | None:
             Diagnostic(
                 doc.mark("kind"),
                 "error",
-                f"unknown kind {schemacheck.type_word(kind)}: expected Topic or Cluster{hint}",
+                f"unknown kind {schemacheck.shown(kind)}: expected Topic or Cluster{hint}",
             )
         )
         return None

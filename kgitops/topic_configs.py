@@ -478,6 +478,17 @@ def check_config(name: str, value: object) -> tuple[str | None, str | None]:
             return None, f"{name} must be {_EXPECTED[spec.type]}, not {_type_word(value)}"
         lo, hi = spec.bounds or (LONG_MIN, LONG_MAX)
         if not lo <= number <= hi and number not in spec.extra_values:
+            width = "a 32-bit int" if spec.type == "int" else "a 64-bit long"
+            if number > hi and hi in (INT_MAX, LONG_MAX):
+                return (
+                    None,
+                    f"{name} must be at most {hi} (Kafka holds it in {width}), not {number}",
+                )
+            if number < lo and lo in (INT_MIN, LONG_MIN):
+                return (
+                    None,
+                    f"{name} must be at least {lo} (Kafka holds it in {width}), not {number}",
+                )
             return None, f"{name} must be {_range_words(spec)}, not {number}"
         return str(number), None
     if spec.type == "double":
@@ -531,9 +542,6 @@ def _range_words(spec: TopicConfig) -> str:
     extra = "".join(f" or {v}" for v in spec.extra_values)
     limits_lo = lo in (INT_MIN, LONG_MIN, -math.inf)
     limits_hi = hi in (INT_MAX, LONG_MAX, math.inf)
-    if limits_lo and limits_hi:
-        kind = "int" if spec.type == "int" else "long"
-        return f"a 64-bit {kind}" if kind == "long" else "a 32-bit int"
     if limits_hi:
         return f"at least {lo}{extra}"
     if limits_lo:

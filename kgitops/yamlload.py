@@ -27,9 +27,36 @@ from yaml.constructor import SafeConstructor
 from kgitops.errors import Diagnostic, Mark
 
 try:  # libyaml: ~10x faster composing; the pure-Python loader is the fallback
-    _Loader: Any = yaml.CSafeLoader
+    _Base: Any = yaml.CSafeLoader
 except AttributeError:  # pragma: no cover - libyaml is part of the PyYAML wheels
-    _Loader = yaml.SafeLoader
+    _Base = yaml.SafeLoader
+
+_RESOLVED: dict[str, str] = {}
+
+
+class _Loader(_Base):  # type: ignore[misc]
+    """The safe loader, with the tag of a plain scalar remembered by its text.
+
+    Implicit resolution (is ``12`` an int, ``true`` a bool?) depends only on the text, and
+    spec folders repeat the same texts thousands of times (``kgitops/v1``, ``Topic``, ``3``).
+    """
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+        if kind is yaml.ScalarNode and implicit[0]:
+            tag = _RESOLVED.get(value)
+            if tag is None:
+                tag = super().resolve(kind, value, implicit)
+                if len(_RESOLVED) < 100_000:
+                    _RESOLVED[value] = tag
+            return tag
+        return super().resolve(kind, value, implicit)
+
+    def descend_resolver(self, current_node: Any, current_index: Any) -> None:
+        return None  # kgitops registers no path resolvers
+
+    def ascend_resolver(self) -> None:
+        return None
+
 
 _STR = "tag:yaml.org,2002:str"
 _INT = "tag:yaml.org,2002:int"
@@ -182,6 +209,9 @@ def _scalar(node: yaml.ScalarNode) -> Any:
         return node.value
     try:
         if tag == _INT:
+            text = node.value
+            if text.isdigit() and (text[0] != "0" or len(text) == 1):
+                return int(text)  # the common case; YAML 1.1 reads 012 as octal
             return _CONSTRUCTOR.construct_yaml_int(node)
         if tag == _FLOAT:
             return _CONSTRUCTOR.construct_yaml_float(node)
