@@ -101,10 +101,7 @@ def translate(exc: BaseException, operation: str, *, secrets: Sequence[str] = ()
     """
     if isinstance(exc, ClusterError):
         return exc
-    detail = str(exc) or type(exc).__name__
-    for secret in secrets:
-        if secret:
-            detail = detail.replace(secret, "***")
+    detail = _scrub(str(exc) or type(exc).__name__, secrets)
     op = _api_name(operation)
     if isinstance(exc, kerr.UnsupportedVersionError | kerr.UnrecognizedBrokerVersion):
         return UnsupportedOperation(op)
@@ -180,6 +177,27 @@ def _retriable_code(code: int) -> bool:
     if code in (0, -2, UNKNOWN_TOPIC_OR_PARTITION):
         return False
     return bool(getattr(kerr.for_code(code), "retriable", False))
+
+
+class _ExceptionTrap(logging.Handler):
+    """Collects the exceptions kafka-python logs while it connects (it retries them away)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.seen: list[BaseException] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        args = record.args if isinstance(record.args, tuple) else ()
+        self.seen.extend(a for a in args if isinstance(a, BaseException))
+        if record.exc_info and record.exc_info[1] is not None:
+            self.seen.append(record.exc_info[1])
+
+
+def _scrub(text: str, secrets: Sequence[str]) -> str:
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "***")
+    return text
 
 
 # --------------------------------------------------------------- client settings
@@ -312,20 +330,39 @@ class KafkaAdmin:
         self._controller: int | None = None
         self._live_brokers: tuple[int, ...] | None = None
         servers = ", ".join(spec.bootstrap_servers)
+        trap = _ExceptionTrap()
+        kafka_log = logging.getLogger("kafka")
+        kafka_log.addHandler(trap)
         try:
             self._client = KafkaAdminClient(**config)
         except Exception as exc:
-            err = translate(
-                exc, f"connect to cluster {spec.name!r} at {servers}", secrets=self._secrets
-            )
-            if isinstance(err, ClusterTimeout):  # bootstrap never got an answer
-                err = ClusterUnreachable(
-                    f"cannot reach cluster {spec.name!r} at {servers} within "
-                    f"{self._timeout_ms} ms; check that the brokers are up and reachable"
-                )
-            raise err from None
+            raise self._connect_error(exc, trap.seen, servers) from None
+        finally:
+            kafka_log.removeHandler(trap)
         self._manager: Any = self._client._manager
         self._closed = False
+
+    def _connect_error(
+        self, exc: BaseException, seen: Sequence[BaseException], servers: str
+    ) -> ClusterError:
+        """Why bootstrap failed. kafka-python reports only a timeout; the cause (refused,
+        authentication, TLS) is in what its connections logged, so that is what is named."""
+        op = f"connect to cluster {self._spec.name!r} at {servers}"
+        causes = [translate(e, op, secrets=self._secrets) for e in seen]
+        for kind in (ClusterAuthError, UnsupportedOperation):
+            for cause in causes:
+                if isinstance(cause, kind):
+                    return cause
+        err = translate(exc, op, secrets=self._secrets)
+        if isinstance(err, ClusterTimeout | ClusterUnreachable):
+            real = [e for e in seen if not isinstance(e, kerr.KafkaTimeoutError)] or list(seen)
+            last = f" (last error: {_scrub(str(real[-1]), self._secrets)})" if real else ""
+            return ClusterUnreachable(
+                f"cannot reach cluster {self._spec.name!r} at {servers} within "
+                f"{self._timeout_ms} ms{last}; check that the brokers are up and reachable "
+                "and the security settings match the listener"
+            )
+        return err
 
     # ---- the request primitive
 

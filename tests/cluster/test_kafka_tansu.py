@@ -14,12 +14,13 @@ from kgitops.cluster.kafka import KafkaAdmin
 from kgitops.cluster.local import free_port, start_broker
 from kgitops.cluster.port import ClusterAdmin, ConfigChange, NewPartitions, NewTopic
 from kgitops.errors import (
+    ClusterAuthError,
     ClusterRequestError,
     ClusterTimeout,
     ClusterUnreachable,
     UnsupportedOperation,
 )
-from kgitops.model import ClusterSpec
+from kgitops.model import ClusterSpec, SaslSpec, SecuritySpec
 
 TIMEOUT_MS = 3000
 
@@ -253,6 +254,25 @@ def test_a_broker_that_goes_down_gives_an_error_within_the_timeout() -> None:
         assert time.monotonic() - start < 1500 / 1000 + 2.0
     finally:
         a.close()
+
+
+def test_sasl_the_broker_does_not_offer_is_an_auth_error_without_the_password(
+    local_broker: str,
+) -> None:
+    sec = SecuritySpec(protocol="SASL_PLAINTEXT", sasl=SaslSpec("SCRAM-SHA-512", "KU", "KP"))
+    spec = ClusterSpec(
+        name="local",
+        directory=".",
+        bootstrap_servers=(local_broker,),
+        request_timeout_ms=1500,
+        security=sec,
+    )
+    start = time.monotonic()
+    with pytest.raises(ClusterAuthError) as info:
+        KafkaAdmin(spec, environ={"KU": "bob", "KP": "hunter2-secret"})
+    assert time.monotonic() - start < 1.5 + 2.0
+    assert "hunter2-secret" not in str(info.value)
+    assert "UnsupportedSaslMechanism" in str(info.value)
 
 
 # ---------------------------------------------------------------- batching
