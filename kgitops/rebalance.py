@@ -1,0 +1,416 @@
+"""Minimal-movement target assignments for existing partitions.
+
+Given a topic's live assignment and a goal, ``rebalance`` returns new replica lists for only
+the partitions that must change, each with a human reason. Every replica that can stay,
+stays; what the goal requires moves, and nothing else:
+
+==================  ==========================================================================
+goal                what changes
+==================  ==========================================================================
+drain [4]           exactly the replicas on broker 4, each replaced in its own slot
+RF 2 -> 3           one replica added per partition, nothing removed; when the topic still
+                    has its AdminUtils assignment, Kafka's placement with RF 3 (which only
+                    appends: each placement is a prefix of the next) is used
+RF 3 -> 2           one replica removed per partition, keeping the leader and the rack spread
+rack repair         the fewest replicas moved to put a partition on min(RF, racks) racks
+balance             replicas moved from brokers above the even share to brokers below it, and
+                    preferred leaders swapped inside partitions (no data moves), until every
+                    broker is within one of the even share or no move is allowed
+==================  ==========================================================================
+
+New replicas go to online, non-drained brokers: first a rack the partition lacks, then the
+broker with the fewest replicas (``load`` says what the rest of the cluster already puts on
+each broker), then for a leader slot the fewest preferred leaders, then the lowest id. A
+partition never ends on fewer racks than it had, unless too few racks are left. Work is
+O(partitions x RF) with per-broker counters, plus a scan of the brokers per replica placed.
+
+Example, brokers 0..3 with racks a, b, a, b and ``{0: (0, 1), 1: (1, 2)}``, drain broker 1::
+
+    0: (0, 3)   "broker 1 is drained"      3 is in rack b like 1, and has no replica yet
+    1: (3, 2)   "broker 1 is drained"      the slot keeps its place: 3 is the new leader
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+
+from kgitops.assignment import assign_replicas, find_parameters
+from kgitops.errors import AssignmentError, InvalidReplicationFactor
+from kgitops.model import Broker
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """A partition's new replica list (first = preferred leader) and why it changes."""
+
+    replicas: tuple[int, ...]
+    reason: str
+
+
+class _State:
+    """Per-broker replica and leader counters, and the placement rules that read them."""
+
+    def __init__(
+        self,
+        brokers: Sequence[Broker],
+        drain: Collection[int],
+        load: Mapping[int, int] | None,
+        leader_load: Mapping[int, int] | None,
+    ) -> None:
+        self.drained = frozenset(drain)
+        self.eligible = sorted(b.id for b in brokers if b.online and b.id not in self.drained)
+        self.eligible_set = frozenset(self.eligible)
+        racked = bool(brokers) and all(b.rack is not None for b in brokers)
+        self.rack_of: dict[int, str] = (
+            {b.id: b.rack for b in brokers if b.rack is not None} if racked else {}
+        )
+        self.racked = racked
+        self.eligible_racks = {self.rack_of[b] for b in self.eligible} if racked else set()
+        self.replicas: dict[int, int] = dict(load or {})
+        self.leaders: dict[int, int] = dict(leader_load or {})
+
+    def count(self, replicas: Sequence[int], sign: int) -> None:
+        for i, b in enumerate(replicas):
+            self.replicas[b] = self.replicas.get(b, 0) + sign
+            if i == 0:
+                self.leaders[b] = self.leaders.get(b, 0) + sign
+
+    def racks(self, replicas: Sequence[int]) -> set[str]:
+        rack_of = self.rack_of
+        return {rack_of[b] for b in replicas if b in rack_of}
+
+    def move(self, replicas: list[int], slot: int, new: int) -> None:
+        old = replicas[slot]
+        self.replicas[old] = self.replicas.get(old, 0) - 1
+        self.replicas[new] = self.replicas.get(new, 0) + 1
+        if slot == 0:
+            self.leaders[old] = self.leaders.get(old, 0) - 1
+            self.leaders[new] = self.leaders.get(new, 0) + 1
+        replicas[slot] = new
+
+    def choose(self, others: Sequence[int], leader_slot: bool) -> int | None:
+        """The best broker for a new replica next to ``others``, or None if none is left."""
+        taken = set(others)
+        present = self.racks(others)
+        best: tuple[int, int, int, int] | None = None
+        chosen = None
+        for b in self.eligible:
+            if b in taken:
+                continue
+            key = (
+                1 if self.racked and self.rack_of[b] in present else 0,
+                self.replicas.get(b, 0),
+                self.leaders.get(b, 0) if leader_slot else 0,
+                b,
+            )
+            if best is None or key < best:
+                best, chosen = key, b
+        return chosen
+
+
+def _no_broker(partition: int, state: _State, rf: int) -> AssignmentError:
+    return InvalidReplicationFactor(
+        f"partition {partition}: no broker left for a replica: replication factor {rf} needs "
+        f"{rf} brokers that are online and not drained, and only {len(state.eligible)} are "
+        f"({', '.join(map(str, state.eligible)) or 'none'})."
+    )
+
+
+def rebalance(
+    current: Mapping[int, Sequence[int]],
+    brokers: Sequence[Broker],
+    *,
+    replication_factor: int | None = None,
+    drain: Collection[int] = (),
+    spread_racks: bool = True,
+    balance: bool = False,
+    load: Mapping[int, int] | None = None,
+    leader_load: Mapping[int, int] | None = None,
+    placement_brokers: Sequence[Broker] | None = None,
+) -> dict[int, Target]:
+    """Targets for the partitions of one topic that must change; the rest keep their replicas.
+
+    ``current`` maps partition id to its live replicas (first = preferred leader).
+    ``replication_factor`` is the new RF (None keeps each partition's own); ``drain`` lists
+    brokers every replica must leave; ``spread_racks`` repairs partitions on fewer than
+    min(RF, racks) racks (only when every broker has a rack); ``balance`` (``plan
+    --rebalance``) evens replica and preferred-leader counts. ``load`` / ``leader_load`` are
+    the replicas / preferred leaders each broker carries for *other* topics, so that this
+    topic's new replicas go where the cluster has room. ``placement_brokers`` is the broker
+    list the topic was placed with (the lock's), for recognising its AdminUtils assignment;
+    it defaults to ``brokers``.
+    """
+    if replication_factor is not None and replication_factor < 1:
+        raise InvalidReplicationFactor("Replication factor must be larger than 0.")
+    state = _State(brokers, drain, load, leader_load)
+    growing = replication_factor is not None and any(
+        len(r) < replication_factor for r in current.values()
+    )
+    if growing and replication_factor is not None and replication_factor > len(state.eligible):
+        raise InvalidReplicationFactor(
+            f"Replication factor: {replication_factor} larger than available brokers: "
+            f"{len(state.eligible)}."
+        )
+    partitions = sorted(current)
+    for p in partitions:
+        state.count(current[p], +1)
+
+    extension = _admin_utils_extension(current, placement_brokers or brokers, replication_factor)
+
+    result: dict[int, list[int]] = {}
+    reasons: dict[int, list[str]] = {}
+    for p in partitions:
+        before = tuple(current[p])
+        reps = list(before)
+        why: list[str] = []
+        rf = replication_factor if replication_factor is not None else len(reps)
+        if len(reps) > rf:
+            _shrink(state, reps, rf)
+            why.append(f"replication factor {len(before)} -> {rf}")
+        for slot, b in enumerate(reps):
+            if b in state.drained:
+                others = reps[:slot] + reps[slot + 1 :]
+                new = state.choose(others, slot == 0)
+                if new is None:
+                    raise _no_broker(p, state, len(reps))
+                state.move(reps, slot, new)
+                why.append(f"broker {b} is drained")
+        if len(reps) < rf:
+            tail = extension.get(p) if extension is not None else None
+            if tail is not None and tail[: len(reps)] == tuple(reps):
+                added = [b for b in tail[len(reps) :] if b in state.eligible_set]
+            else:
+                added = []
+            if len(reps) + len(added) != rf:
+                added = []
+            for b in added:
+                reps.append(b)
+                state.replicas[b] = state.replicas.get(b, 0) + 1
+            while len(reps) < rf:
+                new = state.choose(reps, not reps)
+                if new is None:
+                    raise _no_broker(p, state, rf)
+                reps.append(new)
+                state.replicas[new] = state.replicas.get(new, 0) + 1
+                if len(reps) == 1:
+                    state.leaders[new] = state.leaders.get(new, 0) + 1
+            why.append(
+                f"replication factor {len(before)} -> {rf}"
+                + (" (Kafka's placement, extended)" if added else "")
+            )
+        if spread_racks and state.racked:
+            repaired = _spread(state, reps)
+            if repaired:
+                why.append(repaired)
+        if tuple(reps) != before:
+            result[p] = reps
+            reasons[p] = why
+
+    if balance:
+        _balance_replicas(state, current, result, reasons)
+        _balance_leaders(state, current, result, reasons)
+
+    return {
+        p: Target(tuple(reps), "; ".join(dict.fromkeys(reasons[p])))
+        for p, reps in sorted(result.items())
+        if tuple(reps) != tuple(current[p])
+    }
+
+
+def _admin_utils_extension(
+    current: Mapping[int, Sequence[int]],
+    brokers: Sequence[Broker],
+    replication_factor: int | None,
+) -> dict[int, tuple[int, ...]] | None:
+    """Kafka's placement of this topic with the larger RF, when the live assignment is still
+    exactly its AdminUtils placement with the smaller one."""
+    if replication_factor is None or not current:
+        return None
+    if any(len(r) >= replication_factor for r in current.values()):
+        return None
+    if replication_factor > len(brokers):
+        return None
+    params = find_parameters(current, brokers)
+    if params is None:
+        return None
+    return assign_replicas(
+        brokers,
+        len(current),
+        replication_factor,
+        start_index=params.start_index,
+        replica_shift=params.replica_shift,
+        rack_aware=params.rack_aware,
+    )
+
+
+def _shrink(state: _State, reps: list[int], rf: int) -> None:
+    """Remove replicas down to ``rf``: drained ones first, then followers whose rack another
+    replica also covers, from the most loaded broker (ties: lowest id); the leader last."""
+    while len(reps) > rf:
+        drained = [i for i, b in enumerate(reps) if b in state.drained]
+        if drained:
+            slot = drained[-1]
+        else:
+            best: tuple[int, int, int, int] | None = None
+            slot = len(reps) - 1
+            for i, b in enumerate(reps):
+                rack = state.rack_of.get(b)
+                shared = rack is not None and any(
+                    state.rack_of.get(o) == rack for j, o in enumerate(reps) if j != i
+                )
+                key = (
+                    1 if i == 0 else 0,
+                    0 if shared or not state.racked else 1,
+                    -state.replicas.get(b, 0),
+                    b,
+                )
+                if best is None or key < best:
+                    best, slot = key, i
+        b = reps.pop(slot)
+        state.replicas[b] = state.replicas.get(b, 0) - 1
+        if slot == 0:
+            state.leaders[b] = state.leaders.get(b, 0) - 1
+            if reps:
+                state.leaders[reps[0]] = state.leaders.get(reps[0], 0) + 1
+
+
+def _spread(state: _State, reps: list[int]) -> str:
+    """Move the fewest replicas so the partition covers min(RF, racks) racks."""
+    racks = state.racks(reps)
+    if len(racks) >= len(reps):
+        return ""
+    need = min(len(reps), len(state.eligible_racks | racks))
+    if len(racks) >= need:
+        return ""
+    had = len(racks)
+    while len(racks) < need:
+        per_rack: dict[str, int] = {}
+        for b in reps:
+            if b in state.rack_of:
+                per_rack[state.rack_of[b]] = per_rack.get(state.rack_of[b], 0) + 1
+        best: tuple[int, int, int] | None = None
+        slot = -1
+        for i, b in enumerate(reps):
+            if per_rack.get(state.rack_of.get(b, ""), 0) < 2:
+                continue
+            key = (1 if i == 0 else 0, -state.replicas.get(b, 0), b)
+            if best is None or key < best:
+                best, slot = key, i
+        if slot < 0:
+            break
+        others = reps[:slot] + reps[slot + 1 :]
+        new = state.choose(others, slot == 0)
+        if new is None or state.rack_of[new] in state.racks(others):
+            break
+        state.move(reps, slot, new)
+        racks = state.racks(reps)
+    return f"the partition is on {had} rack(s) and can be on {need}"
+
+
+def _balance_replicas(
+    state: _State,
+    current: Mapping[int, Sequence[int]],
+    result: dict[int, list[int]],
+    reasons: dict[int, list[str]],
+) -> None:
+    """Move replicas from brokers above the even share to brokers below it."""
+    eligible = state.eligible
+    if not eligible:
+        return
+    total = sum(state.replicas.get(b, 0) for b in eligible)
+    lo, rest = divmod(total, len(eligible))
+    hi = lo + (1 if rest else 0)
+    under_lo = sum(1 for b in eligible if state.replicas.get(b, 0) < lo)
+    for p in sorted(current):
+        reps = result.get(p)
+        source = reps if reps is not None else list(current[p])
+        for slot in range(len(source)):
+            b = source[slot]
+            if b not in state.eligible_set:
+                continue
+            have = state.replicas.get(b, 0)
+            if have > hi:
+                limit = hi
+            elif have > lo and under_lo:
+                limit = lo
+            else:
+                continue
+            others = source[:slot] + source[slot + 1 :]
+            present = state.racks(others)
+            best: tuple[int, int, int] | None = None
+            taker = None
+            for t in eligible:
+                n = state.replicas.get(t, 0)
+                if n >= limit or t in others or t == b:
+                    continue
+                if (
+                    state.racked
+                    and state.rack_of[t] != state.rack_of[b]
+                    and state.rack_of[t] in present
+                ):
+                    continue
+                key = (n, state.leaders.get(t, 0) if slot == 0 else 0, t)
+                if best is None or key < best:
+                    best, taker = key, t
+            if taker is None:
+                continue
+            if state.replicas.get(taker, 0) + 1 == lo:
+                under_lo -= 1
+            state.move(source, slot, taker)
+            result[p] = source
+            reasons.setdefault(p, []).append(
+                f"rebalance: broker {b} held {have} replicas, above the even share {hi}"
+                if limit == hi
+                else f"rebalance: broker {taker} was below the even share {lo}"
+            )
+
+
+def _balance_leaders(
+    state: _State,
+    current: Mapping[int, Sequence[int]],
+    result: dict[int, list[int]],
+    reasons: dict[int, list[str]],
+) -> None:
+    """Swap preferred leaders inside partitions (no data moves) to even leader counts."""
+    eligible = state.eligible
+    if not eligible:
+        return
+    total = sum(state.leaders.get(b, 0) for b in eligible)
+    lo, rest = divmod(total, len(eligible))
+    hi = lo + (1 if rest else 0)
+    under_lo = sum(1 for b in eligible if state.leaders.get(b, 0) < lo)
+    for p in sorted(current):
+        reps = result.get(p)
+        source = reps if reps is not None else list(current[p])
+        if not source:
+            continue
+        leader = source[0]
+        have = state.leaders.get(leader, 0)
+        if have > hi:
+            limit = hi
+        elif have > lo and under_lo:
+            limit = lo
+        else:
+            continue
+        best: tuple[int, int] | None = None
+        slot = -1
+        for i in range(1, len(source)):
+            t = source[i]
+            n = state.leaders.get(t, 0)
+            if t not in state.eligible_set or n >= limit:
+                continue
+            if best is None or (n, t) < best:
+                best, slot = (n, t), i
+        if slot < 0:
+            continue
+        taker = source[slot]
+        if state.leaders.get(taker, 0) + 1 == lo:
+            under_lo -= 1
+        state.leaders[leader] = have - 1
+        state.leaders[taker] = state.leaders.get(taker, 0) + 1
+        source[0], source[slot] = source[slot], source[0]
+        result[p] = source
+        reasons.setdefault(p, []).append(
+            f"rebalance: preferred leader {leader} -> {taker} evens leader counts"
+        )

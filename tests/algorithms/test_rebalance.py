@@ -1,0 +1,254 @@
+"""Minimal-movement rebalancing: worked examples with exact answers, and hypothesis properties:
+drain moves exactly the drained replicas, RF increase only adds, RF decrease only removes,
+racks never fewer than before, no broker twice."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from kgitops.assignment import assign_replicas
+from kgitops.errors import InvalidReplicationFactor
+from kgitops.model import Broker
+from kgitops.rebalance import Target, rebalance
+
+ABAB = [Broker(0, "a"), Broker(1, "b"), Broker(2, "a"), Broker(3, "b")]
+SIX = [Broker(i, f"r{i % 3}") for i in range(6)]
+
+
+def apply(
+    current: dict[int, tuple[int, ...]], targets: dict[int, Target]
+) -> dict[int, tuple[int, ...]]:
+    return {p: targets[p].replicas if p in targets else r for p, r in current.items()}
+
+
+def test_docstring_example_drain_replaces_in_place_within_the_rack() -> None:
+    assert rebalance({0: (0, 1), 1: (1, 2)}, ABAB, drain=[1]) == {
+        0: Target((0, 3), "broker 1 is drained"),
+        1: Target((3, 2), "broker 1 is drained"),
+    }
+
+
+def test_nothing_to_do_returns_nothing() -> None:
+    current = assign_replicas(SIX, 12, 3, start_index=2)
+    assert rebalance(current, SIX) == {}
+
+
+def test_rf_increase_of_an_admin_utils_topic_is_kafkas_placement_extended() -> None:
+    current = assign_replicas(SIX, 12, 2, start_index=4)
+    targets = rebalance(current, SIX, replication_factor=3)
+    assert apply(current, targets) == assign_replicas(SIX, 12, 3, start_index=4)
+    assert all("Kafka's placement, extended" in t.reason for t in targets.values())
+
+
+def test_rf_increase_uses_the_lock_broker_list_when_brokers_were_added() -> None:
+    current = assign_replicas(SIX, 12, 2, start_index=1)
+    grown = [*SIX, Broker(6, "r0"), Broker(7, "r1")]
+    targets = rebalance(current, grown, replication_factor=3, placement_brokers=SIX)
+    assert apply(current, targets) == assign_replicas(SIX, 12, 3, start_index=1)
+
+
+def test_rf_increase_of_a_hand_made_topic_picks_the_least_loaded_new_rack() -> None:
+    targets = rebalance({0: (0, 1), 1: (0, 1)}, SIX, replication_factor=3, load={5: 10})
+    assert targets == {
+        0: Target((0, 1, 2), "replication factor 2 -> 3"),
+        1: Target((0, 1, 2), "replication factor 2 -> 3"),
+    }
+
+
+def test_rf_decrease_keeps_the_leader_and_the_rack_spread() -> None:
+    # 0 (r0), 3 (r0), 1 (r1): removing 3 keeps two racks
+    assert rebalance({0: (0, 3, 1)}, SIX, replication_factor=2) == {
+        0: Target((0, 1), "replication factor 3 -> 2")
+    }
+
+
+def test_rf_decrease_removes_drained_replicas_first() -> None:
+    targets = rebalance({0: (0, 1, 2)}, SIX, replication_factor=2, drain=[1])
+    assert targets[0].replicas == (0, 2)
+
+
+def test_rack_repair_moves_one_replica_to_the_missing_rack() -> None:
+    targets = rebalance({0: (0, 3, 1)}, SIX)  # r0, r0, r1
+    assert targets == {0: Target((0, 2, 1), "the partition is on 2 rack(s) and can be on 3")}
+
+
+def test_rack_repair_can_be_turned_off() -> None:
+    assert rebalance({0: (0, 3, 1)}, SIX, spread_racks=False) == {}
+
+
+def test_new_replicas_avoid_offline_brokers() -> None:
+    brokers = [Broker(0), Broker(1), Broker(2, online=False), Broker(3)]
+    assert rebalance({0: (0, 1)}, brokers, replication_factor=3)[0].replicas == (0, 1, 3)
+
+
+def test_draining_too_much_is_a_clear_error() -> None:
+    with pytest.raises(InvalidReplicationFactor, match="only 1 are"):
+        rebalance({0: (0, 1)}, [Broker(0), Broker(1), Broker(2)], drain=[0, 1])
+    with pytest.raises(InvalidReplicationFactor, match="larger than available brokers: 3"):
+        rebalance({0: (0, 1)}, [Broker(0), Broker(1), Broker(2)], replication_factor=4)
+
+
+def test_balance_spreads_a_piled_up_topic_and_evens_leaders() -> None:
+    brokers = [Broker(i) for i in range(6)]
+    current = {p: (0, 1, 2) for p in range(20)}
+    final = apply(current, rebalance(current, brokers, balance=True))
+    replicas = Counter(b for r in final.values() for b in r)
+    leaders = Counter(r[0] for r in final.values())
+    assert sorted(replicas.values()) == [10] * 6
+    assert max(leaders.values()) - min(leaders.values()) <= 1
+
+
+def test_balance_counts_what_other_topics_put_on_each_broker() -> None:
+    brokers = [Broker(i) for i in range(3)]
+    targets = rebalance({0: (0,)}, brokers, balance=True, load={0: 5, 1: 5, 2: 3})
+    assert targets[0].replicas == (2,)
+
+
+def test_balance_leaves_a_balanced_topic_alone() -> None:
+    current = assign_replicas(SIX, 60, 3, start_index=0)
+    assert rebalance(current, SIX, balance=True) == {}
+
+
+# ---------------------------------------------------------------- properties
+
+
+@st.composite
+def clusters(draw: st.DrawFn) -> tuple[list[Broker], dict[int, tuple[int, ...]]]:
+    n = draw(st.integers(2, 9))
+    ids = sorted(draw(st.lists(st.integers(0, 30), min_size=n, max_size=n, unique=True)))
+    n_racks = draw(st.integers(0, 4))
+    brokers = [
+        Broker(i, None if n_racks == 0 else f"r{draw(st.integers(0, n_racks - 1))}") for i in ids
+    ]
+    rf = draw(st.integers(1, n))
+    count = draw(st.integers(1, 30))
+    if draw(st.booleans()):
+        current = assign_replicas(brokers, count, rf, start_index=draw(st.integers(0, 20)))
+    else:
+        current = {p: tuple(draw(st.permutations(ids))[:rf]) for p in range(count)}
+    return brokers, current
+
+
+def racks_of(brokers: list[Broker], replicas: tuple[int, ...]) -> int:
+    rack = {b.id: b.rack for b in brokers}
+    return len({rack[b] for b in replicas if rack[b] is not None})
+
+
+def check_shape(brokers: list[Broker], final: dict[int, tuple[int, ...]], rf: int | None) -> None:
+    ids = {b.id for b in brokers}
+    for reps in final.values():
+        assert len(set(reps)) == len(reps)
+        assert set(reps) <= ids
+        if rf is not None:
+            assert len(reps) == rf
+
+
+@settings(max_examples=200, deadline=None)
+@given(clusters(), st.data())
+def test_drain_moves_exactly_the_replicas_on_drained_brokers(
+    cluster: tuple[list[Broker], dict[int, tuple[int, ...]]], data: st.DataObject
+) -> None:
+    brokers, current = cluster
+    rf = len(current[0])
+    ids = [b.id for b in brokers]
+    drain = set(data.draw(st.lists(st.sampled_from(ids), max_size=len(ids) - rf, unique=True)))
+    targets = rebalance(current, brokers, drain=drain, spread_racks=False)
+    final = apply(current, targets)
+    check_shape(brokers, final, rf)
+    eligible_racks = len({b.rack for b in brokers if b.id not in drain and b.rack})
+    for p, before in current.items():
+        after = final[p]
+        assert not set(after) & drain
+        kept = [b for b in before if b not in drain]
+        assert [b for b in after if b in before] == kept  # survivors stay, in order
+        assert sum(1 for b in after if b not in before) == len(before) - len(kept)
+        assert racks_of(brokers, after) >= min(racks_of(brokers, before), eligible_racks)
+        assert (p in targets) == bool(set(before) & drain)
+        if p in targets:
+            assert "drained" in targets[p].reason
+
+
+@settings(max_examples=200, deadline=None)
+@given(clusters(), st.data())
+def test_rf_increase_only_adds(
+    cluster: tuple[list[Broker], dict[int, tuple[int, ...]]], data: st.DataObject
+) -> None:
+    brokers, current = cluster
+    rf = len(current[0])
+    assume(rf < len(brokers))
+    new_rf = data.draw(st.integers(rf + 1, len(brokers)))
+    final = apply(current, rebalance(current, brokers, replication_factor=new_rf))
+    check_shape(brokers, final, new_rf)
+    for p, before in current.items():
+        assert final[p][: len(before)] == before
+        assert racks_of(brokers, final[p]) >= racks_of(brokers, before)
+
+
+@settings(max_examples=200, deadline=None)
+@given(clusters(), st.data())
+def test_rf_decrease_only_removes_and_keeps_the_leader(
+    cluster: tuple[list[Broker], dict[int, tuple[int, ...]]], data: st.DataObject
+) -> None:
+    brokers, current = cluster
+    rf = len(current[0])
+    assume(rf > 1)
+    new_rf = data.draw(st.integers(1, rf - 1))
+    targets = rebalance(current, brokers, replication_factor=new_rf, spread_racks=False)
+    final = apply(current, targets)
+    check_shape(brokers, final, new_rf)
+    for p, before in current.items():
+        assert set(final[p]) <= set(before)
+        assert final[p][0] == before[0]
+        assert racks_of(brokers, final[p]) >= min(racks_of(brokers, before), new_rf)
+
+
+@settings(max_examples=200, deadline=None)
+@given(clusters())
+def test_rack_repair_reaches_the_most_racks_with_the_fewest_moves(
+    cluster: tuple[list[Broker], dict[int, tuple[int, ...]]],
+) -> None:
+    brokers, current = cluster
+    targets = rebalance(current, brokers)
+    final = apply(current, targets)
+    check_shape(brokers, final, len(current[0]))
+    all_racks = len({b.rack for b in brokers if b.rack})
+    racked = all(b.rack for b in brokers)
+    for p, before in current.items():
+        want = min(len(before), all_racks) if racked else 0
+        had = racks_of(brokers, before)
+        assert racks_of(brokers, final[p]) >= max(had, want) if racked else final[p] == before
+        moved = sum(1 for b in final[p] if b not in before)
+        assert moved == max(0, want - had)
+
+
+@settings(max_examples=200, deadline=None)
+@given(clusters(), st.data())
+def test_balance_never_widens_the_spread_nor_loses_racks(
+    cluster: tuple[list[Broker], dict[int, tuple[int, ...]]], data: st.DataObject
+) -> None:
+    brokers, current = cluster
+    final = apply(current, rebalance(current, brokers, balance=True, spread_racks=False))
+    check_shape(brokers, final, len(current[0]))
+
+    def spread(a: dict[int, tuple[int, ...]]) -> int:
+        counts = Counter(b for r in a.values() for b in r)
+        values = [counts.get(b.id, 0) for b in brokers]
+        return max(values) - min(values)
+
+    assert spread(final) <= spread(current)
+    for p, before in current.items():
+        assert racks_of(brokers, final[p]) >= racks_of(brokers, before)
+        assert sorted(final[p]) == sorted(before) or set(final[p]) != set(before)
+
+
+def test_rebalance_is_deterministic() -> None:
+    current = {p: (0, 1, 2) for p in range(50)}
+    brokers = [Broker(i, f"r{i % 2}") for i in range(8)]
+    first = rebalance(current, brokers, balance=True, drain=[1])
+    assert first == rebalance(
+        dict(reversed(list(current.items()))), brokers, balance=True, drain=[1]
+    )
