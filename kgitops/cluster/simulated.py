@@ -259,6 +259,24 @@ class SimulatedCluster:
                     )
         return out
 
+    def replica_progress(self) -> dict[tuple[str, int], dict[int, tuple[float, int]]]:
+        """For each out-of-sync replica: (bytes copied, partition size). What a real cluster
+        shows only as LEO lag; ``kgitops status`` prints it when the adapter has it."""
+        self._sync()
+        out: dict[tuple[str, int], dict[int, tuple[float, int]]] = {}
+        for name, (parts, _) in sorted(self.topics.items()):
+            for pid, p in enumerate(parts):
+                lag = {b: (p.copied.get(b, 0.0), p.size) for b in p.replicas if b not in p.isr}
+                if lag:
+                    out[(name, pid)] = lag
+        return out
+
+    def rates(self) -> dict[tuple[str, int, int], float]:
+        """The bytes/s each catching-up replica copies at now: (topic, partition, broker)."""
+        self._sync()
+        flows = repl.flows(self.topics, self.online, self.broker_configs, self.network)
+        return {(f.key[0], f.key[1], f.broker): f.rate for f in flows}
+
     # ---------------------------------------------------------------- validation
 
     def _check_assignment(self, replicas: Sequence[int], rf: int | None) -> str | None:

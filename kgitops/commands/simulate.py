@@ -1,0 +1,149 @@
+"""`kgitops simulate DIR ACTION`: what-if on a simulated cluster (cluster.yaml `simulated:`).
+
+    kgitops simulate topics/demo fail-broker 3      what if broker 3 dies?
+    kgitops simulate topics/demo restore-broker 3   it comes back
+    kgitops simulate topics/demo advance 5m         let time pass: replicas catch up
+    kgitops simulate topics/demo set-size orders 2GB   give a topic's partitions data
+    kgitops simulate topics/demo show               clock, brokers, health, copies in flight
+
+Each prints what changed; `kgitops status DIR` shows the full health and `kgitops plan DIR`
+the plan (with `decommission: [3]` in cluster.yaml, the plan that re-replicates away from a
+dead broker 3).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kgitops.cluster.simulated import SimulatedCluster
+    from kgitops.health import Health
+
+NAME = "simulate"
+HELP = "what-if on a simulated cluster: fail or restore a broker, let time pass, show"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("dir", metavar="DIR", help="the cluster folder (simulated cluster.yaml)")
+    sub = parser.add_subparsers(dest="sim_command", metavar="ACTION", required=True)
+    p = sub.add_parser("fail-broker", help="stop a broker: it leaves every ISR")
+    p.add_argument("broker", type=int, metavar="ID")
+    p = sub.add_parser("restore-broker", help="bring a failed broker back")
+    p.add_argument("broker", type=int, metavar="ID")
+    p = sub.add_parser("advance", help="let simulated time pass (90, 90s, 5m, 1h30m)")
+    p.add_argument("duration", metavar="DURATION")
+    p = sub.add_parser("set-size", help="set the bytes a topic's partitions hold (e.g. 2GB)")
+    p.add_argument("topic", metavar="TOPIC")
+    p.add_argument("size", metavar="SIZE")
+    p.add_argument("--partition", type=int, default=None, help="only this partition")
+    sub.add_parser("show", help="the clock, brokers, health and replicas catching up")
+
+
+def run(args: argparse.Namespace) -> int:
+    from kgitops.cluster.simulated import SimulatedCluster
+    from kgitops.commands._clusterdir import load_cluster
+    from kgitops.commands._units import format_duration, parse_duration, parse_size
+    from kgitops.errors import KgitopsError
+    from kgitops.health import assess
+
+    spec = load_cluster(args.dir)
+    if spec.simulated is None:
+        raise KgitopsError(
+            f"{spec.mark_of('name')}: cluster {spec.name} is not simulated (simulate needs "
+            "`simulated:` in cluster.yaml); it will not touch a real cluster"
+        )
+    sim = SimulatedCluster.open(spec.simulated.state_file, spec.simulated.brokers)
+    before = assess(sim.describe())
+    cmd = args.sim_command
+    if cmd == "fail-broker":
+        sim.fail_broker(args.broker)
+        print(f"broker {args.broker} is now offline")
+    elif cmd == "restore-broker":
+        sim.restore_broker(args.broker)
+        print(f"broker {args.broker} is back online")
+    elif cmd == "advance":
+        try:
+            seconds = parse_duration(args.duration)
+        except ValueError as exc:
+            raise KgitopsError(str(exc)) from None
+        sim.advance(seconds)
+        print(f"advanced {format_duration(seconds)}; clock now {format_duration(sim.clock)}")
+    elif cmd == "set-size":
+        try:
+            size = parse_size(args.size)
+        except ValueError as exc:
+            raise KgitopsError(str(exc)) from None
+        sim.set_size(args.topic, size, args.partition)
+        where = "every partition" if args.partition is None else f"partition {args.partition}"
+        print(f"{args.topic}: {where} now holds {size} bytes")
+    after = assess(sim.describe())
+    if cmd == "show":
+        _show(sim, after)
+    else:
+        for line in _changes(before, after):
+            print(f"  {line}")
+    undrained = [b for b in after.offline_brokers if b not in spec.decommission]
+    if undrained and cmd != "restore-broker":
+        dead = ", ".join(map(str, undrained))
+        print(
+            f"hint: to re-replicate away from broker(s) {dead}, list them in cluster.yaml "
+            f"`decommission:` and run `kgitops plan {args.dir}`"
+        )
+    return 0
+
+
+def _changes(before: Health, after: Health) -> list[str]:
+    out = []
+    if before.offline_brokers != after.offline_brokers:
+        was = ", ".join(map(str, before.offline_brokers)) or "none"
+        now = ", ".join(map(str, after.offline_brokers)) or "none"
+        out.append(f"offline brokers: {was} -> {now}")
+    for flag, words in (
+        ("offline", "offline partitions"),
+        ("under_replicated", "under-replicated partitions"),
+        ("under_min_isr", "partitions under min ISR"),
+        ("reassigning", "reassignments in flight"),
+        ("leader_off_preferred", "leaders off preferred"),
+    ):
+        a, b = before.count(flag), after.count(flag)
+        if a != b or b:
+            out.append(f"{words}: {a} -> {b}" if a != b else f"{words}: {b}")
+    out.append("HEALTHY" if after.healthy else "UNHEALTHY (kgitops status for details)")
+    return out
+
+
+def _show(sim: SimulatedCluster, health: Health) -> None:
+    from kgitops.commands._units import format_duration, format_size
+
+    state = sim.describe()
+    print(f"simulated cluster {state.cluster_id}: clock {format_duration(sim.clock)}")
+    for b in sorted(state.brokers):
+        leaders = sum(
+            1 for t in state.topics.values() for p in t.partitions.values() if p.leader == b.id
+        )
+        replicas = sum(
+            1 for t in state.topics.values() for p in t.partitions.values() if b.id in p.replicas
+        )
+        print(
+            f"  broker {b.id:<4} rack {b.rack or '-':<8} {'online ' if b.online else 'OFFLINE'}"
+            f"  {replicas} replica(s), {leaders} leader(s)"
+        )
+    rates = sim.rates()
+    progress = sim.replica_progress()
+    if progress:
+        print("replicas catching up (copied of the leader's log; ETA at the current rate)")
+    for (topic, pid), lag in sorted(progress.items()):
+        for broker, (copied, size) in sorted(lag.items()):
+            rate = rates.get((topic, pid, broker), 0.0)
+            head = (
+                f"  {topic}-{pid} on broker {broker}: {format_size(copied)} of {format_size(size)}"
+            )
+            if broker not in sim.online:
+                print(f"{head}, stalled: broker {broker} is offline")
+            elif rate > 0:
+                eta = format_duration((size - copied) / rate)
+                print(f"{head} at {format_size(rate)}/s, ETA {eta}")
+            else:
+                print(f"{head}, stalled: the partition has no leader to copy from")
+    print("HEALTHY" if health.healthy else "UNHEALTHY (kgitops status for details)")

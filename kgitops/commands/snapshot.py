@@ -1,0 +1,53 @@
+"""`kgitops snapshot DIR --out FILE`: save the live cluster's state as kgitops-state/v1 JSON.
+
+The file holds brokers and racks, topics with replicas, ISR, leaders, sizes, the configs set
+on each topic, and reassignments in flight; `kgitops plan DIR --state FILE` then plans from it
+with no network (for pull requests that cannot reach the cluster), and a copy of it can seed
+a simulated cluster for what-if questions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+NAME = "snapshot"
+HELP = "save the live cluster state (brokers, topics, assignments, configs, sizes) as JSON"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("dir", metavar="DIR", help="the cluster folder (with cluster.yaml)")
+    parser.add_argument(
+        "--out", "-o", required=True, metavar="FILE", help="where to write the JSON ('-': stdout)"
+    )
+    parser.add_argument(
+        "--topic",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help="only this topic (repeatable); default: every topic",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from kgitops.cluster.connect import open_cluster
+    from kgitops.cluster.snapshot import dumps_state, write_state
+    from kgitops.commands._clusterdir import load_cluster
+
+    spec = load_cluster(args.dir)
+    admin = open_cluster(spec)
+    try:
+        state = admin.describe(args.topic)
+    finally:
+        admin.close()
+    if args.out == "-":
+        sys.stdout.write(dumps_state(state))
+        return 0
+    write_state(args.out, state)
+    partitions = sum(t.partition_count for t in state.topics.values())
+    print(
+        f"wrote {args.out}: {len(state.brokers)} broker(s), {len(state.topics)} topic(s), "
+        f"{partitions} partition(s) of cluster {spec.name}",
+        file=sys.stderr,
+    )
+    return 0

@@ -1,0 +1,161 @@
+"""`kgitops status DIR`: is the cluster healthy? Offline and under-replicated partitions, ISR,
+leaders off the preferred replica, reassignments in flight (see ``kgitops.health``).
+
+Exit code: 0 healthy; 2 unhealthy (a broker offline, or a partition offline, under-replicated
+or under its min.insync.replicas); 1 when the status could not be read. Leaders off preferred
+and reassignments in flight are shown but do not make the cluster unhealthy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kgitops.health import Health, PartitionHealth
+
+NAME = "status"
+HELP = "cluster health: offline and under-replicated partitions, ISR, leaders, reassignments"
+
+UNHEALTHY = 2
+
+_SECTIONS = (
+    (
+        "offline",
+        "Offline partitions (no leader: no in-sync replica is online; unclean election is off)",
+    ),
+    ("under_min_isr", "Under min ISR (acks=all producers are refused)"),
+    ("under_replicated", "Under-replicated partitions (ISR smaller than the replication factor)"),
+    ("reassigning", "Reassignments in flight"),
+    (
+        "leader_off_preferred",
+        "Leaders off the preferred replica (a preferred-leader election moves them back)",
+    ),
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("dir", metavar="DIR", help="the cluster folder (with cluster.yaml)")
+    parser.add_argument(
+        "--state", metavar="FILE", help="read a saved snapshot instead of the live cluster"
+    )
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument(
+        "--limit",
+        type=int,
+        default=20,
+        metavar="N",
+        help="partitions listed per section in text output (default 20; 0: all)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from kgitops.health import assess
+
+    progress = None
+    if args.state is not None:
+        from kgitops.cluster.snapshot import read_state
+
+        state = read_state(args.state)
+        title = args.state
+    else:
+        from kgitops.cluster.connect import open_cluster
+        from kgitops.commands._clusterdir import load_cluster
+
+        spec = load_cluster(args.dir)
+        admin = open_cluster(spec)
+        try:
+            state = admin.describe(None)
+            get_progress = getattr(admin, "replica_progress", None)
+            if callable(get_progress):
+                progress = get_progress()
+        finally:
+            admin.close()
+        title = f"cluster {spec.name}" + (" (simulated)" if spec.simulated else "")
+    health = assess(state, progress)
+    if args.format == "json":
+        json.dump(health.to_json(), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write("\n".join(render(health, title, args.limit)) + "\n")
+    return 0 if health.healthy else UNHEALTHY
+
+
+def render(health: Health, title: str, limit: int = 20) -> list[str]:
+    """The text report: a verdict line, then one section per kind of finding."""
+    offline = health.offline_brokers
+    lines = [
+        f"{title}: {health.brokers} broker(s)"
+        + (f", offline: {', '.join(map(str, offline))}" if offline else "")
+        + f"; {health.topics} topic(s), {health.partitions} partition(s)"
+    ]
+    counts = [
+        f"{health.count(flag)} {words}"
+        for flag, words in (
+            ("offline", "offline"),
+            ("under_replicated", "under-replicated"),
+            ("under_min_isr", "under min ISR"),
+            ("reassigning", "reassigning"),
+            ("stalled", "stalled"),
+            ("leader_off_preferred", "leader(s) off preferred"),
+        )
+        if health.count(flag)
+    ]
+    verdict = "HEALTHY" if health.healthy else "UNHEALTHY"
+    lines.append(f"{verdict}" + (f": {', '.join(counts)}" if counts else ""))
+    if offline:
+        lines.append("(a broker id marked * below is offline)")
+    if not health.isr_known:
+        lines.append("note: the state has no ISR for some partitions; their health is unknown")
+    for flag, heading in _SECTIONS:
+        found = health.of(flag)
+        if not found:
+            continue
+        lines.append("")
+        lines.append(heading)
+        shown = found if limit <= 0 else found[:limit]
+        width = max(len(f.name) for f in shown)
+        dead = frozenset(health.offline_brokers)
+        lines.extend(f"  {f.name:<{width}}  {_describe(f, flag, dead)}" for f in shown)
+        if len(found) > len(shown):
+            lines.append(f"  ... and {len(found) - len(shown)} more (--limit 0 lists all)")
+    return lines
+
+
+def _describe(f: PartitionHealth, flag: str, dead: frozenset[int]) -> str:
+    """One finding in one line; a broker id marked ``*`` is offline."""
+    from kgitops.commands._units import format_size
+
+    def _ids(ids: tuple[int, ...]) -> str:
+        return "[" + ", ".join(f"{b}*" if b in dead else str(b) for b in ids) + "]"
+
+    leader = "none" if f.leader is None else str(f.leader)
+    base = f"AR {_ids(f.replicas)}  ISR {_ids(f.isr)}"
+    if f.osr:
+        base += f"  OSR {_ids(f.osr)}"
+    if flag == "leader_off_preferred":
+        return f"leader {leader}, preferred {f.replicas[0]}  ({base})"
+    if flag == "under_min_isr":
+        return f"{base}  min.insync.replicas {f.min_isr}"
+    if flag == "reassigning":
+        out = (
+            f"target {_ids(f.target)}  adding {_ids(f.adding)}  removing {_ids(f.removing)}  "
+            f"ISR {_ids(f.isr)}"
+        )
+        copied = [
+            f"{b}: {format_size(c)} of {format_size(s)}"
+            for b, (c, s) in sorted(f.progress.items())
+            if b in f.adding
+        ]
+        if copied:
+            out += "  copied " + ", ".join(copied)
+        if "stalled" in f.flags:
+            out += "  STALLED (an adding replica's broker is offline)"
+        return out
+    out = f"{base}  leader {leader}"
+    lag = [f"{b} lags {format_size(s - c)}" for b, (c, s) in sorted(f.progress.items()) if s > c]
+    if lag:
+        out += "  (" + ", ".join(lag) + " behind the leader's LEO)"
+    return out

@@ -1,0 +1,192 @@
+"""Cluster health from a ClusterState, in seed 003's vocabulary. Pure: no cluster access.
+
+For each partition Kafka keeps the assigned replicas (AR), the in-sync ones (ISR: caught up
+with the leader's log end offset, LEO, within ``replica.lag.time.max.ms``) and so the
+out-of-sync ones (OSR = AR - ISR). The high watermark (HW, the smallest LEO in the ISR) is
+what consumers can read up to, so a shrinking ISR is what a reader of ``status`` cares about:
+
+- **offline**: no leader (every ISR replica is on a failed broker; unclean election is off);
+- **under-replicated**: the ISR is smaller than the replication factor, counted as Kafka
+  counts it during a reassignment (AR minus the removing replicas);
+- **under min ISR**: fewer in-sync replicas than the topic's ``min.insync.replicas``;
+  producers with ``acks=all`` are refused;
+- **leader off preferred**: the leader is not the first replica (a preferred-leader election
+  moves it back);
+- **reassigning**: adding / removing replicas in flight, **stalled** when an adding replica's
+  broker is offline.
+
+The cluster is healthy when no broker is offline and no partition is offline, under-replicated
+or under min ISR. Leaders off preferred and reassignments in flight are reported, not failed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kgitops.model import ClusterState, PartitionState, Reassignment
+
+PROBLEMS = ("offline", "under_replicated", "under_min_isr")
+NOTES = ("leader_off_preferred", "reassigning", "stalled")
+
+
+@dataclass(frozen=True)
+class PartitionHealth:
+    """One partition that has something to report. ``osr`` = AR - ISR."""
+
+    topic: str
+    partition: int
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    leader: int | None
+    flags: tuple[str, ...]
+    min_isr: int | None = None
+    adding: tuple[int, ...] = ()
+    removing: tuple[int, ...] = ()
+    progress: Mapping[int, tuple[float, int]] = field(default_factory=dict)
+
+    @property
+    def osr(self) -> tuple[int, ...]:
+        return tuple(b for b in self.replicas if b not in self.isr)
+
+    @property
+    def target(self) -> tuple[int, ...]:
+        return tuple(b for b in self.replicas if b not in self.removing)
+
+    @property
+    def name(self) -> str:
+        return f"{self.topic}-{self.partition}"
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "topic": self.topic,
+            "partition": self.partition,
+            "flags": list(self.flags),
+            "replicas": list(self.replicas),
+            "isr": list(self.isr),
+            "osr": list(self.osr),
+            "leader": self.leader,
+        }
+        if self.min_isr is not None:
+            out["minInsyncReplicas"] = self.min_isr
+        if self.adding or self.removing:
+            out.update(
+                target=list(self.target), adding=list(self.adding), removing=list(self.removing)
+            )
+        if self.progress:
+            out["caughtUp"] = {
+                str(b): {"copiedBytes": int(c), "sizeBytes": s}
+                for b, (c, s) in sorted(self.progress.items())
+            }
+        return out
+
+
+@dataclass(frozen=True)
+class Health:
+    brokers: int
+    offline_brokers: tuple[int, ...]
+    topics: int
+    partitions: int
+    findings: tuple[PartitionHealth, ...]
+    isr_known: bool = True
+
+    def count(self, flag: str) -> int:
+        return sum(1 for f in self.findings if flag in f.flags)
+
+    def of(self, flag: str) -> list[PartitionHealth]:
+        return [f for f in self.findings if flag in f.flags]
+
+    @property
+    def healthy(self) -> bool:
+        return not self.offline_brokers and not any(self.count(f) for f in PROBLEMS)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "healthy": self.healthy,
+            "isrKnown": self.isr_known,
+            "brokers": self.brokers,
+            "offlineBrokers": list(self.offline_brokers),
+            "topics": self.topics,
+            "partitions": self.partitions,
+            "counts": {flag: self.count(flag) for flag in PROBLEMS + NOTES},
+            "findings": [f.to_json() for f in self.findings],
+        }
+
+
+def _min_isr(config: Mapping[str, str]) -> int | None:
+    value = config.get("min.insync.replicas")
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def assess(
+    state: ClusterState,
+    progress: Mapping[tuple[str, int], Mapping[int, tuple[float, int]]] | None = None,
+) -> Health:
+    """Everything worth reporting about ``state``. ``progress`` optionally gives, per
+    partition and catching-up replica, (bytes copied, partition size) (the simulated cluster
+    knows it; a real cluster's admin API does not expose LEOs)."""
+    online = state.online_broker_ids
+    findings: list[PartitionHealth] = []
+    partitions = 0
+    isr_known = True
+    for name in sorted(state.topics):
+        topic = state.topics[name]
+        min_isr = _min_isr(topic.config)
+        moves = state.reassignments.get(name, {})
+        for pid in sorted(topic.partitions):
+            partitions += 1
+            p = topic.partitions[pid]
+            if p.isr is None:
+                isr_known = False
+            move = moves.get(pid)
+            flags = _flags(p, move, min_isr, online)
+            if flags:
+                findings.append(
+                    PartitionHealth(
+                        topic=name,
+                        partition=pid,
+                        replicas=p.replicas,
+                        isr=p.isr if p.isr is not None else p.replicas,
+                        leader=p.leader,
+                        flags=flags,
+                        min_isr=min_isr,
+                        adding=move.adding if move else (),
+                        removing=move.removing if move else (),
+                        progress=(progress or {}).get((name, pid), {}),
+                    )
+                )
+    offline = tuple(sorted(b.id for b in state.brokers if not b.online))
+    return Health(
+        brokers=len(state.brokers),
+        offline_brokers=offline,
+        topics=len(state.topics),
+        partitions=partitions,
+        findings=tuple(findings),
+        isr_known=isr_known,
+    )
+
+
+def _flags(
+    p: PartitionState, move: Reassignment | None, min_isr: int | None, online: frozenset[int]
+) -> tuple[str, ...]:
+    flags: list[str] = []
+    removing = move.removing if move else ()
+    if p.isr is not None:
+        isr = p.isr
+        if p.leader is None or p.leader not in online:
+            flags.append("offline")
+        if len(isr) < len(p.replicas) - len(removing):
+            flags.append("under_replicated")
+        if min_isr is not None and len(isr) < min_isr:
+            flags.append("under_min_isr")
+    if p.leader is not None and p.replicas and p.leader != p.replicas[0]:
+        flags.append("leader_off_preferred")
+    if move is not None and (move.adding or move.removing):
+        flags.append("reassigning")
+        if any(b not in online for b in move.adding):
+            flags.append("stalled")
+    return tuple(flags)

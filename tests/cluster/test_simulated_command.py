@@ -1,0 +1,103 @@
+"""`kgitops simulate DIR ...`: the what-if commands, across separate runs of the CLI."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kgitops.cli import main
+from kgitops.cluster.port import NewTopic
+from kgitops.cluster.simulated import SimulatedCluster
+from kgitops.model import Broker
+
+CLUSTER_YAML = """\
+apiVersion: kgitops/v1
+kind: Cluster
+name: demo
+simulated:
+  stateFile: .state/demo.json
+  brokers: [{id: 0, rack: az1}, {id: 1, rack: az2}, {id: 2, rack: az3}]
+"""
+BROKERS = [Broker(0, "az1"), Broker(1, "az2"), Broker(2, "az3")]
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    (tmp_path / "cluster.yaml").write_text(CLUSTER_YAML)
+    return tmp_path
+
+
+def sim(folder: Path) -> SimulatedCluster:
+    return SimulatedCluster.open(str(folder / ".state" / "demo.json"), BROKERS)
+
+
+def test_what_if_broker_1_dies(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    sim(folder).create_topics([NewTopic("a", {0: (0, 1), 1: (1, 2)})])
+    assert main(["simulate", str(folder), "fail-broker", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "broker 1 is now offline" in out
+    assert "offline brokers: none -> 1" in out
+    assert "under-replicated partitions: 0 -> 2" in out
+    assert "decommission:" in out  # the hint to get the plan that re-replicates
+    assert sim(folder).describe().topics["a"].partitions[1].leader == 2
+    assert main(["simulate", str(folder), "restore-broker", "1"]) == 0
+    assert "under-replicated partitions: 2 -> 0" in capsys.readouterr().out
+
+
+def test_advance_lets_replicas_catch_up(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    s = sim(folder)
+    s.create_topics([NewTopic("a", {0: (0, 1)})])
+    assert main(["simulate", str(folder), "set-size", "a", "1GB"]) == 0
+    s.alter_reassignments({("a", 0): (0, 2)})
+    assert main(["simulate", str(folder), "show"]) == 0
+    assert "a-0 on broker 2: 0 B of 1 GB at 100 MB/s, ETA 10s" in capsys.readouterr().out
+    assert main(["simulate", str(folder), "advance", "9s"]) == 0
+    assert sim(folder).list_reassignments() != {}
+    assert main(["simulate", str(folder), "advance", "1"]) == 0
+    assert "reassignments in flight: 1 -> 0" in capsys.readouterr().out
+    assert sim(folder).describe().topics["a"].partitions[0].replicas == (0, 2)
+    assert sim(folder).clock == 10
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["fail-broker", "7"], "broker 7 is not in the cluster (brokers: 0, 1, 2)"),
+        (["advance", "soon"], "'soon' is not a duration"),
+        (["set-size", "a", "lots"], "'lots' is not a size"),
+        (["set-size", "nope", "1GB"], "no topic 'nope'"),
+    ],
+)
+def test_bad_what_if_input_is_a_clear_error(
+    folder: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    sim(folder).create_topics([NewTopic("a", {0: (0,)})])
+    assert main(["simulate", str(folder), *argv]) == 1
+    err = capsys.readouterr().err
+    assert message in err
+    assert "Traceback" not in err
+
+
+def test_a_real_cluster_is_never_simulated(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "cluster.yaml").write_text(
+        "apiVersion: kgitops/v1\nkind: Cluster\nname: prod\nbootstrapServers: ['k:9092']\n"
+    )
+    assert main(["simulate", str(tmp_path), "fail-broker", "1"]) == 1
+    assert "is not simulated" in capsys.readouterr().err
+
+
+def test_units() -> None:
+    from kgitops.commands._units import format_duration, parse_duration, parse_size
+
+    assert parse_size("1.5GB") == 1_500_000_000
+    assert parse_size("2GiB") == 2 * 2**30
+    assert parse_size("512") == 512
+    assert parse_duration("2m30s") == 150
+    assert parse_duration("90") == 90
+    assert parse_duration("1h") == 3600
+    assert format_duration(150) == "2m30s"
+    with pytest.raises(ValueError):
+        parse_duration("2x")

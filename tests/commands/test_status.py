@@ -1,0 +1,155 @@
+"""`kgitops status DIR`: health in seed 003's vocabulary; exit 0 healthy, 2 unhealthy."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kgitops.cli import main
+from kgitops.cluster.port import ConfigChange, NewTopic
+from kgitops.cluster.simulated import SimulatedCluster
+from kgitops.cluster.snapshot import write_state
+from kgitops.health import assess
+from kgitops.model import Broker, ClusterState, PartitionState, Reassignment, TopicState
+
+CLUSTER_YAML = """\
+apiVersion: kgitops/v1
+kind: Cluster
+name: demo
+simulated:
+  stateFile: .state/demo.json
+  brokers: [{id: 0, rack: az1}, {id: 1, rack: az2}, {id: 2, rack: az3}]
+"""
+BROKERS = [Broker(0, "az1"), Broker(1, "az2"), Broker(2, "az3")]
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    (tmp_path / "cluster.yaml").write_text(CLUSTER_YAML)
+    return tmp_path
+
+
+def sim(folder: Path) -> SimulatedCluster:
+    return SimulatedCluster.open(str(folder / ".state" / "demo.json"), BROKERS)
+
+
+def test_a_healthy_cluster_exits_0(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    sim(folder).create_topics([NewTopic("a", {0: (0, 1, 2), 1: (1, 2, 0)})])
+    assert main(["status", str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[:2] == [
+        "cluster demo (simulated): 3 broker(s); 1 topic(s), 2 partition(s)",
+        "HEALTHY",
+    ]
+
+
+def test_a_failed_broker_shows_under_replicated_partitions_and_exits_2(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    s = sim(folder)
+    s.create_topics([NewTopic("a", {0: (0, 1, 2), 1: (1, 2, 0)}, {"min.insync.replicas": "3"})])
+    s.fail_broker(1)
+    assert main(["status", str(folder)]) == 2
+    out = capsys.readouterr().out
+    assert "UNHEALTHY: 2 under-replicated, 2 under min ISR, 1 leader(s) off preferred" in out
+    assert "  a-0  AR [0, 1*, 2]  ISR [0, 2]  OSR [1*]  leader 0" in out
+    assert "  a-1  leader 2, preferred 1  (AR [1*, 2, 0]  ISR [2, 0]  OSR [1*])" in out
+    assert "min.insync.replicas 3" in out
+
+
+def test_an_offline_partition_is_reported_as_offline(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    s = sim(folder)
+    s.create_topics([NewTopic("a", {0: (1,)})])
+    s.fail_broker(1)
+    assert main(["status", str(folder)]) == 2
+    out = capsys.readouterr().out
+    assert "Offline partitions" in out
+    assert "  a-0  AR [1*]  ISR [1*]  leader none" in out
+
+
+def test_reassignment_in_flight_with_progress_and_a_stall(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    s = sim(folder)
+    s.create_topics([NewTopic("a", {0: (0, 1)})])
+    s.set_size("a", 1_000_000_000)
+    s.alter_reassignments({("a", 0): (2, 1)})
+    s.advance(4)
+    assert main(["status", str(folder)]) == 0  # ISR 2 of target RF 2: not under-replicated
+    out = capsys.readouterr().out
+    assert "HEALTHY: 1 reassigning" in out
+    assert (
+        "  a-0  target [2, 1]  adding [2]  removing [0]  ISR [1, 0]  copied 2: 400 MB of 1 GB"
+        in out
+    )
+    s.fail_broker(2)
+    assert main(["status", str(folder), "--format", "json"]) == 2
+    data = json.loads(capsys.readouterr().out)
+    assert data["healthy"] is False
+    assert data["offlineBrokers"] == [2]
+    assert data["counts"]["stalled"] == 1
+    (finding,) = data["findings"]
+    assert finding["adding"] == [2]
+    assert finding["osr"] == [2]
+    assert finding["caughtUp"] == {"2": {"copiedBytes": 400000000, "sizeBytes": 1000000000}}
+
+
+def test_status_reads_a_saved_snapshot_without_a_cluster(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = ClusterState(
+        brokers=(Broker(1), Broker(2)),
+        topics={"t": TopicState("t", {0: PartitionState((1, 2), (1,), 1)})},
+    )
+    write_state(str(tmp_path / "s.json"), state)
+    assert main(["status", str(tmp_path), "--state", str(tmp_path / "s.json")]) == 2
+    assert "t-0  AR [1, 2]  ISR [1]  OSR [2]  leader 1" in capsys.readouterr().out
+
+
+def test_the_limit_keeps_long_sections_short(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    s = sim(folder)
+    s.create_topics([NewTopic("a", {p: (0, 1) for p in range(30)})])
+    s.fail_broker(1)
+    main(["status", str(folder), "--limit", "5"])
+    out = capsys.readouterr().out
+    assert "  ... and 25 more (--limit 0 lists all)" in out
+
+
+def test_a_folder_without_cluster_yaml_is_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["status", str(tmp_path)]) == 1
+    assert "error" in capsys.readouterr().err
+
+
+def test_unknown_isr_is_said_not_guessed() -> None:
+    state = ClusterState(
+        brokers=(Broker(1),), topics={"t": TopicState("t", {0: PartitionState((1,))})}
+    )
+    health = assess(state)
+    assert not health.isr_known
+    assert health.findings == ()
+
+
+def test_under_replication_during_a_move_counts_the_target_factor() -> None:
+    # AR [3, 1, 2] while moving 2 -> 3: target RF 2, ISR [1, 2] has 2: not under-replicated
+    state = ClusterState(
+        brokers=(Broker(1), Broker(2), Broker(3)),
+        topics={"t": TopicState("t", {0: PartitionState((3, 1, 2), (1, 2), 1)})},
+        reassignments={"t": {0: Reassignment((3,), (2,))}},
+    )
+    (finding,) = assess(state).findings
+    assert finding.flags == ("leader_off_preferred", "reassigning")
+
+
+def test_throttle_configs_alone_do_not_make_a_cluster_unhealthy(folder: Path) -> None:
+    s = sim(folder)
+    s.create_topics([NewTopic("a", {0: (0, 1)})])
+    s.alter_topic_configs({"a": ConfigChange(set={"leader.replication.throttled.replicas": "*"})})
+    assert assess(s.describe()).healthy
