@@ -202,6 +202,17 @@ class GitHubClient:
         resp = self._request("PATCH", url, {"body": body}, what=what, need="pull-requests: write")
         return _comment(resp.data, what)
 
+    def pull_head_sha(self, repo: str, pr: int) -> str:
+        """The commit at the head of pull request ``pr`` now."""
+        what = f"reading pull request #{pr} in {repo}"
+        resp = self._request(
+            "GET", f"{self.api_url}/repos/{repo}/pulls/{pr}", what=what, need="pull-requests: read"
+        )
+        try:
+            return str(resp.data["head"]["sha"])
+        except (KeyError, TypeError):
+            raise GitHubError(f"{what}: GitHub's answer has no head commit") from None
+
     def pull_for_commit(self, repo: str, sha: str) -> int | None:
         """The pull request that merged ``sha`` (None for a direct push)."""
         if not re.fullmatch(r"[0-9a-fA-F]{7,40}", sha):

@@ -1,4 +1,10 @@
-"""``kgitops github comment``: keep one pull-request comment per marker up to date.
+"""``kgitops github``: the commands the GitOps workflows run on GitHub Actions.
+
+- ``comment``: keep one pull-request comment per marker up to date;
+- ``check-plan PLAN``: the safety gates apply will run, on a saved plan, so a pull request
+  fails before merge rather than the apply after it;
+- ``export-secrets DIR``: copy the secrets the cluster file names (``usernameEnv`` ...) from
+  the workflow's secrets into the job's environment, printing names only.
 
 ::
 
@@ -48,6 +54,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=os.environ.get("GITHUB_API_URL") or "https://api.github.com",
         help="GitHub API base URL (default: $GITHUB_API_URL or https://api.github.com)",
     )
+    c.add_argument(
+        "--head-sha",
+        metavar="SHA",
+        help="comment only if the pull request's head is this commit (for workflow_run)",
+    )
     c.add_argument("--artifact-url", help="where the full plan is, linked if the body is cut")
     c.add_argument(
         "--max-wait",
@@ -57,6 +68,34 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="longest wait for a rate limit to reset before giving up (default: 300)",
     )
     c.set_defaults(_github=_comment)
+
+    g = sub.add_parser(
+        "check-plan",
+        help="run apply's safety gates on a saved plan (deletions, replication, offline brokers)",
+        description=(
+            "Run the safety gates apply runs (deletion without --allow-delete, replication "
+            "below min.insync.replicas, replicas on offline brokers) on a plan saved with "
+            "`kgitops plan --out`, without a cluster. Exit 1 with every reason if unsafe."
+        ),
+    )
+    g.add_argument("plan", metavar="PLAN", help="a plan saved by `kgitops plan --out`")
+    g.add_argument("--state", metavar="FILE", help="the cluster state the plan was made on")
+    g.add_argument("--allow-delete", action="store_true", help="deletions are allowed")
+    g.set_defaults(_github=_check_plan)
+
+    e = sub.add_parser(
+        "export-secrets",
+        help="put the credentials cluster.yaml names into $GITHUB_ENV, from $KGITOPS_SECRETS",
+        description=(
+            "Read the environment variable names cluster.yaml uses for credentials "
+            "(security.sasl.usernameEnv, passwordEnv, security.ssl.keyPasswordEnv), take "
+            "their values from the JSON object in $KGITOPS_SECRETS (in a workflow: "
+            "`${{ toJSON(secrets) }}`) and append them to the file $GITHUB_ENV names. "
+            "Prints the names only, never a value."
+        ),
+    )
+    e.add_argument("directory", metavar="DIR", help="the cluster folder")
+    e.set_defaults(_github=_export_secrets)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -101,6 +140,13 @@ def _comment(args: argparse.Namespace) -> int:
         if pr is None:
             print(f"no pull request merged commit {args.commit}: nothing to comment on")
             return 0
+    if args.head_sha:
+        head = client.pull_head_sha(repo, pr)
+        if head.lower() != args.head_sha.lower():
+            raise GitHubError(
+                f"pull request #{pr} in {repo} is at commit {head[:12]}, not {args.head_sha[:12]}:"
+                " not commenting (the plan is for another commit or another pull request)"
+            )
     result = upsert_comment(
         client, repo, pr, text, marker=args.marker, artifact_url=args.artifact_url
     )
@@ -118,4 +164,78 @@ def _comment(args: argparse.Namespace) -> int:
             "only the oldest is kept up to date",
             file=sys.stderr,
         )
+    return 0
+
+
+def _check_plan(args: argparse.Namespace) -> int:
+    from kgitops.commands.apply import read_plan
+
+    plan = read_plan(args.plan)
+    state = None
+    if args.state:
+        from kgitops.cluster.snapshot import read_state
+
+        state = read_state(args.state)
+    plan.raise_if_unsafe(allow_delete=args.allow_delete, state=state)
+    print(f"{args.plan}: the plan passes apply's safety gates ({len(plan.actions)} action(s))")
+    return 0
+
+
+def credential_envs(directory: str) -> list[tuple[str, str]]:
+    """(environment variable, where cluster.yaml names it) for every credential it needs."""
+    from kgitops.commands.apply import load_cluster
+
+    security = load_cluster(directory).security
+    out: list[tuple[str, str]] = []
+    if security.sasl is not None:
+        out.append((security.sasl.username_env, "security.sasl.usernameEnv"))
+        out.append((security.sasl.password_env, "security.sasl.passwordEnv"))
+    if security.ssl is not None and security.ssl.key_password_env:
+        out.append((security.ssl.key_password_env, "security.ssl.keyPasswordEnv"))
+    return out
+
+
+def _export_secrets(args: argparse.Namespace) -> int:
+    import json
+    import uuid
+
+    needed = credential_envs(args.directory)
+    if not needed:
+        print(f"{args.directory}: cluster.yaml names no credentials; nothing to export")
+        return 0
+    raw = os.environ.get("KGITOPS_SECRETS", "")
+    try:
+        secrets = json.loads(raw) if raw.strip() else {}
+    except ValueError:
+        secrets = None
+    if not isinstance(secrets, dict):
+        raise GitHubError("KGITOPS_SECRETS is not a JSON object (use `${{ toJSON(secrets) }}`)")
+    target = os.environ.get("GITHUB_ENV")
+    if not target:
+        raise GitHubError("GITHUB_ENV is not set: export-secrets runs inside a GitHub workflow")
+    lines: list[str] = []
+    report: list[str] = []
+    missing: list[str] = []
+    for name, where in needed:
+        value = secrets.get(name)
+        if isinstance(value, str) and value:
+            delimiter = f"kgitops_{uuid.uuid4().hex}"
+            lines += [f"{name}<<{delimiter}", value, delimiter]
+            report.append(f"exported {name} ({where}) from the secret of that name")
+        elif os.environ.get(name):
+            report.append(f"kept {name} ({where}): already set in the environment")
+        else:
+            missing.append(f"{name} ({where})")
+    if missing:
+        raise GitHubError(
+            f"{args.directory}/cluster.yaml needs credentials that no secret provides: "
+            + ", ".join(missing)
+            + "; add secrets with these names to the repository or to the cluster's environment"
+        )
+    try:
+        with open(target, "a", encoding="utf-8") as f:
+            f.write("".join(line + "\n" for line in lines))
+    except OSError as exc:
+        raise GitHubError(f"cannot append to $GITHUB_ENV ({target}): {exc.strerror}") from None
+    print("\n".join(report))
     return 0

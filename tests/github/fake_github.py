@@ -41,6 +41,7 @@ class FakeGitHub:
         self.repos: set[str] = {"acme/topics"}
         self.comments: dict[tuple[str, int], list[dict[str, Any]]] = {}
         self.pulls_of_commit: dict[str, list[dict[str, Any]]] = {}
+        self.pull_heads: dict[int, str] = {}
         self.failures: list[Failure] = []
         self.requests: list[Request] = []
         self.link_host: str | None = None  # to send a pagination link elsewhere
@@ -131,6 +132,11 @@ class FakeGitHub:
                         return
                     found["body"] = body["body"]
                     self._send(200, found)
+                    return
+                m = re.fullmatch(r"/repos/([^/]+/[^/]+)/pulls/(\d+)", url.path)
+                if m and m.group(1) in fake.repos and int(m.group(2)) in fake.pull_heads:
+                    number = int(m.group(2))
+                    self._send(200, {"number": number, "head": {"sha": fake.pull_heads[number]}})
                     return
                 m = re.fullmatch(r"/repos/([^/]+/[^/]+)/commits/([0-9a-f]+)/pulls", url.path)
                 if m and m.group(1) in fake.repos and self.command == "GET":

@@ -397,3 +397,15 @@ def test_a_missing_plan_file_is_a_clear_error(
     assert (
         f"cannot read {tmp_path / 'nope.md'}: No such file or directory" in capsys.readouterr().err
     )
+
+
+def test_head_sha_guard_comments_only_on_the_pull_request_at_that_commit(
+    github: FakeGitHub, tmp_path: Path, env: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    github.pull_heads[42] = "d" * 40
+    path = plan_file(tmp_path, "fork plan\n")
+    assert comment(github, path, "--pr", "42", "--head-sha", "e" * 40) == 1
+    assert "is at commit dddddddddddd, not eeeeeeeeeeee: not commenting" in capsys.readouterr().err
+    assert github.bodies() == []
+    assert comment(github, path, "--pr", "42", "--head-sha", "d" * 40) == 0
+    assert github.bodies() == ["<!-- kgitops:plan -->\nfork plan\n"]
