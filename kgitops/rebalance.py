@@ -32,8 +32,10 @@ Example, brokers 0..3 with racks a, b, a, b and ``{0: (0, 1), 1: (1, 2)}``, drai
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain
 
 from kgitops.assignment import assign_replicas, find_parameters
 from kgitops.errors import AssignmentError, InvalidReplicationFactor
@@ -70,12 +72,6 @@ class _State:
         self.replicas: dict[int, int] = dict(load or {})
         self.leaders: dict[int, int] = dict(leader_load or {})
 
-    def count(self, replicas: Sequence[int], sign: int) -> None:
-        for i, b in enumerate(replicas):
-            self.replicas[b] = self.replicas.get(b, 0) + sign
-            if i == 0:
-                self.leaders[b] = self.leaders.get(b, 0) + sign
-
     def racks(self, replicas: Sequence[int]) -> set[str]:
         rack_of = self.rack_of
         return {rack_of[b] for b in replicas if b in rack_of}
@@ -92,19 +88,21 @@ class _State:
     def choose(self, others: Sequence[int], leader_slot: bool) -> int | None:
         """The best broker for a new replica next to ``others``, or None if none is left."""
         taken = set(others)
-        present = self.racks(others)
-        best: tuple[int, int, int, int] | None = None
+        present = self.racks(others) if self.racked else set()
+        rack_of = self.rack_of
+        replicas = self.replicas
+        leaders = self.leaders
+        best = -1
         chosen = None
-        for b in self.eligible:
+        for b in self.eligible:  # ascending ids: the first of equal keys wins
             if b in taken:
                 continue
-            key = (
-                1 if self.racked and self.rack_of[b] in present else 0,
-                self.replicas.get(b, 0),
-                self.leaders.get(b, 0) if leader_slot else 0,
-                b,
-            )
-            if best is None or key < best:
+            key = replicas.get(b, 0) << 32
+            if present and rack_of[b] in present:
+                key |= 1 << 96
+            if leader_slot:
+                key |= leaders.get(b, 0) & 0xFFFFFFFF
+            if chosen is None or key < best:
                 best, chosen = key, b
         return chosen
 
@@ -152,16 +150,33 @@ def rebalance(
             f"Replication factor: {replication_factor} larger than available brokers: "
             f"{len(state.eligible)}."
         )
-    partitions = sorted(current)
-    for p in partitions:
-        state.count(current[p], +1)
+    drained = state.drained
+    rack_ok: dict[tuple[int, ...], bool] = {}
+    check_racks = spread_racks and state.racked
+    todo: list[tuple[int, tuple[int, ...]]] = []
+    for p, live in sorted(current.items()):
+        before = live if type(live) is tuple else tuple(live)
+        if (
+            (replication_factor is None or len(before) == replication_factor)
+            and drained.isdisjoint(before)
+            and (not check_racks or _racks_fine(state, before, rack_ok))
+        ):
+            continue
+        todo.append((p, before))
+    if not todo and not balance:
+        return {}
+
+    values = current.values()
+    for b, n in Counter(chain.from_iterable(values)).items():
+        state.replicas[b] = state.replicas.get(b, 0) + n
+    for b, n in Counter(r[0] for r in values if r).items():
+        state.leaders[b] = state.leaders.get(b, 0) + n
 
     extension = _admin_utils_extension(current, placement_brokers or brokers, replication_factor)
 
     result: dict[int, list[int]] = {}
     reasons: dict[int, list[str]] = {}
-    for p in partitions:
-        before = tuple(current[p])
+    for p, before in todo:
         reps = list(before)
         why: list[str] = []
         rf = replication_factor if replication_factor is not None else len(reps)
@@ -218,6 +233,18 @@ def rebalance(
     }
 
 
+def _racks_fine(
+    state: _State, replicas: tuple[int, ...], cache: dict[tuple[int, ...], bool]
+) -> bool:
+    """Whether the partition already spans min(RF, racks available) racks (cached per tuple)."""
+    fine = cache.get(replicas)
+    if fine is None:
+        racks = state.racks(replicas)
+        fine = len(racks) >= len(replicas) or len(racks) >= len(state.eligible_racks | racks)
+        cache[replicas] = fine
+    return fine
+
+
 def _admin_utils_extension(
     current: Mapping[int, Sequence[int]],
     brokers: Sequence[Broker],
@@ -246,25 +273,22 @@ def _admin_utils_extension(
 
 def _shrink(state: _State, reps: list[int], rf: int) -> None:
     """Remove replicas down to ``rf``: drained ones first, then followers whose rack another
-    replica also covers, from the most loaded broker (ties: lowest id); the leader last."""
+    replica also covers, from the most loaded broker (ties: lowest id); never the leader
+    unless it is drained."""
     while len(reps) > rf:
         drained = [i for i, b in enumerate(reps) if b in state.drained]
         if drained:
             slot = drained[-1]
         else:
-            best: tuple[int, int, int, int] | None = None
+            rack_of = state.rack_of
+            per_rack = Counter(rack_of.get(b) for b in reps)
+            best: tuple[int, int, int] | None = None
             slot = len(reps) - 1
-            for i, b in enumerate(reps):
-                rack = state.rack_of.get(b)
-                shared = rack is not None and any(
-                    state.rack_of.get(o) == rack for j, o in enumerate(reps) if j != i
-                )
-                key = (
-                    1 if i == 0 else 0,
-                    0 if shared or not state.racked else 1,
-                    -state.replicas.get(b, 0),
-                    b,
-                )
+            for i in range(1, len(reps)):  # the leader stays
+                b = reps[i]
+                rack = rack_of.get(b)
+                alone = state.racked and rack is not None and per_rack[rack] == 1
+                key = (1 if alone else 0, -state.replicas.get(b, 0), b)
                 if best is None or key < best:
                     best, slot = key, i
         b = reps.pop(slot)
@@ -338,7 +362,7 @@ def _balance_replicas(
                 continue
             others = source[:slot] + source[slot + 1 :]
             present = state.racks(others)
-            best: tuple[int, int, int] | None = None
+            best = -1
             taker = None
             for t in eligible:
                 n = state.replicas.get(t, 0)
@@ -350,8 +374,8 @@ def _balance_replicas(
                     and state.rack_of[t] in present
                 ):
                     continue
-                key = (n, state.leaders.get(t, 0) if slot == 0 else 0, t)
-                if best is None or key < best:
+                key = (n << 32) | (state.leaders.get(t, 0) if slot == 0 else 0)
+                if taker is None or key < best:
                     best, taker = key, t
             if taker is None:
                 continue
