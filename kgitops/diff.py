@@ -396,8 +396,13 @@ def _add_partitions(
             assert spec.assignment is not None, "static placement without an assignment"
             added = {p: tuple(spec.assignment[p]) for p in range(count, spec.partitions)}
         else:
+            # Kafka places added partitions with partition 0's RF; when draining leaves too
+            # few brokers for it, place on every online broker and let the reassign drain.
+            rf0 = len(current[0])
+            online = tuple(b for b in ctx.state.brokers if b.online)
+            pool = ctx.eligible if len(ctx.eligible) >= rf0 else online
             added = assign_added_partitions(
-                ctx.eligible, current, spec.partitions, rack_aware=placement == "rack-aware"
+                pool, current, spec.partitions, rack_aware=placement == "rack-aware"
             )
     except AssignmentError as exc:
         ctx.error(spec, "partitions", f"cannot add partitions to {spec.name}: {exc}")
