@@ -6,9 +6,7 @@ kafka-python, and a simulated cluster never needs it.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping
-from typing import cast
 
 from kgitops.cluster.port import ClusterAdmin
 from kgitops.model import ClusterSpec
@@ -18,9 +16,9 @@ def open_cluster(spec: ClusterSpec, *, environ: Mapping[str, str] | None = None)
     """The ``ClusterAdmin`` for ``spec``: ``SimulatedCluster`` when it is simulated, else
     ``KafkaAdmin`` (which connects now, and raises a ``ClusterError`` when it cannot)."""
     if spec.simulated is not None:
-        simulated = importlib.import_module("kgitops.cluster.simulated")
-        cluster = simulated.SimulatedCluster.open(spec.simulated.state_file, spec.simulated.brokers)
-        return cast(ClusterAdmin, cluster)
+        from kgitops.cluster.simulated import SimulatedCluster
+
+        return SimulatedCluster.open(spec.simulated.state_file, spec.simulated.brokers)
     from kgitops.cluster.kafka import KafkaAdmin
 
     return KafkaAdmin(spec, environ=environ)

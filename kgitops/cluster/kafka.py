@@ -82,6 +82,7 @@ ELECTION_PREFERRED = 0
 UNKNOWN_TOPIC_OR_PARTITION = 3
 NOT_CONTROLLER = 41
 ELECTION_NOT_NEEDED = 84
+CONNECT_TIMEOUT_MS = 10_000  # the first connection gives up sooner than a slow request
 SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 
@@ -218,7 +219,7 @@ def client_config(spec: ClusterSpec, environ: Mapping[str, str] | None = None) -
         "bootstrap_servers": list(spec.bootstrap_servers),
         "client_id": f"kgitops-{__version__}",
         "request_timeout_ms": timeout,
-        "bootstrap_timeout_ms": timeout,
+        "bootstrap_timeout_ms": min(timeout, CONNECT_TIMEOUT_MS),
         "retry_backoff_ms": 100,
         "reconnect_backoff_ms": 50,
         "reconnect_backoff_max_ms": 1000,
@@ -359,8 +360,8 @@ class KafkaAdmin:
             last = f" (last error: {_scrub(str(real[-1]), self._secrets)})" if real else ""
             return ClusterUnreachable(
                 f"cannot reach cluster {self._spec.name!r} at {servers} within "
-                f"{self._timeout_ms} ms{last}; check that the brokers are up and reachable "
-                "and the security settings match the listener"
+                f"{min(self._timeout_ms, CONNECT_TIMEOUT_MS)} ms{last}; check that the brokers "
+                "are up and reachable and the security settings match the listener"
             )
         return err
 

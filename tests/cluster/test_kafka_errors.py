@@ -164,6 +164,7 @@ def test_plaintext_settings_carry_servers_and_the_timeout() -> None:
     assert cfg["bootstrap_servers"] == ["k1:9092", "k2:9092"]
     assert cfg["request_timeout_ms"] == 5000
     assert cfg["bootstrap_timeout_ms"] == 5000
+    assert client_config(spec(), environ={})["bootstrap_timeout_ms"] == 10_000
     assert cfg["security_protocol"] == "PLAINTEXT"
     assert "sasl_mechanism" not in cfg
 
