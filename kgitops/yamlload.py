@@ -17,6 +17,7 @@ Example: the document ``name: a\\nconfig:\\n  retention.ms: 1000`` gives the val
 from __future__ import annotations
 
 import codecs
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -281,6 +282,11 @@ def _offset_position(data: bytes, offset: int) -> tuple[int, int]:
     return line, col
 
 
+# What YAML 1.1 does not allow in a stream: C0 controls but tab, LF and CR; DEL; C1 but NEL;
+# surrogates; U+FFFE and U+FFFF.
+_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]")
+
+
 def load_text(text: str, path: str) -> tuple[list[Document], list[Diagnostic]]:
     """Every document of one YAML stream, and the problems found in it.
 
@@ -289,6 +295,12 @@ def load_text(text: str, path: str) -> tuple[list[Document], list[Diagnostic]]:
     """
     documents: list[Document] = []
     diagnostics: list[Diagnostic] = []
+    bad = _FORBIDDEN.search(text)
+    if bad is not None:
+        line = text.count("\n", 0, bad.start()) + 1
+        col = bad.start() - (text.rfind("\n", 0, bad.start()) + 1) + 1
+        message = f"a control character (U+{ord(bad.group()):04X}) that YAML does not allow"
+        return [], [Diagnostic(Mark(path, line, col), "error", message)]
     loader = _Loader(text)
     index = 0
     try:

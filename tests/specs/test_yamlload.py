@@ -1,0 +1,126 @@
+"""YAML loading keeps the position of every value and key, and turns every problem into a
+positioned diagnostic instead of an exception."""
+
+from __future__ import annotations
+
+import codecs
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kgitops.errors import Mark
+from kgitops.yamlload import load_file, load_text
+
+
+def test_every_value_keeps_its_line_and_column() -> None:
+    text = "name: a\nconfig:\n  retention.ms: 1000\nassignment:\n  - [1, 2]\n  - [3, 4]\n"
+    [doc], problems = load_text(text, "t.yaml")
+    assert problems == []
+    assert doc.value == {
+        "name": "a",
+        "config": {"retention.ms": 1000},
+        "assignment": [[1, 2], [3, 4]],
+    }
+    assert doc.mark("name") == Mark("t.yaml", 1, 7)
+    assert doc.mark("config.retention.ms") == Mark("t.yaml", 3, 17)
+    assert doc.mark("assignment.1") == Mark("t.yaml", 6, 5)
+    assert doc.mark("assignment.1.1") == Mark("t.yaml", 6, 9)
+    assert doc.key_mark("config.retention.ms") == Mark("t.yaml", 3, 3)
+
+
+def test_a_missing_path_falls_back_to_its_closest_parent() -> None:
+    [doc], _ = load_text("config:\n  a: 1\n", "t.yaml")
+    assert doc.mark("config.b") == Mark("t.yaml", 2, 3)
+    assert doc.mark("nothing.here") == Mark("t.yaml", 1, 1)
+
+
+def test_several_documents_in_one_file_keep_their_own_positions() -> None:
+    docs, problems = load_text("a: 1\n---\nb: 2\n---\n", "t.yaml")
+    assert problems == []
+    assert [d.value for d in docs] == [{"a": 1}, {"b": 2}]
+    assert [d.index for d in docs] == [0, 1]
+    assert docs[1].mark("b") == Mark("t.yaml", 3, 4)
+
+
+def test_yaml_1_1_scalars_are_read_as_pyyaml_reads_them() -> None:
+    text = "a: 012\nb: 0x1F\nc: 1_000\nd: yes\ne: ~\nf: 1.5e+3\ng: '12'\nh: 2001-12-14\n"
+    [doc], _ = load_text(text, "t.yaml")
+    assert doc.value == {
+        "a": 10,
+        "b": 31,
+        "c": 1000,
+        "d": True,
+        "e": None,
+        "f": 1500.0,
+        "g": "12",
+        "h": "2001-12-14",
+    }
+
+
+def test_anchors_and_aliases_are_expanded() -> None:
+    [doc], problems = load_text("base: &b {x: 1}\nother: *b\n", "t.yaml")
+    assert problems == []
+    assert doc.value == {"base": {"x": 1}, "other": {"x": 1}}
+
+
+def test_a_utf16_file_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "u.yaml"
+    path.write_bytes(codecs.BOM_UTF16_LE + "name: café\n".encode("utf-16-le"))
+    [doc], problems = load_file(str(path))
+    assert problems == []
+    assert doc.value == {"name": "café"}
+
+
+def test_a_utf8_byte_order_mark_is_ignored(tmp_path: Path) -> None:
+    path = tmp_path / "u.yaml"
+    path.write_bytes(codecs.BOM_UTF8 + b"a: 1\n")
+    [doc], _ = load_file(str(path))
+    assert doc.value == {"a": 1}
+    assert doc.mark("a") == Mark(str(path), 1, 4)
+
+
+def test_an_unreadable_path_is_a_diagnostic(tmp_path: Path) -> None:
+    docs, [problem] = load_file(str(tmp_path / "missing.yaml"))
+    assert docs == []
+    assert str(problem).endswith(
+        "missing.yaml:1:1: error: cannot read the file: No such file or directory"
+    )
+
+
+def test_a_complex_mapping_key_is_an_error() -> None:
+    _, [problem] = load_text("? [a, b]\n: 1\n", "t.yaml")
+    assert str(problem) == "t.yaml:1:3: error: a mapping key must be a plain scalar"
+
+
+def test_a_non_string_key_is_read_as_its_text() -> None:
+    [doc], _ = load_text("1: a\ntrue: b\n", "t.yaml")
+    assert doc.value == {"1": "a", "true": "b"}
+
+
+def test_a_control_character_is_an_error_at_its_position() -> None:
+    _, [problem] = load_text("a: 1\nb: x\x07y\n", "t.yaml")
+    assert str(problem) == (
+        "t.yaml:2:5: error: a control character (U+0007) that YAML does not allow"
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=80))
+def test_no_text_makes_the_loader_raise(text: str) -> None:
+    docs, problems = load_text(text, "t.yaml")
+    for p in problems:
+        assert p.mark.path == "t.yaml" and p.mark.line >= 1 and p.mark.col >= 1
+    assert docs or problems
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=64))
+def test_no_bytes_make_the_loader_raise(tmp_path_factory: object, data: bytes) -> None:
+    import tempfile
+
+    with tempfile.NamedTemporaryFile(suffix=".yaml") as handle:
+        handle.write(data)
+        handle.flush()
+        docs, problems = load_file(handle.name, "b.yaml")
+    assert docs or problems
