@@ -64,22 +64,29 @@ class Body:
     lines_left_out: int = 0
 
 
+def _fences(lines: list[str]) -> int:
+    return sum(1 for line in lines if line.lstrip().startswith("```"))
+
+
 def compose_body(
     text: str, marker: str, *, artifact_url: str | None = None, limit: int = COMMENT_LIMIT
 ) -> Body:
-    """The marker line followed by ``text``, cut at a line boundary to fit ``limit`` characters.
+    """The marker line followed by ``text``, cut at line boundaries to fit ``limit`` characters.
 
-    A cut body ends with a note saying how much was left out and where the whole plan is
-    (``artifact_url``, e.g. the workflow run's artifact). A code fence left open by the cut is
-    closed, so the note renders as text. Example: a 90,000-character plan becomes the marker,
-    the first ~65,000 characters' whole lines, a closing fence if needed, and the note.
+    A cut keeps the head and the last few lines (a plan's summary of what it left out and
+    its footer are there) and puts a note where lines were removed, saying how many and
+    where the whole plan is (``artifact_url``, e.g. the workflow run's artifact). Code fences
+    the cut would leave open are closed and reopened, so the note renders as text. Example:
+    a 90,000-character plan becomes the marker, about 64,000 characters of whole lines from
+    the top, the note, then the last lines (at most 1,000 characters).
     """
     tag = marker_tag(marker)
     text = text.replace("\r\n", "\n")
     whole = f"{tag}\n{text}"
     if len(whole) <= limit:
         return Body(whole)
-    total_lines = text.count("\n") + (0 if text.endswith("\n") else 1)
+    lines = text.split("\n")
+    total = len(lines) - (1 if text.endswith("\n") else 0)
     where = (
         f"The full plan: [plan artifact]({artifact_url})."
         if artifact_url
@@ -89,21 +96,33 @@ def compose_body(
     def note(left_out: int) -> str:
         return (
             f"\n\n> [!WARNING]\n> **Truncated.** This plan is {len(text):,} characters; GitHub "
-            f"allows {limit:,} in a comment, so the last {left_out:,} of {total_lines:,} lines "
-            f"are left out here. {where}\n"
+            f"allows {limit:,} in a comment, so {left_out:,} of its {total:,} lines are left "
+            f"out here. {where}\n\n"
         )
 
-    fence = "\n```"
-    budget = limit - len(tag) - 1 - len(note(total_lines)) - len(fence)
+    fence = "```"
+    budget = limit - len(tag) - 1 - len(note(total)) - 2 * (len(fence) + 1)
     if budget <= 0:
         raise GitHubError(f"the comment limit {limit} is too small for the truncation note")
-    cut = text[:budget]
-    if "\n" in cut:
-        cut = cut[: cut.rindex("\n")]
-    shown = cut.count("\n") + 1 if cut else 0
-    if sum(1 for line in cut.split("\n") if line.lstrip().startswith("```")) % 2:
-        cut += fence
-    return Body(f"{tag}\n{cut}{note(total_lines - shown)}", True, total_lines - shown)
+    tail: list[str] = []
+    tail_len = 0
+    for line in reversed(lines):
+        if tail_len + len(line) + 1 > min(1000, budget // 4):
+            break
+        tail.insert(0, line)
+        tail_len += len(line) + 1
+    head: list[str] = []
+    head_len = 0
+    for line in lines[: len(lines) - len(tail)]:
+        if head_len + len(line) + 1 > budget - tail_len:
+            break
+        head.append(line)
+        head_len += len(line) + 1
+    left = len(lines) - len(head) - len(tail)
+    head_text = "\n".join(head) + ("\n" + fence if _fences(head) % 2 else "")
+    reopen = _fences(lines[: len(lines) - len(tail)]) % 2
+    tail_text = (fence + "\n" if reopen else "") + "\n".join(tail)
+    return Body(f"{tag}\n{head_text}{note(left)}{tail_text}", True, left)
 
 
 @dataclass(frozen=True)

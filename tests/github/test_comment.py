@@ -282,20 +282,32 @@ def test_a_body_over_the_limit_is_cut_with_a_note_and_a_link_to_the_artifact(
     assert len(body) <= COMMENT_LIMIT
     assert body.startswith("<!-- kgitops:plan -->\n```diff\n+ create_topic topic-00000")
     assert f"[plan artifact]({url})" in body
-    assert "Truncated" in body and "are left out" in body
+    assert "Truncated" in body and "lines are left out here" in body
     assert body.count("```") % 2 == 0  # the cut fence is closed
     assert "lines left out" in capsys.readouterr().err
 
 
 def test_compose_body_keeps_whole_lines_and_says_how_many_were_left_out() -> None:
-    text = "".join(f"line {i}\n" for i in range(100))
-    body = compose_body(text, "plan", limit=400)
-    assert body.truncated and len(body.text) <= 400
-    shown = [ln for ln in body.text.split("\n") if ln.startswith("line ")]
-    assert shown == [f"line {i}" for i in range(len(shown))]
-    assert body.lines_left_out == 100 - len(shown)
-    assert f"the last {body.lines_left_out} of 100 lines are left out" in body.text
+    text = "".join(f"line {i}\n" for i in range(100)) + "footer: what the plan left out\n"
+    body = compose_body(text, "plan", limit=600)
+    assert body.truncated and len(body.text) <= 600
+    shown = [int(ln[5:]) for ln in body.text.split("\n") if ln.startswith("line ")]
+    head = [i for i in shown if i < 50]
+    tail = [i for i in shown if i >= 50]
+    assert head == list(range(len(head))) and head
+    assert tail == list(range(100 - len(tail), 100)) and tail
+    assert body.text.endswith("line 99\nfooter: what the plan left out\n")
+    assert body.lines_left_out == 101 - len(shown) - 1
+    assert f"{body.lines_left_out} of its 101 lines are left out here" in body.text
     assert "workflow run's artifacts" in body.text
+
+
+def test_a_cut_inside_a_code_block_closes_and_reopens_the_fence() -> None:
+    text = "intro\n```diff\n" + "".join(f"+ line {i}\n" for i in range(200)) + "```\nend\n"
+    body = compose_body(text, "plan", limit=800).text
+    before, after = body.split("> [!WARNING]")
+    assert before.count("```") == 2  # opened by the plan, closed by the cut
+    assert after.count("```") == 2  # reopened for the tail, closed by the plan
 
 
 @given(st.text(max_size=3000), st.integers(min_value=450, max_value=2000))
