@@ -1,0 +1,130 @@
+"""`kgitops assign`, `kgitops partition` and `kgitops consumers` as PRODUCT.md fixes them:
+JSON or lines on stdout, Kafka's errors on stderr with exit 1, never a traceback."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kgitops.cli import main
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_assign_prints_the_seed_rack_aware_assignment(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(
+        capsys, "assign", "--brokers", "0,1,2,3,4,5",
+        "--racks", "rack1,rack3,rack3,rack2,rack2,rack1",
+        "--partitions", "7", "--replication-factor", "3",
+    )  # fmt: skip
+    assert (code, err) == (0, "")
+    assert json.loads(out) == {
+        "0": [0, 3, 1], "1": [3, 1, 5], "2": [1, 5, 4], "3": [5, 4, 2],
+        "4": [4, 2, 0], "5": [2, 0, 3], "6": [0, 4, 2],
+    }  # fmt: skip
+
+
+def test_assign_start_index_shift_and_start_partition(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(
+        capsys, "assign", "--brokers", "0,1,2,3,4", "--partitions", "2",
+        "--replication-factor", "3", "--start-index", "2", "--replica-shift", "0",
+        "--start-partition", "5",
+    )  # fmt: skip
+    # p5: first (5+2)%5 = 2; shift 0 bumped to 1 at p5 -> followers 2+2, 2+3
+    assert code == 0 and json.loads(out) == {"5": [2, 4, 0], "6": [3, 0, 1]}
+
+
+def test_assign_empty_rack_entry_is_kafkas_rack_error(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(
+        capsys, "assign", "--brokers", "0,1,2", "--racks", "a,,b",
+        "--partitions", "3", "--replication-factor", "2",
+    )  # fmt: skip
+    assert code == 1 and out == ""
+    assert (
+        err == "error: Not all brokers have rack information for replica rack aware assignment.\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--brokers", "0,1", "--partitions", "3", "--replication-factor", "3"],
+         "Replication factor: 3 larger than available brokers: 2."),
+        (["--brokers", "0,1", "--partitions", "0", "--replication-factor", "1"],
+         "Number of partitions must be larger than 0."),
+        (["--brokers", "0,x", "--partitions", "1", "--replication-factor", "1"],
+         "--brokers: 'x' is not an integer"),
+        (["--brokers", "0,1", "--racks", "a", "--partitions", "1", "--replication-factor", "1"],
+         "--racks has 1 entries but --brokers has 2"),
+    ],
+)  # fmt: skip
+def test_assign_bad_input_is_one_clear_line(
+    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    code, _, err = run(capsys, "assign", *argv)
+    assert code == 1
+    assert message in err and "Traceback" not in err and len(err.splitlines()) == 1
+
+
+def test_partition_prints_one_partition_per_key(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "partition", "--partitions", "12", "foobar", "21")
+    assert code == 0
+    assert out.split() == [str((-790332482 & 0x7FFFFFFF) % 12), str((-973932308 & 0x7FFFFFFF) % 12)]
+
+
+def test_partition_hex_keys_are_raw_bytes(capsys: pytest.CaptureFixture[str]) -> None:
+    _, text, _ = run(capsys, "partition", "--partitions", "7", "abc")
+    code, raw, _ = run(capsys, "partition", "--partitions", "7", "--hex", "616263")
+    assert code == 0 and raw == text == f"{479470107 % 7}\n"
+
+
+def test_partition_bad_hex_and_bad_count(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(capsys, "partition", "--partitions", "3", "--hex", "zz")[0] == 1
+    code, _, err = run(capsys, "partition", "--partitions", "0", "k")
+    assert code == 1 and "--partitions must be at least 1" in err
+
+
+def test_consumers_range_round_robin_and_subscriptions(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(
+        capsys, "consumers", "--strategy", "range", "--partitions", "t0=3,t1=3",
+        "--member", "C0", "--member", "C1",
+    )  # fmt: skip
+    assert code == 0
+    assert json.loads(out) == {"C0": ["t0-0", "t0-1", "t1-0", "t1-1"], "C1": ["t0-2", "t1-2"]}
+    code, out, _ = run(
+        capsys, "consumers", "--strategy", "roundrobin", "--partitions", "t0=1,t1=2,t2=3",
+        "--member", "C0=t0", "--member", "C1=t0,t1", "--member", "C2",
+    )  # fmt: skip
+    assert json.loads(out) == {
+        "C0": ["t0-0"], "C1": ["t1-0"], "C2": ["t1-1", "t2-0", "t2-1", "t2-2"],
+    }  # fmt: skip
+
+
+def test_consumers_sticky_keeps_previous_ownership(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(
+        capsys, "consumers", "--strategy", "sticky", "--partitions", "t=3",
+        "--member", "a", "--member", "b", "--previous", "a=t-0,t-1,t-2",
+    )  # fmt: skip
+    assert code == 0 and json.loads(out) == {"a": ["t-0", "t-1"], "b": ["t-2"]}
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--partitions", "t0=x", "--member", "a"], "'x' for t0 is not a number"),
+        (["--partitions", "t0=1", "--member", "a=t9"], "subscribes to t9, which --partitions"),
+        (["--partitions", "t0=1", "--member", "a", "--member", "a"], "a is listed twice"),
+        (["--partitions", "t0=1", "--member", "a", "--previous", "b=t0-0"], "b is not a --member"),
+        (["--partitions", "t0=1", "--member", "a", "--previous", "a=t0"], "not TOPIC-PARTITION"),
+    ],
+)
+def test_consumers_bad_input_is_one_clear_line(
+    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    code, _, err = run(capsys, "consumers", "--strategy", "sticky", *argv)
+    assert code == 1 and message in err and "Traceback" not in err
