@@ -53,7 +53,7 @@ from kgitops.plan import (
     Reassign,
 )
 from kgitops.progress import Progress, SilentProgress
-from kgitops.reassign import Reassigner
+from kgitops.reassign import Reassigner, ReassignResult
 from kgitops.verify import verify_applied
 
 FATAL = (ClusterUnreachable, ClusterTimeout, ClusterAuthError)
@@ -296,7 +296,8 @@ class _Run:
     def _fail(self, i: int, error: object) -> None:
         self.outcomes[i].done = False
         self.outcomes[i].detail = f"failed: {error}"
-        self.failed_topics.add(self.plan.actions[i].topic)
+        if i < len(self.plan.actions):
+            self.failed_topics.add(self.plan.actions[i].topic)
 
     def _batch(self, what: str, items: list[tuple[int, Any]], key: Any, call: Any) -> None:
         """One port call for ``items``; per-item results to outcomes."""
@@ -322,6 +323,8 @@ class _Run:
                 self._done(i)
             else:
                 self._fail(i, err)
+                if isinstance(err, ClusterTimeout):
+                    self.outcomes[i].detail += " -- it may still take effect; a new plan shows"
 
     def creates(self) -> None:
         items = self._indexed(CreateTopic)
@@ -358,7 +361,7 @@ class _Run:
 
     def reassign(self) -> None:
         items = self._indexed(Reassign)
-        if not items:
+        if self.broken is not None or (not items and not self.wait):
             return
         self.reassigner = Reassigner(
             self.admin,
@@ -368,20 +371,36 @@ class _Run:
             poll_seconds=self.poll_seconds,
             dry_run=not self.admin.send,
         )
-        result = self.reassigner.run([a for _, a in items])
+        adopt = set(self.plan.state_digests) - self.failed_topics if self.wait else set()
+        try:
+            result = self.reassigner.run([a for _, a in items], adopt)
+        except KeyboardInterrupt:
+            self._record(items, self.reassigner.result)
+            raise
+        self._record(items, result)
+
+    def _record(self, items: list[tuple[int, Reassign]], result: ReassignResult) -> None:
+        assert self.reassigner is not None
+        named = {a.topic for _, a in items}
+        for topic in sorted({t for t, _ in self.reassigner.adopted} - named):
+            i = len(self.outcomes)
+            what = f"~ reassign {topic} (moves in flight from an earlier apply)"
+            self.outcomes[i] = ActionOutcome(what, False)
+            items = [*items, (i, Reassign(topic))]
         self.changed = self.changed or bool(self.reassigner.done) or bool(result.pending)
-        self.notes.extend(result.notes)
+        self.notes.extend(n for n in result.notes if n not in self.notes)
         if result.fatal is not None:
             self.broken = result.fatal
         for i, a in items:
-            bad = result.failed.get(a.topic)
+            moved = result.detail.get(a.topic, "")
+            bad = result.failed.get(a.topic, []) + result.unsubmitted.get(a.topic, [])
             if bad:
-                self._fail(i, "; ".join(bad))
+                self._fail(i, (f"{moved}; " if moved else "") + "; ".join(bad))
             elif result.pending.get(a.topic):
                 self.outcomes[i].detail = "in flight: " + ", ".join(result.pending[a.topic])
                 self.outcomes[i].done = False
             else:
-                self._done(i, result.detail.get(a.topic, ""))
+                self._done(i, moved)
 
     def elections(self) -> None:
         items = self._indexed(ElectLeaders)
@@ -489,7 +508,7 @@ def apply_plan(
     if dry_run:
         return report
     if verify and run.broken is None:
-        verify_applied(plan, recorder, report.outcomes, wait=wait)
+        verify_applied(plan, recorder, report.outcomes[: len(plan.actions)], wait=wait)
     if report.failed:
         why = f"lost the cluster: {run.broken}" if run.broken else "some actions were not done"
         if all(o.detail.startswith("in flight") for o in report.failed):

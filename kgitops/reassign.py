@@ -17,6 +17,7 @@ A new replica copies the whole partition from the leader (seed 000, question 3).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from kgitops.cluster.port import ClusterAdmin, ConfigChange
@@ -46,6 +47,7 @@ class ReassignResult:
 
     failed: dict[str, list[str]] = field(default_factory=dict)
     pending: dict[str, list[str]] = field(default_factory=dict)
+    unsubmitted: dict[str, list[str]] = field(default_factory=dict)
     detail: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     fatal: ClusterError | None = None
@@ -83,6 +85,9 @@ class Reassigner:
         self.ours_broker: dict[int, tuple[str, ...]] = {}
         self.throttled = False
         self.elapsed = 0.0
+        self.offline: set[int] = set()
+        self.off_preferred: set[TP] = set()
+        self.adopted: set[TP] = set()
 
     # ------------------------------------------------------------ bookkeeping
 
@@ -93,19 +98,24 @@ class Reassigner:
         self.result.pending.setdefault(tp[0], []).append(f"partition {tp[1]} {why}")
 
     def leaders_to_elect(self) -> list[TP]:
-        """Moved partitions whose preferred leader changed."""
-        return sorted(
-            tp for tp in self.done if self.moves[tp].target[0] != self.moves[tp].source[0]
-        )
+        """Moved partitions not led by their (new) preferred leader, as last seen; in a dry
+        run, those whose preferred leader changes."""
+        if self.dry_run:
+            return sorted(
+                tp for tp in self.done if self.moves[tp].target[0] != self.moves[tp].source[0]
+            )
+        return sorted(self.off_preferred & self.done)
 
     # -------------------------------------------------------------------- run
 
-    def run(self, actions: list[Reassign]) -> ReassignResult:
+    def run(self, actions: list[Reassign], adopt: Iterable[str] = ()) -> ReassignResult:
+        """Run the moves of ``actions``; also wait for (adopt) moves in flight on the topics
+        in ``adopt`` that no action names -- those a ``--no-wait`` apply left running."""
         for a in actions:
             for p, m in sorted(a.moves.items()):
                 self.moves[(a.topic, p)] = m
         try:
-            self._start()
+            self._start(set(adopt))
             if self.queue or self.active:
                 self._loop()
         except FATAL as exc:
@@ -125,10 +135,10 @@ class Reassigner:
         finally:
             if self.wait or not self.active:
                 self._remove_throttles()
-        self.progress.finish()
-        for topic in {tp[0] for tp in self.moves}:
-            n = sum(1 for tp in self.done if tp[0] == topic)
-            self.result.detail[topic] = f"{n} partition(s) moved"
+            self.progress.finish()
+            for topic in {tp[0] for tp in self.moves}:
+                n = sum(1 for tp in self.done if tp[0] == topic)
+                self.result.detail[topic] = f"{n} partition(s) moved"
         return self.result
 
     def abort(self, why: str) -> list[str]:
@@ -144,11 +154,23 @@ class Reassigner:
         self._remove_throttles()
         return self.result.notes[notes_before:]
 
-    def _start(self) -> None:
+    def _start(self, adopt: set[str]) -> None:
+        in_flight = self.admin.list_reassignments()
+        for name, parts in sorted(in_flight.items()):
+            if name not in adopt:
+                continue
+            for p, (replicas, adding, removing) in sorted(parts.items()):
+                if (name, p) not in self.moves:
+                    source = tuple(r for r in replicas if r not in adding)
+                    target = in_flight_target(replicas, removing)
+                    self.moves[(name, p)] = Move(source, target, "in flight from an earlier apply")
+                    self.adopted.add((name, p))
+        if not self.moves:
+            return
         topics = sorted({t for t, _ in self.moves})
         state = self.admin.describe(topics)
-        in_flight = self.admin.list_reassignments()
         offline = {b.id for b in state.brokers if not b.online}
+        self.offline = offline
         for tp, m in sorted(self.moves.items()):
             topic = state.topics.get(tp[0])
             part = topic.partitions.get(tp[1]) if topic else None
@@ -163,6 +185,8 @@ class Reassigner:
                 self.active.add(tp)
             elif flying is None and part.replicas == m.target:
                 self.done.add(tp)
+                if part.leader != m.target[0]:
+                    self.off_preferred.add(tp)
             elif down:
                 self._fail(tp, f"target broker(s) {down} offline; not submitted")
             elif flying is None and part.replicas != m.source:
@@ -181,7 +205,10 @@ class Reassigner:
         if not self.wait:
             room = max(0, self.settings.max_concurrent_moves - len(self.active))
             for tp in self.queue[room:]:
-                self._pending(tp, "not submitted (window full); run `kgitops apply` again")
+                self.result.unsubmitted.setdefault(tp[0], []).append(
+                    f"partition {tp[1]}: not submitted (--no-wait submits one window of "
+                    f"{self.settings.max_concurrent_moves}); run `kgitops apply` again"
+                )
             self.queue = self.queue[:room]
         self._set_throttles(state)
 
@@ -314,7 +341,14 @@ class Reassigner:
 
     def _submit(self) -> None:
         room = self.settings.max_concurrent_moves - len(self.active)
-        batch, self.queue = self.queue[: max(0, room)], self.queue[max(0, room) :]
+        batch: list[TP] = []
+        while self.queue and len(batch) < room:
+            tp = self.queue.pop(0)
+            down = sorted(set(self.moves[tp].target) & self.offline)
+            if down:
+                self._fail(tp, f"target broker(s) {down} offline; not submitted")
+            else:
+                batch.append(tp)
         if not batch:
             return
         results = self.admin.alter_reassignments({tp: self.moves[tp].target for tp in batch})
@@ -348,7 +382,8 @@ class Reassigner:
         elif done_b > 0 and self.elapsed > 0:
             eta = remaining / (done_b / self.elapsed)
         elif self.settings.throttle_bytes_per_sec:
-            eta = remaining / self.settings.throttle_bytes_per_sec
+            receivers = {b for tp in self.active for b in self.moves[tp].adding}
+            eta = remaining / (self.settings.throttle_bytes_per_sec * max(1, len(receivers)))
         return Snapshot(
             partitions_done=len(self.done),
             partitions_total=len(self.moves),
@@ -395,11 +430,13 @@ class Reassigner:
         in_flight = self.admin.list_reassignments()
         state = self.admin.describe(sorted({t for t, _ in self.active}))
         offline = {b.id for b in state.brokers if not b.online}
+        self.offline = offline
         stalled: list[TP] = []
         for tp in sorted(self.active):
             m = self.moves[tp]
             if in_flight.get(tp[0], {}).get(tp[1]) is not None:
-                if set(m.adding) & offline:
+                # Kafka completes a move only when every target replica is in sync
+                if set(m.target) & offline:
                     stalled.append(tp)
                 continue
             topic = state.topics.get(tp[0])
@@ -407,12 +444,14 @@ class Reassigner:
             self.active.discard(tp)
             if part is not None and part.replicas == m.target:
                 self.done.add(tp)
+                if part.leader != m.target[0]:
+                    self.off_preferred.add(tp)
             else:
                 now = list(part.replicas) if part else "gone"
                 self._fail(tp, f"the reassignment ended with replicas {now}, not {list(m.target)}")
         if stalled:
             keep = self.active - set(stalled)
             self.active = set(stalled)
-            down = sorted({b for tp in stalled for b in self.moves[tp].adding} & offline)
+            down = sorted({b for tp in stalled for b in self.moves[tp].target} & offline)
             self._cancel_active(f"broker(s) {down} went offline during the move")
             self.active = keep

@@ -128,11 +128,24 @@ def run(args: argparse.Namespace) -> int:
 
         result = plan_directory(args.directory)
         plan, cluster = result.plan, result.cluster
-    if not plan.has_changes:
-        print(f"No changes. Cluster {plan.cluster!r} matches the specs.")
-        return 0
     admin = open_cluster(cluster)
     try:
+        if not plan.has_changes:
+            managed = set(plan.state_digests)
+            if args.dry_run or args.no_wait or not managed & set(admin.list_reassignments()):
+                print(f"No changes. Cluster {plan.cluster!r} matches the plan.")
+                return 0
+            # nothing to change, but moves a --no-wait apply left running: finish them
+            report = apply_plan(
+                plan,
+                admin,
+                cluster.reassignment,
+                allow_delete=False,
+                progress=for_stream(sys.stderr),
+                poll_seconds=args.poll_interval,
+            )
+            print("\n".join(report.lines()))
+            return 0
         state = admin.describe(
             sorted(plan.state_digests) or sorted({a.topic for a in plan.actions})
         )

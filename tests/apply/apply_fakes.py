@@ -38,6 +38,7 @@ class FakeCluster:
     on_sleep: Callable[[FakeCluster], None] | None = None
     calls: list[tuple[str, object]] = field(default_factory=list)
     max_in_flight: int = 0
+    leaders: dict[tuple[str, int], int] = field(default_factory=dict)
 
     # ---------------------------------------------------------------- helpers
 
@@ -75,10 +76,11 @@ class FakeCluster:
                     r if f is None else f.target + tuple(b for b in f.original if b not in f.target)
                 )
                 live = tuple(b for b in shown if b in self.online())
+                leader = self.leaders.get((name, p))
                 parts[p] = PartitionState(
                     replicas=shown,
                     isr=live,
-                    leader=live[0] if live else None,
+                    leader=leader if leader in live else (live[0] if live else None),
                     size_bytes=self.sizes.get((name, p), 0),
                 )
             out[name] = TopicState(name, parts, dict(self.configs.get(name, {})))
@@ -181,6 +183,8 @@ class FakeCluster:
     def elect_preferred_leaders(self, partitions: Iterable[tuple[str, int]]) -> Results:
         parts = list(partitions)
         self._check("elect_preferred_leaders", parts)
+        for t, p in parts:
+            self.leaders[(t, p)] = self.replicas[t][p][0]
         return {f"{t}-{p}": None for t, p in parts}
 
     def delete_topics(self, names: Sequence[str]) -> Results:
@@ -203,6 +207,8 @@ class FakeCluster:
                 continue
             f.copied += int(self.speed * seconds)
             if f.copied >= self.sizes.get((t, p), 0):
+                leader = self.leaders.get((t, p), f.original[0])
+                self.leaders[(t, p)] = leader if leader in f.target else f.target[0]
                 self.replicas[t][p] = f.target
                 del self.flights[(t, p)]
         if self.on_sleep is not None:

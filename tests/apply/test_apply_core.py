@@ -126,7 +126,7 @@ def test_no_more_than_max_concurrent_moves_are_in_flight_and_all_finish() -> Non
     assert report.outcomes[0].done and "10 partition(s) moved" in report.outcomes[0].detail
 
 
-def test_moved_partitions_with_a_new_first_replica_get_their_preferred_leader_elected() -> None:
+def test_moved_partitions_left_off_their_preferred_leader_get_it_elected() -> None:
     fake, p = moves_plan(2)
     apply_plan(p, fake, SETTINGS, allow_delete=False, poll_seconds=1)
     elected = [payload for n, payload in fake.calls if n == "elect_preferred_leaders"]
@@ -253,12 +253,30 @@ def test_an_unreachable_cluster_from_the_start_is_exit_1() -> None:
 
 
 def test_no_wait_leaves_moves_running_with_throttles_and_a_later_apply_finishes_them() -> None:
-    fake, p = moves_plan(4, size=10_000)
+    fake, p = moves_plan(3, size=10_000)
     report = apply_plan(p, fake, SETTINGS, allow_delete=False, wait=False, poll_seconds=1)
     assert len(fake.flights) == 3
     assert fake.broker_configs[3][LEADER_RATE] == "1000"
     assert any("--no-wait" in n for n in report.notes)
-    assert not report.outcomes[0].done
+    assert report.outcomes[0].detail.startswith("in flight: partition 0 moving to [3, 1, 2]")
+    fake.calls.clear()
+    apply_plan(p, fake, SETTINGS, allow_delete=False, poll_seconds=1)
+    assert [n for n, _ in fake.calls if n == "alter_reassignments"] == []
+    assert all(r == (3, 1, 2) for r in fake.replicas["m"].values())
+    assert all(not c for c in fake.broker_configs.values())
+    assert not any(k in fake.configs.get("m", {}) for k in (LEADER_REPLICAS, FOLLOWER_REPLICAS))
+
+
+def test_no_wait_submits_one_window_and_says_the_rest_is_not_done() -> None:
+    fake, p = moves_plan(4, size=10_000)
+    with pytest.raises(ApplyFailed) as err:
+        apply_plan(p, fake, SETTINGS, allow_delete=False, wait=False, poll_seconds=1)
+    assert err.value.exit_code == 3
+    assert len(fake.flights) == 3
+    assert "partition 3: not submitted (--no-wait submits one window of 3)" in "\n".join(
+        err.value.lines()
+    )
+    assert fake.configs["m"][FOLLOWER_REPLICAS] == "0:3,1:3,2:3"  # only the submitted ones
     fake.calls.clear()
     apply_plan(p, fake, SETTINGS, allow_delete=False, poll_seconds=1)
     submitted = [payload for n, payload in fake.calls if n == "alter_reassignments"]

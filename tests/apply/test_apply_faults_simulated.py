@@ -1,0 +1,145 @@
+"""Faults during a reassignment on the simulated cluster: a broker fails, the timeout passes,
+Ctrl-C. Each ends with every throttle removed, an honest report, exit 3 (or 1), and a
+re-plan that completes the rest."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from test_apply_simulated import Folder, topic
+
+from kgitops.cluster.simulated import SimulatedCluster
+from kgitops.throttles import FOLLOWER_REPLICAS, LEADER_REPLICAS
+
+
+def no_throttles_left(demo: Folder) -> None:
+    state = demo.state()
+    assert not any(state.get("brokerConfigs", {}).values())
+    for t in state["topics"].values():
+        assert not set(t.get("config", {})) & {LEADER_REPLICAS, FOLLOWER_REPLICAS}
+    assert not state.get("reassignments"), "no move may be left in flight"
+
+
+def hook_sleep(monkeypatch: pytest.MonkeyPatch, hook: Callable[[SimulatedCluster], None]) -> None:
+    real = SimulatedCluster.sleep
+
+    def sleep(self: SimulatedCluster, seconds: float) -> None:
+        real(self, seconds)
+        hook(self)
+
+    monkeypatch.setattr(SimulatedCluster, "sleep", sleep)
+
+
+@pytest.fixture
+def rf_raise(tmp_path: Path) -> Folder:
+    """orders: 8 partitions of 100 MB, RF 2 -> 3 pending (10 MB/s, 4 moves at a time)."""
+    demo = Folder(tmp_path)
+    demo.topics(topic("orders", 8, 2))
+    demo.apply()
+    demo.set_sizes("orders", 100_000_000)
+    demo.topics(topic("orders", 8, 3))
+    return demo
+
+
+def test_a_broker_failing_mid_reassignment(
+    rf_raise: Folder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    demo = rf_raise
+    moves = demo.plan_json()["actions"][0]["moves"]
+    victim = moves["0"]["to"][-1]  # the broker partition 0 is being copied to
+
+    def fail(cluster: SimulatedCluster) -> None:
+        if cluster.clock >= 5 and cluster.brokers[victim].online:
+            cluster.fail_broker(victim)
+
+    hook_sleep(monkeypatch, fail)
+    code, out, err = demo.cli("apply", "--yes")
+    assert code == 3, out + err
+    assert f"broker(s) [{victim}] went offline during the move; cancelled" in err
+    assert "NOT done: ~ reassign orders" in err
+    no_throttles_left(demo)
+    replicas = demo.replicas("orders")
+    for p, m in moves.items():
+        got = list(replicas[int(p)])
+        assert got in (m["from"], m["to"]), "every partition is on its old or its new replicas"
+        if victim in m["to"] and got == m["to"]:
+            pytest.fail(f"partition {p} cannot have completed onto offline broker {victim}")
+
+    monkeypatch.undo()
+    SimulatedCluster.open(str(demo.state_file), []).restore_broker(victim)
+    again = demo.plan_json()["actions"]
+    left = {p for p, m in moves.items() if list(replicas[int(p)]) == m["from"]}
+    assert [a["type"] for a in again] == ["reassign"]
+    assert set(again[0]["moves"]) == left
+    demo.apply()
+
+
+def test_a_timeout_cancels_the_moves_in_flight(rf_raise: Folder) -> None:
+    demo = rf_raise
+    demo.cluster(extra="")
+    text = (
+        (demo.dir / "cluster.yaml")
+        .read_text()
+        .replace("maxConcurrentMoves: 4}", "maxConcurrentMoves: 4, timeoutSeconds: 5}")
+    )
+    (demo.dir / "cluster.yaml").write_text(text)
+    before = demo.replicas("orders")
+    code, out, err = demo.cli("apply", "--yes")
+    assert code == 1, out + err  # nothing finishes in 5 s (100 MB at 10 MB/s): nothing applied
+    assert "timed out after 0:00:05" in err
+    no_throttles_left(demo)
+    assert demo.replicas("orders") == before
+    assert demo.plan_json()["actions"][0]["type"] == "reassign"
+
+
+def test_ctrl_c_during_the_wait(rf_raise: Folder, monkeypatch: pytest.MonkeyPatch) -> None:
+    demo = rf_raise
+
+    def interrupt(cluster: SimulatedCluster) -> None:
+        if cluster.clock >= 25:  # the first window (4 moves, ~20 s) has finished
+            raise KeyboardInterrupt
+
+    hook_sleep(monkeypatch, interrupt)
+    code, out, err = demo.cli("apply", "--yes")
+    assert code == 3, out + err
+    assert "apply was interrupted (Ctrl-C)" in err
+    assert "interrupted (Ctrl-C); cancelled" in err
+    no_throttles_left(demo)
+    monkeypatch.undo()
+    again = demo.plan_json()["actions"]
+    assert [a["type"] for a in again] == ["reassign"]
+    assert 0 < len(again[0]["moves"]) < 8
+    demo.apply()
+
+
+def test_no_wait_leaves_moves_running_and_a_later_apply_finishes_them(rf_raise: Folder) -> None:
+    demo = rf_raise
+    code, out, err = demo.cli("apply", "--yes", "--no-wait")
+    assert code == 3, out + err  # 4 of 8 submitted, the rest wait for a later apply
+    assert "run `kgitops apply` again" in out + err
+    state = demo.state()
+    assert len(state["reassignments"]["orders"]) == 4
+    assert any(state["brokerConfigs"].values()), "the throttles stay while moves run"
+    demo.apply()
+
+
+def test_after_no_wait_an_apply_with_no_changes_waits_for_the_moves_and_removes_throttles(
+    tmp_path: Path,
+) -> None:
+    demo = Folder(tmp_path)
+    demo.topics(topic("orders", 4, 2))
+    demo.apply()
+    demo.set_sizes("orders", 100_000_000)
+    demo.topics(topic("orders", 4, 3))
+    code, out, err = demo.cli("apply", "--yes", "--no-wait")
+    assert code == 0, out + err
+    assert "in flight: partition 0 moving to" in out
+    assert len(demo.state()["reassignments"]["orders"]) == 4
+    code, out, err = demo.cli("plan", "--detailed-exitcode")
+    assert code == 0, "moves in flight to their targets are not changes"
+    code, out, err = demo.cli("apply", "--yes")
+    assert code == 0, out + err
+    assert "done: ~ reassign orders (moves in flight from an earlier apply)" in out
+    no_throttles_left(demo)
