@@ -1,0 +1,176 @@
+"""`kgitops import DIR`: adopt live topics that git does not know yet.
+
+For every live topic without a Topic document in DIR (Kafka's internal ``__*`` topics aside),
+write ``DIR/<topic>.yaml`` with its partitions, replication factor and the configs set on it,
+and add its entry to kgitops.lock with its placement recovered where Kafka's own algorithm
+explains it (see ``kgitops.adopt``). Before writing, the result is planned against the same
+live state: a topic the planner would still move is written more literally until it would
+not, so adopting a cluster moves nothing. Existing files are never overwritten.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kgitops.adopt import Adoption
+    from kgitops.model import ClusterSpec, ClusterState, TopicSpec
+    from kgitops.plan import Plan
+
+NAME = "import"
+HELP = "write topic files and lock entries for live topics not yet in git (moves nothing)"
+
+_MOVES = ("create_topic", "add_partitions", "reassign", "delete_topic")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("dir", metavar="DIR", help="the cluster folder (with cluster.yaml)")
+    parser.add_argument(
+        "--topic",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help="only this topic (repeatable)",
+    )
+    parser.add_argument(
+        "--state", metavar="FILE", help="import from a saved snapshot instead of the live cluster"
+    )
+    parser.add_argument(
+        "--include-internal", action="store_true", help="also import Kafka's internal __* topics"
+    )
+    parser.add_argument(
+        "--dry-run", action="store_true", help="print the files instead of writing them"
+    )
+
+
+@dataclass(frozen=True)
+class _Desired:
+    cluster: ClusterSpec | None
+    topics: tuple[TopicSpec, ...]
+
+
+def run(args: argparse.Namespace) -> int:
+    from kgitops.adopt import adopt, file_name, topic_yaml
+    from kgitops.errors import KgitopsError, SpecError
+    from kgitops.lock import Lock, read_lock, write_lock
+    from kgitops.specs import load_specs
+
+    specs = load_specs(args.dir)
+    if specs.errors:
+        raise SpecError(specs.diagnostics)
+    assert specs.cluster is not None  # a missing cluster.yaml is an error above
+    state = _state(args, specs.cluster)
+    known = {t.name for t in specs.topics}
+    wanted = set(args.topic) if args.topic else None
+    if wanted is not None and wanted - set(state.topics):
+        missing = ", ".join(sorted(wanted - set(state.topics)))
+        raise KgitopsError(f"no such topic on cluster {specs.cluster.name}: {missing}")
+    names = [
+        n
+        for n in sorted(state.topics)
+        if n not in known
+        and (wanted is None or n in wanted)
+        and (args.include_internal or not n.startswith("__"))
+    ]
+    if not names:
+        print(f"nothing to import: every topic of cluster {specs.cluster.name} is in {args.dir}")
+        return 0
+    existing = [n for n in names if os.path.exists(os.path.join(args.dir, file_name(n)))]
+    if existing:
+        raise KgitopsError(
+            "these files exist but hold no valid Topic document of the same name; move them "
+            "or name the topic in them: "
+            + ", ".join(os.path.join(args.dir, file_name(n)) for n in existing)
+        )
+    brokers = state.brokers
+    adoptions = {n: adopt(state.topics[n], brokers) for n in names}
+    lock = read_lock(args.dir)
+    adoptions, plan = _settle(adoptions, specs.topics, specs.cluster, state, lock)
+    entries = dict(lock.entries) if lock is not None else {}
+    entries.update({n: a.entry for n, a in adoptions.items()})
+    for n, a in adoptions.items():
+        text = topic_yaml(a, specs.cluster.name)
+        path = os.path.join(args.dir, file_name(n))
+        if args.dry_run:
+            sys.stdout.write(f"--- {path}\n{text}")
+        else:
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(text)
+    if not args.dry_run:
+        write_lock(args.dir, Lock(entries=dict(sorted(entries.items()))))
+    _report(adoptions, plan, args)
+    return 0
+
+
+def _state(args: argparse.Namespace, cluster: ClusterSpec) -> ClusterState:
+    if args.state is not None:
+        from kgitops.cluster.snapshot import read_state
+
+        return read_state(args.state)
+    from kgitops.cluster.connect import open_cluster
+
+    admin = open_cluster(cluster)
+    try:
+        return admin.describe(None)
+    finally:
+        admin.close()
+
+
+def _settle(
+    adoptions: dict[str, Adoption],
+    managed: tuple[TopicSpec, ...],
+    cluster: ClusterSpec,
+    state: ClusterState,
+    lock: object,
+) -> tuple[dict[str, Adoption], Plan]:
+    """Plan with the adopted topics; write the ones the planner would move more literally."""
+    from kgitops.adopt import escalate
+    from kgitops.diff import compute_plan
+    from kgitops.lock import Lock
+
+    base = dict(lock.entries) if isinstance(lock, Lock) else {}
+    while True:
+        desired = _Desired(cluster, (*managed, *(a.spec for a in adoptions.values())))
+        entries = {**base, **{n: a.entry for n, a in adoptions.items()}}
+        plan, _ = compute_plan(desired, state, Lock(entries=entries))
+        moving = {a.topic for a in plan.actions if a.kind in _MOVES and a.topic in adoptions}
+        changed = False
+        for name in sorted(moving):
+            better = escalate(adoptions[name], state.topics[name], state.brokers)
+            if better is not None:
+                adoptions[name] = better
+                changed = True
+        if not changed:
+            return adoptions, plan
+
+
+def _report(adoptions: dict[str, Adoption], plan: Plan, args: argparse.Namespace) -> None:
+    verb = "would import" if args.dry_run else "imported"
+    out = sys.stdout if not args.dry_run else sys.stderr
+    print(f"{verb} {len(adoptions)} topic(s) into {args.dir}:", file=out)
+    for name, a in adoptions.items():
+        how = {
+            "recovered": (
+                f"Kafka's {a.entry.placement} placement, start index {a.entry.start_index}"
+            ),
+            "adopted": "assignment kept as it is (adopted)",
+            "rack-unaware": "assignment kept as it is (adopted, placement: rack-unaware)",
+            "static": "assignment listed in the file (placement: static)",
+        }[a.stage]
+        print(
+            f"  {name}: {a.spec.partitions} partition(s), RF {a.spec.replication_factor}; {how}",
+            file=out,
+        )
+        for note in a.notes:
+            print(f"    note: {note}", file=out)
+    left = [action for action in plan.actions if action.topic in adoptions]
+    if left:
+        print("the next plan still has for the imported topics:", file=out)
+        for action in left:
+            print(f"  {action.symbol} {action.kind} {action.topic}", file=out)
+    else:
+        print("the next plan has no change for them", file=out)

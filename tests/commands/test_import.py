@@ -1,0 +1,166 @@
+"""`kgitops import DIR`: adopting live topics writes files and lock entries that move nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kgitops.adopt import adopt, recover_start_index
+from kgitops.assignment import assign_replicas
+from kgitops.cli import main
+from kgitops.cluster.port import ConfigChange, NewTopic
+from kgitops.cluster.simulated import SimulatedCluster
+from kgitops.lock import read_lock
+from kgitops.model import Broker, PartitionState, TopicState
+from kgitops.specs import load_specs
+
+RACKED = [Broker(0, "az1"), Broker(1, "az2"), Broker(2, "az3"), Broker(3, "az1")]
+CLUSTER_YAML = """\
+apiVersion: kgitops/v1
+kind: Cluster
+name: demo
+simulated:
+  stateFile: .state/demo.json
+  brokers: [{id: 0, rack: az1}, {id: 1, rack: az2}, {id: 2, rack: az3}, {id: 3, rack: az1}]
+"""
+ORDERS = """\
+apiVersion: kgitops/v1
+kind: Topic
+name: orders
+partitions: 1
+replicationFactor: 1
+"""
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    (tmp_path / "cluster.yaml").write_text(CLUSTER_YAML)
+    return tmp_path
+
+
+def sim(folder: Path) -> SimulatedCluster:
+    return SimulatedCluster.open(str(folder / ".state" / "demo.json"), RACKED)
+
+
+def plan_exit(folder: Path) -> int:
+    return main(["plan", str(folder), "--detailed-exitcode"])
+
+
+def test_import_writes_files_and_lock_so_the_next_plan_is_empty(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    s = sim(folder)
+    s.create_topics(
+        [
+            NewTopic("aware", assign_replicas(RACKED, 8, 3, start_index=2), {"retention.ms": "9"}),
+            NewTopic("unaware", assign_replicas(RACKED, 5, 2, start_index=1, rack_aware=False)),
+            NewTopic("same.rack", {0: (0, 3), 1: (1, 2)}),
+            NewTopic("__consumer_offsets", {0: (0, 1)}),
+        ]
+    )
+    s.alter_topic_configs(
+        {"aware": ConfigChange(set={"leader.replication.throttled.replicas": "*"})}
+    )
+    assert main(["import", str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert "aware: 8 partition(s), RF 3; Kafka's rack-aware placement, start index 2" in out
+    assert "unaware: 5 partition(s), RF 2; Kafka's rack-unaware placement, start index 1" in out
+    assert "the next plan has no change for them" in out
+    assert sorted(p.name for p in folder.glob("*.yaml")) == [
+        "aware.yaml",
+        "cluster.yaml",
+        "same.rack.yaml",
+        "unaware.yaml",
+    ]
+    specs = load_specs(str(folder))
+    assert specs.errors == []
+    aware = specs.topic("aware")
+    assert aware is not None
+    assert (aware.partitions, aware.replication_factor) == (8, 3)
+    assert dict(aware.config) == {"retention.ms": "9"}  # the throttle is apply's, not git's
+    lock = read_lock(str(folder))
+    assert lock is not None
+    assert lock.entries["aware"].start_index == 2
+    assert lock.entries["aware"].placement == "rack-aware"
+    assert lock.entries["unaware"].placement == "rack-unaware"
+    assert lock.entries["same.rack"].placement == "adopted"
+    assert plan_exit(folder) == 0
+
+
+def test_a_topic_already_in_git_is_left_alone(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (folder / "orders.yaml").write_text(ORDERS)
+    sim(folder).create_topics([NewTopic("orders", {0: (0,)})])
+    assert main(["import", str(folder)]) == 0
+    assert "nothing to import" in capsys.readouterr().out
+    assert (folder / "orders.yaml").read_text() == ORDERS
+
+
+def test_an_existing_file_is_never_overwritten(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (folder / "x.yaml").write_text(ORDERS)  # holds topic orders, not x
+    sim(folder).create_topics([NewTopic("x", {0: (0,)}), NewTopic("orders", {0: (1,)})])
+    assert main(["import", str(folder)]) == 1
+    assert "exist but hold no valid Topic" in capsys.readouterr().err
+    assert (folder / "x.yaml").read_text() == ORDERS
+
+
+def test_dry_run_writes_nothing(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    sim(folder).create_topics([NewTopic("x", {0: (0, 1)})])
+    assert main(["import", str(folder), "--dry-run"]) == 0
+    assert 'name: "x"' in capsys.readouterr().out
+    assert not (folder / "x.yaml").exists()
+    assert not (folder / "kgitops.lock").exists()
+
+
+def test_only_the_named_topics(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    sim(folder).create_topics([NewTopic("x", {0: (0,)}), NewTopic("y", {0: (1,)})])
+    assert main(["import", str(folder), "--topic", "y"]) == 0
+    assert not (folder / "x.yaml").exists()
+    assert (folder / "y.yaml").exists()
+    assert main(["import", str(folder), "--topic", "nope"]) == 1
+    assert "no such topic on cluster demo: nope" in capsys.readouterr().err
+
+
+def test_after_import_an_rf_raise_is_a_pure_append(folder: Path) -> None:
+    sim(folder).create_topics([NewTopic("a", assign_replicas(RACKED, 8, 3, start_index=1))])
+    main(["import", str(folder)])
+    text = (folder / "a.yaml").read_text().replace("replicationFactor: 3", "replicationFactor: 4")
+    (folder / "a.yaml").write_text(text)
+    from kgitops.commands._planning import plan_directory
+
+    plan = plan_directory(str(folder)).plan
+    (action,) = plan.actions
+    for move in action.to_json()["moves"].values():
+        assert move["to"][:3] == move["from"]
+
+
+def test_an_assignment_nothing_explains_is_written_static_if_that_is_what_it_takes() -> None:
+    topic = TopicState("t", {0: PartitionState((0, 1)), 1: PartitionState((1, 2, 3))})
+    a = adopt(topic, RACKED)
+    assert a.stage == "static"
+    assert a.spec.assignment == ((0, 1), (1, 2, 3))
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    n=st.integers(1, 9),
+    parts=st.integers(1, 30),
+    data=st.data(),
+    racks=st.booleans(),
+)
+def test_kafkas_own_placement_is_always_recognised(
+    n: int, parts: int, data: st.DataObject, racks: bool
+) -> None:
+    brokers = [Broker(i * 2, f"r{i % 3}" if racks else None) for i in range(n)]
+    rf = data.draw(st.integers(1, n))
+    start = data.draw(st.integers(0, n - 1))
+    assignment = assign_replicas(brokers, parts, rf, start_index=start)
+    found = recover_start_index(assignment, brokers, racks)
+    assert found is not None
+    assert assign_replicas(brokers, parts, rf, start_index=found) == assignment
