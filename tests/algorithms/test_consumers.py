@@ -238,3 +238,18 @@ def test_range_and_round_robin_cover_every_partition_once() -> None:
     partitions = {"x": 5, "y": 4}
     for result in (assign_range(members, partitions), assign_round_robin(members, partitions)):
         _check_valid(result, members, partitions)
+
+
+def test_kafka_range_and_round_robin_multiple_consumers_mixed_topics() -> None:
+    members = {C1: [T1], C2: [T1, T2], C3: [T1]}
+    expected = {C1: [(T1, 0)], C2: [(T1, 1), (T2, 0), (T2, 1)], C3: [(T1, 2)]}
+    assert assign_range(members, {T1: 3, T2: 2}) == expected
+    assert assign_round_robin(members, {T1: 3, T2: 2}) == expected
+
+
+def test_kafka_range_two_consumers_two_topics_six_partitions() -> None:
+    members = {C1: [T1, T2], C2: [T1, T2]}
+    assert assign_range(members, {T1: 3, T2: 3}) == {
+        C1: [(T1, 0), (T1, 1), (T2, 0), (T2, 1)],
+        C2: [(T1, 2), (T2, 2)],
+    }
