@@ -155,6 +155,15 @@ class SimulatedCluster:
                     removing=list(move.removing),
                     copied=dict(progress.get(name, {}).get(pid, {})),
                 )
+                stray = set(part.adding) | set(part.removing)
+                if not stray <= set(part.replicas) or set(part.adding) & set(part.removing):
+                    raise StateFileError(
+                        self.path,
+                        [
+                            f"reassignments.{name}.{pid}: adding and removing must be disjoint "
+                            f"replicas of the partition (replicas {part.replicas})"
+                        ],
+                    )
                 part.elect(online)
                 parts.append(part)
             self.topics[name] = (parts, dict(t.config))

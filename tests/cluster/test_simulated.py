@@ -8,6 +8,7 @@ import pytest
 
 from kgitops.cluster.port import ClusterAdmin, ConfigChange, NewPartitions, NewTopic
 from kgitops.cluster.simulated import SimulatedCluster
+from kgitops.cluster.snapshot import StateFileError
 from kgitops.errors import ClusterError, ClusterRequestError
 from kgitops.model import Broker
 
@@ -430,3 +431,24 @@ def test_progress_and_clock_survive_a_new_process(sim: SimulatedCluster) -> None
     assert again.clock == 6
     again.advance(4)
     assert again.list_reassignments() == {}
+
+
+def test_a_state_file_with_an_inconsistent_reassignment_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    path.write_text(
+        '{"format": "kgitops-state/v1", "brokers": [{"id": 0}, {"id": 1}],'
+        ' "topics": {"a": {"partitions": {"0": {"replicas": [0]}}}},'
+        ' "reassignments": {"a": {"0": {"adding": [1], "removing": []}}}}'
+    )
+    with pytest.raises(StateFileError, match=r"reassignments\.a\.0: adding and removing"):
+        SimulatedCluster.open(str(path), [])
+
+
+def test_a_hand_written_state_gets_isr_and_leaders_from_live_brokers(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    path.write_text(
+        '{"format": "kgitops-state/v1", "brokers": [{"id": 0, "online": false}, {"id": 1}],'
+        ' "topics": {"a": {"partitions": {"0": {"replicas": [0, 1]}}}}}'
+    )
+    p = SimulatedCluster.open(str(path), []).describe().topics["a"].partitions[0]
+    assert (p.isr, p.leader) == ((1,), 1)
