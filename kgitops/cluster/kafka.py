@@ -26,7 +26,6 @@ see :func:`topic_configs_from` for how that is decided on brokers that do not sa
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
@@ -46,7 +45,7 @@ from kafka.protocol.admin import (
 )
 from kafka.protocol.metadata import MetadataRequest
 
-from kgitops import __version__
+from kgitops.cluster.kafka_settings import CONNECT_TIMEOUT_MS, client_config
 from kgitops.cluster.port import ConfigChange, NewPartitions, NewTopic, Results
 from kgitops.errors import (
     ClusterAuthError,
@@ -65,6 +64,15 @@ from kgitops.model import (
     TopicState,
 )
 
+__all__ = [
+    "KafkaAdmin",
+    "client_config",
+    "item_error",
+    "response_enumerates",
+    "topic_configs_from",
+    "translate",
+]
+
 _Item = TypeVar("_Item")
 
 logging.getLogger("kafka").addHandler(logging.NullHandler())
@@ -82,9 +90,6 @@ ELECTION_PREFERRED = 0
 UNKNOWN_TOPIC_OR_PARTITION = 3
 NOT_CONTROLLER = 41
 ELECTION_NOT_NEEDED = 84
-CONNECT_TIMEOUT_MS = 10_000  # the first connection gives up sooner than a slow request
-SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
-PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 
 # ------------------------------------------------------------------ translation
 
@@ -201,79 +206,10 @@ def _scrub(text: str, secrets: Sequence[str]) -> str:
     return text
 
 
-# --------------------------------------------------------------- client settings
-
-
-def client_config(spec: ClusterSpec, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """kafka-python's settings for a cluster file: servers, timeouts, TLS and SASL.
-
-    Secrets are read from the environment variables cluster.yaml names; an unset one is an
-    error naming the variable (never its value). Paths are relative to the cluster folder.
-    """
-    env = os.environ if environ is None else environ
-    where = str(spec.mark_of("bootstrapServers"))
-    if not spec.bootstrap_servers:
-        raise ClusterError(f"{where}: cluster {spec.name!r} has no bootstrapServers to connect to")
-    timeout = max(int(spec.request_timeout_ms), 1000)
-    config: dict[str, Any] = {
-        "bootstrap_servers": list(spec.bootstrap_servers),
-        "client_id": f"kgitops-{__version__}",
-        "request_timeout_ms": timeout,
-        "bootstrap_timeout_ms": min(timeout, CONNECT_TIMEOUT_MS),
-        "retry_backoff_ms": 100,
-        "reconnect_backoff_ms": 50,
-        "reconnect_backoff_max_ms": 1000,
-    }
-    sec = spec.security
-    protocol = sec.protocol.upper()
-    if protocol not in PROTOCOLS:
-        raise ClusterError(
-            f"{spec.mark_of('security.protocol')}: unknown security protocol {sec.protocol!r}; "
-            f"use one of {', '.join(PROTOCOLS)}"
-        )
-    config["security_protocol"] = protocol
-    if protocol.startswith("SASL"):
-        if sec.sasl is None:
-            raise ClusterError(
-                f"{spec.mark_of('security')}: protocol {protocol} needs security.sasl "
-                "(mechanism, usernameEnv, passwordEnv)"
-            )
-        mech = sec.sasl.mechanism.upper()
-        if mech not in SASL_MECHANISMS:
-            raise ClusterError(
-                f"{spec.mark_of('security.sasl.mechanism')}: unsupported SASL mechanism "
-                f"{sec.sasl.mechanism!r}; use one of {', '.join(SASL_MECHANISMS)}"
-            )
-        config["sasl_mechanism"] = mech
-        config["sasl_plain_username"] = _secret(env, sec.sasl.username_env, spec, "usernameEnv")
-        config["sasl_plain_password"] = _secret(env, sec.sasl.password_env, spec, "passwordEnv")
-    if protocol.endswith("SSL") and sec.ssl is not None:
-        ssl = sec.ssl
-        for key, path in (
-            ("ssl_cafile", ssl.ca_file),
-            ("ssl_certfile", ssl.cert_file),
-            ("ssl_keyfile", ssl.key_file),
-        ):
-            if path is None:
-                continue
-            full = path if os.path.isabs(path) else os.path.join(spec.directory, path)
-            if not os.path.isfile(full):
-                raise ClusterError(f"{spec.mark_of('security.ssl')}: no such file: {full}")
-            config[key] = full
-        if ssl.key_password_env:
-            config["ssl_password"] = _secret(env, ssl.key_password_env, spec, "keyPasswordEnv")
-        config["ssl_check_hostname"] = ssl.check_hostname
-    return config
-
-
-def _secret(env: Mapping[str, str], name: str, spec: ClusterSpec, field: str) -> str:
-    value = env.get(name)
-    if not value:
-        raise ClusterError(
-            f"{spec.mark_of('security')}: the environment variable {name} ({field} in "
-            f"cluster.yaml) is not set; export it before running kgitops"
-        )
-    return value
+def _retriable_exc(exc: BaseException) -> bool:
+    return bool(getattr(exc, "retriable", False)) and not isinstance(
+        exc, kerr.UnsupportedVersionError
+    )
 
 
 # ------------------------------------------------------------------ pure parsing
@@ -377,10 +313,7 @@ class KafkaAdmin:
             try:
                 return self._manager.run(self._send_async, request, node_id, remaining_ms)
             except Exception as exc:
-                retriable = bool(getattr(exc, "retriable", False)) and not isinstance(
-                    exc, kerr.UnsupportedVersionError
-                )
-                if retriable and time.monotonic() + backoff < deadline:
+                if _retriable_exc(exc) and time.monotonic() + backoff < deadline:
                     time.sleep(backoff)
                     backoff = min(backoff * 2, 2.0)
                     continue
@@ -389,6 +322,47 @@ class KafkaAdmin:
     async def _send_async(self, request: Any, node_id: int | None, timeout_ms: int) -> Any:
         future = self._manager.send(request, node_id=node_id, request_timeout_ms=timeout_ms)
         return await self._manager.wait_for(future, timeout_ms)
+
+    def _send_each(self, requests: Mapping[int, Any]) -> dict[int, Any]:
+        """One request per broker, all sent at once; each value is the response or the
+        ClusterError that broker's request ended with (retriable failures are retried with
+        backoff until the deadline, so N slow brokers cost one timeout, not N)."""
+        deadline = time.monotonic() + self._timeout_ms / 1000
+        backoff = 0.1
+        pending = dict(requests)
+        out: dict[int, Any] = {}
+        while pending:
+            remaining_ms = max(int((deadline - time.monotonic()) * 1000), 1)
+            try:
+                got = self._manager.run(self._gather, list(pending.items()), remaining_ms)
+            except Exception as exc:
+                raise translate(exc, "send", secrets=self._secrets) from None
+            retry: dict[int, Any] = {}
+            for b, res in got.items():
+                if not isinstance(res, BaseException):
+                    out[b] = res
+                elif _retriable_exc(res) and time.monotonic() + backoff < deadline:
+                    retry[b] = pending[b]
+                else:
+                    out[b] = translate(res, type(pending[b]).__name__, secrets=self._secrets)
+            pending = retry
+            if pending:
+                time.sleep(backoff)
+                backoff = min(backoff * 2, 2.0)
+        return out
+
+    async def _gather(self, items: Sequence[tuple[int, Any]], timeout_ms: int) -> dict[int, Any]:
+        futures = [
+            (b, self._manager.send(req, node_id=b, request_timeout_ms=timeout_ms))
+            for b, req in items
+        ]
+        out: dict[int, Any] = {}
+        for b, future in futures:
+            try:
+                out[b] = await self._manager.wait_for(future, timeout_ms)
+            except Exception as exc:
+                out[b] = exc
+        return out
 
     def supports(self, request_class: Any) -> bool:
         """Whether the broker advertises this API (ApiVersions, answered at connect)."""
@@ -515,11 +489,12 @@ class KafkaAdmin:
         return out
 
     def _broker_configs(self, broker_ids: Sequence[int]) -> dict[int, dict[str, str]]:
-        """Per broker, the dynamic configs set on that broker (e.g. throttle rates)."""
+        """Per broker, the dynamic configs set on that broker (e.g. throttle rates). Kafka
+        answers a broker's configs only on that broker: one request each, sent at once. A
+        broker that cannot answer is left out rather than failing the whole describe."""
         R = DescribeConfigsRequest
-        out: dict[int, dict[str, str]] = {}
-        for b in broker_ids:
-            req = R(
+        requests = {
+            b: R(
                 resources=[
                     R.DescribeConfigsResource(
                         resource_type=RESOURCE_BROKER, resource_name=str(b), configuration_keys=None
@@ -527,7 +502,12 @@ class KafkaAdmin:
                 ],
                 include_synonyms=False,
             )
-            resp = self._send(req, b)
+            for b in broker_ids
+        }
+        out: dict[int, dict[str, str]] = {}
+        for b, resp in self._send_each(requests).items():
+            if isinstance(resp, ClusterError):
+                continue
             enumerating = response_enumerates(resp.results)
             got: dict[str, str] = {}
             for r in resp.results:
@@ -544,15 +524,18 @@ class KafkaAdmin:
         return out
 
     def _sizes(self, broker_ids: Sequence[int]) -> dict[tuple[str, int], int]:
-        """Partition sizes from DescribeLogDirs, one request per broker; {} where unsupported.
+        """Partition sizes from DescribeLogDirs, one request per broker sent at once; {} where
+        the broker lacks the API. A broker that cannot answer leaves its sizes out.
 
         A partition's size is the largest any of its replicas reports (the leader's log is
         the one a new replica copies; a lagging follower reports less)."""
         if not self.supports(DescribeLogDirsRequest):
             return {}
+        requests = {b: DescribeLogDirsRequest(topics=None) for b in broker_ids}
         out: dict[tuple[str, int], int] = {}
-        for b in broker_ids:
-            resp = self._send(DescribeLogDirsRequest(topics=None), b)
+        for resp in self._send_each(requests).values():
+            if isinstance(resp, ClusterError):
+                continue
             for d in resp.results:
                 if d.error_code != 0:
                     continue

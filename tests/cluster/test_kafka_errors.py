@@ -268,3 +268,21 @@ def test_a_broker_that_lists_only_the_topics_own_configs_has_them_all_set() -> N
 def test_sensitive_values_are_never_compared() -> None:
     r = result(entry("secret.thing", None, SOURCE_DYNAMIC_TOPIC))
     assert topic_configs_from(r.configs, enumerating=True) == {}
+
+
+def test_only_the_adapter_imports_kafka_python() -> None:
+    import ast
+    from pathlib import Path
+
+    package = Path(__file__).resolve().parents[2] / "kgitops"
+    importers = set()
+    for path in package.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module]
+            if any(n == "kafka" or n.startswith("kafka.") for n in names):
+                importers.add(path.relative_to(package).as_posix())
+    assert importers == {"cluster/kafka.py"}

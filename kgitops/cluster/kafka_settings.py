@@ -1,0 +1,100 @@
+"""kafka-python's settings for a cluster file: servers, timeouts, TLS and SASL (pure; no
+kafka import, so it is testable and importable without the client).
+
+Secrets come only from the environment variables cluster.yaml names::
+
+    security:
+      protocol: SASL_SSL
+      sasl: {mechanism: SCRAM-SHA-512, usernameEnv: KAFKA_USERNAME, passwordEnv: KAFKA_PASSWORD}
+      ssl: {caFile: certs/ca.pem}
+
+gives ``security_protocol="SASL_SSL"``, ``sasl_mechanism="SCRAM-SHA-512"``, the username and
+password read from ``$KAFKA_USERNAME`` / ``$KAFKA_PASSWORD`` and ``ssl_cafile`` resolved
+against the cluster folder. An unset variable is an error naming it, never its value.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from kgitops import __version__
+from kgitops.errors import ClusterError
+from kgitops.model import ClusterSpec
+
+CONNECT_TIMEOUT_MS = 10_000  # the first connection gives up sooner than a slow request
+SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+
+
+def client_config(spec: ClusterSpec, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """kafka-python's settings for a cluster file: servers, timeouts, TLS and SASL.
+
+    Secrets are read from the environment variables cluster.yaml names; an unset one is an
+    error naming the variable (never its value). Paths are relative to the cluster folder.
+    """
+    env = os.environ if environ is None else environ
+    where = str(spec.mark_of("bootstrapServers"))
+    if not spec.bootstrap_servers:
+        raise ClusterError(f"{where}: cluster {spec.name!r} has no bootstrapServers to connect to")
+    timeout = max(int(spec.request_timeout_ms), 1000)
+    config: dict[str, Any] = {
+        "bootstrap_servers": list(spec.bootstrap_servers),
+        "client_id": f"kgitops-{__version__}",
+        "request_timeout_ms": timeout,
+        "bootstrap_timeout_ms": min(timeout, CONNECT_TIMEOUT_MS),
+        "retry_backoff_ms": 100,
+        "reconnect_backoff_ms": 50,
+        "reconnect_backoff_max_ms": 1000,
+    }
+    sec = spec.security
+    protocol = sec.protocol.upper()
+    if protocol not in PROTOCOLS:
+        raise ClusterError(
+            f"{spec.mark_of('security.protocol')}: unknown security protocol {sec.protocol!r}; "
+            f"use one of {', '.join(PROTOCOLS)}"
+        )
+    config["security_protocol"] = protocol
+    if protocol.startswith("SASL"):
+        if sec.sasl is None:
+            raise ClusterError(
+                f"{spec.mark_of('security')}: protocol {protocol} needs security.sasl "
+                "(mechanism, usernameEnv, passwordEnv)"
+            )
+        mech = sec.sasl.mechanism.upper()
+        if mech not in SASL_MECHANISMS:
+            raise ClusterError(
+                f"{spec.mark_of('security.sasl.mechanism')}: unsupported SASL mechanism "
+                f"{sec.sasl.mechanism!r}; use one of {', '.join(SASL_MECHANISMS)}"
+            )
+        config["sasl_mechanism"] = mech
+        config["sasl_plain_username"] = _secret(env, sec.sasl.username_env, spec, "usernameEnv")
+        config["sasl_plain_password"] = _secret(env, sec.sasl.password_env, spec, "passwordEnv")
+    if protocol.endswith("SSL") and sec.ssl is not None:
+        ssl = sec.ssl
+        for key, path in (
+            ("ssl_cafile", ssl.ca_file),
+            ("ssl_certfile", ssl.cert_file),
+            ("ssl_keyfile", ssl.key_file),
+        ):
+            if path is None:
+                continue
+            full = path if os.path.isabs(path) else os.path.join(spec.directory, path)
+            if not os.path.isfile(full):
+                raise ClusterError(f"{spec.mark_of('security.ssl')}: no such file: {full}")
+            config[key] = full
+        if ssl.key_password_env:
+            config["ssl_password"] = _secret(env, ssl.key_password_env, spec, "keyPasswordEnv")
+        config["ssl_check_hostname"] = ssl.check_hostname
+    return config
+
+
+def _secret(env: Mapping[str, str], name: str, spec: ClusterSpec, field: str) -> str:
+    value = env.get(name)
+    if not value:
+        raise ClusterError(
+            f"{spec.mark_of('security')}: the environment variable {name} ({field} in "
+            f"cluster.yaml) is not set; export it before running kgitops"
+        )
+    return value
