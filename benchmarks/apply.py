@@ -109,9 +109,8 @@ def main() -> int:
         f"  kgitops apply:            {kg_requests:5d} requests  {kg_time:7.3f} s   "
         + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
     )
-    print(
-        f"    (admin writes: {len(report.requests)}: {', '.join(r.split(' ')[0] for r in report.requests)})"
-    )
+    writes = ", ".join(r.split(" ")[0] for r in report.requests)
+    print(f"    (admin writes: {len(report.requests)}: {writes})")
     print(
         f"  kafka-python one by one:  {naive_requests:5d} requests  {naive_time:7.3f} s   "
         + ", ".join(f"{k} {v}" for k, v in sorted(naive_counts.items()))
