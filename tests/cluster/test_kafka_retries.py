@@ -3,8 +3,12 @@ with backoff, until the deadline; everything else is answered at once."""
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from types import SimpleNamespace
+
+import kafka.errors as kerr
 
 from kgitops.cluster.kafka import KafkaAdmin
 from kgitops.errors import ClusterRequestError, ClusterTimeout
@@ -73,3 +77,53 @@ def test_not_controller_forgets_the_controller() -> None:
     admin = bare_admin(timeout_ms=300)
     admin._batched("ElectLeaders", ["a"], str, Scripted({"a": [41, 0]}))
     assert admin._controller is None
+
+
+class FakeManager:
+    """kafka-python's connection manager, answering per broker from a script."""
+
+    def __init__(self, answers: dict[int, list[object]]) -> None:
+        self.answers = answers
+        self.sent: list[int] = []
+
+    def send(self, request: object, node_id: int, request_timeout_ms: int) -> int:
+        self.sent.append(node_id)
+        return node_id
+
+    async def wait_for(self, future: int, timeout_ms: int) -> object:
+        script = self.answers[future]
+        answer = script.pop(0) if len(script) > 1 else script[0]
+        if isinstance(answer, BaseException):
+            raise answer
+        return answer
+
+    def run(self, fn: Callable[..., Awaitable[object]], *args: object) -> object:
+        return asyncio.run(fn(*args))  # type: ignore[arg-type]
+
+
+def config_entry(name: str, value: str, source: int) -> SimpleNamespace:
+    return SimpleNamespace(name=name, value=value, config_source=source, synonyms=[])
+
+
+def test_per_broker_reads_go_to_every_broker_and_one_failing_broker_is_left_out() -> None:
+    rate = config_entry("leader.replication.throttled.rate", "100", 2)  # DYNAMIC_BROKER_CONFIG
+    listeners = config_entry("listeners", "PLAINTEXT://:9092", 4)  # STATIC_BROKER_CONFIG
+    ok = SimpleNamespace(results=[SimpleNamespace(error_code=0, configs=[rate, listeners])])
+    admin = bare_admin(timeout_ms=600)
+    admin._secrets = ()
+    manager = FakeManager({1: [ok], 2: [kerr.KafkaConnectionError("refused")]})
+    admin._manager = manager
+    start = time.monotonic()
+    assert admin._broker_configs([1, 2]) == {1: {"leader.replication.throttled.rate": "100"}}
+    assert time.monotonic() - start < 1.5
+    assert manager.sent.count(1) == 1
+    assert manager.sent.count(2) >= 2  # retried with backoff until the deadline
+
+
+def test_send_each_names_why_a_broker_failed() -> None:
+    admin = bare_admin(timeout_ms=300)
+    admin._secrets = ()
+    admin._manager = FakeManager({3: [kerr.KafkaTimeoutError("slow")], 4: ["fine"]})
+    got = admin._send_each({3: object(), 4: object()})
+    assert got[4] == "fine"
+    assert isinstance(got[3], ClusterTimeout)
