@@ -162,6 +162,25 @@ def test_forks_plan_offline_from_the_snapshot_and_comment_from_workflow_run() ->
     assert on["workflow_run"]["workflows"] == ["kgitops plan"]
 
 
+@pytest.mark.parametrize(
+    ("changes", "plan", "passes"),
+    [
+        ("success", "success", True),
+        ("success", "skipped", True),
+        ("success", "failure", False),
+        ("success", "cancelled", False),
+        ("failure", "skipped", False),
+    ],
+)
+def test_the_plan_result_check_passes_only_when_every_cluster_planned_cleanly(
+    changes: str, plan: str, passes: bool, tmp_path: Path
+) -> None:
+    job = load(WORKFLOWS / "plan.yml")["jobs"]["result"]
+    assert job["if"] == "always()" and job["needs"] == ["changes", "plan"]
+    proc, _ = run_step(job["steps"][0], tmp_path, {"CHANGES": changes, "PLAN": plan}, tmp_path)
+    assert (proc.returncode == 0) == passes
+
+
 def test_pre_commit_hook_runs_kgitops_validate(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
