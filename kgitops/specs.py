@@ -115,10 +115,16 @@ def _get(value: Mapping[str, Any], key: str, default: Any = None) -> Any:
     return value.get(key, default)
 
 
-def _build_topic(doc: Document, diags: list[Diagnostic]) -> TopicSpec:
-    v = doc.value
+def _topic_config(doc: Document, diags: list[Diagnostic]) -> dict[str, str]:
+    """The topic's configs, normalised; a diagnostic for each bad name or value.
+
+    Runs even when the rest of the document fails its schema, so every error shows at once.
+    """
+    raw_config = doc.value.get("config")
     config: dict[str, str] = {}
-    for key, raw in (v.get("config") or {}).items():
+    if not isinstance(raw_config, dict):
+        return config
+    for key, raw in raw_config.items():
         path = f"config.{key}"
         if key in MANAGED_BY_APPLY:
             diags.append(
@@ -149,6 +155,11 @@ def _build_topic(doc: Document, diags: list[Diagnostic]) -> TopicSpec:
                 )
             )
         config[key] = normal
+    return config
+
+
+def _build_topic(doc: Document, config: dict[str, str]) -> TopicSpec:
+    v = doc.value
     keys = v.get("keys")
     assignment = v.get("assignment")
     return TopicSpec(
@@ -315,8 +326,9 @@ def load_specs(directory: str, *, brokers: Sequence[Broker] | None = None) -> Sp
                     cluster_doc = doc
                 continue
             diags.extend(found)
+            config = _topic_config(doc, diags)
             if not found:
-                topic_docs.append((_build_topic(doc, diags), doc))
+                topic_docs.append((_build_topic(doc, config), doc))
     if cluster_seen is None:
         diags.append(
             Diagnostic(

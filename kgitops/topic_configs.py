@@ -289,18 +289,16 @@ CONFIGS: Mapping[str, TopicConfig] = {
             "long",
             "0",
             "With tiered storage: how many bytes may wait before being copied to remote "
-            "storage; -1 means local.retention.bytes.",
+            "storage; -1 means local.retention.bytes. Only in the newest Kafka 4.x.",
             minimum=-1,
-            since="4.2",
         ),
         _c(
             "remote.copy.lag.ms",
             "long",
             "0",
             "With tiered storage: how long data may wait before being copied to remote "
-            "storage; -1 means local.retention.ms.",
+            "storage; -1 means local.retention.ms. Only in the newest Kafka 4.x.",
             minimum=-1,
-            since="4.2",
         ),
         _c(
             "remote.log.copy.disable",

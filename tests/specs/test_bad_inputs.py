@@ -458,6 +458,16 @@ def test_every_config_error_of_a_topic_is_reported_at_once(problems: Problems) -
     ]
 
 
+def test_config_errors_show_even_when_the_rest_of_the_topic_is_invalid(
+    problems: Problems,
+) -> None:
+    text = TOPIC.replace("partitions: 3", "partitions: 0") + "config:\n  retention.msx: 5\n"
+    assert problems({"a.yaml": text}) == [
+        "a.yaml:4:13: error: partitions must be at least 1, not 0",
+        "a.yaml:7:3: error: unknown topic config 'retention.msx' (did you mean 'retention.ms'?)",
+    ]
+
+
 # ------------------------------------------------------------ the cluster file
 
 

@@ -64,3 +64,10 @@ def test_the_prod_cluster_names_its_secrets_by_environment_variable_only() -> No
     assert [t.name for t in specs.topics] == sorted(t.name for t in specs.topics)
     deleted = specs.topic("search.legacy-feed")
     assert deleted is not None and deleted.delete
+
+
+def test_the_docs_list_every_topic_config() -> None:
+    from kgitops.topic_configs import CONFIGS
+
+    text = (ROOT / "docs" / "specs.md").read_text()
+    assert [name for name in CONFIGS if f"| `{name}` |" not in text] == []
