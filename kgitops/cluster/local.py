@@ -70,10 +70,12 @@ def free_port(host: str = HOST) -> int:
 
 
 def metadata_answers(host: str, port: int, timeout: float = 1.0) -> bool:
-    """Send a Kafka Metadata request (v1, no topics) and check a well-formed reply comes back."""
+    """Send a Kafka Metadata request (v4: no topics, no auto-creation; Kafka 4 dropped
+    v0-v3) and check that a reply with our correlation id comes back."""
     client = b"kgitops-health"
     correlation = 0x6B67
-    body = struct.pack(">hhih", 3, 1, correlation, len(client)) + client + struct.pack(">i", 0)
+    header = struct.pack(">hhih", 3, 4, correlation, len(client)) + client
+    body = header + struct.pack(">ib", 0, 0)
     try:
         with socket.create_connection((host, port), timeout=timeout) as s:
             s.settimeout(timeout)
