@@ -210,10 +210,18 @@ def guess_format(path: str) -> Format:
     return "parquet"
 
 
+def check_input(spec: JobSpec) -> None:
+    """Fail early, before a JVM starts, on a local sample that is not there."""
+    local = spec.input.removeprefix("file://")
+    if "://" not in local and not Path(local).exists():
+        raise AnalyticsError(f"{spec.input}: no such file or directory")
+    if not spec.counts or any(n < 1 for n in spec.counts):
+        raise AnalyticsError("partition counts must be positive integers")
+
+
 def read_sample(spark: SparkSession, spec: JobSpec) -> DataFrame:
     """The sample with Spark's own readers (local paths or any Hadoop file system URI)."""
-    if "://" not in spec.input and not Path(spec.input).exists():
-        raise AnalyticsError(f"{spec.input}: no such file or directory")
+    check_input(spec)
     fmt = spec.fmt or guess_format(spec.input)
     with spark_errors(f"{spec.input}: cannot read the key sample as {fmt}"):
         reader = spark.read
@@ -294,6 +302,7 @@ def counts_of(spec: JobSpec) -> tuple[int, ...]:
 
 def analyze(spec: JobSpec, *, master: str | None = None) -> JobResult:
     """Start (or reuse) a session and run the job."""
+    check_input(spec)
     require_spark()
     jar = javaudf.udf_jar() if spec.engine in ("auto", "java") else None
     spark = get_session(master, jar=jar)
