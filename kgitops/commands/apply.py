@@ -13,7 +13,7 @@ import os
 import sys
 from typing import Any
 
-from kgitops.errors import KgitopsError, PlanError
+from kgitops.errors import Diagnostic, KgitopsError, Mark, PlanError, SpecError
 
 NAME = "apply"
 HELP = "apply a plan to the cluster: batched, throttled, verified (exit 3 when partly done)"
@@ -49,7 +49,8 @@ def read_plan(path: str) -> Any:
     except OSError as exc:
         raise PlanError(f"{path}: cannot read the plan: {exc.strerror or exc}") from None
     except json.JSONDecodeError as exc:
-        raise PlanError(f"{path}:{exc.lineno}:{exc.colno}: error: not JSON: {exc.msg}") from None
+        where = Mark(path, exc.lineno, exc.colno)
+        raise SpecError([Diagnostic(where, "error", f"the plan is not JSON: {exc.msg}")]) from None
     try:
         return Plan.from_json(data)
     except PlanError as exc:
@@ -74,7 +75,6 @@ def cluster_dir_of(plan_path: str, cluster_dir: str | None) -> str:
 
 def load_cluster(directory: str) -> Any:
     """The ClusterSpec of ``directory``'s cluster.yaml (topic files are not needed)."""
-    from kgitops.errors import SpecError
     from kgitops.specs import load_specs
 
     specs = load_specs(directory)

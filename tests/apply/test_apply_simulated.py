@@ -51,9 +51,13 @@ class Folder:
         (self.dir / "topics.yaml").write_text("---\n".join(text))
 
     def cli(self, *argv: str) -> tuple[int, str, str]:
+        """``kgitops COMMAND DIR ARGS...`` for this folder."""
+        return self.cli_plain(argv[0], str(self.dir), *argv[1:])
+
+    def cli_plain(self, *argv: str) -> tuple[int, str, str]:
         out, err = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = cli.main([argv[0], str(self.dir), *argv[1:]])
+            code = cli.main(list(argv))
         return code, out.getvalue(), err.getvalue()
 
     def plan_json(self) -> dict[str, Any]:

@@ -1,0 +1,125 @@
+"""`kgitops apply --plan`: saved plans, stale plans, confirmation; and the small pure parts
+(throttle values, progress output)."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from test_apply_simulated import Folder, topic
+
+from kgitops.progress import BarProgress, PlainProgress, Snapshot
+from kgitops.throttles import merged, parse_entries, removed
+
+
+@pytest.fixture
+def demo(tmp_path: Path) -> Folder:
+    d = Folder(tmp_path)
+    d.topics(topic("orders", 3, 2, config={"retention.ms": "1000"}))
+    d.apply()
+    return d
+
+
+def save_plan(demo: Folder, path: Path) -> None:
+    code, _, err = demo.cli("plan", "--out", str(path))
+    assert code == 0, err
+
+
+def test_a_saved_plan_is_applied_without_reading_the_specs_again(
+    demo: Folder, tmp_path: Path
+) -> None:
+    demo.topics(topic("orders", 3, 2, config={"retention.ms": "2000"}))
+    plan = tmp_path / "plan.json"
+    save_plan(demo, plan)
+    demo.topics(topic("orders", 3, 2, config={"retention.ms": "9999"}))  # not reviewed
+    code, out, err = demo.cli_plain("apply", "--plan", str(plan), "--yes")
+    assert code == 0, out + err
+    assert demo.state()["topics"]["orders"]["config"] == {"retention.ms": "2000"}
+
+
+def test_a_stale_plan_is_refused_and_names_what_changed(demo: Folder, tmp_path: Path) -> None:
+    demo.topics(topic("orders", 3, 2, config={"retention.ms": "2000"}))
+    plan = tmp_path / "plan.json"
+    save_plan(demo, plan)
+    demo.topics(topic("orders", 3, 2, config={"retention.ms": "5"}))
+    demo.apply()  # someone else changed the cluster after the review
+    code, _, err = demo.cli_plain("apply", "--plan", str(plan), "--yes")
+    assert code == 1
+    assert "is stale" in err
+    assert "topic orders: its replicas or configs changed since the plan was made" in err
+    assert demo.state()["topics"]["orders"]["config"] == {"retention.ms": "5"}
+
+
+def test_a_broken_plan_file_is_an_error_naming_the_file(demo: Folder, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"format": "kgitops-plan/v1",\n  "cluster": }')
+    code, _, err = demo.cli_plain("apply", "--plan", str(bad), "--yes")
+    assert code == 1 and err == f"{bad}:2:14: error: the plan is not JSON: Expecting value\n"
+    code, _, err = demo.cli_plain("apply", "--plan", str(tmp_path / "nope.json"))
+    assert code == 1 and "cannot read the plan" in err
+    plan = tmp_path / "plan.json"
+    save_plan(demo, plan)
+    data = json.loads(plan.read_text())
+    data["cluster"] = "prod"
+    plan.write_text(json.dumps(data))
+    code, _, err = demo.cli_plain("apply", "--plan", str(plan), "--yes")
+    assert code == 1 and "the plan is for cluster 'prod'" in err
+
+
+def test_on_a_terminal_apply_asks_and_no_means_nothing_changes(
+    demo: Folder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    demo.topics(topic("orders", 3, 2, config={"retention.ms": "2000"}))
+    monkeypatch.setattr("sys.stdin.isatty", lambda: True)
+    monkeypatch.setattr("builtins.input", lambda prompt: "n")
+    code, out, err = demo.cli("apply")
+    assert code == 1 and "apply cancelled; nothing was changed" in err
+    assert "~ alter_config orders" in out
+    assert demo.state()["topics"]["orders"]["config"] == {"retention.ms": "1000"}
+    monkeypatch.setattr("builtins.input", lambda prompt: "y")
+    code, out, err = demo.cli("apply")
+    assert code == 0, err
+    assert demo.state()["topics"]["orders"]["config"] == {"retention.ms": "2000"}
+
+
+def test_throttle_values_merge_with_what_is_set_and_give_back_only_ours() -> None:
+    assert parse_entries("0:1, 1:2") == {(0, 1), (1, 2)}
+    assert parse_entries("*") is None and parse_entries(None) == frozenset()
+    assert merged("5:9", frozenset({(0, 1)})) == "0:1,5:9"
+    assert merged("*", frozenset({(0, 1)})) is None
+    assert merged("0:1,1:1", frozenset({(0, 1)})) is None
+    assert removed("0:1,5:9", frozenset({(0, 1)})) == "5:9"
+    assert removed("0:1", frozenset({(0, 1)})) == ""
+    assert removed("*", frozenset({(0, 1)})) is None
+    assert removed("5:9", frozenset({(0, 1)})) is None
+
+
+def snap(done: int, bytes_done: int) -> Snapshot:
+    return Snapshot(done, 4, bytes_done, 4096, 2, 10.0, 30.0)
+
+
+def test_plain_progress_prints_a_line_when_a_partition_finishes_or_time_passes() -> None:
+    out, now = io.StringIO(), [0.0]
+    p = PlainProgress(out, every=30, clock=lambda: now[0])
+    p.update(snap(0, 0))
+    p.update(snap(0, 0))
+    p.update(snap(1, 1024))
+    now[0] = 31
+    p.update(snap(1, 1024))
+    assert out.getvalue().splitlines() == [
+        "reassign: 0/4 partitions done (2 in flight), 0 B of 4.0 KiB copied, ETA 0:00:30",
+        "reassign: 1/4 partitions done (2 in flight), 1.0 KiB of 4.0 KiB copied, ETA 0:00:30",
+        "reassign: 1/4 partitions done (2 in flight), 1.0 KiB of 4.0 KiB copied, ETA 0:00:30",
+    ]
+
+
+def test_the_terminal_bar_redraws_one_line_in_place() -> None:
+    out = io.StringIO()
+    bar = BarProgress(out)
+    bar.update(snap(2, 2048))
+    bar.message("done")
+    text = out.getvalue()
+    assert text.startswith("\r\x1b[2K[############------------]  50%  2/4 partitions")
+    assert "1/4" not in text and text.endswith("ETA 0:00:30\ndone\n")
