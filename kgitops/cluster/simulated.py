@@ -614,7 +614,9 @@ class SimulatedCluster:
 
     def set_size(self, topic: str, size_bytes: int, partition: int | None = None) -> None:
         """Give a partition (or every partition of the topic) ``size_bytes`` of data: the
-        simulation has no producers, and catch-up time follows from partition sizes."""
+        simulation has no producers, and catch-up time follows from partition sizes. Replicas
+        that had the whole log (in sync, or in sync when their broker failed) have it all
+        still; a replica part way through catching up keeps the bytes it has."""
         self._sync()
         if topic not in self.topics:
             raise ClusterError(f"no topic {topic!r} in the simulated cluster")
@@ -625,6 +627,9 @@ class SimulatedCluster:
             raise ClusterError("a partition size cannot be negative")
         for pid, part in enumerate(parts):
             if partition is None or pid == partition:
+                for b, copied in part.copied.items():
+                    if copied >= part.size:  # it had the whole log (a failed in-sync replica)
+                        part.copied[b] = float(size_bytes)
                 part.size = size_bytes
         self._save()
 

@@ -452,3 +452,13 @@ def test_a_hand_written_state_gets_isr_and_leaders_from_live_brokers(tmp_path: P
     )
     p = SimulatedCluster.open(str(path), []).describe().topics["a"].partitions[0]
     assert (p.isr, p.leader) == ((1,), 1)
+
+
+def test_growing_a_partition_keeps_a_failed_in_sync_replica_complete(
+    sim: SimulatedCluster,
+) -> None:
+    make(sim, "a", {0: (0, 1)})
+    sim.fail_broker(1)
+    sim.set_size("a", GB)
+    sim.restore_broker(1)
+    assert part(sim, "a").isr == (0, 1)  # it had every byte when it failed

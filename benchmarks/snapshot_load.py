@@ -1,0 +1,83 @@
+"""How fast a state file (kgitops-state/v1) loads, against the bare json.loads of the same file.
+
+1,000 topics x 1,000 partitions (1,000,000 partitions), RF 3, 30 brokers in 3 racks, each
+partition with replicas, ISR, leader and size. Prints the seconds for read_state (parse and
+build the ClusterState), for json.loads alone, and their ratio; then the same for writing
+(write_state against json.dumps), and checks that the round trip is exact. The plan
+benchmark's budget for loading the state of such a cluster is about 2 s.
+
+    python3 benchmarks/snapshot_load.py [--topics 1000] [--partitions 1000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from kgitops.assignment import assign_replicas
+from kgitops.cluster.snapshot import read_state, write_state
+from kgitops.model import Broker, ClusterState, PartitionState, TopicState
+
+
+def build(topics: int, partitions: int) -> ClusterState:
+    brokers = tuple(Broker(i, f"az{i % 3}") for i in range(30))
+    out = {}
+    for t in range(topics):
+        a = assign_replicas(brokers, partitions, 3, start_index=t % 30)
+        out[f"topic.{t:05d}"] = TopicState(
+            f"topic.{t:05d}",
+            {p: PartitionState(r, r, r[0], 1_000_000 + p) for p, r in a.items()},
+            {"retention.ms": "604800000"},
+        )
+    return ClusterState(brokers=brokers, topics=out, cluster_id="bench")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--topics", type=int, default=1000)
+    parser.add_argument("--partitions", type=int, default=1000)
+    args = parser.parse_args()
+    state = build(args.topics, args.partitions)
+    n = args.topics * args.partitions
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "state.json")
+        t0 = time.perf_counter()
+        write_state(path, state)
+        t_write = time.perf_counter() - t0
+        size = os.path.getsize(path)
+        text = Path(path).read_text()
+        t0 = time.perf_counter()
+        loaded = read_state(path)
+        t_read = time.perf_counter() - t0
+        gc.disable()  # the fairest baseline: json.loads without collector pauses
+        t0 = time.perf_counter()
+        data = json.loads(text)
+        t_json = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        json.dumps(data)
+        t_dumps = time.perf_counter() - t0
+        gc.enable()
+        exact = loaded == state
+    print(f"state: {n:,} partitions, {size / 1e6:.0f} MB on disk")
+    print(
+        f"read_state   {t_read:6.2f} s   json.loads alone {t_json:6.2f} s   "
+        f"ratio {t_read / t_json:.2f}"
+    )
+    print(
+        f"write_state  {t_write:6.2f} s   json.dumps alone {t_dumps:6.2f} s   "
+        f"ratio {t_write / t_dumps:.2f}"
+    )
+    print(f"round trip exact: {exact}")
+    return 0 if exact else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
