@@ -24,8 +24,6 @@ are exactly those a real run would send (reassignments as if each window complet
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,6 +52,7 @@ from kgitops.plan import (
 )
 from kgitops.progress import Progress, SilentProgress
 from kgitops.reassign import Reassigner, ReassignResult
+from kgitops.recorder import Recorder
 from kgitops.verify import verify_applied
 
 FATAL = (ClusterUnreachable, ClusterTimeout, ClusterAuthError)
@@ -110,101 +109,6 @@ class ApplyReport:
 def label(action: Action) -> str:
     """``+ create_topic payments.orders``: how the report names an action."""
     return f"{action.symbol} {action.kind} {action.topic}"
-
-
-# --------------------------------------------------------------------- recorder
-
-
-def _j(value: object) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"))
-
-
-def _assign(a: Mapping[int, tuple[int, ...]]) -> dict[str, list[int]]:
-    return {str(p): list(r) for p, r in sorted(a.items())}
-
-
-def _change(c: ConfigChange) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    if c.set:
-        out["set"] = dict(sorted(c.set.items()))
-    if c.delete:
-        out["delete"] = sorted(c.delete)
-    return out
-
-
-class Recorder:
-    """A ClusterAdmin in front of another that writes one line per write request it passes on
-    (``send=False``: passes none on and answers success, for ``--dry-run``). Reads go through."""
-
-    def __init__(self, inner: ClusterAdmin, *, send: bool = True) -> None:
-        self.inner = inner
-        self.send = send
-        self.requests: list[str] = []
-
-    def _write(self, line: str, items: Iterable[str]) -> Results | None:
-        self.requests.append(line)
-        if self.send:
-            return None
-        return dict.fromkeys(items)
-
-    def describe(self, topics: Iterable[str] | None = None) -> ClusterState:
-        return self.inner.describe(topics)
-
-    def list_reassignments(self) -> Mapping[str, Mapping[int, tuple[tuple[int, ...], ...]]]:
-        return self.inner.list_reassignments() if self.send else {}
-
-    def create_topics(self, topics: Sequence[NewTopic]) -> Results:
-        body = [
-            {"name": t.name, "assignment": _assign(t.assignment), "config": dict(t.config)}
-            for t in topics
-        ]
-        fake = self._write(f"CreateTopics {_j(body)}", (t.name for t in topics))
-        return fake if fake is not None else self.inner.create_topics(topics)
-
-    def create_partitions(self, additions: Sequence[NewPartitions]) -> Results:
-        body = {a.topic: {"total": a.total, "assignment": _assign(a.assignment)} for a in additions}
-        fake = self._write(f"CreatePartitions {_j(body)}", (a.topic for a in additions))
-        return fake if fake is not None else self.inner.create_partitions(additions)
-
-    def alter_topic_configs(self, changes: Mapping[str, ConfigChange]) -> Results:
-        body = {t: _change(c) for t, c in changes.items()}
-        fake = self._write(f"IncrementalAlterConfigs topics {_j(body)}", changes)
-        return fake if fake is not None else self.inner.alter_topic_configs(changes)
-
-    def alter_broker_configs(self, changes: Mapping[int, ConfigChange]) -> Results:
-        body = {str(b): _change(c) for b, c in changes.items()}
-        fake = self._write(
-            f"IncrementalAlterConfigs brokers {_j(body)}", (f"broker:{b}" for b in changes)
-        )
-        return fake if fake is not None else self.inner.alter_broker_configs(changes)
-
-    def alter_reassignments(
-        self, targets: Mapping[tuple[str, int], tuple[int, ...] | None]
-    ) -> Results:
-        body = {f"{t}-{p}": (list(r) if r is not None else None) for (t, p), r in targets.items()}
-        fake = self._write(
-            f"AlterPartitionReassignments {_j(body)}", (f"{t}-{p}" for t, p in targets)
-        )
-        return fake if fake is not None else self.inner.alter_reassignments(targets)
-
-    def elect_preferred_leaders(self, partitions: Iterable[tuple[str, int]]) -> Results:
-        parts = list(partitions)
-        fake = self._write(
-            f"ElectLeaders PREFERRED {_j([f'{t}-{p}' for t, p in parts])}",
-            (f"{t}-{p}" for t, p in parts),
-        )
-        return fake if fake is not None else self.inner.elect_preferred_leaders(parts)
-
-    def delete_topics(self, names: Sequence[str]) -> Results:
-        fake = self._write(f"DeleteTopics {_j(list(names))}", names)
-        return fake if fake is not None else self.inner.delete_topics(names)
-
-    def sleep(self, seconds: float) -> None:
-        if self.send:
-            self.inner.sleep(seconds)
-
-    def close(self) -> None:
-        self.inner.close()
 
 
 # -------------------------------------------------------------------- freshness
@@ -274,6 +178,7 @@ class _Run:
         self.notes: list[str] = []
         self.reassigner: Reassigner | None = None
         self.changed = False
+        self.sending: list[int] = []
 
     def _indexed(self, kind: type[Action]) -> list[tuple[int, Any]]:
         out = []
@@ -304,9 +209,11 @@ class _Run:
         if not items:
             return
         self.progress.message(f"{what}: {len(items)} ...")
+        self.sending = [i for i, _ in items]  # what Ctrl-C would leave in doubt
         try:
             results: Results = call()
         except FATAL as exc:
+            self.sending = []
             self.broken = exc
             for i, _ in items:
                 self._fail(i, exc)
@@ -314,9 +221,11 @@ class _Run:
                     self.outcomes[i].detail += " -- it may still take effect; a new plan shows"
             return
         except ClusterError as exc:
+            self.sending = []
             for i, _ in items:
                 self._fail(i, exc)
             return
+        self.sending = []
         for i, a in items:
             err = results.get(key(a), None) if key(a) in results else _missing(key(a))
             if err is None:
@@ -445,6 +354,12 @@ class _Run:
 
     def abort(self, why: str) -> None:
         """Ctrl-C: stop, cancel moves still in flight, take back the throttles."""
+        for i in self.sending:
+            self.outcomes[
+                i
+            ].detail = (
+                f"{why} while the request was in flight: it may have taken effect; a new plan shows"
+            )
         for o in self.outcomes.values():
             if o.detail == "not attempted":
                 o.detail = f"not attempted: {why}"
@@ -498,17 +413,19 @@ def apply_plan(
         for step in (run.creates, run.configs, run.partitions, run.reassign, run.elections):
             step()
         run.deletes()
+        report.outcomes = [run.outcomes[i] for i in sorted(run.outcomes)]
+        report.notes = run.notes
+        if dry_run:
+            if run.broken is not None:
+                raise run.broken
+            return report
+        if verify and run.broken is None:
+            verify_applied(plan, recorder, report.outcomes[: len(plan.actions)], wait=wait)
     except KeyboardInterrupt:
         run.abort("interrupted (Ctrl-C)")
         report.outcomes = [run.outcomes[i] for i in sorted(run.outcomes)]
         report.notes = run.notes
         raise _partial(report, "apply was interrupted (Ctrl-C)", run.changed) from None
-    report.outcomes = [run.outcomes[i] for i in sorted(run.outcomes)]
-    report.notes = run.notes
-    if dry_run:
-        return report
-    if verify and run.broken is None:
-        verify_applied(plan, recorder, report.outcomes[: len(plan.actions)], wait=wait)
     if report.failed:
         why = f"lost the cluster: {run.broken}" if run.broken else "some actions were not done"
         if all(o.detail.startswith("in flight") for o in report.failed):

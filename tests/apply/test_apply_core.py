@@ -6,7 +6,13 @@ import pytest
 from apply_fakes import FakeCluster
 
 from kgitops.apply import ApplyFailed, NothingApplied, apply_plan, check_fresh
-from kgitops.errors import ClusterRequestError, DeletionNotAllowed, PartialApply, StalePlan
+from kgitops.errors import (
+    ClusterRequestError,
+    ClusterUnreachable,
+    DeletionNotAllowed,
+    PartialApply,
+    StalePlan,
+)
 from kgitops.model import Broker, ReassignmentSettings
 from kgitops.plan import (
     AddPartitions,
@@ -315,3 +321,30 @@ def test_a_stale_plan_is_refused_naming_the_topic_that_changed() -> None:
     with pytest.raises(StalePlan) as err:
         check_fresh(p, fake.describe())
     assert err.value.changes == ["topic a: its replicas or configs changed since the plan was made"]
+
+
+def test_ctrl_c_while_a_request_is_in_flight_says_it_may_have_taken_effect() -> None:
+    fake = cluster()
+
+    def interrupted(topics):  # type: ignore[no-untyped-def]
+        raise KeyboardInterrupt
+
+    fake.alter_topic_configs = interrupted  # type: ignore[method-assign]
+    with pytest.raises(PartialApply) as err:
+        apply_plan(mixed_plan(), fake, SETTINGS, allow_delete=True)
+    text = "\n".join(err.value.lines())
+    assert err.value.exit_code == 3
+    assert "  done: + create_topic n1" in text
+    assert (
+        "NOT done: ~ alter_config a (interrupted (Ctrl-C) while the request was in flight: "
+        "it may have taken effect; a new plan shows)"
+    ) in text
+    assert "NOT done: - delete_topic old (not attempted: interrupted (Ctrl-C))" in text
+    assert "old" in fake.replicas
+
+
+def test_a_dry_run_that_cannot_read_the_cluster_fails_instead_of_printing_half() -> None:
+    fake, p = moves_plan(2)
+    fake.down = True
+    with pytest.raises(ClusterUnreachable):
+        apply_plan(p, fake, SETTINGS, allow_delete=False, dry_run=True)

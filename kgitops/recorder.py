@@ -1,0 +1,111 @@
+"""A ClusterAdmin in front of another that writes down every write request, one line each.
+
+``apply`` always runs through it: the lines are the report's request count, and with
+``send=False`` (``--dry-run``) they are the output -- the exact requests a real run would send,
+since the same code produces them. Reads (describe, list_reassignments) always go through::
+
+    CreateTopics [{"assignment":{"0":[1,2,3]},"config":{"retention.ms":"1000"},"name":"a"}]
+    IncrementalAlterConfigs topics {"a":{"set":{"retention.ms":"2000"}}}
+    AlterPartitionReassignments {"a-0":[1,2,4]}
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from kgitops.cluster.port import ClusterAdmin, ConfigChange, NewPartitions, NewTopic, Results
+from kgitops.model import ClusterState
+
+
+def _j(value: object) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def _assign(a: Mapping[int, tuple[int, ...]]) -> dict[str, list[int]]:
+    return {str(p): list(r) for p, r in sorted(a.items())}
+
+
+def _change(c: ConfigChange) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if c.set:
+        out["set"] = dict(sorted(c.set.items()))
+    if c.delete:
+        out["delete"] = sorted(c.delete)
+    return out
+
+
+class Recorder:
+    """Writes one line per write request it passes on (``send=False``: passes none on and
+    answers success for every item, for ``--dry-run``)."""
+
+    def __init__(self, inner: ClusterAdmin, *, send: bool = True) -> None:
+        self.inner = inner
+        self.send = send
+        self.requests: list[str] = []
+
+    def _write(self, line: str, items: Iterable[str]) -> Results | None:
+        self.requests.append(line)
+        if self.send:
+            return None
+        return dict.fromkeys(items)
+
+    def describe(self, topics: Iterable[str] | None = None) -> ClusterState:
+        return self.inner.describe(topics)
+
+    def list_reassignments(self) -> Mapping[str, Mapping[int, tuple[tuple[int, ...], ...]]]:
+        return self.inner.list_reassignments()
+
+    def create_topics(self, topics: Sequence[NewTopic]) -> Results:
+        body = [
+            {"name": t.name, "assignment": _assign(t.assignment), "config": dict(t.config)}
+            for t in topics
+        ]
+        fake = self._write(f"CreateTopics {_j(body)}", (t.name for t in topics))
+        return fake if fake is not None else self.inner.create_topics(topics)
+
+    def create_partitions(self, additions: Sequence[NewPartitions]) -> Results:
+        body = {a.topic: {"total": a.total, "assignment": _assign(a.assignment)} for a in additions}
+        fake = self._write(f"CreatePartitions {_j(body)}", (a.topic for a in additions))
+        return fake if fake is not None else self.inner.create_partitions(additions)
+
+    def alter_topic_configs(self, changes: Mapping[str, ConfigChange]) -> Results:
+        body = {t: _change(c) for t, c in changes.items()}
+        fake = self._write(f"IncrementalAlterConfigs topics {_j(body)}", changes)
+        return fake if fake is not None else self.inner.alter_topic_configs(changes)
+
+    def alter_broker_configs(self, changes: Mapping[int, ConfigChange]) -> Results:
+        body = {str(b): _change(c) for b, c in changes.items()}
+        fake = self._write(
+            f"IncrementalAlterConfigs brokers {_j(body)}", (f"broker:{b}" for b in changes)
+        )
+        return fake if fake is not None else self.inner.alter_broker_configs(changes)
+
+    def alter_reassignments(
+        self, targets: Mapping[tuple[str, int], tuple[int, ...] | None]
+    ) -> Results:
+        body = {f"{t}-{p}": (list(r) if r is not None else None) for (t, p), r in targets.items()}
+        fake = self._write(
+            f"AlterPartitionReassignments {_j(body)}", (f"{t}-{p}" for t, p in targets)
+        )
+        return fake if fake is not None else self.inner.alter_reassignments(targets)
+
+    def elect_preferred_leaders(self, partitions: Iterable[tuple[str, int]]) -> Results:
+        parts = list(partitions)
+        fake = self._write(
+            f"ElectLeaders PREFERRED {_j([f'{t}-{p}' for t, p in parts])}",
+            (f"{t}-{p}" for t, p in parts),
+        )
+        return fake if fake is not None else self.inner.elect_preferred_leaders(parts)
+
+    def delete_topics(self, names: Sequence[str]) -> Results:
+        fake = self._write(f"DeleteTopics {_j(list(names))}", names)
+        return fake if fake is not None else self.inner.delete_topics(names)
+
+    def sleep(self, seconds: float) -> None:
+        if self.send:
+            self.inner.sleep(seconds)
+
+    def close(self) -> None:
+        self.inner.close()
