@@ -96,7 +96,7 @@ class FakeGitHub:
             def _handle(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length) if length else b""
-                body = json.loads(raw) if raw else None
+                body: Any = json.loads(raw) if raw else None
                 fake.requests.append(
                     Request(self.command, self.path, self.headers.get("Authorization"), body)
                 )
