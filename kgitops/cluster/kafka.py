@@ -5,8 +5,9 @@ where Kafka routes that way: broker configs and DescribeLogDirs), sent through k
 connection manager with protocol classes, so kgitops sees each item's own error code.
 ``describe()`` of N topics therefore costs a constant number of requests::
 
-    Metadata (1) + DescribeConfigs topics (1) + DescribeConfigs broker (1 per broker)
-    + ListPartitionReassignments (1) + DescribeLogDirs (1 per broker, where supported)
+    Metadata (1) + DescribeCluster (1) + DescribeConfigs topics (1)
+    + DescribeConfigs broker (1 per broker) + ListPartitionReassignments (1)
+    + DescribeLogDirs (1 per broker, where supported)
 
 Routing: CreateTopics, CreatePartitions, DeleteTopics, AlterPartitionReassignments,
 ListPartitionReassignments and ElectLeaders go to the controller that Metadata names (on KRaft
@@ -37,6 +38,7 @@ from kafka.protocol.admin import (
     CreatePartitionsRequest,
     CreateTopicsRequest,
     DeleteTopicsRequest,
+    DescribeClusterRequest,
     DescribeConfigsRequest,
     DescribeLogDirsRequest,
     ElectLeadersRequest,
@@ -432,11 +434,19 @@ class KafkaAdmin:
         broker_configs = self._broker_configs(sorted(live))
         sizes = self._sizes(sorted(live))
         reassignments = self._reassignments(set(names))
-        known = set(live)
+        registered = self._registered_brokers()
+        known = set(live) | set(registered)
         for parts in states.values():
             for p in parts.values():
                 known.update(p.replicas)
-        brokers = tuple(Broker(id=b, rack=live.get(b), online=b in live) for b in sorted(known))
+        brokers = tuple(
+            Broker(
+                id=b,
+                rack=live[b] if b in live else registered.get(b, (None, True))[0],
+                online=b in live and not registered.get(b, (None, False))[1],
+            )
+            for b in sorted(known)
+        )
         topic_states = {
             name: TopicState(
                 name=name,
@@ -461,6 +471,26 @@ class KafkaAdmin:
             controller_id=self._controller,
             broker_configs=broker_configs,
         )
+
+    def _registered_brokers(self) -> dict[int, tuple[str | None, bool]]:
+        """Every registered broker with its rack and whether it is fenced (DescribeCluster).
+
+        Metadata lists only brokers that are up; Kafka 4's DescribeCluster also lists fenced
+        ones, so a broker that is down keeps its rack (rack-aware placement needs it). On
+        older brokers, or where DescribeCluster is missing or refused: {} (a broker that is
+        down is then known only from the replicas it holds, without a rack)."""
+        if not self.supports(DescribeClusterRequest):
+            return {}
+        req = DescribeClusterRequest(
+            include_cluster_authorized_operations=False, include_fenced_brokers=True
+        )
+        try:
+            resp = self._send(req)
+        except (ClusterRequestError, ClusterAuthError, UnsupportedOperation):
+            return {}
+        if resp.error_code != 0:
+            return {}
+        return {b.broker_id: (b.rack, bool(getattr(b, "is_fenced", False))) for b in resp.brokers}
 
     def _topic_configs(self, names: Sequence[str]) -> dict[str, dict[str, str]]:
         if not names:
