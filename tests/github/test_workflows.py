@@ -433,3 +433,60 @@ def test_plan_then_comment_steps_keep_one_comment_on_the_pull_request(
     [body] = github.bodies()
     assert body.startswith("<!-- kgitops:plan-demo -->\n### kgitops plan: `demo`")
     assert github.methods() == ["GET", "POST", "GET"]  # the second run found it unchanged
+
+
+STUB = """\
+#!/usr/bin/env bash
+# A stand-in for kgitops: `plan` exits $STUB_PLAN_RC, `apply` prints a partial report.
+case "$1" in
+  plan)
+    while [ $# -gt 0 ]; do
+      if [ "$1" = --out ]; then echo '{}' >"$2"; fi
+      shift
+    done
+    echo "kgitops plan for cluster demo"
+    exit "${STUB_PLAN_RC:-0}" ;;
+  apply)
+    echo "error: apply finished partly: some actions were not done" >&2
+    echo "  done: + create_topic a" >&2
+    echo "  NOT done: ~ alter_config b (INVALID_CONFIG)" >&2
+    exit 3 ;;
+esac
+exit 99
+"""
+
+
+@pytest.mark.parametrize(
+    ("plan_rc", "result", "headline"),
+    [
+        ("0", "partial", "### kgitops apply: `demo`: partly applied (exit 3)"),
+        ("1", "plan-failed", "### kgitops apply: `demo`: the plan failed, nothing was applied"),
+    ],
+)
+def test_apply_step_reports_a_partial_apply_and_a_failed_plan(
+    plan_rc: str, result: str, headline: str, tmp_path: Path
+) -> None:
+    stub_bin = tmp_path / "stub"
+    stub_bin.mkdir()
+    (stub_bin / "kgitops").write_text(STUB, encoding="utf-8")
+    (stub_bin / "kgitops").chmod(0o755)
+    env = {
+        "DIR": "topics/demo",
+        "ALLOW_DELETE": "",
+        "SHA": "fedcba9876543210",
+        "RUN_URL": "https://github.test/run/9",
+        "STUB_PLAN_RC": plan_rc,
+        "PATH": f"{stub_bin}{os.pathsep}{os.environ['PATH']}",
+    }
+    proc, out = run_step(
+        step(WORKFLOWS / "apply.yml", "apply", job="apply"), tmp_path, env, tmp_path
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert out["result"] == result
+    report = (Path(out["dir"]) / "apply.md").read_text(encoding="utf-8")
+    assert report.startswith(headline)
+    if result == "partial":
+        assert "NOT done: ~ alter_config b (INVALID_CONFIG)" in report
+        assert "docs/recovery.md" in report
+    else:
+        assert "apply log" not in report
