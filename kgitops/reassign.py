@@ -20,22 +20,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from kgitops.cluster.port import ClusterAdmin, ConfigChange
+from kgitops.cluster.port import ClusterAdmin
 from kgitops.errors import ClusterAuthError, ClusterError, ClusterTimeout, ClusterUnreachable
 from kgitops.model import ClusterState, ReassignmentSettings
 from kgitops.plan import Move, Reassign
 from kgitops.progress import Progress, Snapshot, human_duration
-from kgitops.throttles import (
-    FOLLOWER_REPLICAS,
-    LEADER_REPLICAS,
-    RATE_KEYS,
-    Entry,
-    MoveSpec,
-    merged,
-    needed,
-    parse_entries,
-    removed,
-)
+from kgitops.throttles import MoveSpec, Throttler
 
 FATAL = (ClusterUnreachable, ClusterTimeout, ClusterAuthError)
 TP = tuple[str, int]
@@ -81,9 +71,7 @@ class Reassigner:
         self.queue: list[TP] = []
         self.done: set[TP] = set()
         self.result = ReassignResult()
-        self.ours_topic: dict[str, dict[str, frozenset[Entry]]] = {}
-        self.ours_broker: dict[int, tuple[str, ...]] = {}
-        self.throttled = False
+        self.throttler = Throttler(settings.throttle_bytes_per_sec or 0)
         self.elapsed = 0.0
         self.offline: set[int] = set()
         self.off_preferred: set[TP] = set()
@@ -219,62 +207,19 @@ class Reassigner:
         involved = sorted(self.active | set(self.queue))
         if rate is None or not involved:
             return
-        specs = [
-            MoveSpec(t, p, self.moves[(t, p)].source, self.moves[(t, p)].target)
-            for t, p in involved
-        ]
-        resumed = needed(
-            MoveSpec(t, p, self.moves[(t, p)].source, self.moves[(t, p)].target)
-            for t, p in self.active
+
+        def spec(tp: TP) -> MoveSpec:
+            return MoveSpec(tp[0], tp[1], self.moves[tp].source, self.moves[tp].target)
+
+        brokers = self.throttler.prepare(
+            state, [spec(tp) for tp in involved], [spec(tp) for tp in sorted(self.active)]
         )
-        plan = needed(specs)
-        topic_changes: dict[str, ConfigChange] = {}
-        for topic, keys in plan.replicas.items():
-            config = state.topics[topic].config
-            sets: dict[str, str] = {}
-            ours: dict[str, frozenset[Entry]] = {}
-            for key, add in keys.items():
-                have = parse_entries(config.get(key))
-                if have is None:
-                    continue
-                ours[key] = (add - have) | resumed.replicas.get(topic, {}).get(key, frozenset())
-                value = merged(config.get(key), add)
-                if value is not None:
-                    sets[key] = value
-            self.ours_topic[topic] = ours
-            if sets:
-                topic_changes[topic] = ConfigChange(set=sets)
-        broker_changes: dict[int, ConfigChange] = {}
-        for b in sorted(plan.brokers):
-            current = state.broker_configs.get(b, {})
-            keys_set = []
-            ours_b = []
-            for key in RATE_KEYS:
-                value = current.get(key)
-                if value is None:
-                    keys_set.append(key)
-                    ours_b.append(key)
-                elif value == str(rate) and resumed.brokers:
-                    ours_b.append(key)
-                elif value != str(rate):
-                    self.result.notes.append(
-                        f"note: broker {b} already has {key}={value}; left as it is"
-                    )
-            self.ours_broker[b] = tuple(ours_b)
-            if keys_set:
-                broker_changes[b] = ConfigChange(set=dict.fromkeys(keys_set, str(rate)))
-        self.throttled = True
+        self.result.notes.extend(self.throttler.notes)
         self.progress.message(
             f"reassign: throttling replication to {rate} B/s on broker(s) "
-            f"{sorted(plan.brokers)} for {len(involved)} partition(s)"
+            f"{brokers} for {len(involved)} partition(s)"
         )
-        errors: list[str] = []
-        if topic_changes:
-            res = self.admin.alter_topic_configs(topic_changes)
-            errors += [f"topic {k}: {e}" for k, e in res.items() if e is not None]
-        if broker_changes:
-            res = self.admin.alter_broker_configs(broker_changes)
-            errors += [f"{k}: {e}" for k, e in res.items() if e is not None]
+        errors = self.throttler.apply(self.admin)
         if errors:
             for tp in self.queue:
                 self._fail(tp, "not submitted: the replication throttle could not be set")
@@ -282,60 +227,18 @@ class Reassigner:
             self.result.notes.append("error: could not set the throttle: " + "; ".join(errors))
 
     def _remove_throttles(self) -> None:
-        if not self.throttled:
+        if not self.throttler.armed:
             return
-        self.throttled = False
-        try:
-            if self.dry_run:
-                configs = {t: dict[str, str]() for t in self.ours_topic}
-                for t, ours in self.ours_topic.items():
-                    configs[t] = {
-                        k: ",".join(f"{p}:{b}" for p, b in sorted(v)) for k, v in ours.items()
-                    }
-            else:
-                state = self.admin.describe(sorted(self.ours_topic))
-                configs = {t: dict(s.config) for t, s in state.topics.items()}
-            topic_changes: dict[str, ConfigChange] = {}
-            for topic, ours in sorted(self.ours_topic.items()):
-                sets: dict[str, str] = {}
-                deletes: list[str] = []
-                for key in (LEADER_REPLICAS, FOLLOWER_REPLICAS):
-                    rest = removed(configs.get(topic, {}).get(key), ours.get(key, frozenset()))
-                    if rest == "":
-                        deletes.append(key)
-                    elif rest is not None:
-                        sets[key] = rest
-                if sets or deletes:
-                    topic_changes[topic] = ConfigChange(set=sets, delete=tuple(deletes))
-            broker_changes = {
-                b: ConfigChange(delete=keys) for b, keys in sorted(self.ours_broker.items()) if keys
-            }
-            errors: list[str] = []
-            if topic_changes:
-                res = self.admin.alter_topic_configs(topic_changes)
-                errors += [f"topic {k}: {e}" for k, e in res.items() if e is not None]
-            if broker_changes:
-                res = self.admin.alter_broker_configs(broker_changes)
-                errors += [f"{k}: {e}" for k, e in res.items() if e is not None]
-        except ClusterError as exc:
-            errors = [str(exc)]
+        errors = self.throttler.remove(self.admin, dry_run=self.dry_run)
         if errors:
             self.result.notes.append(
                 "error: the replication throttles could not all be removed ("
                 + "; ".join(errors)
                 + "); run `kgitops apply` again, or remove them by hand: "
-                + self._throttle_listing()
+                + self.throttler.listing()
             )
         else:
             self.progress.message("reassign: replication throttles removed")
-
-    def _throttle_listing(self) -> str:
-        parts = [f"brokers {sorted(self.ours_broker)}: {', '.join(RATE_KEYS)}"]
-        parts += [
-            f"topic {t}: {', '.join(sorted(k for k, v in ours.items() if v))}"
-            for t, ours in sorted(self.ours_topic.items())
-        ]
-        return "; ".join(parts)
 
     # ------------------------------------------------------------------- wait
 

@@ -18,13 +18,18 @@ Example: partition 0 of ``a`` moves from [1, 2] to [1, 2, 3] at 50 MB/s::
 
 Values already set (by an operator, or a previous ``--no-wait`` apply) are merged, never
 overwritten, and removal takes away exactly the entries this apply added. ``*`` (throttle
-every replica) is left alone. All functions here are pure.
+every replica) is left alone. The functions are pure; ``Throttler`` sends what they decide
+and remembers what it set, so that it can take back exactly that.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+
+from kgitops.cluster.port import ClusterAdmin, ConfigChange
+from kgitops.errors import ClusterError
+from kgitops.model import ClusterState
 
 LEADER_RATE = "leader.replication.throttled.rate"
 FOLLOWER_RATE = "follower.replication.throttled.rate"
@@ -123,3 +128,122 @@ def removed(current: str | None, ours: frozenset[Entry]) -> str | None:
         return None
     rest = have - ours
     return format_entries(rest) if rest else ""
+
+
+class Throttler:
+    """Sets the throttles some moves need and later removes exactly what it set.
+
+    ``prepare`` decides (pure, from the state read before); ``apply`` sends one
+    IncrementalAlterConfigs for the topics and one for the brokers; ``remove`` re-reads the
+    topics (someone may have changed them since) and takes out only our entries and rates.
+    Entries of moves being *resumed* (left running by a ``--no-wait`` apply) count as ours, as
+    does a broker rate equal to ours then.
+    """
+
+    def __init__(self, rate: int) -> None:
+        self.rate = rate
+        self.ours_topic: dict[str, dict[str, frozenset[Entry]]] = {}
+        self.ours_broker: dict[int, tuple[str, ...]] = {}
+        self.after: dict[str, dict[str, str]] = {}
+        self.topic_changes: dict[str, ConfigChange] = {}
+        self.broker_changes: dict[int, ConfigChange] = {}
+        self.notes: list[str] = []
+        self.armed = False
+
+    def prepare(
+        self, state: ClusterState, moves: Sequence[MoveSpec], resumed: Sequence[MoveSpec]
+    ) -> list[int]:
+        """Work out the changes; returns the brokers involved."""
+        plan, old = needed(moves), needed(resumed)
+        for topic, keys in plan.replicas.items():
+            config = state.topics[topic].config if topic in state.topics else {}
+            sets: dict[str, str] = {}
+            ours: dict[str, frozenset[Entry]] = {}
+            for key, add in keys.items():
+                have = parse_entries(config.get(key))
+                if have is None:
+                    continue
+                ours[key] = (add - have) | old.replicas.get(topic, {}).get(key, frozenset())
+                value = merged(config.get(key), add)
+                if value is not None:
+                    sets[key] = value
+                self.after.setdefault(topic, {})[key] = value or config.get(key, "")
+            self.ours_topic[topic] = ours
+            if sets:
+                self.topic_changes[topic] = ConfigChange(set=sets)
+        rate = str(self.rate)
+        for b in sorted(plan.brokers):
+            current = state.broker_configs.get(b, {})
+            to_set, ours_b = [], []
+            for key in RATE_KEYS:
+                value = current.get(key)
+                if value is None:
+                    to_set.append(key)
+                    ours_b.append(key)
+                elif value == rate and old.brokers:
+                    ours_b.append(key)
+                elif value != rate:
+                    self.notes.append(f"note: broker {b} already has {key}={value}; left as it is")
+            self.ours_broker[b] = tuple(ours_b)
+            if to_set:
+                self.broker_changes[b] = ConfigChange(set=dict.fromkeys(to_set, rate))
+        return sorted(plan.brokers)
+
+    def apply(self, admin: ClusterAdmin) -> list[str]:
+        """Send the changes; the errors, one string per refused item."""
+        self.armed = True
+        errors: list[str] = []
+        if self.topic_changes:
+            res = admin.alter_topic_configs(self.topic_changes)
+            errors += [f"topic {k}: {e}" for k, e in res.items() if e is not None]
+        if self.broker_changes:
+            res = admin.alter_broker_configs(self.broker_changes)
+            errors += [f"{k}: {e}" for k, e in res.items() if e is not None]
+        return errors
+
+    def remove(self, admin: ClusterAdmin, *, dry_run: bool = False) -> list[str]:
+        """Take back what ``apply`` set; the errors (empty when all went)."""
+        self.armed = False
+        try:
+            if dry_run:
+                configs = self.after
+            else:
+                state = admin.describe(sorted(self.ours_topic))
+                configs = {t: dict(s.config) for t, s in state.topics.items()}
+            topic_changes: dict[str, ConfigChange] = {}
+            for topic, ours in sorted(self.ours_topic.items()):
+                sets: dict[str, str] = {}
+                deletes: list[str] = []
+                for key in REPLICA_KEYS:
+                    rest = removed(configs.get(topic, {}).get(key), ours.get(key, frozenset()))
+                    if rest == "":
+                        deletes.append(key)
+                    elif rest is not None:
+                        sets[key] = rest
+                if sets or deletes:
+                    topic_changes[topic] = ConfigChange(set=sets, delete=tuple(sorted(deletes)))
+            broker_changes = {
+                b: ConfigChange(delete=keys) for b, keys in sorted(self.ours_broker.items()) if keys
+            }
+            errors: list[str] = []
+            if topic_changes:
+                res = admin.alter_topic_configs(topic_changes)
+                errors += [f"topic {k}: {e}" for k, e in res.items() if e is not None]
+            if broker_changes:
+                res = admin.alter_broker_configs(broker_changes)
+                errors += [f"{k}: {e}" for k, e in res.items() if e is not None]
+        except ClusterError as exc:
+            errors = [str(exc)]
+        return errors
+
+    def listing(self) -> str:
+        """What this throttler set, for a person to remove by hand."""
+        parts = [
+            f"brokers {sorted(b for b, k in self.ours_broker.items() if k)}: {', '.join(RATE_KEYS)}"
+        ]
+        parts += [
+            f"topic {t}: {', '.join(sorted(k for k, v in ours.items() if v))}"
+            for t, ours in sorted(self.ours_topic.items())
+            if any(ours.values())
+        ]
+        return "; ".join(parts)

@@ -348,3 +348,25 @@ def test_a_dry_run_that_cannot_read_the_cluster_fails_instead_of_printing_half()
     fake.down = True
     with pytest.raises(ClusterUnreachable):
         apply_plan(p, fake, SETTINGS, allow_delete=False, dry_run=True)
+
+
+def test_a_broker_rate_an_operator_set_is_left_as_it_is_and_said_so() -> None:
+    fake, p = moves_plan(1)
+    fake.broker_configs[3] = {LEADER_RATE: "500"}
+    report = apply_plan(p, fake, SETTINGS, allow_delete=False, poll_seconds=1)
+    assert fake.broker_configs[3] == {LEADER_RATE: "500"}
+    assert f"note: broker 3 already has {LEADER_RATE}=500; left as it is" in report.notes
+
+
+def test_a_dry_run_gives_back_an_operators_throttle_entries_untouched() -> None:
+    fake, p = moves_plan(1)
+    fake.configs["m"] = {FOLLOWER_REPLICAS: "7:5"}
+    report = apply_plan(p, fake, SETTINGS, allow_delete=False, dry_run=True)
+    topic_lines = [r for r in report.requests if r.startswith("IncrementalAlterConfigs topics")]
+    assert topic_lines == [
+        'IncrementalAlterConfigs topics {"m":{"set":{"follower.replication.throttled.replicas":'
+        '"0:3,7:5","leader.replication.throttled.replicas":"0:1,0:2"}}}',
+        'IncrementalAlterConfigs topics {"m":{"delete":["leader.replication.throttled.replicas"],'
+        '"set":{"follower.replication.throttled.replicas":"7:5"}}}',
+    ]
+    assert fake.writes() == []
