@@ -409,7 +409,7 @@ class KafkaAdmin:
 
     def describe(self, topics: Iterable[str] | None = None) -> ClusterState:
         wanted = None if topics is None else sorted(set(topics))
-        md = self._metadata(wanted)
+        md = self._settled_metadata(wanted)
         live = {b.node_id: b.rack for b in md.brokers}
         states: dict[str, dict[int, PartitionState]] = {}
         for t in md.topics:
@@ -471,6 +471,19 @@ class KafkaAdmin:
             controller_id=self._controller,
             broker_configs=broker_configs,
         )
+
+    def _settled_metadata(self, topics: Sequence[str] | None) -> Any:
+        """Metadata, asked again (with backoff, a few seconds at most) while some topic is in
+        a passing state, e.g. LEADER_NOT_AVAILABLE right after it was created."""
+        deadline = time.monotonic() + min(self._timeout_ms / 1000, 5.0)
+        backoff = 0.1
+        while True:
+            md = self._metadata(topics)
+            passing = [t for t in md.topics if _retriable_code(t.error_code)]
+            if not passing or time.monotonic() + backoff >= deadline:
+                return md
+            time.sleep(backoff)
+            backoff = min(backoff * 2, 1.0)
 
     def _registered_brokers(self) -> dict[int, tuple[str | None, bool]]:
         """Every registered broker with its rack and whether it is fenced (DescribeCluster).
