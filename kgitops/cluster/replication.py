@@ -200,9 +200,14 @@ def advance(
     broker_configs: Mapping[int, Mapping[str, str]],
     seconds: float,
     network: float = NETWORK_BYTES_PER_SEC,
+    produce: Mapping[str, float] | None = None,
 ) -> float:
     """Let ``seconds`` pass: replicas copy at their rates, join the ISR when done, and
-    reassignments complete. Returns the time actually simulated (always ``seconds``)."""
+    reassignments complete. ``produce`` gives topics a write rate (bytes/s, spread evenly over
+    partitions that have a leader): their logs grow, so a replica catches up only if it copies
+    faster than the partition grows, and one whose broker is down falls further behind.
+    Returns the time simulated (always ``seconds``)."""
+    writes = {t: r for t, r in (produce or {}).items() if r > 0 and t in topics}
     all_parts = [p for parts, _ in topics.values() for p in parts]
     settle(all_parts, online)
     lagging = {
@@ -210,18 +215,30 @@ def advance(
         for name, (parts, config) in topics.items()
         if any(p.lagging() for p in parts)
     }
+    growth = {t: r / max(1, len(topics[t][0])) for t, r in writes.items()}
     remaining = max(0.0, seconds)
     while remaining > 0:
         current = [
             f for f in flows(lagging, online, broker_configs, network) if f.rate > 0 and f.left > 0
         ]
-        if not current:
+        if not current and not writes:
             break
-        step = min(remaining, min(f.left / f.rate for f in current))
+        ends = [
+            f.left / (f.rate - growth.get(f.key[0], 0.0))
+            for f in current
+            if f.rate > growth.get(f.key[0], 0.0)
+        ]
+        step = min([remaining, *ends])
         for f in current:
-            got = f.part.copied.get(f.broker, 0.0) + f.rate * step
-            # float dust must not leave a replica one byte short forever
-            f.part.copied[f.broker] = float(f.part.size) if got >= f.part.size - 1e-6 else got
+            f.part.copied[f.broker] = f.part.copied.get(f.broker, 0.0) + f.rate * step
+        for name, per_partition in growth.items():
+            for part in topics[name][0]:
+                if part.leader is not None:
+                    part.size = round(part.size + per_partition * step)
+        for f in current:
+            # float dust must not leave a replica a byte short forever
+            if f.part.copied[f.broker] >= f.part.size - 1:
+                f.part.copied[f.broker] = float(f.part.size)
         remaining -= step
         settle({id(f.part): f.part for f in current}.values(), online)
     return seconds

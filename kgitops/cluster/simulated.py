@@ -124,6 +124,9 @@ class SimulatedCluster:
         try:
             self.clock = float(sim.get("clock", 0.0))
             self.network = float(sim.get("networkBytesPerSec", repl.NETWORK_BYTES_PER_SEC))
+            self.produce = {
+                str(t): float(r) for t, r in (sim.get("produceBytesPerSec") or {}).items()
+            }
             progress = {
                 str(t): {int(p): {int(b): float(v) for b, v in bs.items()} for p, bs in ps.items()}
                 for t, ps in (sim.get("progress") or {}).items()
@@ -209,6 +212,9 @@ class SimulatedCluster:
             "simulation": {
                 "clock": self.clock,
                 "networkBytesPerSec": self.network,
+                "produceBytesPerSec": {
+                    t: r for t, r in sorted(self.produce.items()) if t in self.topics
+                },
                 "progress": {t: p for t, p in progress.items() if p},
             }
         }
@@ -608,7 +614,9 @@ class SimulatedCluster:
     def advance(self, seconds: float) -> None:
         """Let simulated time pass: replicas catch up, reassignments complete."""
         self._sync()
-        repl.advance(self.topics, self.online, self.broker_configs, seconds, self.network)
+        repl.advance(
+            self.topics, self.online, self.broker_configs, seconds, self.network, self.produce
+        )
         self.clock += max(0.0, seconds)
         self._save()
 
@@ -633,6 +641,20 @@ class SimulatedCluster:
                 part.size = size_bytes
         self._save()
 
+    def set_produce_rate(self, topic: str, bytes_per_sec: float) -> None:
+        """Write to ``topic`` at ``bytes_per_sec`` (spread over its partitions) while simulated
+        time passes; 0 stops. A replica catches up only if it copies faster than that."""
+        self._sync()
+        if topic not in self.topics:
+            raise ClusterError(f"no topic {topic!r} in the simulated cluster")
+        if bytes_per_sec < 0:
+            raise ClusterError("a produce rate cannot be negative")
+        if bytes_per_sec:
+            self.produce[topic] = float(bytes_per_sec)
+        else:
+            self.produce.pop(topic, None)
+        self._save()
+
     def fail_broker(self, broker_id: int) -> None:
         """The broker stops: it leaves every ISR (but never empties one: a partition whose
         last in-sync replica it was goes offline), and its leaderships move."""
@@ -651,8 +673,8 @@ class SimulatedCluster:
 
     def restore_broker(self, broker_id: int) -> None:
         """The broker returns: offline partitions whose ISR it holds get their leader back,
-        and its replicas catch up and rejoin the ISR (at once for data they already had:
-        the simulation has no produce traffic, so nothing was written while it was down)."""
+        and its replicas rejoin the ISR once they have copied what was written while it was
+        down (at once when nothing was: see ``set_produce_rate``)."""
         self._sync()
         self._set_online(broker_id, True)
         repl.settle([p for parts, _ in self.topics.values() for p in parts], self.online)

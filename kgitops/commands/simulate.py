@@ -4,6 +4,7 @@
     kgitops simulate topics/demo restore-broker 3   it comes back
     kgitops simulate topics/demo advance 5m         let time pass: replicas catch up
     kgitops simulate topics/demo set-size orders 2GB   give a topic's partitions data
+    kgitops simulate topics/demo produce orders 5MB/s  keep writing to it as time passes
     kgitops simulate topics/demo show               clock, brokers, health, copies in flight
 
 Each prints what changed; `kgitops status DIR` shows the full health and `kgitops plan DIR`
@@ -37,6 +38,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("topic", metavar="TOPIC")
     p.add_argument("size", metavar="SIZE")
     p.add_argument("--partition", type=int, default=None, help="only this partition")
+    p = sub.add_parser("produce", help="write to a topic at a rate as time passes (5MB/s; 0 stops)")
+    p.add_argument("topic", metavar="TOPIC")
+    p.add_argument("rate", metavar="RATE")
     sub.add_parser("show", help="the clock, brokers, health and replicas catching up")
 
 
@@ -77,6 +81,14 @@ def run(args: argparse.Namespace) -> int:
         sim.set_size(args.topic, size, args.partition)
         where = "every partition" if args.partition is None else f"partition {args.partition}"
         print(f"{args.topic}: {where} now holds {size} bytes")
+    elif cmd == "produce":
+        text = args.rate.strip()
+        try:
+            rate = parse_size(text[:-2] if text.lower().endswith("/s") else text)
+        except ValueError as exc:
+            raise KgitopsError(f"{exc} per second") from None
+        sim.set_produce_rate(args.topic, rate)
+        print(f"{args.topic}: written at {rate} bytes/s" if rate else f"{args.topic}: no writes")
     after = assess(sim.describe())
     if cmd == "show":
         _show(sim, after)
@@ -129,6 +141,8 @@ def _show(sim: SimulatedCluster, health: Health) -> None:
             f"  broker {b.id:<4} rack {b.rack or '-':<8} {'online ' if b.online else 'OFFLINE'}"
             f"  {replicas} replica(s), {leaders} leader(s)"
         )
+    for topic, rate in sorted(sim.produce.items()):
+        print(f"  producing to {topic} at {format_size(rate)}/s")
     rates = sim.rates()
     progress = sim.replica_progress()
     if progress:
@@ -142,8 +156,12 @@ def _show(sim: SimulatedCluster, health: Health) -> None:
             if broker not in sim.online:
                 print(f"{head}, stalled: broker {broker} is offline")
             elif rate > 0:
-                eta = format_duration((size - copied) / rate)
-                print(f"{head} at {format_size(rate)}/s, ETA {eta}")
+                grows = sim.produce.get(topic, 0.0) / len(state.topics[topic].partitions)
+                if rate > grows:
+                    eta = format_duration((size - copied) / (rate - grows))
+                    print(f"{head} at {format_size(rate)}/s, ETA {eta}")
+                else:
+                    print(f"{head} at {format_size(rate)}/s: never, the log grows as fast")
             else:
                 print(f"{head}, stalled: the partition has no leader to copy from")
     print("HEALTHY" if health.healthy else "UNHEALTHY (kgitops status for details)")

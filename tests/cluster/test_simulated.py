@@ -462,3 +462,49 @@ def test_growing_a_partition_keeps_a_failed_in_sync_replica_complete(
     sim.set_size("a", GB)
     sim.restore_broker(1)
     assert part(sim, "a").isr == (0, 1)  # it had every byte when it failed
+
+
+MB = 1_000_000
+
+
+def test_a_restored_broker_catches_up_what_was_written_while_it_was_down(
+    sim: SimulatedCluster,
+) -> None:
+    make(sim, "a", {0: (0, 1)})
+    sim.set_produce_rate("a", 1 * MB)
+    sim.fail_broker(1)
+    sim.advance(100)  # 100 MB written while broker 1 is down
+    sim.restore_broker(1)
+    assert part(sim, "a").isr == (0,)
+    assert sim.replica_progress()[("a", 0)][1] == (0.0, 100 * MB)
+    sim.advance(1.0)  # copies 100 MB/s while the log grows 1 MB/s: 100/99 s
+    assert part(sim, "a").isr == (0,)
+    sim.advance(0.02)
+    assert part(sim, "a").isr == (0, 1)
+
+
+def test_a_throttle_below_the_write_rate_never_finishes_a_move(sim: SimulatedCluster) -> None:
+    sized(sim, "a", (0,), 10 * MB)
+    sim.set_produce_rate("a", 2 * MB)
+    sim.alter_broker_configs(
+        {1: ConfigChange(set={"follower.replication.throttled.rate": "1000000"})}
+    )
+    sim.alter_topic_configs(
+        {"a": ConfigChange(set={"follower.replication.throttled.replicas": "*"})}
+    )
+    sim.alter_reassignments({("a", 0): (0, 1)})
+    sim.advance(3600)
+    assert sim.list_reassignments() != {}
+    assert part(sim, "a").size_bytes == 10 * MB + 3600 * 2 * MB
+    sim.set_produce_rate("a", 0)
+    sim.alter_broker_configs({1: ConfigChange(delete=("follower.replication.throttled.rate",))})
+    sim.advance(73)  # 7.21 GB at 100 MB/s
+    assert sim.list_reassignments() == {}
+
+
+def test_an_offline_partition_takes_no_writes(sim: SimulatedCluster) -> None:
+    make(sim, "a", {0: (1,)})
+    sim.set_produce_rate("a", MB)
+    sim.fail_broker(1)
+    sim.advance(10)
+    assert part(sim, "a").size_bytes == 0

@@ -101,3 +101,19 @@ def test_units() -> None:
     assert format_duration(150) == "2m30s"
     with pytest.raises(ValueError):
         parse_duration("2x")
+
+
+def test_produce_makes_a_failed_broker_fall_behind(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sim(folder).create_topics([NewTopic("a", {0: (0, 1)})])
+    assert main(["simulate", str(folder), "produce", "a", "10MB/s"]) == 0
+    assert main(["simulate", str(folder), "fail-broker", "1"]) == 0
+    assert main(["simulate", str(folder), "advance", "1m"]) == 0
+    assert main(["simulate", str(folder), "restore-broker", "1"]) == 0
+    capsys.readouterr()
+    assert main(["simulate", str(folder), "show"]) == 0
+    out = capsys.readouterr().out
+    assert "producing to a at 10 MB/s" in out
+    assert "a-0 on broker 1: 0 B of 600 MB at 100 MB/s, ETA 6.67s" in out
+    assert main(["simulate", str(folder), "produce", "a", "fast"]) == 1

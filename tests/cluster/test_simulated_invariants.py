@@ -58,6 +58,11 @@ class SimulatedClusterMachine(RuleBasedStateMachine):
     def elect(self, name: str, pid: int) -> None:
         self.sim.elect_preferred_leaders([(name, pid)])
 
+    @rule(name=st.sampled_from(["a", "b"]), rate=st.sampled_from([0, 10**6, 5 * 10**7]))
+    def produce(self, name: str, rate: int) -> None:
+        if name in self.sim.topics:
+            self.sim.set_produce_rate(name, rate)
+
     @rule(seconds=st.sampled_from([0.0, 0.3, 1.0, 5.0]))
     def advance(self, seconds: float) -> None:
         self.sim.advance(seconds)
