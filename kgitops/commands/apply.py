@@ -94,9 +94,10 @@ def show(plan: Any) -> str:
         return "\n".join(label(a) for a in plan.actions)
 
 
-def confirm(plan: Any, args: argparse.Namespace) -> None:
+def confirm(plan: Any, args: argparse.Namespace) -> bool:
+    """Ask on a terminal; True when a person was asked (time passed: check freshness again)."""
     if args.yes:
-        return
+        return False
     if not sys.stdin.isatty():
         raise KgitopsError(
             "refusing to apply without confirmation: no terminal to ask on; "
@@ -106,13 +107,11 @@ def confirm(plan: Any, args: argparse.Namespace) -> None:
     answer = input(f"Apply these {n} change(s) to cluster {plan.cluster!r}? [y/N] ")
     if answer.strip().lower() not in ("y", "yes"):
         raise KgitopsError("apply cancelled; nothing was changed")
+    return True
 
 
-def run(args: argparse.Namespace) -> int:
-    from kgitops.apply import apply_plan, check_fresh
-    from kgitops.cluster.connect import open_cluster
-    from kgitops.progress import for_stream
-
+def load_plan(args: argparse.Namespace) -> tuple[Any, Any]:
+    """(plan, cluster spec): the saved plan and its cluster, or a fresh plan of DIR."""
     if bool(args.directory) == bool(args.plan):
         raise KgitopsError("give either a cluster folder (apply DIR) or --plan PLAN")
     if args.plan:
@@ -123,51 +122,62 @@ def run(args: argparse.Namespace) -> int:
                 f"{args.plan}: the plan is for cluster {plan.cluster!r}, "
                 f"but its folder holds cluster {cluster.name!r}"
             )
-    else:
-        from kgitops.commands._planning import plan_directory
+        return plan, cluster
+    from kgitops.commands._planning import plan_directory
 
-        result = plan_directory(args.directory)
-        plan, cluster = result.plan, result.cluster
+    result = plan_directory(args.directory)
+    return result.plan, result.cluster
+
+
+def fresh_state(plan: Any, admin: Any) -> Any:
+    """The live state of the plan's topics; StalePlan if it is not what the plan was made on."""
+    from kgitops.apply import check_fresh
+
+    state = admin.describe(sorted(plan.state_digests) or sorted({a.topic for a in plan.actions}))
+    check_fresh(plan, state)
+    return state
+
+
+def run(args: argparse.Namespace) -> int:
+    from kgitops.cluster.connect import open_cluster
+
+    plan, cluster = load_plan(args)
     admin = open_cluster(cluster)
     try:
-        if not plan.has_changes:
-            managed = set(plan.state_digests)
-            if args.dry_run or args.no_wait or not managed & set(admin.list_reassignments()):
-                print(f"No changes. Cluster {plan.cluster!r} matches the plan.")
-                return 0
-            # nothing to change, but moves a --no-wait apply left running: finish them
-            report = apply_plan(
-                plan,
-                admin,
-                cluster.reassignment,
-                allow_delete=False,
-                progress=for_stream(sys.stderr),
-                poll_seconds=args.poll_interval,
-            )
-            print("\n".join(report.lines()))
-            return 0
-        state = admin.describe(
-            sorted(plan.state_digests) or sorted({a.topic for a in plan.actions})
-        )
-        check_fresh(plan, state)
-        plan.raise_if_unsafe(allow_delete=args.allow_delete, state=state)
-        settings = cluster.reassignment
-        if args.dry_run:
-            report = apply_plan(plan, admin, settings, allow_delete=args.allow_delete, dry_run=True)
-            print("\n".join(report.lines()))
-            return 0
-        print(show(plan))
-        confirm(plan, args)
-        report = apply_plan(
-            plan,
-            admin,
-            settings,
-            allow_delete=args.allow_delete,
-            wait=not args.no_wait,
-            progress=for_stream(sys.stderr),
-            poll_seconds=args.poll_interval,
-        )
-        print("\n".join(report.lines()))
-        return 0
+        return apply_with(args, plan, cluster, admin)
     finally:
         admin.close()
+
+
+def apply_with(args: argparse.Namespace, plan: Any, cluster: Any, admin: Any) -> int:
+    from kgitops.apply import apply_plan
+    from kgitops.progress import for_stream
+
+    settings = cluster.reassignment
+    if not plan.has_changes:
+        in_flight = set(plan.state_digests) & set(admin.list_reassignments())
+        if args.dry_run or args.no_wait or not in_flight:
+            print(f"No changes. Cluster {plan.cluster!r} matches the plan.")
+            return 0
+        # nothing to change, but moves a --no-wait apply left running: finish them
+    state = fresh_state(plan, admin)
+    plan.raise_if_unsafe(allow_delete=args.allow_delete, state=state)
+    if args.dry_run:
+        report = apply_plan(plan, admin, settings, allow_delete=args.allow_delete, dry_run=True)
+        print("\n".join(report.lines()))
+        return 0
+    if plan.has_changes:
+        print(show(plan))
+        if confirm(plan, args):
+            fresh_state(plan, admin)
+    report = apply_plan(
+        plan,
+        admin,
+        settings,
+        allow_delete=args.allow_delete,
+        wait=not args.no_wait,
+        progress=for_stream(sys.stderr),
+        poll_seconds=args.poll_interval,
+    )
+    print("\n".join(report.lines()))
+    return 0

@@ -123,3 +123,21 @@ def test_the_terminal_bar_redraws_one_line_in_place() -> None:
     text = out.getvalue()
     assert text.startswith("\r\x1b[2K[############------------]  50%  2/4 partitions")
     assert "1/4" not in text and text.endswith("ETA 0:00:30\ndone\n")
+
+
+def test_a_cluster_that_changes_while_the_person_reads_the_plan_is_not_touched(
+    demo: Folder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    demo.topics(topic("orders", 3, 2, config={"retention.ms": "2000"}))
+
+    def someone_else_changes_it(prompt: str) -> str:
+        data = demo.state()
+        data["topics"]["orders"]["config"] = {"retention.ms": "7"}
+        demo.state_file.write_text(json.dumps(data))
+        return "y"
+
+    monkeypatch.setattr("sys.stdin.isatty", lambda: True)
+    monkeypatch.setattr("builtins.input", someone_else_changes_it)
+    code, _, err = demo.cli("apply")
+    assert code == 1 and "is stale" in err
+    assert demo.state()["topics"]["orders"]["config"] == {"retention.ms": "7"}
