@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -88,6 +88,16 @@ def run(args: argparse.Namespace) -> int:
         )
     brokers = state.brokers
     adoptions = {n: adopt(state.topics[n], brokers) for n in names}
+    for n in names:
+        if state.reassignments.get(n):
+            adoptions[n] = replace(
+                adoptions[n],
+                notes=(
+                    *adoptions[n].notes,
+                    f"{len(state.reassignments[n])} partition(s) are being reassigned: the file "
+                    "records the replicas as they are now; import again once the move is done",
+                ),
+            )
     lock = read_lock(args.dir)
     adoptions, plan = _settle(adoptions, specs.topics, specs.cluster, state, lock)
     entries = dict(lock.entries) if lock is not None else {}

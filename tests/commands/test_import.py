@@ -164,3 +164,16 @@ def test_kafkas_own_placement_is_always_recognised(
     found = recover_start_index(assignment, brokers, racks)
     assert found is not None
     assert assign_replicas(brokers, parts, rf, start_index=found) == assignment
+
+
+def test_a_topic_being_reassigned_is_imported_with_a_note(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    s = sim(folder)
+    s.create_topics([NewTopic("m", {0: (0, 1)})])
+    s.set_size("m", 10**9)
+    s.alter_reassignments({("m", 0): (2, 1)})
+    assert main(["import", str(folder), "--dry-run"]) == 0
+    captured = capsys.readouterr()
+    assert "1 partition(s) are being reassigned" in captured.err
+    assert "# note: 1 partition(s) are being reassigned" in captured.out
