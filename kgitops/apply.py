@@ -93,8 +93,7 @@ class ApplyReport:
         if self.dry_run:
             return [*self.requests, f"dry run: {len(self.requests)} request(s), none sent"]
         out = [
-            f"{'done' if o.done else 'NOT done'}: {o.action}"
-            + (f" ({o.detail})" if o.detail else "")
+            f"{_status(o)}: {o.action}" + (f" ({o.detail})" if o.detail else "")
             for o in self.outcomes
         ]
         out.extend(self.notes)
@@ -104,6 +103,12 @@ class ApplyReport:
             f"{len(self.requests)} admin request(s) sent"
         )
         return out
+
+
+def _status(o: ActionOutcome) -> str:
+    if o.done:
+        return "done"
+    return "running" if o.detail.startswith("in flight") else "NOT done"
 
 
 def label(action: Action) -> str:
@@ -208,7 +213,7 @@ class _Run:
         """One port call for ``items``; per-item results to outcomes."""
         if not items:
             return
-        self.progress.message(f"{what}: {len(items)} ...")
+        self.progress.message(f"{what}: {len(items)} in one request")
         self.sending = [i for i, _ in items]  # what Ctrl-C would leave in doubt
         try:
             results: Results = call()
