@@ -15,8 +15,10 @@ documents per file. Exactly one document is ``kind: Cluster`` (normally ``cluste
 
 from __future__ import annotations
 
+import gc
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -41,6 +43,7 @@ from kgitops.yamlload import Document, Marks, load_file
 CLUSTER_FILES = ("cluster.yaml", "cluster.yml")
 YAML_SUFFIXES = (".yaml", ".yml")
 KINDS = ("Topic", "Cluster")
+_OptionalPlacement = Placement | None
 
 
 @dataclass(frozen=True)
@@ -166,7 +169,7 @@ def _build_topic(doc: Document, config: dict[str, str]) -> TopicSpec:
         name=v["name"],
         partitions=int(v["partitions"]),
         replication_factor=int(v["replicationFactor"]),
-        placement=cast(Placement | None, v.get("placement")),
+        placement=cast(_OptionalPlacement, v.get("placement")),
         start_index=int(v["startIndex"]) if v.get("startIndex") is not None else None,
         assignment=(
             tuple(tuple(int(b) for b in replicas) for replicas in assignment)
@@ -287,11 +290,30 @@ def _kind_of(doc: Document, diags: list[Diagnostic]) -> str | None:
 # ------------------------------------------------------------------ loading
 
 
+@contextmanager
+def _no_gc() -> Iterator[None]:
+    """Loading allocates hundreds of thousands of small acyclic objects; the cyclic GC would
+    walk everything alive (a planner may already hold a million-partition state) again and
+    again for nothing."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def load_specs(directory: str, *, brokers: Sequence[Broker] | None = None) -> Specs:
     """Load and check one cluster folder. Never raises on bad input: every problem is in
     ``diagnostics``. ``brokers`` are the known brokers (from a ``--state`` file or the live
     cluster) for the replication-factor, assignment and decommission checks; when None, the
     simulated brokers of cluster.yaml are used, if any."""
+    with _no_gc():
+        return _load(directory, brokers)
+
+
+def _load(directory: str, brokers: Sequence[Broker] | None) -> Specs:
     diags: list[Diagnostic] = []
     if not os.path.isdir(directory):
         diags.append(Diagnostic(Mark(directory), "error", "no such folder"))

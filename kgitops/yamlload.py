@@ -171,26 +171,37 @@ class _Builder:
         raise _Failure(line, col, "unsupported YAML node")
 
     def _mapping(self, node: yaml.MappingNode, path: str) -> dict[str, Any]:
+        # The hot loop of loading: scalar keys and values are handled inline.
         out: dict[str, Any] = {}
-        first_seen: dict[str, int] = {}
         prefix = path + "." if path else ""
+        positions = self.positions
+        key_positions = self.key_positions
+        scalar = yaml.ScalarNode
         for key_node, value_node in node.value:
-            line, col = _pos(key_node)
-            if not isinstance(key_node, yaml.ScalarNode):
+            mark = key_node.start_mark
+            line, col = mark.line + 1, mark.column + 1
+            if type(key_node) is not scalar:
                 raise _Failure(line, col, "a mapping key must be a plain scalar")
-            if key_node.tag == _MERGE:
+            tag = key_node.tag
+            if tag == _STR:
+                key = key_node.value
+            elif tag == _MERGE:
                 raise _Failure(line, col, "merge keys (<<) are not supported; write the fields")
-            key = _scalar(key_node)
-            if not isinstance(key, str):
-                key = _plain_key(key_node)
-            if key in first_seen:
-                raise _Failure(
-                    line, col, f"duplicate key {key!r} (first defined at line {first_seen[key]})"
-                )
-            first_seen[key] = line
+            else:
+                key = _scalar(key_node)
+                if not isinstance(key, str):
+                    key = _plain_key(key_node)
             child = prefix + key
-            self.key_positions[child] = (line, col)
-            out[key] = self.build(value_node, child)
+            if key in out:
+                first = key_positions.get(child, (line, col))[0]
+                raise _Failure(line, col, f"duplicate key {key!r} (first defined at line {first})")
+            key_positions[child] = (line, col)
+            if type(value_node) is scalar:
+                mark = value_node.start_mark
+                positions[child] = (mark.line + 1, mark.column + 1)
+                out[key] = value_node.value if value_node.tag == _STR else _scalar(value_node)
+            else:
+                out[key] = self.build(value_node, child)
         return out
 
 
