@@ -76,6 +76,8 @@ class Reassigner:
         self.offline: set[int] = set()
         self.off_preferred: set[TP] = set()
         self.adopted: set[TP] = set()
+        self.start_bytes: int | None = None
+        self.first_estimate: float | None = None
 
     # ------------------------------------------------------------ bookkeeping
 
@@ -117,8 +119,9 @@ class Reassigner:
                 self._fail(tp, f"not submitted: {exc}")
             self.queue = []
             self._cancel_active(str(exc))
-        except KeyboardInterrupt:
-            self.abort("interrupted (Ctrl-C)")
+        except BaseException as exc:  # Ctrl-C, or a bug: never leave a move unthrottled
+            why = "interrupted (Ctrl-C)" if isinstance(exc, KeyboardInterrupt) else "stopped"
+            self.abort(why)
             raise
         finally:
             if self.wait or not self.active:
@@ -279,14 +282,21 @@ class Reassigner:
         total = sum(self.bytes.values())
         done_b = sum(self.bytes.get(tp, 0) for tp in self.done)
         remaining = total - done_b
+        if self.start_bytes is None:
+            self.start_bytes = done_b
+        moved = done_b - self.start_bytes
         eta: float | None = None
         if remaining == 0:
             eta = 0.0
-        elif done_b > 0 and self.elapsed > 0:
-            eta = remaining / (done_b / self.elapsed)
+        elif moved > 0 and self.elapsed > 0:
+            eta = remaining / (moved / self.elapsed)  # the rate observed so far
         elif self.settings.throttle_bytes_per_sec:
-            receivers = {b for tp in self.active for b in self.moves[tp].adding}
-            eta = remaining / (self.settings.throttle_bytes_per_sec * max(1, len(receivers)))
+            if self.first_estimate is None:  # every receiving broker at the throttled rate
+                receivers = {b for tp in self.active for b in self.moves[tp].adding}
+                rate = self.settings.throttle_bytes_per_sec * max(1, len(receivers))
+                self.first_estimate = self.elapsed + remaining / rate
+            left = self.first_estimate - self.elapsed
+            eta = left if left > 0 else None
         return Snapshot(
             partitions_done=len(self.done),
             partitions_total=len(self.moves),

@@ -370,3 +370,17 @@ def test_a_dry_run_gives_back_an_operators_throttle_entries_untouched() -> None:
         '"set":{"follower.replication.throttled.replicas":"7:5"}}}',
     ]
     assert fake.writes() == []
+
+
+def test_an_unexpected_error_mid_wait_still_cancels_the_moves_and_removes_throttles() -> None:
+    fake, p = moves_plan(2, size=1_000_000)
+
+    def bug(f: FakeCluster) -> None:
+        raise RuntimeError("a bug")
+
+    fake.on_sleep = bug
+    with pytest.raises(RuntimeError):
+        apply_plan(p, fake, SETTINGS, allow_delete=False, poll_seconds=1)
+    assert fake.flights == {}
+    assert all(not c for c in fake.broker_configs.values())
+    assert not any(k in fake.configs["m"] for k in (LEADER_REPLICAS, FOLLOWER_REPLICAS))
