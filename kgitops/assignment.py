@@ -456,3 +456,104 @@ def find_parameters(
             if all(candidate[p] == tuple(current[p]) for p in range(count)):
                 return PlacementParameters(first, shift, mode)
     return None
+
+
+@dataclass(frozen=True, slots=True)
+class PlacementSegment:
+    """One AdminUtils call that placed partitions ``start_partition`` .. ``+ partitions - 1``."""
+
+    start_partition: int
+    partitions: int
+    start_index: int
+    replica_shift: int
+    rack_aware: bool
+
+
+def _first_mismatch(
+    expected: Mapping[int, tuple[int, ...]], current: Mapping[int, Sequence[int]], start: int
+) -> int:
+    p = start
+    while p in expected and expected[p] == tuple(current[p]):
+        p += 1
+    return p
+
+
+def find_placement(
+    current: Mapping[int, Sequence[int]], brokers: Sequence[Broker]
+) -> tuple[PlacementSegment, ...] | None:
+    """The AdminUtils calls that produce exactly ``current``: the topic's creation, then each
+    time partitions were added (Kafka's rule: start index from partition 0's first replica,
+    first id = the count at the time), or None when the assignment is not Kafka's.
+
+    With these, the same calls with a larger RF give targets that only append replicas.
+    """
+    params = find_parameters(current, brokers)
+    if params is not None:
+        return (
+            PlacementSegment(
+                0, len(current), params.start_index, params.replica_shift, params.rack_aware
+            ),
+        )
+    count = len(current)
+    if not current or any(p not in current for p in range(count)):
+        return None
+    p0 = tuple(current[0])
+    rf = len(p0)
+    if rf == 0 or rf > len(brokers) or any(len(r) != rf for r in current.values()):
+        return None
+    modes = ([True] if all(b.rack is not None for b in brokers) else []) + [False]
+    for mode in modes:
+        try:
+            layout = _layout(brokers, mode)
+        except AssignmentError:
+            continue
+        if p0[0] not in layout.arranged:
+            continue
+        first = layout.arranged.index(p0[0])
+        modulus = max(layout.n - 1, 1)
+        added_start = added_partitions_start_index(brokers, p0)
+        for shift in range(modulus):
+            if layout.row(rf, layout.second_shift(shift))[first] != p0:
+                continue
+            created = assign_replicas(
+                brokers, count, rf, start_index=first, replica_shift=shift, rack_aware=mode
+            )
+            end = _first_mismatch(created, current, 0)
+            segments = [PlacementSegment(0, end, first, shift, mode)]
+            while end < count:
+                added = assign_replicas(
+                    brokers,
+                    count - end,
+                    rf,
+                    start_index=added_start,
+                    start_partition=end,
+                    rack_aware=mode,
+                )
+                stop = _first_mismatch(added, current, end)
+                if stop == end:
+                    break
+                segments.append(PlacementSegment(end, stop - end, added_start, added_start, mode))
+                end = stop
+            if end == count:
+                return tuple(segments)
+    return None
+
+
+def place_segments(
+    brokers: Sequence[Broker], segments: Sequence[PlacementSegment], replication_factor: int
+) -> Assignment:
+    """Replay ``segments`` (from ``find_placement``) with another replication factor."""
+    result: Assignment = {}
+    for seg in segments:
+        result.update(
+            assign_replicas(
+                brokers,
+                seg.partitions,
+                replication_factor,
+                start_index=seg.start_index,
+                replica_shift=seg.replica_shift,
+                start_partition=seg.start_partition,
+                rack_aware=seg.rack_aware,
+            )
+        )
+    return result

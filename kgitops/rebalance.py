@@ -37,7 +37,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
 
-from kgitops.assignment import assign_replicas, find_parameters
+from kgitops.assignment import find_placement, place_segments
 from kgitops.errors import AssignmentError, InvalidReplicationFactor
 from kgitops.model import Broker
 
@@ -197,7 +197,9 @@ def rebalance(
                 added = [b for b in tail[len(reps) :] if b in state.eligible_set]
             else:
                 added = []
-            if len(reps) + len(added) != rf:
+            if len(reps) + len(added) != rf or (
+                check_racks and not _racks_fine(state, (*reps, *added), rack_ok)
+            ):
                 added = []
             for b in added:
                 reps.append(b)
@@ -215,7 +217,7 @@ def rebalance(
                 + (" (Kafka's placement, extended)" if added else "")
             )
         if spread_racks and state.racked:
-            repaired = _spread(state, reps)
+            repaired = _spread(state, reps, before)
             if repaired:
                 why.append(repaired)
         if tuple(reps) != before:
@@ -251,24 +253,17 @@ def _admin_utils_extension(
     replication_factor: int | None,
 ) -> dict[int, tuple[int, ...]] | None:
     """Kafka's placement of this topic with the larger RF, when the live assignment is still
-    exactly its AdminUtils placement with the smaller one."""
+    exactly what AdminUtils gave it (at creation and at each partition increase)."""
     if replication_factor is None or not current:
         return None
     if any(len(r) >= replication_factor for r in current.values()):
         return None
     if replication_factor > len(brokers):
         return None
-    params = find_parameters(current, brokers)
-    if params is None:
+    segments = find_placement(current, brokers)
+    if segments is None:
         return None
-    return assign_replicas(
-        brokers,
-        len(current),
-        replication_factor,
-        start_index=params.start_index,
-        replica_shift=params.replica_shift,
-        rack_aware=params.rack_aware,
-    )
+    return place_segments(brokers, segments, replication_factor)
 
 
 def _shrink(state: _State, reps: list[int], rf: int) -> None:
@@ -299,8 +294,9 @@ def _shrink(state: _State, reps: list[int], rf: int) -> None:
                 state.leaders[reps[0]] = state.leaders.get(reps[0], 0) + 1
 
 
-def _spread(state: _State, reps: list[int]) -> str:
-    """Move the fewest replicas so the partition covers min(RF, racks) racks."""
+def _spread(state: _State, reps: list[int], before: tuple[int, ...]) -> str:
+    """Move the fewest replicas so the partition covers min(RF, racks) racks; a replica this
+    plan adds anyway moves before one that holds data."""
     racks = state.racks(reps)
     if len(racks) >= len(reps):
         return ""
@@ -313,12 +309,12 @@ def _spread(state: _State, reps: list[int]) -> str:
         for b in reps:
             if b in state.rack_of:
                 per_rack[state.rack_of[b]] = per_rack.get(state.rack_of[b], 0) + 1
-        best: tuple[int, int, int] | None = None
+        best: tuple[int, int, int, int] | None = None
         slot = -1
         for i, b in enumerate(reps):
             if per_rack.get(state.rack_of.get(b, ""), 0) < 2:
                 continue
-            key = (1 if i == 0 else 0, -state.replicas.get(b, 0), b)
+            key = (1 if i == 0 else 0, 1 if b in before else 0, -state.replicas.get(b, 0), b)
             if best is None or key < best:
                 best, slot = key, i
         if slot < 0:

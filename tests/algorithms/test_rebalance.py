@@ -10,7 +10,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from kgitops.assignment import assign_replicas
+from kgitops.assignment import assign_added_partitions, assign_replicas, find_placement
 from kgitops.errors import InvalidReplicationFactor
 from kgitops.model import Broker
 from kgitops.rebalance import Target, rebalance
@@ -181,7 +181,8 @@ def test_rf_increase_only_adds(
     rf = len(current[0])
     assume(rf < len(brokers))
     new_rf = data.draw(st.integers(rf + 1, len(brokers)))
-    final = apply(current, rebalance(current, brokers, replication_factor=new_rf))
+    targets = rebalance(current, brokers, replication_factor=new_rf, spread_racks=False)
+    final = apply(current, targets)
     check_shape(brokers, final, new_rf)
     for p, before in current.items():
         assert final[p][: len(before)] == before
@@ -252,3 +253,18 @@ def test_rebalance_is_deterministic() -> None:
     assert first == rebalance(
         dict(reversed(list(current.items()))), brokers, balance=True, drain=[1]
     )
+
+
+def test_rf_increase_after_partition_increases_replays_each_kafka_call() -> None:
+    brokers = [Broker(i, f"r{i % 3}") for i in (1, 2, 4, 5, 7, 9, 10)]
+    current = assign_replicas(brokers, 8, 2, start_index=5)
+    current.update(assign_added_partitions(brokers, current, 13))
+    current.update(assign_added_partitions(brokers, current, 21))
+    assert find_placement(current, brokers) is not None
+    final = apply(current, rebalance(current, brokers, replication_factor=3))
+    # what Kafka would have placed had the topic always had RF 3
+    expected = assign_replicas(brokers, 8, 3, start_index=5)
+    expected.update(assign_added_partitions(brokers, expected, 13))
+    expected.update(assign_added_partitions(brokers, expected, 21))
+    assert final == expected
+    assert all(final[p][:2] == current[p] for p in current)
