@@ -32,7 +32,7 @@ a 1 GB partition moving under a 10 MB/s throttle joins the ISR after exactly 100
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 FOLLOWER_RATE = "follower.replication.throttled.rate"
@@ -75,6 +75,42 @@ class Part:
         if self.leader is not None and self.leader in self.isr and self.leader in online:
             return
         self.leader = next((b for b in self.replicas if b in self.isr and b in online), None)
+
+
+def reassign(part: Part, target: Sequence[int], online: frozenset[int]) -> None:
+    """Start moving ``part`` to ``target`` as KRaft does: a move in flight is first reverted
+    (keeping what its adding replicas copied); then AR = target + removing, and what needs no
+    copying (a reorder, a pure removal of in-sync replicas) completes at once."""
+    if part.reassigning:
+        revert(part, online, keep_progress=True)
+    original = part.replicas
+    part.removing = [b for b in original if b not in target]
+    part.adding = [b for b in target if b not in original]
+    part.replicas = [*target, *part.removing]
+    part.copied = {b: v for b, v in part.copied.items() if b in part.replicas}
+    for b in part.adding:
+        part.copied.setdefault(b, 0.0)
+    part.order_isr()
+    settle([part], online)
+
+
+def revert(part: Part, online: frozenset[int], *, keep_progress: bool) -> None:
+    """Cancel a reassignment as KRaft does: back to the original replicas; if no original
+    replica is in the ISR the first one is put back in it (an unclean election)."""
+    original = [b for b in part.replicas if b not in part.adding]
+    if not keep_progress:
+        for b in part.adding:
+            part.copied.pop(b, None)
+    part.replicas = original
+    part.isr = [b for b in part.isr if b in original]
+    if not part.isr:
+        part.isr = [original[0]]
+    part.adding = []
+    part.removing = []
+    part.order_isr()
+    if part.leader not in part.isr:
+        part.leader = None
+    part.elect(online)
 
 
 @dataclass

@@ -22,17 +22,18 @@ error codes (``ClusterRequestError.code``) and messages::
     UNKNOWN_TOPIC_OR_PARTITION  This server does not host this topic-partition.
     INVALID_CONFIG              Unknown topic config name: retention.mss
 
-Replication (ISR, leaders, reassignment catch-up at the throttled rate) is in
-``replication.py``.
+The checks and messages are in ``controller.py``; replication (ISR, leaders, reassignment
+catch-up at the throttled rate, produce traffic) is in ``replication.py``; this module holds
+the state, its file, and the port's operations.
 """
 
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from kgitops.cluster import controller as kraft
 from kgitops.cluster import replication as repl
 from kgitops.cluster.port import ConfigChange, NewPartitions, NewTopic, Results
 from kgitops.cluster.snapshot import (
@@ -43,40 +44,6 @@ from kgitops.cluster.snapshot import (
 )
 from kgitops.errors import ClusterError, ClusterRequestError
 from kgitops.model import Broker, ClusterState, PartitionState, Reassignment, TopicState
-
-_LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]+")
-
-#: Per-broker dynamic configs the simulation accepts (Kafka has more; these are what matter).
-BROKER_CONFIGS = frozenset(
-    {
-        repl.LEADER_RATE,
-        repl.FOLLOWER_RATE,
-        "replica.alter.log.dirs.io.max.bytes.per.second",
-        "log.cleaner.threads",
-        "num.replica.fetchers",
-        "background.threads",
-    }
-)
-
-
-def _error(code: str, message: str, item: str) -> ClusterRequestError:
-    return ClusterRequestError(f"{item}: {code}: {message}", code=code, item=item)
-
-
-def _topic_name_error(name: str) -> str | None:
-    """Kafka's ``Topic.validate`` messages."""
-    if not name:
-        return "Topic name is illegal, it can't be empty"
-    if name in (".", ".."):
-        return 'Topic name cannot be "." or ".."'
-    if len(name) > 249:
-        return f"Topic name is illegal, it can't be longer than 249 characters, topic name: {name}"
-    if not _LEGAL_TOPIC.fullmatch(name):
-        return (
-            f'Topic name "{name}" is illegal, it contains a character other than ASCII '
-            "alphanumerics, '.', '_' and '-'"
-        )
-    return None
 
 
 class SimulatedCluster:
@@ -294,28 +261,6 @@ class SimulatedCluster:
 
     # ---------------------------------------------------------------- validation
 
-    def _check_assignment(self, replicas: Sequence[int], rf: int | None) -> str | None:
-        """KRaft's ``validateManualPartitionAssignment``: the message, or None."""
-        if not replicas:
-            return "The manual partition assignment includes an empty replica list."
-        previous = None
-        for b in sorted(replicas):
-            if b not in self.brokers:
-                return (
-                    f"The manual partition assignment includes broker {b}, but no such "
-                    "broker is registered."
-                )
-            if b == previous:
-                return f"The manual partition assignment includes the broker {b} more than once."
-            previous = b
-        if rf is not None and len(replicas) != rf:
-            return (
-                f"The manual partition assignment includes a partition with {len(replicas)} "
-                "replica(s), but this is not consistent with previous partitions, which have "
-                f"{rf} replica(s)."
-            )
-        return None
-
     def _new_parts(
         self, assignment: Mapping[int, tuple[int, ...]], first: int, rf: int | None, item: str
     ) -> list[repl.Part] | ClusterRequestError:
@@ -323,7 +268,7 @@ class SimulatedCluster:
         online = self.online
         for pid in range(first, first + len(assignment)):
             if pid not in assignment:
-                return _error(
+                return kraft.error(
                     "INVALID_REPLICA_ASSIGNMENT",
                     "partitions should be a consecutive 0-based integer sequence"
                     if first == 0
@@ -331,13 +276,13 @@ class SimulatedCluster:
                     item,
                 )
             replicas = list(assignment[pid])
-            problem = self._check_assignment(replicas, rf)
+            problem = kraft.assignment_error(replicas, self.brokers, rf)
             if problem:
-                return _error("INVALID_REPLICA_ASSIGNMENT", problem, item)
+                return kraft.error("INVALID_REPLICA_ASSIGNMENT", problem, item)
             rf = len(replicas)
             isr = [b for b in replicas if b in online]
             if not isr:
-                return _error(
+                return kraft.error(
                     "INVALID_REPLICA_ASSIGNMENT",
                     f"All brokers specified in the manual partition assignment for partition "
                     f"{pid} are fenced or in controlled shutdown.",
@@ -345,21 +290,6 @@ class SimulatedCluster:
                 )
             parts.append(repl.Part(replicas=replicas, isr=isr, leader=isr[0]))
         return parts
-
-    def _check_config(
-        self, name: str, key: str, value: str, parts: Sequence[repl.Part]
-    ) -> str | None:
-        """INVALID_CONFIG's message for a topic config, or None (uses topic_configs)."""
-        try:
-            from kgitops import topic_configs
-        except ImportError:  # pragma: no cover - the table ships with kgitops
-            return None
-        if key in (repl.LEADER_REPLICAS, repl.FOLLOWER_REPLICAS):
-            return _check_throttle_list(key, value, len(parts))
-        if key not in topic_configs.CONFIGS:
-            return f"Unknown topic config name: {key}"
-        _, problem = topic_configs.check_config(key, value)
-        return f"Invalid value {value} for configuration {key}: {problem}" if problem else None
 
     # ---------------------------------------------------------------- writes
 
@@ -377,22 +307,21 @@ class SimulatedCluster:
     def _create(self, t: NewTopic, count: int) -> ClusterRequestError | None:
         name = t.name
         if count > 1:
-            return _error("INVALID_REQUEST", "Duplicate topic in request.", name)
-        problem = _topic_name_error(name)
+            return kraft.error("INVALID_REQUEST", "Duplicate topic in request.", name)
+        problem = kraft.topic_name_error(name)
         if problem:
-            return _error("INVALID_TOPIC_EXCEPTION", problem, name)
+            return kraft.error("INVALID_TOPIC_EXCEPTION", problem, name)
         if name in self.topics:
-            return _error("TOPIC_ALREADY_EXISTS", f"Topic '{name}' already exists.", name)
-        folded = name.replace(".", "_")
-        for other in self.topics:
-            if other.replace(".", "_") == folded:
-                return _error(
-                    "INVALID_TOPIC_EXCEPTION",
-                    f"Topic '{name}' collides with existing topic: {other}",
-                    name,
-                )
+            return kraft.error("TOPIC_ALREADY_EXISTS", f"Topic '{name}' already exists.", name)
+        other = kraft.collision(name, self.topics)
+        if other is not None:
+            return kraft.error(
+                "INVALID_TOPIC_EXCEPTION",
+                f"Topic '{name}' collides with existing topic: {other}",
+                name,
+            )
         if not t.assignment:
-            return _error(
+            return kraft.error(
                 "INVALID_PARTITIONS",
                 "Number of partitions was set to an invalid non-positive value.",
                 name,
@@ -401,9 +330,9 @@ class SimulatedCluster:
         if isinstance(parts, ClusterRequestError):
             return parts
         for key, value in t.config.items():
-            problem = self._check_config(name, key, value, parts)
+            problem = kraft.topic_config_error(key, value)
             if problem:
-                return _error("INVALID_CONFIG", problem, name)
+                return kraft.error("INVALID_CONFIG", problem, name)
         self.topics[name] = (parts, dict(t.config))
         return None
 
@@ -417,24 +346,26 @@ class SimulatedCluster:
 
     def _add(self, a: NewPartitions) -> ClusterRequestError | None:
         if a.topic not in self.topics:
-            return _error(
+            return kraft.error(
                 "UNKNOWN_TOPIC_OR_PARTITION",
-                "This server does not host this topic-partition.",
+                kraft.UNKNOWN,
                 a.topic,
             )
         parts, _ = self.topics[a.topic]
         count = len(parts)
         if a.total == count:
-            return _error("INVALID_PARTITIONS", f"Topic already has {count} partition(s).", a.topic)
+            return kraft.error(
+                "INVALID_PARTITIONS", f"Topic already has {count} partition(s).", a.topic
+            )
         if a.total < count:
-            return _error(
+            return kraft.error(
                 "INVALID_PARTITIONS",
                 f"The topic {a.topic} currently has {count} partition(s); {a.total} would not "
                 "be an increase.",
                 a.topic,
             )
         if len(a.assignment) != a.total - count:
-            return _error(
+            return kraft.error(
                 "INVALID_REPLICA_ASSIGNMENT",
                 f"Attempted to add {a.total - count} additional partition(s), but only "
                 f"{len(a.assignment)} assignment(s) were specified.",
@@ -451,28 +382,27 @@ class SimulatedCluster:
         results: dict[str, ClusterError | None] = {}
         for name, change in changes.items():
             if name not in self.topics:
-                results[name] = _error(
+                results[name] = kraft.error(
                     "UNKNOWN_TOPIC_OR_PARTITION",
-                    "This server does not host this topic-partition.",
+                    kraft.UNKNOWN,
                     name,
                 )
                 continue
-            parts, config = self.topics[name]
+            config = self.topics[name][1]
             problem = next(
                 (
                     p
                     for k, v in change.set.items()
-                    if (p := self._check_config(name, k, v, parts)) is not None
+                    if (p := kraft.topic_config_error(k, v)) is not None
                 ),
                 None,
             )
             if problem is None:
                 problem = next(
-                    (f"Unknown topic config name: {k}" for k in change.delete if not _known(k)),
-                    None,
+                    (p for k in change.delete if (p := kraft.topic_config_delete_error(k))), None
                 )
             if problem is not None:
-                results[name] = _error("INVALID_CONFIG", problem, name)
+                results[name] = kraft.error("INVALID_CONFIG", problem, name)
                 continue
             config.update(change.set)
             for k in change.delete:
@@ -487,21 +417,20 @@ class SimulatedCluster:
         for bid, change in changes.items():
             item = f"broker:{bid}"
             if bid not in self.brokers:
-                results[item] = _error(
+                results[item] = kraft.error(
                     "BROKER_NOT_AVAILABLE", f"Broker {bid} is not registered.", item
                 )
                 continue
-            problem = None
-            for k, v in change.set.items():
-                if k not in BROKER_CONFIGS:
-                    problem = f"Unknown or read-only broker config: {k}"
-                elif not (v.isascii() and v.isdigit()):
-                    problem = f"Invalid value {v} for configuration {k}: Not a number of type LONG"
-            for k in change.delete:
-                if k not in BROKER_CONFIGS:
-                    problem = f"Unknown or read-only broker config: {k}"
+            problem = next(
+                (
+                    p
+                    for k, v in [*change.set.items(), *((k, None) for k in change.delete)]
+                    if (p := kraft.broker_config_error(k, v))
+                ),
+                None,
+            )
             if problem is not None:
-                results[item] = _error("INVALID_CONFIG", problem, item)
+                results[item] = kraft.error("INVALID_CONFIG", problem, item)
                 continue
             config = self.broker_configs.setdefault(bid, {})
             config.update(change.set)
@@ -521,39 +450,29 @@ class SimulatedCluster:
             item = f"{name}-{pid}"
             parts = self.topics.get(name, ([], {}))[0]
             if not 0 <= pid < len(parts):
-                results[item] = _error(
+                results[item] = kraft.error(
                     "UNKNOWN_TOPIC_OR_PARTITION",
-                    "This server does not host this topic-partition.",
+                    kraft.UNKNOWN,
                     item,
                 )
                 continue
             part = parts[pid]
             if target is None:
                 if not part.reassigning:
-                    results[item] = _error(
+                    results[item] = kraft.error(
                         "NO_REASSIGNMENT_IN_PROGRESS",
                         f"No ongoing reassignment for partition {item}.",
                         item,
                     )
                     continue
-                _revert(part, online, keep_progress=False)
+                repl.revert(part, online, keep_progress=False)
                 results[item] = None
                 continue
-            problem = self._check_assignment(list(target), None)
+            problem = kraft.assignment_error(target, self.brokers, None)
             if problem:
-                results[item] = _error("INVALID_REPLICA_ASSIGNMENT", problem, item)
+                results[item] = kraft.error("INVALID_REPLICA_ASSIGNMENT", problem, item)
                 continue
-            if part.reassigning:
-                _revert(part, online, keep_progress=True)
-            original = part.replicas
-            part.removing = [b for b in original if b not in target]
-            part.adding = [b for b in target if b not in original]
-            part.replicas = list(target) + part.removing
-            part.copied = {b: v for b, v in part.copied.items() if b in part.replicas}
-            for b in part.adding:
-                part.copied.setdefault(b, 0.0)
-            part.order_isr()
-            repl.settle([part], online)
+            repl.reassign(part, target, online)
             results[item] = None
         self._save()
         return results
@@ -566,9 +485,9 @@ class SimulatedCluster:
             item = f"{name}-{pid}"
             parts = self.topics.get(name, ([], {}))[0]
             if not 0 <= pid < len(parts):
-                results[item] = _error(
+                results[item] = kraft.error(
                     "UNKNOWN_TOPIC_OR_PARTITION",
-                    "This server does not host this topic-partition.",
+                    kraft.UNKNOWN,
                     item,
                 )
                 continue
@@ -580,7 +499,7 @@ class SimulatedCluster:
                 part.leader = preferred
                 results[item] = None
             else:
-                results[item] = _error(
+                results[item] = kraft.error(
                     "PREFERRED_LEADER_NOT_AVAILABLE",
                     f"Failed to elect leader for partition {item} under strategy PreferredElection",
                     item,
@@ -593,9 +512,9 @@ class SimulatedCluster:
         results: dict[str, ClusterError | None] = {}
         for name in names:
             if self.topics.pop(name, None) is None and name not in results:
-                results[name] = _error(
+                results[name] = kraft.error(
                     "UNKNOWN_TOPIC_OR_PARTITION",
-                    "This server does not host this topic-partition.",
+                    kraft.UNKNOWN,
                     name,
                 )
             else:
@@ -688,44 +607,3 @@ class SimulatedCluster:
         if broker.online == online:
             raise ClusterError(f"broker {broker_id} is already {'online' if online else 'offline'}")
         self.brokers[broker_id] = Broker(broker.id, broker.rack, online)
-
-
-def _revert(part: repl.Part, online: frozenset[int], *, keep_progress: bool) -> None:
-    """Cancel a reassignment as KRaft does: back to the original replicas; if no original
-    replica is in the ISR the first one is put back in it (an unclean election)."""
-    original = [b for b in part.replicas if b not in part.adding]
-    if not keep_progress:
-        for b in part.adding:
-            part.copied.pop(b, None)
-    part.replicas = original
-    part.isr = [b for b in part.isr if b in original]
-    if not part.isr:
-        part.isr = [original[0]]
-    part.adding = []
-    part.removing = []
-    part.order_isr()
-    if part.leader not in part.isr:
-        part.leader = None
-    part.elect(online)
-
-
-def _known(name: str) -> bool:
-    try:
-        from kgitops import topic_configs
-    except ImportError:  # pragma: no cover
-        return True
-    return name in topic_configs.CONFIGS
-
-
-def _check_throttle_list(key: str, value: str, partitions: int) -> str | None:
-    text = value.strip()
-    if text in ("", "*"):
-        return None
-    for item in text.split(","):
-        pid, _, broker = item.strip().partition(":")
-        if not (pid.isdigit() and broker.isdigit()):
-            return (
-                f"Invalid value {value} for configuration {key}: must be the literal '*' or "
-                "a list of replicas in the format [partitionId]:[brokerId],..."
-            )
-    return None
