@@ -47,6 +47,11 @@ def _ids(ids: Sequence[int]) -> str:
     return ", ".join(str(i) for i in sorted(ids))
 
 
+def _are(ids: Sequence[int]) -> str:
+    """``broker 7 is`` / ``brokers 5, 7 are``."""
+    return f"broker {ids[0]} is" if len(ids) == 1 else f"brokers {_ids(ids)} are"
+
+
 def check_folder(
     directory: str,
     cluster: ClusterSpec | None,
@@ -132,7 +137,7 @@ def check_topic(
                 _err(
                     m("replicationFactor"),
                     f"replicationFactor {rf} needs {rf} brokers, but only {len(remaining)} "
-                    f"remain once brokers {_ids(sorted(drained))} are decommissioned",
+                    f"remain once {_are(sorted(drained))} decommissioned",
                 )
             )
     single = len(brokers) == 1 if brokers is not None else local
@@ -145,7 +150,7 @@ def check_topic(
             )
         )
     _check_config_rules(topic, out)
-    _check_placement(topic, brokers, out)
+    _check_placement(topic, brokers, drained, out)
     if topic.keys is not None:
         sample = topic.keys.sample
         full = sample if os.path.isabs(sample) else os.path.join(directory, sample)
@@ -231,7 +236,7 @@ def _check_tiered(topic: TopicSpec, out: list[Diagnostic]) -> None:
 
 
 def _check_placement(
-    topic: TopicSpec, brokers: Sequence[Broker] | None, out: list[Diagnostic]
+    topic: TopicSpec, brokers: Sequence[Broker] | None, drained: set[int], out: list[Diagnostic]
 ) -> None:
     m = topic.mark_of
     ids = {b.id for b in brokers} if brokers is not None else None
@@ -248,17 +253,19 @@ def _check_placement(
         out.append(_err(m("assignment"), "an assignment is only used with placement: static"))
     if topic.assignment is not None:
         _check_assignment(topic, ids, out)
+    usable = [b for b in brokers or () if b.id not in drained]
     if (
         topic.start_index is not None
         and brokers is not None
         and topic.placement != "static"
-        and topic.start_index >= len(brokers)
+        and topic.start_index >= len(usable)
     ):
+        after = f" once {_are(sorted(drained))} decommissioned" if drained else ""
         out.append(
             _err(
                 m("startIndex"),
-                f"startIndex {topic.start_index} is out of range: the cluster has "
-                f"{len(brokers)} brokers, so it must be below {len(brokers)}",
+                f"startIndex {topic.start_index} is out of range: placement uses "
+                f"{len(usable)} brokers{after}, so it must be below {len(usable)}",
             )
         )
     if topic.placement == "rack-aware" and brokers is not None:

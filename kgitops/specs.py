@@ -316,7 +316,12 @@ def load_specs(directory: str, *, brokers: Sequence[Broker] | None = None) -> Sp
 def _load(directory: str, brokers: Sequence[Broker] | None) -> Specs:
     diags: list[Diagnostic] = []
     if not os.path.isdir(directory):
-        diags.append(Diagnostic(Mark(directory), "error", "no such folder"))
+        what = (
+            f"a file, not a cluster folder (give {os.path.dirname(directory) or '.'})"
+            if os.path.isfile(directory)
+            else "no such folder"
+        )
+        diags.append(Diagnostic(Mark(directory), "error", what))
         return Specs(directory, None, (), tuple(diags))
     topic_docs: list[tuple[TopicSpec, Document]] = []
     cluster: ClusterSpec | None = None

@@ -312,8 +312,16 @@ def test_a_start_index_with_a_static_assignment_is_an_error(problems: Problems) 
 
 def test_the_start_index_must_be_below_the_broker_count(problems: Problems) -> None:
     assert problems({"a.yaml": TOPIC + "startIndex: 3\n"}) == [
-        "a.yaml:6:13: error: startIndex 3 is out of range: the cluster has 3 brokers, so it "
+        "a.yaml:6:13: error: startIndex 3 is out of range: placement uses 3 brokers, so it "
         "must be below 3"
+    ]
+
+
+def test_the_start_index_counts_only_brokers_not_decommissioned(problems: Problems) -> None:
+    text = TOPIC.replace("replicationFactor: 3", "replicationFactor: 2") + "startIndex: 2\n"
+    assert problems({"a.yaml": text}, cluster=CLUSTER + "decommission: [0]\n") == [
+        "a.yaml:6:13: error: startIndex 2 is out of range: placement uses 2 brokers once "
+        "broker 0 is decommissioned, so it must be below 2"
     ]
 
 
@@ -572,7 +580,7 @@ def test_a_decommissioned_broker_must_exist(problems: Problems) -> None:
 def test_decommissioning_below_the_replication_factor_is_an_error(problems: Problems) -> None:
     assert problems({"a.yaml": TOPIC}, cluster=CLUSTER + "decommission: [2]\n") == [
         "a.yaml:5:20: error: replicationFactor 3 needs 3 brokers, but only 2 remain once "
-        "brokers 2 are decommissioned"
+        "broker 2 is decommissioned"
     ]
 
 

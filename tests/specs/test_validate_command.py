@@ -94,6 +94,16 @@ def test_a_missing_folder_is_an_error_not_a_traceback(
     assert capsys.readouterr().out == f"{tmp_path}/nope:1:1: error: no such folder\n"
 
 
+def test_a_file_instead_of_a_folder_says_which_folder_to_give(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = _folder(tmp_path / "dev", {"a.yaml": TOPIC})
+    assert main(["validate", str(folder / "a.yaml")]) == 1
+    assert capsys.readouterr().out == (
+        f"{folder}/a.yaml:1:1: error: a file, not a cluster folder (give {folder})\n"
+    )
+
+
 def test_the_brokers_of_a_state_file_are_checked_against(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
