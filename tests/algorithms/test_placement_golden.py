@@ -4,6 +4,7 @@ cases of Kafka's own AdminRackAwareTest, each with an exact answer and an invari
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 
 import pytest
 
@@ -25,7 +26,7 @@ from kgitops.errors import (
 from kgitops.model import Broker
 
 
-def racked(mapping: dict[int, str | None]) -> list[Broker]:
+def racked(mapping: Mapping[int, str | None]) -> list[Broker]:
     return [Broker(i, r) for i, r in sorted(mapping.items())]
 
 

@@ -5,6 +5,7 @@ racks never fewer than before, no broker twice."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 
 import pytest
 from hypothesis import assume, given, settings
@@ -20,7 +21,7 @@ SIX = [Broker(i, f"r{i % 3}") for i in range(6)]
 
 
 def apply(
-    current: dict[int, tuple[int, ...]], targets: dict[int, Target]
+    current: Mapping[int, tuple[int, ...]], targets: Mapping[int, Target]
 ) -> dict[int, tuple[int, ...]]:
     return {p: targets[p].replicas if p in targets else r for p, r in current.items()}
 
