@@ -22,6 +22,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
+from itertools import chain
 from typing import Any, Protocol
 
 from kgitops.assignment import assign_added_partitions, assign_replicas, rack_alternated_brokers
@@ -57,6 +59,12 @@ class SpecsLike(Protocol):
     def topics(self) -> Sequence[TopicSpec]: ...
 
 
+@lru_cache(maxsize=1 << 16)
+def _normal(name: str, value: str) -> str:
+    """``normalize_config``, remembered: thousands of topics share a few config values."""
+    return normalize_config(name, value)
+
+
 def is_internal(topic: str) -> bool:
     """Kafka's own topics (``__consumer_offsets``, ``__transaction_state``...): never unmanaged."""
     return topic.startswith("__")
@@ -81,11 +89,15 @@ class _Load:
     replicas: Counter[int] = field(default_factory=Counter)
 
     def add(self, assignment: Iterable[tuple[int, ...]], sign: int = 1) -> None:
-        for replicas in assignment:
-            if replicas:
-                self.leaders[replicas[0]] += sign
-            for b in replicas:
-                self.replicas[b] += sign
+        lists = [r for r in assignment if r]
+        leaders = Counter([r[0] for r in lists])
+        replicas = Counter(chain.from_iterable(lists))  # counted in C
+        if sign > 0:
+            self.leaders.update(leaders)
+            self.replicas.update(replicas)
+        else:
+            self.leaders.subtract(leaders)
+            self.replicas.subtract(replicas)
 
 
 def choose_start_index(arranged: Sequence[int], partitions: int, load: _Load) -> int:
@@ -103,12 +115,12 @@ def choose_start_index(arranged: Sequence[int], partitions: int, load: _Load) ->
     reps = [load.replicas.get(b, 0) for b in arranged]
     lead2, reps2 = lead + lead, reps + reps
     sum_l, sum_r = sum(lead[:r]), sum(reps[:r])
-    best, best_key = 0, (sum_l, sum_r)
+    best, best_l, best_r = 0, sum_l, sum_r
     for s in range(1, n):
         sum_l += lead2[s + r - 1] - lead2[s - 1]
         sum_r += reps2[s + r - 1] - reps2[s - 1]
-        if (sum_l, sum_r) < best_key:
-            best, best_key = s, (sum_l, sum_r)
+        if sum_l < best_l or (sum_l == best_l and sum_r < best_r):
+            best, best_l, best_r = s, sum_l, sum_r
     return best
 
 
@@ -130,7 +142,35 @@ class _Context:
     warnings: list[PlanWarning] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     entries: dict[str, LockEntry] = field(default_factory=dict)
+    verdicts: tuple[dict[tuple[int, ...], bool], dict[tuple[int, ...], bool]] = field(
+        default_factory=lambda: ({}, {})
+    )
     _load: _Load | None = None
+    _rack_of: dict[int, str | None] | None = None
+    _arranged: dict[bool, list[int]] = field(default_factory=dict)
+    online: frozenset[int] = frozenset()
+
+    def arranged(self, rack_aware: bool) -> list[int]:
+        """The eligible brokers in Kafka's placement order (rack-alternated when rack-aware)."""
+        found = self._arranged.get(rack_aware)
+        if found is None:
+            found = self._arranged[rack_aware] = _arranged(self.eligible, rack_aware)
+        return found
+
+    def breaks_rule(self, replicas: tuple[int, ...], rack_aware: bool) -> bool:
+        """A replica on a drained broker, or (rack-aware) fewer racks than min(RF, racks)."""
+        drained = self.cluster.decommission
+        if drained and any(b in drained for b in replicas):
+            return True
+        if not rack_aware:
+            return False
+        if self._rack_of is None:
+            self._rack_of = {b.id: b.rack for b in self.state.brokers}
+        rack_of = self._rack_of
+        racks = {r for r in rack_of.values() if r is not None}
+        if not racks:
+            return False
+        return len({rack_of.get(b) for b in replicas}) < min(len(replicas), len(racks))
 
     def error(self, spec: TopicSpec, path: str, message: str) -> None:
         self.diagnostics.append(Diagnostic(spec.mark_of(path), "error", message))
@@ -144,9 +184,12 @@ class _Context:
         if self._load is None:
             load = _Load()
             deleted = {t.name for t in self.specs.topics if t.delete}
-            for name, topic in self.state.topics.items():
-                if name not in deleted:
-                    load.add(ps.replicas for ps in topic.partitions.values())
+            load.add(
+                ps.replicas
+                for name, topic in self.state.topics.items()
+                if name not in deleted
+                for ps in topic.partitions.values()
+            )
             self._load = load
         return self._load
 
@@ -171,6 +214,7 @@ def compute_plan(
         sorted((b for b in state.brokers if b.online and b.id not in drained), key=lambda b: b.id)
     )
     ctx = _Context(specs, cluster, state, lock, rebalance, eligible)
+    ctx.online = state.online_broker_ids
 
     managed = {t.name for t in specs.topics}
     for spec in sorted(specs.topics, key=lambda t: t.name):
@@ -252,9 +296,7 @@ def _create(ctx: _Context, spec: TopicSpec) -> None:
             elif entry is not None and entry.start_index is not None:
                 start = entry.start_index
             else:
-                start = choose_start_index(
-                    _arranged(brokers, rack_aware), spec.partitions, ctx.load
-                )
+                start = choose_start_index(ctx.arranged(rack_aware), spec.partitions, ctx.load)
             if start >= len(brokers) and spec.start_index is not None:
                 ctx.error(
                     spec,
@@ -307,7 +349,7 @@ def _static_brokers_known(
 
 
 def _desired_config(spec: TopicSpec) -> dict[str, str]:
-    return {k: normalize_config(k, v) for k, v in sorted(spec.config.items())}
+    return {k: _normal(k, v) for k, v in sorted(spec.config.items())}
 
 
 # ----------------------------------------------------------------------- update
@@ -379,7 +421,7 @@ def _lock_existing(ctx: _Context, spec: TopicSpec, placement: str) -> None:
 
 def _configs(ctx: _Context, spec: TopicSpec, live: TopicState) -> None:
     desired = _desired_config(spec)
-    have = {k: normalize_config(k, v) for k, v in live.config.items() if k not in THROTTLE_CONFIGS}
+    have = {k: _normal(k, v) for k, v in live.config.items() if k not in THROTTLE_CONFIGS}
     to_set = {k: v for k, v in desired.items() if have.get(k) != v}
     to_delete = tuple(sorted(k for k in have if k not in desired))
     if to_set or to_delete:
@@ -436,7 +478,7 @@ def _targets(
             "this plan (plan again when the reassignment finishes)",
             partitions=sorted(in_flight),
         )
-    candidates = {p: r for p, r in current.items() if p not in in_flight}
+    candidates = {p: r for p, r in current.items() if p not in in_flight} if in_flight else current
     if placement == "static":
         assert spec.assignment is not None, "static placement without an assignment"
         return {
@@ -447,13 +489,7 @@ def _targets(
     drained = set(ctx.cluster.decommission)
     rf = spec.replication_factor
     rack_aware = placement == "rack-aware"
-    need = (
-        ctx.rebalance
-        or any(len(r) != rf for r in candidates.values())
-        or (drained and any(b in drained for r in candidates.values() for b in r))
-        or (rack_aware and _breaks_racks(ctx.state.brokers, candidates.values(), rf))
-    )
-    if not need or not candidates:
+    if not candidates or not (ctx.rebalance or _needs_moves(ctx, candidates, rf, rack_aware)):
         return {}
     from kgitops.rebalance import rebalance
 
@@ -485,40 +521,37 @@ def _placed_with(ctx: _Context, spec: TopicSpec) -> tuple[Broker, ...] | None:
     return entry.brokers
 
 
-def _breaks_racks(
-    brokers: Sequence[Broker], assignment: Iterable[tuple[int, ...]], rf: int
+def _needs_moves(
+    ctx: _Context, current: Mapping[int, tuple[int, ...]], rf: int, rack_aware: bool
 ) -> bool:
-    rack_of = {b.id: b.rack for b in brokers}
-    racks = {r for r in rack_of.values() if r is not None}
-    if not racks:
-        return False
-    seen: dict[tuple[int, ...], bool] = {}
-    for replicas in assignment:
-        bad = seen.get(replicas)
+    """Whether the spec demands a move: another RF, a drained broker, or a broken rack rule.
+
+    One pass; each distinct replica list is judged once per plan (a cluster of n brokers has
+    few distinct lists, and the state loader shares the tuples)."""
+    cache = ctx.verdicts[rack_aware]
+    for replicas in set(current.values()):
+        if len(replicas) != rf:
+            return True
+        bad = cache.get(replicas)
         if bad is None:
-            want = min(len(replicas), len(racks))
-            bad = len({rack_of.get(b) for b in replicas}) < want
-            seen[replicas] = bad
+            bad = cache[replicas] = ctx.breaks_rule(replicas, rack_aware)
         if bad:
             return True
     return False
 
 
 def _leaders(ctx: _Context, spec: TopicSpec, live: TopicState, skip: set[int]) -> None:
-    online = ctx.state.online_broker_ids
+    online = ctx.online
     elect, under = [], []
     for p, ps in live.partitions.items():
-        if ps.isr is not None and len(ps.isr) < len(ps.replicas):
-            under.append(p)
-        if p in skip or ps.leader is None or not ps.replicas:
+        replicas, isr, leader = ps.replicas, ps.isr, ps.leader
+        if isr is None or not replicas:
             continue
-        preferred = ps.replicas[0]
-        if (
-            ps.leader != preferred
-            and preferred in online
-            and ps.isr is not None
-            and preferred in ps.isr
-        ):
+        if len(isr) < len(replicas):
+            under.append(p)
+        if leader is None or leader == replicas[0] or p in skip:
+            continue
+        if replicas[0] in online and replicas[0] in isr:
             elect.append(p)
     if elect:
         ctx.actions.append(ElectLeaders(spec.name, tuple(sorted(elect))))

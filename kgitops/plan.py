@@ -55,8 +55,15 @@ SYMBOLS: Mapping[str, str] = {
 }
 
 
+_KEYS = [str(i) for i in range(10_000)]
+
+
+def _key(p: int) -> str:
+    return _KEYS[p] if 0 <= p < 10_000 else str(p)
+
+
 def _assignment_json(assignment: Mapping[int, tuple[int, ...]]) -> dict[str, list[int]]:
-    return {str(p): list(r) for p, r in sorted(assignment.items())}
+    return {_key(p): list(r) for p, r in sorted(assignment.items())}
 
 
 def _assignment_from(data: Mapping[str, Any]) -> dict[int, tuple[int, ...]]:
@@ -377,21 +384,32 @@ class Plan:
 # ------------------------------------------------------------------ fingerprint
 
 
-def _digest(obj: object) -> str:
-    text = json.dumps(obj, separators=(",", ":"), sort_keys=True)
+def _digest(text: str) -> str:
     return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
 
-def topic_digest(state: ClusterState, topic: str) -> str:
+class _Reprs(dict[tuple[int, ...], str]):
+    """repr of each distinct replica list, made once (lists repeat across partitions)."""
+
+    def __missing__(self, key: tuple[int, ...]) -> str:
+        value = self[key] = repr(key)
+        return value
+
+
+def topic_digest(state: ClusterState, topic: str, reprs: _Reprs | None = None) -> str:
     """The digest of one topic as a plan depends on it: replicas per partition and the configs
     set on the topic (throttles excepted), or ``absent``. Not ISR, leaders or sizes, which
-    change all the time without making a plan wrong."""
+    change all the time without making a plan wrong. The text hashed is the ``repr`` of
+    tuples of ints and strings, which is stable across machines and Python versions."""
     t = state.topics.get(topic)
     if t is None:
         return _digest("absent")
-    replicas = [[p, list(ps.replicas)] for p, ps in sorted(t.partitions.items())]
+    cache = _Reprs() if reprs is None else reprs
+    parts = t.partitions
+    ids = sorted(parts)
+    text = ";".join(map(cache.__getitem__, [parts[p].replicas for p in ids]))
     config = sorted((k, v) for k, v in t.config.items() if k not in THROTTLE_CONFIGS)
-    return _digest([replicas, config])
+    return _digest(f"{ids!r}|{text}|{config!r}")
 
 
 def state_fingerprint(state: ClusterState, topics: Iterable[str]) -> tuple[str, dict[str, str]]:
@@ -399,7 +417,8 @@ def state_fingerprint(state: ClusterState, topics: Iterable[str]) -> tuple[str, 
     broker ids, racks and liveness, and for each named topic (present or absent) its replicas
     per partition and topic configs. Apply recomputes it and refuses a plan made against a
     cluster that has changed since; the per-topic digests say which topics changed."""
-    digests = {name: topic_digest(state, name) for name in sorted(set(topics))}
+    reprs = _Reprs()
+    digests = {name: topic_digest(state, name, reprs) for name in sorted(set(topics))}
     brokers = [[b.id, b.rack, b.online] for b in sorted(state.brokers, key=lambda b: b.id)]
     hasher = hashlib.sha256()
     hasher.update(json.dumps(brokers).encode())

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 
@@ -68,8 +67,7 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         try:
             with open(args.out, "w", encoding="utf-8") as f:
-                json.dump(data, f, indent=1)
-                f.write("\n")
+                f.write(render_json(data))
         except OSError as exc:
             raise PlanError(f"{args.out}: cannot write the plan: {exc.strerror or exc}") from None
     if args.format == "json":
