@@ -97,8 +97,24 @@ _SECRET_HINTS = {
 }
 
 
+# Names other tools use for the same field (kafka-topics.sh, topicctl, Terraform, Strimzi).
+_ALIASES = {
+    "replicas": "replicationFactor",
+    "rf": "replicationFactor",
+    "replication": "replicationFactor",
+    "topic": "name",
+    "topicname": "name",
+    "configs": "config",
+    "brokers": "bootstrapServers",
+    "bootstrap": "bootstrapServers",
+}
+
+
 def did_you_mean(word: str, choices: list[str]) -> str:
     """`` (did you mean 'x'?)`` for the closest choice, or nothing."""
+    alias = _ALIASES.get(word.lower().replace("_", "").replace("-", ""))
+    if alias in choices:
+        return f" (did you mean {alias!r}?)"
     lowered = {c.lower(): c for c in choices}
     if word.lower() in lowered:
         return f" (did you mean {lowered[word.lower()]!r}?)"
@@ -106,7 +122,7 @@ def did_you_mean(word: str, choices: list[str]) -> str:
     return f" (did you mean {match[0]!r}?)" if match else ""
 
 
-def _messages(error: ValidationError, doc: Document) -> Iterator[Diagnostic]:
+def _messages(error: ValidationError, doc: Document, doc_kind: str) -> Iterator[Diagnostic]:
     path = ".".join(str(p) for p in error.absolute_path)
     what = path or "the document"
     kind = error.validator
@@ -166,13 +182,15 @@ def _messages(error: ValidationError, doc: Document) -> Iterator[Diagnostic]:
         yield _error(mark, f"{what} lists the same value twice")
         return
     if kind in ("pattern", "maxLength", "not"):
-        yield _error(mark, _pattern_message(path, value, kind, rule))
+        yield _error(mark, _pattern_message(path, value, kind, rule, doc_kind))
         return
     yield _error(mark, f"{what}: {error.message}")  # pragma: no cover - every keyword used is above
 
 
-def _pattern_message(path: str, value: Any, kind: str, rule: Any) -> str:
+def _pattern_message(path: str, value: Any, kind: str, rule: Any, doc_kind: str) -> str:
     leaf = path.rsplit(".", 1)[-1]
+    if doc_kind == "Cluster" and path == "name":
+        return f"cluster name {value!r} may only use letters, digits, '.', '_' and '-'"
     if path == "name" and kind == "maxLength":
         return f"topic name is {len(value)} characters long; Kafka allows at most 249"
     if path == "name" and kind == "not":
@@ -191,9 +209,7 @@ def _pattern_message(path: str, value: Any, kind: str, rule: Any) -> str:
             f"{path} must name an environment variable (letters, digits and _), not hold "
             "the secret itself"
         )
-    if path == "name" or leaf == "name":
-        return f"{path} {value!r} may only use letters, digits, '.', '_' and '-'"
-    return f"{path} {value!r} does not match {rule}"  # pragma: no cover
+    return f"{path} {value!r} does not match {rule}"  # pragma: no cover - no other patterns
 
 
 def _error(mark: Any, message: str) -> Diagnostic:
@@ -206,7 +222,7 @@ def check(doc: Document, kind: str) -> list[Diagnostic]:
         return []
     out: list[Diagnostic] = []
     for error in validator(kind).iter_errors(doc.value):
-        out.extend(_messages(error, doc))
+        out.extend(_messages(error, doc, kind))
     return out
 
 

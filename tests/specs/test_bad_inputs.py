@@ -131,6 +131,14 @@ def test_a_misspelt_field_is_unknown_and_the_real_one_missing(problems: Problems
     ]
 
 
+def test_a_field_named_as_other_tools_name_it_suggests_ours(problems: Problems) -> None:
+    text = TOPIC.replace("replicationFactor:", "replicas:")
+    assert problems({"a.yaml": text}) == [
+        "a.yaml:1:1: error: missing required field 'replicationFactor'",
+        "a.yaml:5:1: error: unknown field 'replicas' (did you mean 'replicationFactor'?)",
+    ]
+
+
 def test_partitions_written_as_a_string_is_a_type_error(problems: Problems) -> None:
     assert problems({"a.yaml": TOPIC.replace("partitions: 3", "partitions: '3'")}) == [
         "a.yaml:4:13: error: partitions must be an integer, not the string '3'"
@@ -596,6 +604,13 @@ def test_both_bootstrap_servers_and_simulated_is_an_error(problems: Problems) ->
     assert problems({}, cluster=cluster) == [
         "cluster.yaml:4:1: error: bootstrapServers and simulated exclude each other: a cluster "
         "is real or simulated"
+    ]
+
+
+def test_a_cluster_name_uses_the_same_characters_as_a_topic(problems: Problems) -> None:
+    assert problems({}, cluster=CLUSTER.replace("name: test", "name: my cluster")) == [
+        "cluster.yaml:3:7: error: cluster name 'my cluster' may only use letters, digits, '.', "
+        "'_' and '-'"
     ]
 
 
