@@ -10,8 +10,10 @@ import os
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
+import kgitops
 import kgitops.errors
 from kgitops.cli import main
 from kgitops.cluster.snapshot import read_state
@@ -21,6 +23,9 @@ from kgitops.render import render_markdown
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 CASES = sorted(p.name for p in GOLDEN.iterdir() if (p / "topics").is_dir())
 UPDATE = os.environ.get("KGITOPS_UPDATE_GOLDEN") == "1"
+_SCHEMA = jsonschema.Draft202012Validator(
+    json.loads((Path(kgitops.__file__).parent / "schemas" / "plan.json").read_text())
+)
 
 
 def _options(case: Path) -> dict[str, Any]:
@@ -51,6 +56,8 @@ def test_golden_plan(
     assert data == json.loads((case / "plan.json").read_text())
     assert markdown == (case / "plan.md").read_text()
     assert Plan.from_json(data).to_json() == data
+    errors = list(_SCHEMA.iter_errors(data))
+    assert not errors, [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in errors]
 
     for check in options.get("safety", []):
         plan = Plan.from_json(data)
