@@ -27,12 +27,14 @@ see :func:`topic_configs_from` for how that is decided on brokers that do not sa
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import kafka.errors as kerr
 from kafka.admin import KafkaAdminClient
+from kafka.net.compat import KafkaNetClient
 from kafka.protocol.admin import (
     AlterPartitionReassignmentsRequest,
     CreatePartitionsRequest,
@@ -272,11 +274,33 @@ class KafkaAdmin:
         trap = _ExceptionTrap()
         kafka_log = logging.getLogger("kafka")
         kafka_log.addHandler(trap)
+        # kafka-python's bootstrap can wait forever on a handshake that never ends (a TLS
+        # listener spoken to in plaintext or the reverse); a watchdog stops its IO loop.
+        started: list[Any] = []
+
+        def client_factory(**kw: Any) -> Any:
+            started.append(KafkaNetClient(**kw))
+            return started[-1]
+
+        fired = threading.Event()
+
+        def abort() -> None:
+            fired.set()
+            for c in started:
+                c._manager._net.stop(timeout_ms=1000)
+
+        watchdog = threading.Timer(config["bootstrap_timeout_ms"] / 1000 + 0.5, abort)
+        watchdog.daemon = True
+        watchdog.start()
         try:
-            self._client = KafkaAdminClient(**config)
+            self._client = KafkaAdminClient(**config, kafka_client=client_factory)
         except Exception as exc:
-            raise self._connect_error(exc, trap.seen, servers) from None
+            cause: BaseException = exc
+            if fired.is_set():
+                cause = kerr.KafkaTimeoutError("the connection never completed its handshake")
+            raise self._connect_error(cause, trap.seen, servers) from None
         finally:
+            watchdog.cancel()
             kafka_log.removeHandler(trap)
         self._manager: Any = self._client._manager
         self._closed = False

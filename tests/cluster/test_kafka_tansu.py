@@ -242,6 +242,25 @@ def test_a_silent_server_times_out_instead_of_hanging() -> None:
         assert time.monotonic() - start < 1500 / 1000 + 2.0
 
 
+def test_a_tls_handshake_that_never_ends_is_cut_off_at_the_timeout() -> None:
+    # kafka-python alone waits forever here: its bootstrap deadline does not cover the TLS
+    # handshake. The adapter's watchdog stops it.
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(5)
+        spec = ClusterSpec(
+            name="tls",
+            directory=".",
+            bootstrap_servers=(f"127.0.0.1:{server.getsockname()[1]}",),
+            request_timeout_ms=1500,
+            security=SecuritySpec(protocol="SSL"),
+        )
+        start = time.monotonic()
+        with pytest.raises(ClusterUnreachable, match="security settings match the listener"):
+            KafkaAdmin(spec)
+        assert time.monotonic() - start < 1.5 + 2.0
+
+
 def test_a_broker_that_goes_down_gives_an_error_within_the_timeout() -> None:
     broker = start_broker()
     try:
