@@ -328,6 +328,24 @@ def _spread(state: _State, reps: list[int], before: tuple[int, ...]) -> str:
     return f"the partition is on {had} rack(s) and can be on {need}"
 
 
+def _levels(fixed: Sequence[int], movable: int) -> tuple[int, int]:
+    """The even share when only this topic's ``movable`` replicas can move and the brokers
+    already carry ``fixed`` others: water-filling to level L, so brokers end at L or L - 1
+    (brokers whose fixed load is above L get none). Returns (lo, hi)."""
+    if not fixed:
+        return 0, 0
+    low, high = min(fixed), max(fixed) + movable
+    while low < high:
+        mid = (low + high) // 2
+        if sum(max(0, mid - f) for f in fixed) >= movable:
+            high = mid
+        else:
+            low = mid + 1
+    level = low
+    excess = sum(max(0, level - f) for f in fixed) - movable
+    return (level - 1, level) if excess > 0 else (level, level)
+
+
 def _balance_replicas(
     state: _State,
     current: Mapping[int, Sequence[int]],
@@ -338,9 +356,8 @@ def _balance_replicas(
     eligible = state.eligible
     if not eligible:
         return
-    total = sum(state.replicas.get(b, 0) for b in eligible)
-    lo, rest = divmod(total, len(eligible))
-    hi = lo + (1 if rest else 0)
+    own = Counter(b for p in current for b in result.get(p, current[p]) if b in state.eligible_set)
+    lo, hi = _levels([state.replicas.get(b, 0) - own[b] for b in eligible], sum(own.values()))
     under_lo = sum(1 for b in eligible if state.replicas.get(b, 0) < lo)
     for p in sorted(current):
         reps = result.get(p)
@@ -396,9 +413,11 @@ def _balance_leaders(
     eligible = state.eligible
     if not eligible:
         return
-    total = sum(state.leaders.get(b, 0) for b in eligible)
-    lo, rest = divmod(total, len(eligible))
-    hi = lo + (1 if rest else 0)
+    final = [result.get(p, current[p]) for p in current]
+    own = Counter(r[0] for r in final if r and r[0] in state.eligible_set)
+    # only brokers holding a replica of this topic can become its preferred leaders
+    holders = sorted({b for r in final for b in r if b in state.eligible_set})
+    lo, hi = _levels([state.leaders.get(b, 0) - own[b] for b in holders], sum(own.values()))
     under_lo = sum(1 for b in eligible if state.leaders.get(b, 0) < lo)
     for p in sorted(current):
         reps = result.get(p)

@@ -269,3 +269,17 @@ def test_rf_increase_after_partition_increases_replays_each_kafka_call() -> None
     expected.update(assign_added_partitions(brokers, expected, 21))
     assert final == expected
     assert all(final[p][:2] == current[p] for p in current)
+
+
+def test_balance_fills_around_brokers_that_other_topics_already_load() -> None:
+    brokers = [Broker(i, f"r{i % 3}") for i in range(9)]
+    current = {p: (0, 1, 2) for p in range(30)}
+    targets = rebalance(current, brokers, balance=True, load={3: 20, 4: 20, 5: 20})
+    final = apply(current, targets)
+    replicas = Counter(b for r in final.values() for b in r)
+    leaders = Counter(r[0] for r in final.values())
+    # 3, 4 and 5 already carry more than the level: the topic's 90 replicas fill the rest
+    assert replicas == dict.fromkeys([0, 1, 2, 6, 7, 8], 15)
+    assert leaders == dict.fromkeys([0, 1, 2, 6, 7, 8], 5)
+    for reps in final.values():
+        assert sorted(b % 3 for b in reps) == [0, 1, 2]  # still one replica per rack
