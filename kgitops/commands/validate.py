@@ -2,15 +2,18 @@
 
 DIR is a cluster folder (it has a cluster.yaml) or a folder of cluster folders (``topics/``),
 each validated in turn. Prints ``path:line:col: error|warning: message`` lines, sorted, then a
-one-line summary; exit 1 if any error.
+one-line summary per folder on stderr; exit 1 if any error. ``--format github`` prints
+workflow commands instead, so CI shows each problem on its line of the pull request;
+``--format json`` a list of ``{path, line, col, severity, message}``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 
-from kgitops.errors import KgitopsError
+from kgitops.errors import Diagnostic, KgitopsError
 from kgitops.model import Broker
 
 NAME = "validate"
@@ -34,6 +37,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--quiet", "-q", action="store_true", help="print errors only, no warnings or summary"
     )
+    parser.add_argument(
+        "--format",
+        choices=("text", "json", "github"),
+        default="text",
+        help="text (path:line:col: severity: message), json (a list of objects), or github "
+        "(workflow commands: annotations on the pull request's files)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -42,18 +52,19 @@ def run(args: argparse.Namespace) -> int:
     brokers: list[Broker] | None = None
     if args.state:
         brokers = _state_brokers(args.state)
-    errors = warnings = 0
-    folders = cluster_dirs(args.directory)
-    for folder in folders:
+    errors = 0
+    found: list[Diagnostic] = []
+    for folder in cluster_dirs(args.directory):
         specs = load_specs(folder, brokers=brokers)
-        for d in specs.diagnostics:
-            if d.is_error:
-                errors += 1
-            else:
-                warnings += 1
-                if args.quiet:
-                    continue
-            print(d)
+        errors += len(specs.errors)
+        shown = [d for d in specs.diagnostics if d.is_error or not args.quiet]
+        found.extend(shown)
+        if args.format == "text":
+            for d in shown:
+                print(d)
+        elif args.format == "github":
+            for d in shown:
+                print(_github(d))
         if not args.quiet:
             topics = len(specs.topics)
             print(
@@ -61,7 +72,33 @@ def run(args: argparse.Namespace) -> int:
                 f"{len(specs.errors)} error(s), {len(specs.warnings)} warning(s)",
                 file=sys.stderr,
             )
+    if args.format == "json":
+        print(json.dumps([_json(d) for d in found], indent=2))
     return 1 if errors else 0
+
+
+def _json(d: Diagnostic) -> dict[str, object]:
+    return {
+        "path": d.mark.path,
+        "line": d.mark.line,
+        "col": d.mark.col,
+        "severity": d.severity,
+        "message": d.message,
+    }
+
+
+def _github(d: Diagnostic) -> str:
+    """A GitHub Actions workflow command: the message shows on the file in the pull request."""
+
+    def escape(text: str, *, prop: bool = False) -> str:
+        text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+        return text.replace(":", "%3A").replace(",", "%2C") if prop else text
+
+    level = "error" if d.is_error else "warning"
+    return (
+        f"::{level} file={escape(d.mark.path, prop=True)},line={d.mark.line},"
+        f"col={d.mark.col},title=kgitops validate::{escape(d.message)}"
+    )
 
 
 def _state_brokers(path: str) -> list[Broker]:

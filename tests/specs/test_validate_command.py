@@ -78,6 +78,35 @@ def test_a_folder_of_cluster_folders_validates_each(
     ]
 
 
+def test_json_format_lists_every_problem(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = _folder(tmp_path / "dev", {"a.yaml": TOPIC.replace("partitions: 3", "partitions: 0")})
+    assert main(["validate", "--format", "json", str(folder)]) == 1
+    assert json.loads(capsys.readouterr().out) == [
+        {
+            "path": f"{folder}/a.yaml",
+            "line": 4,
+            "col": 13,
+            "severity": "error",
+            "message": "partitions must be at least 1, not 0",
+        }
+    ]
+
+
+def test_github_format_annotates_the_line_in_the_pull_request(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = TOPIC.replace("replicationFactor: 3", "replicationFactor: 1")
+    folder = _folder(tmp_path / "dev", {"a.yaml": text})
+    assert main(["validate", "--format", "github", str(folder)]) == 0
+    assert capsys.readouterr().out == (
+        f"::warning file={folder}/a.yaml,line=5,col=20,title=kgitops validate::"
+        "replicationFactor 1: the topic has one copy; it is unavailable, and may be lost, "
+        "when its broker fails\n"
+    )
+
+
 def test_the_directory_defaults_to_topics(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
