@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from kgitops.errors import Diagnostic, Mark
 from kgitops.model import (
@@ -31,12 +32,12 @@ def specs(*topics: TopicSpec, **cluster: object) -> FakeSpecs:
     return FakeSpecs(cluster=c, topics=tuple(sorted(topics, key=lambda t: t.name)))
 
 
-def topic(name: str, partitions: int = 3, rf: int = 3, **kw: object) -> TopicSpec:
+def topic(name: str, partitions: int = 3, rf: int = 3, **kw: Any) -> TopicSpec:
     marks = {
         "partitions": Mark(f"topics/{name}.yaml", 3, 13),
         "replicationFactor": Mark(f"topics/{name}.yaml", 4, 20),
     }
-    return TopicSpec(  # type: ignore[arg-type]
+    return TopicSpec(
         name=name,
         partitions=partitions,
         replication_factor=rf,

@@ -133,3 +133,30 @@ def test_export_reassignment_refuses_a_file_that_is_not_a_plan(
     (tmp_path / "x.json").write_text('{"format": "other"}')
     assert _run("export-reassignment", str(tmp_path / "x.json")) == 1
     assert "not a kgitops plan" in capsys.readouterr().err
+
+
+def test_colour_only_on_a_terminal_and_never_with_no_color(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from kgitops.commands.plan import use_colour
+
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "xterm")
+    monkeypatch.setattr("sys.stdout.isatty", lambda: True)
+    assert use_colour("auto") is True
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert use_colour("auto") is False
+    assert use_colour("always") is True
+    monkeypatch.delenv("NO_COLOR")
+    monkeypatch.setattr("sys.stdout.isatty", lambda: False)
+    assert use_colour("auto") is False
+
+
+def test_markdown_format_prints_a_pull_request_comment(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = str(folder.parent / "state.json")
+    assert _run("plan", str(folder), "--state", state, "--format", "markdown") == 0
+    out = capsys.readouterr().out
+    assert out.startswith("### kgitops plan: `demo`")
+    assert "| `+` | create_topic | 1 |" in out
