@@ -413,3 +413,21 @@ def _set(value: Any) -> Any:
     if isinstance(value, list):
         return [_set(v) for v in value]
     return value
+
+
+def test_a_cluster_nobody_answers_is_one_error_line_from_the_cli(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from kgitops.cli import main
+
+    (tmp_path / "cluster.yaml").write_text(
+        "apiVersion: kgitops/v1\nkind: Cluster\nname: gone\n"
+        f'bootstrapServers: ["127.0.0.1:{free_port()}"]\nrequestTimeoutMs: 1500\n'
+    )
+    start = time.monotonic()
+    code = main(["snapshot", str(tmp_path), "--out", str(tmp_path / "s.json")])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert time.monotonic() - start < 1.5 + 3.0
+    assert err.startswith("error: cannot reach cluster 'gone'")
+    assert "Traceback" not in err and "kafka." not in err
