@@ -309,7 +309,7 @@ def assign_added_partitions(
     >>> from kgitops.model import Broker
     >>> five = [Broker(i) for i in range(5)]
     >>> assign_added_partitions(five, {0: (3, 4, 0), 1: (4, 0, 1)}, 4)
-    {2: (0, 1, 2), 3: (1, 2, 3)}
+    {2: (0, 4, 1), 3: (1, 0, 2)}
     """
     count = len(existing)
     if total <= count:

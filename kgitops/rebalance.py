@@ -14,8 +14,10 @@ RF 2 -> 3           one replica added per partition, nothing removed; when the t
 RF 3 -> 2           one replica removed per partition, keeping the leader and the rack spread
 rack repair         the fewest replicas moved to put a partition on min(RF, racks) racks
 balance             replicas moved from brokers above the even share to brokers below it, and
-                    preferred leaders swapped inside partitions (no data moves), until every
-                    broker is within one of the even share or no move is allowed
+                    preferred leaders swapped inside partitions (no data moves); the share
+                    is the level the topic fills up to around what other topics already
+                    put on each broker, and every broker ends within one of it when the
+                    rack rule allows
 ==================  ==========================================================================
 
 New replicas go to online, non-drained brokers: first a rack the partition lacks, then the
