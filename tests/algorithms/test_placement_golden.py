@@ -332,3 +332,17 @@ def test_find_parameters_recovers_start_index_and_shift() -> None:
 
 def test_find_parameters_says_none_for_a_hand_made_assignment() -> None:
     assert find_parameters({0: (0, 1), 1: (0, 1)}, FIVE) is None
+
+
+def test_kafka_add_partitions_test_replica_placement_all_servers() -> None:
+    # Kafka 2.8 AddPartitionsTest.testReplicaPlacementAllServers: 4 brokers, topic3 [2,3,0,1]
+    added = assign_added_partitions([Broker(i) for i in range(4)], {0: (2, 3, 0, 1)}, 7)
+    leaders = {p: r[0] for p, r in added.items()}
+    assert leaders == {1: 3, 2: 0, 3: 1, 4: 2, 5: 3, 6: 0}
+    assert all(set(r) == {0, 1, 2, 3} for r in added.values())
+
+
+def test_kafka_add_partitions_test_replica_placement_partial_servers() -> None:
+    # Kafka 2.8 AddPartitionsTest.testReplicaPlacementPartialServers: topic2 [1,2] -> 3
+    added = assign_added_partitions([Broker(i) for i in range(4)], {0: (1, 2)}, 3)
+    assert {p: (r[0], set(r)) for p, r in added.items()} == {1: (2, {0, 2}), 2: (3, {1, 3})}
