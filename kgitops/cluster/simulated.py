@@ -38,7 +38,7 @@ from kgitops.cluster import replication as repl
 from kgitops.cluster.port import ConfigChange, NewPartitions, NewTopic, Results
 from kgitops.cluster.snapshot import (
     StateFileError,
-    read_state_data,
+    read_state_file,
     state_from_json,
     write_state,
 )
@@ -49,10 +49,10 @@ from kgitops.model import Broker, ClusterState, PartitionState, Reassignment, To
 class SimulatedCluster:
     """The simulated cluster (see the module docstring). Use ``open``."""
 
-    def __init__(self, path: str, data: Mapping[str, Any]) -> None:
+    def __init__(self, path: str, data: Mapping[str, Any], text: str | None = None) -> None:
         self.path = path
         self._stamp: tuple[int, int] | None = None
-        self._load(data)
+        self._load(data, text)
 
     # ---------------------------------------------------------------- persistence
 
@@ -60,7 +60,8 @@ class SimulatedCluster:
     def open(cls, state_file: str, brokers: Sequence[Broker]) -> SimulatedCluster:
         """The cluster kept in ``state_file``, created from ``brokers`` if it does not exist."""
         if os.path.exists(state_file):
-            cluster = cls(state_file, read_state_data(state_file))
+            text, data = read_state_file(state_file)
+            cluster = cls(state_file, data, text)
             cluster._stamp = cls._stat(state_file)
             if cluster._register(brokers):
                 cluster._save()
@@ -85,8 +86,8 @@ class SimulatedCluster:
             return None
         return (st.st_mtime_ns, st.st_size)
 
-    def _load(self, data: Mapping[str, Any]) -> None:
-        state = state_from_json(data, source=self.path)
+    def _load(self, data: Mapping[str, Any], text: str | None = None) -> None:
+        state = state_from_json(data, source=self.path, text=text)
         sim = data.get("simulation") or {}
         try:
             self.clock = float(sim.get("clock", 0.0))
@@ -163,7 +164,8 @@ class SimulatedCluster:
         """Reload if another kgitops run changed the file since we read or wrote it."""
         stamp = self._stat(self.path)
         if stamp is not None and stamp != self._stamp:
-            self._load(read_state_data(self.path))
+            text, data = read_state_file(self.path)
+            self._load(data, text)
             self._stamp = stamp
 
     def _save(self) -> None:

@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from kgitops.cluster.statecheck import check_state
+from kgitops.cluster.statecheck import check_state, problem_lines
 from kgitops.errors import PlanError
 from kgitops.model import (
     Broker,
@@ -68,7 +68,8 @@ class StateFileError(PlanError):
     def __init__(self, source: str, problems: list[str]) -> None:
         self.source = source
         self.problems = problems
-        super().__init__(f"{source}: {problems[0] if problems else 'invalid state file'}")
+        first = problems[0] if problems else "invalid state file"
+        super().__init__(first if first.startswith(source) else f"{source}: {first}")
 
     def lines(self) -> list[str]:
         shown = [
@@ -211,8 +212,8 @@ def write_state(path: str, state: ClusterState, extra: Mapping[str, Any] | None 
 # ------------------------------------------------------------------------- reading
 
 
-def read_state_data(path: str) -> dict[str, Any]:
-    """The parsed JSON object of a state file; ``path:line:col`` for a JSON syntax error."""
+def read_state_file(path: str) -> tuple[str, dict[str, Any]]:
+    """The text and parsed JSON object of a state file; ``path:line:col`` for bad JSON."""
     try:
         with open(path, encoding="utf-8") as fh:
             text = fh.read()
@@ -228,27 +229,38 @@ def read_state_data(path: str) -> dict[str, Any]:
             path, [f"{path}:{exc.lineno}:{exc.colno}: error: invalid JSON: {exc.msg}"]
         ) from None
     if not isinstance(data, dict):
-        raise StateFileError(path, ["expected a JSON object with format 'kgitops-state/v1'"])
-    return data
+        raise StateFileError(
+            path, [f"{path}:1:1: error: expected a JSON object with format {FORMAT!r}"]
+        )
+    return text, data
+
+
+def read_state_data(path: str) -> dict[str, Any]:
+    """The parsed JSON object of a state file; ``path:line:col`` for bad JSON."""
+    return read_state_file(path)[1]
 
 
 def read_state(path: str) -> ClusterState:
-    """Load a state file; StateFileError naming the file (and where) on bad input."""
-    return state_from_json(read_state_data(path), source=path)
+    """Load a state file; StateFileError naming the file, line and column on bad input."""
+    text, data = read_state_file(path)
+    return state_from_json(data, source=path, text=text)
 
 
-def state_from_json(data: object, source: str = "<state>") -> ClusterState:
-    """The ClusterState for parsed state JSON; StateFileError listing every problem."""
+def state_from_json(data: object, source: str = "<state>", text: str | None = None) -> ClusterState:
+    """The ClusterState for parsed state JSON; StateFileError listing every problem, with
+    line and column when the file's ``text`` is given."""
     if isinstance(data, dict):
         try:
             with _no_gc():
                 return _fast_load(data)
         except (_Bad, KeyError, TypeError, ValueError, AttributeError):
             pass
-    problems = check_state(data)
-    if not problems:  # pragma: no cover - the two passes disagree: a bug, say so plainly
-        problems = ["the state file could not be read (unexpected shape)"]
-    raise StateFileError(source, problems)
+    with _no_gc():
+        problems = check_state(data)
+        if not problems:  # pragma: no cover - the two passes disagree: a bug, say so plainly
+            problems = [((), "the state file could not be read (unexpected shape)")]
+        lines = problem_lines(problems, source, text)
+    raise StateFileError(source, lines)
 
 
 class _Bad(Exception):

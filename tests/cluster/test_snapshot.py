@@ -218,3 +218,33 @@ def test_any_state_survives_the_round_trip(state: ClusterState) -> None:
     assert back.topics == state.topics
     assert sorted(back.brokers) == sorted(state.brokers)
     assert back.cluster_id == state.cluster_id
+
+
+def test_shape_errors_in_a_file_carry_line_and_column(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    path.write_text(
+        '{"format": "kgitops-state/v1",\n'
+        ' "brokers": [{"id": 1}, {"id": "2"}],\n'
+        ' "topics": {"a.b": {"partitions": {\n'
+        '    "0": {"replicas": [1, 1], "isr": [1]}},\n'
+        '   "config": {"retention.ms": 5}}}}\n'
+    )
+    with pytest.raises(StateFileError) as info:
+        read_state(str(path))
+    assert info.value.lines() == [
+        f"{path}:2:32: error: brokers[1].id: expected an integer broker id",
+        f"{path}:4:23: error: topics.a.b.partitions.0.replicas: a broker id appears more than once",
+        f"{path}:5:31: error: topics.a.b.config.retention.ms: config values are strings as Kafka "
+        "holds them: 5",
+    ]
+
+
+def test_a_missing_field_points_at_its_parent(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    path.write_text(
+        '{"format": "kgitops-state/v1", "brokers": [],\n'
+        ' "topics": {"t": {"partitions": {"0": {}}}}}'
+    )
+    with pytest.raises(StateFileError) as info:
+        read_state(str(path))
+    assert info.value.lines() == [f"{path}:2:39: error: topics.t.partitions.0: missing replicas"]
