@@ -142,7 +142,7 @@ class _Layout:
 
 _LAYOUTS: dict[tuple[tuple[Broker, ...], bool | None], _Layout] = {}
 _TOPICS: dict[tuple[_Layout, int, int, int, int, int], Assignment] = {}
-_TOPIC_CACHE_PARTITIONS = 2_000_000
+_TOPIC_CACHE_PARTITIONS = 250_000  # about 20 MB at most
 _topic_cache_size = 0
 
 
@@ -274,10 +274,10 @@ def assign_replicas(
         p = block_end
 
     global _topic_cache_size
-    if _topic_cache_size + n_partitions > _TOPIC_CACHE_PARTITIONS:
-        _TOPICS.clear()
-        _topic_cache_size = 0
-    if n_partitions <= _TOPIC_CACHE_PARTITIONS // 4:
+    if n_partitions <= _TOPIC_CACHE_PARTITIONS // 25:
+        if _topic_cache_size + n_partitions > _TOPIC_CACHE_PARTITIONS:
+            _TOPICS.clear()
+            _topic_cache_size = 0
         _TOPICS[key] = result.copy()
         _topic_cache_size += n_partitions
     return result
