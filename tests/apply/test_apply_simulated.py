@@ -13,6 +13,7 @@ import pytest
 
 from kgitops import cli
 from kgitops.assignment import assign_added_partitions, assign_replicas
+from kgitops.cluster.simulated import SimulatedCluster
 from kgitops.model import Broker
 from kgitops.throttles import FOLLOWER_REPLICAS, LEADER_REPLICAS
 
@@ -144,13 +145,24 @@ def test_raise_rf_adds_one_replica_per_partition_and_keeps_the_rest(demo: Folder
         assert len(racks(after[p])) == 3
 
 
-def test_drain_a_broker_moves_only_its_replicas_one_for_one(demo: Folder) -> None:
+def test_drain_a_broker_moves_only_its_replicas_one_for_one(
+    demo: Folder, monkeypatch: pytest.MonkeyPatch
+) -> None:
     demo.topics(topic("orders", 12, 3), topic("users", 6, 2))
     demo.apply()
     demo.set_sizes("orders", 20_000_000)
     before = {t: demo.replicas(t) for t in ("orders", "users")}
     demo.cluster(decommission=[6])
+    in_flight: list[int] = []
+    real_sleep = SimulatedCluster.sleep
+
+    def sleep(self: SimulatedCluster, seconds: float) -> None:
+        in_flight.append(sum(len(p) for p in self.list_reassignments().values()))
+        real_sleep(self, seconds)
+
+    monkeypatch.setattr(SimulatedCluster, "sleep", sleep)
     demo.apply()
+    assert 0 < max(in_flight) <= 4, "at most maxConcurrentMoves partitions move at once"
     for t, parts in before.items():
         after = demo.replicas(t)
         for p, old in parts.items():
