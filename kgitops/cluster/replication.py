@@ -113,6 +113,26 @@ def revert(part: Part, online: frozenset[int], *, keep_progress: bool) -> None:
     part.elect(online)
 
 
+def elect_unclean(part: Part, online: frozenset[int]) -> bool:
+    """``unclean.leader.election.enable``: an offline partition takes its first online
+    replica as leader although it is out of sync. The bytes that replica lacks are lost: the
+    log is cut to what it holds, and the ISR restarts from it alone. True if it elected."""
+    if part.leader is not None or any(b in online for b in part.isr):
+        return False
+    leader = next((b for b in part.replicas if b in online), None)
+    if leader is None:
+        return False
+    kept = int(part.copied.pop(leader, 0.0))
+    part.size = min(part.size, kept)
+    part.isr = [leader]
+    part.leader = leader
+    part.copied = {b: min(v, float(part.size)) for b, v in part.copied.items()}
+    for b in part.replicas:
+        if b != leader:
+            part.copied.setdefault(b, float(part.size))
+    return True
+
+
 @dataclass
 class Flow:
     """One replica catching up: ``part``'s replica on ``broker`` fetching from ``leader``."""

@@ -45,6 +45,8 @@ from kgitops.cluster.snapshot import (
 from kgitops.errors import ClusterError, ClusterRequestError
 from kgitops.model import Broker, ClusterState, PartitionState, Reassignment, TopicState
 
+UNCLEAN = "unclean.leader.election.enable"
+
 
 class SimulatedCluster:
     """The simulated cluster (see the module docstring). Use ``open``."""
@@ -410,6 +412,7 @@ class SimulatedCluster:
             for k in change.delete:
                 config.pop(k, None)
             results[name] = None
+        self._elect_unclean()
         self._save()
         return results
 
@@ -590,6 +593,7 @@ class SimulatedCluster:
                 if part.leader == broker_id:
                     part.leader = None
                 part.elect(online)
+        self._elect_unclean()
         self._save()
 
     def restore_broker(self, broker_id: int) -> None:
@@ -599,7 +603,17 @@ class SimulatedCluster:
         self._sync()
         self._set_online(broker_id, True)
         repl.settle([p for parts, _ in self.topics.values() for p in parts], self.online)
+        self._elect_unclean()
         self._save()
+
+    def _elect_unclean(self) -> None:
+        """Kafka's controller does an unclean election for offline partitions of topics that
+        set ``unclean.leader.election.enable`` (the broker default, false, is assumed)."""
+        online = self.online
+        for parts, config in self.topics.values():
+            if config.get(UNCLEAN, "").strip().lower() == "true":
+                for part in parts:
+                    repl.elect_unclean(part, online)
 
     def _set_online(self, broker_id: int, online: bool) -> None:
         broker = self.brokers.get(broker_id)

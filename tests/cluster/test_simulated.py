@@ -508,3 +508,19 @@ def test_an_offline_partition_takes_no_writes(sim: SimulatedCluster) -> None:
     sim.fail_broker(1)
     sim.advance(10)
     assert part(sim, "a").size_bytes == 0
+
+
+def test_unclean_election_elects_an_out_of_sync_replica_and_loses_its_missing_bytes(
+    sim: SimulatedCluster,
+) -> None:
+    make(sim, "a", {0: (0, 1)})
+    sim.set_produce_rate("a", MB)
+    sim.fail_broker(1)  # ISR [0]
+    sim.advance(10)  # 10 MB that broker 1 does not have
+    sim.fail_broker(0)  # offline: ISR [0], leader none
+    assert part(sim, "a").leader is None
+    sim.restore_broker(1)
+    assert part(sim, "a").leader is None  # clean: broker 1 is not in the ISR
+    sim.alter_topic_configs({"a": ConfigChange(set={"unclean.leader.election.enable": "true"})})
+    p = part(sim, "a")
+    assert (p.leader, p.isr, p.size_bytes) == (1, (1,), 0)  # the 10 MB are lost

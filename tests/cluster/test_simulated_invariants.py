@@ -11,7 +11,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
-from kgitops.cluster.port import NewTopic
+from kgitops.cluster.port import ConfigChange, NewTopic
 from kgitops.cluster.simulated import SimulatedCluster
 from kgitops.model import Broker
 
@@ -62,6 +62,13 @@ class SimulatedClusterMachine(RuleBasedStateMachine):
     def produce(self, name: str, rate: int) -> None:
         if name in self.sim.topics:
             self.sim.set_produce_rate(name, rate)
+
+    @rule(name=st.sampled_from(["a", "b"]), on=st.booleans())
+    def unclean(self, name: str, on: bool) -> None:
+        value = "true" if on else "false"
+        self.sim.alter_topic_configs(
+            {name: ConfigChange(set={"unclean.leader.election.enable": value})}
+        )
 
     @rule(seconds=st.sampled_from([0.0, 0.3, 1.0, 5.0]))
     def advance(self, seconds: float) -> None:
