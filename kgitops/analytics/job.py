@@ -130,6 +130,11 @@ def get_session(
     builder = builder.config("spark.ui.enabled", "false")
     builder = builder.config("spark.ui.showConsoleProgress", "false")
     builder = builder.config("spark.sql.execution.arrow.pyspark.enabled", "true")
+    resolved = master or "local[*]"
+    if resolved.startswith("local"):
+        # Spark's default of 200 shuffle partitions is for clusters; on one machine a few
+        # per core keep the per-task overhead down (AQE coalesces further).
+        builder = builder.config("spark.sql.shuffle.partitions", str(4 * (os.cpu_count() or 2)))
     log = _log_config()
     if log is not None:
         opt = f"-Dlog4j2.configurationFile={log.as_uri()}"
@@ -255,12 +260,19 @@ def run_job(spark: SparkSession, spec: JobSpec) -> JobResult:
     engine, note = resolve_engine(spark, spec.engine)
     raw = read_sample(spark, spec)
     with spark_errors(f"{spec.input}: the key analysis failed"):
-        keyed = transforms.aggregate_keys(
-            transforms.normalize_keys(raw, spec.key_column, spec.size_column)
+        frame = transforms.analysis(
+            transforms.normalize_keys(raw, spec.key_column, spec.size_column),
+            counts,
+            base,
+            spec.top,
+            engine,
         )
-        hashed = transforms.with_hash(keyed, engine)
-        load = transforms.partition_load(hashed, counts, base).collect()
-        hot = transforms.with_hash(transforms.hot_keys(keyed, spec.top), engine).collect()
+        collected = frame.collect()
+    load = [r for r in collected if r["kind"] == "load"]
+    hot = sorted(
+        (r for r in collected if r["kind"] == "hot" and r[transforms.KEY] is not None),
+        key=lambda r: (-int(r[transforms.MESSAGES]), bytes(r[transforms.KEY])),
+    )[: spec.top]
     rows = tuple(
         LoadRow(
             n=int(r["n"]),

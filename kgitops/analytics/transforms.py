@@ -153,10 +153,39 @@ def partition_load(hashed: DataFrame, counts: Sequence[int], base: int | None) -
 
 
 def hot_keys(keyed: DataFrame, top: int) -> DataFrame:
-    """The ``top`` non-null keys with the most messages (ties by key), a bounded top-N:
-    Spark keeps ``top`` rows per task and merges them (TakeOrderedAndProject)."""
+    """The ``top + 1`` keys with the most messages (ties by key, the null key last): a
+    bounded top-N, Spark keeps that many rows per task and merges them. One more than asked
+    so that ``top`` non-null keys remain when the null key is among the heaviest; it is not
+    filtered here, since a filter would be pushed below the per-key aggregation and stop
+    Spark from sharing that aggregation with :func:`partition_load` (see :func:`analysis`)."""
     from pyspark.sql import functions as F
 
-    return (
-        keyed.where(F.col(KEY).isNotNull()).orderBy(F.col(MESSAGES).desc(), F.col(KEY)).limit(top)
+    return keyed.orderBy(F.col(MESSAGES).desc(), F.col(KEY).asc_nulls_last()).limit(top + 1)
+
+
+LOAD_COLUMNS = ("n", "p", "keys", "messages", "bytes", "movedKeys", "movedMessages", "movedBytes")
+
+
+def analysis(
+    df: DataFrame, counts: Sequence[int], base: int, top: int, engine: Engine
+) -> DataFrame:
+    """The whole job as one DataFrame: the partition-load rows (``kind = 'load'``) and the
+    hot-key rows (``kind = 'hot'``, with ``key`` and ``h``) in one union. As one query,
+    Spark reads the sample and shuffles it by key once, and both branches reuse that
+    exchange (ReusedExchange), instead of two actions doing it twice."""
+    from pyspark.sql import functions as F
+
+    keyed = aggregate_keys(df)
+    load = partition_load(with_hash(keyed, engine), counts, base)
+    hot = with_hash(hot_keys(keyed, top), engine)
+    no_key = F.lit(None).cast("binary").alias(KEY)
+    no_hash = F.lit(None).cast("int").alias(HASH)
+    left = load.select(F.lit("load").alias("kind"), *LOAD_COLUMNS, no_key, no_hash)
+    nulls = {c: F.lit(None).cast("long" if c != "n" and c != "p" else "int") for c in LOAD_COLUMNS}
+    right = hot.select(
+        F.lit("hot").alias("kind"),
+        *(F.col(c) if c in (MESSAGES, BYTES) else nulls[c].alias(c) for c in LOAD_COLUMNS),
+        F.col(KEY),
+        F.col(HASH),
     )
+    return left.unionByName(right)
