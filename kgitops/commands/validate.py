@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import sys
 
-from kgitops.errors import Diagnostic, KgitopsError
+from kgitops.errors import Diagnostic, KgitopsError, LockError, Mark
 from kgitops.model import Broker
 
 NAME = "validate"
@@ -56,8 +58,10 @@ def run(args: argparse.Namespace) -> int:
     found: list[Diagnostic] = []
     for folder in cluster_dirs(args.directory):
         specs = load_specs(folder, brokers=brokers)
-        errors += len(specs.errors)
-        shown = [d for d in specs.diagnostics if d.is_error or not args.quiet]
+        diagnostics = sorted([*specs.diagnostics, *_lock_problems(folder)])
+        folder_errors = sum(1 for d in diagnostics if d.is_error)
+        errors += folder_errors
+        shown = [d for d in diagnostics if d.is_error or not args.quiet]
         found.extend(shown)
         if args.format == "text":
             for d in shown:
@@ -69,12 +73,58 @@ def run(args: argparse.Namespace) -> int:
             topics = len(specs.topics)
             print(
                 f"{folder}: {topics} topic{'s' if topics != 1 else ''}, "
-                f"{len(specs.errors)} error(s), {len(specs.warnings)} warning(s)",
+                f"{folder_errors} error(s), {len(diagnostics) - folder_errors} warning(s)",
                 file=sys.stderr,
             )
     if args.format == "json":
         print(json.dumps([_json(d) for d in found], indent=2))
     return 1 if errors else 0
+
+
+_POSITIONED = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?P<message>.*)$", re.S)
+
+
+def _lock_problems(folder: str) -> list[Diagnostic]:
+    """A kgitops.lock that cannot be read (a merge conflict left in it, a bad edit) is an
+    error now rather than at plan time."""
+    from kgitops.lock import lock_path, read_lock
+
+    if not os.path.isdir(folder):
+        return []
+    conflict = _conflict_line(lock_path(folder))
+    if conflict:
+        return [
+            Diagnostic(
+                Mark(lock_path(folder), conflict),
+                "error",
+                "a merge conflict left in the lock: regenerate it with "
+                "`kgitops plan --update-lock` after merging the specs",
+            )
+        ]
+    try:
+        read_lock(folder)
+    except LockError as exc:
+        text = str(exc)
+        found = _POSITIONED.match(text)
+        if found:
+            mark = Mark(found["path"], int(found["line"]), int(found["col"]))
+            return [Diagnostic(mark, "error", found["message"])]
+        path = lock_path(folder)
+        message = text.removeprefix(f"{path}: ")
+        return [Diagnostic(Mark(path), "error", message)]
+    return []
+
+
+def _conflict_line(path: str) -> int:
+    """The line of the first git conflict marker in a file, or 0."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            for number, line in enumerate(fh, 1):
+                if line.startswith(("<<<<<<< ", ">>>>>>> ")) or line.rstrip("\n") == "=======":
+                    return number
+    except OSError:
+        return 0
+    return 0
 
 
 def _json(d: Diagnostic) -> dict[str, object]:

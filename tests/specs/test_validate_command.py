@@ -78,6 +78,30 @@ def test_a_folder_of_cluster_folders_validates_each(
     ]
 
 
+def test_a_lock_left_with_merge_conflict_markers_is_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = _folder(tmp_path / "dev", {"a.yaml": TOPIC})
+    (folder / "kgitops.lock").write_text(
+        "version: 1\n<<<<<<< HEAD\ntopics: {}\n=======\ntopics: {}\n>>>>>>> branch\n"
+    )
+    assert main(["validate", str(folder)]) == 1
+    assert capsys.readouterr().out == (
+        f"{folder}/kgitops.lock:2:1: error: a merge conflict left in the lock: regenerate it "
+        "with `kgitops plan --update-lock` after merging the specs\n"
+    )
+
+
+def test_an_unreadable_lock_is_an_error_at_its_position(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = _folder(tmp_path / "dev", {"a.yaml": TOPIC})
+    (folder / "kgitops.lock").write_text("version: 1\ntopics: [\n")
+    assert main(["validate", str(folder)]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith(f"{folder}/kgitops.lock:3:1: error: not valid YAML")
+
+
 def test_json_format_lists_every_problem(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
