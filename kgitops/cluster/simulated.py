@@ -29,9 +29,12 @@ the state, its file, and the port's operations.
 
 from __future__ import annotations
 
+import fcntl
+import functools
 import os
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from kgitops.cluster import controller as kraft
 from kgitops.cluster import replication as repl
@@ -47,6 +50,42 @@ from kgitops.model import Broker, ClusterState, PartitionState, Reassignment, To
 
 UNCLEAN = "unclean.leader.election.enable"
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+@contextmanager
+def _file_lock(path: str) -> Iterator[None]:
+    """An exclusive lock on ``path + ".lock"`` (POSIX flock), so that kgitops runs sharing
+    one simulated cluster take turns: each operation reads, changes and writes it whole."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    fd = os.open(path + ".lock", os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def _operation(
+    method: Callable[Concatenate[SimulatedCluster, P], R],
+) -> Callable[Concatenate[SimulatedCluster, P], R]:
+    """Run a public method under the file lock, on the latest state from disk."""
+
+    @functools.wraps(method)
+    def wrapper(self: SimulatedCluster, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        if self._locked:
+            return method(self, *args, **kwargs)
+        with _file_lock(self.path):
+            self._locked = True
+            try:
+                self._sync()
+                return method(self, *args, **kwargs)
+            finally:
+                self._locked = False
+
+    return wrapper
+
 
 class SimulatedCluster:
     """The simulated cluster (see the module docstring). Use ``open``."""
@@ -54,6 +93,7 @@ class SimulatedCluster:
     def __init__(self, path: str, data: Mapping[str, Any], text: str | None = None) -> None:
         self.path = path
         self._stamp: tuple[int, int] | None = None
+        self._locked = False
         self._load(data, text)
 
     # ---------------------------------------------------------------- persistence
@@ -61,24 +101,28 @@ class SimulatedCluster:
     @classmethod
     def open(cls, state_file: str, brokers: Sequence[Broker]) -> SimulatedCluster:
         """The cluster kept in ``state_file``, created from ``brokers`` if it does not exist."""
-        if os.path.exists(state_file):
-            text, data = read_state_file(state_file)
-            cluster = cls(state_file, data, text)
-            cluster._stamp = cls._stat(state_file)
-            if cluster._register(brokers):
-                cluster._save()
+        with _file_lock(state_file):
+            if os.path.exists(state_file):
+                text, data = read_state_file(state_file)
+                cluster = cls(state_file, data, text)
+                cluster._stamp = cls._stat(state_file)
+                if cluster._register(brokers):
+                    cluster._save()
+                return cluster
+            if not brokers:
+                raise ClusterError(
+                    f"{state_file}: a new simulated cluster needs at least one broker"
+                )
+            name = os.path.splitext(os.path.basename(state_file))[0]
+            data = {
+                "format": "kgitops-state/v1",
+                "clusterId": f"simulated-{name}",
+                "brokers": [{"id": b.id, "rack": b.rack} for b in brokers],
+                "topics": {},
+            }
+            cluster = cls(state_file, data)
+            cluster._save()
             return cluster
-        if not brokers:
-            raise ClusterError(f"{state_file}: a new simulated cluster needs at least one broker")
-        data = {
-            "format": "kgitops-state/v1",
-            "clusterId": f"simulated-{os.path.splitext(os.path.basename(state_file))[0]}",
-            "brokers": [{"id": b.id, "rack": b.rack} for b in brokers],
-            "topics": {},
-        }
-        cluster = cls(state_file, data)
-        cluster._save()
-        return cluster
 
     @staticmethod
     def _stat(path: str) -> tuple[int, int] | None:
@@ -228,12 +272,12 @@ class SimulatedCluster:
             broker_configs={b: dict(c) for b, c in self.broker_configs.items() if c},
         )
 
+    @_operation
     def describe(self, topics: Iterable[str] | None = None) -> ClusterState:
-        self._sync()
         return self._state(topics)
 
+    @_operation
     def list_reassignments(self) -> Mapping[str, Mapping[int, tuple[tuple[int, ...], ...]]]:
-        self._sync()
         out: dict[str, dict[int, tuple[tuple[int, ...], ...]]] = {}
         for name, (parts, _) in sorted(self.topics.items()):
             for pid, p in enumerate(parts):
@@ -245,10 +289,10 @@ class SimulatedCluster:
                     )
         return out
 
+    @_operation
     def replica_progress(self) -> dict[tuple[str, int], dict[int, tuple[float, int]]]:
         """For each out-of-sync replica: (bytes copied, partition size). What a real cluster
         shows only as LEO lag; ``kgitops status`` prints it when the adapter has it."""
-        self._sync()
         out: dict[tuple[str, int], dict[int, tuple[float, int]]] = {}
         for name, (parts, _) in sorted(self.topics.items()):
             for pid, p in enumerate(parts):
@@ -257,9 +301,9 @@ class SimulatedCluster:
                     out[(name, pid)] = lag
         return out
 
+    @_operation
     def rates(self) -> dict[tuple[str, int, int], float]:
         """The bytes/s each catching-up replica copies at now: (topic, partition, broker)."""
-        self._sync()
         flows = repl.flows(self.topics, self.online, self.broker_configs, self.network)
         return {(f.key[0], f.key[1], f.broker): f.rate for f in flows}
 
@@ -297,8 +341,8 @@ class SimulatedCluster:
 
     # ---------------------------------------------------------------- writes
 
+    @_operation
     def create_topics(self, topics: Sequence[NewTopic]) -> Results:
-        self._sync()
         results: dict[str, ClusterError | None] = {}
         counts: dict[str, int] = {}
         for t in topics:
@@ -340,8 +384,8 @@ class SimulatedCluster:
         self.topics[name] = (parts, dict(t.config))
         return None
 
+    @_operation
     def create_partitions(self, additions: Sequence[NewPartitions]) -> Results:
-        self._sync()
         results: dict[str, ClusterError | None] = {}
         for a in additions:
             results[a.topic] = self._add(a)
@@ -381,8 +425,8 @@ class SimulatedCluster:
         parts.extend(new)
         return None
 
+    @_operation
     def alter_topic_configs(self, changes: Mapping[str, ConfigChange]) -> Results:
-        self._sync()
         results: dict[str, ClusterError | None] = {}
         for name, change in changes.items():
             if name not in self.topics:
@@ -416,8 +460,8 @@ class SimulatedCluster:
         self._save()
         return results
 
+    @_operation
     def alter_broker_configs(self, changes: Mapping[int, ConfigChange]) -> Results:
-        self._sync()
         results: dict[str, ClusterError | None] = {}
         for bid, change in changes.items():
             item = f"broker:{bid}"
@@ -445,10 +489,10 @@ class SimulatedCluster:
         self._save()
         return results
 
+    @_operation
     def alter_reassignments(
         self, targets: Mapping[tuple[str, int], tuple[int, ...] | None]
     ) -> Results:
-        self._sync()
         results: dict[str, ClusterError | None] = {}
         online = self.online
         for (name, pid), target in targets.items():
@@ -482,8 +526,8 @@ class SimulatedCluster:
         self._save()
         return results
 
+    @_operation
     def elect_preferred_leaders(self, partitions: Iterable[tuple[str, int]]) -> Results:
-        self._sync()
         results: dict[str, ClusterError | None] = {}
         online = self.online
         for name, pid in partitions:
@@ -512,8 +556,8 @@ class SimulatedCluster:
         self._save()
         return results
 
+    @_operation
     def delete_topics(self, names: Sequence[str]) -> Results:
-        self._sync()
         results: dict[str, ClusterError | None] = {}
         for name in names:
             if self.topics.pop(name, None) is None and name not in results:
@@ -535,21 +579,21 @@ class SimulatedCluster:
 
     # ---------------------------------------------------------------- what-if
 
+    @_operation
     def advance(self, seconds: float) -> None:
         """Let simulated time pass: replicas catch up, reassignments complete."""
-        self._sync()
         repl.advance(
             self.topics, self.online, self.broker_configs, seconds, self.network, self.produce
         )
         self.clock += max(0.0, seconds)
         self._save()
 
+    @_operation
     def set_size(self, topic: str, size_bytes: int, partition: int | None = None) -> None:
         """Give a partition (or every partition of the topic) ``size_bytes`` of data: the
         simulation has no producers, and catch-up time follows from partition sizes. Replicas
         that had the whole log (in sync, or in sync when their broker failed) have it all
         still; a replica part way through catching up keeps the bytes it has."""
-        self._sync()
         if topic not in self.topics:
             raise ClusterError(f"no topic {topic!r} in the simulated cluster")
         parts = self.topics[topic][0]
@@ -565,10 +609,10 @@ class SimulatedCluster:
                 part.size = size_bytes
         self._save()
 
+    @_operation
     def set_produce_rate(self, topic: str, bytes_per_sec: float) -> None:
         """Write to ``topic`` at ``bytes_per_sec`` (spread over its partitions) while simulated
         time passes; 0 stops. A replica catches up only if it copies faster than that."""
-        self._sync()
         if topic not in self.topics:
             raise ClusterError(f"no topic {topic!r} in the simulated cluster")
         if bytes_per_sec < 0:
@@ -579,10 +623,10 @@ class SimulatedCluster:
             self.produce.pop(topic, None)
         self._save()
 
+    @_operation
     def fail_broker(self, broker_id: int) -> None:
         """The broker stops: it leaves every ISR (but never empties one: a partition whose
         last in-sync replica it was goes offline), and its leaderships move."""
-        self._sync()
         self._set_online(broker_id, False)
         online = self.online
         for parts, _ in self.topics.values():
@@ -596,11 +640,11 @@ class SimulatedCluster:
         self._elect_unclean()
         self._save()
 
+    @_operation
     def restore_broker(self, broker_id: int) -> None:
         """The broker returns: offline partitions whose ISR it holds get their leader back,
         and its replicas rejoin the ISR once they have copied what was written while it was
         down (at once when nothing was: see ``set_produce_rate``)."""
-        self._sync()
         self._set_online(broker_id, True)
         repl.settle([p for parts, _ in self.topics.values() for p in parts], self.online)
         self._elect_unclean()

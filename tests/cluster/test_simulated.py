@@ -524,3 +524,22 @@ def test_unclean_election_elects_an_out_of_sync_replica_and_loses_its_missing_by
     sim.alter_topic_configs({"a": ConfigChange(set={"unclean.leader.election.enable": "true"})})
     p = part(sim, "a")
     assert (p.leader, p.isr, p.size_bytes) == (1, (1,), 0)  # the 10 MB are lost
+
+
+def _create_many(path: str, prefix: str) -> None:
+    cluster = SimulatedCluster.open(path, BROKERS)
+    for i in range(15):
+        cluster.create_topics([NewTopic(f"{prefix}{i}", {0: (i % 4,)})])
+
+
+def test_separate_processes_changing_one_cluster_lose_nothing(sim: SimulatedCluster) -> None:
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_create_many, args=(sim.path, p)) for p in ("x", "y")]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+    assert [p.exitcode for p in procs] == [0, 0]
+    assert len(sim.describe().topics) == 30
