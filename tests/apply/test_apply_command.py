@@ -85,7 +85,7 @@ def test_on_a_terminal_apply_asks_and_no_means_nothing_changes(
 
 
 def test_throttle_values_merge_with_what_is_set_and_give_back_only_ours() -> None:
-    assert parse_entries("0:1, 1:2") == {(0, 1), (1, 2)}
+    assert parse_entries("0:1, 1:2") == frozenset({(0, 1), (1, 2)})
     assert parse_entries("*") is None and parse_entries(None) == frozenset()
     assert merged("5:9", frozenset({(0, 1)})) == "0:1,5:9"
     assert merged("*", frozenset({(0, 1)})) is None

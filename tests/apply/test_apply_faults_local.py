@@ -96,7 +96,7 @@ def test_broker_stopping_mid_apply_is_exit_3_with_an_honest_report_and_a_clean_r
         with pytest.raises(ApplyFailed) as err:
             apply_plan(
                 result.plan,
-                StopsAfterCreate(admin, own_broker.pid),  # type: ignore[arg-type]
+                StopsAfterCreate(admin, own_broker.pid),
                 result.cluster.reassignment,
                 allow_delete=True,
             )
