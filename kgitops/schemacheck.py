@@ -390,10 +390,3 @@ def _unique(v: Any) -> bool:
     if not all(type(x) in (int, str) for x in v):
         return False  # let jsonschema decide (its equality differs for bools and floats)
     return len(set(v)) == len(v)
-
-
-def known_fields(kind: str) -> Mapping[str, Any]:
-    """The top-level properties of a kind's schema (for messages)."""
-    name = "topic.json" if kind == "Topic" else "cluster.json"
-    props: Mapping[str, Any] = schema(name)["properties"]
-    return props

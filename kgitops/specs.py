@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import cast
 
 from kgitops import schemacheck, specrules
 from kgitops.errors import Diagnostic, Mark, SpecError
@@ -112,10 +112,6 @@ def spec_files(directory: str) -> list[str]:
 
 
 # ------------------------------------------------------------------ building
-
-
-def _get(value: Mapping[str, Any], key: str, default: Any = None) -> Any:
-    return value.get(key, default)
 
 
 def _topic_config(doc: Document, diags: list[Diagnostic]) -> dict[str, str]:

@@ -117,23 +117,21 @@ class Marks(Mapping[str, Mark]):
     for, so Marks are made on access.
     """
 
-    __slots__ = ("_path", "_positions", "_prefix")
+    __slots__ = ("_path", "_positions")
 
-    def __init__(self, path: str, positions: Mapping[str, tuple[int, int]], prefix: str = ""):
+    def __init__(self, path: str, positions: Mapping[str, tuple[int, int]]):
         self._path = path
         self._positions = positions
-        self._prefix = prefix
 
     def __getitem__(self, key: str) -> Mark:
-        pos = self._positions[self._prefix + key]
+        pos = self._positions[key]
         return Mark(self._path, pos[0], pos[1])
 
     def __iter__(self) -> Iterator[str]:
-        n = len(self._prefix)
-        return (k[n:] for k in self._positions if k.startswith(self._prefix) and k)
+        return iter(self._positions)
 
     def __len__(self) -> int:
-        return sum(1 for _ in self)
+        return len(self._positions)
 
 
 def _pos(node: yaml.Node) -> tuple[int, int]:

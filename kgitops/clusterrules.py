@@ -1,0 +1,148 @@
+"""The semantic rules of a ``kind: Cluster`` document, beyond its schema.
+
+How to reach the cluster (host:port endpoints), security settings that match the protocol,
+the simulated brokers, and ``decommission`` against the known brokers. Each rule appends a
+positioned diagnostic; none stops the others.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from kgitops.errors import Diagnostic, Mark
+from kgitops.model import Broker, ClusterSpec
+from kgitops.yamlload import Document
+
+
+def _err(mark: Mark, message: str) -> Diagnostic:
+    return Diagnostic(mark, "error", message)
+
+
+def _warn(mark: Mark, message: str) -> Diagnostic:
+    return Diagnostic(mark, "warning", message)
+
+
+def _ids(ids: Sequence[int]) -> str:
+    return ", ".join(str(i) for i in sorted(ids))
+
+
+def loopback_only(cluster: ClusterSpec) -> bool:
+    """A cluster reached only on this machine (a development broker, usually one)."""
+    hosts = [s.rsplit(":", 1)[0].strip("[]") for s in cluster.bootstrap_servers]
+    return bool(hosts) and all(
+        h == "localhost" or h.startswith("127.") or h == "::1" for h in hosts
+    )
+
+
+def _port_ok(server: str) -> int | None:
+    port = server.rsplit(":", 1)[-1]
+    return int(port) if port.isdigit() else None
+
+
+def check_cluster(
+    cluster: ClusterSpec, doc: Document, brokers: Sequence[Broker] | None, out: list[Diagnostic]
+) -> None:
+    m = cluster.mark_of
+    if not cluster.bootstrap_servers and cluster.simulated is None:
+        out.append(
+            _err(
+                cluster.mark,
+                "a Cluster needs bootstrapServers (a real cluster) or simulated (a simulated one)",
+            )
+        )
+    if cluster.bootstrap_servers and cluster.simulated is not None:
+        out.append(
+            _err(
+                doc.key_mark("simulated"),
+                "bootstrapServers and simulated exclude each other: a cluster is real or simulated",
+            )
+        )
+    seen: set[str] = set()
+    for i, server in enumerate(cluster.bootstrap_servers):
+        port = _port_ok(server)
+        if port is None or not 1 <= port <= 65535:
+            out.append(
+                _err(
+                    m(f"bootstrapServers.{i}"),
+                    f"bootstrap server {server!r}: port must be 1..65535",
+                )
+            )
+        if server in seen:
+            out.append(
+                _warn(m(f"bootstrapServers.{i}"), f"bootstrap server {server!r} is listed twice")
+            )
+        seen.add(server)
+    sec = cluster.security
+    sasl_protocol = sec.protocol.startswith("SASL_")
+    ssl_protocol = sec.protocol in ("SSL", "SASL_SSL")
+    if sasl_protocol and sec.sasl is None:
+        out.append(
+            _err(
+                m("security.protocol"),
+                f"protocol {sec.protocol} needs security.sasl "
+                "(mechanism, usernameEnv, passwordEnv)",
+            )
+        )
+    if sec.sasl is not None and not sasl_protocol:
+        out.append(
+            _err(
+                doc.key_mark("security.sasl"),
+                f"security.sasl needs protocol SASL_PLAINTEXT or SASL_SSL, not {sec.protocol}",
+            )
+        )
+    if sec.ssl is not None and not ssl_protocol:
+        out.append(
+            _err(
+                doc.key_mark("security.ssl"),
+                f"security.ssl needs protocol SSL or SASL_SSL, not {sec.protocol}",
+            )
+        )
+    if sec.ssl is not None and (sec.ssl.cert_file is None) != (sec.ssl.key_file is None):
+        out.append(
+            _err(
+                doc.key_mark("security.ssl"),
+                "security.ssl: certFile and keyFile go together (mutual TLS needs both)",
+            )
+        )
+    if cluster.simulated is not None:
+        _check_simulated(cluster, doc, out)
+    if brokers is not None:
+        ids = {b.id for b in brokers}
+        for i, broker in enumerate(cluster.decommission):
+            if broker not in ids:
+                out.append(
+                    _err(
+                        m(f"decommission.{i}"),
+                        f"broker {broker} in decommission is not a broker of the cluster "
+                        f"(brokers: {_ids(sorted(ids))})",
+                    )
+                )
+        if ids and ids <= set(cluster.decommission):
+            out.append(
+                _err(doc.key_mark("decommission"), "decommission lists every broker of the cluster")
+            )
+
+
+def _check_simulated(cluster: ClusterSpec, doc: Document, out: list[Diagnostic]) -> None:
+    assert cluster.simulated is not None
+    first: dict[int, int] = {}
+    for i, broker in enumerate(cluster.simulated.brokers):
+        if broker.id in first:
+            out.append(
+                _err(
+                    doc.mark(f"simulated.brokers.{i}.id"),
+                    f"broker id {broker.id} is listed twice (first at simulated.brokers."
+                    f"{first[broker.id]})",
+                )
+            )
+        first.setdefault(broker.id, i)
+    racked = [b for b in cluster.simulated.brokers if b.rack is not None]
+    if racked and len(racked) != len(cluster.simulated.brokers):
+        bare = [b.id for b in cluster.simulated.brokers if b.rack is None]
+        out.append(
+            _warn(
+                doc.key_mark("simulated.brokers"),
+                f"only some brokers have a rack (none on {_ids(bare)}): Kafka then places "
+                "replicas without racks",
+            )
+        )
