@@ -377,17 +377,15 @@ def _balance_replicas(
                 continue
             others = source[:slot] + source[slot + 1 :]
             present = state.racks(others)
+            # a move may change racks but never leave the partition on fewer of them
+            short = len(state.racks(source)) > len(present)
             best = -1
             taker = None
             for t in eligible:
                 n = state.replicas.get(t, 0)
                 if n >= limit or t in others or t == b:
                     continue
-                if (
-                    state.racked
-                    and state.rack_of[t] != state.rack_of[b]
-                    and state.rack_of[t] in present
-                ):
+                if short and state.rack_of[t] in present:
                     continue
                 key = (n << 32) | (state.leaders.get(t, 0) if slot == 0 else 0)
                 if taker is None or key < best:
@@ -420,7 +418,7 @@ def _balance_leaders(
     # only brokers holding a replica of this topic can become its preferred leaders
     holders = sorted({b for r in final for b in r if b in state.eligible_set})
     lo, hi = _levels([state.leaders.get(b, 0) - own[b] for b in holders], sum(own.values()))
-    under_lo = sum(1 for b in eligible if state.leaders.get(b, 0) < lo)
+    under_lo = sum(1 for b in holders if state.leaders.get(b, 0) < lo)
     for p in sorted(current):
         reps = result.get(p)
         source = reps if reps is not None else list(current[p])
@@ -455,3 +453,71 @@ def _balance_leaders(
         reasons.setdefault(p, []).append(
             f"rebalance: preferred leader {leader} -> {taker} evens leader counts"
         )
+    _leader_chains(state, current, result, reasons, holders, lo, hi)
+
+
+def _leader_chains(
+    state: _State,
+    current: Mapping[int, Sequence[int]],
+    result: dict[int, list[int]],
+    reasons: dict[int, list[str]],
+    holders: Sequence[int],
+    lo: int,
+    hi: int,
+) -> None:
+    """What single swaps cannot even out: shortest chains of swaps (A leads p where B is a
+    follower, B leads q where C is a follower, ...) that take one leadership from a broker
+    above the share to one below it, leaving the brokers in between unchanged."""
+    eligible = state.eligible_set
+    leads: dict[int, list[int]] = {b: [] for b in holders}
+    for p in sorted(current):
+        reps = result.get(p, current[p])
+        if reps and reps[0] in leads:
+            leads[reps[0]].append(p)
+    stuck: set[int] = set()
+    while True:
+        count = {b: state.leaders.get(b, 0) for b in holders}
+        under = any(n < lo for n in count.values())
+        donors = [
+            b for b in holders if b not in stuck and (count[b] > hi or (under and count[b] > lo))
+        ]
+        if not donors:
+            return
+        donor = max(donors, key=lambda b: (count[b], -b))
+        limit = hi if count[donor] > hi else lo
+        parent: dict[int, tuple[int, int]] = {}
+        queue = [donor]
+        end = None
+        for b in queue:
+            for p in leads[b]:
+                for f in result.get(p, current[p])[1:]:
+                    if f in parent or f == donor or f not in eligible or f not in count:
+                        continue
+                    parent[f] = (b, p)
+                    if count[f] < limit:
+                        end = f
+                        break
+                    queue.append(f)
+                if end is not None:
+                    break
+            if end is not None:
+                break
+        if end is None:
+            stuck.add(donor)
+            continue
+        node = end
+        while node != donor:
+            previous, p = parent[node]
+            chain = result.get(p)
+            source = chain if chain is not None else list(current[p])
+            slot = source.index(node)
+            source[0], source[slot] = source[slot], source[0]
+            result[p] = source
+            leads[previous].remove(p)
+            leads[node].append(p)
+            reasons.setdefault(p, []).append(
+                f"rebalance: preferred leader {previous} -> {node} evens leader counts"
+            )
+            node = previous
+        state.leaders[donor] = state.leaders.get(donor, 0) - 1
+        state.leaders[end] = state.leaders.get(end, 0) + 1

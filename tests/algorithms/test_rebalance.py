@@ -242,6 +242,14 @@ def test_balance_never_widens_the_spread_nor_loses_racks(
         return max(values) - min(values)
 
     assert spread(final) <= spread(current)
+
+    def leader_spread(a: dict[int, tuple[int, ...]]) -> int:
+        holders = {b for r in a.values() for b in r}
+        counts = Counter(r[0] for r in a.values())
+        values = [counts.get(b, 0) for b in holders]
+        return max(values) - min(values)
+
+    assert leader_spread(final) <= max(1, leader_spread(current))
     for p, before in current.items():
         assert racks_of(brokers, final[p]) >= racks_of(brokers, before)
         assert sorted(final[p]) == sorted(before) or set(final[p]) != set(before)
@@ -283,3 +291,16 @@ def test_balance_fills_around_brokers_that_other_topics_already_load() -> None:
     assert leaders == dict.fromkeys([0, 1, 2, 6, 7, 8], 5)
     for reps in final.values():
         assert sorted(b % 3 for b in reps) == [0, 1, 2]  # still one replica per rack
+
+
+def test_balance_evens_leaders_through_a_chain_of_swaps() -> None:
+    # 0 leads three partitions whose only follower is 1, and 1 already has its share:
+    # the fix is 0 -> 1 on one partition and 1 -> 2 on another (no data moves)
+    current = {0: (0, 1), 1: (0, 1), 2: (0, 1), 3: (1, 2), 4: (1, 2), 5: (2, 3), 6: (3, 0),
+               7: (3, 2)}  # fmt: skip
+    brokers = [Broker(i) for i in range(4)]
+    targets = rebalance(current, brokers, balance=True, load={0: 1, 2: 1, 3: 2})
+    final = apply(current, targets)
+    assert all(sorted(final[p]) == sorted(current[p]) for p in current)  # only swaps
+    assert Counter(r[0] for r in final.values()) == dict.fromkeys(range(4), 2)
+    assert len(targets) == 2
