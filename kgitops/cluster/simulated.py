@@ -96,7 +96,7 @@ class SimulatedCluster:
 
     def __init__(self, path: str, data: Mapping[str, Any], text: str | None = None) -> None:
         self.path = path
-        self._stamp: tuple[int, int] | None = None
+        self._stamp: tuple[int, int, int] | None = None
         self._locked = False
         self._load(data, text)
 
@@ -129,12 +129,13 @@ class SimulatedCluster:
             return cluster
 
     @staticmethod
-    def _stat(path: str) -> tuple[int, int] | None:
+    def _stat(path: str) -> tuple[int, int, int] | None:
+        """What tells a rewritten file apart: every write is a new inode (atomic rename)."""
         try:
             st = os.stat(path)
         except OSError:
             return None
-        return (st.st_mtime_ns, st.st_size)
+        return (st.st_ino, st.st_mtime_ns, st.st_size)
 
     def _load(self, data: Mapping[str, Any], text: str | None = None) -> None:
         state = state_from_json(data, source=self.path, text=text)
