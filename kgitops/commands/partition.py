@@ -6,12 +6,14 @@
     $ kgitops partition --partitions 12 --hex 00ff10
 
 ``toPositive(murmur2(key bytes)) % N``, keys as UTF-8 (Kafka's StringSerializer) or, with
-``--hex``, the exact bytes given in hex. One partition per line, in the order of the keys.
+``--hex``, the exact bytes given in hex; ``-`` reads keys from stdin, one per line. One
+partition per line, in the order of the keys.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 
 from kgitops.errors import KgitopsError
 
@@ -22,7 +24,12 @@ HELP = "print the partition Kafka's default partitioner picks for each key"
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--partitions", required=True, type=int, metavar="N")
     parser.add_argument("--hex", action="store_true", help="keys are hex-encoded bytes")
-    parser.add_argument("keys", nargs="+", metavar="KEY")
+    parser.add_argument(
+        "keys",
+        nargs="+",
+        metavar="KEY",
+        help="keys to place; '-' reads one key per line from stdin",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -30,8 +37,14 @@ def run(args: argparse.Namespace) -> int:
 
     if args.partitions < 1:
         raise KgitopsError(f"--partitions must be at least 1, not {args.partitions}")
-    keys: list[str | bytes] = []
+    given: list[str] = []
     for key in args.keys:
+        if key == "-":
+            given.extend(line.rstrip("\r\n") for line in sys.stdin)
+        else:
+            given.append(key)
+    keys: list[str | bytes] = []
+    for key in given:
         if args.hex:
             try:
                 keys.append(bytes.fromhex(key))

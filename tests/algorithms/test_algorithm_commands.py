@@ -128,3 +128,13 @@ def test_consumers_bad_input_is_one_clear_line(
 ) -> None:
     code, _, err = run(capsys, "consumers", "--strategy", "sticky", *argv)
     assert code == 1 and message in err and "Traceback" not in err
+
+
+def test_partition_reads_keys_from_stdin(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("foobar\n21\n"))
+    code, out, _ = run(capsys, "partition", "--partitions", "12", "-", "foobar")
+    assert code == 0 and out.split() == ["6", "0", "6"]
