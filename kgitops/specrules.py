@@ -11,12 +11,14 @@ same topic defined twice           error    the second definition's name
 names equal once . and _ alike     error    the later name (Kafka refuses the second)
 replicationFactor > brokers        error    replicationFactor
 replicationFactor > brokers left   error    replicationFactor (after decommission)
-replicationFactor 1                warning  replicationFactor (unless the cluster has 1)
+replicationFactor 1                warning  replicationFactor (not on a 1-broker/local cluster)
 min.insync.replicas > RF           error    config.min.insync.replicas
 min.insync.replicas == RF > 1      warning  config.min.insync.replicas
 min/max.compaction.lag.ms          error    config.min.compaction.lag.ms
 tiered storage retention rules     error    the config that breaks Kafka's rule
 compression level without type     warning  the level
+retention/compaction with no effect warning  the config (policy lacks delete/compact)
+retention.bytes < segment.bytes    warning  config.retention.bytes
 placement static / assignment      error    placement, assignment.<p>, assignment.<p>.<i>
 startIndex out of range            error    startIndex
 rack-aware without racks           error    placement
@@ -202,6 +204,43 @@ def _check_config_rules(topic: TopicSpec, out: list[Diagnostic]) -> None:
             )
     if c.get("remote.storage.enable") == "true":
         _check_tiered(topic, out)
+    _check_retention(topic, out)
+
+
+def _check_retention(topic: TopicSpec, out: list[Diagnostic]) -> None:
+    """Settings Kafka accepts that do not do what they say (warnings)."""
+    c = topic.config
+    m = topic.mark_of
+    policies = set(c.get("cleanup.policy", "delete").split(","))
+    if "delete" not in policies:
+        for name in ("retention.ms", "retention.bytes"):
+            if name in c:
+                out.append(
+                    _warn(
+                        m(f"config.{name}"),
+                        f"{name} has no effect with cleanup.policy compact: nothing expires "
+                        "(use compact,delete to also expire old data)",
+                    )
+                )
+    if "compact" not in policies:
+        for name in ("min.compaction.lag.ms", "max.compaction.lag.ms", "delete.retention.ms"):
+            if name in c:
+                out.append(
+                    _warn(
+                        m(f"config.{name}"),
+                        f"{name} has no effect without compaction (cleanup.policy has no compact)",
+                    )
+                )
+    segment = int(c.get("segment.bytes", "1073741824"))
+    size = int(c.get("retention.bytes", "-1"))
+    if "delete" in policies and 0 <= size < segment:
+        out.append(
+            _warn(
+                m("config.retention.bytes"),
+                f"retention.bytes ({size}) is below segment.bytes ({segment}): Kafka deletes "
+                "whole closed segments, so a partition keeps up to segment.bytes more",
+            )
+        )
 
 
 def _check_tiered(topic: TopicSpec, out: list[Diagnostic]) -> None:

@@ -436,9 +436,14 @@ def test_a_config_removed_in_kafka_4_is_a_warning(problems: Problems) -> None:
 
 
 def test_min_compaction_lag_above_max_is_an_error(problems: Problems) -> None:
-    text = TOPIC + "config:\n  min.compaction.lag.ms: 10\n  max.compaction.lag.ms: 5\n"
+    text = TOPIC + (
+        "config:\n"
+        "  cleanup.policy: compact\n"
+        "  min.compaction.lag.ms: 10\n"
+        "  max.compaction.lag.ms: 5\n"
+    )
     assert problems({"a.yaml": text}) == [
-        "a.yaml:7:26: error: min.compaction.lag.ms (10) is above max.compaction.lag.ms (5)"
+        "a.yaml:8:26: error: min.compaction.lag.ms (10) is above max.compaction.lag.ms (5)"
     ]
 
 
@@ -462,6 +467,30 @@ def test_a_compression_level_for_another_codec_is_a_warning(problems: Problems) 
     text = TOPIC + "config:\n  compression.type: lz4\n  compression.zstd.level: 9\n"
     assert problems({"a.yaml": text}) == [
         "a.yaml:8:27: warning: compression.zstd.level has no effect unless compression.type is zstd"
+    ]
+
+
+def test_retention_on_a_compact_only_topic_is_a_warning(problems: Problems) -> None:
+    text = TOPIC + "config:\n  cleanup.policy: compact\n  retention.ms: 1000\n"
+    assert problems({"a.yaml": text}) == [
+        "a.yaml:8:17: warning: retention.ms has no effect with cleanup.policy compact: "
+        "nothing expires (use compact,delete to also expire old data)"
+    ]
+
+
+def test_compaction_settings_without_compaction_are_a_warning(problems: Problems) -> None:
+    text = TOPIC + "config:\n  min.compaction.lag.ms: 1000\n"
+    assert problems({"a.yaml": text}) == [
+        "a.yaml:7:26: warning: min.compaction.lag.ms has no effect without compaction "
+        "(cleanup.policy has no compact)"
+    ]
+
+
+def test_retention_bytes_below_one_segment_is_a_warning(problems: Problems) -> None:
+    text = TOPIC + "config:\n  retention.bytes: 1048576\n  segment.bytes: 104857600\n"
+    assert problems({"a.yaml": text}) == [
+        "a.yaml:7:20: warning: retention.bytes (1048576) is below segment.bytes (104857600): "
+        "Kafka deletes whole closed segments, so a partition keeps up to segment.bytes more"
     ]
 
 
