@@ -6,8 +6,10 @@ exactly the same plan for the same inputs.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -52,6 +54,26 @@ def plan_directory(
     """
     if locked and update_lock:
         raise PlanError("--locked and --update-lock contradict each other; pick one")
+    with _paused_gc():
+        return _plan_directory(directory, state_file, rebalance, locked, update_lock)
+
+
+@contextlib.contextmanager
+def _paused_gc() -> Iterator[None]:
+    """A plan of a million partitions builds millions of small objects that are never cyclic
+    garbage; the cyclic collector scanning them again and again costs a fifth of the time."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _plan_directory(
+    directory: str, state_file: str | None, rebalance: bool, locked: bool, update_lock: bool
+) -> PlanResult:
     from kgitops.specs import load_specs
 
     state: ClusterState | None = None
