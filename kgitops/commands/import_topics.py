@@ -143,6 +143,7 @@ def _settle(
     from kgitops.lock import Lock
 
     base = dict(lock.entries) if isinstance(lock, Lock) else {}
+    cluster = replace(cluster, unmanaged_topics="ignore")  # topics left out are not our concern
     while True:
         desired = _Desired(cluster, (*managed, *(a.spec for a in adoptions.values())))
         entries = {**base, **{n: a.entry for n, a in adoptions.items()}}

@@ -177,3 +177,10 @@ def test_a_topic_being_reassigned_is_imported_with_a_note(
     captured = capsys.readouterr()
     assert "1 partition(s) are being reassigned" in captured.err
     assert "# note: 1 partition(s) are being reassigned" in captured.out
+
+
+def test_importing_some_topics_works_under_unmanaged_topics_error(folder: Path) -> None:
+    (folder / "cluster.yaml").write_text(CLUSTER_YAML + "unmanagedTopics: error\n")
+    sim(folder).create_topics([NewTopic("x", {0: (0,)}), NewTopic("y", {0: (1,)})])
+    assert main(["import", str(folder), "--topic", "x"]) == 0
+    assert (folder / "x.yaml").exists()
