@@ -24,6 +24,7 @@ from __future__ import annotations
 import difflib
 import json
 import math
+import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -382,6 +383,12 @@ def suggest(name: str, candidates: list[str] | None = None) -> str | None:
 # ------------------------------------------------------------------ values
 
 
+# The text forms Kafka's ConfigDef parses (it trims first); the schema uses the same patterns.
+INT_TEXT = re.compile(r"^\s*[+-]?[0-9]+\s*$")
+DOUBLE_TEXT = re.compile(r"^\s*[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\s*$")
+BOOLEAN_TEXT = re.compile(r"^\s*([Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee])\s*$")
+
+
 def _as_int(value: object) -> int | None:
     if isinstance(value, bool):
         return None
@@ -389,11 +396,8 @@ def _as_int(value: object) -> int | None:
         return value
     if isinstance(value, float) and value.is_integer():
         return int(value)
-    if isinstance(value, str):
-        text = value.strip()
-        digits = text[1:] if text[:1] in "+-" else text
-        if digits.isascii() and digits.isdigit():
-            return int(text)
+    if isinstance(value, str) and INT_TEXT.match(value):
+        return int(value)
     return None
 
 
@@ -402,19 +406,15 @@ def _as_float(value: object) -> float | None:
         return None
     if isinstance(value, int | float):
         return float(value)
-    if isinstance(value, str):
-        try:
-            result = float(value.strip())
-        except ValueError:
-            return None
-        return result if math.isfinite(result) else None
+    if isinstance(value, str) and DOUBLE_TEXT.match(value):
+        return float(value)
     return None
 
 
 def _as_bool(value: object) -> bool | None:
     if isinstance(value, bool):
         return value
-    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+    if isinstance(value, str) and BOOLEAN_TEXT.match(value):
         return value.strip().lower() == "true"
     return None
 
@@ -596,7 +596,7 @@ def value_schema(spec: TopicConfig) -> dict[str, Any]:
                     {"enum": list(spec.extra_values)},
                 ],
             }
-        out["anyOf"] = [number, {"type": "string", "pattern": "^[+-]?[0-9]+$"}]
+        out["anyOf"] = [number, {"type": "string", "pattern": INT_TEXT.pattern}]
         out["default"] = int(spec.default)
     elif spec.type == "double":
         lo_f, hi_f = spec.bounds or (-math.inf, math.inf)
@@ -605,10 +605,10 @@ def value_schema(spec: TopicConfig) -> dict[str, Any]:
             num["minimum"] = lo_f
         if math.isfinite(hi_f):
             num["maximum"] = hi_f
-        out["anyOf"] = [num, {"type": "string"}]
+        out["anyOf"] = [num, {"type": "string", "pattern": DOUBLE_TEXT.pattern}]
         out["default"] = float(spec.default)
     elif spec.type == "boolean":
-        out["anyOf"] = [{"type": "boolean"}, {"enum": ["true", "false"]}]
+        out["anyOf"] = [{"type": "boolean"}, {"type": "string", "pattern": BOOLEAN_TEXT.pattern}]
         out["default"] = spec.default == "true"
     elif spec.type == "list":
         if spec.choices:

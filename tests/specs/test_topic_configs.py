@@ -142,3 +142,101 @@ def test_the_table_has_every_topic_config_of_kafka_3_and_4() -> None:
 def test_a_near_miss_suggests_the_config_meant() -> None:
     assert suggest("retention.msec") == "retention.ms"
     assert suggest("min.isr") is None
+
+
+_SAMPLES: list[object] = [
+    -(2**63) - 1,
+    -(2**63),
+    -(2**31) - 1,
+    -(2**31),
+    -131072,
+    -3,
+    -2,
+    -1,
+    0,
+    1,
+    9,
+    10,
+    17,
+    22,
+    1048575,
+    1048576,
+    2**31 - 1,
+    2**31,
+    2**63 - 1,
+    2**63,
+    0.0,
+    0.5,
+    1.0,
+    1.5,
+    -0.5,
+    True,
+    False,
+    "-2",
+    "-1",
+    "0",
+    " 5 ",
+    "+7",
+    "05",
+    "1_000",
+    "2147483648",
+    "9223372036854775808",
+    "0.5",
+    "1.5",
+    ".5",
+    "1e-3",
+    "inf",
+    "nan",
+    "1_0.5",
+    "true",
+    "false",
+    "TRUE",
+    " False ",
+    "yes",
+    "compact",
+    "delete",
+    "compact,delete",
+    " compact , delete ",
+    "Compact",
+    "bogus",
+    "",
+    "zstd",
+    "ZSTD",
+    "producer",
+    "CreateTime",
+    "LogAppendTime",
+    ["compact"],
+    ["compact", "delete"],
+    ["bogus"],
+    [1],
+    [],
+    None,
+    {"a": 1},
+]
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_the_editor_schema_never_flags_what_validate_accepts(name: str) -> None:
+    flagged = [v for v in _SAMPLES if check_config(name, v)[1] is None and not _schema_ok(name, v)]
+    assert flagged == []
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_for_yaml_numbers_and_booleans_the_schema_and_validate_agree_exactly(name: str) -> None:
+    # A number written as a string ("604800000") can only be pattern-checked by a schema;
+    # its range is checked by validate.
+    disagree = [
+        v
+        for v in _SAMPLES
+        if not isinstance(v, str) and _schema_ok(name, v) != (check_config(name, v)[1] is None)
+    ]
+    assert disagree == []
+
+
+def _schema_ok(name: str, value: object) -> bool:
+    from jsonschema import Draft202012Validator
+
+    from kgitops.schemacheck import schema
+
+    sub = schema("topic.json")["properties"]["config"]["properties"][name]
+    return bool(Draft202012Validator(sub).is_valid(value))
