@@ -10,7 +10,9 @@ from typing import Any
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
 
+from kgitops.schemacheck import schema
 from kgitops.specs import load_specs
 from kgitops.topic_configs import normalize_config
 
@@ -137,3 +139,5 @@ def test_a_valid_topic_loads_exactly_as_written(doc: dict[str, Any]) -> None:
         text = (Path(tmp) / "f0.yaml").read_text().splitlines()
         line = next(i for i, row in enumerate(text, 1) if row.startswith("partitions:"))
         assert topic.mark_of("partitions").line == line
+        # and an editor using topic.json shows no error on it either
+        assert Draft202012Validator(schema("topic.json")).is_valid(doc)
