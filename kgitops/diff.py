@@ -10,23 +10,18 @@ Topics to create are processed sorted by name and each one's placement is added 
 per-broker counts, so the start index chosen for a topic accounts for the cluster plus every
 topic planned before it: the plan is a pure function of its inputs.
 
-The start index, worked: 6 brokers arranged ``[0, 3, 1, 4, 2, 5]``, 8 partitions. Every
-position gets ``8 // 6 = 1`` preferred leader, and the ``8 % 6 = 2`` positions
-``s, s + 1`` get one more. With leader counts ``[5, 5, 4, 3, 3, 5]`` per position, the
-windows of two sum to ``10, 9, 7, 6, 8, 10`` from ``s = 0``: ``s = 3`` evens out best.
-Ties go to the smaller sum of replica counts in the window, then to the lowest index.
+The start index is chosen by ``kgitops.startindex`` (worked example there).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from itertools import chain
 from typing import Any, Protocol
 
-from kgitops.assignment import assign_added_partitions, assign_replicas, rack_alternated_brokers
+from kgitops.assignment import assign_added_partitions, assign_replicas
 from kgitops.errors import AssignmentError, Diagnostic, PlanError, SpecError
 from kgitops.lock import Lock, LockEntry, same_brokers
 from kgitops.model import Broker, ClusterSpec, ClusterState, TopicSpec, TopicState
@@ -44,6 +39,7 @@ from kgitops.plan import (
     Reassign,
     state_fingerprint,
 )
+from kgitops.startindex import Load, arranged_brokers, choose_start_index
 from kgitops.topic_configs import normalize_config
 
 LARGE_MOVE_SHARE = 0.10
@@ -82,55 +78,6 @@ def effective_placement(spec: TopicSpec, brokers: Sequence[Broker]) -> str:
 
 
 @dataclass
-class _Load:
-    """Per-broker preferred leaders and replicas: the cluster plus what the plan adds so far."""
-
-    leaders: Counter[int] = field(default_factory=Counter)
-    replicas: Counter[int] = field(default_factory=Counter)
-
-    def add(self, assignment: Iterable[tuple[int, ...]], sign: int = 1) -> None:
-        lists = [r for r in assignment if r]
-        leaders = Counter([r[0] for r in lists])
-        replicas = Counter(chain.from_iterable(lists))  # counted in C
-        if sign > 0:
-            self.leaders.update(leaders)
-            self.replicas.update(replicas)
-        else:
-            self.leaders.subtract(leaders)
-            self.replicas.subtract(replicas)
-
-
-def choose_start_index(arranged: Sequence[int], partitions: int, load: _Load) -> int:
-    """The start index that best evens out preferred leaders (then replicas), ties lowest.
-
-    Partition ``p``'s preferred leader is ``arranged[(p + s) % n]``, so every position gets
-    ``partitions // n`` leaders and the ``partitions % n`` positions from ``s`` one more: the
-    best ``s`` starts the circular window with the fewest leaders already. O(n) per topic.
-    """
-    n = len(arranged)
-    r = partitions % n
-    if r == 0:
-        return 0
-    lead = [load.leaders.get(b, 0) for b in arranged]
-    reps = [load.replicas.get(b, 0) for b in arranged]
-    lead2, reps2 = lead + lead, reps + reps
-    sum_l, sum_r = sum(lead[:r]), sum(reps[:r])
-    best, best_l, best_r = 0, sum_l, sum_r
-    for s in range(1, n):
-        sum_l += lead2[s + r - 1] - lead2[s - 1]
-        sum_r += reps2[s + r - 1] - reps2[s - 1]
-        if sum_l < best_l or (sum_l == best_l and sum_r < best_r):
-            best, best_l, best_r = s, sum_l, sum_r
-    return best
-
-
-def _arranged(brokers: Sequence[Broker], rack_aware: bool) -> list[int]:
-    if rack_aware:
-        return rack_alternated_brokers({b.id: b.rack or "" for b in brokers})
-    return sorted(b.id for b in brokers)
-
-
-@dataclass
 class _Context:
     specs: SpecsLike
     cluster: ClusterSpec
@@ -145,7 +92,7 @@ class _Context:
     verdicts: tuple[dict[tuple[int, ...], bool], dict[tuple[int, ...], bool]] = field(
         default_factory=lambda: ({}, {})
     )
-    _load: _Load | None = None
+    _load: Load | None = None
     _rack_of: dict[int, str | None] | None = None
     _arranged: dict[bool, list[int]] = field(default_factory=dict)
     online: frozenset[int] = frozenset()
@@ -154,7 +101,7 @@ class _Context:
         """The eligible brokers in Kafka's placement order (rack-alternated when rack-aware)."""
         found = self._arranged.get(rack_aware)
         if found is None:
-            found = self._arranged[rack_aware] = _arranged(self.eligible, rack_aware)
+            found = self._arranged[rack_aware] = arranged_brokers(self.eligible, rack_aware)
         return found
 
     def breaks_rule(self, replicas: tuple[int, ...], rack_aware: bool) -> bool:
@@ -179,10 +126,10 @@ class _Context:
         self.warnings.append(PlanWarning(topic, code, message, data))
 
     @property
-    def load(self) -> _Load:
+    def load(self) -> Load:
         """Computed on first use: a plan that creates and moves nothing never needs it."""
         if self._load is None:
-            load = _Load()
+            load = Load()
             deleted = {t.name for t in self.specs.topics if t.delete}
             load.add(
                 ps.replicas
@@ -493,7 +440,7 @@ def _targets(
         return {}
     from kgitops.rebalance import rebalance
 
-    others = _Load(Counter(ctx.load.leaders), Counter(ctx.load.replicas))
+    others = Load(Counter(ctx.load.leaders), Counter(ctx.load.replicas))
     others.add(current.values(), -1)  # rebalance counts the topic's own replicas itself
     try:
         result = rebalance(
