@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -71,3 +72,22 @@ def test_the_docs_list_every_topic_config() -> None:
 
     text = (ROOT / "docs" / "specs.md").read_text()
     assert [name for name in CONFIGS if f"| `{name}` |" not in text] == []
+
+
+def _example_files() -> list[Path]:
+    return sorted(p for p in (ROOT / "topics").rglob("*.yaml") if ".state" not in p.parts)
+
+
+@pytest.mark.parametrize("path", _example_files(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_example_points_editors_at_a_schema_that_accepts_it(path: Path) -> None:
+    import yaml
+    from jsonschema import Draft202012Validator
+
+    first = path.read_text().splitlines()[0]
+    prefix = "# yaml-language-server: $schema="
+    assert first.startswith(prefix)
+    target = (path.parent / first.removeprefix(prefix)).resolve()
+    assert target.is_file()
+    validator = Draft202012Validator(json.loads(target.read_text()))
+    for doc in yaml.safe_load_all(path.read_text()):
+        assert [e.message for e in validator.iter_errors(doc)] == []
