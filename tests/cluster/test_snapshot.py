@@ -248,3 +248,11 @@ def test_a_missing_field_points_at_its_parent(tmp_path: Path) -> None:
     with pytest.raises(StateFileError) as info:
         read_state(str(path))
     assert info.value.lines() == [f"{path}:2:39: error: topics.t.partitions.0: missing replicas"]
+
+
+def test_partition_lines_are_exactly_what_json_dumps_writes() -> None:
+    text = dumps_state(_state())
+    data = state_to_json(_state())
+    for name, topic in data["topics"].items():
+        for pid, pdata in topic["partitions"].items():
+            assert f'"{pid}": {json.dumps(pdata)}' in text, (name, pid)
