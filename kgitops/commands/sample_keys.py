@@ -1,0 +1,117 @@
+"""``kgitops sample-keys DIR --topic T --max N [--out FILE.parquet]``: read a bounded sample
+of a live topic's keys (and message sizes) into Parquet, for ``kgitops analyze keys`` and for
+the planner's KEY_REMAP figures.
+
+The file has two columns, ``key`` (binary, NULL for a null key: the exact bytes the producer
+hashed) and ``bytes`` (serialized key + value size). ``--out`` defaults to the topic's
+``keys.sample`` in its spec, so ``kgitops plan`` picks the fresh sample up::
+
+    kgitops sample-keys topics/prod --topic payments.orders --max 1000000
+    kgitops analyze keys --input topics/prod/samples/orders-keys.parquet --key-column key \\
+        --size-column bytes --partitions 12,24
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from kgitops.errors import KgitopsError, SpecError
+from kgitops.model import TopicSpec
+
+NAME = "sample-keys"
+HELP = "read a bounded sample of a live topic's keys and sizes into Parquet"
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {value}")
+    return value
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("directory", metavar="DIR", help="the cluster folder (topics/<cluster>)")
+    parser.add_argument("--topic", required=True, metavar="T", help="the topic to sample")
+    parser.add_argument(
+        "--max",
+        type=_positive,
+        default=100_000,
+        metavar="N",
+        help="at most N messages, the most recent, spread as the partitions' traffic is "
+        "(default: 100000)",
+    )
+    parser.add_argument(
+        "--out",
+        metavar="FILE.parquet",
+        help="where to write (default: the topic's keys.sample in its spec)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="stop reading after this long (default: 60)",
+    )
+
+
+def _output(args: argparse.Namespace, directory: str, topics: Sequence[TopicSpec]) -> str:
+    if args.out:
+        return str(args.out)
+    for topic in topics:
+        if topic.name == args.topic and topic.keys is not None:
+            sample = str(topic.keys.sample)
+            return sample if os.path.isabs(sample) else os.path.join(directory, sample)
+    raise KgitopsError(
+        f"--out is needed: topic {args.topic!r} has no keys.sample in the specs of {directory}"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from kgitops.specs import load_specs
+
+    specs = load_specs(args.directory)
+    cluster = specs.cluster
+    if cluster is None:
+        raise SpecError(d for d in specs.diagnostics if d.is_error)
+    if cluster.simulated is not None:
+        raise KgitopsError(
+            f"{cluster.mark}: cluster {cluster.name!r} is simulated: it holds no messages to "
+            "sample; sample a real cluster (or `kgitops local up`)"
+        )
+    out = _output(args, args.directory, specs.topics)
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise KgitopsError("sample-keys writes Parquet: pip install 'kgitops[spark]'") from None
+
+    from kgitops.cluster.kafka import sample_keys
+
+    rows = sample_keys(cluster, args.topic, args.max, timeout=args.timeout)
+    table = pa.table(
+        {
+            "key": pa.array([k for k, _ in rows], pa.binary()),
+            "bytes": pa.array([s for _, s in rows], pa.int64()),
+        }
+    )
+    try:
+        folder = os.path.dirname(out)
+        if folder:
+            os.makedirs(folder, exist_ok=True)
+        partial = f"{out}.{os.getpid()}.tmp"
+        pq.write_table(table, partial)
+        os.replace(partial, out)
+    except OSError as exc:
+        raise KgitopsError(f"{out}: cannot write the sample: {exc.strerror}") from exc
+    nulls = sum(1 for k, _ in rows if k is None)
+    print(
+        f"wrote {len(rows):,} messages of {args.topic} ({nulls:,} with a null key) to {out}",
+        file=sys.stderr,
+    )
+    return 0
