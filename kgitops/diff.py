@@ -307,6 +307,14 @@ def _update(ctx: _Context, spec: TopicSpec, live: TopicState) -> None:
     _lock_existing(ctx, spec, placement)
     _configs(ctx, spec, live)
     count = live.partition_count
+    if 0 not in live.partitions:
+        ctx.error(
+            spec,
+            "partitions",
+            f"{spec.name} exists on the cluster without a partition 0 (it may be being "
+            "deleted); plan again later",
+        )
+        return
     if spec.partitions < count:
         ctx.error(
             spec,

@@ -291,3 +291,9 @@ def test_rebalance_flag_evens_out_a_crowded_broker() -> None:
     assert len(reassign.moves) == 2
     plan2, _ = compute_plan(specs(topic("t", 4, 1)), state(brokers(2), t), None)
     assert plan2.of_kind("reassign") == []
+
+
+def test_a_live_topic_without_partition_zero_is_an_error_not_a_crash() -> None:
+    t = TopicState("t", {})
+    with pytest.raises(SpecError, match="without a partition 0"):
+        compute_plan(specs(topic("t", 2, 1)), state(brokers(2), t), None)
