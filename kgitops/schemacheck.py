@@ -153,7 +153,13 @@ def _messages(error: ValidationError, doc: Document, doc_kind: str) -> Iterator[
     if kind == "type":
         wanted = rule if isinstance(rule, list) else [rule]
         words = " or ".join(_TYPE_WORDS.get(str(w), str(w)) for w in wanted)
-        yield _error(mark, f"{what} must be {words}, not {type_word(value)}")
+        hint = ""
+        if wanted == ["string"] and (value is None or isinstance(value, bool | int | float)):
+            read_as = (
+                "null" if value is None else "a boolean" if isinstance(value, bool) else "a number"
+            )
+            hint = f" (put it in quotes: unquoted, YAML reads it as {read_as})"
+        yield _error(mark, f"{what} must be {words}, not {type_word(value)}{hint}")
         return
     if kind == "const":
         yield _error(mark, f"{what} must be {rule!r}, not {shown(value)}")

@@ -518,7 +518,8 @@ def check_config(name: str, value: object) -> tuple[str | None, str | None]:
         return ",".join(items), None
     # string
     if not isinstance(value, str):
-        return None, f"{name} must be a string, not {_type_word(value)}"
+        hint = " (put it in quotes)" if isinstance(value, int | float) else ""
+        return None, f"{name} must be a string, not {_type_word(value)}{hint}"
     if spec.choices and value not in spec.choices:
         return None, (
             f"{name} must be one of {', '.join(spec.choices)}, not {value!r}"

@@ -145,6 +145,21 @@ def test_partitions_written_as_a_string_is_a_type_error(problems: Problems) -> N
     ]
 
 
+def test_a_name_yaml_reads_as_a_number_says_to_quote_it(problems: Problems) -> None:
+    assert problems({"a.yaml": TOPIC.replace("name: orders", "name: 2024")}) == [
+        "a.yaml:3:7: error: name must be a string, not the number 2024 (put it in quotes: "
+        "unquoted, YAML reads it as a number)"
+    ]
+
+
+def test_a_rack_yaml_reads_as_a_boolean_says_to_quote_it(problems: Problems) -> None:
+    cluster = CLUSTER.replace("rack: a}", "rack: yes}")
+    assert problems({}, cluster=cluster) == [
+        "cluster.yaml:6:27: error: simulated.brokers.0.rack must be a string, not true "
+        "(put it in quotes: unquoted, YAML reads it as a boolean)"
+    ]
+
+
 def test_replication_factor_as_a_float_with_a_fraction_is_a_type_error(
     problems: Problems,
 ) -> None:
