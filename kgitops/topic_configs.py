@@ -430,8 +430,8 @@ def _list_items(value: object) -> list[str] | None:
 
 
 def _render_float(x: float) -> str:
-    text = repr(x)
-    return text
+    """One text per double: ``0.50``, ``.5`` and ``5e-1`` are all ``0.5``."""
+    return repr(x)
 
 
 def _type_word(value: object) -> str:
