@@ -8,6 +8,8 @@ cluster, a ``--state`` file or the live cluster).
 rule                               level    where
 =================================  =======  ==============================================
 same topic defined twice           error    the second definition's name
+Kafka's internal topic names       error    name
+other names starting with '__'     warning  name
 names equal once . and _ alike     error    the later name (Kafka refuses the second)
 replicationFactor > brokers        error    replicationFactor
 replicationFactor > brokers left   error    replicationFactor (after decommission)
@@ -17,7 +19,7 @@ min.insync.replicas == RF > 1      warning  config.min.insync.replicas
 min/max.compaction.lag.ms          error    config.min.compaction.lag.ms
 tiered storage retention rules     error    the config that breaks Kafka's rule
 compression level without type     warning  the level
-retention/compaction with no effect warning  the config (policy lacks delete/compact)
+retention/compaction, no effect    warning  the config (policy lacks delete/compact)
 retention.bytes < segment.bytes    warning  config.retention.bytes
 placement static / assignment      error    placement, assignment.<p>, assignment.<p>.<i>
 startIndex out of range            error    startIndex
@@ -126,6 +128,7 @@ def check_topic(
 ) -> None:
     rf = topic.replication_factor
     m = topic.mark_of
+    _check_internal_name(topic, out)
     if brokers is not None:
         n = len(brokers)
         remaining = [b for b in brokers if b.id not in drained]
@@ -160,6 +163,30 @@ def check_topic(
         full = sample if os.path.isabs(sample) else os.path.join(directory, sample)
         if not os.path.exists(full):
             out.append(_err(m("keys.sample"), f"key sample not found: {sample}"))
+
+
+# Topics the brokers create and own.
+INTERNAL_TOPICS = frozenset(
+    {"__consumer_offsets", "__transaction_state", "__cluster_metadata", "__share_group_state"}
+)
+
+
+def _check_internal_name(topic: TopicSpec, out: list[Diagnostic]) -> None:
+    if topic.name in INTERNAL_TOPICS:
+        out.append(
+            _err(
+                topic.mark_of("name"),
+                f"{topic.name} is one of Kafka's internal topics; the brokers create and manage it",
+            )
+        )
+    elif topic.name.startswith("__"):
+        out.append(
+            _warn(
+                topic.mark_of("name"),
+                f"topic names starting with '__' are for internal topics (Kafka's, Connect's, "
+                f"Streams'); is {topic.name!r} meant to be managed here?",
+            )
+        )
 
 
 def _check_config_rules(topic: TopicSpec, out: list[Diagnostic]) -> None:

@@ -220,6 +220,20 @@ def test_a_topic_name_of_249_characters_is_fine(problems: Problems) -> None:
     assert problems({"a.yaml": TOPIC.replace("orders", "x" * 249)}) == []
 
 
+def test_kafkas_internal_topics_cannot_be_managed(problems: Problems) -> None:
+    assert problems({"a.yaml": TOPIC.replace("orders", "__consumer_offsets")}) == [
+        "a.yaml:3:7: error: __consumer_offsets is one of Kafka's internal topics; the brokers "
+        "create and manage it"
+    ]
+
+
+def test_a_name_starting_with_two_underscores_is_a_warning(problems: Problems) -> None:
+    assert problems({"a.yaml": TOPIC.replace("orders", "__connect-offsets")}) == [
+        "a.yaml:3:7: warning: topic names starting with '__' are for internal topics (Kafka's, "
+        "Connect's, Streams'); is '__connect-offsets' meant to be managed here?"
+    ]
+
+
 def test_a_topic_defined_twice_is_an_error_at_the_second(problems: Problems) -> None:
     assert problems({"a.yaml": TOPIC, "b.yaml": TOPIC}) == [
         "b.yaml:3:7: error: topic 'orders' is defined twice (first at a.yaml:3:7)"
