@@ -34,6 +34,7 @@ Example, brokers 0..3 with racks a, b, a, b and ``{0: (0, 1), 1: (1, 2)}``, drai
 
 from __future__ import annotations
 
+from bisect import insort
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
@@ -73,40 +74,70 @@ class _State:
         self.eligible_racks = {self.rack_of[b] for b in self.eligible} if racked else set()
         self.replicas: dict[int, int] = dict(load or {})
         self.leaders: dict[int, int] = dict(leader_load or {})
+        self._orders: dict[str | None, list[tuple[int, int]]] | None = None
 
     def racks(self, replicas: Sequence[int]) -> set[str]:
         rack_of = self.rack_of
         return {rack_of[b] for b in replicas if b in rack_of}
 
+    def bump(self, broker: int, delta: int) -> None:
+        """Change a broker's replica count, keeping the by-count order of eligible brokers."""
+        count = self.replicas.get(broker, 0)
+        self.replicas[broker] = count + delta
+        if self._orders is not None and broker in self.eligible_set:
+            order = self._orders[self.rack_of.get(broker)]
+            order.remove((count, broker))
+            insort(order, (count + delta, broker))
+
     def move(self, replicas: list[int], slot: int, new: int) -> None:
         old = replicas[slot]
-        self.replicas[old] = self.replicas.get(old, 0) - 1
-        self.replicas[new] = self.replicas.get(new, 0) + 1
+        self.bump(old, -1)
+        self.bump(new, +1)
         if slot == 0:
             self.leaders[old] = self.leaders.get(old, 0) - 1
             self.leaders[new] = self.leaders.get(new, 0) + 1
         replicas[slot] = new
 
     def choose(self, others: Sequence[int], leader_slot: bool) -> int | None:
-        """The best broker for a new replica next to ``others``, or None if none is left."""
+        """The best broker for a new replica next to ``others``, or None if none is left:
+        by (adds no new rack, replica count, leader count for a leader slot, id)."""
+        if self._orders is None:
+            self._orders = {}
+            for b in self.eligible:
+                self._orders.setdefault(self.rack_of.get(b), []).append(
+                    (self.replicas.get(b, 0), b)
+                )
+            for order in self._orders.values():
+                order.sort()
         taken = set(others)
         present = self.racks(others) if self.racked else set()
-        rack_of = self.rack_of
-        replicas = self.replicas
+        best: tuple[int, int, int] | None = None
+        for new_rack in (True, False):
+            for rack, order in self._orders.items():
+                if (rack in present) == new_rack:
+                    continue
+                found = self._first(order, taken, leader_slot)
+                if found is not None and (best is None or found < best):
+                    best = found
+            if best is not None:
+                return best[2]
+        return None
+
+    def _first(
+        self, order: list[tuple[int, int]], taken: set[int], leader_slot: bool
+    ) -> tuple[int, int, int] | None:
+        """The least loaded broker of one rack's by-count order not in ``taken``."""
         leaders = self.leaders
-        best = -1
-        chosen = None
-        for b in self.eligible:  # ascending ids: the first of equal keys wins
+        found: tuple[int, int, int] | None = None
+        for count, b in order:  # by count, then id: the first of equals wins
+            if found is not None and (count > found[0] or not leader_slot):
+                break
             if b in taken:
                 continue
-            key = replicas.get(b, 0) << 32
-            if present and rack_of[b] in present:
-                key |= 1 << 96
-            if leader_slot:
-                key |= leaders.get(b, 0) & 0xFFFFFFFF
-            if chosen is None or key < best:
-                best, chosen = key, b
-        return chosen
+            lead = leaders.get(b, 0) if leader_slot else 0
+            if found is None or lead < found[1]:
+                found = (count, lead, b)
+        return found
 
 
 def _no_broker(partition: int, state: _State, rf: int) -> AssignmentError:
@@ -178,6 +209,8 @@ def rebalance(
 
     result: dict[int, list[int]] = {}
     reasons: dict[int, list[str]] = {}
+    rf_reason: dict[tuple[int, int, bool], str] = {}
+    eligible_set = state.eligible_set
     for p, before in todo:
         reps = list(before)
         why: list[str] = []
@@ -185,40 +218,46 @@ def rebalance(
         if len(reps) > rf:
             _shrink(state, reps, rf)
             why.append(f"replication factor {len(before)} -> {rf}")
-        for slot, b in enumerate(reps):
-            if b in state.drained:
-                others = reps[:slot] + reps[slot + 1 :]
-                new = state.choose(others, slot == 0)
-                if new is None:
-                    raise _no_broker(p, state, len(reps))
-                state.move(reps, slot, new)
-                why.append(f"broker {b} is drained")
+        if not drained.isdisjoint(reps):
+            for slot, b in enumerate(reps):
+                if b in drained:
+                    others = reps[:slot] + reps[slot + 1 :]
+                    new = state.choose(others, slot == 0)
+                    if new is None:
+                        raise _no_broker(p, state, len(reps))
+                    state.move(reps, slot, new)
+                    why.append(f"broker {b} is drained")
         if len(reps) < rf:
+            have = len(reps)
             tail = extension.get(p) if extension is not None else None
-            if tail is not None and tail[: len(reps)] == tuple(reps):
-                added = [b for b in tail[len(reps) :] if b in state.eligible_set]
+            if tail is not None and tail[:have] == tuple(reps):
+                added = [b for b in tail[have:] if b in eligible_set]
             else:
                 added = []
-            if len(reps) + len(added) != rf or (
+            if have + len(added) != rf or (
                 check_racks and not _racks_fine(state, (*reps, *added), rack_ok)
             ):
                 added = []
             for b in added:
                 reps.append(b)
-                state.replicas[b] = state.replicas.get(b, 0) + 1
+                state.bump(b, +1)
             while len(reps) < rf:
                 new = state.choose(reps, not reps)
                 if new is None:
                     raise _no_broker(p, state, rf)
                 reps.append(new)
-                state.replicas[new] = state.replicas.get(new, 0) + 1
+                state.bump(new, +1)
                 if len(reps) == 1:
                     state.leaders[new] = state.leaders.get(new, 0) + 1
-            why.append(
-                f"replication factor {len(before)} -> {rf}"
-                + (" (Kafka's placement, extended)" if added else "")
-            )
-        if spread_racks and state.racked:
+            key = (len(before), rf, bool(added))
+            text = rf_reason.get(key)
+            if text is None:
+                text = f"replication factor {len(before)} -> {rf}" + (
+                    " (Kafka's placement, extended)" if added else ""
+                )
+                rf_reason[key] = text
+            why.append(text)
+        if check_racks and not _racks_fine(state, tuple(reps), rack_ok):
             repaired = _spread(state, reps, before)
             if repaired:
                 why.append(repaired)
@@ -231,7 +270,10 @@ def rebalance(
         _balance_leaders(state, current, result, reasons)
 
     return {
-        p: Target(tuple(reps), "; ".join(dict.fromkeys(reasons[p])))
+        p: Target(
+            tuple(reps),
+            reasons[p][0] if len(reasons[p]) == 1 else "; ".join(dict.fromkeys(reasons[p])),
+        )
         for p, reps in sorted(result.items())
         if tuple(reps) != tuple(current[p])
     }
@@ -289,7 +331,7 @@ def _shrink(state: _State, reps: list[int], rf: int) -> None:
                 if best is None or key < best:
                     best, slot = key, i
         b = reps.pop(slot)
-        state.replicas[b] = state.replicas.get(b, 0) - 1
+        state.bump(b, -1)
         if slot == 0:
             state.leaders[b] = state.leaders.get(b, 0) - 1
             if reps:
