@@ -79,16 +79,16 @@ def is_cluster_dir(directory: str) -> bool:
 
 
 def cluster_dirs(directory: str) -> list[str]:
-    """The cluster folders ``validate DIR`` checks: DIR itself when it has a cluster.yaml,
-    else its sub-folders that have one (``topics/`` -> ``topics/dev``, ``topics/prod``), else
-    DIR (which then lacks its cluster.yaml, and says so)."""
-    if is_cluster_dir(directory) or not os.path.isdir(directory):
+    """The cluster folders ``validate DIR`` checks: every folder at or below DIR that has a
+    cluster.yaml (``topics/`` -> ``topics/dev``, ``topics/eu/prod`` ...), or DIR itself when
+    there is none (which then lacks its cluster.yaml, and says so)."""
+    if not os.path.isdir(directory):
         return [directory]
     found = []
-    for entry in sorted(os.listdir(directory)):
-        sub = os.path.join(directory, entry)
-        if not entry.startswith(".") and os.path.isdir(sub) and is_cluster_dir(sub):
-            found.append(sub)
+    for root, dirs, _ in os.walk(directory):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        if is_cluster_dir(root):
+            found.append(os.path.normpath(root) if root != directory else directory)
     return found or [directory]
 
 

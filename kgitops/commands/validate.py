@@ -1,7 +1,6 @@
 """``kgitops validate [DIR] [--state FILE]``: schema and semantic checks, every problem at once.
 
-DIR is a cluster folder (it has a cluster.yaml) or a folder of cluster folders (``topics/``),
-each validated in turn. Prints ``path:line:col: error|warning: message`` lines, sorted, then a
+Every cluster folder (one with a cluster.yaml) at or below DIR is validated in turn. Prints ``path:line:col: error|warning: message`` lines, sorted, then a
 one-line summary per folder on stderr; exit 1 if any error. ``--format github`` prints
 workflow commands instead, so CI shows each problem on its line of the pull request;
 ``--format json`` a list of ``{path, line, col, severity, message}``.
@@ -28,7 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         nargs="?",
         default="topics",
         metavar="DIR",
-        help="a cluster folder, or a folder of cluster folders (default: topics)",
+        help="a cluster folder, or a folder of cluster folders at any depth (default: topics)",
     )
     parser.add_argument(
         "--state",

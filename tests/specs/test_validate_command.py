@@ -131,6 +131,22 @@ def test_github_format_annotates_the_line_in_the_pull_request(
     )
 
 
+def test_cluster_folders_at_any_depth_are_found(tmp_path: Path) -> None:
+    from kgitops.specs import cluster_dirs
+
+    _folder(tmp_path / "eu" / "prod", {})
+    _folder(tmp_path / "eu" / "prod" / "canary", {})
+    _folder(tmp_path / "us", {})
+    (tmp_path / ".git" / "x").mkdir(parents=True)
+    (tmp_path / ".git" / "x" / "cluster.yaml").write_text("")
+    assert cluster_dirs(str(tmp_path)) == [
+        f"{tmp_path}/eu/prod",
+        f"{tmp_path}/eu/prod/canary",
+        f"{tmp_path}/us",
+    ]
+    assert cluster_dirs(str(tmp_path / "us")) == [f"{tmp_path}/us"]
+
+
 def test_the_directory_defaults_to_topics(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
