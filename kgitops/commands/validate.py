@@ -1,7 +1,8 @@
 """``kgitops validate [DIR] [--state FILE]``: schema and semantic checks, every problem at once.
 
-Every cluster folder (one with a cluster.yaml) at or below DIR is validated in turn. Prints ``path:line:col: error|warning: message`` lines, sorted, then a
-one-line summary per folder on stderr; exit 1 if any error. ``--format github`` prints
+Every cluster folder (one with a cluster.yaml) at or below DIR is validated in turn. Prints
+``path:line:col: error|warning: message`` lines, sorted, then a one-line summary per folder
+on stderr; exit 1 if any error. ``--format github`` prints
 workflow commands instead, so CI shows each problem on its line of the pull request;
 ``--format json`` a list of ``{path, line, col, severity, message}``.
 """
