@@ -256,3 +256,14 @@ def test_partition_lines_are_exactly_what_json_dumps_writes() -> None:
     for name, topic in data["topics"].items():
         for pid, pdata in topic["partitions"].items():
             assert f'"{pid}": {json.dumps(pdata)}' in text, (name, pid)
+
+
+def test_partitions_built_slot_by_slot_equal_constructed_ones() -> None:
+    from kgitops.cluster import snapshot
+
+    assert snapshot._SLOTS_KNOWN  # PartitionState has the four fields the fast path sets
+    loaded = state_from_json(PRODUCT_EXAMPLE).topics["payments.orders"].partitions[0]
+    made = PartitionState((1, 2), (1, 2), 1, 1048576)
+    assert loaded == made
+    assert hash(loaded) == hash(made)
+    assert repr(loaded) == repr(made)
