@@ -137,7 +137,8 @@ def assign_sticky(
                 if tp in owned[other]:
                     owned[other].remove(tp)
     for member in names:
-        owned[member] = [tp for tp in owned[member] if tp not in doubly]
+        subscribed = set(members[member])
+        owned[member] = [tp for tp in owned[member] if tp not in doubly and tp[0] in subscribed]
 
     subscription_sets = [frozenset(members[m]) for m in names]
     if all(s == subscription_sets[0] for s in subscription_sets):

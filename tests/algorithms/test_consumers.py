@@ -253,3 +253,29 @@ def test_kafka_range_two_consumers_two_topics_six_partitions() -> None:
         C1: [(T1, 0), (T1, 1), (T2, 0), (T2, 1)],
         C2: [(T1, 2), (T2, 2)],
     }
+
+
+def test_sticky_member_gives_up_partitions_of_topics_it_left() -> None:
+    members = {"a": ["x"], "b": ["x", "y"]}
+    previous = {"a": [("x", 0), ("y", 0)], "b": [("x", 1)]}
+    result = assign_sticky(members, {"x": 2, "y": 1}, previous)
+    assert result == {"a": [("x", 0)], "b": [("x", 1), ("y", 0)]}
+
+
+@settings(max_examples=150, deadline=None)
+@given(names, counts, st.data())
+def test_sticky_from_any_previous_ownership_is_valid_and_balanced(
+    group: list[str], partitions: dict[str, int], data: st.DataObject
+) -> None:
+    topics = sorted(partitions)
+    members = {
+        m: data.draw(st.lists(st.sampled_from(topics), min_size=1, unique=True)) for m in group
+    }
+    universe = sorted((t, p) for t, n in partitions.items() for p in range(n))
+    previous: dict[str, list[tuple[str, int]]] = {m: [] for m in group}
+    for tp in universe:
+        for owner in data.draw(st.lists(st.sampled_from(group), max_size=2)):
+            previous[owner].append(tp)
+    result = assign_sticky(members, partitions, previous)
+    _check_valid(result, members, partitions)
+    assert is_balanced(result, members)
