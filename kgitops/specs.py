@@ -92,10 +92,19 @@ def cluster_dirs(directory: str) -> list[str]:
     return found or [directory]
 
 
-def spec_files(directory: str) -> list[str]:
-    """Every YAML file of a cluster folder, sorted, as paths joined to ``directory``."""
+def spec_files(directory: str, problems: list[Diagnostic] | None = None) -> list[str]:
+    """Every YAML file of a cluster folder, sorted, as paths joined to ``directory``.
+    A sub-folder that cannot be read is added to ``problems`` (when given)."""
+
+    def unreadable(exc: OSError) -> None:
+        if problems is not None:
+            where = os.path.normpath(exc.filename or directory)
+            problems.append(
+                Diagnostic(Mark(where), "error", f"cannot read the folder: {exc.strerror}")
+            )
+
     out: list[str] = []
-    for root, dirs, files in os.walk(directory):
+    for root, dirs, files in os.walk(directory, onerror=unreadable):
         keep = []
         for d in sorted(dirs):
             if d.startswith("."):
@@ -323,7 +332,7 @@ def _load(directory: str, brokers: Sequence[Broker] | None) -> Specs:
     cluster: ClusterSpec | None = None
     cluster_doc: Document | None = None
     cluster_seen: Mark | None = None
-    for filename in spec_files(directory):
+    for filename in spec_files(directory, diags):
         documents, problems = load_file(filename)
         diags.extend(problems)
         for doc in documents:

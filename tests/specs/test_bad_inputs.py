@@ -6,6 +6,8 @@ keys), as editors count them.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from kgitops.model import Broker
 
 from .conftest import CLUSTER, TOPIC, Problems
@@ -696,6 +698,24 @@ def test_every_problem_of_every_file_is_reported_sorted(problems: Problems) -> N
         "b.yaml:4:13: error: partitions must be at least 1, not 0",
         "team/c.yml:1:1: error: an empty file: no YAML document in it",
     ]
+
+
+def test_a_folder_that_cannot_be_listed_is_an_error(tmp_path: Path) -> None:
+    from kgitops.errors import Diagnostic
+    from kgitops.specs import spec_files
+
+    not_a_folder = tmp_path / "team"
+    not_a_folder.write_text("")
+    found: list[Diagnostic] = []
+    assert spec_files(str(not_a_folder), found) == []
+    assert [str(d) for d in found] == [
+        f"{not_a_folder}:1:1: error: cannot read the folder: Not a directory"
+    ]
+
+
+def test_a_dangling_symlink_is_an_unreadable_file(problems: Problems, tmp_path: Path) -> None:
+    (tmp_path / "gone.yaml").symlink_to(tmp_path / "nowhere.yaml")
+    assert problems({}) == ["gone.yaml:1:1: error: cannot read the file: No such file or directory"]
 
 
 def test_hidden_folders_and_other_files_are_skipped(problems: Problems) -> None:
