@@ -320,13 +320,13 @@ def _shrink(state: _State, reps: list[int], rf: int) -> None:
             slot = drained[-1]
         else:
             rack_of = state.rack_of
-            per_rack = Counter(rack_of.get(b) for b in reps)
+            racks = [rack_of.get(b) for b in reps]
             best: tuple[int, int, int] | None = None
             slot = len(reps) - 1
             for i in range(1, len(reps)):  # the leader stays
                 b = reps[i]
-                rack = rack_of.get(b)
-                alone = state.racked and rack is not None and per_rack[rack] == 1
+                rack = racks[i]
+                alone = rack is not None and racks.count(rack) == 1
                 key = (1 if alone else 0, -state.replicas.get(b, 0), b)
                 if best is None or key < best:
                     best, slot = key, i
