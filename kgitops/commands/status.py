@@ -37,6 +37,10 @@ _SECTIONS = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = (
+        "exit codes: 0 healthy; 2 unhealthy (a broker offline, or partitions offline, "
+        "under-replicated or under min ISR); 1 the status could not be read"
+    )
     parser.add_argument("dir", metavar="DIR", help="the cluster folder (with cluster.yaml)")
     parser.add_argument(
         "--state", metavar="FILE", help="read a saved snapshot instead of the live cluster"
