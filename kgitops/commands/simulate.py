@@ -41,7 +41,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p = sub.add_parser("produce", help="write to a topic at a rate as time passes (5MB/s; 0 stops)")
     p.add_argument("topic", metavar="TOPIC")
     p.add_argument("rate", metavar="RATE")
-    sub.add_parser("show", help="the clock, brokers, health and replicas catching up")
+    p = sub.add_parser("show", help="the clock, brokers, health and replicas catching up")
+    p.add_argument(
+        "--limit", type=int, default=20, metavar="N", help="replicas listed (default 20; 0: all)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -91,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"{args.topic}: written at {rate} bytes/s" if rate else f"{args.topic}: no writes")
     after = assess(sim.describe())
     if cmd == "show":
-        _show(sim, after)
+        _show(sim, after, args.limit)
     else:
         for line in _changes(before, after):
             print(f"  {line}")
@@ -125,7 +128,7 @@ def _changes(before: Health, after: Health) -> list[str]:
     return out
 
 
-def _show(sim: SimulatedCluster, health: Health) -> None:
+def _show(sim: SimulatedCluster, health: Health, limit: int) -> None:
     from kgitops.commands._units import format_duration, format_size
 
     state = sim.describe()
@@ -145,8 +148,7 @@ def _show(sim: SimulatedCluster, health: Health) -> None:
         print(f"  producing to {topic} at {format_size(rate)}/s")
     rates = sim.rates()
     progress = sim.replica_progress()
-    if progress:
-        print("replicas catching up (copied of the leader's log; ETA at the current rate)")
+    lines: list[str] = []
     for (topic, pid), lag in sorted(progress.items()):
         for broker, (copied, size) in sorted(lag.items()):
             rate = rates.get((topic, pid, broker), 0.0)
@@ -154,14 +156,20 @@ def _show(sim: SimulatedCluster, health: Health) -> None:
                 f"  {topic}-{pid} on broker {broker}: {format_size(copied)} of {format_size(size)}"
             )
             if broker not in sim.online:
-                print(f"{head}, stalled: broker {broker} is offline")
+                lines.append(f"{head}, stalled: broker {broker} is offline")
             elif rate > 0:
                 grows = sim.produce.get(topic, 0.0) / len(state.topics[topic].partitions)
                 if rate > grows:
                     eta = format_duration((size - copied) / (rate - grows))
-                    print(f"{head} at {format_size(rate)}/s, ETA {eta}")
+                    lines.append(f"{head} at {format_size(rate)}/s, ETA {eta}")
                 else:
-                    print(f"{head} at {format_size(rate)}/s: never, the log grows as fast")
+                    lines.append(f"{head} at {format_size(rate)}/s: never, the log grows as fast")
             else:
-                print(f"{head}, stalled: the partition has no leader to copy from")
+                lines.append(f"{head}, stalled: the partition has no leader to copy from")
+    if lines:
+        print("replicas catching up (copied of the leader's log; ETA at the current rate)")
+        shown = lines if limit <= 0 else lines[:limit]
+        print("\n".join(shown))
+        if len(lines) > len(shown):
+            print(f"  ... and {len(lines) - len(shown)} more (show --limit 0 lists all)")
     print("HEALTHY" if health.healthy else "UNHEALTHY (kgitops status for details)")

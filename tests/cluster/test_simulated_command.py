@@ -117,3 +117,15 @@ def test_produce_makes_a_failed_broker_fall_behind(
     assert "producing to a at 10 MB/s" in out
     assert "a-0 on broker 1: 0 B of 600 MB at 100 MB/s, ETA 6.67s" in out
     assert main(["simulate", str(folder), "produce", "a", "fast"]) == 1
+
+
+def test_show_lists_at_most_the_limit(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    s = sim(folder)
+    s.create_topics([NewTopic("a", {p: (0,) for p in range(5)})])
+    s.set_size("a", 10**9)
+    s.alter_reassignments({("a", p): (0, 1) for p in range(5)})
+    capsys.readouterr()
+    assert main(["simulate", str(folder), "show", "--limit", "2"]) == 0
+    out = capsys.readouterr().out
+    assert out.count(" on broker 1: ") == 2
+    assert "... and 3 more (show --limit 0 lists all)" in out
