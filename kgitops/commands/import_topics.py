@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from kgitops.adopt import Adoption
+    from kgitops.lock import Lock
     from kgitops.model import ClusterSpec, ClusterState, TopicSpec
     from kgitops.plan import Plan
 
@@ -135,14 +136,14 @@ def _settle(
     managed: tuple[TopicSpec, ...],
     cluster: ClusterSpec,
     state: ClusterState,
-    lock: object,
+    lock: Lock | None,
 ) -> tuple[dict[str, Adoption], Plan]:
     """Plan with the adopted topics; write the ones the planner would move more literally."""
     from kgitops.adopt import escalate
     from kgitops.diff import compute_plan
     from kgitops.lock import Lock
 
-    base = dict(lock.entries) if isinstance(lock, Lock) else {}
+    base = dict(lock.entries) if lock is not None else {}
     cluster = replace(cluster, unmanaged_topics="ignore")  # topics left out are not our concern
     while True:
         desired = _Desired(cluster, (*managed, *(a.spec for a in adoptions.values())))
