@@ -20,6 +20,7 @@ import codecs
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import Any
 
 import yaml
@@ -296,6 +297,44 @@ def _offset_position(data: bytes, offset: int) -> tuple[int, int]:
 _FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]")
 
 
+#: libyaml composes recursively in C: tens of thousands of nested levels overflow the C stack
+#: and kill the process. No spec needs more than a handful.
+MAX_DEPTH = 200
+_NOT_FLOW = re.compile(r"[^\[\]{}]+")
+_FLOW_DELTA = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+def _too_deep(text: str) -> tuple[int, int] | None:
+    """Where the nesting first passes MAX_DEPTH, or None.
+
+    Block nesting needs a deeper column for each level, so it is bounded by the longest
+    line, and flow nesting by the bracket depth; only when these allow a deep document are
+    the parse events (not recursive) walked to find out.
+    """
+    flow = _NOT_FLOW.sub("", text)
+    flow_depth = max(accumulate(map(_FLOW_DELTA.__getitem__, flow)), default=0)
+    longest = max(map(len, text.splitlines()), default=0)
+    if flow_depth + longest <= MAX_DEPTH:
+        return None
+    loader = _Loader(text)
+    depth = 0
+    try:
+        while loader.check_event():
+            event = loader.get_event()
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                mark = event.start_mark
+                if depth > MAX_DEPTH and mark is not None:
+                    return mark.line + 1, mark.column + 1
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+    except yaml.YAMLError:
+        return None  # the compose step reports the syntax error with its position
+    finally:
+        loader.dispose()
+    return None
+
+
 def load_text(text: str, path: str) -> tuple[list[Document], list[Diagnostic]]:
     """Every document of one YAML stream, and the problems found in it.
 
@@ -310,6 +349,10 @@ def load_text(text: str, path: str) -> tuple[list[Document], list[Diagnostic]]:
         col = bad.start() - (text.rfind("\n", 0, bad.start()) + 1) + 1
         message = f"a control character (U+{ord(bad.group()):04X}) that YAML does not allow"
         return [], [Diagnostic(Mark(path, line, col), "error", message)]
+    deep = _too_deep(text)
+    if deep is not None:
+        message = f"nested more than {MAX_DEPTH} levels deep"
+        return [], [Diagnostic(Mark(path, *deep), "error", message)]
     loader = _Loader(text)
     index = 0
     try:

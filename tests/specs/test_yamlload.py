@@ -124,3 +124,20 @@ def test_no_bytes_make_the_loader_raise(tmp_path_factory: object, data: bytes) -
         handle.flush()
         docs, problems = load_file(handle.name, "b.yaml")
     assert docs or problems
+
+
+def test_deep_flow_nesting_is_an_error_not_a_crash() -> None:
+    n = 100_000  # libyaml's recursive composer would overflow the C stack
+    _, [problem] = load_text("a: " + "[" * n + "]" * n + "\n", "t.yaml")
+    assert str(problem) == "t.yaml:1:203: error: nested more than 200 levels deep"
+
+
+def test_deep_block_nesting_is_an_error_not_a_crash() -> None:
+    _, [problem] = load_text("- " * 100_000 + "x\n", "t.yaml")
+    assert str(problem) == "t.yaml:1:401: error: nested more than 200 levels deep"
+
+
+def test_nesting_up_to_the_limit_is_fine() -> None:
+    docs, problems = load_text("[" * 200 + "]" * 200 + "\n", "t.yaml")
+    assert problems == []
+    assert len(docs) == 1
