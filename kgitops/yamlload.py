@@ -140,12 +140,19 @@ def _pos(node: yaml.Node) -> tuple[int, int]:
 
 
 class _Builder:
-    """Turns one composed node graph into values and positions."""
+    """Turns one composed node graph into values and positions.
+
+    An alias is expanded into a copy of its anchor's value; a chain of aliases to aliases
+    (the "billion laughs") grows exponentially, so the copies are counted and limited.
+    """
 
     def __init__(self) -> None:
         self.positions: dict[str, tuple[int, int]] = {}
         self.key_positions: dict[str, tuple[int, int]] = {}
         self._active: set[int] = set()
+        self._sizes: dict[int, int] = {}  # collection node -> collections in its value
+        self._built = 0  # collections built so far
+        self._copied = 0  # collections built again through aliases
 
     def build(self, node: yaml.Node, path: str) -> Any:
         self.positions[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
@@ -155,7 +162,17 @@ class _Builder:
         if ident in self._active:
             line, col = _pos(node)
             raise _Failure(line, col, "a recursive alias (an anchor used inside itself)")
+        size = self._sizes.get(ident)
+        if size is not None:
+            self._copied += size
+            if self._copied > MAX_ALIAS_COPIES:
+                line, col = _pos(node)
+                raise _Failure(
+                    line, col, f"aliases expand to more than {MAX_ALIAS_COPIES} collections"
+                )
         self._active.add(ident)
+        before = self._built
+        self._built += 1
         try:
             if isinstance(node, yaml.SequenceNode):
                 _check_tag(node, _SEQ)
@@ -166,6 +183,7 @@ class _Builder:
                 return self._mapping(node, path)
         finally:
             self._active.discard(ident)
+            self._sizes[ident] = self._built - before
         line, col = _pos(node)  # pragma: no cover - composer makes only these three
         raise _Failure(line, col, "unsupported YAML node")
 
@@ -296,6 +314,9 @@ def _offset_position(data: bytes, offset: int) -> tuple[int, int]:
 # surrogates; U+FFFE and U+FFFF.
 _FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]")
 
+
+#: How many lists and mappings aliases may copy in one document.
+MAX_ALIAS_COPIES = 10_000
 
 #: libyaml composes recursively in C: tens of thousands of nested levels overflow the C stack
 #: and kill the process. No spec needs more than a handful.

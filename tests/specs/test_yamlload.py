@@ -141,3 +141,12 @@ def test_nesting_up_to_the_limit_is_fine() -> None:
     docs, problems = load_text("[" * 200 + "]" * 200 + "\n", "t.yaml")
     assert problems == []
     assert len(docs) == 1
+
+
+def test_a_billion_laughs_is_stopped_early() -> None:
+    lines = ["a: &a [x, x, x, x, x, x, x, x, x, x]"]
+    for level in "bcdefghij":
+        prev = chr(ord(level) - 1)
+        lines.append(f"{level}: &{level} [" + ", ".join([f"*{prev}"] * 10) + "]")
+    _, [problem] = load_text("\n".join(lines) + "\n", "t.yaml")
+    assert problem.message == "aliases expand to more than 10000 collections"
