@@ -22,6 +22,7 @@ compression level without type     warning  the level
 retention/compaction, no effect    warning  the config (policy lacks delete/compact)
 retention.bytes < segment.bytes    warning  config.retention.bytes
 placement static / assignment      error    placement, assignment.<p>, assignment.<p>.<i>
+static partition on too few racks  warning  assignment.<p>
 startIndex out of range            error    startIndex
 rack-aware without racks           error    placement
 keys.sample missing                error    keys.sample
@@ -321,6 +322,8 @@ def _check_placement(
         out.append(_err(m("assignment"), "an assignment is only used with placement: static"))
     if topic.assignment is not None:
         _check_assignment(topic, ids, out)
+        if brokers is not None:
+            _check_static_racks(topic, brokers, out)
     usable = [b for b in brokers or () if b.id not in drained]
     if (
         topic.start_index is not None
@@ -383,3 +386,27 @@ def _check_assignment(topic: TopicSpec, ids: set[int] | None, out: list[Diagnost
                         f"(brokers: {_ids(sorted(ids))})",
                     )
                 )
+
+
+def _check_static_racks(topic: TopicSpec, brokers: Sequence[Broker], out: list[Diagnostic]) -> None:
+    """A hand-made assignment that puts a partition on fewer racks than it could (warning):
+    losing that rack loses more replicas than rack-aware placement ever would."""
+    assert topic.assignment is not None
+    rack_of = {b.id: b.rack for b in brokers}
+    racks = {r for r in rack_of.values() if r is not None}
+    if len(racks) < 2 or any(r is None for r in rack_of.values()):
+        return
+    for p, replicas in enumerate(topic.assignment):
+        if any(b not in rack_of for b in replicas) or len(set(replicas)) != len(replicas):
+            continue  # already an error
+        used = {rack_of[b] for b in replicas}
+        could = min(len(replicas), len(racks))
+        if len(used) < could:
+            names = ", ".join(sorted(r for r in used if r is not None))
+            out.append(
+                _warn(
+                    topic.mark_of(f"assignment.{p}"),
+                    f"partition {p} has its {len(replicas)} replicas in {len(used)} of the "
+                    f"{len(racks)} racks ({names}); losing one rack loses more than one replica",
+                )
+            )

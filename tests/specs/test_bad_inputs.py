@@ -328,6 +328,17 @@ def test_a_static_assignment_is_checked_list_by_list(problems: Problems) -> None
     ]
 
 
+def test_a_static_partition_on_fewer_racks_than_it_could_use_is_a_warning(
+    problems: Problems,
+) -> None:
+    brokers = [Broker(0, "a"), Broker(1, "a"), Broker(2, "b"), Broker(3, "c")]
+    text = TOPIC + "placement: static\nassignment: [[0, 2, 3], [0, 1, 2], [3, 2, 0]]\n"
+    assert problems({"a.yaml": text}, brokers=brokers) == [
+        "a.yaml:7:25: warning: partition 1 has its 3 replicas in 2 of the 3 racks (a, b); "
+        "losing one rack loses more than one replica"
+    ]
+
+
 def test_placement_static_needs_an_assignment(problems: Problems) -> None:
     assert problems({"a.yaml": TOPIC + "placement: static\n"}) == [
         "a.yaml:6:12: error: placement: static needs an assignment (one list per partition)"
