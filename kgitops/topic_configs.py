@@ -529,6 +529,8 @@ def check_config(name: str, value: object) -> tuple[str | None, str | None]:
 
 
 def _hint(value: str, choices: list[str]) -> str:
+    if value.lower() == "none" and "uncompressed" in choices:
+        return " ('none' is the producer's word; a topic says 'uncompressed')"
     lowered = {c.lower(): c for c in choices}
     if value.lower() in lowered:
         return f" (did you mean {lowered[value.lower()]!r}?)"

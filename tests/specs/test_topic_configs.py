@@ -240,3 +240,10 @@ def _schema_ok(name: str, value: object) -> bool:
 
     sub = schema("topic.json")["properties"]["config"]["properties"][name]
     return bool(Draft202012Validator(sub).is_valid(value))
+
+
+def test_the_producers_none_compression_points_at_uncompressed() -> None:
+    assert check_config("compression.type", "none")[1] == (
+        "compression.type must be one of uncompressed, zstd, lz4, snappy, gzip, producer, "
+        "not 'none' ('none' is the producer's word; a topic says 'uncompressed')"
+    )
