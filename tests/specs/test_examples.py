@@ -91,3 +91,15 @@ def test_every_example_points_editors_at_a_schema_that_accepts_it(path: Path) ->
     validator = Draft202012Validator(json.loads(target.read_text()))
     for doc in yaml.safe_load_all(path.read_text()):
         assert [e.message for e in validator.iter_errors(doc)] == []
+
+
+def test_the_topic_and_cluster_examples_in_the_docs_validate(tmp_path: Path) -> None:
+    import re
+
+    text = (ROOT / "docs" / "specs.md").read_text()
+    blocks = re.findall(r"```yaml\n(.*?)```", text, re.S)
+    (tmp_path / "cluster.yaml").write_text(next(b for b in blocks if "kind: Cluster" in b))
+    (tmp_path / "topic.yaml").write_text(next(b for b in blocks if "kind: Topic" in b))
+    (tmp_path / "samples").mkdir()
+    (tmp_path / "samples" / "orders-keys.csv").write_text("key\na\n")
+    assert [str(d) for d in load_specs(str(tmp_path)).diagnostics] == []
