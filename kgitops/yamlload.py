@@ -6,12 +6,13 @@ asks libyaml (``CSafeLoader``) to *compose* the node graph and builds the values
 * every value's position is kept under its dotted path (``"config.retention.ms"``,
   ``"assignment.3"``), 1-based as editors count, and every mapping key's position too;
 * a key seen twice in one mapping is an error at the second one;
-* tabs, malformed YAML, binary content, bad UTF-8, empty files, unknown tags and recursive
-  aliases are positioned diagnostics, never exceptions.
+* tabs, malformed YAML, binary content, bad UTF-8, control characters, empty files, unknown
+  tags, recursive aliases, nesting past ``MAX_DEPTH`` and alias bombs are positioned
+  diagnostics, never exceptions (nor crashes: libyaml composes recursively in C).
 
 Example: the document ``name: a\\nconfig:\\n  retention.ms: 1000`` gives the value
-``{"name": "a", "config": {"retention.ms": 1000}}`` and ``position("config.retention.ms")``
-``== (3, 17)``.
+``{"name": "a", "config": {"retention.ms": 1000}}``, and ``doc.mark("config.retention.ms")``
+is line 3, column 17.
 """
 
 from __future__ import annotations
