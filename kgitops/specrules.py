@@ -322,6 +322,7 @@ def _check_placement(
         out.append(_err(m("assignment"), "an assignment is only used with placement: static"))
     if topic.assignment is not None:
         _check_assignment(topic, ids, out)
+        _check_static_drained(topic, drained, out)
         if brokers is not None:
             _check_static_racks(topic, brokers, out)
     usable = [b for b in brokers or () if b.id not in drained]
@@ -349,6 +350,24 @@ def _check_placement(
                     f"{_ids(missing)} have none",
                 )
             )
+
+
+def _check_static_drained(topic: TopicSpec, drained: set[int], out: list[Diagnostic]) -> None:
+    """A static assignment that keeps replicas on a decommissioned broker contradicts the
+    cluster file: the plan cannot both drain the broker and honour the assignment."""
+    assert topic.assignment is not None
+    if topic.delete:
+        return
+    for p, replicas in enumerate(topic.assignment):
+        for i, broker in enumerate(replicas):
+            if broker in drained:
+                out.append(
+                    _err(
+                        topic.mark_of(f"assignment.{p}.{i}"),
+                        f"broker {broker} (partition {p}) is decommissioned in cluster.yaml; "
+                        "move this replica in the static assignment to another broker",
+                    )
+                )
 
 
 def _check_assignment(topic: TopicSpec, ids: set[int] | None, out: list[Diagnostic]) -> None:

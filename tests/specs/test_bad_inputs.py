@@ -375,6 +375,21 @@ def test_the_start_index_counts_only_brokers_not_decommissioned(problems: Proble
     ]
 
 
+def test_a_static_assignment_may_not_keep_replicas_on_a_decommissioned_broker(
+    problems: Problems,
+) -> None:
+    text = (
+        TOPIC.replace("replicationFactor: 3", "replicationFactor: 2").replace(
+            "partitions: 3", "partitions: 2"
+        )
+        + "placement: static\nassignment: [[1, 2], [2, 0]]\n"
+    )
+    assert problems({"a.yaml": text}, cluster=CLUSTER + "decommission: [0]\n") == [
+        "a.yaml:7:26: error: broker 0 (partition 1) is decommissioned in cluster.yaml; move "
+        "this replica in the static assignment to another broker"
+    ]
+
+
 def test_a_negative_start_index_is_an_error(problems: Problems) -> None:
     assert problems({"a.yaml": TOPIC + "startIndex: -1\n"}) == [
         "a.yaml:6:13: error: startIndex must be at least 0, not -1"
