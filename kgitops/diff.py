@@ -511,12 +511,34 @@ def _leaders(ctx: _Context, spec: TopicSpec, live: TopicState, skip: set[int]) -
     if elect:
         ctx.actions.append(ElectLeaders(spec.name, tuple(sorted(elect))))
     if under:
+        moved = sorted(p for p in under if p in skip)
+        left = sorted(p for p in under if p not in skip)
+        lagging = sorted(
+            {
+                b
+                for p in under
+                for b in live.partitions[p].replicas
+                if b not in (live.partitions[p].isr or ())
+            }
+        )
+        where = f" (out-of-sync replicas on broker(s) {', '.join(map(str, lagging))})"
+        parts = [f"{len(under)} partition(s) are under-replicated now{where}"]
+        if moved:
+            parts.append(
+                f"{len(moved)} of them move in this plan: their new replicas copy from the "
+                "leader and the out-of-sync ones are dropped, restoring full replication"
+            )
+        if left:
+            parts.append(
+                f"{len(left)} stay where they are: bring the broker back, or list it under "
+                "decommission in cluster.yaml to re-replicate elsewhere"
+            )
         ctx.warn(
             spec.name,
             "UNDER_REPLICATED",
-            f"{len(under)} partition(s) are under-replicated now; a reassignment of them "
-            "waits until their replicas are back in sync",
+            "; ".join(parts),
             partitions=sorted(under),
+            moved=moved,
         )
 
 

@@ -298,3 +298,38 @@ def test_a_live_topic_without_partition_zero_is_an_error_not_a_crash() -> None:
     with pytest.raises(SpecError) as exc:
         compute_plan(specs(topic("t", 2, 1)), state(brokers(2), t), None)
     assert "without a partition 0" in exc.value.lines()[0]
+
+
+def _with_broker_down(down: int) -> tuple[tuple[Broker, ...], TopicState]:
+    bs = tuple(Broker(b.id, b.rack, online=b.id != down) for b in brokers(4))
+    t = TopicState(
+        "t",
+        {
+            0: PartitionState((0, 1), (0, 1), 0, 10),
+            1: PartitionState((1, 3), (1,), 1, 10),  # replica on the dead broker is out of sync
+        },
+    )
+    return bs, t
+
+
+def test_under_replication_on_a_dead_broker_says_how_to_restore_it() -> None:
+    bs, t = _with_broker_down(3)
+    plan, _ = compute_plan(specs(topic("t", 2, 2)), state(bs, t), None)
+    (warning,) = [w for w in plan.warnings if w.code == "UNDER_REPLICATED"]
+    assert warning.data["partitions"] == [1]
+    assert "out-of-sync replicas on broker(s) 3" in warning.message
+    assert "1 stay where they are: bring the broker back, or list it under decommission" in (
+        warning.message
+    )
+
+
+def test_decommissioning_the_dead_broker_moves_its_replicas_and_says_so() -> None:
+    bs, t = _with_broker_down(3)
+    plan, _ = compute_plan(specs(topic("t", 2, 2), decommission=(3,)), state(bs, t), None)
+    (move,) = plan.of_kind("reassign")
+    assert isinstance(move, Reassign)
+    assert set(move.moves) == {1}
+    assert 3 not in move.moves[1].target and move.moves[1].target[0] == 1
+    (warning,) = [w for w in plan.warnings if w.code == "UNDER_REPLICATED"]
+    assert warning.data["moved"] == [1]
+    assert "1 of them move in this plan" in warning.message
