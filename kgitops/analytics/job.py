@@ -126,11 +126,16 @@ def get_session(
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
-    builder = SparkSession.builder.appName(app_name).master(master or "local[*]")
+    under_submit = master is None and "PYSPARK_GATEWAY_PORT" in os.environ
+    resolved = master or ("" if under_submit else "local[*]")
+    builder = SparkSession.builder.appName(app_name)
+    if resolved:  # under spark-submit its --master stands
+        builder = builder.master(resolved)
     builder = builder.config("spark.ui.enabled", "false")
     builder = builder.config("spark.ui.showConsoleProgress", "false")
     builder = builder.config("spark.sql.execution.arrow.pyspark.enabled", "true")
-    resolved = master or "local[*]"
+    # the numpy murmur2 kernel hashes ~3x faster per key in 100k-row batches than in 10k
+    builder = builder.config("spark.sql.execution.arrow.maxRecordsPerBatch", "100000")
     if resolved.startswith("local"):
         # Spark's default of 200 shuffle partitions is for clusters; on one machine a few
         # per core keep the per-task overhead down (AQE coalesces further).
@@ -139,7 +144,7 @@ def get_session(
     if log is not None:
         opt = f"-Dlog4j2.configurationFile={log.as_uri()}"
         builder = builder.config("spark.driver.extraJavaOptions", opt)
-        if (master or "local").startswith("local"):
+        if resolved.startswith("local"):
             builder = builder.config("spark.executor.extraJavaOptions", opt)
     if jar is not None:
         builder = builder.config("spark.jars", str(jar))

@@ -40,7 +40,11 @@ def murmur2_offsets(data: npt.NDArray[np.uint8], offsets: npt.NDArray[np.int64])
     # Padding lets the tail read 3 bytes past any key without a bounds check.
     buf = np.concatenate([np.asarray(data, dtype=np.uint8), np.zeros(4, dtype=np.uint8)])
     blocks = lengths // 4
-    order = np.argsort(-blocks, kind="stable")
+    top = int(blocks.max())
+    if top < 1 << 16:  # numpy radix-sorts 16-bit keys: O(n), no comparisons
+        order = np.argsort((top - blocks).astype(np.uint16), kind="stable")
+    else:
+        order = np.argsort(-blocks, kind="stable")
     sorted_blocks = blocks[order]
     pos = starts[order]
     h = SEED ^ lengths[order].astype(np.uint32)
