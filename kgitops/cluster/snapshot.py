@@ -24,12 +24,10 @@ reports every problem with its JSON path.
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import tempfile
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import fields, replace
 from typing import Any
 
@@ -42,22 +40,10 @@ from kgitops.model import (
     Reassignment,
     TopicState,
 )
+from kgitops.perf import paused_gc
 
 FORMAT = "kgitops-state/v1"
 _MAX_REPORTED = 20
-
-
-@contextmanager
-def _no_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector while millions of acyclic containers are built:
-    its repeated passes over the young objects would otherwise triple the load time."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 class StateFileError(PlanError):
@@ -218,7 +204,7 @@ def write_text_atomically(path: str, text: str) -> None:
 def write_state(path: str, state: ClusterState, extra: Mapping[str, Any] | None = None) -> None:
     """Write ``state`` (plus ``extra`` top-level fields) to ``path`` atomically."""
     try:
-        with _no_gc():
+        with paused_gc():
             text = dumps_state(state, extra)
         write_text_atomically(path, text)
     except OSError as exc:
@@ -240,7 +226,7 @@ def read_state_file(path: str) -> tuple[str, dict[str, Any]]:
     except (OSError, UnicodeDecodeError) as exc:
         raise StateFileError(path, [f"cannot read the state file: {exc}"]) from None
     try:
-        with _no_gc():
+        with paused_gc():
             data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise StateFileError(
@@ -269,11 +255,11 @@ def state_from_json(data: object, source: str = "<state>", text: str | None = No
     line and column when the file's ``text`` is given."""
     if isinstance(data, dict):
         try:
-            with _no_gc():
+            with paused_gc():
                 return _fast_load(data)
         except (_Bad, KeyError, TypeError, ValueError, AttributeError):
             pass
-    with _no_gc():
+    with paused_gc():
         problems = check_state(data)
         if not problems:  # pragma: no cover - the two passes disagree: a bug, say so plainly
             problems = [((), "the state file could not be read (unexpected shape)")]

@@ -6,10 +6,8 @@ exactly the same plan for the same inputs.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +15,7 @@ from kgitops.diff import compute_plan
 from kgitops.errors import KgitopsError, PlanError, SpecError
 from kgitops.lock import Lock, read_lock, require_fresh, write_lock
 from kgitops.model import ClusterSpec, ClusterState, TopicSpec
+from kgitops.perf import paused_gc
 from kgitops.plan import Plan, PlanWarning
 
 if TYPE_CHECKING:
@@ -54,21 +53,8 @@ def plan_directory(
     """
     if locked and update_lock:
         raise PlanError("--locked and --update-lock contradict each other; pick one")
-    with _paused_gc():
+    with paused_gc():
         return _plan_directory(directory, state_file, rebalance, locked, update_lock)
-
-
-@contextlib.contextmanager
-def _paused_gc() -> Iterator[None]:
-    """A plan of a million partitions builds millions of small objects that are never cyclic
-    garbage; the cyclic collector scanning them again and again costs a fifth of the time."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _plan_directory(
