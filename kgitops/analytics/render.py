@@ -161,5 +161,16 @@ def render_markdown(report: Mapping[str, Any]) -> str:
                     f"| {b['id']} | {b.get('rack') or ''} | {b['leaderMessages']:,} "
                     f"| {b['replicaMessages']:,} |"
                 )
+        consumers = entry.get("consumers")
+        if consumers:
+            out += [
+                "",
+                "| consumer | range: messages | round-robin: messages |",
+                "| --- | ---: | ---: |",
+            ]
+            ranged = consumers["range"]["assignment"]
+            robin = consumers["roundrobin"]["assignment"]
+            for a, b in zip(ranged, robin, strict=True):
+                out.append(f"| {a['member']} | {a['messages']:,} | {b['messages']:,} |")
         out += ["", "</details>"]
     return "\n".join(out) + "\n"

@@ -119,6 +119,8 @@ def test_consumer_load_follows_the_range_and_round_robin_assignors() -> None:
     assert group["range"]["assignment"][0] == {"member": "c0", "partitions": [0, 1], "messages": 5}
     assert [r["partitions"] for r in group["roundrobin"]["assignment"]] == [[0, 3], [1], [2]]
     jsonschema.validate(report, SCHEMA)
+    assert "| c0 | 5 | 35 |" in render_markdown(report)
+    assert "consumers (roundrobin): c0=35, c1=0, c2=5" in render_text(report)
 
 
 def test_bar_uses_eighth_blocks_scaled_to_the_peak() -> None:
