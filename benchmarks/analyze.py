@@ -138,7 +138,7 @@ def main() -> int:
         )
     floor_job, floor_stage = results.get("builtin", (float("nan"), float("nan")))
     for engine, goal in (("java", 1.3), ("arrow", 3.0)):
-        if engine not in results:
+        if engine not in results or "builtin" not in results:
             continue
         w, s_ = results[engine]
         ok = "ok" if w / floor_job <= goal else "MISSED"
