@@ -23,8 +23,14 @@ import json, sys
 from kgitops.analytics import javaudf
 from kgitops.analytics.job import JobSpec, get_session, run_job
 spark = get_session("local-cluster[2,1,1024]", jar=javaudf.udf_jar())
+import time
 sc = spark.sparkContext
-executors = sc._jsc.sc().getExecutorMemoryStatus().size() - 1   # minus the driver
+deadline = time.monotonic() + 120
+while time.monotonic() < deadline:   # executors register a few seconds after the driver
+    executors = sc._jsc.sc().getExecutorMemoryStatus().size() - 1   # minus the driver
+    if executors >= 2:
+        break
+    time.sleep(0.5)
 out = {"master": sc.master, "executors": executors, "engines": {}}
 for engine in ("java", "arrow"):
     spec = JobSpec(sys.argv[1], (6, 12, 24), size_column="size", engine=engine)
