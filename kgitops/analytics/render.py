@@ -174,3 +174,34 @@ def render_markdown(report: Mapping[str, Any]) -> str:
                 out.append(f"| {a['member']} | {a['messages']:,} | {b['messages']:,} |")
         out += ["", "</details>"]
     return "\n".join(out) + "\n"
+
+
+def render_load_change(report: Mapping[str, Any], before: int, after: int) -> str:
+    """Markdown for a plan: the load per partition before and after a change of count, side
+    by side with bars on one scale, and the share that moves. Empty when the report lacks
+    either count. For the planner's markdown, under a KEY_REMAP warning."""
+    counts = report.get("partitionCounts", {})
+    if str(before) not in counts or str(after) not in counts:
+        return ""
+    old = list(counts[str(before)]["messages"])
+    new = list(counts[str(after)]["messages"])
+    if max(len(old), len(new)) > MAX_BAR_ROWS:
+        return ""
+    peak = max([*old, *new, 0])
+    out = [
+        f"| p | {before} partitions | | {after} partitions | |",
+        "| ---: | ---: | --- | ---: | --- |",
+    ]
+    for p in range(max(len(old), len(new))):
+        a = f"{old[p]:,} | `{bar(old[p], peak, 16) or ' '}`" if p < len(old) else " | "
+        b = f"{new[p]:,} | `{bar(new[p], peak, 16) or ' '}`" if p < len(new) else " | "
+        out.append(f"| {p} | {a} | {b} |")
+    for move in report.get("moves", []):
+        if move["from"] == before and move["to"] == after:
+            out.append("")
+            out.append(
+                f"{_pct(move['keyShare'])} of keys and {_pct(move['messageShare'])} of messages "
+                f"change partition (max/mean {counts[str(before)]['maxOverMean']:.2f} → "
+                f"{counts[str(after)]['maxOverMean']:.2f})."
+            )
+    return "\n".join(out) + "\n"

@@ -8,7 +8,7 @@ from importlib import resources
 import jsonschema
 import pytest
 
-from kgitops.analytics.render import bar, render_markdown, render_text
+from kgitops.analytics.render import bar, render_load_change, render_markdown, render_text
 from kgitops.analytics.report import (
     HotKey,
     LoadRow,
@@ -145,3 +145,13 @@ def test_text_and_markdown_show_moves_hot_keys_and_a_bar_per_partition() -> None
 def test_schema_refuses_reports_that_are_not_kgitops_keys_v1(bad: dict[str, object]) -> None:
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(bad, SCHEMA)
+
+
+def test_load_change_puts_before_and_after_side_by_side_on_one_scale() -> None:
+    md = render_load_change(build_report(_two_counts()), 2, 4)
+    lines = md.splitlines()
+    assert lines[0] == "| p | 2 partitions | | 4 partitions | |"
+    assert lines[3] == "| 1 | 30 | `████████████████` | 0 | ` ` |"
+    assert lines[5] == "| 3 |  |  | 30 | `████████████████` |"
+    assert "50.0% of keys and 87.5% of messages change partition" in md
+    assert render_load_change(build_report(_two_counts()), 2, 8) == ""
