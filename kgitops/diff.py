@@ -602,7 +602,9 @@ def _transfer(ctx: _Context) -> dict[str, Any]:
     receives. Kafka's throttle is a per-broker rate, so the slowest broker sets the pace.
     """
     per: dict[int, dict[str, int]] = {}
-    total = 0
+    racks: dict[str, dict[str, int]] = {}
+    rack_of = {b.id: b.rack for b in ctx.state.brokers}
+    total = cross = 0
     for a in ctx.actions:
         if not isinstance(a, Reassign):
             continue
@@ -614,6 +616,12 @@ def _transfer(ctx: _Context) -> dict[str, Any]:
                 per.setdefault(b, {"in": 0, "out": 0})["in"] += m.size_bytes
                 per.setdefault(sender, {"in": 0, "out": 0})["out"] += m.size_bytes
                 total += m.size_bytes
+                to_rack, from_rack = rack_of.get(b), rack_of.get(sender)
+                if to_rack is not None and from_rack is not None:
+                    racks.setdefault(to_rack, {"in": 0, "out": 0})["in"] += m.size_bytes
+                    racks.setdefault(from_rack, {"in": 0, "out": 0})["out"] += m.size_bytes
+                    if to_rack != from_rack:
+                        cross += m.size_bytes
     cluster_bytes = (
         sum(
             (ps.size_bytes or 0) * len(ps.replicas)
@@ -627,6 +635,8 @@ def _transfer(ctx: _Context) -> dict[str, Any]:
     worst = max((max(v["in"], v["out"]) for v in per.values()), default=0)
     return {
         "brokers": {str(b): per[b] for b in sorted(per)},
+        "racks": {r: racks[r] for r in sorted(racks)},
+        "crossRackBytes": cross if racks else None,
         "totalBytes": total,
         "clusterBytes": cluster_bytes,
         "throttleBytesPerSec": rate,

@@ -164,6 +164,11 @@ def _transfer_line(transfer: Mapping[str, Any]) -> str:
         f"Data to copy: {human_bytes(transfer['totalBytes'])} at "
         f"{_rate(transfer.get('throttleBytesPerSec'))} per broker, about "
         f"{human_seconds(transfer.get('estimatedSeconds'))}"
+        + (
+            f" ({human_bytes(transfer['crossRackBytes'])} across racks)"
+            if transfer.get("crossRackBytes") is not None
+            else ""
+        )
     )
 
 
@@ -197,6 +202,7 @@ def render_markdown(data: Mapping[str, Any], *, limit: int = GITHUB_COMMENT_LIMI
                 head.append(f"| `{SYMBOLS[k]}` | {k} | {summary[k]} |")
         head.append("")
         head += _md_transfer(data.get("transfer"))
+    head += _md_key_loads(data.get("warnings", []))
     footer = [
         "",
         f"<sub>state `{str(data.get('stateFingerprint', ''))[:19]}` · apply refuses this "
@@ -277,7 +283,65 @@ def _md_transfer(transfer: Mapping[str, Any] | None, rows: int = 50) -> list[str
     if len(ordered) > rows:
         out.append(f"| ... {len(ordered) - rows} more broker(s) | | | |")
     out.append("")
+    racks = transfer.get("racks") or {}
+    if racks:
+        cross = transfer.get("crossRackBytes")
+        out += [
+            f"Per rack ({human_bytes(cross)} of it crosses racks):"
+            if cross is not None
+            else "Per rack:",
+            "",
+            "| rack | in | out |",
+            "|---|---:|---:|",
+        ]
+        for r, v in sorted(racks.items()):
+            out.append(f"| {_md_escape(r)} | {human_bytes(v['in'])} | {human_bytes(v['out'])} |")
+        out.append("")
     return out
+
+
+KEY_LOAD_ROWS = 64
+
+
+def _md_key_loads(warnings: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Per-partition load before and after, for KEY_REMAP warnings that carry the measured
+    figures of the key analysis (``loadBefore`` / ``loadAfter``: messages per partition)."""
+    out: list[str] = []
+    for w in warnings:
+        data = w.get("data") or {}
+        before, after = data.get("loadBefore"), data.get("loadAfter")
+        if w.get("code") != "KEY_REMAP" or not before or not after:
+            continue
+        rows = max(len(before), len(after))
+        if rows > KEY_LOAD_ROWS:
+            continue
+        peak = max([*before, *after, 1])
+        out += [
+            f"<details><summary>Key load per partition of <b>{w['topic']}</b>: "
+            f"{len(before)} → {len(after)} partitions</summary>",
+            "",
+            f"| p | {len(before)} partitions | | {len(after)} partitions | |",
+            "| ---: | ---: | --- | ---: | --- |",
+        ]
+        for p in range(rows):
+            a = f"{before[p]:,} | `{_bar(before[p], peak)}`" if p < len(before) else " | "
+            b = f"{after[p]:,} | `{_bar(after[p], peak)}`" if p < len(after) else " | "
+            out.append(f"| {p} | {a} | {b} |")
+        if "keyShare" in data and "messageShare" in data:
+            out += [
+                "",
+                f"{float(data['keyShare']):.1%} of keys and {float(data['messageShare']):.1%} "
+                "of messages change partition.",
+            ]
+        out += ["</details>", ""]
+    return out
+
+
+def _bar(value: int, peak: int, width: int = 16) -> str:
+    """A bar of ``width`` characters at most, in eighths, on the scale of ``peak``."""
+    eighths = round(value * width * 8 / peak) if peak else 0
+    full, rest = divmod(eighths, 8)
+    return "█" * full + ("" if rest == 0 else " ▏▎▍▌▋▊▉"[rest]) or "·"
 
 
 def _md_blocks(actions: Sequence[Mapping[str, Any]]) -> list[str]:

@@ -143,6 +143,12 @@ def _analysed(w: PlanWarning, spec: TopicSpec, directory: str) -> PlanWarning:
         return replace(w, data=data)
     key_share, msg_share = float(move["keyShare"]), float(move["messageShare"])
     data.update(keyShare=key_share, messageShare=msg_share, sample=spec.keys.sample)
+    counts = report.get("partitionCounts", {})
+    if str(old) in counts and str(new) in counts:
+        data.update(
+            loadBefore=[int(x) for x in counts[str(old)]["messages"]],
+            loadAfter=[int(x) for x in counts[str(new)]["messages"]],
+        )
     return replace(
         w,
         message=f"{w.message}; in the key sample {key_share:.1%} of keys and "

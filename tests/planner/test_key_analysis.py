@@ -53,13 +53,21 @@ def test_the_share_of_keys_that_move_is_in_the_warning(
 
     def fake(sample: str, column: str, counts: list[int], **kw: Any) -> dict[str, Any]:
         calls.append((sample, column, list(counts)))
-        return {"moves": [{"from": 2, "to": 4, "keyShare": 0.5012, "messageShare": 0.4987}]}
+        return {
+            "moves": [{"from": 2, "to": 4, "keyShare": 0.5012, "messageShare": 0.4987}],
+            "partitionCounts": {
+                "2": {"messages": [60, 40], "maxOverMean": 1.2},
+                "4": {"messages": [30, 20, 30, 20], "maxOverMean": 1.2},
+            },
+        }
 
     monkeypatch.setattr(api, "key_report", fake)
     w = _key_remap(folder)
     assert calls == [(str(folder / "samples/keys.parquet"), "user", [2, 4])]
     assert w.data["keyShare"] == 0.5012 and w.data["messageShare"] == 0.4987
     assert "50.1% of keys and 49.9% of messages move" in w.message
+    # the per-partition load before and after, for the markdown plan's bar chart
+    assert w.data["loadBefore"] == [60, 40] and w.data["loadAfter"] == [30, 20, 30, 20]
 
 
 def test_a_failed_analysis_is_said_in_the_warning_not_raised(

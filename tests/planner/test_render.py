@@ -106,3 +106,35 @@ def test_human_units() -> None:
     assert human_bytes(None) == "unknown size"
     assert human_seconds(3725) == "1h 2m 5s"
     assert human_seconds(None) == "unthrottled"
+
+
+def test_markdown_shows_the_measured_key_load_before_and_after_an_expansion() -> None:
+    warning = PlanWarning(
+        "orders",
+        "KEY_REMAP",
+        "partitions 2 -> 3: keys move; in the key sample 66.0% of keys and 60.0% move",
+        {
+            "from": 2,
+            "to": 3,
+            "keyShare": 0.66,
+            "messageShare": 0.6,
+            "loadBefore": [500, 300],
+            "loadAfter": [200, 300, 300],
+        },
+    )
+    plan = Plan("prod", "sha256:0", (AddPartitions("orders", 2, 3, None, {2: (1,)}),), (warning,))
+    md = render_markdown(plan.to_json())
+    assert "Key load per partition of <b>orders</b>: 2 → 3 partitions" in md
+    assert "| 0 | 500 | `████████████████` | 200 | `██████▍` |" in md
+    assert "| 2 |  |  | 300 | `█████████▋` |" in md
+    assert "66.0% of keys and 60.0% of messages change partition." in md
+
+
+def test_markdown_shows_bytes_per_rack_and_what_crosses_racks() -> None:
+    data = _plan().to_json()
+    data["transfer"]["racks"] = {"az1": {"in": 0, "out": 2048}, "az2": {"in": 2048, "out": 0}}
+    data["transfer"]["crossRackBytes"] = 2048
+    md = render_markdown(data)
+    assert "Per rack (2.0 KiB of it crosses racks):" in md
+    assert "| az2 | 2.0 KiB | 0 B |" in md
+    assert "(2.0 KiB across racks)" in render_text(data)
