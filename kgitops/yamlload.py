@@ -154,6 +154,9 @@ class _Builder:
         self._sizes: dict[int, int] = {}  # collection node -> collections in its value
         self._built = 0  # collections built so far
         self._copied = 0  # collections built again through aliases
+        # problems that do not stop the build (duplicate keys: the first value is kept so
+        # the rest of the document is still checked and every error reported at once)
+        self.problems: list[tuple[int, int, str]] = []
 
     def build(self, node: yaml.Node, path: str) -> Any:
         self.positions[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
@@ -212,7 +215,10 @@ class _Builder:
             child = prefix + key
             if key in out:
                 first = key_positions.get(child, (line, col))[0]
-                raise _Failure(line, col, f"duplicate key {key!r} (first defined at line {first})")
+                self.problems.append(
+                    (line, col, f"duplicate key {key!r} (first defined at line {first})")
+                )
+                continue
             key_positions[child] = (line, col)
             if type(value_node) is scalar:
                 mark = value_node.start_mark
@@ -400,6 +406,10 @@ def load_text(text: str, path: str) -> tuple[list[Document], list[Diagnostic]]:
                     Diagnostic(Mark(path, line, col), "error", "the document is nested too deeply")
                 )
                 continue
+            diagnostics.extend(
+                Diagnostic(Mark(path, line, col), "error", message)
+                for line, col, message in builder.problems
+            )
             documents.append(Document(path, this, value, builder.positions, builder.key_positions))
     except yaml.YAMLError as exc:
         diagnostics.append(_yaml_problem(exc, path, text))

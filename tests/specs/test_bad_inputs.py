@@ -64,6 +64,17 @@ def test_a_key_given_twice_in_one_mapping_is_an_error_at_the_second(problems: Pr
     ]
 
 
+def test_a_duplicate_key_does_not_hide_the_other_errors_of_the_document(
+    problems: Problems,
+) -> None:
+    text = TOPIC.replace("partitions: 3", "partitions: 0") + "config:\n  x: 1\n  x: 2\n"
+    assert problems({"a.yaml": text}) == [
+        "a.yaml:4:13: error: partitions must be at least 1, not 0",
+        "a.yaml:7:3: error: unknown topic config 'x'",
+        "a.yaml:8:3: error: duplicate key 'x' (first defined at line 7)",
+    ]
+
+
 def test_a_duplicate_key_inside_config_is_an_error(problems: Problems) -> None:
     text = TOPIC + "config:\n  retention.ms: 1000\n  retention.ms: 2000\n"
     assert problems({"a.yaml": text}) == [
