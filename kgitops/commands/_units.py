@@ -61,3 +61,16 @@ def format_duration(seconds: float) -> str:
         f"{v}{u}" for v, u in ((days, "d"), (hours, "h"), (minutes, "m"), (secs, "s")) if v
     )
     return out or "0s"
+
+
+def positive_int(text: str) -> int:
+    """An argparse ``type`` for counts: an integer of at least 1, or a usage error."""
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {value}")
+    return value

@@ -16,6 +16,7 @@ import argparse
 import json
 import sys
 
+from kgitops.commands._units import positive_int
 from kgitops.errors import AnalyticsError, KgitopsError
 from kgitops.model import Broker
 
@@ -31,16 +32,6 @@ def _counts(text: str) -> list[int]:
     if not counts or any(n < 1 for n in counts):
         raise argparse.ArgumentTypeError("partition counts must be positive integers")
     return counts
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1: {value}")
-    return value
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -81,7 +72,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     keys.add_argument("--markdown", action="store_true", help="print markdown, for a PR comment")
     keys.add_argument(
         "--current",
-        type=_positive,
+        type=positive_int,
         metavar="N",
         help="the topic's current partition count: moves are measured from it "
         "(default: the first of --partitions, or the topic's count in --state)",
@@ -94,13 +85,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     keys.add_argument("--topic", metavar="T", help="the topic in --state")
     keys.add_argument(
         "--consumers",
-        type=_positive,
+        type=positive_int,
         metavar="N",
         help="per-consumer load for a group of N members (range, round-robin)",
     )
     keys.add_argument(
         "--top",
-        type=_positive,
+        type=positive_int,
         default=10,
         metavar="N",
         help="how many hot keys to list (default: 10)",

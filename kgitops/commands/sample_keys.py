@@ -18,6 +18,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from kgitops.commands._units import positive_int
 from kgitops.errors import KgitopsError, SpecError
 from kgitops.model import TopicSpec
 
@@ -25,22 +26,12 @@ NAME = "sample-keys"
 HELP = "read a bounded sample of a live topic's keys and sizes into Parquet"
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1: {value}")
-    return value
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("directory", metavar="DIR", help="the cluster folder (topics/<cluster>)")
     parser.add_argument("--topic", required=True, metavar="T", help="the topic to sample")
     parser.add_argument(
         "--max",
-        type=_positive,
+        type=positive_int,
         default=100_000,
         metavar="N",
         help="at most N messages, the most recent, spread as the partitions' traffic is "
