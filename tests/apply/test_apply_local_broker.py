@@ -9,11 +9,10 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
+import kafka
 import pytest
 
 from kgitops import cli
-
-kafka = pytest.importorskip("kafka")
 
 
 def write_cluster(root: Path, bootstrap: str, topics: str) -> Path:

@@ -111,7 +111,6 @@ def test_json_output_round_trips_and_out_saves_the_same_plan(
 def test_export_reassignment_prints_kafka_json_from_a_saved_plan(
     folder: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    pytest.importorskip("kgitops.rebalance")
     live = {"0": {"replicas": [1]}, "1": {"replicas": [2]}, "2": {"replicas": [3]}}
     (folder.parent / "state.json").write_text(json.dumps(_state({"orders": {"partitions": live}})))
     out = folder.parent / "plan.json"
