@@ -30,7 +30,7 @@ line-by-line translation of ``AdminUtils.java``.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from kgitops.errors import (
@@ -414,6 +414,39 @@ class PlacementParameters:
     rack_aware: bool
 
 
+def _partition0_candidates(
+    current: Mapping[int, Sequence[int]], brokers: Sequence[Broker], *, prefer_fixed: bool
+) -> Iterator[tuple[bool, int, int, int]]:
+    """Every (rack_aware, start index, replica shift, rf) whose AdminUtils placement gives
+    partition 0 exactly its live replicas; nothing when ``current`` is not a whole,
+    uniform-RF assignment these brokers could hold. Rack-aware layouts come first; with
+    ``prefer_fixed`` the fixedStartIndex form (shift = start index) is tried first."""
+    count = len(current)
+    if not current or len(brokers) == 0 or any(p not in current for p in range(count)):
+        return
+    p0 = tuple(current[0])
+    rf = len(p0)
+    if rf == 0 or rf > len(brokers) or any(len(r) != rf for r in current.values()):
+        return
+    modes = ([True] if all(b.rack is not None for b in brokers) else []) + [False]
+    for mode in modes:
+        try:
+            layout = _layout(brokers, mode)
+        except AssignmentError:
+            continue
+        if p0[0] not in layout.arranged:
+            continue
+        first = layout.arranged.index(p0[0])
+        modulus = max(layout.n - 1, 1)
+        shifts = list(range(modulus))
+        if prefer_fixed:
+            preferred = first % modulus
+            shifts = [preferred, *(s for s in shifts if s != preferred)]
+        for shift in shifts:
+            if layout.row(rf, layout.second_shift(shift))[first] == p0:
+                yield mode, first, shift, rf
+
+
 def find_parameters(
     current: Mapping[int, Sequence[int]], brokers: Sequence[Broker]
 ) -> PlacementParameters | None:
@@ -424,37 +457,13 @@ def find_parameters(
     only appends replicas. Cost: O(brokers) candidates checked on partition 0, then one full
     comparison. The fixedStartIndex form (shift = start index) is preferred among equals.
     """
-    if not current or 0 not in current or len(brokers) == 0:
-        return None
     count = len(current)
-    if any(p not in current for p in range(count)):
-        return None
-    p0 = tuple(current[0])
-    rf = len(p0)
-    if rf == 0 or rf > len(brokers) or any(len(r) != rf for r in current.values()):
-        return None
-    modes: list[bool] = []
-    if all(b.rack is not None for b in brokers):
-        modes.append(True)
-    modes.append(False)
-    for mode in modes:
-        try:
-            layout = _layout(brokers, mode)
-        except AssignmentError:
-            continue
-        if p0[0] not in layout.arranged:
-            continue
-        first = layout.arranged.index(p0[0])
-        modulus = max(layout.n - 1, 1)
-        preferred = first % modulus
-        for shift in [preferred, *(s for s in range(modulus) if s != preferred)]:
-            if layout.row(rf, layout.second_shift(shift))[first] != p0:
-                continue
-            candidate = assign_replicas(
-                brokers, count, rf, start_index=first, replica_shift=shift, rack_aware=mode
-            )
-            if all(candidate[p] == tuple(current[p]) for p in range(count)):
-                return PlacementParameters(first, shift, mode)
+    for mode, first, shift, rf in _partition0_candidates(current, brokers, prefer_fixed=True):
+        candidate = assign_replicas(
+            brokers, count, rf, start_index=first, replica_shift=shift, rack_aware=mode
+        )
+        if all(candidate[p] == tuple(current[p]) for p in range(count)):
+            return PlacementParameters(first, shift, mode)
     return None
 
 
@@ -495,47 +504,29 @@ def find_placement(
             ),
         )
     count = len(current)
-    if not current or any(p not in current for p in range(count)):
-        return None
-    p0 = tuple(current[0])
-    rf = len(p0)
-    if rf == 0 or rf > len(brokers) or any(len(r) != rf for r in current.values()):
-        return None
-    modes = ([True] if all(b.rack is not None for b in brokers) else []) + [False]
-    for mode in modes:
-        try:
-            layout = _layout(brokers, mode)
-        except AssignmentError:
-            continue
-        if p0[0] not in layout.arranged:
-            continue
-        first = layout.arranged.index(p0[0])
-        modulus = max(layout.n - 1, 1)
-        added_start = added_partitions_start_index(brokers, p0)
-        for shift in range(modulus):
-            if layout.row(rf, layout.second_shift(shift))[first] != p0:
-                continue
-            created = assign_replicas(
-                brokers, count, rf, start_index=first, replica_shift=shift, rack_aware=mode
+    for mode, first, shift, rf in _partition0_candidates(current, brokers, prefer_fixed=False):
+        added_start = added_partitions_start_index(brokers, current[0])
+        created = assign_replicas(
+            brokers, count, rf, start_index=first, replica_shift=shift, rack_aware=mode
+        )
+        end = _first_mismatch(created, current, 0)
+        segments = [PlacementSegment(0, end, first, shift, mode)]
+        while end < count:
+            added = assign_replicas(
+                brokers,
+                count - end,
+                rf,
+                start_index=added_start,
+                start_partition=end,
+                rack_aware=mode,
             )
-            end = _first_mismatch(created, current, 0)
-            segments = [PlacementSegment(0, end, first, shift, mode)]
-            while end < count:
-                added = assign_replicas(
-                    brokers,
-                    count - end,
-                    rf,
-                    start_index=added_start,
-                    start_partition=end,
-                    rack_aware=mode,
-                )
-                stop = _first_mismatch(added, current, end)
-                if stop == end:
-                    break
-                segments.append(PlacementSegment(end, stop - end, added_start, added_start, mode))
-                end = stop
-            if end == count:
-                return tuple(segments)
+            stop = _first_mismatch(added, current, end)
+            if stop == end:
+                break
+            segments.append(PlacementSegment(end, stop - end, added_start, added_start, mode))
+            end = stop
+        if end == count:
+            return tuple(segments)
     return None
 
 
