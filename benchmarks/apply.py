@@ -23,7 +23,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from kgitops.apply import apply_plan  # noqa: E402
+from kgitops.apply.run import apply_plan  # noqa: E402
 from kgitops.cluster.connect import open_cluster  # noqa: E402
 from kgitops.cluster.local import start_broker  # noqa: E402
 from kgitops.commands._planning import plan_directory  # noqa: E402

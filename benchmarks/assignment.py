@@ -2,7 +2,7 @@
 
 10,000 topics x 100 partitions, RF 3, 60 brokers in 3 racks, rack-aware, each topic with its
 own start index (as a lock would record them). Prints partitions placed per second for
-kgitops.assignment (as a planner uses it, and with
+kgitops.placement.assignment (as a planner uses it, and with
 whole-topic reuse switched off) and for the direct,
 uncached, line-by-line translation (tests/algorithms/kafka_reference.py) measured in the same
 run, their ratio, and checks on a sample that both give the same answer.
@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT / "tests" / "algorithms"))
 
 import kafka_reference  # noqa: E402
 
-import kgitops.assignment as assignment  # noqa: E402
+import kgitops.placement.assignment as assignment  # noqa: E402
 from kgitops.model import Broker  # noqa: E402
 
 
@@ -82,11 +82,11 @@ def main() -> int:
         f"{args.brokers} brokers in 3 racks, rack-aware"
     )
     print(
-        f"kgitops.assignment, all topics     : {ours_rate:>12,.0f} partitions/s "
+        f"kgitops.placement.assignment, all topics     : {ours_rate:>12,.0f} partitions/s "
         f"({total:,} in {ours:.3f} s)"
     )
     print(
-        f"kgitops.assignment, no topic reuse : {fresh_rate:>12,.0f} partitions/s "
+        f"kgitops.placement.assignment, no topic reuse : {fresh_rate:>12,.0f} partitions/s "
         f"({fresh_topics:,} topics, each computed afresh)"
     )
     print(

@@ -12,7 +12,7 @@ from typing import Any
 
 from kafka.net.connection import KafkaConnection
 
-from kgitops.cluster.kafka import KafkaAdmin
+from kgitops.cluster.kafka.admin import KafkaAdmin
 from kgitops.cluster.local import start_broker
 from kgitops.cluster.port import NewTopic
 from kgitops.model import ClusterSpec

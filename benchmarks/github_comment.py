@@ -22,8 +22,8 @@ sys.path.insert(0, str(ROOT / "tests" / "github"))
 from fake_github import TOKEN, FakeGitHub  # noqa: E402
 from test_large_plan import big_plan  # noqa: E402
 
-from kgitops.github import GitHubClient, compose_body, upsert_comment  # noqa: E402
-from kgitops.render import render_markdown  # noqa: E402
+from kgitops.integrations.github import GitHubClient, compose_body, upsert_comment  # noqa: E402
+from kgitops.plan.render import render_markdown  # noqa: E402
 
 
 def timed_upsert(others: int, text: str) -> tuple[float, int, float, int]:

@@ -37,8 +37,8 @@ def _brokers() -> list[dict[str, Any]]:
 
 def generate(root: str, topics: int, partitions: int, *, half_new: bool) -> tuple[str, str]:
     """A cluster folder with ``topics`` Topic docs (100 per file) and a state JSON file."""
-    from kgitops.assignment import assign_replicas
     from kgitops.model import Broker
+    from kgitops.placement.assignment import assign_replicas
 
     folder = os.path.join(root, "prod")
     os.makedirs(folder, exist_ok=True)
@@ -88,7 +88,7 @@ def run_one(folder: str, state: str) -> dict[str, Any]:
     """Plan ``folder`` against ``state`` in this process, as ``kgitops plan --state --format
     json`` does; wall and CPU seconds end to end, then per stage, and peak RSS."""
     from kgitops.commands._planning import plan_directory
-    from kgitops.render import render_json
+    from kgitops.plan.render import render_json
 
     w0, c0 = time.perf_counter(), time.process_time()
     result = plan_directory(folder, state_file=state)
@@ -97,9 +97,9 @@ def run_one(folder: str, state: str) -> dict[str, Any]:
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
     from kgitops.cluster.snapshot import read_state
-    from kgitops.diff import compute_plan
-    from kgitops.lock import read_lock
-    from kgitops.specs import load_specs
+    from kgitops.plan.diff import compute_plan
+    from kgitops.spec.load import load_specs
+    from kgitops.spec.lock import read_lock
 
     stages: dict[str, float] = {}
     clock = time.process_time
@@ -126,7 +126,7 @@ def live_requests(counts: tuple[int, ...] = (10, 1000)) -> dict[int, Counter[str
     """Admin requests `plan` sends to the local broker, per number of managed topics."""
     from kafka.net.connection import KafkaConnection
 
-    from kgitops.cluster.kafka import KafkaAdmin
+    from kgitops.cluster.kafka.admin import KafkaAdmin
     from kgitops.cluster.local import start_broker
     from kgitops.cluster.port import NewTopic
     from kgitops.commands._planning import plan_directory

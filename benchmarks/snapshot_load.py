@@ -23,9 +23,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from kgitops.assignment import assign_replicas
 from kgitops.cluster.snapshot import read_state, write_state
 from kgitops.model import Broker, ClusterState, PartitionState, TopicState
+from kgitops.placement.assignment import assign_replicas
 
 
 def build(topics: int, partitions: int) -> ClusterState:

@@ -32,3 +32,18 @@ def test_mypy_strict_finds_nothing_in_the_package() -> None:
         check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.slow
+def test_the_import_layers_hold() -> None:
+    """commands -> apply -> cluster -> plan -> placement | spec -> model -> errors; only
+    cluster.kafka imports kafka-python and only analytics imports pyspark (pyproject.toml's
+    [tool.importlinter] contracts)."""
+    lint = shutil.which("lint-imports")
+    if lint is None:
+        pytest.fail("import-linter is not installed (pip install -e '.[dev]')")
+    result = subprocess.run(
+        [lint, "--no-cache"], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "0 broken" in result.stdout

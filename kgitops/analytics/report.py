@@ -153,7 +153,7 @@ def consumer_load(
 ) -> dict[str, Any]:
     """Per-member load for ``members`` consumers (c0, c1, ...) of one group subscribed to
     the topic, under Kafka's range and round-robin assignors."""
-    from kgitops.consumers import assign_range, assign_round_robin
+    from kgitops.placement.consumers import assign_range, assign_round_robin
 
     subs = {f"c{i}": [topic] for i in range(members)}
     out: dict[str, Any] = {"members": members}
@@ -249,7 +249,7 @@ def placements_for(
     current count, and for a larger count the live one plus Kafka's assignment of the added
     partitions (seed 002: existing partitions never move). A smaller count has none (Kafka
     cannot remove partitions)."""
-    from kgitops.assignment import assign_added_partitions
+    from kgitops.placement.assignment import assign_added_partitions
 
     existing = {int(p): tuple(r) for p, r in current.items()}
     out: dict[int, Placement] = {}

@@ -19,6 +19,6 @@ def open_cluster(spec: ClusterSpec, *, environ: Mapping[str, str] | None = None)
         from kgitops.cluster.simulated import SimulatedCluster
 
         return SimulatedCluster.open(spec.simulated.state_file, spec.simulated.brokers)
-    from kgitops.cluster.kafka import KafkaAdmin
+    from kgitops.cluster.kafka.admin import KafkaAdmin
 
     return KafkaAdmin(spec, environ=environ)

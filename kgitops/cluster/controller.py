@@ -19,9 +19,9 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Sequence
 
-from kgitops import topic_configs
 from kgitops.cluster import replication as repl
 from kgitops.errors import ClusterRequestError
+from kgitops.spec import topic_configs
 
 _LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]+")
 
@@ -93,7 +93,7 @@ def assignment_error(
 
 
 def topic_config_error(key: str, value: str) -> str | None:
-    """INVALID_CONFIG's message for setting a topic config, or None (kgitops.topic_configs)."""
+    """INVALID_CONFIG's message for setting a topic config, or None (kgitops.spec.topic_configs)."""
     if key in (repl.LEADER_REPLICAS, repl.FOLLOWER_REPLICAS):
         return throttle_list_error(key, value)
     if key not in topic_configs.CONFIGS:

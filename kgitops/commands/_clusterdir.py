@@ -10,7 +10,7 @@ from kgitops.model import ClusterSpec
 
 def load_cluster(directory: str) -> ClusterSpec:
     """The ClusterSpec of ``directory``; SpecError with every diagnostic when there is none."""
-    from kgitops.specs import load_specs
+    from kgitops.spec.load import load_specs
 
     specs = load_specs(directory)
     if specs.cluster is None:

@@ -11,15 +11,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from kgitops.diff import compute_plan
 from kgitops.errors import KgitopsError, PlanError, SpecError
-from kgitops.lock import Lock, read_lock, require_fresh, write_lock
 from kgitops.model import ClusterSpec, ClusterState, TopicSpec
 from kgitops.perf import paused_gc
-from kgitops.plan import Plan, PlanWarning
+from kgitops.plan.diff import compute_plan
+from kgitops.plan.value import Plan, PlanWarning
+from kgitops.spec.lock import Lock, read_lock, require_fresh, write_lock
 
 if TYPE_CHECKING:
-    from kgitops.specs import Specs
+    from kgitops.spec.load import Specs
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,7 @@ def plan_directory(
 def _plan_directory(
     directory: str, state_file: str | None, rebalance: bool, locked: bool, update_lock: bool
 ) -> PlanResult:
-    from kgitops.specs import load_specs
+    from kgitops.spec.load import load_specs
 
     state: ClusterState | None = None
     if state_file is not None:

@@ -41,7 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def read_plan(path: str) -> Any:
     """The Plan saved at ``path``; PlanError naming the file for anything unreadable."""
-    from kgitops.plan import Plan
+    from kgitops.plan.value import Plan
 
     try:
         with open(path, encoding="utf-8") as f:
@@ -75,7 +75,7 @@ def cluster_dir_of(plan_path: str, cluster_dir: str | None) -> str:
 
 def load_cluster(directory: str) -> Any:
     """The ClusterSpec of ``directory``'s cluster.yaml (topic files are not needed)."""
-    from kgitops.specs import load_specs
+    from kgitops.spec.load import load_specs
 
     specs = load_specs(directory)
     if specs.cluster is None:
@@ -85,11 +85,11 @@ def load_cluster(directory: str) -> Any:
 
 def show(plan: Any) -> str:
     try:
-        from kgitops.render import render_text
+        from kgitops.plan.render import render_text
 
         return render_text(plan.to_json(), colour=sys.stdout.isatty())
     except ImportError:  # pragma: no cover - the renderer is part of the package
-        from kgitops.apply import label
+        from kgitops.apply.run import label
 
         return "\n".join(label(a) for a in plan.actions)
 
@@ -131,7 +131,7 @@ def load_plan(args: argparse.Namespace) -> tuple[Any, Any]:
 
 def fresh_state(plan: Any, admin: Any) -> Any:
     """The live state of the plan's topics; StalePlan if it is not what the plan was made on."""
-    from kgitops.apply import check_fresh
+    from kgitops.apply.run import check_fresh
 
     state = admin.describe(sorted(plan.state_digests) or sorted({a.topic for a in plan.actions}))
     check_fresh(plan, state)
@@ -150,8 +150,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def apply_with(args: argparse.Namespace, plan: Any, cluster: Any, admin: Any) -> int:
-    from kgitops.apply import apply_plan
-    from kgitops.progress import for_stream
+    from kgitops.apply.progress import for_stream
+    from kgitops.apply.run import apply_plan
 
     settings = cluster.reassignment
     if not plan.has_changes:

@@ -76,8 +76,8 @@ def parse_ints(text: str, what: str) -> list[int]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kgitops.assignment import assign_replicas
     from kgitops.model import Broker
+    from kgitops.placement.assignment import assign_replicas
 
     ids = parse_ints(args.brokers, "--brokers")
     if args.racks is None:

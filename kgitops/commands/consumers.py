@@ -102,7 +102,7 @@ def parse_previous(
 
 
 def run(args: argparse.Namespace) -> int:
-    from kgitops.consumers import (
+    from kgitops.placement.consumers import (
         assign_range,
         assign_round_robin,
         assign_sticky,

@@ -20,8 +20,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kgitops.plan import Plan
-    from kgitops.render import render_reassignment
+    from kgitops.plan.render import render_reassignment
+    from kgitops.plan.value import Plan
 
     try:
         if args.plan == "-":

@@ -115,7 +115,7 @@ def _read(path: str) -> str:
 
 
 def _comment(args: argparse.Namespace) -> int:
-    from kgitops.github import GitHubClient, check_repo, marker_tag, upsert_comment
+    from kgitops.integrations.github import GitHubClient, check_repo, marker_tag, upsert_comment
 
     if not args.repo:
         raise GitHubError("no repository: pass --repo OWNER/NAME (or set GITHUB_REPOSITORY)")

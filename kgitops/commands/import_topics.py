@@ -3,7 +3,7 @@
 For every live topic without a Topic document in DIR (Kafka's internal ``__*`` topics aside),
 write ``DIR/<topic>.yaml`` with its partitions, replication factor and the configs set on it,
 and add its entry to kgitops.lock with its placement recovered where Kafka's own algorithm
-explains it (see ``kgitops.adopt``). Before writing, the result is planned against the same
+explains it (see ``kgitops.plan.adopt``). Before writing, the result is planned against the same
 live state: a topic the planner would still move is written more literally until it would
 not, so adopting a cluster moves nothing. Existing files are never overwritten.
 """
@@ -17,10 +17,10 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from kgitops.adopt import Adoption
-    from kgitops.lock import Lock
     from kgitops.model import ClusterSpec, ClusterState, TopicSpec
-    from kgitops.plan import Plan
+    from kgitops.plan.adopt import Adoption
+    from kgitops.plan.value import Plan
+    from kgitops.spec.lock import Lock
 
 NAME = "import"
 HELP = "write topic files and lock entries for live topics not yet in git (moves nothing)"
@@ -55,10 +55,10 @@ class _Desired:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kgitops.adopt import adopt, file_name, topic_yaml
     from kgitops.errors import KgitopsError, SpecError
-    from kgitops.lock import Lock, read_lock, write_lock
-    from kgitops.specs import load_specs
+    from kgitops.plan.adopt import adopt, file_name, topic_yaml
+    from kgitops.spec.load import load_specs
+    from kgitops.spec.lock import Lock, read_lock, write_lock
 
     specs = load_specs(args.dir)
     if specs.errors:
@@ -139,9 +139,9 @@ def _settle(
     lock: Lock | None,
 ) -> tuple[dict[str, Adoption], Plan]:
     """Plan with the adopted topics; write the ones the planner would move more literally."""
-    from kgitops.adopt import escalate
-    from kgitops.diff import compute_plan
-    from kgitops.lock import Lock
+    from kgitops.plan.adopt import escalate
+    from kgitops.plan.diff import compute_plan
+    from kgitops.spec.lock import Lock
 
     base = dict(lock.entries) if lock is not None else {}
     cluster = replace(cluster, unmanaged_topics="ignore")  # topics left out are not our concern

@@ -33,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kgitops.partitioner import partition_for
+    from kgitops.placement.partitioner import partition_for
 
     if args.partitions < 1:
         raise KgitopsError(f"--partitions must be at least 1, not {args.partitions}")

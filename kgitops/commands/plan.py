@@ -54,7 +54,7 @@ def use_colour(choice: str) -> bool:
 
 def run(args: argparse.Namespace) -> int:
     from kgitops.commands._planning import plan_directory
-    from kgitops.render import render_json, render_markdown, render_text
+    from kgitops.plan.render import render_json, render_markdown, render_text
 
     result = plan_directory(
         args.directory,

@@ -64,7 +64,7 @@ def _output(args: argparse.Namespace, directory: str, topics: Sequence[TopicSpec
 
 
 def run(args: argparse.Namespace) -> int:
-    from kgitops.specs import load_specs
+    from kgitops.spec.load import load_specs
 
     specs = load_specs(args.directory)
     cluster = specs.cluster
@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
     except ImportError:
         raise KgitopsError("sample-keys writes Parquet: pip install 'kgitops[spark]'") from None
 
-    from kgitops.cluster.kafka import sample_keys
+    from kgitops.cluster.kafka.sample import sample_keys
 
     rows = sample_keys(cluster, args.topic, args.max, timeout=args.timeout)
     table = pa.table(

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from kgitops.cluster.simulated import SimulatedCluster
-    from kgitops.health import Health
+    from kgitops.plan.health import Health
 
 NAME = "simulate"
 HELP = "what-if on a simulated cluster: fail or restore a broker, let time pass, show"
@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     from kgitops.commands._clusterdir import load_cluster
     from kgitops.commands._units import format_duration, parse_duration, parse_size
     from kgitops.errors import KgitopsError
-    from kgitops.health import assess
+    from kgitops.plan.health import assess
 
     spec = load_cluster(args.dir)
     if spec.simulated is None:

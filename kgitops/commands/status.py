@@ -1,5 +1,5 @@
 """`kgitops status DIR`: is the cluster healthy? Offline and under-replicated partitions, ISR,
-leaders off the preferred replica, reassignments in flight (see ``kgitops.health``).
+leaders off the preferred replica, reassignments in flight (see ``kgitops.plan.health``).
 
 Exit code: 0 healthy; 2 unhealthy (a broker offline, or a partition offline, under-replicated
 or under its min.insync.replicas); 1 when the status could not be read. Leaders off preferred
@@ -14,7 +14,7 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from kgitops.health import Health, PartitionHealth
+    from kgitops.plan.health import Health, PartitionHealth
 
 NAME = "status"
 HELP = "cluster health: offline and under-replicated partitions, ISR, leaders, reassignments"
@@ -56,7 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kgitops.health import assess
+    from kgitops.plan.health import assess
 
     progress = None
     if args.state is not None:

@@ -49,7 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kgitops.specs import cluster_dirs, load_specs
+    from kgitops.spec.load import cluster_dirs, load_specs
 
     brokers: list[Broker] | None = None
     if args.state:
@@ -87,7 +87,7 @@ _POSITIONED = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?P<messag
 def _lock_problems(folder: str) -> list[Diagnostic]:
     """A kgitops.lock that cannot be read (a merge conflict left in it, a bad edit) is an
     error now rather than at plan time."""
-    from kgitops.lock import lock_path, read_lock
+    from kgitops.spec.lock import lock_path, read_lock
 
     if not os.path.isdir(folder):
         return []

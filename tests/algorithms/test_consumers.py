@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kgitops.consumers import (
+from kgitops.placement.consumers import (
     assign_range,
     assign_round_robin,
     assign_sticky,

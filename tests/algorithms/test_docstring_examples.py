@@ -7,15 +7,20 @@ from types import ModuleType
 
 import pytest
 
-import kgitops.assignment
-import kgitops.consumers
-import kgitops.partitioner
-import kgitops.rebalance
+import kgitops.placement.assignment
+import kgitops.placement.consumers
+import kgitops.placement.partitioner
+import kgitops.placement.rebalance
 
 
 @pytest.mark.parametrize(
     "module",
-    [kgitops.assignment, kgitops.partitioner, kgitops.consumers, kgitops.rebalance],
+    [
+        kgitops.placement.assignment,
+        kgitops.placement.partitioner,
+        kgitops.placement.consumers,
+        kgitops.placement.rebalance,
+    ],
     ids=lambda m: m.__name__,
 )
 def test_docstring_examples_hold(module: ModuleType) -> None:

@@ -7,7 +7,7 @@ import random
 import pytest
 from kafka.partitioner.default import murmur2 as kafka_python_murmur2
 
-from kgitops.partitioner import murmur2, partition_for, to_positive
+from kgitops.placement.partitioner import murmur2, partition_for, to_positive
 
 # Kafka's UtilsTest.testMurmur2
 KAFKA_CASES = {

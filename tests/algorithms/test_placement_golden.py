@@ -8,14 +8,6 @@ from collections.abc import Mapping
 
 import pytest
 
-from kgitops.assignment import (
-    added_partitions_start_index,
-    assign_added_partitions,
-    assign_replicas,
-    find_parameters,
-    rack_alternated_brokers,
-    validate_static_assignment,
-)
 from kgitops.errors import (
     AssignmentError,
     BrokerMetadataError,
@@ -24,6 +16,14 @@ from kgitops.errors import (
     InvalidReplicationFactor,
 )
 from kgitops.model import Broker
+from kgitops.placement.assignment import (
+    added_partitions_start_index,
+    assign_added_partitions,
+    assign_replicas,
+    find_parameters,
+    rack_alternated_brokers,
+    validate_static_assignment,
+)
 
 
 def racked(mapping: Mapping[int, str | None]) -> list[Broker]:

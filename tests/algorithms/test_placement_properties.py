@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from kafka_reference import assign_replicas_to_brokers
 
-from kgitops.assignment import assign_replicas
 from kgitops.model import Broker
+from kgitops.placement.assignment import assign_replicas
 
 
 @st.composite

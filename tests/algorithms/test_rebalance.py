@@ -11,10 +11,10 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from kgitops.assignment import assign_added_partitions, assign_replicas, find_placement
 from kgitops.errors import InvalidReplicationFactor
 from kgitops.model import Broker
-from kgitops.rebalance import Target, rebalance
+from kgitops.placement.assignment import assign_added_partitions, assign_replicas, find_placement
+from kgitops.placement.rebalance import Target, rebalance
 
 ABAB = [Broker(0, "a"), Broker(1, "b"), Broker(2, "a"), Broker(3, "b")]
 SIX = [Broker(i, f"r{i % 3}") for i in range(6)]

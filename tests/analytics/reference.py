@@ -1,4 +1,4 @@
-"""What the Spark job must find, computed row by row in plain Python with kgitops.partitioner."""
+"""What the Spark job must find, row by row in plain Python (kgitops.placement.partitioner)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from kgitops.partitioner import partition_for
+from kgitops.placement.partitioner import partition_for
 
 
 def expected(

@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from kgitops.cli import main
-from kgitops.partitioner import partition_for
+from kgitops.placement.partitioner import partition_for
 
 SCHEMA = json.loads(
     (resources.files("kgitops") / "schemas" / "keys-report.json").read_text(encoding="utf-8")

@@ -12,7 +12,7 @@ import pytest
 
 from kgitops.analytics import api, javaudf, job
 from kgitops.errors import AnalyticsError
-from kgitops.partitioner import partition_for
+from kgitops.placement.partitioner import partition_for
 
 
 def _write(path: Path, keys: list[str]) -> None:

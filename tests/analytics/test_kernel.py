@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kgitops.analytics.kernel import murmur2_arrow
-from kgitops.partitioner import murmur2
+from kgitops.placement.partitioner import murmur2
 from tests.analytics.conftest import keys_of_every_kind
 
 

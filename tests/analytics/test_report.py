@@ -19,8 +19,8 @@ from kgitops.analytics.report import (
     placements_for,
     skew,
 )
-from kgitops.assignment import assign_replicas
 from kgitops.model import Broker
+from kgitops.placement.assignment import assign_replicas
 
 SCHEMA = json.loads(
     (resources.files("kgitops") / "schemas" / "keys-report.json").read_text(encoding="utf-8")

@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from kgitops.cli import main
-from kgitops.partitioner import partition_for
+from kgitops.placement.partitioner import partition_for
 
 KEYS = [f"account-{i % 120}" for i in range(1500)] + ["whale"] * 300
 

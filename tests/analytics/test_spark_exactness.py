@@ -14,7 +14,7 @@ import pytest
 from kgitops.analytics import javaudf
 from kgitops.analytics.job import JobSpec, register_java_udf, run_job
 from kgitops.analytics.transforms import normalize_keys, partition_of, with_hash
-from kgitops.partitioner import partition_for
+from kgitops.placement.partitioner import partition_for
 from tests.analytics.conftest import keys_of_every_kind
 from tests.analytics.reference import expected
 

@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from kgitops.partitioner import partition_for
+from kgitops.placement.partitioner import partition_for
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 

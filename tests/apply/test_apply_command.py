@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from test_apply_simulated import Folder, topic
 
-from kgitops.progress import BarProgress, PlainProgress, Snapshot
-from kgitops.throttles import merged, parse_entries, removed
+from kgitops.apply.progress import BarProgress, PlainProgress, Snapshot
+from kgitops.apply.throttles import merged, parse_entries, removed
 
 
 @pytest.fixture

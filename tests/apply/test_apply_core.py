@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from apply_fakes import FakeCluster
 
-from kgitops.apply import ApplyFailed, NothingApplied, apply_plan, check_fresh
+from kgitops.apply.run import ApplyFailed, NothingApplied, apply_plan, check_fresh
+from kgitops.apply.throttles import FOLLOWER_RATE, FOLLOWER_REPLICAS, LEADER_RATE, LEADER_REPLICAS
 from kgitops.errors import (
     ClusterRequestError,
     ClusterUnreachable,
@@ -14,7 +15,7 @@ from kgitops.errors import (
     StalePlan,
 )
 from kgitops.model import Broker, ReassignmentSettings
-from kgitops.plan import (
+from kgitops.plan.value import (
     AddPartitions,
     AlterConfig,
     CreateTopic,
@@ -24,7 +25,6 @@ from kgitops.plan import (
     Plan,
     Reassign,
 )
-from kgitops.throttles import FOLLOWER_RATE, FOLLOWER_REPLICAS, LEADER_RATE, LEADER_REPLICAS
 
 BROKERS = [Broker(i, f"r{i % 3}") for i in range(1, 7)]
 SETTINGS = ReassignmentSettings(throttle_bytes_per_sec=1000, max_concurrent_moves=3)
@@ -310,7 +310,7 @@ def test_an_effect_the_cluster_does_not_show_is_an_error() -> None:
 
 
 def test_a_stale_plan_is_refused_naming_the_topic_that_changed() -> None:
-    from kgitops.plan import state_fingerprint
+    from kgitops.plan.value import state_fingerprint
 
     fake = cluster()
     before = fake.describe()

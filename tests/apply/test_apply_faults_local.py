@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from kgitops import cli
-from kgitops.apply import ApplyFailed, apply_plan
+from kgitops.apply.run import ApplyFailed, apply_plan
 
 pytestmark = pytest.mark.broker
 

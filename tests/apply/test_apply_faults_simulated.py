@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from test_apply_simulated import Folder, topic
 
+from kgitops.apply.throttles import FOLLOWER_REPLICAS, LEADER_REPLICAS
 from kgitops.cluster.simulated import SimulatedCluster
-from kgitops.throttles import FOLLOWER_REPLICAS, LEADER_REPLICAS
 
 
 def no_throttles_left(demo: Folder) -> None:

@@ -13,10 +13,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kgitops.apply import apply_plan
-from kgitops.assignment import assign_replicas
+from kgitops.apply.run import apply_plan
+from kgitops.apply.throttles import FOLLOWER_REPLICAS, LEADER_REPLICAS
 from kgitops.cluster.simulated import SimulatedCluster
-from kgitops.diff import compute_plan
 from kgitops.model import (
     Broker,
     ClusterSpec,
@@ -24,7 +23,8 @@ from kgitops.model import (
     SimulatedSpec,
     TopicSpec,
 )
-from kgitops.throttles import FOLLOWER_REPLICAS, LEADER_REPLICAS
+from kgitops.placement.assignment import assign_replicas
+from kgitops.plan.diff import compute_plan
 
 BROKERS = tuple(Broker(i, f"az{(i - 1) % 3 + 1}") for i in range(1, 7))
 CONFIGS = st.dictionaries(

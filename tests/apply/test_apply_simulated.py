@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from kgitops import cli
-from kgitops.assignment import assign_added_partitions, assign_replicas
+from kgitops.apply.throttles import FOLLOWER_REPLICAS, LEADER_REPLICAS
 from kgitops.cluster.simulated import SimulatedCluster
 from kgitops.model import Broker
-from kgitops.throttles import FOLLOWER_REPLICAS, LEADER_REPLICAS
+from kgitops.placement.assignment import assign_added_partitions, assign_replicas
 
 BROKERS = [Broker(i, f"az{(i - 1) % 3 + 1}") for i in range(1, 7)]
 RACK = {b.id: b.rack for b in BROKERS}

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import kafka.errors as kerr
 
-from kgitops.cluster.kafka import KafkaAdmin
+from kgitops.cluster.kafka.admin import KafkaAdmin
 from kgitops.errors import ClusterRequestError, ClusterTimeout
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from kgitops.cluster.connect import open_cluster
-from kgitops.cluster.kafka import KafkaAdmin
+from kgitops.cluster.kafka.admin import KafkaAdmin
 from kgitops.cluster.local import free_port, start_broker
 from kgitops.cluster.port import ClusterAdmin, ConfigChange, NewPartitions, NewTopic
 from kgitops.errors import (

@@ -8,14 +8,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kgitops.adopt import adopt, recover_start_index
-from kgitops.assignment import assign_replicas
 from kgitops.cli import main
 from kgitops.cluster.port import ConfigChange, NewTopic
 from kgitops.cluster.simulated import SimulatedCluster
-from kgitops.lock import read_lock
 from kgitops.model import Broker, PartitionState, TopicState
-from kgitops.specs import load_specs
+from kgitops.placement.assignment import assign_replicas
+from kgitops.plan.adopt import adopt, recover_start_index
+from kgitops.spec.load import load_specs
+from kgitops.spec.lock import read_lock
 
 RACKED = [Broker(0, "az1"), Broker(1, "az2"), Broker(2, "az3"), Broker(3, "az1")]
 CLUSTER_YAML = """\

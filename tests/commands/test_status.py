@@ -11,8 +11,8 @@ from kgitops.cli import main
 from kgitops.cluster.port import ConfigChange, NewTopic
 from kgitops.cluster.simulated import SimulatedCluster
 from kgitops.cluster.snapshot import write_state
-from kgitops.health import assess
 from kgitops.model import Broker, ClusterState, PartitionState, Reassignment, TopicState
+from kgitops.plan.health import assess
 
 CLUSTER_YAML = """\
 apiVersion: kgitops/v1

@@ -20,7 +20,7 @@ def _folder(tmp_path: Path, bootstrap: str) -> Path:
 
 
 def _create(bootstrap: str, name: str) -> None:
-    from kgitops.cluster.kafka import KafkaAdmin
+    from kgitops.cluster.kafka.admin import KafkaAdmin
     from kgitops.cluster.port import NewTopic
     from kgitops.model import ClusterSpec
 

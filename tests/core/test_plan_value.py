@@ -8,7 +8,7 @@ import json
 import pytest
 
 from kgitops.errors import PlanError
-from kgitops.plan import (
+from kgitops.plan.value import (
     AddPartitions,
     AlterConfig,
     CreateTopic,

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from kgitops.cli import main
 from kgitops.errors import GitHubError
-from kgitops.github import (
+from kgitops.integrations.github import (
     COMMENT_LIMIT,
     GitHubClient,
     compose_body,

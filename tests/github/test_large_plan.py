@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-from kgitops.github import COMMENT_LIMIT, compose_body
-from kgitops.plan import AlterConfig, CreateTopic, Move, Plan, Reassign
-from kgitops.render import render_markdown
+from kgitops.integrations.github import COMMENT_LIMIT, compose_body
+from kgitops.plan.render import render_markdown
+from kgitops.plan.value import AlterConfig, CreateTopic, Move, Plan, Reassign
 
 TOPICS = 5000
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from kgitops.cli import main
-from kgitops.plan import CreateTopic, DeleteTopic, Plan
+from kgitops.plan.value import CreateTopic, DeleteTopic, Plan
 
 SASL_CLUSTER = """\
 apiVersion: kgitops/v1

@@ -20,7 +20,7 @@ import yaml
 from fake_github import TOKEN, FakeGitHub
 
 from kgitops.cli import main
-from kgitops.plan import Plan
+from kgitops.plan.value import Plan
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = ROOT / ".github" / "workflows"

@@ -5,11 +5,10 @@ from __future__ import annotations
 import pytest
 from planner_builders import brokers, live, specs, state, topic
 
-from kgitops.diff import compute_plan
 from kgitops.errors import PlanError, SpecError
-from kgitops.lock import Lock, LockEntry
 from kgitops.model import Broker, PartitionState, Reassignment, TopicState
-from kgitops.plan import (
+from kgitops.plan.diff import compute_plan
+from kgitops.plan.value import (
     AddPartitions,
     AlterConfig,
     CreateTopic,
@@ -17,6 +16,7 @@ from kgitops.plan import (
     ElectLeaders,
     Reassign,
 )
+from kgitops.spec.lock import Lock, LockEntry
 
 
 def test_empty_specs_and_empty_cluster_give_an_empty_plan() -> None:

@@ -17,8 +17,8 @@ import kgitops
 import kgitops.errors
 from kgitops.cli import main
 from kgitops.cluster.snapshot import read_state
-from kgitops.plan import Plan
-from kgitops.render import render_markdown
+from kgitops.plan.render import render_markdown
+from kgitops.plan.value import Plan
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 CASES = sorted(p.name for p in GOLDEN.iterdir() if (p / "topics").is_dir())

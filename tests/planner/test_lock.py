@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from kgitops.errors import LockError
-from kgitops.lock import (
+from kgitops.model import Broker
+from kgitops.spec.lock import (
     Lock,
     LockEntry,
     dumps_lock,
@@ -17,7 +18,6 @@ from kgitops.lock import (
     require_fresh,
     write_lock,
 )
-from kgitops.model import Broker
 
 BROKERS = (Broker(0, "az1"), Broker(1, "az2"), Broker(2, None))
 

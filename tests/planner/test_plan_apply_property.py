@@ -11,10 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from planner_builders import FakeSpecs
 
-from kgitops.apply import apply_plan
+from kgitops.apply.run import apply_plan
 from kgitops.cluster.simulated import SimulatedCluster
 from kgitops.cluster.snapshot import write_state
-from kgitops.diff import compute_plan
 from kgitops.model import (
     Broker,
     ClusterSpec,
@@ -24,6 +23,7 @@ from kgitops.model import (
     TopicSpec,
     TopicState,
 )
+from kgitops.plan.diff import compute_plan
 
 CONFIGS = [{}, {"retention.ms": "3600000"}, {"cleanup.policy": "compact"}]
 

@@ -4,14 +4,22 @@ from __future__ import annotations
 
 import json
 
-from kgitops.plan import AddPartitions, CreateTopic, DeleteTopic, Move, Plan, PlanWarning, Reassign
-from kgitops.render import (
+from kgitops.plan.render import (
     GITHUB_COMMENT_LIMIT,
     human_bytes,
     human_seconds,
     reassignment_json,
     render_markdown,
     render_text,
+)
+from kgitops.plan.value import (
+    AddPartitions,
+    CreateTopic,
+    DeleteTopic,
+    Move,
+    Plan,
+    PlanWarning,
+    Reassign,
 )
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from kgitops.errors import DeletionNotAllowed, OfflineTarget, UnsafeReplication
 from kgitops.model import Broker, ClusterState, PartitionState, TopicState
-from kgitops.plan import (
+from kgitops.plan.value import (
     AlterConfig,
     CreateTopic,
     DeleteTopic,

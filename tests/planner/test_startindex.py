@@ -1,11 +1,11 @@
-"""The start index chooser: the worked example of kgitops.startindex, ties, and cost."""
+"""The start index chooser: the worked example of kgitops.placement.startindex, ties, and cost."""
 
 from __future__ import annotations
 
 import time
 from collections import Counter
 
-from kgitops.startindex import Load, choose_start_index
+from kgitops.placement.startindex import Load, choose_start_index
 
 ARRANGED = [0, 3, 1, 4, 2, 5]
 

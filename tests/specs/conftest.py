@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from kgitops.model import Broker
-from kgitops.specs import load_specs
+from kgitops.spec.load import load_specs
 
 # Three brokers in three racks; a simulated cluster, so the brokers are known.
 CLUSTER = """\

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from kgitops.cli import main
-from kgitops.specs import load_specs, load_specs_or_raise
+from kgitops.spec.load import load_specs, load_specs_or_raise
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ["local", "demo", "prod"]
@@ -68,7 +68,7 @@ def test_the_prod_cluster_names_its_secrets_by_environment_variable_only() -> No
 
 
 def test_the_docs_list_every_topic_config() -> None:
-    from kgitops.topic_configs import CONFIGS
+    from kgitops.spec.topic_configs import CONFIGS
 
     text = (ROOT / "docs" / "specs.md").read_text()
     assert [name for name in CONFIGS if f"| `{name}` |" not in text] == []

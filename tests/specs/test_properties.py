@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from kgitops.schemacheck import schema
-from kgitops.specs import load_specs
-from kgitops.topic_configs import normalize_config
+from kgitops.spec.load import load_specs
+from kgitops.spec.schemacheck import schema
+from kgitops.spec.topic_configs import normalize_config
 
 from .conftest import CLUSTER
 

@@ -15,7 +15,7 @@ from jsonschema import Draft202012Validator
 
 from kgitops.cluster.snapshot import state_to_json
 from kgitops.model import Broker, ClusterState, PartitionState, Reassignment, TopicState
-from kgitops.plan import (
+from kgitops.plan.value import (
     AddPartitions,
     AlterConfig,
     CreateTopic,
@@ -26,8 +26,8 @@ from kgitops.plan import (
     PlanWarning,
     Reassign,
 )
-from kgitops.schemacheck import SCHEMA_FILES, compile_schema, conforms, schema, validator
-from kgitops.topic_configs import CONFIGS, config_schema
+from kgitops.spec.schemacheck import SCHEMA_FILES, compile_schema, conforms, schema, validator
+from kgitops.spec.topic_configs import CONFIGS, config_schema
 
 ROOT = Path(__file__).resolve().parents[2]
 

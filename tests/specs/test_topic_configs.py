@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kgitops.topic_configs import (
+from kgitops.spec.topic_configs import (
     CONFIGS,
     INT_MAX,
     LONG_MAX,
@@ -236,7 +236,7 @@ def test_for_yaml_numbers_and_booleans_the_schema_and_validate_agree_exactly(nam
 def _schema_ok(name: str, value: object) -> bool:
     from jsonschema import Draft202012Validator
 
-    from kgitops.schemacheck import schema
+    from kgitops.spec.schemacheck import schema
 
     sub = schema("topic.json")["properties"]["config"]["properties"][name]
     return bool(Draft202012Validator(sub).is_valid(value))

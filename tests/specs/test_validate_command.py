@@ -11,7 +11,7 @@ import pytest
 
 from kgitops.cli import main
 from kgitops.errors import SpecError
-from kgitops.specs import load_specs_or_raise
+from kgitops.spec.load import load_specs_or_raise
 
 from .conftest import CLUSTER, TOPIC
 
@@ -132,7 +132,7 @@ def test_github_format_annotates_the_line_in_the_pull_request(
 
 
 def test_cluster_folders_at_any_depth_are_found(tmp_path: Path) -> None:
-    from kgitops.specs import cluster_dirs
+    from kgitops.spec.load import cluster_dirs
 
     _folder(tmp_path / "eu" / "prod", {})
     _folder(tmp_path / "eu" / "prod" / "canary", {})

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kgitops.errors import Mark
-from kgitops.yamlload import load_file, load_text
+from kgitops.spec.yamlload import load_file, load_text
 
 
 def test_every_value_keeps_its_line_and_column() -> None:

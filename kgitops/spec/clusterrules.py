@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from kgitops.errors import Diagnostic, Mark
 from kgitops.model import Broker, ClusterSpec
-from kgitops.yamlload import Document
+from kgitops.spec.yamlload import Document
 
 
 def _err(mark: Mark, message: str) -> Diagnostic:

@@ -27,6 +27,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from kgitops.apply.progress import Progress, SilentProgress
+from kgitops.apply.reassign import Reassigner, ReassignResult
+from kgitops.apply.recorder import Recorder
+from kgitops.apply.verify import verify_applied
 from kgitops.cluster.port import ClusterAdmin, ConfigChange, NewPartitions, NewTopic, Results
 from kgitops.errors import (
     ActionOutcome,
@@ -40,7 +44,7 @@ from kgitops.errors import (
     StalePlan,
 )
 from kgitops.model import ClusterState, ReassignmentSettings
-from kgitops.plan import (
+from kgitops.plan.value import (
     Action,
     AddPartitions,
     AlterConfig,
@@ -50,10 +54,6 @@ from kgitops.plan import (
     Plan,
     Reassign,
 )
-from kgitops.progress import Progress, SilentProgress
-from kgitops.reassign import Reassigner, ReassignResult
-from kgitops.recorder import Recorder
-from kgitops.verify import verify_applied
 
 FATAL = (ClusterUnreachable, ClusterTimeout, ClusterAuthError)
 
@@ -125,7 +125,7 @@ def check_fresh(plan: Plan, state: ClusterState) -> None:
     The fingerprint covers brokers (ids, racks, liveness) and, for every topic the plan
     names, its replicas and topic configs; the per-topic digests say which topics changed.
     """
-    from kgitops.plan import state_fingerprint  # type: ignore[attr-defined,unused-ignore]
+    from kgitops.plan.value import state_fingerprint  # type: ignore[attr-defined,unused-ignore]
 
     topics = sorted(plan.state_digests) or sorted({a.topic for a in plan.actions})
     fingerprint, digests = state_fingerprint(state, topics)

@@ -1,7 +1,7 @@
 """Kafka's topic-level configs (3.x and 4.x): name, type, default, valid values, and meaning.
 
 This table is the one source of truth: the ``config`` part of ``schemas/topic.json`` is
-generated from it (``python -m kgitops.topic_configs`` rewrites it; a test checks they agree),
+generated from it (``python -m kgitops.spec.topic_configs`` rewrites it; a test checks they agree),
 validation uses it, and the diff compares values through ``normalize_config``.
 
 Types are Kafka's ``ConfigDef.Type``; ranges and enums are those of Kafka's ``LogConfig``

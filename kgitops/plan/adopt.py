@@ -21,11 +21,11 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from kgitops.assignment import assign_replicas, rack_alternated_brokers
 from kgitops.errors import KgitopsError
-from kgitops.lock import LockEntry
 from kgitops.model import Broker, Placement, TopicSpec, TopicState
-from kgitops.topic_configs import CONFIGS, MANAGED_BY_APPLY, check_config
+from kgitops.placement.assignment import assign_replicas, rack_alternated_brokers
+from kgitops.spec.lock import LockEntry
+from kgitops.spec.topic_configs import CONFIGS, MANAGED_BY_APPLY, check_config
 
 #: The order in which ``escalate`` tries placements for a topic the planner would move.
 ESCALATION: tuple[str, ...] = ("recovered", "adopted", "rack-unaware", "static")

@@ -22,7 +22,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import cast
 
-from kgitops import schemacheck, specrules
 from kgitops.errors import Diagnostic, Mark, SpecError
 from kgitops.model import (
     Broker,
@@ -37,8 +36,10 @@ from kgitops.model import (
     TopicSpec,
     UnmanagedPolicy,
 )
-from kgitops.topic_configs import CONFIGS, MANAGED_BY_APPLY, check_config
-from kgitops.yamlload import Document, Marks, load_file
+from kgitops.spec import rules as specrules
+from kgitops.spec import schemacheck
+from kgitops.spec.topic_configs import CONFIGS, MANAGED_BY_APPLY, check_config
+from kgitops.spec.yamlload import Document, Marks, load_file
 
 CLUSTER_FILES = ("cluster.yaml", "cluster.yml")
 YAML_SUFFIXES = (".yaml", ".yml")

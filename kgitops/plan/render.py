@@ -15,7 +15,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from kgitops.plan import KIND_ORDER, SYMBOLS
+from kgitops.plan.value import KIND_ORDER, SYMBOLS
 
 GITHUB_COMMENT_LIMIT = 65_536
 TEXT_PARTITIONS_SHOWN = 12

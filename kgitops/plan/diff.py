@@ -10,7 +10,7 @@ Topics to create are processed sorted by name and each one's placement is added 
 per-broker counts, so the start index chosen for a topic accounts for the cluster plus every
 topic planned before it: the plan is a pure function of its inputs.
 
-The start index is chosen by ``kgitops.startindex`` (worked example there).
+The start index is chosen by ``kgitops.placement.startindex`` (worked example there).
 """
 
 from __future__ import annotations
@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Protocol
 
-from kgitops.assignment import assign_added_partitions, assign_replicas
 from kgitops.errors import AssignmentError, Diagnostic, PlanError, SpecError
-from kgitops.lock import Lock, LockEntry, same_brokers
 from kgitops.model import Broker, ClusterSpec, ClusterState, TopicSpec, TopicState
-from kgitops.plan import (
+from kgitops.placement.assignment import assign_added_partitions, assign_replicas
+from kgitops.placement.startindex import Load, arranged_brokers, choose_start_index
+from kgitops.plan.value import (
     THROTTLE_CONFIGS,
     Action,
     AddPartitions,
@@ -39,8 +39,8 @@ from kgitops.plan import (
     Reassign,
     state_fingerprint,
 )
-from kgitops.startindex import Load, arranged_brokers, choose_start_index
-from kgitops.topic_configs import normalize_config
+from kgitops.spec.lock import Lock, LockEntry, same_brokers
+from kgitops.spec.topic_configs import normalize_config
 
 LARGE_MOVE_SHARE = 0.10
 
@@ -446,7 +446,7 @@ def _targets(
     rack_aware = placement == "rack-aware"
     if not candidates or not (ctx.rebalance or _needs_moves(ctx, candidates, rf, rack_aware)):
         return {}
-    from kgitops.rebalance import rebalance
+    from kgitops.placement.rebalance import rebalance
 
     others = Load(Counter(ctx.load.leaders), Counter(ctx.load.replicas))
     others.add(current.values(), -1)  # rebalance counts the topic's own replicas itself

@@ -18,8 +18,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
 
-from kgitops.assignment import rack_alternated_brokers
 from kgitops.model import Broker
+from kgitops.placement.assignment import rack_alternated_brokers
 
 
 @dataclass

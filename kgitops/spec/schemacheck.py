@@ -23,7 +23,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
 from kgitops.errors import Diagnostic
-from kgitops.yamlload import Document
+from kgitops.spec.yamlload import Document
 
 SCHEMA_FILES = ("topic.json", "cluster.json", "plan.json", "state.json")
 

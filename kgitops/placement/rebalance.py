@@ -40,9 +40,9 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
 
-from kgitops.assignment import find_placement, place_segments
 from kgitops.errors import AssignmentError, InvalidReplicationFactor
 from kgitops.model import Broker
+from kgitops.placement.assignment import find_placement, place_segments
 
 
 @dataclass(frozen=True, slots=True)

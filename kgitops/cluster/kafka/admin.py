@@ -1,28 +1,4 @@
-"""The real-cluster adapter: ``ClusterAdmin`` over kafka-python, the only module that imports it.
-
-Every operation is one request per Kafka API for any number of topics (and one per broker only
-where Kafka routes that way: broker configs and DescribeLogDirs), sent through kafka-python's
-connection manager with protocol classes, so kgitops sees each item's own error code.
-``describe()`` of N topics therefore costs a constant number of requests::
-
-    Metadata (1) + DescribeCluster (1) + DescribeConfigs topics (1)
-    + DescribeConfigs broker (1 per broker) + ListPartitionReassignments (1)
-    + DescribeLogDirs (1 per broker, where supported)
-
-Routing: CreateTopics, CreatePartitions, DeleteTopics, AlterPartitionReassignments,
-ListPartitionReassignments and ElectLeaders go to the controller that Metadata names (on KRaft
-any broker forwards them); NOT_CONTROLLER refreshes it and retries. Configs of topics go to any
-broker; a broker's own configs to that broker.
-
-Failures: every kafka-python exception is translated here by :func:`translate` into the
-kgitops error tree (``ClusterUnreachable``, ``ClusterTimeout``, ``ClusterAuthError``,
-``UnsupportedOperation``, ``ClusterRequestError`` with Kafka's error name). Transport errors and
-retriable error codes are retried with exponential backoff until ``request_timeout_ms`` of the
-cluster file has passed, so a broker that is down gives an error within that time, never a hang.
-
-Topic configs: only what is set on the topic itself counts (Kafka's DYNAMIC_TOPIC_CONFIG);
-see :func:`topic_configs_from` for how that is decided on brokers that do not say so.
-"""
+"""``KafkaAdmin``: the ClusterAdmin port over kafka-python (see the package docstring)."""
 
 from __future__ import annotations
 
@@ -49,7 +25,16 @@ from kafka.protocol.admin import (
 )
 from kafka.protocol.metadata import MetadataRequest
 
-from kgitops.cluster.kafka_settings import CONNECT_TIMEOUT_MS, client_config
+from kgitops.cluster.kafka.errors import (
+    ExceptionTrap,
+    api_name,
+    item_error,
+    retriable_code,
+    retriable_exc,
+    scrub,
+    translate,
+)
+from kgitops.cluster.kafka.settings import CONNECT_TIMEOUT_MS, client_config
 from kgitops.cluster.port import ConfigChange, NewPartitions, NewTopic, Results
 from kgitops.errors import (
     ClusterAuthError,
@@ -68,19 +53,8 @@ from kgitops.model import (
     TopicState,
 )
 
-__all__ = [
-    "KafkaAdmin",
-    "client_config",
-    "item_error",
-    "response_enumerates",
-    "topic_configs_from",
-    "translate",
-]
-
 _Item = TypeVar("_Item")
 
-logging.getLogger("kafka").addHandler(logging.NullHandler())
-logging.getLogger("kafka").propagate = False
 
 # Kafka's ConfigResource types and ConfigSource ids (DescribeConfigs).
 RESOURCE_TOPIC = 2
@@ -94,126 +68,6 @@ ELECTION_PREFERRED = 0
 UNKNOWN_TOPIC_OR_PARTITION = 3
 NOT_CONTROLLER = 41
 ELECTION_NOT_NEEDED = 84
-
-# ------------------------------------------------------------------ translation
-
-
-def _api_name(operation: str) -> str:
-    return operation.removesuffix("Request")
-
-
-def translate(exc: BaseException, operation: str, *, secrets: Sequence[str] = ()) -> ClusterError:
-    """The kgitops error for anything kafka-python (or the socket under it) raised.
-
-    ``operation`` is the Kafka API or step ("CreatePartitions", "connect to prod"); it is
-    named in the message. ``secrets`` are scrubbed from the message, should a library ever
-    echo one.
-    """
-    if isinstance(exc, ClusterError):
-        return exc
-    detail = _scrub(str(exc) or type(exc).__name__, secrets)
-    op = _api_name(operation)
-    if isinstance(exc, kerr.UnsupportedVersionError | kerr.UnrecognizedBrokerVersion):
-        return UnsupportedOperation(op)
-    if isinstance(
-        exc,
-        kerr.AuthorizationError
-        | kerr.SaslAuthenticationFailedError
-        | kerr.UnsupportedSaslMechanismError
-        | kerr.IllegalSaslStateError
-        | kerr.DelegationTokenAuthDisabledError,
-    ):
-        return ClusterAuthError(
-            f"{op}: authentication or authorisation failed ({detail}); check the security "
-            "settings of cluster.yaml, the credentials in the environment and the ACLs"
-        )
-    if isinstance(exc, kerr.KafkaTimeoutError | kerr.RequestTimedOutError):
-        return ClusterTimeout(
-            f"{op}: the cluster did not answer in time ({detail}); it may be overloaded or "
-            "down, or requestTimeoutMs may be too short"
-        )
-    if isinstance(
-        exc,
-        kerr.KafkaConnectionError
-        | kerr.NodeNotReadyError
-        | kerr.BrokerNotAvailableError
-        | kerr.NetworkExceptionError
-        | kerr.UnknownBrokerIdError
-        | kerr.MetadataEmptyBrokerList
-        | kerr.StaleMetadata
-        | kerr.Cancelled
-        | kerr.TooManyInFlightRequests
-        | ConnectionError
-        | OSError,
-    ):
-        return ClusterUnreachable(
-            f"{op}: cannot reach the cluster ({detail}); check bootstrapServers, that the "
-            "brokers are up, and the network between"
-        )
-    if isinstance(exc, kerr.BrokerResponseError):
-        name = exc.message or type(exc).__name__
-        text = exc.description or ""
-        extra = ", ".join(str(a) for a in exc.args if a)
-        return ClusterRequestError(
-            f"{op}: the broker refused the request: {name}"
-            + (f" ({text})" if text else "")
-            + (f": {extra}" if extra else ""),
-            code=name,
-        )
-    if isinstance(exc, kerr.KafkaConfigurationError):
-        return ClusterError(f"{op}: invalid client settings: {detail}")
-    return ClusterError(f"{op}: the Kafka client failed: {type(exc).__name__}: {detail}")
-
-
-def item_error(operation: str, item: str, code: int, message: str | None) -> ClusterError | None:
-    """The error one item of a batched response got, or None for NO_ERROR."""
-    if code == 0:
-        return None
-    cls = kerr.for_code(code)
-    err = translate(cls(message) if message else cls(), operation)
-    if isinstance(err, ClusterRequestError):
-        name = getattr(cls, "message", None) or cls.__name__
-        desc = getattr(cls, "description", None) or ""
-        text = f"{item}: {name}" + (f": {message}" if message and message != desc else "")
-        if desc:
-            text += f" ({desc})"
-        return ClusterRequestError(text, code=name, item=item)
-    return err
-
-
-def _retriable_code(code: int) -> bool:
-    """Retry the item? Kafka's retriable codes, except UNKNOWN_TOPIC_OR_PARTITION: for an
-    admin request it is the answer (the topic is not there), not a metadata hiccup."""
-    if code in (0, -2, UNKNOWN_TOPIC_OR_PARTITION):
-        return False
-    return bool(getattr(kerr.for_code(code), "retriable", False))
-
-
-class _ExceptionTrap(logging.Handler):
-    """Collects the exceptions kafka-python logs while it connects (it retries them away)."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-        self.seen: list[BaseException] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        args = record.args if isinstance(record.args, tuple) else ()
-        self.seen.extend(a for a in args if isinstance(a, BaseException))
-        if record.exc_info and record.exc_info[1] is not None:
-            self.seen.append(record.exc_info[1])
-
-
-def _scrub(text: str, secrets: Sequence[str]) -> str:
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "***")
-    return text
-
-
-def _retriable_exc(exc: BaseException) -> bool:
-    return bool(getattr(exc, "retriable", False)) and not isinstance(
-        exc, kerr.UnsupportedVersionError
-    )
 
 
 # ------------------------------------------------------------------ pure parsing
@@ -271,7 +125,7 @@ class KafkaAdmin:
         self._controller: int | None = None
         self._live_brokers: tuple[int, ...] | None = None
         servers = ", ".join(spec.bootstrap_servers)
-        trap = _ExceptionTrap()
+        trap = ExceptionTrap()
         kafka_log = logging.getLogger("kafka")
         kafka_log.addHandler(trap)
         # kafka-python's bootstrap can wait forever on a handshake that never ends (a TLS
@@ -319,7 +173,7 @@ class KafkaAdmin:
         err = translate(exc, op, secrets=self._secrets)
         if isinstance(err, ClusterTimeout | ClusterUnreachable):
             real = [e for e in seen if not isinstance(e, kerr.KafkaTimeoutError)] or list(seen)
-            last = f" (last error: {_scrub(str(real[-1]), self._secrets)})" if real else ""
+            last = f" (last error: {scrub(str(real[-1]), self._secrets)})" if real else ""
             return ClusterUnreachable(
                 f"cannot reach cluster {self._spec.name!r} at {servers} within "
                 f"{min(self._timeout_ms, CONNECT_TIMEOUT_MS)} ms{last}; check that the brokers "
@@ -339,7 +193,7 @@ class KafkaAdmin:
             try:
                 return self._manager.run(self._send_async, request, node_id, remaining_ms)
             except Exception as exc:
-                if _retriable_exc(exc) and time.monotonic() + backoff < deadline:
+                if retriable_exc(exc) and time.monotonic() + backoff < deadline:
                     time.sleep(backoff)
                     backoff = min(backoff * 2, 2.0)
                     continue
@@ -367,7 +221,7 @@ class KafkaAdmin:
             for b, res in got.items():
                 if not isinstance(res, BaseException):
                     out[b] = res
-                elif _retriable_exc(res) and time.monotonic() + backoff < deadline:
+                elif retriable_exc(res) and time.monotonic() + backoff < deadline:
                     retry[b] = pending[b]
                 else:
                     out[b] = translate(res, type(pending[b]).__name__, secrets=self._secrets)
@@ -400,7 +254,7 @@ class KafkaAdmin:
 
     def _require(self, request_class: Any) -> None:
         if not self.supports(request_class):
-            raise UnsupportedOperation(_api_name(request_class.__name__))
+            raise UnsupportedOperation(api_name(request_class.__name__))
 
     def _metadata(self, topics: Sequence[str] | None) -> Any:
         _T = MetadataRequest.MetadataRequestTopic
@@ -503,7 +357,7 @@ class KafkaAdmin:
         backoff = 0.1
         while True:
             md = self._metadata(topics)
-            passing = [t for t in md.topics if _retriable_code(t.error_code)]
+            passing = [t for t in md.topics if retriable_code(t.error_code)]
             if not passing or time.monotonic() + backoff >= deadline:
                 return md
             time.sleep(backoff)
@@ -689,7 +543,7 @@ class KafkaAdmin:
                 raw[k] = (code, message)
             if any(code == NOT_CONTROLLER for code, _ in got.values()):
                 self._controller = None
-            pending = [i for i in pending if _retriable_code(raw[key(i)][0])]
+            pending = [i for i in pending if retriable_code(raw[key(i)][0])]
             if not pending or time.monotonic() + backoff >= deadline:
                 break
             retried.update(key(i) for i in pending)
@@ -987,88 +841,3 @@ class KafkaAdmin:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-# ------------------------------------------------------------ key sampling (analyze keys)
-
-
-def sample_keys(
-    spec: ClusterSpec,
-    topic: str,
-    max_messages: int,
-    *,
-    timeout: float = 60.0,
-    idle: float = 2.0,
-    environ: Mapping[str, str] | None = None,
-) -> list[tuple[bytes | None, int]]:
-    """A bounded sample of a live topic's recent traffic for ``kgitops sample-keys``: up to
-    ``max_messages`` records as ``(key bytes or None, serialized key + value size)``.
-
-    No consumer group is joined and nothing is committed. When the topic holds more than
-    ``max_messages`` records, each partition contributes its share of the most recent ones
-    in proportion to its own record count, so the partitions' relative load survives the
-    sampling; otherwise everything is read. Reading stops at ``max_messages``, after
-    ``idle`` seconds without a record (the end of the log), or after ``timeout`` seconds.
-    """
-    import contextlib
-    import math
-
-    from kafka import KafkaConsumer, TopicPartition
-
-    config = client_config(spec, environ)
-    secrets = tuple(str(config[k]) for k in ("sasl_plain_password", "ssl_password") if k in config)
-    allowed = set(KafkaConsumer.DEFAULT_CONFIG)
-    settings = {k: v for k, v in config.items() if k in allowed}
-    settings.update(group_id=None, enable_auto_commit=False, auto_offset_reset="earliest")
-    out: list[tuple[bytes | None, int]] = []
-    consumer: Any = None
-    try:
-        consumer = KafkaConsumer(**settings)
-        ids = consumer.partitions_for_topic(topic)
-        if not ids:
-            raise ClusterRequestError(
-                f"Fetch: topic {topic!r} does not exist on the cluster", code="UNKNOWN_TOPIC"
-            )
-        tps = [TopicPartition(topic, p) for p in sorted(ids)]
-        consumer.assign(tps)
-        begin = consumer.beginning_offsets(tps)
-        end = consumer.end_offsets(tps)
-        available = {tp: max(0, end[tp] - begin[tp]) for tp in tps}
-        total = sum(available.values())
-        quota: dict[Any, float] = {tp: math.inf for tp in tps}
-        if total > max_messages:
-            for tp in tps:
-                quota[tp] = math.ceil(max_messages * available[tp] / total)
-                consumer.seek(tp, max(begin[tp], end[tp] - int(quota[tp])))
-        else:
-            consumer.seek_to_beginning(*tps)
-        taken = dict.fromkeys(tps, 0)
-        deadline = time.monotonic() + timeout
-        last_record = time.monotonic()
-        while len(out) < max_messages and time.monotonic() < deadline:
-            batch = consumer.poll(timeout_ms=200, max_records=min(10_000, max_messages))
-            if not batch:
-                if time.monotonic() - last_record > idle:
-                    break
-                continue
-            last_record = time.monotonic()
-            for tp, records in batch.items():
-                for r in records:
-                    if taken[tp] >= quota[tp] or len(out) >= max_messages:
-                        break
-                    taken[tp] += 1
-                    size = max(r.serialized_key_size, 0) + max(r.serialized_value_size, 0)
-                    out.append((r.key, size))
-                if taken[tp] >= quota[tp]:
-                    consumer.pause(tp)
-            if all(taken[tp] >= quota[tp] for tp in tps):
-                break
-    except ClusterError:
-        raise
-    except Exception as exc:
-        raise translate(exc, "Fetch", secrets=secrets) from None
-    finally:
-        if consumer is not None:
-            with contextlib.suppress(Exception):  # never mask the real error
-                consumer.close()
-    return out

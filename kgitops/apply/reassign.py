@@ -6,7 +6,7 @@ A new replica copies the whole partition from the leader (seed 000, question 3).
    the same target is *resumed* (waited for, never submitted twice); one already at its
    target is done; one whose replicas are neither the plan's source nor target is refused;
 2. set the replication throttles on exactly the brokers and replicas involved
-   (``kgitops.throttles``) -- if that fails, nothing moves;
+   (``kgitops.apply.throttles``) -- if that fails, nothing moves;
 3. keep at most ``maxConcurrentMoves`` partitions in flight, submitting more as others
    finish, polling with ``admin.sleep`` (the simulated clock advances);
 4. a move onto a broker that goes offline is cancelled; at the timeout, on error and on
@@ -20,12 +20,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from kgitops.apply.progress import Progress, Snapshot, human_duration
+from kgitops.apply.throttles import MoveSpec, Throttler
 from kgitops.cluster.port import ClusterAdmin
 from kgitops.errors import ClusterAuthError, ClusterError, ClusterTimeout, ClusterUnreachable
 from kgitops.model import ClusterState, ReassignmentSettings
-from kgitops.plan import Move, Reassign
-from kgitops.progress import Progress, Snapshot, human_duration
-from kgitops.throttles import MoveSpec, Throttler
+from kgitops.plan.value import Move, Reassign
 
 FATAL = (ClusterUnreachable, ClusterTimeout, ClusterAuthError)
 TP = tuple[str, int]

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from kgitops.cluster.port import ClusterAdmin
 from kgitops.errors import ActionOutcome, ClusterError
 from kgitops.model import ClusterState
-from kgitops.plan import (
+from kgitops.plan.value import (
     Action,
     AddPartitions,
     AlterConfig,

@@ -36,10 +36,10 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from kgitops.clusterrules import check_cluster, loopback_only
 from kgitops.errors import Diagnostic, Mark
 from kgitops.model import Broker, ClusterSpec, TopicSpec
-from kgitops.yamlload import Document
+from kgitops.spec.clusterrules import check_cluster, loopback_only
+from kgitops.spec.yamlload import Document
 
 
 def _err(mark: Mark, message: str) -> Diagnostic:

@@ -1,0 +1,144 @@
+"""kafka-python failures as kgitops errors: translation, item error codes, what is retriable."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+import kafka.errors as kerr
+
+from kgitops.errors import (
+    ClusterAuthError,
+    ClusterError,
+    ClusterRequestError,
+    ClusterTimeout,
+    ClusterUnreachable,
+    UnsupportedOperation,
+)
+
+logging.getLogger("kafka").addHandler(logging.NullHandler())
+logging.getLogger("kafka").propagate = False
+
+
+UNKNOWN_TOPIC_OR_PARTITION = 3
+
+
+# ------------------------------------------------------------------ translation
+
+
+def api_name(operation: str) -> str:
+    return operation.removesuffix("Request")
+
+
+def translate(exc: BaseException, operation: str, *, secrets: Sequence[str] = ()) -> ClusterError:
+    """The kgitops error for anything kafka-python (or the socket under it) raised.
+
+    ``operation`` is the Kafka API or step ("CreatePartitions", "connect to prod"); it is
+    named in the message. ``secrets`` are scrubbed from the message, should a library ever
+    echo one.
+    """
+    if isinstance(exc, ClusterError):
+        return exc
+    detail = scrub(str(exc) or type(exc).__name__, secrets)
+    op = api_name(operation)
+    if isinstance(exc, kerr.UnsupportedVersionError | kerr.UnrecognizedBrokerVersion):
+        return UnsupportedOperation(op)
+    if isinstance(
+        exc,
+        kerr.AuthorizationError
+        | kerr.SaslAuthenticationFailedError
+        | kerr.UnsupportedSaslMechanismError
+        | kerr.IllegalSaslStateError
+        | kerr.DelegationTokenAuthDisabledError,
+    ):
+        return ClusterAuthError(
+            f"{op}: authentication or authorisation failed ({detail}); check the security "
+            "settings of cluster.yaml, the credentials in the environment and the ACLs"
+        )
+    if isinstance(exc, kerr.KafkaTimeoutError | kerr.RequestTimedOutError):
+        return ClusterTimeout(
+            f"{op}: the cluster did not answer in time ({detail}); it may be overloaded or "
+            "down, or requestTimeoutMs may be too short"
+        )
+    if isinstance(
+        exc,
+        kerr.KafkaConnectionError
+        | kerr.NodeNotReadyError
+        | kerr.BrokerNotAvailableError
+        | kerr.NetworkExceptionError
+        | kerr.UnknownBrokerIdError
+        | kerr.MetadataEmptyBrokerList
+        | kerr.StaleMetadata
+        | kerr.Cancelled
+        | kerr.TooManyInFlightRequests
+        | ConnectionError
+        | OSError,
+    ):
+        return ClusterUnreachable(
+            f"{op}: cannot reach the cluster ({detail}); check bootstrapServers, that the "
+            "brokers are up, and the network between"
+        )
+    if isinstance(exc, kerr.BrokerResponseError):
+        name = exc.message or type(exc).__name__
+        text = exc.description or ""
+        extra = ", ".join(str(a) for a in exc.args if a)
+        return ClusterRequestError(
+            f"{op}: the broker refused the request: {name}"
+            + (f" ({text})" if text else "")
+            + (f": {extra}" if extra else ""),
+            code=name,
+        )
+    if isinstance(exc, kerr.KafkaConfigurationError):
+        return ClusterError(f"{op}: invalid client settings: {detail}")
+    return ClusterError(f"{op}: the Kafka client failed: {type(exc).__name__}: {detail}")
+
+
+def item_error(operation: str, item: str, code: int, message: str | None) -> ClusterError | None:
+    """The error one item of a batched response got, or None for NO_ERROR."""
+    if code == 0:
+        return None
+    cls = kerr.for_code(code)
+    err = translate(cls(message) if message else cls(), operation)
+    if isinstance(err, ClusterRequestError):
+        name = getattr(cls, "message", None) or cls.__name__
+        desc = getattr(cls, "description", None) or ""
+        text = f"{item}: {name}" + (f": {message}" if message and message != desc else "")
+        if desc:
+            text += f" ({desc})"
+        return ClusterRequestError(text, code=name, item=item)
+    return err
+
+
+def retriable_code(code: int) -> bool:
+    """Retry the item? Kafka's retriable codes, except UNKNOWN_TOPIC_OR_PARTITION: for an
+    admin request it is the answer (the topic is not there), not a metadata hiccup."""
+    if code in (0, -2, UNKNOWN_TOPIC_OR_PARTITION):
+        return False
+    return bool(getattr(kerr.for_code(code), "retriable", False))
+
+
+class ExceptionTrap(logging.Handler):
+    """Collects the exceptions kafka-python logs while it connects (it retries them away)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.seen: list[BaseException] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        args = record.args if isinstance(record.args, tuple) else ()
+        self.seen.extend(a for a in args if isinstance(a, BaseException))
+        if record.exc_info and record.exc_info[1] is not None:
+            self.seen.append(record.exc_info[1])
+
+
+def scrub(text: str, secrets: Sequence[str]) -> str:
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "***")
+    return text
+
+
+def retriable_exc(exc: BaseException) -> bool:
+    return bool(getattr(exc, "retriable", False)) and not isinstance(
+        exc, kerr.UnsupportedVersionError
+    )

@@ -1,0 +1,103 @@
+"""A bounded sample of a live topic's keys and sizes (``kgitops sample-keys``)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from kgitops.cluster.kafka.errors import (
+    translate,
+)
+from kgitops.cluster.kafka.settings import client_config
+from kgitops.errors import (
+    ClusterError,
+    ClusterRequestError,
+)
+from kgitops.model import (
+    ClusterSpec,
+)
+
+# ------------------------------------------------------------ key sampling (analyze keys)
+
+
+def sample_keys(
+    spec: ClusterSpec,
+    topic: str,
+    max_messages: int,
+    *,
+    timeout: float = 60.0,
+    idle: float = 2.0,
+    environ: Mapping[str, str] | None = None,
+) -> list[tuple[bytes | None, int]]:
+    """A bounded sample of a live topic's recent traffic for ``kgitops sample-keys``: up to
+    ``max_messages`` records as ``(key bytes or None, serialized key + value size)``.
+
+    No consumer group is joined and nothing is committed. When the topic holds more than
+    ``max_messages`` records, each partition contributes its share of the most recent ones
+    in proportion to its own record count, so the partitions' relative load survives the
+    sampling; otherwise everything is read. Reading stops at ``max_messages``, after
+    ``idle`` seconds without a record (the end of the log), or after ``timeout`` seconds.
+    """
+    import contextlib
+    import math
+
+    from kafka import KafkaConsumer, TopicPartition
+
+    config = client_config(spec, environ)
+    secrets = tuple(str(config[k]) for k in ("sasl_plain_password", "ssl_password") if k in config)
+    allowed = set(KafkaConsumer.DEFAULT_CONFIG)
+    settings = {k: v for k, v in config.items() if k in allowed}
+    settings.update(group_id=None, enable_auto_commit=False, auto_offset_reset="earliest")
+    out: list[tuple[bytes | None, int]] = []
+    consumer: Any = None
+    try:
+        consumer = KafkaConsumer(**settings)
+        ids = consumer.partitions_for_topic(topic)
+        if not ids:
+            raise ClusterRequestError(
+                f"Fetch: topic {topic!r} does not exist on the cluster", code="UNKNOWN_TOPIC"
+            )
+        tps = [TopicPartition(topic, p) for p in sorted(ids)]
+        consumer.assign(tps)
+        begin = consumer.beginning_offsets(tps)
+        end = consumer.end_offsets(tps)
+        available = {tp: max(0, end[tp] - begin[tp]) for tp in tps}
+        total = sum(available.values())
+        quota: dict[Any, float] = {tp: math.inf for tp in tps}
+        if total > max_messages:
+            for tp in tps:
+                quota[tp] = math.ceil(max_messages * available[tp] / total)
+                consumer.seek(tp, max(begin[tp], end[tp] - int(quota[tp])))
+        else:
+            consumer.seek_to_beginning(*tps)
+        taken = dict.fromkeys(tps, 0)
+        deadline = time.monotonic() + timeout
+        last_record = time.monotonic()
+        while len(out) < max_messages and time.monotonic() < deadline:
+            batch = consumer.poll(timeout_ms=200, max_records=min(10_000, max_messages))
+            if not batch:
+                if time.monotonic() - last_record > idle:
+                    break
+                continue
+            last_record = time.monotonic()
+            for tp, records in batch.items():
+                for r in records:
+                    if taken[tp] >= quota[tp] or len(out) >= max_messages:
+                        break
+                    taken[tp] += 1
+                    size = max(r.serialized_key_size, 0) + max(r.serialized_value_size, 0)
+                    out.append((r.key, size))
+                if taken[tp] >= quota[tp]:
+                    consumer.pause(tp)
+            if all(taken[tp] >= quota[tp] for tp in tps):
+                break
+    except ClusterError:
+        raise
+    except Exception as exc:
+        raise translate(exc, "Fetch", secrets=secrets) from None
+    finally:
+        if consumer is not None:
+            with contextlib.suppress(Exception):  # never mask the real error
+                consumer.close()
+    return out
