@@ -131,6 +131,7 @@ def live_requests(counts: tuple[int, ...] = (10, 1000)) -> dict[int, Counter[str
     from kgitops.cluster.port import NewTopic
     from kgitops.commands._planning import plan_directory
     from kgitops.model import ClusterSpec
+    from kgitops.plan.actions import CreateTopic
 
     sent: Counter[str] = Counter()
     original = KafkaConnection._send_request
@@ -168,7 +169,7 @@ def live_requests(counts: tuple[int, ...] = (10, 1000)) -> dict[int, Counter[str
                     result = plan_directory(tmp)
                 finally:
                     KafkaConnection._send_request = original
-                assert not result.plan.of_kind("create_topic"), "topics should exist"
+                assert not result.plan.of_kind(CreateTopic), "topics should exist"
                 out[n] = Counter(sent)
             admin.delete_topics(names)
         admin.close()

@@ -25,7 +25,7 @@ from kgitops.apply.throttles import MoveSpec, Throttler
 from kgitops.cluster.port import ClusterAdmin
 from kgitops.errors import ClusterAuthError, ClusterError, ClusterTimeout, ClusterUnreachable
 from kgitops.model import ClusterState, ReassignmentSettings
-from kgitops.plan.value import Move, Reassign
+from kgitops.plan.actions import Move, Reassign
 
 FATAL = (ClusterUnreachable, ClusterTimeout, ClusterAuthError)
 TP = tuple[str, int]

@@ -39,21 +39,19 @@ from kgitops.errors import (
     ClusterRequestError,
     ClusterTimeout,
     ClusterUnreachable,
-    DeletionNotAllowed,
     PartialApply,
-    StalePlan,
 )
-from kgitops.model import ClusterState, ReassignmentSettings
-from kgitops.plan.value import (
+from kgitops.model import ReassignmentSettings
+from kgitops.plan.actions import (
     Action,
     AddPartitions,
     AlterConfig,
     CreateTopic,
     DeleteTopic,
     ElectLeaders,
-    Plan,
     Reassign,
 )
+from kgitops.plan.value import Plan
 
 FATAL = (ClusterUnreachable, ClusterTimeout, ClusterAuthError)
 
@@ -114,45 +112,6 @@ def _status(o: ActionOutcome) -> str:
 def label(action: Action) -> str:
     """``+ create_topic payments.orders``: how the report names an action."""
     return f"{action.symbol} {action.kind} {action.topic}"
-
-
-# -------------------------------------------------------------------- freshness
-
-
-def check_fresh(plan: Plan, state: ClusterState) -> None:
-    """Refuse a plan made against another cluster state (StalePlan names what changed).
-
-    The fingerprint covers brokers (ids, racks, liveness) and, for every topic the plan
-    names, its replicas and topic configs; the per-topic digests say which topics changed.
-    """
-    from kgitops.plan.value import state_fingerprint  # type: ignore[attr-defined,unused-ignore]
-
-    topics = sorted(plan.state_digests) or sorted({a.topic for a in plan.actions})
-    fingerprint, digests = state_fingerprint(state, topics)
-    if fingerprint == plan.state_fingerprint:
-        return
-    absent = state_fingerprint(ClusterState(brokers=(), topics={}), topics)[1]
-    changes = []
-    for t in topics:
-        if t not in plan.state_digests or digests.get(t) == plan.state_digests[t]:
-            continue
-        if t not in state.topics:
-            changes.append(f"topic {t}: deleted since the plan was made")
-        elif plan.state_digests[t] == absent.get(t):
-            changes.append(f"topic {t}: created since the plan was made")
-        else:
-            changes.append(f"topic {t}: its replicas or configs changed since the plan was made")
-    if not changes:
-        live = ", ".join(
-            f"{b.id}" + (f"@{b.rack}" if b.rack else "") + ("" if b.online else " (offline)")
-            for b in sorted(state.brokers)
-        )
-        changes = [f"the brokers changed (ids, racks or liveness); now: {live}"]
-    raise StalePlan(
-        f"the plan for cluster {plan.cluster!r} is stale: the cluster changed since it was made;"
-        " run `kgitops plan` again and review the new plan",
-        changes,
-    )
 
 
 # -------------------------------------------------------------------------- run
@@ -398,12 +357,7 @@ def apply_plan(
     """Run ``plan`` through ``admin``; see the module docstring. Raises DeletionNotAllowed
     before sending anything, and PartialApply (exit 3; NothingApplied, exit 1, when nothing
     was done) when some actions failed or verification found a difference."""
-    if plan.of_kind("delete_topic") and not allow_delete:
-        names = [a.topic for a in plan.of_kind("delete_topic")]
-        raise DeletionNotAllowed(
-            f"the plan deletes {len(names)} topic(s); pass --allow-delete to let it",
-            [f"- delete_topic {n}" for n in names],
-        )
+    plan.raise_if_deletes(allow_delete=allow_delete)
     recorder = Recorder(admin, send=not dry_run)
     run = _Run(
         plan,

@@ -14,16 +14,16 @@ from collections.abc import Sequence
 from kgitops.cluster.port import ClusterAdmin
 from kgitops.errors import ActionOutcome, ClusterError
 from kgitops.model import ClusterState
-from kgitops.plan.value import (
+from kgitops.plan.actions import (
     Action,
     AddPartitions,
     AlterConfig,
     CreateTopic,
     DeleteTopic,
     ElectLeaders,
-    Plan,
     Reassign,
 )
+from kgitops.plan.value import Plan
 
 
 def differences(

@@ -131,10 +131,8 @@ def load_plan(args: argparse.Namespace) -> tuple[Any, Any]:
 
 def fresh_state(plan: Any, admin: Any) -> Any:
     """The live state of the plan's topics; StalePlan if it is not what the plan was made on."""
-    from kgitops.apply.run import check_fresh
-
-    state = admin.describe(sorted(plan.state_digests) or sorted({a.topic for a in plan.actions}))
-    check_fresh(plan, state)
+    state = admin.describe(plan.topics)
+    plan.raise_if_stale(state)
     return state
 
 

@@ -19,14 +19,13 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Protocol
+from typing import Protocol
 
 from kgitops.errors import AssignmentError, Diagnostic, PlanError, SpecError
 from kgitops.model import Broker, ClusterSpec, ClusterState, TopicSpec, TopicState
 from kgitops.placement.assignment import assign_added_partitions, assign_replicas
 from kgitops.placement.startindex import Load, arranged_brokers, choose_start_index
-from kgitops.plan.value import (
-    THROTTLE_CONFIGS,
+from kgitops.plan.actions import (
     Action,
     AddPartitions,
     AlterConfig,
@@ -34,13 +33,13 @@ from kgitops.plan.value import (
     DeleteTopic,
     ElectLeaders,
     Move,
-    Plan,
-    PlanWarning,
     Reassign,
-    state_fingerprint,
 )
+from kgitops.plan.transfer import estimate_transfer
+from kgitops.plan.value import THROTTLE_CONFIGS, Plan, PlanWarning, state_fingerprint
 from kgitops.spec.lock import Lock, LockEntry, same_brokers
 from kgitops.spec.topic_configs import normalize_config
+from kgitops.units import human_bytes
 
 LARGE_MOVE_SHARE = 0.10
 
@@ -183,13 +182,15 @@ def compute_plan(
     _unmanaged(ctx, managed)
     if any(d.is_error for d in ctx.diagnostics):
         raise SpecError(ctx.diagnostics)
-    transfer = _transfer(ctx)
-    moved, stored = int(transfer["totalBytes"] or 0), int(transfer["clusterBytes"] or 0)
+    transfer = estimate_transfer(ctx.actions, state, cluster.reassignment.throttle_bytes_per_sec)
+    moved = transfer.total_bytes if transfer is not None else 0
+    stored = transfer.cluster_bytes if transfer is not None else 0
     if stored and moved > large_move_share * stored:
         ctx.warn(
             "",
             "LARGE_MOVE",
-            f"the plan copies {_bytes(moved)}, {moved / stored:.0%} of the {_bytes(stored)} "
+            f"the plan copies {human_bytes(moved)}, {moved / stored:.0%} of the "
+            f"{human_bytes(stored)} "
             f"the cluster stores (threshold {large_move_share:.0%})",
             bytes=moved,
             share=round(moved / stored, 4),
@@ -201,7 +202,7 @@ def compute_plan(
         actions=tuple(ctx.actions),
         warnings=tuple(ctx.warnings),
         state_digests=digests,
-        extra={"transfer": transfer} if transfer["brokers"] else {},
+        transfer=transfer,
     )
     return plan, Lock(entries=dict(sorted(ctx.entries.items())))
 
@@ -590,64 +591,3 @@ def _unmanaged(ctx: _Context, managed: set[str]) -> None:
             "the topic exists on the cluster but not in git; kgitops leaves it alone "
             "(`kgitops import` adopts it)",
         )
-
-
-# --------------------------------------------------------------------- transfer
-
-
-def _transfer(ctx: _Context) -> dict[str, Any]:
-    """Bytes each broker sends and receives for the plan's moves, and the time at the throttle.
-
-    A new replica copies the partition from its leader: the leader sends, the new broker
-    receives. Kafka's throttle is a per-broker rate, so the slowest broker sets the pace.
-    """
-    per: dict[int, dict[str, int]] = {}
-    racks: dict[str, dict[str, int]] = {}
-    rack_of = {b.id: b.rack for b in ctx.state.brokers}
-    total = cross = 0
-    for a in ctx.actions:
-        if not isinstance(a, Reassign):
-            continue
-        live = ctx.state.topics.get(a.topic)
-        for p, m in a.moves.items():
-            ps = live.partitions.get(p) if live is not None else None
-            sender = ps.leader if ps is not None and ps.leader is not None else m.source[0]
-            for b in m.adding:
-                per.setdefault(b, {"in": 0, "out": 0})["in"] += m.size_bytes
-                per.setdefault(sender, {"in": 0, "out": 0})["out"] += m.size_bytes
-                total += m.size_bytes
-                to_rack, from_rack = rack_of.get(b), rack_of.get(sender)
-                if to_rack is not None and from_rack is not None:
-                    racks.setdefault(to_rack, {"in": 0, "out": 0})["in"] += m.size_bytes
-                    racks.setdefault(from_rack, {"in": 0, "out": 0})["out"] += m.size_bytes
-                    if to_rack != from_rack:
-                        cross += m.size_bytes
-    cluster_bytes = (
-        sum(
-            (ps.size_bytes or 0) * len(ps.replicas)
-            for t in ctx.state.topics.values()
-            for ps in t.partitions.values()
-        )
-        if per
-        else 0
-    )
-    rate = ctx.cluster.reassignment.throttle_bytes_per_sec
-    worst = max((max(v["in"], v["out"]) for v in per.values()), default=0)
-    return {
-        "brokers": {str(b): per[b] for b in sorted(per)},
-        "racks": {r: racks[r] for r in sorted(racks)},
-        "crossRackBytes": cross if racks else None,
-        "totalBytes": total,
-        "clusterBytes": cluster_bytes,
-        "throttleBytesPerSec": rate,
-        "estimatedSeconds": round(worst / rate, 1) if rate else None,
-    }
-
-
-def _bytes(n: int) -> str:
-    value = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if value < 1024 or unit == "TiB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{value} B"

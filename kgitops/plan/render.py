@@ -15,46 +15,18 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from kgitops.plan.value import KIND_ORDER, SYMBOLS
+from kgitops.plan.actions import kind_named, kinds
+from kgitops.units import human_bytes, human_seconds
 
 GITHUB_COMMENT_LIMIT = 65_536
 TEXT_PARTITIONS_SHOWN = 12
 
 _COLOURS = {"+": "32", "~": "33", "-": "31", "!": "1;33", "dim": "2", "bold": "1"}
-_VERBS = {
-    "create_topic": "to create",
-    "alter_config": "to alter config",
-    "add_partitions": "to add partitions",
-    "reassign": "to reassign",
-    "elect_leaders": "to elect leaders",
-    "delete_topic": "to delete",
-}
 
 
-def human_bytes(n: int | None) -> str:
-    """``1536`` -> ``1.5 KiB``; None -> ``unknown size``."""
-    if n is None:
-        return "unknown size"
-    value = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if value < 1024 or unit == "TiB":
-            return f"{int(value)} B" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{n} B"
-
-
-def human_seconds(s: float | None) -> str:
-    """``3725`` -> ``1h 2m 5s``."""
-    if s is None:
-        return "unthrottled"
-    total = round(s)
-    h, rest = divmod(total, 3600)
-    m, sec = divmod(rest, 60)
-    parts = [f"{h}h"] if h else []
-    if m or h:
-        parts.append(f"{m}m")
-    parts.append(f"{sec}s")
-    return " ".join(parts)
+def _symbol(kind: str) -> str:
+    found = kind_named(kind)
+    return found.symbol if found is not None else "?"
 
 
 def _rate(rate: int | None) -> str:
@@ -63,57 +35,19 @@ def _rate(rate: int | None) -> str:
 
 def _headline(action: Mapping[str, Any]) -> str:
     """One line after ``<symbol> <type> <topic>``."""
-    kind = action["type"]
-    if kind == "create_topic":
-        start = action.get("startIndex")
-        where = f", start index {start}" if start is not None else ""
-        return (
-            f"{action['partitions']} partitions, RF {action['replicationFactor']}, "
-            f"{action.get('placement', '')}{where}"
-        )
-    if kind == "add_partitions":
-        return f"partitions {action['from']} -> {action['to']}"
-    if kind == "reassign":
-        n = len(action["moves"])
-        return f"{n} partition(s), {human_bytes(action.get('bytesToMove', 0))} to copy"
-    if kind == "elect_leaders":
-        return "preferred leader for partition(s) " + ", ".join(
-            str(p) for p in action["partitions"]
-        )
-    if kind == "delete_topic":
-        return (
-            f"{action.get('partitions', 0)} partitions, {human_bytes(action.get('sizeBytes'))}"
-            "  (apply needs --allow-delete)"
-        )
-    if kind == "alter_config":
-        return f"{len(action.get('set', {}))} set, {len(action.get('delete', []))} removed"
-    return ""
+    kind = kind_named(action["type"])
+    return kind.headline(action) if kind is not None else ""
 
 
 def _details(action: Mapping[str, Any], limit: int | None) -> list[str]:
     """The lines under an action: config changes, assignments, moves with reasons."""
-    kind = action["type"]
-    out: list[str] = []
-    if kind == "create_topic":
-        for k, v in action.get("config", {}).items():
-            out.append(f"+ {k} = {v}")
-    if kind == "alter_config":
-        previous = action.get("previous", {})
-        for k, v in action.get("set", {}).items():
-            out.append(f"~ {k}: {previous[k]} -> {v}" if k in previous else f"+ {k} = {v}")
-        for k in action.get("delete", []):
-            out.append(f"- {k}" + (f" (was {previous[k]})" if k in previous else ""))
-    rows: list[str] = []
-    if kind in ("create_topic", "add_partitions"):
-        rows = [f"{p}: {r}" for p, r in action.get("assignment", {}).items()]
-    elif kind == "reassign":
-        rows = [
-            f"{p}: {m['from']} -> {m['to']}  {m.get('reason', '')}".rstrip()
-            for p, m in action.get("moves", {}).items()
-        ]
+    kind = kind_named(action["type"])
+    if kind is None:
+        return []
+    changes, rows = kind.details(action)
     if limit is not None and len(rows) > limit:
         rows = [*rows[:limit], f"... {len(rows) - limit} more partition(s) (see --format json)"]
-    return out + rows
+    return changes + rows
 
 
 # --------------------------------------------------------------------------- text
@@ -141,7 +75,7 @@ def render_text(data: Mapping[str, Any], *, colour: bool = False, limit: int | N
         lines.append("")
     actions = data.get("actions", [])
     for a in actions:
-        sym = SYMBOLS.get(a["type"], "?")
+        sym = _symbol(a["type"])
         label = paint(sym, f"{sym} {a['type']}")
         lines.append(f"{label} {a['topic']}  {_headline(a)}")
         lines += [paint("dim", f"    {d}") for d in _details(a, shown)]
@@ -156,7 +90,7 @@ def render_text(data: Mapping[str, Any], *, colour: bool = False, limit: int | N
 
 
 def _summary_words(summary: Mapping[str, int]) -> str:
-    return ", ".join(f"{summary.get(k, 0)} {_VERBS[k]}" for k in KIND_ORDER if summary.get(k))
+    return ", ".join(f"{summary[k.kind]} {k.verb}" for k in kinds() if summary.get(k.kind))
 
 
 def _transfer_line(transfer: Mapping[str, Any]) -> str:
@@ -197,9 +131,9 @@ def render_markdown(data: Mapping[str, Any], *, limit: int = GITHUB_COMMENT_LIMI
     if actions:
         head += ["| | action | topics |", "|---|---|---:|"]
         summary = data.get("summary", {})
-        for k in KIND_ORDER:
-            if summary.get(k):
-                head.append(f"| `{SYMBOLS[k]}` | {k} | {summary[k]} |")
+        for k in kinds():
+            if summary.get(k.kind):
+                head.append(f"| `{k.symbol}` | {k.kind} | {summary[k.kind]} |")
         head.append("")
         head += _md_transfer(data.get("transfer"))
     head += _md_key_loads(data.get("warnings", []))
@@ -347,7 +281,7 @@ def _bar(value: int, peak: int, width: int = 16) -> str:
 def _md_blocks(actions: Sequence[Mapping[str, Any]]) -> list[str]:
     blocks = []
     for a in actions:
-        sym = SYMBOLS.get(a["type"], "?")
+        sym = _symbol(a["type"])
         body = "\n".join(_details(a, None)) or "(nothing more)"
         blocks.append(
             f"<details><summary><code>{sym} {a['type']}</code> <b>{a['topic']}</b> "

@@ -1,15 +1,17 @@
-"""The plan: a sorted, frozen, versioned value. Apply runs exactly what it says.
+"""The plan: a sorted, frozen, versioned value owning its gates; apply runs exactly what it says.
 
-Action kinds form a closed, ordered set; the order is the order apply runs them in::
+Its actions are of the kinds in ``kgitops.plan.actions`` (one registry: order, symbol, JSON);
+its ``transfer`` is the typed estimate of ``kgitops.plan.transfer``. The gates apply runs
+before touching anything live here, on the value:
 
-    +  create_topic      one CreateTopics request for all
-    ~  alter_config      one IncrementalAlterConfigs
-    ~  add_partitions    one CreatePartitions
-    ~  reassign          throttled, at most maxConcurrentMoves partitions at a time
-    ~  elect_leaders     preferred-leader election where leaders drifted
-    -  delete_topic      only with --allow-delete
+* ``raise_if_stale(state)``: the cluster changed since the plan was made (StalePlan names
+  the topics or brokers that changed);
+* ``raise_if_deletes(allow_delete=...)``: a delete_topic without --allow-delete;
+* ``raise_if_unsafe(allow_delete=..., state=...)``: every safety gate (deletion, replication
+  factor below min.insync.replicas, replicas on offline brokers).
 
-The JSON form (``to_json`` / ``from_json``) is the contract of PRODUCT.md; renderers read it,
+The JSON form (``to_json`` / ``from_json``, format ``kgitops-plan/v1``, schema
+kgitops/schemas/plan.json) is the contract described in docs/planning.md; renderers read it,
 so text, markdown and JSON can never disagree.
 """
 
@@ -19,16 +21,28 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, TypeVar
 
 from kgitops.errors import (
     DeletionNotAllowed,
     OfflineTarget,
     PlanError,
+    StalePlan,
     UnsafePlan,
     UnsafeReplication,
 )
 from kgitops.model import ClusterState
+from kgitops.plan.actions import (
+    Action,
+    AddPartitions,
+    AlterConfig,
+    CreateTopic,
+    DeleteTopic,
+    Reassign,
+    action_from_json,
+    kinds,
+)
+from kgitops.plan.transfer import Transfer
 
 # Topic configs that apply sets and removes around a reassignment: never drift, never state.
 THROTTLE_CONFIGS = frozenset(
@@ -37,238 +51,7 @@ THROTTLE_CONFIGS = frozenset(
 
 FORMAT = "kgitops-plan/v1"
 
-KIND_ORDER: tuple[str, ...] = (
-    "create_topic",
-    "alter_config",
-    "add_partitions",
-    "reassign",
-    "elect_leaders",
-    "delete_topic",
-)
-SYMBOLS: Mapping[str, str] = {
-    "create_topic": "+",
-    "alter_config": "~",
-    "add_partitions": "~",
-    "reassign": "~",
-    "elect_leaders": "~",
-    "delete_topic": "-",
-}
-
-
-_KEYS = [str(i) for i in range(10_000)]
-
-
-def _key(p: int) -> str:
-    return _KEYS[p] if 0 <= p < 10_000 else str(p)
-
-
-def _assignment_json(assignment: Mapping[int, tuple[int, ...]]) -> dict[str, list[int]]:
-    return {_key(p): list(r) for p, r in sorted(assignment.items())}
-
-
-def _assignment_from(data: Mapping[str, Any]) -> dict[int, tuple[int, ...]]:
-    return {int(p): tuple(int(b) for b in r) for p, r in data.items()}
-
-
-@dataclass(frozen=True)
-class Action:
-    """Base of all actions. ``kind`` is the JSON ``type``; ``topic`` sorts within a kind."""
-
-    kind: ClassVar[str] = ""
-    topic: str
-
-    @property
-    def sort_key(self) -> tuple[int, str]:
-        return (KIND_ORDER.index(self.kind), self.topic)
-
-    @property
-    def symbol(self) -> str:
-        return SYMBOLS[self.kind]
-
-    def to_json(self) -> dict[str, Any]:
-        raise NotImplementedError
-
-
-@dataclass(frozen=True)
-class CreateTopic(Action):
-    kind: ClassVar[str] = "create_topic"
-    partitions: int = 0
-    replication_factor: int = 0
-    start_index: int | None = None
-    assignment: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
-    config: Mapping[str, str] = field(default_factory=dict)
-    placement: str = "rack-unaware"
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "type": self.kind,
-            "topic": self.topic,
-            "partitions": self.partitions,
-            "replicationFactor": self.replication_factor,
-            "startIndex": self.start_index,
-            "placement": self.placement,
-            "assignment": _assignment_json(self.assignment),
-            "config": dict(sorted(self.config.items())),
-        }
-
-
-@dataclass(frozen=True)
-class AlterConfig(Action):
-    kind: ClassVar[str] = "alter_config"
-    set: Mapping[str, str] = field(default_factory=dict)
-    delete: tuple[str, ...] = ()
-    previous: Mapping[str, str] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "type": self.kind,
-            "topic": self.topic,
-            "set": dict(sorted(self.set.items())),
-            "delete": sorted(self.delete),
-            "previous": dict(sorted(self.previous.items())),
-        }
-
-
-@dataclass(frozen=True)
-class AddPartitions(Action):
-    kind: ClassVar[str] = "add_partitions"
-    from_count: int = 0
-    to_count: int = 0
-    start_index: int | None = None
-    assignment: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "type": self.kind,
-            "topic": self.topic,
-            "from": self.from_count,
-            "to": self.to_count,
-            "startIndex": self.start_index,
-            "assignment": _assignment_json(self.assignment),
-        }
-
-
-@dataclass(frozen=True)
-class Move:
-    """One partition's replica change and why it is needed."""
-
-    source: tuple[int, ...]
-    target: tuple[int, ...]
-    reason: str = ""
-    size_bytes: int = 0
-
-    @property
-    def adding(self) -> tuple[int, ...]:
-        return tuple(b for b in self.target if b not in self.source)
-
-    @property
-    def removing(self) -> tuple[int, ...]:
-        return tuple(b for b in self.source if b not in self.target)
-
-
-@dataclass(frozen=True)
-class Reassign(Action):
-    kind: ClassVar[str] = "reassign"
-    moves: Mapping[int, Move] = field(default_factory=dict)
-    bytes_to_move: int = 0
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "type": self.kind,
-            "topic": self.topic,
-            "moves": {
-                str(p): {
-                    "from": list(m.source),
-                    "to": list(m.target),
-                    "reason": m.reason,
-                    "sizeBytes": m.size_bytes,
-                }
-                for p, m in sorted(self.moves.items())
-            },
-            "bytesToMove": self.bytes_to_move,
-        }
-
-
-@dataclass(frozen=True)
-class ElectLeaders(Action):
-    kind: ClassVar[str] = "elect_leaders"
-    partitions: tuple[int, ...] = ()
-
-    def to_json(self) -> dict[str, Any]:
-        return {"type": self.kind, "topic": self.topic, "partitions": list(self.partitions)}
-
-
-@dataclass(frozen=True)
-class DeleteTopic(Action):
-    kind: ClassVar[str] = "delete_topic"
-    partitions: int = 0
-    size_bytes: int | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "type": self.kind,
-            "topic": self.topic,
-            "partitions": self.partitions,
-            "sizeBytes": self.size_bytes,
-        }
-
-
-def action_from_json(data: Mapping[str, Any]) -> Action:
-    """The inverse of ``Action.to_json``; PlanError for an unknown or malformed action."""
-    try:
-        kind = data["type"]
-        topic = str(data["topic"])
-        if kind == "create_topic":
-            return CreateTopic(
-                topic=topic,
-                partitions=int(data["partitions"]),
-                replication_factor=int(data["replicationFactor"]),
-                start_index=data.get("startIndex"),
-                assignment=_assignment_from(data["assignment"]),
-                config={str(k): str(v) for k, v in data.get("config", {}).items()},
-                placement=str(data.get("placement", "rack-unaware")),
-            )
-        if kind == "alter_config":
-            return AlterConfig(
-                topic=topic,
-                set={str(k): str(v) for k, v in data.get("set", {}).items()},
-                delete=tuple(str(k) for k in data.get("delete", [])),
-                previous={str(k): str(v) for k, v in data.get("previous", {}).items()},
-            )
-        if kind == "add_partitions":
-            return AddPartitions(
-                topic=topic,
-                from_count=int(data["from"]),
-                to_count=int(data["to"]),
-                start_index=data.get("startIndex"),
-                assignment=_assignment_from(data["assignment"]),
-            )
-        if kind == "reassign":
-            moves = {
-                int(p): Move(
-                    source=tuple(int(b) for b in m["from"]),
-                    target=tuple(int(b) for b in m["to"]),
-                    reason=str(m.get("reason", "")),
-                    size_bytes=int(m.get("sizeBytes") or 0),
-                )
-                for p, m in data["moves"].items()
-            }
-            return Reassign(
-                topic=topic, moves=moves, bytes_to_move=int(data.get("bytesToMove") or 0)
-            )
-        if kind == "elect_leaders":
-            return ElectLeaders(
-                topic=topic, partitions=tuple(int(p) for p in data.get("partitions", []))
-            )
-        if kind == "delete_topic":
-            return DeleteTopic(
-                topic=topic,
-                partitions=int(data.get("partitions") or 0),
-                size_bytes=data.get("sizeBytes"),
-            )
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise PlanError(f"malformed {data.get('type', 'action')!s} action in plan: {exc}") from None
-    raise PlanError(f"unknown action type in plan: {kind!r}")
+A = TypeVar("A", bound=Action)
 
 
 @dataclass(frozen=True)
@@ -293,7 +76,8 @@ class Plan:
 
     ``cluster_dir`` says where cluster.yaml lives so ``apply --plan`` can reach the cluster;
     ``state_digests`` (topic -> digest) lets a stale plan say which topics changed;
-    ``extra`` carries more JSON fields (e.g. per-broker transfer figures) untouched.
+    ``transfer`` is the data the reassignments copy (None when they copy nothing);
+    ``extra`` carries JSON fields this version does not know, untouched.
     """
 
     cluster: str
@@ -302,6 +86,7 @@ class Plan:
     warnings: tuple[PlanWarning, ...] = ()
     cluster_dir: str | None = None
     state_digests: Mapping[str, str] = field(default_factory=dict)
+    transfer: Transfer | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -314,21 +99,78 @@ class Plan:
     def has_changes(self) -> bool:
         return bool(self.actions)
 
+    @property
+    def topics(self) -> list[str]:
+        """The topics the plan depends on: those it recorded digests for, else its actions'."""
+        return sorted(self.state_digests) or sorted({a.topic for a in self.actions})
+
     def summary(self) -> dict[str, int]:
-        counts = dict.fromkeys(KIND_ORDER, 0)
+        counts = {k.kind: 0 for k in kinds()}
         for a in self.actions:
             counts[a.kind] += 1
         return counts
 
-    def of_kind(self, kind: str) -> list[Action]:
-        return [a for a in self.actions if a.kind == kind]
+    def of_kind(self, kind: type[A]) -> list[A]:
+        """The plan's actions of one kind, in order: ``plan.of_kind(Reassign)``."""
+        return [a for a in self.actions if isinstance(a, kind)]
+
+    # ------------------------------------------------------------------- gates
+
+    def stale_reasons(self, state: ClusterState) -> list[str]:
+        """What changed in ``state`` since the plan was made; empty when the plan is fresh.
+
+        The fingerprint covers brokers (ids, racks, liveness) and, for every topic the plan
+        names, its replicas and topic configs; the per-topic digests say which topics changed.
+        """
+        topics = self.topics
+        fingerprint, digests = state_fingerprint(state, topics)
+        if fingerprint == self.state_fingerprint:
+            return []
+        absent = topic_digest(ClusterState(brokers=(), topics={}), "")
+        changes = []
+        for t in topics:
+            recorded = self.state_digests.get(t)
+            if recorded is None or digests.get(t) == recorded:
+                continue
+            if t not in state.topics:
+                changes.append(f"topic {t}: deleted since the plan was made")
+            elif recorded == absent:
+                changes.append(f"topic {t}: created since the plan was made")
+            else:
+                changes.append(
+                    f"topic {t}: its replicas or configs changed since the plan was made"
+                )
+        if not changes:
+            live = ", ".join(
+                f"{b.id}" + (f"@{b.rack}" if b.rack else "") + ("" if b.online else " (offline)")
+                for b in sorted(state.brokers)
+            )
+            changes = [f"the brokers changed (ids, racks or liveness); now: {live}"]
+        return changes
+
+    def raise_if_stale(self, state: ClusterState) -> None:
+        """StalePlan, naming what changed, when ``state`` is not the state the plan was made on."""
+        changes = self.stale_reasons(state)
+        if changes:
+            raise StalePlan(
+                f"the plan for cluster {self.cluster!r} is stale: the cluster changed since it "
+                "was made; run `kgitops plan` again and review the new plan",
+                changes,
+            )
+
+    def raise_if_deletes(self, *, allow_delete: bool) -> None:
+        """DeletionNotAllowed when the plan deletes topics and ``allow_delete`` is not given."""
+        if not allow_delete:
+            _raise_first(_deletion_reasons(self))
 
     def raise_if_unsafe(self, *, allow_delete: bool, state: ClusterState | None = None) -> None:
         """The safety gates apply runs before touching anything: DeletionNotAllowed (a
         delete_topic without --allow-delete), UnsafeReplication (a topic whose replication
         factor would be below its min.insync.replicas), OfflineTarget (replicas placed on a
         broker that is offline). Raises the first kind found, listing every reason."""
-        _raise_if_unsafe(self, allow_delete=allow_delete, state=state)
+        _raise_first(unsafe_reasons(self, allow_delete=allow_delete, state=state))
+
+    # -------------------------------------------------------------------- JSON
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -341,6 +183,8 @@ class Plan:
             "warnings": [w.to_json() for w in self.warnings],
             "summary": self.summary(),
         }
+        if self.transfer is not None:
+            out["transfer"] = self.transfer.to_json()
         for k, v in self.extra.items():
             out.setdefault(k, v)
         return out
@@ -349,17 +193,8 @@ class Plan:
     def from_json(cls, data: Mapping[str, Any]) -> Plan:
         if not isinstance(data, Mapping) or data.get("format") != FORMAT:
             raise PlanError(f"not a kgitops plan (expected format {FORMAT!r})")
-        known = {
-            "format",
-            "cluster",
-            "clusterDir",
-            "stateFingerprint",
-            "stateDigests",
-            "actions",
-            "warnings",
-            "summary",
-        }
         try:
+            transfer = data.get("transfer")
             return cls(
                 cluster=str(data["cluster"]),
                 state_fingerprint=str(data["stateFingerprint"]),
@@ -375,10 +210,26 @@ class Plan:
                 ),
                 cluster_dir=data.get("clusterDir"),
                 state_digests={str(k): str(v) for k, v in data.get("stateDigests", {}).items()},
-                extra={k: v for k, v in data.items() if k not in known},
+                transfer=None if transfer is None else Transfer.from_json(transfer),
+                extra={k: v for k, v in data.items() if k not in _KNOWN},
             )
-        except (KeyError, TypeError, AttributeError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise PlanError(f"malformed plan: missing or wrong field {exc}") from None
+
+
+_KNOWN = frozenset(
+    {
+        "format",
+        "cluster",
+        "clusterDir",
+        "stateFingerprint",
+        "stateDigests",
+        "actions",
+        "warnings",
+        "summary",
+        "transfer",
+    }
+)
 
 
 # ------------------------------------------------------------------ fingerprint
@@ -427,11 +278,6 @@ def state_fingerprint(state: ClusterState, topics: Iterable[str]) -> tuple[str, 
     return "sha256:" + hasher.hexdigest(), digests
 
 
-def stale_topics(plan: Plan, state: ClusterState) -> list[str]:
-    """The topics whose live digest differs from the one the plan recorded."""
-    return [t for t, d in sorted(plan.state_digests.items()) if topic_digest(state, t) != d]
-
-
 # ---------------------------------------------------------------------- safety
 
 
@@ -458,10 +304,7 @@ def unsafe_reasons(
     plan: Plan, *, allow_delete: bool, state: ClusterState | None = None
 ) -> list[tuple[type[UnsafePlan], str]]:
     """Every reason the plan is unsafe, with the UnsafePlan subclass each one raises."""
-    out: list[tuple[type[UnsafePlan], str]] = []
-    if not allow_delete:
-        for a in plan.of_kind("delete_topic"):
-            out.append((DeletionNotAllowed, f"{a.topic}: deletes the topic"))
+    out = [] if allow_delete else _deletion_reasons(plan)
     broker_default = _broker_min_isr(state)
     live_config: dict[str, Mapping[str, str]] = {}
     if state is not None:
@@ -513,16 +356,24 @@ def unsafe_reasons(
     return out
 
 
-def _raise_if_unsafe(plan: Plan, *, allow_delete: bool, state: ClusterState | None) -> None:
-    reasons = unsafe_reasons(plan, allow_delete=allow_delete, state=state)
+def _deletion_reasons(plan: Plan) -> list[tuple[type[UnsafePlan], str]]:
+    return [
+        (DeletionNotAllowed, f"{a.topic}: deletes the topic") for a in plan.of_kind(DeleteTopic)
+    ]
+
+
+_HEADLINES: Mapping[type[UnsafePlan], str] = {
+    DeletionNotAllowed: "the plan deletes topics; run apply with --allow-delete to allow it",
+    UnsafeReplication: "the plan leaves topics with too few replicas",
+    OfflineTarget: "the plan places replicas on brokers that are offline",
+}
+
+
+def _raise_first(reasons: list[tuple[type[UnsafePlan], str]]) -> None:
+    """Raise the kind of the first reason, listing its reasons first, then every other."""
     if not reasons:
         return
     first = reasons[0][0]
     same = [r for cls, r in reasons if cls is first]
     others = [r for cls, r in reasons if cls is not first]
-    headline = {
-        DeletionNotAllowed: "the plan deletes topics; run apply with --allow-delete to allow it",
-        UnsafeReplication: "the plan leaves topics with too few replicas",
-        OfflineTarget: "the plan places replicas on brokers that are offline",
-    }.get(first, "the plan is unsafe")
-    raise first(headline, same + others)
+    raise first(_HEADLINES.get(first, "the plan is unsafe"), same + others)

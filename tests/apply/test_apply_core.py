@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from apply_fakes import FakeCluster
 
-from kgitops.apply.run import ApplyFailed, NothingApplied, apply_plan, check_fresh
+from kgitops.apply.run import ApplyFailed, NothingApplied, apply_plan
 from kgitops.apply.throttles import FOLLOWER_RATE, FOLLOWER_REPLICAS, LEADER_RATE, LEADER_REPLICAS
 from kgitops.errors import (
     ClusterRequestError,
@@ -15,16 +15,16 @@ from kgitops.errors import (
     StalePlan,
 )
 from kgitops.model import Broker, ReassignmentSettings
-from kgitops.plan.value import (
+from kgitops.plan.actions import (
     AddPartitions,
     AlterConfig,
     CreateTopic,
     DeleteTopic,
     ElectLeaders,
     Move,
-    Plan,
     Reassign,
 )
+from kgitops.plan.value import Plan
 
 BROKERS = [Broker(i, f"r{i % 3}") for i in range(1, 7)]
 SETTINGS = ReassignmentSettings(throttle_bytes_per_sec=1000, max_concurrent_moves=3)
@@ -316,10 +316,10 @@ def test_a_stale_plan_is_refused_naming_the_topic_that_changed() -> None:
     before = fake.describe()
     fp, digests = state_fingerprint(before, ["a", "n1"])
     p = Plan("test", fp, (AlterConfig("a", set={"retention.ms": "9"}),), state_digests=digests)
-    check_fresh(p, before)
+    p.raise_if_stale(before)
     fake.replicas["a"][0] = (4, 5)
     with pytest.raises(StalePlan) as err:
-        check_fresh(p, fake.describe())
+        p.raise_if_stale(fake.describe())
     assert err.value.changes == ["topic a: its replicas or configs changed since the plan was made"]
 
 

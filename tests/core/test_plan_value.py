@@ -4,21 +4,25 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from typing import ClassVar
 
 import pytest
 
 from kgitops.errors import PlanError
-from kgitops.plan.value import (
+from kgitops.plan.actions import (
+    Action,
     AddPartitions,
     AlterConfig,
     CreateTopic,
     DeleteTopic,
     ElectLeaders,
     Move,
-    Plan,
-    PlanWarning,
     Reassign,
+    kind_named,
+    kinds,
 )
+from kgitops.plan.transfer import Traffic, Transfer
+from kgitops.plan.value import Plan, PlanWarning
 
 
 def _sample() -> Plan:
@@ -114,3 +118,56 @@ def test_a_foreign_or_broken_plan_is_refused_with_a_plan_error() -> None:
 def test_move_knows_what_it_adds_and_removes() -> None:
     m = Move((1, 2, 3), (1, 4, 3))
     assert m.adding == (4,) and m.removing == (2,)
+
+
+def test_the_kind_registry_holds_every_kind_once_in_apply_order() -> None:
+    assert [k.kind for k in kinds()] == [
+        "create_topic",
+        "alter_config",
+        "add_partitions",
+        "reassign",
+        "elect_leaders",
+        "delete_topic",
+    ]
+    assert [k.symbol for k in kinds()] == ["+", "~", "~", "~", "~", "-"]
+    assert list(_sample().summary()) == [k.kind for k in kinds()]
+    assert kind_named("reassign") is Reassign and kind_named("launch_rockets") is None
+
+
+def test_a_kind_whose_name_or_order_clashes_with_another_is_refused() -> None:
+    with pytest.raises(TypeError, match="clashes"):
+
+        @dataclasses.dataclass(frozen=True)
+        class Twin(Action):  # pragma: no cover - never registered
+            kind: ClassVar[str] = "launch_rockets"
+            order: ClassVar[int] = CreateTopic.order
+
+    assert kind_named("launch_rockets") is None
+
+
+def test_the_transfer_estimate_is_a_typed_field_read_from_plans_written_before_it() -> None:
+    data = _sample().to_json()
+    assert "transfer" not in data
+    data["transfer"] = {  # as plans wrote it when it was a free-form field: no racks
+        "brokers": {"3": {"in": 9, "out": 0}, "1": {"in": 0, "out": 9}},
+        "totalBytes": 9,
+        "clusterBytes": 100,
+        "throttleBytesPerSec": 1000,
+        "estimatedSeconds": 0.0,
+    }
+    plan = Plan.from_json(data)
+    assert plan.transfer == Transfer(
+        brokers={1: Traffic(0, 9), 3: Traffic(9, 0)},
+        cross_rack_bytes=None,
+        total_bytes=9,
+        cluster_bytes=100,
+        throttle_bytes_per_sec=1000,
+        estimated_seconds=0.0,
+    )
+    assert plan.extra == {}
+    assert Plan.from_json(plan.to_json()) == plan
+
+
+def test_plan_fields_this_version_does_not_know_are_kept_untouched() -> None:
+    data = {**_sample().to_json(), "futureField": {"x": [1]}}
+    assert Plan.from_json(data).to_json()["futureField"] == {"x": [1]}

@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 
 from kgitops.integrations.github import COMMENT_LIMIT, compose_body
+from kgitops.plan.actions import AlterConfig, CreateTopic, Move, Reassign
 from kgitops.plan.render import render_markdown
-from kgitops.plan.value import AlterConfig, CreateTopic, Move, Plan, Reassign
+from kgitops.plan.value import Plan
 
 TOPICS = 5000
 

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from kgitops.cli import main
-from kgitops.plan.value import CreateTopic, DeleteTopic, Plan
+from kgitops.plan.actions import CreateTopic, DeleteTopic
+from kgitops.plan.value import Plan
 
 SASL_CLUSTER = """\
 apiVersion: kgitops/v1

@@ -7,8 +7,7 @@ from planner_builders import brokers, live, specs, state, topic
 
 from kgitops.errors import PlanError, SpecError
 from kgitops.model import Broker, PartitionState, Reassignment, TopicState
-from kgitops.plan.diff import compute_plan
-from kgitops.plan.value import (
+from kgitops.plan.actions import (
     AddPartitions,
     AlterConfig,
     CreateTopic,
@@ -16,6 +15,7 @@ from kgitops.plan.value import (
     ElectLeaders,
     Reassign,
 )
+from kgitops.plan.diff import compute_plan
 from kgitops.spec.lock import Lock, LockEntry
 
 
@@ -51,7 +51,7 @@ def test_start_index_fills_the_brokers_with_fewest_preferred_leaders() -> None:
     # broker 0 and 1 already lead one partition each; broker 2 leads none
     existing = live("x", {0: [0, 1], 1: [1, 2]})
     plan, _ = compute_plan(specs(topic("t", 1, 1), topic("x", 2, 2)), state(bs, existing), None)
-    (create,) = plan.of_kind("create_topic")
+    (create,) = plan.of_kind(CreateTopic)
     assert isinstance(create, CreateTopic)
     assert create.start_index == 2
     assert create.assignment == {0: (2,)}
@@ -83,7 +83,7 @@ def test_a_fresh_lock_entry_fixes_the_start_index_even_if_the_cluster_changed() 
     plan, lock = compute_plan(
         specs(topic("t", 3, 1), topic("x", 3, 1)), state(bs, crowded), Lock({"t": entry})
     )
-    create = plan.of_kind("create_topic")[0]
+    create = plan.of_kind(CreateTopic)[0]
     assert isinstance(create, CreateTopic)
     assert create.start_index == 1
     assert lock.entries["t"] == entry
@@ -119,14 +119,14 @@ def test_configs_compare_normalised_and_throttles_are_never_drift() -> None:
     )
     spec = topic("t", 1, 1, config={"retention.ms": "604800000"})
     plan, _ = compute_plan(specs(spec), state(brokers(1), t), None)
-    assert plan.of_kind("alter_config") == []
+    assert plan.of_kind(AlterConfig) == []
 
 
 def test_config_set_and_a_live_config_not_in_git_is_deleted() -> None:
     t = live("t", {0: [0]}, {"retention.ms": "1000", "segment.ms": "5000"})
     spec = topic("t", 1, 1, config={"retention.ms": "2000"})
     plan, _ = compute_plan(specs(spec), state(brokers(1), t), None)
-    (alter,) = plan.of_kind("alter_config")
+    (alter,) = plan.of_kind(AlterConfig)
     assert isinstance(alter, AlterConfig)
     assert alter.set == {"retention.ms": "2000"}
     assert alter.delete == ("segment.ms",)
@@ -170,7 +170,7 @@ def test_leaders_off_preferred_are_elected_only_when_the_preferred_is_in_sync() 
         },
     )
     plan, _ = compute_plan(specs(topic("t", 3, 2)), state(brokers(2), t), None)
-    (elect,) = plan.of_kind("elect_leaders")
+    (elect,) = plan.of_kind(ElectLeaders)
     assert isinstance(elect, ElectLeaders)
     assert elect.partitions == (0,)
     assert [w.code for w in plan.warnings] == ["UNDER_REPLICATED"]
@@ -198,7 +198,7 @@ def test_rf_up_adds_one_replica_per_partition_and_counts_the_bytes() -> None:
     bs = brokers(3)
     t = live("t", {0: [0, 1], 1: [1, 2], 2: [2, 0]}, size=500)
     plan, _ = compute_plan(specs(topic("t", 3, 3)), state(bs, t), None)
-    (reassign,) = plan.of_kind("reassign")
+    (reassign,) = plan.of_kind(Reassign)
     assert isinstance(reassign, Reassign)
     for p, move in reassign.moves.items():
         assert move.target[:2] == t.partitions[p].replicas
@@ -211,7 +211,7 @@ def test_rf_up_adds_one_replica_per_partition_and_counts_the_bytes() -> None:
 def test_rf_down_removes_a_replica_and_keeps_the_leader() -> None:
     t = live("t", {0: [0, 1, 2], 1: [1, 2, 0]})
     plan, _ = compute_plan(specs(topic("t", 2, 2)), state(brokers(3), t), None)
-    (reassign,) = plan.of_kind("reassign")
+    (reassign,) = plan.of_kind(Reassign)
     assert isinstance(reassign, Reassign)
     assert {p: m.target[0] for p, m in reassign.moves.items()} == {0: 0, 1: 1}
     assert all(len(m.target) == 2 for m in reassign.moves.values())
@@ -221,7 +221,7 @@ def test_rf_down_removes_a_replica_and_keeps_the_leader() -> None:
 def test_a_decommissioned_broker_is_drained_and_nothing_else_moves() -> None:
     t = live("t", {0: [0, 1], 1: [1, 2], 2: [2, 3]})
     plan, _ = compute_plan(specs(topic("t", 3, 2), decommission=(3,)), state(brokers(4), t), None)
-    (reassign,) = plan.of_kind("reassign")
+    (reassign,) = plan.of_kind(Reassign)
     assert isinstance(reassign, Reassign)
     assert list(reassign.moves) == [2]
     assert 3 not in reassign.moves[2].target
@@ -241,7 +241,7 @@ def test_a_rack_rule_the_live_assignment_breaks_is_repaired() -> None:
     bs = brokers(4, ["a", "b"])  # 0:a 1:b 2:a 3:b
     t = live("t", {0: [0, 2], 1: [1, 0]})
     plan, _ = compute_plan(specs(topic("t", 2, 2)), state(bs, t), None)
-    (reassign,) = plan.of_kind("reassign")
+    (reassign,) = plan.of_kind(Reassign)
     assert isinstance(reassign, Reassign)
     assert list(reassign.moves) == [0]
     rack = {b.id: b.rack for b in bs}
@@ -252,14 +252,14 @@ def test_rack_unaware_topics_are_not_repaired() -> None:
     bs = brokers(4, ["a", "b"])
     t = live("t", {0: [0, 2], 1: [1, 0]})
     plan, _ = compute_plan(specs(topic("t", 2, 2, placement="rack-unaware")), state(bs, t), None)
-    assert plan.of_kind("reassign") == []
+    assert plan.of_kind(Reassign) == []
 
 
 def test_partitions_being_reassigned_are_left_out_with_a_warning() -> None:
     t = live("t", {0: [0, 1], 1: [1, 2]})
     st = state(brokers(3), t, reassignments={"t": {0: Reassignment(adding=(2,))}})
     plan, _ = compute_plan(specs(topic("t", 2, 3)), st, None)
-    (reassign,) = plan.of_kind("reassign")
+    (reassign,) = plan.of_kind(Reassign)
     assert isinstance(reassign, Reassign)
     assert list(reassign.moves) == [1]
     assert "REASSIGNMENT_IN_FLIGHT" in [w.code for w in plan.warnings]
@@ -269,7 +269,7 @@ def test_static_assignment_changes_move_exactly_the_changed_partitions() -> None
     t = live("t", {0: [0, 1], 1: [1, 2]})
     spec = topic("t", 3, 2, placement="static", assignment=((0, 1), (2, 0), (1, 2)))
     plan, _ = compute_plan(specs(spec), state(brokers(3), t), None)
-    add, reassign = plan.of_kind("add_partitions")[0], plan.of_kind("reassign")[0]
+    add, reassign = plan.of_kind(AddPartitions)[0], plan.of_kind(Reassign)[0]
     assert isinstance(add, AddPartitions) and isinstance(reassign, Reassign)
     assert add.assignment == {2: (1, 2)}
     assert {p: m.target for p, m in reassign.moves.items()} == {1: (2, 0)}
@@ -286,11 +286,11 @@ def test_a_large_move_is_flagged() -> None:
 def test_rebalance_flag_evens_out_a_crowded_broker() -> None:
     t = live("t", {p: [0] for p in range(4)})
     plan, _ = compute_plan(specs(topic("t", 4, 1)), state(brokers(2), t), None, rebalance=True)
-    (reassign,) = plan.of_kind("reassign")
+    (reassign,) = plan.of_kind(Reassign)
     assert isinstance(reassign, Reassign)
     assert len(reassign.moves) == 2
     plan2, _ = compute_plan(specs(topic("t", 4, 1)), state(brokers(2), t), None)
-    assert plan2.of_kind("reassign") == []
+    assert plan2.of_kind(Reassign) == []
 
 
 def test_a_live_topic_without_partition_zero_is_an_error_not_a_crash() -> None:
@@ -326,7 +326,7 @@ def test_under_replication_on_a_dead_broker_says_how_to_restore_it() -> None:
 def test_decommissioning_the_dead_broker_moves_its_replicas_and_says_so() -> None:
     bs, t = _with_broker_down(3)
     plan, _ = compute_plan(specs(topic("t", 2, 2), decommission=(3,)), state(bs, t), None)
-    (move,) = plan.of_kind("reassign")
+    (move,) = plan.of_kind(Reassign)
     assert isinstance(move, Reassign)
     assert set(move.moves) == {1}
     assert 3 not in move.moves[1].target and move.moves[1].target[0] == 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from kgitops.plan.actions import AddPartitions, CreateTopic, DeleteTopic, Move, Reassign
 from kgitops.plan.render import (
     GITHUB_COMMENT_LIMIT,
     human_bytes,
@@ -12,15 +13,8 @@ from kgitops.plan.render import (
     render_markdown,
     render_text,
 )
-from kgitops.plan.value import (
-    AddPartitions,
-    CreateTopic,
-    DeleteTopic,
-    Move,
-    Plan,
-    PlanWarning,
-    Reassign,
-)
+from kgitops.plan.transfer import Traffic, Transfer
+from kgitops.plan.value import Plan, PlanWarning
 
 
 def _plan(n_creates: int = 1) -> Plan:
@@ -46,15 +40,13 @@ def _plan(n_creates: int = 1) -> Plan:
             DeleteTopic("old", 12, 4096),
         ),
         warnings=(PlanWarning("grow", "KEY_REMAP", "partitions 2 -> 3: keys move"),),
-        extra={
-            "transfer": {
-                "brokers": {"1": {"in": 0, "out": 2048}, "3": {"in": 2048, "out": 0}},
-                "totalBytes": 2048,
-                "clusterBytes": 10_000,
-                "throttleBytesPerSec": 1024,
-                "estimatedSeconds": 2.0,
-            }
-        },
+        transfer=Transfer(
+            brokers={1: Traffic(0, 2048), 3: Traffic(2048, 0)},
+            total_bytes=2048,
+            cluster_bytes=10_000,
+            throttle_bytes_per_sec=1024,
+            estimated_seconds=2.0,
+        ),
     )
 
 

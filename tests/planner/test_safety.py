@@ -6,18 +6,10 @@ import dataclasses
 
 import pytest
 
-from kgitops.errors import DeletionNotAllowed, OfflineTarget, UnsafeReplication
+from kgitops.errors import DeletionNotAllowed, OfflineTarget, StalePlan, UnsafeReplication
 from kgitops.model import Broker, ClusterState, PartitionState, TopicState
-from kgitops.plan.value import (
-    AlterConfig,
-    CreateTopic,
-    DeleteTopic,
-    Move,
-    Plan,
-    Reassign,
-    stale_topics,
-    state_fingerprint,
-)
+from kgitops.plan.actions import AlterConfig, CreateTopic, DeleteTopic, Move, Reassign
+from kgitops.plan.value import Plan, state_fingerprint
 
 
 def _state(**topic_kw: object) -> ClusterState:
@@ -51,11 +43,30 @@ def test_fingerprint_changes_with_replicas_configs_brokers_and_new_topics() -> N
     assert state_fingerprint(created, ["t", "new"])[0] != base
 
 
-def test_stale_topics_names_the_topics_that_changed() -> None:
+def test_a_stale_plan_names_the_topics_that_changed() -> None:
     fp, digests = state_fingerprint(_state(), ["t", "u"])
     plan = Plan("c", fp, state_digests=digests)
-    assert stale_topics(plan, _state()) == []
-    assert stale_topics(plan, _state(config={})) == ["t"]
+    assert plan.stale_reasons(_state()) == []
+    plan.raise_if_stale(_state())
+    assert plan.stale_reasons(_state(config={})) == [
+        "topic t: its replicas or configs changed since the plan was made"
+    ]
+    with pytest.raises(StalePlan, match="is stale"):
+        plan.raise_if_stale(_state(config={}))
+
+
+def test_a_stale_plan_names_created_and_deleted_topics_and_changed_brokers() -> None:
+    fp, digests = state_fingerprint(_state(), ["t", "u"])
+    plan = Plan("c", fp, state_digests=digests)
+    created = dataclasses.replace(_state(), topics={**_state().topics, "u": TopicState("u", {})})
+    assert plan.stale_reasons(created) == ["topic u: created since the plan was made"]
+    assert plan.stale_reasons(dataclasses.replace(_state(), topics={})) == [
+        "topic t: deleted since the plan was made"
+    ]
+    offline = dataclasses.replace(_state(), brokers=(Broker(0, "a", online=False),))
+    assert plan.stale_reasons(offline) == [
+        "the brokers changed (ids, racks or liveness); now: 0@a (offline)"
+    ]
 
 
 def test_deletion_needs_permission() -> None:

@@ -15,17 +15,17 @@ from jsonschema import Draft202012Validator
 
 from kgitops.cluster.snapshot import state_to_json
 from kgitops.model import Broker, ClusterState, PartitionState, Reassignment, TopicState
-from kgitops.plan.value import (
+from kgitops.plan.actions import (
     AddPartitions,
     AlterConfig,
     CreateTopic,
     DeleteTopic,
     ElectLeaders,
     Move,
-    Plan,
-    PlanWarning,
     Reassign,
 )
+from kgitops.plan.transfer import Traffic, Transfer
+from kgitops.plan.value import Plan, PlanWarning
 from kgitops.spec.schemacheck import SCHEMA_FILES, compile_schema, conforms, schema, validator
 from kgitops.spec.topic_configs import CONFIGS, config_schema
 
@@ -130,15 +130,15 @@ def _sample_plan() -> Plan:
             DeleteTopic(topic="f", partitions=3, size_bytes=None),
         ),
         warnings=(PlanWarning("a", "KEY_REMAP", "half the keys move", {"keyShare": 0.5}),),
-        extra={
-            "transfer": {
-                "brokers": {"3": {"in": 9, "out": 0}, "1": {"in": 0, "out": 9}},
-                "totalBytes": 9,
-                "clusterBytes": 100,
-                "throttleBytesPerSec": 1000,
-                "estimatedSeconds": 0.0,
-            }
-        },
+        transfer=Transfer(
+            brokers={3: Traffic(9, 0), 1: Traffic(0, 9)},
+            racks={"az1": Traffic(0, 9), "az3": Traffic(9, 0)},
+            cross_rack_bytes=9,
+            total_bytes=9,
+            cluster_bytes=100,
+            throttle_bytes_per_sec=1000,
+            estimated_seconds=0.0,
+        ),
     )
 
 

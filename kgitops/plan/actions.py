@@ -1,0 +1,387 @@
+"""The action kinds: one closed, ordered registry; each kind owns its order, symbol and JSON.
+
+A kind is a frozen dataclass deriving from ``Action`` that declares, as class attributes, its
+JSON ``type`` (``kind``), where apply runs it (``order``: lower first), its ``symbol`` and the
+``verb`` of the plan's summary line, and implements ``to_json`` / ``from_json`` and, for the
+renderers (which read the JSON form), ``headline`` and ``details``. Defining the class
+registers it; nothing else in the code lists the kinds::
+
+    order  symbol  kind             apply runs it as
+       10    +     create_topic     one CreateTopics request for all
+       20    ~     alter_config     one IncrementalAlterConfigs
+       30    ~     add_partitions   one CreatePartitions
+       40    ~     reassign         throttled, at most maxConcurrentMoves partitions at a time
+       50    ~     elect_leaders    preferred-leader election where leaders drifted
+       60    -     delete_topic     only with --allow-delete
+
+Orders leave room between them so a new kind can be placed where apply must run it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from kgitops.errors import PlanError
+from kgitops.units import human_bytes
+
+_KEYS = [str(i) for i in range(10_000)]
+
+
+def _key(p: int) -> str:
+    return _KEYS[p] if 0 <= p < 10_000 else str(p)
+
+
+def _assignment_json(assignment: Mapping[int, tuple[int, ...]]) -> dict[str, list[int]]:
+    return {_key(p): list(r) for p, r in sorted(assignment.items())}
+
+
+def _assignment_from(data: Mapping[str, Any]) -> dict[int, tuple[int, ...]]:
+    return {int(p): tuple(int(b) for b in r) for p, r in data.items()}
+
+
+def _strings(data: Mapping[str, Any]) -> dict[str, str]:
+    return {str(k): str(v) for k, v in data.items()}
+
+
+def _assignment_rows(data: Mapping[str, Any]) -> list[str]:
+    return [f"{p}: {r}" for p, r in data.get("assignment", {}).items()]
+
+
+_REGISTRY: dict[str, type[Action]] = {}
+
+
+@dataclass(frozen=True)
+class Action:
+    """Base of all kinds. ``kind`` is the JSON ``type``; ``topic`` sorts within a kind."""
+
+    kind: ClassVar[str] = ""
+    order: ClassVar[int] = 0
+    symbol: ClassVar[str] = "?"
+    verb: ClassVar[str] = ""
+    topic: str
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if not cls.kind:
+            return
+        for other in _REGISTRY.values():
+            if other.kind == cls.kind or other.order == cls.order:
+                raise TypeError(f"action kind {cls.kind!r} clashes with {other.kind!r}")
+        _REGISTRY[cls.kind] = cls
+
+    @property
+    def sort_key(self) -> tuple[int, str]:
+        return (self.order, self.topic)
+
+    def to_json(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Action:
+        """The inverse of ``to_json`` (KeyError/TypeError/ValueError on a malformed one)."""
+        raise NotImplementedError
+
+    @classmethod
+    def headline(cls, data: Mapping[str, Any]) -> str:
+        """One line after ``<symbol> <kind> <topic>``, from the JSON form."""
+        return ""
+
+    @classmethod
+    def details(cls, data: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+        """The lines under the headline, from the JSON form: (changes, per-partition rows);
+        renderers may cut the rows, never the changes."""
+        return [], []
+
+
+def kinds() -> tuple[type[Action], ...]:
+    """Every kind, in the order apply runs them."""
+    return tuple(sorted(_REGISTRY.values(), key=lambda k: k.order))
+
+
+def kind_named(name: str) -> type[Action] | None:
+    """The kind whose JSON ``type`` is ``name``, or None."""
+    return _REGISTRY.get(name)
+
+
+def action_from_json(data: Mapping[str, Any]) -> Action:
+    """The inverse of ``Action.to_json``; PlanError for an unknown or malformed action."""
+    if not isinstance(data, Mapping):
+        raise PlanError(f"malformed action in plan: {data!r}")
+    kind = kind_named(str(data.get("type")))
+    if kind is None:
+        raise PlanError(f"unknown action type in plan: {data.get('type')!r}")
+    try:
+        return kind.from_json(data)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise PlanError(f"malformed {kind.kind} action in plan: {exc}") from None
+
+
+@dataclass(frozen=True)
+class CreateTopic(Action):
+    kind: ClassVar[str] = "create_topic"
+    order: ClassVar[int] = 10
+    symbol: ClassVar[str] = "+"
+    verb: ClassVar[str] = "to create"
+    partitions: int = 0
+    replication_factor: int = 0
+    start_index: int | None = None
+    assignment: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
+    config: Mapping[str, str] = field(default_factory=dict)
+    placement: str = "rack-unaware"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": self.kind,
+            "topic": self.topic,
+            "partitions": self.partitions,
+            "replicationFactor": self.replication_factor,
+            "startIndex": self.start_index,
+            "placement": self.placement,
+            "assignment": _assignment_json(self.assignment),
+            "config": dict(sorted(self.config.items())),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CreateTopic:
+        start = data.get("startIndex")
+        return cls(
+            topic=str(data["topic"]),
+            partitions=int(data["partitions"]),
+            replication_factor=int(data["replicationFactor"]),
+            start_index=None if start is None else int(start),
+            assignment=_assignment_from(data["assignment"]),
+            config=_strings(data.get("config", {})),
+            placement=str(data.get("placement", "rack-unaware")),
+        )
+
+    @classmethod
+    def headline(cls, data: Mapping[str, Any]) -> str:
+        start = data.get("startIndex")
+        where = f", start index {start}" if start is not None else ""
+        return (
+            f"{data['partitions']} partitions, RF {data['replicationFactor']}, "
+            f"{data.get('placement', '')}{where}"
+        )
+
+    @classmethod
+    def details(cls, data: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+        changes = [f"+ {k} = {v}" for k, v in data.get("config", {}).items()]
+        return changes, _assignment_rows(data)
+
+
+@dataclass(frozen=True)
+class AlterConfig(Action):
+    kind: ClassVar[str] = "alter_config"
+    order: ClassVar[int] = 20
+    symbol: ClassVar[str] = "~"
+    verb: ClassVar[str] = "to alter config"
+    set: Mapping[str, str] = field(default_factory=dict)
+    delete: tuple[str, ...] = ()
+    previous: Mapping[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": self.kind,
+            "topic": self.topic,
+            "set": dict(sorted(self.set.items())),
+            "delete": sorted(self.delete),
+            "previous": dict(sorted(self.previous.items())),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> AlterConfig:
+        return cls(
+            topic=str(data["topic"]),
+            set=_strings(data.get("set", {})),
+            delete=tuple(str(k) for k in data.get("delete", [])),
+            previous=_strings(data.get("previous", {})),
+        )
+
+    @classmethod
+    def headline(cls, data: Mapping[str, Any]) -> str:
+        return f"{len(data.get('set', {}))} set, {len(data.get('delete', []))} removed"
+
+    @classmethod
+    def details(cls, data: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+        previous = data.get("previous", {})
+        out = [
+            f"~ {k}: {previous[k]} -> {v}" if k in previous else f"+ {k} = {v}"
+            for k, v in data.get("set", {}).items()
+        ]
+        for k in data.get("delete", []):
+            out.append(f"- {k}" + (f" (was {previous[k]})" if k in previous else ""))
+        return out, []
+
+
+@dataclass(frozen=True)
+class AddPartitions(Action):
+    kind: ClassVar[str] = "add_partitions"
+    order: ClassVar[int] = 30
+    symbol: ClassVar[str] = "~"
+    verb: ClassVar[str] = "to add partitions"
+    from_count: int = 0
+    to_count: int = 0
+    start_index: int | None = None
+    assignment: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": self.kind,
+            "topic": self.topic,
+            "from": self.from_count,
+            "to": self.to_count,
+            "startIndex": self.start_index,
+            "assignment": _assignment_json(self.assignment),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> AddPartitions:
+        start = data.get("startIndex")
+        return cls(
+            topic=str(data["topic"]),
+            from_count=int(data["from"]),
+            to_count=int(data["to"]),
+            start_index=None if start is None else int(start),
+            assignment=_assignment_from(data["assignment"]),
+        )
+
+    @classmethod
+    def headline(cls, data: Mapping[str, Any]) -> str:
+        return f"partitions {data['from']} -> {data['to']}"
+
+    @classmethod
+    def details(cls, data: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+        return [], _assignment_rows(data)
+
+
+@dataclass(frozen=True)
+class Move:
+    """One partition's replica change and why it is needed."""
+
+    source: tuple[int, ...]
+    target: tuple[int, ...]
+    reason: str = ""
+    size_bytes: int = 0
+
+    @property
+    def adding(self) -> tuple[int, ...]:
+        return tuple(b for b in self.target if b not in self.source)
+
+    @property
+    def removing(self) -> tuple[int, ...]:
+        return tuple(b for b in self.source if b not in self.target)
+
+
+@dataclass(frozen=True)
+class Reassign(Action):
+    kind: ClassVar[str] = "reassign"
+    order: ClassVar[int] = 40
+    symbol: ClassVar[str] = "~"
+    verb: ClassVar[str] = "to reassign"
+    moves: Mapping[int, Move] = field(default_factory=dict)
+    bytes_to_move: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": self.kind,
+            "topic": self.topic,
+            "moves": {
+                str(p): {
+                    "from": list(m.source),
+                    "to": list(m.target),
+                    "reason": m.reason,
+                    "sizeBytes": m.size_bytes,
+                }
+                for p, m in sorted(self.moves.items())
+            },
+            "bytesToMove": self.bytes_to_move,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Reassign:
+        moves = {
+            int(p): Move(
+                source=tuple(int(b) for b in m["from"]),
+                target=tuple(int(b) for b in m["to"]),
+                reason=str(m.get("reason", "")),
+                size_bytes=int(m.get("sizeBytes") or 0),
+            )
+            for p, m in data["moves"].items()
+        }
+        return cls(
+            topic=str(data["topic"]),
+            moves=moves,
+            bytes_to_move=int(data.get("bytesToMove") or 0),
+        )
+
+    @classmethod
+    def headline(cls, data: Mapping[str, Any]) -> str:
+        n = len(data["moves"])
+        return f"{n} partition(s), {human_bytes(data.get('bytesToMove', 0))} to copy"
+
+    @classmethod
+    def details(cls, data: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+        rows = [
+            f"{p}: {m['from']} -> {m['to']}  {m.get('reason', '')}".rstrip()
+            for p, m in data.get("moves", {}).items()
+        ]
+        return [], rows
+
+
+@dataclass(frozen=True)
+class ElectLeaders(Action):
+    kind: ClassVar[str] = "elect_leaders"
+    order: ClassVar[int] = 50
+    symbol: ClassVar[str] = "~"
+    verb: ClassVar[str] = "to elect leaders"
+    partitions: tuple[int, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.kind, "topic": self.topic, "partitions": list(self.partitions)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ElectLeaders:
+        return cls(
+            topic=str(data["topic"]),
+            partitions=tuple(int(p) for p in data.get("partitions", [])),
+        )
+
+    @classmethod
+    def headline(cls, data: Mapping[str, Any]) -> str:
+        return "preferred leader for partition(s) " + ", ".join(str(p) for p in data["partitions"])
+
+
+@dataclass(frozen=True)
+class DeleteTopic(Action):
+    kind: ClassVar[str] = "delete_topic"
+    order: ClassVar[int] = 60
+    symbol: ClassVar[str] = "-"
+    verb: ClassVar[str] = "to delete"
+    partitions: int = 0
+    size_bytes: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": self.kind,
+            "topic": self.topic,
+            "partitions": self.partitions,
+            "sizeBytes": self.size_bytes,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> DeleteTopic:
+        size = data.get("sizeBytes")
+        return cls(
+            topic=str(data["topic"]),
+            partitions=int(data.get("partitions") or 0),
+            size_bytes=None if size is None else int(size),
+        )
+
+    @classmethod
+    def headline(cls, data: Mapping[str, Any]) -> str:
+        return (
+            f"{data.get('partitions', 0)} partitions, {human_bytes(data.get('sizeBytes'))}"
+            "  (apply needs --allow-delete)"
+        )
