@@ -8,7 +8,8 @@ A new replica copies the whole partition from the leader (seed 000, question 3).
 2. set the replication throttles on exactly the brokers and replicas involved
    (``kgitops.apply.throttles``) -- if that fails, nothing moves;
 3. keep at most ``maxConcurrentMoves`` partitions in flight, submitting more as others
-   finish, polling with ``admin.sleep`` (the simulated clock advances);
+   finish (``kgitops.plan.schedule.next_batch`` picks them: the plan's ETA runs the same
+   choice), polling with ``admin.sleep`` (the simulated clock advances);
 4. a move onto a broker that goes offline is cancelled; at the timeout, on error and on
    Ctrl-C every move still in flight is cancelled (Kafka reverts it to its old replicas);
 5. finally remove exactly the throttles this run set -- unless ``wait=False``, which submits
@@ -26,6 +27,7 @@ from kgitops.cluster.port import ClusterAdmin
 from kgitops.errors import ClusterAuthError, ClusterError, ClusterTimeout, ClusterUnreachable
 from kgitops.model import ClusterState, ReassignmentSettings
 from kgitops.plan.actions import Move, Reassign
+from kgitops.plan.schedule import LOOKAHEAD, MoveJob, next_batch
 
 FATAL = (ClusterUnreachable, ClusterTimeout, ClusterAuthError)
 TP = tuple[str, int]
@@ -67,6 +69,7 @@ class Reassigner:
         self.dry_run = dry_run
         self.moves: dict[TP, Move] = {}
         self.bytes: dict[TP, int] = {}
+        self.jobs: dict[TP, MoveJob] = {}
         self.active: set[TP] = set()
         self.queue: list[TP] = []
         self.done: set[TP] = set()
@@ -170,6 +173,8 @@ class Reassigner:
                 continue
             size = m.size_bytes or part.size_bytes or 0
             self.bytes[tp] = size * len(m.adding)
+            sender = part.leader if part.leader is not None else m.source[0]
+            self.jobs[tp] = MoveJob(tp, sender, m.adding, size)
             flying = in_flight.get(tp[0], {}).get(tp[1])
             down = sorted(set(m.target) & offline)
             if flying is not None and in_flight_target(flying[0], flying[2]) == m.target:
@@ -249,12 +254,18 @@ class Reassigner:
         room = self.settings.max_concurrent_moves - len(self.active)
         batch: list[TP] = []
         while self.queue and len(batch) < room:
-            tp = self.queue.pop(0)
-            down = sorted(set(self.moves[tp].target) & self.offline)
-            if down:
-                self._fail(tp, f"target broker(s) {down} offline; not submitted")
-            else:
-                batch.append(tp)
+            busy = {b for tp in (*self.active, *batch) for b in self.jobs[tp].brokers}
+            jobs = [self.jobs[tp] for tp in self.queue[: LOOKAHEAD + room]]
+            picked = next_batch(jobs, busy, room - len(batch))
+            chosen = [self.queue[i] for i in picked]
+            for i in reversed(picked):
+                del self.queue[i]
+            for tp in chosen:
+                down = sorted(set(self.moves[tp].target) & self.offline)
+                if down:
+                    self._fail(tp, f"target broker(s) {down} offline; not submitted")
+                else:
+                    batch.append(tp)
         if not batch:
             return
         results = self.admin.alter_reassignments({tp: self.moves[tp].target for tp in batch})

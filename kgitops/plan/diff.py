@@ -182,7 +182,12 @@ def compute_plan(
     _unmanaged(ctx, managed)
     if any(d.is_error for d in ctx.diagnostics):
         raise SpecError(ctx.diagnostics)
-    transfer = estimate_transfer(ctx.actions, state, cluster.reassignment.throttle_bytes_per_sec)
+    transfer = estimate_transfer(
+        ctx.actions,
+        state,
+        cluster.reassignment.throttle_bytes_per_sec,
+        cluster.reassignment.max_concurrent_moves,
+    )
     moved = transfer.total_bytes if transfer is not None else 0
     stored = transfer.cluster_bytes if transfer is not None else 0
     if stored and moved > large_move_share * stored:

@@ -82,6 +82,12 @@ def render_text(data: Mapping[str, Any], *, colour: bool = False, limit: int | N
     transfer = data.get("transfer")
     if transfer and transfer.get("totalBytes"):
         lines += ["", _transfer_line(transfer)]
+        lines += [
+            paint("dim", f"    window {w}  at {start}: {n} move(s), {size}, {lasts}")
+            if start
+            else paint("dim", f"    {w} window(s)")
+            for w, start, n, size, lasts in window_rows(transfer)
+        ]
     if actions:
         lines += ["", "Plan: " + _summary_words(data.get("summary", {})) + "."]
     else:
@@ -98,12 +104,44 @@ def _transfer_line(transfer: Mapping[str, Any]) -> str:
         f"Data to copy: {human_bytes(transfer['totalBytes'])} at "
         f"{_rate(transfer.get('throttleBytesPerSec'))} per broker, about "
         f"{human_seconds(transfer.get('estimatedSeconds'))}"
+        + _window_words(transfer)
         + (
             f" ({human_bytes(transfer['crossRackBytes'])} across racks)"
             if transfer.get("crossRackBytes") is not None
             else ""
         )
     )
+
+
+def _window_words(transfer: Mapping[str, Any]) -> str:
+    """`` in 3 window(s) of up to 4 moves`` when the plan carries apply's schedule."""
+    count, most = transfer.get("windowCount"), transfer.get("maxConcurrentMoves")
+    if not count or not most:
+        return ""
+    return f" in {count} window(s) of up to {most} moves"
+
+
+WINDOW_ROWS = 12
+
+
+def window_rows(transfer: Mapping[str, Any], rows: int = WINDOW_ROWS) -> list[tuple[str, ...]]:
+    """(window, start, moves, bytes, duration) per window of apply's schedule, as text."""
+    out: list[tuple[str, ...]] = []
+    windows = transfer.get("windows") or []
+    for i, w in enumerate(windows[:rows], start=1):
+        out.append(
+            (
+                str(i),
+                human_seconds(w["startSeconds"]),
+                str(w["moves"]),
+                human_bytes(w["bytes"]),
+                human_seconds(w["seconds"]),
+            )
+        )
+    left = int(transfer.get("windowCount") or len(windows)) - len(out)
+    if left > 0:
+        out.append((f"... {left} more", "", "", "", ""))
+    return out
 
 
 # ----------------------------------------------------------------------- markdown
@@ -202,8 +240,21 @@ def _md_transfer(transfer: Mapping[str, Any] | None, rows: int = 50) -> list[str
             else ""
         )
         + f", throttled at {_rate(rate)} per broker: about "
-        f"{human_seconds(transfer.get('estimatedSeconds'))}.",
+        f"{human_seconds(transfer.get('estimatedSeconds'))}{_window_words(transfer)}.",
         "",
+    ]
+    windows = window_rows(transfer)
+    if windows:
+        out += [
+            "<details><summary>Apply's windows (the ETA is their schedule)</summary>",
+            "",
+            "| window | starts at | moves | bytes | lasts |",
+            "|---:|---:|---:|---:|---:|",
+            *(f"| {' | '.join(row)} |" for row in windows),
+            "</details>",
+            "",
+        ]
+    out += [
         "| broker | in | out | time at throttle |",
         "|---:|---:|---:|---:|",
     ]

@@ -1,13 +1,17 @@
 """The transfer estimate: the replica data a plan's reassignments copy, and how long it takes.
 
 A new replica copies the partition from its leader: the leader sends, the new broker
-receives. Kafka's replication throttle is a per-broker rate, so the busiest broker sets the
-pace: ``estimated_seconds = max(in, out over brokers) / throttle``. A plan carries it as the
-typed field ``Plan.transfer`` (JSON ``transfer``, see kgitops/schemas/plan.json)::
+receives. The time is ``kgitops.plan.schedule``: apply's own windowing (at most
+``maxConcurrentMoves`` in flight, the per-broker throttle shared by the copies into and out of
+each broker) run on Kafka's replication model; ``windows`` are the batches apply submits. A
+plan carries it as the typed field ``Plan.transfer`` (JSON ``transfer``, see
+kgitops/schemas/plan.json)::
 
     "transfer": {"brokers": {"3": {"in": 9, "out": 0}, "1": {"in": 0, "out": 9}},
                  "racks": {}, "crossRackBytes": null, "totalBytes": 9,
-                 "clusterBytes": 100, "throttleBytesPerSec": 1000, "estimatedSeconds": 0.0}
+                 "clusterBytes": 100, "throttleBytesPerSec": 1000, "maxConcurrentMoves": 10,
+                 "estimatedSeconds": 5.0, "windowCount": 1,
+                 "windows": [{"moves": 1, "bytes": 9, "startSeconds": 0.0, "seconds": 5.0}]}
 """
 
 from __future__ import annotations
@@ -16,8 +20,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kgitops.model import ClusterState
+from kgitops.model import ClusterState, ReassignmentSettings
 from kgitops.plan.actions import Action, Reassign
+from kgitops.plan.schedule import MoveJob, Window, schedule
+
+WINDOWS_SHOWN = 100
 
 
 @dataclass(frozen=True)
@@ -50,8 +57,20 @@ class Transfer:
     cluster_bytes: int = 0
     throttle_bytes_per_sec: int | None = None
     estimated_seconds: float | None = None
+    max_concurrent_moves: int | None = None
+    window_count: int = 0
+    windows: tuple[Window, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
+        schedule_fields: dict[str, Any] = (
+            {
+                "maxConcurrentMoves": self.max_concurrent_moves,
+                "windowCount": self.window_count,
+                "windows": [w.to_json() for w in self.windows],
+            }
+            if self.max_concurrent_moves is not None
+            else {}
+        )
         return {
             "brokers": {str(b): self.brokers[b].to_json() for b in sorted(self.brokers)},
             "racks": {r: self.racks[r].to_json() for r in sorted(self.racks)},
@@ -60,6 +79,7 @@ class Transfer:
             "clusterBytes": self.cluster_bytes,
             "throttleBytesPerSec": self.throttle_bytes_per_sec,
             "estimatedSeconds": self.estimated_seconds,
+            **schedule_fields,
         }
 
     @classmethod
@@ -68,6 +88,7 @@ class Transfer:
         cross = data.get("crossRackBytes")
         rate = data.get("throttleBytesPerSec")
         secs = data.get("estimatedSeconds")
+        most = data.get("maxConcurrentMoves")
         return cls(
             brokers={int(b): Traffic.from_json(v) for b, v in data.get("brokers", {}).items()},
             racks={str(r): Traffic.from_json(v) for r, v in (data.get("racks") or {}).items()},
@@ -76,14 +97,21 @@ class Transfer:
             cluster_bytes=int(data.get("clusterBytes") or 0),
             throttle_bytes_per_sec=None if rate is None else int(rate),
             estimated_seconds=None if secs is None else float(secs),
+            max_concurrent_moves=None if most is None else int(most),
+            window_count=int(data.get("windowCount") or 0),
+            windows=tuple(Window.from_json(w) for w in data.get("windows") or ()),
         )
 
 
 def estimate_transfer(
-    actions: Iterable[Action], state: ClusterState, throttle_bytes_per_sec: int | None
+    actions: Iterable[Action],
+    state: ClusterState,
+    throttle_bytes_per_sec: int | None,
+    max_concurrent_moves: int = ReassignmentSettings().max_concurrent_moves,
 ) -> Transfer | None:
     """The transfer of the reassignments among ``actions``; None when nothing is copied."""
     per: dict[int, list[int]] = {}
+    jobs: list[MoveJob] = []
     racks: dict[str, list[int]] = {}
     rack_of = {b.id: b.rack for b in state.brokers}
     total = cross = 0
@@ -94,6 +122,7 @@ def estimate_transfer(
         for p, m in a.moves.items():
             ps = live.partitions.get(p) if live is not None else None
             sender = ps.leader if ps is not None and ps.leader is not None else m.source[0]
+            jobs.append(MoveJob((a.topic, p), sender, m.adding, m.size_bytes))
             for b in m.adding:
                 per.setdefault(b, [0, 0])[0] += m.size_bytes
                 per.setdefault(sender, [0, 0])[1] += m.size_bytes
@@ -112,7 +141,8 @@ def estimate_transfer(
         for ps in t.partitions.values()
     )
     rate = throttle_bytes_per_sec
-    worst = max(max(v) for v in per.values())
+    jobs.sort(key=lambda j: j.key)  # apply's queue order: topic, then partition
+    timing = schedule(jobs, max_concurrent_moves=max_concurrent_moves, throttle_bytes_per_sec=rate)
     return Transfer(
         brokers={b: Traffic(*per[b]) for b in sorted(per)},
         racks={r: Traffic(*racks[r]) for r in sorted(racks)},
@@ -120,5 +150,8 @@ def estimate_transfer(
         total_bytes=total,
         cluster_bytes=cluster_bytes,
         throttle_bytes_per_sec=rate,
-        estimated_seconds=round(worst / rate, 1) if rate else None,
+        estimated_seconds=round(timing.total_seconds, 1),
+        max_concurrent_moves=max_concurrent_moves,
+        window_count=len(timing.windows),
+        windows=timing.windows[:WINDOWS_SHOWN],
     )

@@ -1,0 +1,202 @@
+"""One schedule for plan and apply: which moves run together, and how long they take. Pure.
+
+``apply`` keeps at most ``maxConcurrentMoves`` partition moves in flight and, each time it
+polls, fills the free room with :func:`next_batch`; the plan's ETA is :func:`schedule`, which
+runs the same ``next_batch`` on a model of Kafka's replication so that the figure a reviewer
+reads is the time apply takes, not a lower bound.
+
+The model (the simulated cluster follows the same rules, ``kgitops/cluster/replication.py``):
+
+- a move copies the partition (``size`` bytes) from its leader to each added replica; it
+  completes when every added replica has it, and apply notices at its next poll;
+- every copy into a broker shares that broker's link (``network`` bytes/s); with a throttle,
+  the copies into a broker share its follower rate and the copies served by a leader share
+  the leader's rate (Kafka's ``*.replication.throttled.rate`` are per broker);
+- moves that add no replica (a reorder, a pure removal) complete at once.
+
+``next_batch`` prefers moves whose brokers are idle: four moves into one new broker share its
+one throttle, four moves into four brokers get four. Ties keep the plan's order (topic, then
+partition), so the schedule is a pure function of the plan.
+
+Example, throttle 10 MB/s, 2 moves at a time, poll 5 s, three 100 MB moves into brokers 6, 6
+and 7 (leaders 0, 1, 2)::
+
+    window 1  t=0     p0 -> 6, p2 -> 7     each alone on its broker: 10 s
+    window 2  t=10    p1 -> 6              10 s; ETA 20 s
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+NETWORK_BYTES_PER_SEC = 100_000_000
+"""The link each broker receives on, as the simulated cluster assumes."""
+
+DEFAULT_POLL_SECONDS = 5.0
+LOOKAHEAD = 1000
+"""How far down the queue ``next_batch`` looks for a move onto idle brokers."""
+
+
+@dataclass(frozen=True, slots=True)
+class MoveJob:
+    """One partition move as scheduling sees it: ``key`` names it (topic, partition)."""
+
+    key: tuple[str, int]
+    sender: int
+    adding: tuple[int, ...]
+    size_bytes: int
+
+    @property
+    def brokers(self) -> tuple[int, ...]:
+        return (self.sender, *self.adding)
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """The moves submitted at one poll, when they started, and when the last one ended."""
+
+    moves: int
+    bytes: int
+    start_seconds: float
+    end_seconds: float
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Window:
+        start = float(data.get("startSeconds") or 0.0)
+        return cls(
+            int(data.get("moves") or 0),
+            int(data.get("bytes") or 0),
+            start,
+            start + float(data.get("seconds") or 0.0),
+        )
+
+    def to_json(self) -> dict[str, float | int]:
+        return {
+            "moves": self.moves,
+            "bytes": self.bytes,
+            "startSeconds": round(self.start_seconds, 1),
+            "seconds": round(self.end_seconds - self.start_seconds, 1),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Schedule:
+    total_seconds: float
+    total_bytes: int
+    windows: tuple[Window, ...]
+
+
+def next_batch(queue: Sequence[MoveJob], busy: Iterable[int], room: int) -> list[int]:
+    """Indexes into ``queue`` (ascending) of the moves to submit now, at most ``room``: first
+    those among the next ``LOOKAHEAD`` whose brokers (leader and added replicas) are all idle,
+    in queue order, then the rest in queue order. ``busy``: the brokers of the moves in
+    flight."""
+    if room <= 0 or not queue:
+        return []
+    taken = set(busy)
+    chosen: list[int] = []
+    for i in range(min(len(queue), LOOKAHEAD)):
+        if len(chosen) == room:
+            return chosen
+        job = queue[i]
+        if taken.isdisjoint(job.brokers):
+            chosen.append(i)
+            taken.update(job.brokers)
+    if len(chosen) < room:
+        picked = set(chosen)
+        for i in range(len(queue)):
+            if len(chosen) == room:
+                break
+            if i not in picked:
+                chosen.append(i)
+        chosen.sort()
+    return chosen
+
+
+def _rates(
+    flows: Sequence[tuple[int, int, int]], throttle: float | None, network: float
+) -> list[float]:
+    """Rate of each copy (move index, sender, receiver), shared as Kafka shares it."""
+    into: dict[int, int] = {}
+    served: dict[int, int] = {}
+    for _, sender, receiver in flows:
+        into[receiver] = into.get(receiver, 0) + 1
+        served[sender] = served.get(sender, 0) + 1
+    out = []
+    for _, sender, receiver in flows:
+        rate = network / into[receiver]
+        if throttle:
+            rate = min(rate, throttle / into[receiver], throttle / served[sender])
+        out.append(rate)
+    return out
+
+
+def schedule(
+    jobs: Sequence[MoveJob],
+    *,
+    max_concurrent_moves: int,
+    throttle_bytes_per_sec: float | None,
+    network_bytes_per_sec: float = NETWORK_BYTES_PER_SEC,
+    poll_seconds: float = DEFAULT_POLL_SECONDS,
+) -> Schedule:
+    """Run ``jobs`` as apply does (``next_batch`` at each poll, at most
+    ``max_concurrent_moves`` in flight) on the replication model; the windows are the
+    batches submitted together. Events are exact; completions are seen at poll ticks."""
+    poll = max(0.01, poll_seconds)
+    room_max = max(1, max_concurrent_moves)
+    queue = list(jobs)
+    total_bytes = sum(j.size_bytes * len(j.adding) for j in jobs)
+    left: dict[tuple[int, int], float] = {}  # (move index, receiver) -> bytes left
+    active: dict[int, MoveJob] = {}
+    window_of: dict[int, int] = {}
+    starts: list[float] = []
+    ends: list[float] = []
+    counts: list[int] = []
+    sizes: list[int] = []
+    now = 0.0
+    serial = 0
+    while queue or active:
+        busy = {b for j in active.values() for b in j.brokers}
+        picked = next_batch(queue, busy, room_max - len(active))
+        if picked:
+            w = len(starts)
+            starts.append(now)
+            ends.append(now)
+            counts.append(len(picked))
+            sizes.append(sum(queue[i].size_bytes * len(queue[i].adding) for i in picked))
+            for i in picked:
+                job = queue[i]
+                active[serial] = job
+                window_of[serial] = w
+                for r in job.adding:
+                    if job.size_bytes > 0:
+                        left[(serial, r)] = float(job.size_bytes)
+                serial += 1
+            for i in reversed(picked):
+                del queue[i]
+        # run until the next poll tick, event by event
+        tick = now + poll
+        while now < tick:
+            flows = [(m, active[m].sender, r) for (m, r) in left]
+            if not flows:
+                now = tick
+                break
+            rates = _rates(flows, throttle_bytes_per_sec, network_bytes_per_sec)
+            step = min(
+                tick - now, *(left[(m, r)] / v for (m, _, r), v in zip(flows, rates, strict=True))
+            )
+            for (m, _, r), v in zip(flows, rates, strict=True):
+                key = (m, r)
+                left[key] -= v * step
+                if left[key] <= 1e-6 * max(1.0, active[m].size_bytes):
+                    del left[key]
+            now += step
+        waiting = {m for m, _ in left}
+        for m in [m for m in active if m not in waiting]:
+            del active[m]
+            w = window_of.pop(m)
+            ends[w] = max(ends[w], now)
+    windows = tuple(Window(counts[i], sizes[i], starts[i], ends[i]) for i in range(len(starts)))
+    return Schedule(total_seconds=now if jobs else 0.0, total_bytes=total_bytes, windows=windows)
