@@ -8,9 +8,10 @@ Desired side::
 
 Live side::
 
-    ClusterState  brokers, topics, in-flight reassignments      (== the state JSON of PRODUCT.md)
+    ClusterState  brokers, topics, in-flight reassignments (docs/simulated-cluster.md's state file)
     TopicState    partitions and the configs set on the topic itself (DYNAMIC_TOPIC_CONFIG)
     PartitionState replicas (first = preferred leader), isr, leader, sizeBytes
+    TopicPartition (topic, partition): the key of one partition, printed ``topic-partition``
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from kgitops.errors import Mark
 
@@ -27,6 +28,19 @@ UnmanagedPolicy = Literal["ignore", "warn", "error"]
 
 EMPTY: Mapping[str, str] = MappingProxyType({})
 NOWHERE = Mark("<memory>")
+
+
+class TopicPartition(NamedTuple):
+    """One partition's key: ``TopicPartition("orders", 3)``, printed ``orders-3`` as Kafka's
+    tools print it. A NamedTuple: immutable, ordered by (topic, partition), unpacks as
+    ``topic, partition = tp``, and equal (same hash) to the plain ``(topic, partition)``
+    tuple, so a mapping keyed by it answers either."""
+
+    topic: str
+    partition: int
+
+    def __str__(self) -> str:
+        return f"{self.topic}-{self.partition}"
 
 
 @dataclass(frozen=True, slots=True, order=True)

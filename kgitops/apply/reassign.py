@@ -25,7 +25,7 @@ from kgitops.apply.progress import Progress, Snapshot, human_duration
 from kgitops.apply.throttles import MoveSpec, Throttler
 from kgitops.cluster.port import ClusterAdmin
 from kgitops.errors import ClusterAuthError, ClusterError, ClusterTimeout, ClusterUnreachable
-from kgitops.model import ClusterState, ReassignmentSettings
+from kgitops.model import ClusterState, ReassignmentSettings, TopicPartition
 from kgitops.plan.actions import Move, Reassign
 from kgitops.plan.schedule import LOOKAHEAD, MoveJob, next_batch
 
@@ -268,9 +268,11 @@ class Reassigner:
                     batch.append(tp)
         if not batch:
             return
-        results = self.admin.alter_reassignments({tp: self.moves[tp].target for tp in batch})
+        results = self.admin.alter_reassignments(
+            {TopicPartition(*tp): self.moves[tp].target for tp in batch}
+        )
         for tp in batch:
-            err = results.get(f"{tp[0]}-{tp[1]}")
+            err = results.get(TopicPartition(*tp))
             if err is None:
                 self.active.add(tp)
             else:
@@ -281,9 +283,11 @@ class Reassigner:
             return
         active = sorted(self.active)
         self.active = set()
-        results = self.admin.alter_reassignments(dict.fromkeys(active))
+        results = self.admin.alter_reassignments(
+            dict.fromkeys(TopicPartition(*tp) for tp in active)
+        )
         for tp in active:
-            err = results.get(f"{tp[0]}-{tp[1]}")
+            err = results.get(TopicPartition(*tp))
             if err is None:
                 self._fail(tp, f"{why}; cancelled, back to {list(self.moves[tp].source)}")
             else:

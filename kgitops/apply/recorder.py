@@ -13,10 +13,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
-from kgitops.cluster.port import ClusterAdmin, ConfigChange, NewPartitions, NewTopic, Results
-from kgitops.model import ClusterState
+from kgitops.cluster.port import (
+    ClusterAdmin,
+    ConfigChange,
+    NewPartitions,
+    NewTopic,
+    PartitionResults,
+    Results,
+)
+from kgitops.errors import ClusterError
+from kgitops.model import ClusterState, TopicPartition
+
+_K = TypeVar("_K")
 
 
 def _j(value: object) -> str:
@@ -45,7 +55,7 @@ class Recorder:
         self.send = send
         self.requests: list[str] = []
 
-    def _write(self, line: str, items: Iterable[str]) -> Results | None:
+    def _write(self, line: str, items: Iterable[_K]) -> Mapping[_K, ClusterError | None] | None:
         self.requests.append(line)
         if self.send:
             return None
@@ -83,20 +93,19 @@ class Recorder:
         return fake if fake is not None else self.inner.alter_broker_configs(changes)
 
     def alter_reassignments(
-        self, targets: Mapping[tuple[str, int], tuple[int, ...] | None]
-    ) -> Results:
-        body = {f"{t}-{p}": (list(r) if r is not None else None) for (t, p), r in targets.items()}
-        fake = self._write(
-            f"AlterPartitionReassignments {_j(body)}", (f"{t}-{p}" for t, p in targets)
-        )
+        self, targets: Mapping[TopicPartition, tuple[int, ...] | None]
+    ) -> PartitionResults:
+        tps = [TopicPartition(*tp) for tp in targets]
+        body = {
+            str(tp): None if r is None else list(r)
+            for tp, r in zip(tps, targets.values(), strict=True)
+        }
+        fake = self._write(f"AlterPartitionReassignments {_j(body)}", tps)
         return fake if fake is not None else self.inner.alter_reassignments(targets)
 
-    def elect_preferred_leaders(self, partitions: Iterable[tuple[str, int]]) -> Results:
-        parts = list(partitions)
-        fake = self._write(
-            f"ElectLeaders PREFERRED {_j([f'{t}-{p}' for t, p in parts])}",
-            (f"{t}-{p}" for t, p in parts),
-        )
+    def elect_preferred_leaders(self, partitions: Iterable[TopicPartition]) -> PartitionResults:
+        parts = [TopicPartition(*tp) for tp in partitions]
+        fake = self._write(f"ElectLeaders PREFERRED {_j([str(tp) for tp in parts])}", parts)
         return fake if fake is not None else self.inner.elect_preferred_leaders(parts)
 
     def delete_topics(self, names: Sequence[str]) -> Results:

@@ -31,7 +31,14 @@ from kgitops.apply.progress import Progress, SilentProgress
 from kgitops.apply.reassign import Reassigner, ReassignResult
 from kgitops.apply.recorder import Recorder
 from kgitops.apply.verify import verify_applied
-from kgitops.cluster.port import ClusterAdmin, ConfigChange, NewPartitions, NewTopic, Results
+from kgitops.cluster.port import (
+    ClusterAdmin,
+    ConfigChange,
+    NewPartitions,
+    NewTopic,
+    PartitionResults,
+    Results,
+)
 from kgitops.errors import (
     ActionOutcome,
     ClusterAuthError,
@@ -41,7 +48,7 @@ from kgitops.errors import (
     ClusterUnreachable,
     PartialApply,
 )
-from kgitops.model import ReassignmentSettings
+from kgitops.model import ReassignmentSettings, TopicPartition
 from kgitops.plan.actions import (
     Action,
     AddPartitions,
@@ -278,29 +285,29 @@ class _Run:
     def elections(self) -> None:
         items = self._indexed(ElectLeaders)
         extra = self.reassigner.leaders_to_elect() if self.reassigner else []
-        parts = [(a.topic, p) for _, a in items for p in a.partitions]
-        wanted = sorted(set(parts) | set(extra))
+        parts = [TopicPartition(a.topic, p) for _, a in items for p in a.partitions]
+        wanted = sorted(set(parts) | {TopicPartition(*tp) for tp in extra})
         if not wanted or self.broken is not None:
             return
         self.progress.message(f"elect preferred leaders: {len(wanted)} partition(s) ...")
         try:
-            results: Results = self.admin.elect_preferred_leaders(wanted)
+            results: PartitionResults = self.admin.elect_preferred_leaders(wanted)
         except ClusterError as exc:
-            results = dict.fromkeys((f"{t}-{p}" for t, p in wanted), exc)
+            results = dict.fromkeys(wanted, exc)
             if isinstance(exc, FATAL):
                 self.broken = exc
         for i, a in items:
             errs = [
-                f"{a.topic}-{p}: {results[f'{a.topic}-{p}']}"
+                f"{a.topic}-{p}: {results[TopicPartition(a.topic, p)]}"
                 for p in a.partitions
-                if _real_error(results.get(f"{a.topic}-{p}"))
+                if _real_error(results.get(TopicPartition(a.topic, p)))
             ]
             if errs:
                 self._fail(i, "; ".join(errs))
             else:
                 self._done(i)
         for t, p in extra:
-            err = results.get(f"{t}-{p}")
+            err = results.get(TopicPartition(t, p))
             if _real_error(err) and (t, p) not in parts:
                 self.notes.append(
                     f"note: {t}-{p} has moved but its preferred leader was not elected ({err}); "

@@ -7,7 +7,7 @@ tests, anything else with the same shape. Apply, status, snapshot and import see
 Batched by design: every write takes all its items at once and returns a per-item result, so
 an adapter sends one request per API (and per broker where Kafka requires it), never one per
 topic, and apply can report exactly which items failed. A result maps the item (a topic name,
-``"topic-partition"``, or ``"broker:<id>"``) to None on success or the ClusterError that item got.
+a ``TopicPartition``, or ``"broker:<id>"``) to None on success or the ClusterError that item got.
 """
 
 from __future__ import annotations
@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from kgitops.errors import ClusterError
-from kgitops.model import ClusterState
+from kgitops.model import ClusterState, TopicPartition
 
 Results = Mapping[str, ClusterError | None]
+PartitionResults = Mapping[TopicPartition, ClusterError | None]
 
 
 @dataclass(frozen=True)
@@ -69,17 +70,16 @@ class ClusterAdmin(Protocol):
         ...
 
     def alter_reassignments(
-        self, targets: Mapping[tuple[str, int], tuple[int, ...] | None]
-    ) -> Results:
-        """Submit reassignments; a None target cancels the one in flight for that partition.
-        Result keys are ``"topic-partition"``."""
+        self, targets: Mapping[TopicPartition, tuple[int, ...] | None]
+    ) -> PartitionResults:
+        """Submit reassignments; a None target cancels the one in flight for that partition."""
         ...
 
     def list_reassignments(self) -> Mapping[str, Mapping[int, tuple[tuple[int, ...], ...]]]:
         """In-flight reassignments: topic -> partition -> (replicas, adding, removing)."""
         ...
 
-    def elect_preferred_leaders(self, partitions: Iterable[tuple[str, int]]) -> Results: ...
+    def elect_preferred_leaders(self, partitions: Iterable[TopicPartition]) -> PartitionResults: ...
 
     def delete_topics(self, names: Sequence[str]) -> Results: ...
 

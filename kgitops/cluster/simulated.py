@@ -37,7 +37,13 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from kgitops.cluster import controller as kraft
 from kgitops.cluster import replication as repl
-from kgitops.cluster.port import ConfigChange, NewPartitions, NewTopic, Results
+from kgitops.cluster.port import (
+    ConfigChange,
+    NewPartitions,
+    NewTopic,
+    PartitionResults,
+    Results,
+)
 from kgitops.cluster.snapshot import (
     StateFileError,
     read_state_file,
@@ -45,7 +51,14 @@ from kgitops.cluster.snapshot import (
     write_state,
 )
 from kgitops.errors import ClusterError, ClusterRequestError
-from kgitops.model import Broker, ClusterState, PartitionState, Reassignment, TopicState
+from kgitops.model import (
+    Broker,
+    ClusterState,
+    PartitionState,
+    Reassignment,
+    TopicPartition,
+    TopicState,
+)
 
 UNCLEAN = "unclean.leader.election.enable"
 
@@ -295,15 +308,15 @@ class SimulatedCluster:
         return out
 
     @_operation
-    def replica_progress(self) -> dict[tuple[str, int], dict[int, tuple[float, int]]]:
+    def replica_progress(self) -> dict[TopicPartition, dict[int, tuple[float, int]]]:
         """For each out-of-sync replica: (bytes copied, partition size). What a real cluster
         shows only as LEO lag; ``kgitops status`` prints it when the adapter has it."""
-        out: dict[tuple[str, int], dict[int, tuple[float, int]]] = {}
+        out: dict[TopicPartition, dict[int, tuple[float, int]]] = {}
         for name, (parts, _) in sorted(self.topics.items()):
             for pid, p in enumerate(parts):
                 lag = {b: (p.copied.get(b, 0.0), p.size) for b in p.replicas if b not in p.isr}
                 if lag:
-                    out[(name, pid)] = lag
+                    out[TopicPartition(name, pid)] = lag
         return out
 
     @_operation
@@ -496,15 +509,16 @@ class SimulatedCluster:
 
     @_operation
     def alter_reassignments(
-        self, targets: Mapping[tuple[str, int], tuple[int, ...] | None]
-    ) -> Results:
-        results: dict[str, ClusterError | None] = {}
+        self, targets: Mapping[TopicPartition, tuple[int, ...] | None]
+    ) -> PartitionResults:
+        results: dict[TopicPartition, ClusterError | None] = {}
         online = self.online
         for (name, pid), target in targets.items():
-            item = f"{name}-{pid}"
+            key = TopicPartition(name, pid)
+            item = str(key)
             parts = self.topics.get(name, ([], {}))[0]
             if not 0 <= pid < len(parts):
-                results[item] = kraft.error(
+                results[key] = kraft.error(
                     "UNKNOWN_TOPIC_OR_PARTITION",
                     kraft.UNKNOWN,
                     item,
@@ -513,33 +527,34 @@ class SimulatedCluster:
             part = parts[pid]
             if target is None:
                 if not part.reassigning:
-                    results[item] = kraft.error(
+                    results[key] = kraft.error(
                         "NO_REASSIGNMENT_IN_PROGRESS",
                         f"No ongoing reassignment for partition {item}.",
                         item,
                     )
                     continue
                 repl.revert(part, online, keep_progress=False)
-                results[item] = None
+                results[key] = None
                 continue
             problem = kraft.assignment_error(target, self.brokers, None)
             if problem:
-                results[item] = kraft.error("INVALID_REPLICA_ASSIGNMENT", problem, item)
+                results[key] = kraft.error("INVALID_REPLICA_ASSIGNMENT", problem, item)
                 continue
             repl.reassign(part, target, online)
-            results[item] = None
+            results[key] = None
         self._save()
         return results
 
     @_operation
-    def elect_preferred_leaders(self, partitions: Iterable[tuple[str, int]]) -> Results:
-        results: dict[str, ClusterError | None] = {}
+    def elect_preferred_leaders(self, partitions: Iterable[TopicPartition]) -> PartitionResults:
+        results: dict[TopicPartition, ClusterError | None] = {}
         online = self.online
         for name, pid in partitions:
-            item = f"{name}-{pid}"
+            key = TopicPartition(name, pid)
+            item = str(key)
             parts = self.topics.get(name, ([], {}))[0]
             if not 0 <= pid < len(parts):
-                results[item] = kraft.error(
+                results[key] = kraft.error(
                     "UNKNOWN_TOPIC_OR_PARTITION",
                     kraft.UNKNOWN,
                     item,
@@ -548,12 +563,12 @@ class SimulatedCluster:
             part = parts[pid]
             preferred = part.replicas[0]
             if part.leader == preferred:
-                results[item] = None
+                results[key] = None
             elif preferred in part.isr and preferred in online:
                 part.leader = preferred
-                results[item] = None
+                results[key] = None
             else:
-                results[item] = kraft.error(
+                results[key] = kraft.error(
                     "PREFERRED_LEADER_NOT_AVAILABLE",
                     f"Failed to elect leader for partition {item} under strategy PreferredElection",
                     item,

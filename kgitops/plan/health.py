@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kgitops.model import ClusterState, PartitionState, Reassignment
+from kgitops.model import ClusterState, PartitionState, Reassignment, TopicPartition
 
 PROBLEMS = ("offline", "under_replicated", "under_min_isr")
 NOTES = ("leader_off_preferred", "reassigning", "stalled")
@@ -56,7 +56,7 @@ class PartitionHealth:
 
     @property
     def name(self) -> str:
-        return f"{self.topic}-{self.partition}"
+        return str(TopicPartition(self.topic, self.partition))
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -124,7 +124,7 @@ def _min_isr(config: Mapping[str, str]) -> int | None:
 
 def assess(
     state: ClusterState,
-    progress: Mapping[tuple[str, int], Mapping[int, tuple[float, int]]] | None = None,
+    progress: Mapping[TopicPartition, Mapping[int, tuple[float, int]]] | None = None,
 ) -> Health:
     """Everything worth reporting about ``state``. ``progress`` optionally gives, per
     partition and catching-up replica, (bytes copied, partition size) (the simulated cluster
@@ -156,7 +156,7 @@ def assess(
                         min_isr=min_isr,
                         adding=move.adding if move else (),
                         removing=move.removing if move else (),
-                        progress=(progress or {}).get((name, pid), {}),
+                        progress=(progress or {}).get(TopicPartition(name, pid), {}),
                     )
                 )
     offline = tuple(sorted(b.id for b in state.brokers if not b.online))

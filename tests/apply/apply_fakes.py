@@ -11,9 +11,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from kgitops.cluster.port import ConfigChange, NewPartitions, NewTopic, Results
+from kgitops.cluster.port import ConfigChange, NewPartitions, NewTopic, PartitionResults, Results
 from kgitops.errors import ClusterError, ClusterRequestError, ClusterUnreachable
-from kgitops.model import Broker, ClusterState, PartitionState, Reassignment, TopicState
+from kgitops.model import (
+    Broker,
+    ClusterState,
+    PartitionState,
+    Reassignment,
+    TopicPartition,
+    TopicState,
+)
 
 
 @dataclass
@@ -161,13 +168,13 @@ class FakeCluster:
         return res
 
     def alter_reassignments(
-        self, targets: Mapping[tuple[str, int], tuple[int, ...] | None]
-    ) -> Results:
+        self, targets: Mapping[TopicPartition, tuple[int, ...] | None]
+    ) -> PartitionResults:
         self._check("alter_reassignments", dict(targets))
-        res: dict[str, ClusterError | None] = {}
+        res: dict[TopicPartition, ClusterError | None] = {}
         for (t, p), target in targets.items():
-            key = f"{t}-{p}"
-            err = self._refused(key)
+            key = TopicPartition(t, p)
+            err = self._refused(str(key))
             if err is None and target is None:
                 f = self.flights.pop((t, p), None)
                 if f is None:
@@ -180,12 +187,12 @@ class FakeCluster:
         self.max_in_flight = max(self.max_in_flight, len(self.flights))
         return res
 
-    def elect_preferred_leaders(self, partitions: Iterable[tuple[str, int]]) -> Results:
-        parts = list(partitions)
+    def elect_preferred_leaders(self, partitions: Iterable[TopicPartition]) -> PartitionResults:
+        parts = [TopicPartition(*tp) for tp in partitions]
         self._check("elect_preferred_leaders", parts)
         for t, p in parts:
             self.leaders[(t, p)] = self.replicas[t][p][0]
-        return {f"{t}-{p}": None for t, p in parts}
+        return dict.fromkeys(parts)
 
     def delete_topics(self, names: Sequence[str]) -> Results:
         self._check("delete_topics", list(names))

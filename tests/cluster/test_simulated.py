@@ -10,7 +10,7 @@ from kgitops.cluster.port import ClusterAdmin, ConfigChange, NewPartitions, NewT
 from kgitops.cluster.simulated import SimulatedCluster
 from kgitops.cluster.snapshot import StateFileError
 from kgitops.errors import ClusterError, ClusterRequestError
-from kgitops.model import Broker
+from kgitops.model import Broker, TopicPartition
 
 BROKERS = [Broker(0, "az1"), Broker(1, "az2"), Broker(2, "az3"), Broker(3, "az1")]
 
@@ -20,7 +20,7 @@ def sim(tmp_path: Path) -> SimulatedCluster:
     return SimulatedCluster.open(str(tmp_path / "state.json"), BROKERS)
 
 
-def code(results: object, item: str) -> str | None:
+def code(results: object, item: object) -> str | None:
     assert isinstance(results, dict)
     err = results[item]
     return err.code if isinstance(err, ClusterRequestError) else None
@@ -262,7 +262,7 @@ def test_a_restored_broker_rejoins_the_isr_but_leadership_stays_until_election(
     p = part(sim, "a")
     assert p.isr == (1, 2)
     assert p.leader == 2
-    assert sim.elect_preferred_leaders([("a", 0)]) == {"a-0": None}
+    assert sim.elect_preferred_leaders([("a", 0)]) == {TopicPartition("a", 0): None}
     assert part(sim, "a").leader == 1
 
 
@@ -272,8 +272,8 @@ def test_preferred_election_fails_when_the_preferred_replica_is_down(
     make(sim, "a", {0: (1, 2)})
     sim.fail_broker(1)
     res = sim.elect_preferred_leaders([("a", 0), ("a", 5)])
-    assert code(res, "a-0") == "PREFERRED_LEADER_NOT_AVAILABLE"
-    assert code(res, "a-5") == "UNKNOWN_TOPIC_OR_PARTITION"
+    assert code(res, TopicPartition("a", 0)) == "PREFERRED_LEADER_NOT_AVAILABLE"
+    assert code(res, TopicPartition("a", 5)) == "UNKNOWN_TOPIC_OR_PARTITION"
 
 
 def test_failing_an_unknown_or_failed_broker_is_an_error(sim: SimulatedCluster) -> None:
@@ -297,7 +297,7 @@ def sized(sim: SimulatedCluster, name: str, replicas: tuple[int, ...], size: int
 
 def test_reassignment_adds_then_removes_replicas(sim: SimulatedCluster) -> None:
     sized(sim, "a", (0, 1), GB)
-    assert sim.alter_reassignments({("a", 0): (2, 1)}) == {"a-0": None}
+    assert sim.alter_reassignments({("a", 0): (2, 1)}) == {TopicPartition("a", 0): None}
     p = part(sim, "a")
     assert p.replicas == (2, 1, 0)  # AR = target + removing while in flight
     assert p.isr == (1, 0)
@@ -408,19 +408,19 @@ def test_cancelling_a_reassignment_reverts_to_the_original_replicas(
     sized(sim, "a", (0, 1), GB)
     sim.alter_reassignments({("a", 0): (2, 3)})
     sim.advance(5)
-    assert sim.alter_reassignments({("a", 0): None}) == {"a-0": None}
+    assert sim.alter_reassignments({("a", 0): None}) == {TopicPartition("a", 0): None}
     p = part(sim, "a")
     assert (p.replicas, p.isr, p.leader) == ((0, 1), (0, 1), 0)
     res = sim.alter_reassignments({("a", 0): None})
-    assert code(res, "a-0") == "NO_REASSIGNMENT_IN_PROGRESS"
+    assert code(res, TopicPartition("a", 0)) == "NO_REASSIGNMENT_IN_PROGRESS"
 
 
 def test_reassignment_errors(sim: SimulatedCluster) -> None:
     sized(sim, "a", (0, 1), 0)
     res = sim.alter_reassignments({("a", 0): (0, 9), ("a", 3): (0,), ("b", 0): (0,)})
-    assert code(res, "a-0") == "INVALID_REPLICA_ASSIGNMENT"
-    assert code(res, "a-3") == "UNKNOWN_TOPIC_OR_PARTITION"
-    assert code(res, "b-0") == "UNKNOWN_TOPIC_OR_PARTITION"
+    assert code(res, TopicPartition("a", 0)) == "INVALID_REPLICA_ASSIGNMENT"
+    assert code(res, TopicPartition("a", 3)) == "UNKNOWN_TOPIC_OR_PARTITION"
+    assert code(res, TopicPartition("b", 0)) == "UNKNOWN_TOPIC_OR_PARTITION"
 
 
 def test_progress_and_clock_survive_a_new_process(sim: SimulatedCluster) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import kafka.errors as kerr
@@ -35,7 +35,13 @@ from kgitops.cluster.kafka.errors import (
     translate,
 )
 from kgitops.cluster.kafka.settings import CONNECT_TIMEOUT_MS, client_config
-from kgitops.cluster.port import ConfigChange, NewPartitions, NewTopic, Results
+from kgitops.cluster.port import (
+    ConfigChange,
+    NewPartitions,
+    NewTopic,
+    PartitionResults,
+    Results,
+)
 from kgitops.errors import (
     ClusterAuthError,
     ClusterError,
@@ -50,10 +56,16 @@ from kgitops.model import (
     ClusterState,
     PartitionState,
     Reassignment,
+    TopicPartition,
     TopicState,
 )
 
 _Item = TypeVar("_Item")
+_Key = TypeVar("_Key", bound=Hashable)
+
+
+def _itself(tp: TopicPartition) -> TopicPartition:
+    return tp
 
 
 # Kafka's ConfigResource types and ConfigSource ids (DescribeConfigs).
@@ -519,20 +531,20 @@ class KafkaAdmin:
         self,
         operation: str,
         items: Sequence[_Item],
-        key: Callable[[_Item], str],
-        call: Callable[[Sequence[_Item]], Mapping[str, tuple[int, str | None]]],
+        key: Callable[[_Item], _Key],
+        call: Callable[[Sequence[_Item]], Mapping[_Key, tuple[int, str | None]]],
         *,
         done_on_retry: frozenset[int] = frozenset(),
-    ) -> dict[str, ClusterError | None]:
+    ) -> dict[_Key, ClusterError | None]:
         """Send ``items`` in one request; send again only the items whose error code is
         retriable (with backoff, until the deadline). ``done_on_retry`` are codes that mean
         success when an earlier attempt may have gone through (TOPIC_ALREADY_EXISTS after a
         create that timed out). Items the broker does not mention are errors (NO_RESPONSE)."""
         deadline = time.monotonic() + self._timeout_ms / 1000
         backoff = 0.1
-        raw: dict[str, tuple[int, str | None]] = {}
+        raw: dict[_Key, tuple[int, str | None]] = {}
         pending = list(items)
-        retried: set[str] = set()
+        retried: set[_Key] = set()
         while pending:
             got = call(pending)
             for item in pending:
@@ -549,16 +561,16 @@ class KafkaAdmin:
             retried.update(key(i) for i in pending)
             time.sleep(backoff)
             backoff = min(backoff * 2, 2.0)
-        out: dict[str, ClusterError | None] = {}
+        out: dict[_Key, ClusterError | None] = {}
         for item in items:
             k = key(item)
             code, message = raw[k]
             if code == -2:
                 out[k] = ClusterRequestError(
-                    f"{k}: the broker did not answer for this item", code="NO_RESPONSE", item=k
+                    f"{k}: the broker did not answer for this item", code="NO_RESPONSE", item=str(k)
                 )
             else:
-                out[k] = item_error(operation, k, code, message)
+                out[k] = item_error(operation, str(k), code, message)
         return out
 
     def create_topics(self, topics: Sequence[NewTopic]) -> Results:
@@ -737,18 +749,19 @@ class KafkaAdmin:
         return out
 
     def alter_reassignments(
-        self, targets: Mapping[tuple[str, int], tuple[int, ...] | None]
-    ) -> Results:
+        self, targets: Mapping[TopicPartition, tuple[int, ...] | None]
+    ) -> PartitionResults:
         """Submit (or, with None, cancel) reassignments in one AlterPartitionReassignments."""
         if not targets:
             return {}
         self._require(AlterPartitionReassignmentsRequest)
         T = AlterPartitionReassignmentsRequest.ReassignableTopic
 
-        def call(subset: Sequence[tuple[str, int]]) -> dict[str, tuple[int, str | None]]:
+        def call(subset: Sequence[TopicPartition]) -> dict[TopicPartition, tuple[int, str | None]]:
             by_topic: dict[str, list[Any]] = {}
-            for topic, pid in subset:
-                replicas = targets[(topic, pid)]
+            for tp in subset:
+                topic, pid = tp
+                replicas = targets[tp]
                 by_topic.setdefault(topic, []).append(
                     T.ReassignablePartition(
                         partition_index=pid, replicas=None if replicas is None else list(replicas)
@@ -760,27 +773,26 @@ class KafkaAdmin:
             )
             resp = self._send_controller(req, lambda r: [r.error_code])
             if resp.error_code != 0:
-                return {f"{t}-{p}": (resp.error_code, resp.error_message) for t, p in subset}
+                return {tp: (resp.error_code, resp.error_message) for tp in subset}
             return {
-                f"{t.name}-{p.partition_index}": (p.error_code, p.error_message)
+                TopicPartition(t.name, p.partition_index): (p.error_code, p.error_message)
                 for t in resp.responses
                 for p in t.partitions
             }
 
-        return self._batched(
-            "AlterPartitionReassignments", sorted(targets), lambda tp: f"{tp[0]}-{tp[1]}", call
-        )
+        wanted = sorted(TopicPartition(*tp) for tp in targets)
+        return self._batched("AlterPartitionReassignments", wanted, _itself, call)
 
-    def elect_preferred_leaders(self, partitions: Iterable[tuple[str, int]]) -> Results:
+    def elect_preferred_leaders(self, partitions: Iterable[TopicPartition]) -> PartitionResults:
         """Preferred-leader election for all partitions in one ElectLeaders request.
         ELECTION_NOT_NEEDED (the preferred replica already leads) counts as success."""
-        wanted = sorted(set(partitions))
+        wanted = sorted({TopicPartition(*tp) for tp in partitions})
         if not wanted:
             return {}
         self._require(ElectLeadersRequest)
         TP = ElectLeadersRequest.TopicPartitions
 
-        def call(subset: Sequence[tuple[str, int]]) -> dict[str, tuple[int, str | None]]:
+        def call(subset: Sequence[TopicPartition]) -> dict[TopicPartition, tuple[int, str | None]]:
             by_topic: dict[str, list[int]] = {}
             for t, p in subset:
                 by_topic.setdefault(t, []).append(p)
@@ -791,9 +803,9 @@ class KafkaAdmin:
             )
             resp = self._send_controller(req, lambda r: [r.error_code])
             if resp.error_code != 0:
-                return {f"{t}-{p}": (resp.error_code, None) for t, p in subset}
+                return {tp: (resp.error_code, None) for tp in subset}
             return {
-                f"{r.topic}-{p.partition_id}": (
+                TopicPartition(r.topic, p.partition_id): (
                     0 if p.error_code == ELECTION_NOT_NEEDED else p.error_code,
                     p.error_message,
                 )
@@ -801,7 +813,7 @@ class KafkaAdmin:
                 for p in r.partition_result
             }
 
-        return self._batched("ElectLeaders", wanted, lambda tp: f"{tp[0]}-{tp[1]}", call)
+        return self._batched("ElectLeaders", wanted, _itself, call)
 
     def delete_topics(self, names: Sequence[str]) -> Results:
         """Delete all named topics in one DeleteTopics request."""
