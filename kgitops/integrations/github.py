@@ -36,6 +36,7 @@ COMMENT_LIMIT = 65_536
 
 MARKER_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,99}$")
 REPO_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$")
+ARTIFACT_URL_RE = re.compile(r"^https://[A-Za-z0-9.-]+(?::[0-9]+)?(?:/[A-Za-z0-9._~%/+=&?-]*)?$")
 SECONDARY_LIMIT_WAIT = 60.0
 """GitHub's advice for a secondary rate limit that gives no Retry-After: wait a minute."""
 
@@ -64,8 +65,21 @@ class Body:
     lines_left_out: int = 0
 
 
-def _fences(lines: list[str]) -> int:
-    return sum(1 for line in lines if line.lstrip().startswith("```"))
+def _open_fence(lines: list[str]) -> str | None:
+    """The code fence still open after ``lines`` (CommonMark: a run of three or more
+    backticks opens; a line of at least as many backticks and nothing else closes)."""
+    open_fence: str | None = None
+    for line in lines:
+        m = re.match(r" {0,3}(`{3,})(.*)$", line)
+        if m is None:
+            continue
+        run, rest = m.group(1), m.group(2)
+        if open_fence is None:
+            if "`" not in rest:
+                open_fence = run
+        elif len(run) >= len(open_fence) and not rest.strip():
+            open_fence = None
+    return open_fence
 
 
 def compose_body(
@@ -81,6 +95,8 @@ def compose_body(
     the top, the note, then the last lines (at most 1,000 characters).
     """
     tag = marker_tag(marker)
+    if artifact_url is not None and not ARTIFACT_URL_RE.match(artifact_url):
+        raise GitHubError(f"invalid artifact URL {artifact_url!r}: expected https://HOST/PATH")
     text = text.replace("\r\n", "\n")
     whole = f"{tag}\n{text}"
     if len(whole) <= limit:
@@ -100,8 +116,8 @@ def compose_body(
             f"out here. {where}\n\n"
         )
 
-    fence = "```"
-    budget = limit - len(tag) - 1 - len(note(total)) - 2 * (len(fence) + 1)
+    longest = max((len(r) for r in re.findall(r"`{3,}", text)), default=3)
+    budget = limit - len(tag) - 1 - len(note(total)) - 2 * (longest + 1)
     if budget <= 0:
         raise GitHubError(f"the comment limit {limit} is too small for the truncation note")
     tail: list[str] = []
@@ -119,9 +135,10 @@ def compose_body(
         head.append(line)
         head_len += len(line) + 1
     left = len(lines) - len(head) - len(tail)
-    head_text = "\n".join(head) + ("\n" + fence if _fences(head) % 2 else "")
-    reopen = _fences(lines[: len(lines) - len(tail)]) % 2
-    tail_text = (fence + "\n" if reopen else "") + "\n".join(tail)
+    open_at_cut = _open_fence(head)
+    head_text = "\n".join(head) + ("\n" + open_at_cut if open_at_cut else "")
+    reopen = _open_fence(lines[: len(lines) - len(tail)])
+    tail_text = (reopen + "\n" if reopen else "") + "\n".join(tail)
     return Body(f"{tag}\n{head_text}{note(left)}{tail_text}", True, left)
 
 
@@ -179,11 +196,20 @@ class GitHubClient:
         if not token:
             raise GitHubError("no GitHub token: set GITHUB_TOKEN")
         parsed = urllib.parse.urlsplit(api_url)
-        if parsed.scheme not in ("http", "https") or not parsed.netloc:
+        loopback = (parsed.hostname or "") in ("127.0.0.1", "localhost", "::1")
+        if not parsed.netloc or not (
+            parsed.scheme == "https" or (parsed.scheme == "http" and loopback)
+        ):
+            raise GitHubError(
+                f"invalid GitHub API URL {api_url!r}: expected https://HOST[/PATH] (the token "
+                "is never sent over plain http, except to this machine)"
+            )
+        if parsed.username or parsed.password or parsed.query or parsed.fragment:
             raise GitHubError(f"invalid GitHub API URL {api_url!r}: expected https://HOST[/PATH]")
         self._token = token
         self.api_url = api_url.rstrip("/")
         self._origin = (parsed.scheme, parsed.netloc)
+        self._opener = urllib.request.build_opener(_SameOriginRedirects(self._origin))
         self.max_wait = max_wait
         self.retries = retries
         self.timeout = timeout
@@ -314,8 +340,13 @@ class GitHubClient:
         if data is not None:
             request.add_header("Content-Type", "application/json")
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as raw:
+            with self._opener.open(request, timeout=self.timeout) as raw:
                 return _Response(raw.status, _lower(raw.headers.items()), _json(raw.read()))
+        except _CrossOriginRedirect as exc:
+            raise GitHubError(
+                f"{what}: GitHub redirected to another host ({exc.netloc}); refusing to send "
+                "the token there"
+            ) from None
         except urllib.error.HTTPError as exc:
             with exc:
                 return _Response(exc.code, _lower(exc.headers.items()), _json(exc.read()))
@@ -325,6 +356,34 @@ class GitHubClient:
             ) from None
         except (TimeoutError, OSError) as exc:
             raise GitHubError(f"{what}: no answer from {self.api_url}: {exc}") from None
+
+
+class _CrossOriginRedirect(urllib.error.URLError):
+    def __init__(self, netloc: str) -> None:
+        super().__init__(f"redirect to {netloc}")
+        self.netloc = netloc
+
+
+class _SameOriginRedirects(urllib.request.HTTPRedirectHandler):
+    """Follows a redirect only within the API's origin (scheme and host): urllib would
+    otherwise copy the Authorization header to whatever host a redirect names."""
+
+    def __init__(self, origin: tuple[str, str]) -> None:
+        self.origin = origin
+
+    def redirect_request(
+        self,
+        req: urllib.request.Request,
+        fp: Any,
+        code: int,
+        msg: str,
+        headers: Any,
+        newurl: str,
+    ) -> urllib.request.Request | None:
+        target = urllib.parse.urlsplit(urllib.parse.urljoin(req.full_url, newurl))
+        if (target.scheme, target.netloc) != self.origin:
+            raise _CrossOriginRedirect(target.netloc or newurl)
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
 
 
 def _lower(items: Any) -> dict[str, str]:

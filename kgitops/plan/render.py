@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from kgitops.plan.actions import kind_named, kinds
+from kgitops.plan.mdescape import fence, html_text, md_code, md_text, visible
 from kgitops.units import human_bytes, human_seconds
 
 GITHUB_COMMENT_LIMIT = 65_536
@@ -47,7 +48,7 @@ def _details(action: Mapping[str, Any], limit: int | None) -> list[str]:
     changes, rows = kind.details(action)
     if limit is not None and len(rows) > limit:
         rows = [*rows[:limit], f"... {len(rows) - limit} more partition(s) (see --format json)"]
-    return changes + rows
+    return [visible(line) for line in changes + rows]
 
 
 # --------------------------------------------------------------------------- text
@@ -63,21 +64,21 @@ def render_text(data: Mapping[str, Any], *, colour: bool = False, limit: int | N
     lines = [
         paint(
             "bold",
-            f"kgitops plan for cluster {data.get('cluster')} "
+            f"kgitops plan for cluster {visible(data.get('cluster'))} "
             f"(state {str(data.get('stateFingerprint', ''))[:19]})",
         ),
         "",
     ]
     for w in data.get("warnings", []):
-        who = f"{w['topic']}: " if w.get("topic") else ""
-        lines.append(paint("!", f"! {w['code']}") + f" {who}{w['message']}")
+        who = f"{visible(w['topic'])}: " if w.get("topic") else ""
+        lines.append(paint("!", f"! {visible(w['code'])}") + f" {who}{visible(w['message'])}")
     if data.get("warnings"):
         lines.append("")
     actions = data.get("actions", [])
     for a in actions:
         sym = _symbol(a["type"])
         label = paint(sym, f"{sym} {a['type']}")
-        lines.append(f"{label} {a['topic']}  {_headline(a)}")
+        lines.append(f"{label} {visible(a['topic'])}  {visible(_headline(a))}")
         lines += [paint("dim", f"    {d}") for d in _details(a, shown)]
     transfer = data.get("transfer")
     if transfer and transfer.get("totalBytes"):
@@ -151,13 +152,13 @@ def render_markdown(data: Mapping[str, Any], *, limit: int = GITHUB_COMMENT_LIMI
     """A pull-request comment: warnings first, the summary table, data to move per broker,
     then one ``<details>`` block per topic. Stays under ``limit`` characters (GitHub's
     comment limit) by leaving out whole detail blocks, and says what it left out."""
-    head = [f"### kgitops plan: `{data.get('cluster')}`", ""]
+    head = [f"### kgitops plan: {md_code(data.get('cluster'))}", ""]
     actions = data.get("actions", [])
     if not actions:
         head += ["**No changes.** The cluster matches the specs.", ""]
     deleted = [a["topic"] for a in actions if a["type"] == "delete_topic"]
     if deleted:
-        names = ", ".join(f"`{t}`" for t in deleted[:20])
+        names = ", ".join(md_code(t) for t in deleted[:20])
         more = f" and {len(deleted) - 20} more" if len(deleted) > 20 else ""
         head += [
             "> [!CAUTION]",
@@ -177,7 +178,7 @@ def render_markdown(data: Mapping[str, Any], *, limit: int = GITHUB_COMMENT_LIMI
     head += _md_key_loads(data.get("warnings", []))
     footer = [
         "",
-        f"<sub>state `{str(data.get('stateFingerprint', ''))[:19]}` · apply refuses this "
+        f"<sub>state {md_code(str(data.get('stateFingerprint', ''))[:19])} · apply refuses this "
         "plan if the cluster changes first</sub>",
     ]
     text = "\n".join(head)
@@ -216,16 +217,12 @@ def _md_warnings(warnings: Sequence[Mapping[str, Any]], per_code: int = 10) -> l
     for code in sorted(by_code):
         items = by_code[code]
         for w in items[:per_code]:
-            who = f" `{w['topic']}`" if w.get("topic") else ""
-            out.append(f"> **{code}**{who}: {_md_escape(w['message'])}  ")
+            who = f" {md_code(w['topic'])}" if w.get("topic") else ""
+            out.append(f"> **{md_text(code)}**{who}: {md_text(w['message'])}  ")
         if len(items) > per_code:
-            out.append(f"> **{code}**: ... and {len(items) - per_code} more topic(s)  ")
+            out.append(f"> **{md_text(code)}**: ... and {len(items) - per_code} more topic(s)  ")
     out.append("")
     return out
-
-
-def _md_escape(text: str) -> str:
-    return text.replace("<", "&lt;").replace("|", "\\|")
 
 
 def _md_transfer(transfer: Mapping[str, Any] | None, rows: int = 50) -> list[str]:
@@ -263,7 +260,8 @@ def _md_transfer(transfer: Mapping[str, Any] | None, rows: int = 50) -> list[str
     for b, v in ordered[:rows]:
         secs = max(v["in"], v["out"]) / rate if rate else None
         out.append(
-            f"| {b} | {human_bytes(v['in'])} | {human_bytes(v['out'])} | {human_seconds(secs)} |"
+            f"| {md_text(b)} | {human_bytes(v['in'])} | {human_bytes(v['out'])} "
+            f"| {human_seconds(secs)} |"
         )
     if len(ordered) > rows:
         out.append(f"| ... {len(ordered) - rows} more broker(s) | | | |")
@@ -280,7 +278,7 @@ def _md_transfer(transfer: Mapping[str, Any] | None, rows: int = 50) -> list[str
             "|---|---:|---:|",
         ]
         for r, v in sorted(racks.items()):
-            out.append(f"| {_md_escape(r)} | {human_bytes(v['in'])} | {human_bytes(v['out'])} |")
+            out.append(f"| {md_text(r)} | {human_bytes(v['in'])} | {human_bytes(v['out'])} |")
         out.append("")
     return out
 
@@ -302,7 +300,7 @@ def _md_key_loads(warnings: Sequence[Mapping[str, Any]]) -> list[str]:
             continue
         peak = max([*before, *after, 1])
         out += [
-            f"<details><summary>Key load per partition of <b>{w['topic']}</b>: "
+            f"<details><summary>Key load per partition of <b>{html_text(w['topic'])}</b>: "
             f"{len(before)} → {len(after)} partitions</summary>",
             "",
             f"| p | {len(before)} partitions | | {len(after)} partitions | |",
@@ -335,8 +333,9 @@ def _md_blocks(actions: Sequence[Mapping[str, Any]]) -> list[str]:
         sym = _symbol(a["type"])
         body = "\n".join(_details(a, None)) or "(nothing more)"
         blocks.append(
-            f"<details><summary><code>{sym} {a['type']}</code> <b>{a['topic']}</b> "
-            f"{_md_escape(_headline(a))}</summary>\n\n```diff\n{body}\n```\n</details>"
+            f"<details><summary><code>{sym} {html_text(a['type'])}</code> "
+            f"<b>{html_text(a['topic'])}</b> {html_text(_headline(a))}</summary>\n\n"
+            f"{fence(body, 'diff')}\n</details>"
         )
     return blocks
 

@@ -151,6 +151,8 @@ def _topic_config(doc: Document, diags: list[Diagnostic]) -> dict[str, str]:
             )
             continue
         normal, problem = check_config(key, raw)
+        if problem is None and normal is not None:
+            problem = specrules.control_characters(key, normal)
         if problem is not None or normal is None:
             diags.append(Diagnostic(doc.mark(path), "error", problem or f"invalid {key}"))
             continue

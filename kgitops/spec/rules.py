@@ -34,12 +34,30 @@ The cluster document's own rules are in ``clusterrules``.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 
 from kgitops.errors import Diagnostic, Mark
 from kgitops.model import Broker, ClusterSpec, TopicSpec
 from kgitops.spec.clusterrules import check_cluster, loopback_only
 from kgitops.spec.yamlload import Document
+
+_CONTROL = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]"
+)
+
+
+def control_characters(key: str, value: str) -> str | None:
+    """The error for a config value holding a control character (a newline, a tab, an escape)
+    or a text-direction override: Kafka would keep it, and every renderer of the plan (a
+    terminal, a pull-request comment) would show something other than the value."""
+    found = _CONTROL.search(value)
+    if found is None:
+        return None
+    return (
+        f"{key}: the value holds the control character U+{ord(found.group()):04X} at "
+        f"position {found.start() + 1}; config values are one line of printable text"
+    )
 
 
 def _err(mark: Mark, message: str) -> Diagnostic:
