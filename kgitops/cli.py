@@ -41,15 +41,42 @@ def _command_modules() -> list[ModuleType]:
     return modules
 
 
+def _size(text: str) -> int:
+    from kgitops.commands._units import parse_size
+
+    try:
+        value = parse_size(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1 byte: {text!r}")
+    return value
+
+
+def _common() -> argparse.ArgumentParser:
+    """Options every subcommand takes (before or after its name)."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--max-file-size",
+        type=_size,
+        default=argparse.SUPPRESS,
+        metavar="SIZE",
+        help="refuse to read a file bigger than this (default 10MB; e.g. 200MB for a big snapshot)",
+    )
+    return common
+
+
 def build_parser() -> argparse.ArgumentParser:
+    common = _common()
     parser = argparse.ArgumentParser(
         prog="kgitops",
         description="Kafka topics as code: validate, plan and apply topic changes from git.",
+        parents=[common],
     )
     parser.add_argument("--version", action="version", version=f"kgitops {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in _command_modules():
-        p = sub.add_parser(module.NAME, help=module.HELP, description=module.HELP)
+        p = sub.add_parser(module.NAME, help=module.HELP, description=module.HELP, parents=[common])
         module.add_arguments(p)
         p.set_defaults(_run=module.run)
     return parser
@@ -68,8 +95,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if run is None:
         parser.print_help(sys.stderr)
         return 1
+    from kgitops.files import DEFAULT_MAX_FILE_SIZE, file_size_limit
+
     try:
-        code = run(args)
+        with file_size_limit(getattr(args, "max_file_size", DEFAULT_MAX_FILE_SIZE)):
+            code = run(args)
         return int(code)
     except KgitopsError as exc:
         for line in exc.lines():

@@ -9,6 +9,8 @@ boundary: each adapter translates at its edge.
     KgitopsError                      exit 1 unless noted
      ├── SpecError                    invalid specs: carries every Diagnostic, sorted
      ├── LockError                    kgitops.lock missing, unreadable or stale (--locked)
+     ├── FileRefused                  a file or path refused: outside the cluster folder, a
+     │                                symlink, not a regular file, too big, binary, too deep
      ├── AssignmentError              impossible placement input (Kafka's own errors)
      │    ├── InvalidPartitions        partitions < 1
      │    ├── InvalidReplicationFactor RF < 1 or above the broker count
@@ -95,6 +97,19 @@ class SpecError(KgitopsError):
 
 class LockError(KgitopsError):
     """kgitops.lock is missing, unreadable or does not match the specs (with --locked)."""
+
+
+class FileRefused(KgitopsError):
+    """A file kgitops will not read or write, or a spec path it will not follow:
+    ``path[:line:col]: error: reason`` (see ``kgitops.files``)."""
+
+    def __init__(self, mark: Mark, reason: str) -> None:
+        self.mark = mark
+        self.reason = reason
+        super().__init__(f"{mark}: error: {reason}")
+
+    def lines(self) -> list[str]:
+        return [str(self)]
 
 
 class AssignmentError(KgitopsError):

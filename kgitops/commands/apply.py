@@ -8,12 +8,11 @@ one, ``--yes`` is required. ``--dry-run`` prints the exact admin requests and se
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from typing import Any
 
-from kgitops.errors import Diagnostic, KgitopsError, Mark, PlanError, SpecError
+from kgitops.errors import KgitopsError, PlanError, SpecError
 
 NAME = "apply"
 HELP = "apply a plan to the cluster: batched, throttled, verified (exit 3 when partly done)"
@@ -41,16 +40,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def read_plan(path: str) -> Any:
     """The Plan saved at ``path``; PlanError naming the file for anything unreadable."""
+    from kgitops.files import read_json
     from kgitops.plan.value import Plan
 
     try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
+        data = read_json(path)  # FileRefused: not a regular file, too big, binary, too deep
     except OSError as exc:
         raise PlanError(f"{path}: cannot read the plan: {exc.strerror or exc}") from None
-    except json.JSONDecodeError as exc:
-        where = Mark(path, exc.lineno, exc.colno)
-        raise SpecError([Diagnostic(where, "error", f"the plan is not JSON: {exc.msg}")]) from None
     try:
         return Plan.from_json(data)
     except PlanError as exc:

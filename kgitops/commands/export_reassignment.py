@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from kgitops.errors import PlanError
@@ -20,25 +19,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from kgitops.files import loads_json, max_file_size, read_json, write_atomic
     from kgitops.plan.render import render_reassignment
     from kgitops.plan.value import Plan
 
     try:
         if args.plan == "-":
-            data = json.load(sys.stdin)
+            raw = sys.stdin.buffer.read(max_file_size() + 1)
+            if len(raw) > max_file_size():
+                raise PlanError(f"<stdin>: the plan is larger than {max_file_size():,} bytes")
+            data = loads_json(raw, "<stdin>")
         else:
-            with open(args.plan, encoding="utf-8") as f:
-                data = json.load(f)
+            data = read_json(args.plan)
     except OSError as exc:
         raise PlanError(f"{args.plan}: cannot read the plan: {exc.strerror or exc}") from None
-    except json.JSONDecodeError as exc:
-        raise PlanError(f"{args.plan}:{exc.lineno}:{exc.colno}: not JSON: {exc.msg}") from None
-    plan = Plan.from_json(data)
+    try:
+        plan = Plan.from_json(data)
+    except PlanError as exc:
+        raise PlanError(f"{args.plan}: {exc}") from None
     text = render_reassignment(plan.to_json())
     if args.out:
         try:
-            with open(args.out, "w", encoding="utf-8") as f:
-                f.write(text)
+            write_atomic(args.out, text)
         except OSError as exc:
             raise PlanError(f"{args.out}: cannot write: {exc.strerror or exc}") from None
     else:

@@ -336,7 +336,7 @@ def _load(directory: str, brokers: Sequence[Broker] | None) -> Specs:
     cluster_doc: Document | None = None
     cluster_seen: Mark | None = None
     for filename in spec_files(directory, diags):
-        documents, problems = load_file(filename)
+        documents, problems = load_file(filename, root=directory)
         diags.extend(problems)
         for doc in documents:
             kind = _kind_of(doc, diags)

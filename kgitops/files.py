@@ -1,0 +1,314 @@
+"""Every file kgitops reads or writes goes through here: paths kept inside the cluster folder,
+only regular files read, and at most ``max_file_size()`` bytes of them, writes atomic and
+never through a symlink.
+
+A cluster folder comes from a pull request, so its contents are hostile until checked:
+
+* a path written in a spec (``simulated.stateFile``, ``keys.sample``, ``ssl.caFile`` ...)
+  must be relative and resolve, symlinks followed, inside the cluster folder
+  (``path_problem``, ``resolve_inside``): ``../../../x``, ``/etc/passwd``, ``file:///x`` and
+  a committed symlink ``certs -> /etc`` are refused;
+* ``read_bytes`` opens only regular files (a symlink to ``/dev/zero``, a FIFO, a folder are
+  refused, without blocking on the FIFO), and refuses more than the size cap (10 MB unless
+  ``--max-file-size`` raises it) before reading it;
+* ``loads_json`` turns bytes into JSON with one positioned line for every way a file can be
+  wrong: binary content, bad UTF-8 (a UTF-8 BOM is accepted), nesting deeper than
+  ``MAX_DEPTH``, malformed JSON;
+* ``write_atomic`` writes a temporary file next to the target (a fresh random name,
+  ``O_EXCL``: a committed ``kgitops.lock.tmp`` symlink is never opened) and renames it over
+  the target; a target that is a symlink is refused, not replaced, and missing folders are
+  created only when the caller says so, and only inside ``root``.
+
+Every refusal is a ``FileRefused``: ``path[:line:col]: error: reason``, exit 1.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import stat
+import tempfile
+from collections.abc import Iterator
+from contextvars import ContextVar
+from typing import Any
+
+from kgitops.errors import FileRefused, Mark
+
+#: The size cap when ``--max-file-size`` is not given: 10 MB.
+DEFAULT_MAX_FILE_SIZE = 10_000_000
+
+#: JSON files nested deeper than this are refused (no kgitops file needs more than ten).
+MAX_DEPTH = 200
+
+_max_size: ContextVar[int] = ContextVar("kgitops_max_file_size", default=DEFAULT_MAX_FILE_SIZE)
+
+_URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://|^(?:file|data|https?|s3a?|gs|hdfs):", re.I)
+
+
+def max_file_size() -> int:
+    """The size cap on every file read, in bytes."""
+    return _max_size.get()
+
+
+@contextlib.contextmanager
+def file_size_limit(limit: int) -> Iterator[None]:
+    """Raise (or lower) the size cap for the duration of a command (``--max-file-size``)."""
+    token = _max_size.set(limit)
+    try:
+        yield
+    finally:
+        _max_size.reset(token)
+
+
+# ------------------------------------------------------------------------- paths
+
+
+def inside(root: str, target: str) -> bool:
+    """Whether the (already resolved) ``target`` is ``root`` or below it."""
+    root = root.rstrip(os.sep) or os.sep
+    return target == root or target.startswith(root if root == os.sep else root + os.sep)
+
+
+def path_problem(directory: str, path: str) -> str | None:
+    """Why ``path``, written in a spec of the cluster folder ``directory``, may not be used
+    (None: it may). The path must be relative and stay inside the folder once every symlink
+    on the way is followed; the file need not exist yet.
+
+    >>> path_problem(".", "../x")
+    "'../x' leads outside the cluster folder"
+    """
+    if not path:
+        return "an empty path"
+    if "\x00" in path:
+        return "a path with a NUL character"
+    if _URI.match(path):
+        return f"{path!r} is a URI; give a path relative to the cluster folder"
+    if os.path.isabs(path):
+        return f"{path!r} is an absolute path; give a path relative to the cluster folder"
+    root = os.path.realpath(directory)
+    target = os.path.realpath(os.path.join(directory, path))
+    if inside(root, target):
+        return None
+    if not inside(os.path.abspath(directory), os.path.abspath(os.path.join(directory, path))):
+        return f"{path!r} leads outside the cluster folder"
+    return f"{path!r} leads outside the cluster folder through a symlink"
+
+
+def resolve_inside(directory: str, path: str, *, shown: str | None = None) -> str:
+    """``directory/path`` (absolute), or ``FileRefused`` naming ``shown`` (default: the path)
+    when ``path_problem`` finds one."""
+    problem = path_problem(directory, path)
+    if problem is not None:
+        raise FileRefused(Mark(shown or path), problem)
+    return os.path.abspath(os.path.join(directory, path))
+
+
+# ------------------------------------------------------------------------- reading
+
+_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _kind(mode: int) -> str:
+    for test, word in _KINDS:
+        if test(mode):
+            return word
+    return "not a regular file"
+
+
+def read_bytes(path: str, *, shown: str | None = None, root: str | None = None) -> bytes:
+    """The content of the regular file ``path``, at most ``max_file_size()`` bytes.
+
+    ``root``: the file must resolve inside this folder (a symlink out of it is refused, and
+    its target is never opened). ``OSError`` (no such file, permission) is the caller's to
+    word; anything that is not a regular file, or is too big, is ``FileRefused``.
+    """
+    where = Mark(shown or path)
+    real = os.path.realpath(path)
+    if root is not None and not inside(os.path.realpath(root), real):
+        raise FileRefused(
+            where, "a symlink to a file outside the cluster folder; kgitops reads only files in it"
+        )
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(real, flags | getattr(os, "O_NOFOLLOW", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise FileRefused(where, f"{_kind(st.st_mode)}, not a regular file")
+        limit = max_file_size()
+        if st.st_size > limit:
+            raise FileRefused(where, _too_big(st.st_size, limit))
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > limit:  # it grew while read, or says size 0 (/proc)
+                raise FileRefused(where, _too_big(size, limit))
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _too_big(size: int, limit: int) -> str:
+    return (
+        f"the file is larger than the {limit:,}-byte limit ({size:,} bytes or more); "
+        "raise the limit with --max-file-size if it is meant to be this big"
+    )
+
+
+def position(data: bytes | str, offset: int) -> tuple[int, int]:
+    """1-based (line, column) of ``offset`` in ``data`` (columns count characters)."""
+    if isinstance(data, str):
+        line = data.count("\n", 0, offset) + 1
+        return line, offset - (data.rfind("\n", 0, offset) + 1) + 1
+    line = data.count(b"\n", 0, offset) + 1
+    start = data.rfind(b"\n", 0, offset) + 1
+    return line, len(data[start:offset].decode("utf-8", errors="replace")) + 1
+
+
+def decode_utf8(data: bytes, shown: str) -> str:
+    """UTF-8 text (a leading BOM dropped); ``FileRefused`` with the position of a NUL byte
+    (a binary file) or of the first byte that is not UTF-8."""
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        raise FileRefused(Mark(shown, *position(data, nul)), "a binary file (NUL byte), not text")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise FileRefused(
+            Mark(shown, *position(data, exc.start)),
+            f"not UTF-8 text (byte 0x{data[exc.start]:02x}); save the file as UTF-8",
+        ) from None
+
+
+# Only brackets, quotes and backslashes decide JSON nesting.
+_FLOW = str.maketrans({c: None for c in map(chr, range(128)) if c not in '[]{}"\\'})
+
+
+def _nesting_fits(text: str) -> bool:
+    """Whether ``text``'s brackets (outside strings) nest at most MAX_DEPTH deep. Fast on big
+    files: the text shrinks to its brackets, strings drop out, and each round of removing the
+    innermost ``[]``/``{}`` pairs peels one level."""
+    flow = text.translate(_FLOW)
+    if "\\" in flow:
+        flow = flow.replace("\\\\", "").replace('\\"', "").replace("\\", "")
+    if '"' in flow:
+        flow = "".join(flow.split('"')[0::2])
+    for _ in range(MAX_DEPTH):
+        shorter = flow.replace("[]", "").replace("{}", "")
+        if len(shorter) == len(flow):
+            return True  # nothing to peel: done, or unbalanced (the parser says where)
+        flow = shorter
+    return not flow
+
+
+def _too_deep_at(text: str) -> int:
+    """The offset where nesting first passes MAX_DEPTH (slow; only for a refused file)."""
+    depth = 0
+    in_string = escaped = False
+    for i, ch in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return i
+        elif ch in "]}":
+            depth -= 1
+    return 0  # pragma: no cover - only called when _nesting_fits said no
+
+
+def loads_json(data: bytes | str, shown: str) -> Any:
+    """Parse JSON from a file's content; ``FileRefused`` with ``shown:line:col`` for binary
+    content, bad UTF-8, nesting deeper than MAX_DEPTH, or malformed JSON."""
+    text = decode_utf8(data, shown) if isinstance(data, bytes) else data.removeprefix("\ufeff")
+    if not _nesting_fits(text):
+        at = _too_deep_at(text)
+        raise FileRefused(Mark(shown, *position(text, at)), f"nested more than {MAX_DEPTH} deep")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise FileRefused(Mark(shown, exc.lineno, exc.colno), f"not JSON: {exc.msg}") from None
+    except RecursionError:  # pragma: no cover - the depth check comes first
+        raise FileRefused(Mark(shown), f"nested more than {MAX_DEPTH} deep") from None
+
+
+def read_json(path: str, *, shown: str | None = None, root: str | None = None) -> Any:
+    """``loads_json(read_bytes(path))``."""
+    return loads_json(read_bytes(path, shown=shown, root=root), shown or path)
+
+
+# ------------------------------------------------------------------------- writing
+
+
+def write_atomic(
+    path: str,
+    data: str | bytes,
+    *,
+    root: str | None = None,
+    make_dirs: bool = False,
+    shown: str | None = None,
+) -> None:
+    """Replace ``path`` with ``data`` in one rename: a reader (or a crash) sees the old file
+    or the new one, never half of one.
+
+    The temporary file is created next to the target with a fresh name and ``O_EXCL`` (no
+    existing file or symlink is ever opened); a target that is a symlink or not a regular
+    file is refused. ``root``: the target's folder must resolve inside it. ``make_dirs``:
+    create missing folders (only inside ``root``); otherwise a missing folder is refused.
+    ``OSError`` (permissions, disk full) is the caller's to word.
+    """
+    where = Mark(shown or path)
+    target = os.path.abspath(path)
+    folder = os.path.dirname(target)
+    real_root = os.path.realpath(root) if root is not None else None
+
+    def check_folder() -> None:
+        if real_root is not None and not inside(real_root, os.path.realpath(folder)):
+            raise FileRefused(where, "the file would be written outside the cluster folder")
+
+    check_folder()
+    if not os.path.isdir(folder):
+        if not make_dirs or real_root is None:
+            raise FileRefused(
+                where,
+                f"the folder {os.path.dirname(shown or path) or '.'} "
+                "does not exist; create it first",
+            )
+        os.makedirs(folder, exist_ok=True)
+        check_folder()
+    if os.path.islink(target):
+        raise FileRefused(where, "a symlink; kgitops does not write through symlinks (remove it)")
+    if os.path.lexists(target) and not os.path.isfile(target):
+        raise FileRefused(where, f"{_kind(os.lstat(target).st_mode)}, not a regular file")
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(payload)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
