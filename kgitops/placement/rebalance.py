@@ -43,6 +43,7 @@ from itertools import chain
 from kgitops.errors import AssignmentError, InvalidReplicationFactor
 from kgitops.model import Broker
 from kgitops.placement.assignment import find_placement, place_segments
+from kgitops.placement.racks import RackRule
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,19 +67,15 @@ class _State:
         self.drained = frozenset(drain)
         self.eligible = sorted(b.id for b in brokers if b.online and b.id not in self.drained)
         self.eligible_set = frozenset(self.eligible)
-        racked = bool(brokers) and all(b.rack is not None for b in brokers)
-        self.rack_of: dict[int, str] = (
-            {b.id: b.rack for b in brokers if b.rack is not None} if racked else {}
-        )
-        self.racked = racked
-        self.eligible_racks = {self.rack_of[b] for b in self.eligible} if racked else set()
+        self.rule = RackRule.of(brokers, self.drained)
+        self.rack_of: Mapping[int, str] = self.rule.rack_of
+        self.racked = self.rule.applies
         self.replicas: dict[int, int] = dict(load or {})
         self.leaders: dict[int, int] = dict(leader_load or {})
         self._orders: dict[str | None, list[tuple[int, int]]] | None = None
 
     def racks(self, replicas: Sequence[int]) -> set[str]:
-        rack_of = self.rack_of
-        return {rack_of[b] for b in replicas if b in rack_of}
+        return self.rule.racks(replicas)
 
     def bump(self, broker: int, delta: int) -> None:
         """Change a broker's replica count, keeping the by-count order of eligible brokers."""
@@ -282,12 +279,10 @@ def rebalance(
 def _racks_fine(
     state: _State, replicas: tuple[int, ...], cache: dict[tuple[int, ...], bool]
 ) -> bool:
-    """Whether the partition already spans min(RF, racks available) racks (cached per tuple)."""
+    """Whether the partition keeps the rack rule (placement/racks.py), cached per tuple."""
     fine = cache.get(replicas)
     if fine is None:
-        racks = state.racks(replicas)
-        fine = len(racks) >= len(replicas) or len(racks) >= len(state.eligible_racks | racks)
-        cache[replicas] = fine
+        fine = cache[replicas] = not state.rule.broken(replicas)
     return fine
 
 
@@ -342,9 +337,7 @@ def _spread(state: _State, reps: list[int], before: tuple[int, ...]) -> str:
     """Move the fewest replicas so the partition covers min(RF, racks) racks; a replica this
     plan adds anyway moves before one that holds data."""
     racks = state.racks(reps)
-    if len(racks) >= len(reps):
-        return ""
-    need = min(len(reps), len(state.eligible_racks | racks))
+    need = state.rule.needed(reps, racks)
     if len(racks) >= need:
         return ""
     had = len(racks)

@@ -24,6 +24,7 @@ from typing import Protocol
 from kgitops.errors import AssignmentError, Diagnostic, PlanError, SpecError
 from kgitops.model import Broker, ClusterSpec, ClusterState, TopicSpec, TopicState
 from kgitops.placement.assignment import assign_added_partitions, assign_replicas
+from kgitops.placement.racks import RackRule
 from kgitops.placement.startindex import Load, arranged_brokers, choose_start_index
 from kgitops.plan.actions import (
     Action,
@@ -92,7 +93,7 @@ class _Context:
         default_factory=lambda: ({}, {})
     )
     _load: Load | None = None
-    _rack_of: dict[int, str | None] | None = None
+    _rack_rule: RackRule | None = None
     _arranged: dict[bool, list[int]] = field(default_factory=dict)
     online: frozenset[int] = frozenset()
 
@@ -104,19 +105,15 @@ class _Context:
         return found
 
     def breaks_rule(self, replicas: tuple[int, ...], rack_aware: bool) -> bool:
-        """A replica on a drained broker, or (rack-aware) fewer racks than min(RF, racks)."""
+        """A replica on a drained broker, or (rack-aware) a broken rack rule."""
         drained = self.cluster.decommission
         if drained and any(b in drained for b in replicas):
             return True
         if not rack_aware:
             return False
-        if self._rack_of is None:
-            self._rack_of = {b.id: b.rack for b in self.state.brokers}
-        rack_of = self._rack_of
-        racks = {r for r in rack_of.values() if r is not None}
-        if not racks:
-            return False
-        return len({rack_of.get(b) for b in replicas}) < min(len(replicas), len(racks))
+        if self._rack_rule is None:
+            self._rack_rule = RackRule.of(self.state.brokers, drained)
+        return self._rack_rule.broken(replicas)
 
     def error(self, spec: TopicSpec, path: str, message: str) -> None:
         self.diagnostics.append(Diagnostic(spec.mark_of(path), "error", message))

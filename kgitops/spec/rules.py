@@ -39,6 +39,7 @@ from collections.abc import Sequence
 
 from kgitops.errors import Diagnostic, Mark
 from kgitops.model import Broker, ClusterSpec, TopicSpec
+from kgitops.placement.racks import RackRule
 from kgitops.spec.clusterrules import check_cluster, loopback_only
 from kgitops.spec.yamlload import Document
 
@@ -342,7 +343,7 @@ def _check_placement(
         _check_assignment(topic, ids, out)
         _check_static_drained(topic, drained, out)
         if brokers is not None:
-            _check_static_racks(topic, brokers, out)
+            _check_static_racks(topic, brokers, drained, out)
     usable = [b for b in brokers or () if b.id not in drained]
     if (
         topic.start_index is not None
@@ -425,25 +426,25 @@ def _check_assignment(topic: TopicSpec, ids: set[int] | None, out: list[Diagnost
                 )
 
 
-def _check_static_racks(topic: TopicSpec, brokers: Sequence[Broker], out: list[Diagnostic]) -> None:
+def _check_static_racks(
+    topic: TopicSpec, brokers: Sequence[Broker], drained: set[int], out: list[Diagnostic]
+) -> None:
     """A hand-made assignment that puts a partition on fewer racks than it could (warning):
     losing that rack loses more replicas than rack-aware placement ever would."""
     assert topic.assignment is not None
-    rack_of = {b.id: b.rack for b in brokers}
-    racks = {r for r in rack_of.values() if r is not None}
-    if len(racks) < 2 or any(r is None for r in rack_of.values()):
+    rule = RackRule.of(brokers, drained)
+    if not rule.applies:
         return
     for p, replicas in enumerate(topic.assignment):
-        if any(b not in rack_of for b in replicas) or len(set(replicas)) != len(replicas):
+        if any(b not in rule.rack_of for b in replicas) or len(set(replicas)) != len(replicas):
             continue  # already an error
-        used = {rack_of[b] for b in replicas}
-        could = min(len(replicas), len(racks))
-        if len(used) < could:
-            names = ", ".join(sorted(r for r in used if r is not None))
+        if rule.broken(replicas):
+            used = rule.racks(replicas)
             out.append(
                 _warn(
                     topic.mark_of(f"assignment.{p}"),
                     f"partition {p} has its {len(replicas)} replicas in {len(used)} of the "
-                    f"{len(racks)} racks ({names}); losing one rack loses more than one replica",
+                    f"{rule.needed(replicas)} racks it could use ({', '.join(sorted(used))}); "
+                    "losing one rack loses more than one replica",
                 )
             )

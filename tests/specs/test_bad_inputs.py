@@ -345,8 +345,8 @@ def test_a_static_partition_on_fewer_racks_than_it_could_use_is_a_warning(
     brokers = [Broker(0, "a"), Broker(1, "a"), Broker(2, "b"), Broker(3, "c")]
     text = TOPIC + "placement: static\nassignment: [[0, 2, 3], [0, 1, 2], [3, 2, 0]]\n"
     assert problems({"a.yaml": text}, brokers=brokers) == [
-        "a.yaml:7:25: warning: partition 1 has its 3 replicas in 2 of the 3 racks (a, b); "
-        "losing one rack loses more than one replica"
+        "a.yaml:7:25: warning: partition 1 has its 3 replicas in 2 of the 3 racks it could use "
+        "(a, b); losing one rack loses more than one replica"
     ]
 
 
