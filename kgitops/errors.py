@@ -18,6 +18,7 @@ boundary: each adapter translates at its edge.
      │    └── InvalidReplicaAssignment a static assignment Kafka's controller would refuse
      ├── PlanError                    a plan cannot be computed, read or trusted
      │    ├── StalePlan                the cluster changed since the plan was made
+     │    ├── UnreviewedPlan           a saved plan holds actions its specs do not produce
      │    └── UnsafePlan               a safety gate refused the plan
      │         ├── DeletionNotAllowed  delete_topic without --allow-delete
      │         ├── UnsafeReplication   RF below min.insync.replicas
@@ -145,6 +146,18 @@ class StalePlan(PlanError):
 
     def lines(self) -> list[str]:
         return [f"error: {self}", *(f"  {c}" for c in self.changes)]
+
+
+class UnreviewedPlan(PlanError):
+    """A saved plan holds actions its specs do not produce (or is not a valid plan file):
+    what would be applied is not what was reviewed. ``reasons`` names each one."""
+
+    def __init__(self, message: str, reasons: Iterable[str] = ()) -> None:
+        self.reasons = list(reasons)
+        super().__init__(message)
+
+    def lines(self) -> list[str]:
+        return [f"error: {self}", *(f"  {r}" for r in self.reasons)]
 
 
 class UnsafePlan(PlanError):

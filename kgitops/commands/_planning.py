@@ -45,25 +45,38 @@ def plan_directory(
     rebalance: bool = False,
     locked: bool = False,
     update_lock: bool = False,
+    state: ClusterState | None = None,
+    analyse_keys: bool = True,
 ) -> PlanResult:
-    """Plan ``directory`` against its cluster (or the saved state in ``state_file``).
+    """Plan ``directory`` against its cluster (or the saved state in ``state_file``, or
+    ``state`` itself: a saved plan's recorded state, when apply checks the plan).
 
     ``locked``: LockError unless kgitops.lock is exactly what this plan would write.
     ``update_lock``: write the lock when it changed.
+    ``analyse_keys``: run the key analysis of KEY_REMAP warnings (Spark; figures only).
     """
     if locked and update_lock:
         raise PlanError("--locked and --update-lock contradict each other; pick one")
     with paused_gc():
-        return _plan_directory(directory, state_file, rebalance, locked, update_lock)
+        return _plan_directory(
+            directory, state_file, rebalance, locked, update_lock, state, analyse_keys
+        )
 
 
 def _plan_directory(
-    directory: str, state_file: str | None, rebalance: bool, locked: bool, update_lock: bool
+    directory: str,
+    state_file: str | None,
+    rebalance: bool,
+    locked: bool,
+    update_lock: bool,
+    state: ClusterState | None,
+    analyse_keys: bool,
 ) -> PlanResult:
     from kgitops.spec.load import load_specs
 
-    state: ClusterState | None = None
-    if state_file is not None:
+    if state is not None:
+        specs = load_specs(directory, brokers=state.brokers)
+    elif state_file is not None:
         from kgitops.cluster.snapshot import read_state
 
         state = read_state(state_file)
@@ -81,7 +94,8 @@ def _plan_directory(
     plan, new_lock = compute_plan(_Desired(cluster, specs.topics), state, lock, rebalance=rebalance)
     if locked:
         require_fresh(lock, new_lock, directory)
-    plan = _with_key_analysis(plan, specs.topics, directory)
+    if analyse_keys:
+        plan = _with_key_analysis(plan, specs.topics, directory)
     plan = replace(plan, cluster_dir=os.path.normpath(directory))
     written = False
     if update_lock and new_lock != lock:

@@ -39,7 +39,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def read_plan(path: str) -> Any:
-    """The Plan saved at ``path``; PlanError naming the file for anything unreadable."""
+    """The Plan saved at ``path``, checked against schemas/plan.json first; PlanError naming
+    the file for anything unreadable, UnreviewedPlan listing what breaks the schema."""
+    from kgitops.commands._review import check_schema
     from kgitops.files import read_json
     from kgitops.plan.value import Plan
 
@@ -47,6 +49,7 @@ def read_plan(path: str) -> Any:
         data = read_json(path)  # FileRefused: not a regular file, too big, binary, too deep
     except OSError as exc:
         raise PlanError(f"{path}: cannot read the plan: {exc.strerror or exc}") from None
+    check_schema(path, data)
     try:
         return Plan.from_json(data)
     except PlanError as exc:
@@ -111,13 +114,17 @@ def load_plan(args: argparse.Namespace) -> tuple[Any, Any]:
     if bool(args.directory) == bool(args.plan):
         raise KgitopsError("give either a cluster folder (apply DIR) or --plan PLAN")
     if args.plan:
+        from kgitops.commands._review import verify_saved_plan
+
         plan = read_plan(args.plan)
-        cluster = load_cluster(cluster_dir_of(args.plan, plan.cluster_dir))
+        directory = cluster_dir_of(args.plan, plan.cluster_dir)
+        cluster = load_cluster(directory)
         if cluster.name != plan.cluster:
             raise PlanError(
                 f"{args.plan}: the plan is for cluster {plan.cluster!r}, "
                 f"but its folder holds cluster {cluster.name!r}"
             )
+        verify_saved_plan(args.plan, plan, directory)
         return plan, cluster
     from kgitops.commands._planning import plan_directory
 

@@ -73,13 +73,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "check-plan",
         help="run apply's safety gates on a saved plan (deletions, replication, offline brokers)",
         description=(
-            "Run the safety gates apply runs (deletion without --allow-delete, replication "
-            "below min.insync.replicas, replicas on offline brokers) on a plan saved with "
-            "`kgitops plan --out`, without a cluster. Exit 1 with every reason if unsafe."
+            "Check a plan saved with `kgitops plan --out` as apply will, without a cluster: "
+            "it matches schemas/plan.json, planning again from its specs and its recorded "
+            "state gives every action it holds, and it passes the safety gates (deletion "
+            "without --allow-delete, replication below min.insync.replicas, replicas on "
+            "offline brokers). Exit 1 with every reason otherwise."
         ),
     )
     g.add_argument("plan", metavar="PLAN", help="a plan saved by `kgitops plan --out`")
-    g.add_argument("--state", metavar="FILE", help="the cluster state the plan was made on")
+    g.add_argument(
+        "--state",
+        metavar="FILE",
+        help="run the safety gates on this state instead of the one the plan recorded",
+    )
     g.add_argument("--allow-delete", action="store_true", help="deletions are allowed")
     g.set_defaults(_github=_check_plan)
 
@@ -168,10 +174,11 @@ def _comment(args: argparse.Namespace) -> int:
 
 
 def _check_plan(args: argparse.Namespace) -> int:
-    from kgitops.commands.apply import read_plan
+    from kgitops.commands._review import verify_saved_plan
+    from kgitops.commands.apply import cluster_dir_of, read_plan
 
     plan = read_plan(args.plan)
-    state = None
+    state = verify_saved_plan(args.plan, plan, cluster_dir_of(args.plan, plan.cluster_dir))
     if args.state:
         from kgitops.cluster.snapshot import read_state
 

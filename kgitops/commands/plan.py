@@ -65,9 +65,16 @@ def run(args: argparse.Namespace) -> int:
     )
     data = result.plan.to_json()
     if args.out:
+        from kgitops.cluster.snapshot import state_to_json
+
+        saved = {
+            **data,
+            "options": {"rebalance": bool(args.rebalance)},
+            "recordedState": state_to_json(result.state),
+        }
         try:
             with open(args.out, "w", encoding="utf-8") as f:
-                f.write(render_json(data))
+                f.write(render_json(saved))
         except OSError as exc:
             raise PlanError(f"{args.out}: cannot write the plan: {exc.strerror or exc}") from None
     if args.format == "json":

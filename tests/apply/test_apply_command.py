@@ -27,16 +27,24 @@ def save_plan(demo: Folder, path: Path) -> None:
     assert code == 0, err
 
 
-def test_a_saved_plan_is_applied_without_reading_the_specs_again(
-    demo: Folder, tmp_path: Path
-) -> None:
+def test_a_saved_plan_is_applied_as_saved(demo: Folder, tmp_path: Path) -> None:
+    demo.topics(topic("orders", 3, 2, config={"retention.ms": "2000"}))
+    plan = tmp_path / "plan.json"
+    save_plan(demo, plan)
+    code, out, err = demo.cli_plain("apply", "--plan", str(plan), "--yes")
+    assert code == 0, out + err
+    assert demo.state()["topics"]["orders"]["config"] == {"retention.ms": "2000"}
+
+
+def test_a_saved_plan_its_specs_no_longer_produce_is_refused(demo: Folder, tmp_path: Path) -> None:
     demo.topics(topic("orders", 3, 2, config={"retention.ms": "2000"}))
     plan = tmp_path / "plan.json"
     save_plan(demo, plan)
     demo.topics(topic("orders", 3, 2, config={"retention.ms": "9999"}))  # not reviewed
-    code, out, err = demo.cli_plain("apply", "--plan", str(plan), "--yes")
-    assert code == 0, out + err
-    assert demo.state()["topics"]["orders"]["config"] == {"retention.ms": "2000"}
+    code, _, err = demo.cli_plain("apply", "--plan", str(plan), "--yes")
+    assert code == 1
+    assert "~ alter_config orders: not what the specs produce (set: retention.ms)" in err
+    assert demo.state()["topics"]["orders"]["config"] == {"retention.ms": "1000"}
 
 
 def test_a_stale_plan_is_refused_and_names_what_changed(demo: Folder, tmp_path: Path) -> None:
@@ -45,6 +53,7 @@ def test_a_stale_plan_is_refused_and_names_what_changed(demo: Folder, tmp_path: 
     save_plan(demo, plan)
     demo.topics(topic("orders", 3, 2, config={"retention.ms": "5"}))
     demo.apply()  # someone else changed the cluster after the review
+    demo.topics(topic("orders", 3, 2, config={"retention.ms": "2000"}))  # the reviewed specs
     code, _, err = demo.cli_plain("apply", "--plan", str(plan), "--yes")
     assert code == 1
     assert "is stale" in err

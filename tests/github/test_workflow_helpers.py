@@ -8,8 +8,6 @@ from pathlib import Path
 import pytest
 
 from kgitops.cli import main
-from kgitops.plan.actions import CreateTopic, DeleteTopic
-from kgitops.plan.value import Plan
 
 SASL_CLUSTER = """\
 apiVersion: kgitops/v1
@@ -22,16 +20,47 @@ security:
 """
 
 
-def save(tmp_path: Path, plan: Plan) -> Path:
+SIM_CLUSTER = """\
+apiVersion: kgitops/v1
+kind: Cluster
+name: prod
+simulated:
+  stateFile: .state/prod.json
+  brokers: [{id: 1}, {id: 2}]
+"""
+
+
+def saved_plan(tmp_path: Path, topics: str, state: dict[str, object]) -> Path:
+    """``kgitops plan --out`` of a folder holding ``topics``, on ``state``."""
+    folder = tmp_path / "topics" / "prod"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "cluster.yaml").write_text(SIM_CLUSTER, encoding="utf-8")
+    (folder / "topics.yaml").write_text(topics, encoding="utf-8")
+    state_path = tmp_path / "planned-on.json"
+    state_path.write_text(json.dumps(state), encoding="utf-8")
     path = tmp_path / "plan.json"
-    path.write_text(json.dumps(plan.to_json()), encoding="utf-8")
+    assert main(["plan", str(folder), "--state", str(state_path), "--out", str(path)]) == 0
     return path
+
+
+STATE: dict[str, object] = {
+    "format": "kgitops-state/v1",
+    "clusterId": "c",
+    "brokers": [{"id": 1}, {"id": 2}],
+    "topics": {"old.events": {"partitions": {"0": {"replicas": [1, 2]}}, "config": {}}},
+}
 
 
 def test_check_plan_fails_a_plan_that_deletes_unless_deletion_is_allowed(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    path = save(tmp_path, Plan("prod", "sha256:0", (DeleteTopic("old.events", partitions=3),)))
+    path = saved_plan(
+        tmp_path,
+        "apiVersion: kgitops/v1\nkind: Topic\nname: old.events\npartitions: 1\n"
+        "replicationFactor: 2\ndelete: true\n",
+        STATE,
+    )
+    capsys.readouterr()
     assert main(["github", "check-plan", str(path)]) == 1
     err = capsys.readouterr().err
     assert "--allow-delete" in err and "old.events: deletes the topic" in err
@@ -42,10 +71,11 @@ def test_check_plan_fails_a_plan_that_deletes_unless_deletion_is_allowed(
 def test_check_plan_with_the_state_refuses_replicas_on_an_offline_broker(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    create = CreateTopic(
-        "orders", partitions=1, replication_factor=2, start_index=0, assignment={0: (1, 2)}
+    path = saved_plan(
+        tmp_path,
+        "apiVersion: kgitops/v1\nkind: Topic\nname: orders\npartitions: 1\nreplicationFactor: 2\n",
+        {**STATE, "topics": {}},
     )
-    path = save(tmp_path, Plan("prod", "sha256:0", (create,)))
     state = {
         "format": "kgitops-state/v1",
         "clusterId": "c",
@@ -54,6 +84,7 @@ def test_check_plan_with_the_state_refuses_replicas_on_an_offline_broker(
     }
     state_path = tmp_path / "state.json"
     state_path.write_text(json.dumps(state), encoding="utf-8")
+    capsys.readouterr()
     assert main(["github", "check-plan", str(path)]) == 0
     capsys.readouterr()
     assert main(["github", "check-plan", str(path), "--state", str(state_path)]) == 1

@@ -32,7 +32,7 @@ from kgitops.spec.topic_configs import CONFIGS, config_schema
 ROOT = Path(__file__).resolve().parents[2]
 
 # Objects deliberately open: free-form figures and a simulator's own bookkeeping.
-OPEN_OBJECTS = {"data", "simulation"}
+OPEN_OBJECTS = {"data", "simulation", "recordedState"}  # recordedState: state_from_json
 
 
 def _subschemas(node: Any, name: str = "", via: str = "") -> Iterator[tuple[str, str, Any]]:

@@ -1,0 +1,74 @@
+"""Review = apply, the shell side: check a saved plan file before anything runs it.
+
+1. The file must match ``kgitops/schemas/plan.json`` (``check_schema``).
+2. It must carry the state it was planned on (``recordedState``, written by ``plan --out``).
+3. Planning again from the same specs (the plan's ``clusterDir``) and that recorded state
+   must give the same fingerprint and hold every action of the file
+   (``kgitops.plan.review``); anything else is refused, naming each action.
+
+Apply then checks the live cluster against the plan's digests (``Plan.raise_if_stale``), so
+what runs is what the specs ask for, on the state the reviewer saw.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kgitops.errors import UnreviewedPlan
+from kgitops.model import ClusterState
+from kgitops.plan.value import Plan
+
+_SCHEMA_ERRORS_SHOWN = 20
+
+
+def check_schema(path: str, data: Any) -> None:
+    """UnreviewedPlan listing where ``data`` breaks schemas/plan.json (JSON pointer each)."""
+    from jsonschema import Draft202012Validator
+
+    from kgitops.spec.schemacheck import schema
+
+    validator = Draft202012Validator(schema("plan.json"))
+    errors = sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.absolute_path)))
+    if not errors:
+        return
+    reasons = [
+        f"/{'/'.join(str(p) for p in e.absolute_path)}: {e.message[:200]}"
+        for e in errors[:_SCHEMA_ERRORS_SHOWN]
+    ]
+    if len(errors) > _SCHEMA_ERRORS_SHOWN:
+        reasons.append(f"... and {len(errors) - _SCHEMA_ERRORS_SHOWN} more")
+    raise UnreviewedPlan(f"{path}: not a valid kgitops plan (schemas/plan.json)", reasons)
+
+
+def recorded_state(path: str, plan: Plan) -> ClusterState:
+    """The state the plan was made on, as ``plan --out`` recorded it."""
+    from kgitops.cluster.snapshot import state_from_json
+
+    data = plan.extra.get("recordedState")
+    if data is None:
+        raise UnreviewedPlan(
+            f"{path}: the plan records no state, so it cannot be checked against its specs; "
+            "save it with `kgitops plan DIR --out PLAN`"
+        )
+    return state_from_json(data, f"{path} (recordedState)")
+
+
+def verify_saved_plan(path: str, plan: Plan, directory: str) -> ClusterState:
+    """Plan ``directory`` again on the plan's recorded state; UnreviewedPlan naming every
+    action the specs do not produce. Returns the recorded state."""
+    from kgitops.commands._planning import plan_directory
+    from kgitops.plan.review import state_mismatch, unrequested_actions
+
+    state = recorded_state(path, plan)
+    options = plan.extra.get("options") or {}
+    expected = plan_directory(
+        directory, state=state, rebalance=bool(options.get("rebalance")), analyse_keys=False
+    ).plan
+    reasons = state_mismatch(plan, expected) + unrequested_actions(plan, expected)
+    if reasons:
+        raise UnreviewedPlan(
+            f"{path}: the plan holds what its specs ({directory}) do not produce; refusing it "
+            "(plan again with `kgitops plan --out` and review that plan)",
+            reasons,
+        )
+    return state
