@@ -28,6 +28,14 @@ UnmanagedPolicy = Literal["ignore", "warn", "error"]
 
 EMPTY: Mapping[str, str] = MappingProxyType({})
 NOWHERE = Mark("<memory>")
+MIN_ISR = "min.insync.replicas"
+
+
+def _int_or_none(value: str | None) -> int | None:
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
 
 
 class TopicPartition(NamedTuple):
@@ -198,6 +206,21 @@ class ClusterState:
     cluster_id: str | None = None
     controller_id: int | None = None
     broker_configs: Mapping[int, Mapping[str, str]] = field(default_factory=dict)
+    broker_defaults: Mapping[str, str] = field(default_factory=dict)
+
+    def min_insync_replicas(self, topic_config: Mapping[str, str]) -> int:
+        """The ``min.insync.replicas`` a topic with ``topic_config`` really has: its own
+        value, else the broker-level one from any source (a per-broker or cluster-wide
+        dynamic value, server.properties, Kafka's default of 1; ``broker_defaults`` holds
+        what the brokers report, ``broker_configs`` the per-broker dynamic values). Where
+        brokers disagree the strictest (largest) counts: a partition led by that broker
+        refuses acks=all writes below it."""
+        own = _int_or_none(topic_config.get(MIN_ISR))
+        if own is not None:
+            return own
+        values = [_int_or_none(self.broker_defaults.get(MIN_ISR))]
+        values += [_int_or_none(c.get(MIN_ISR)) for c in self.broker_configs.values()]
+        return max((v for v in values if v is not None), default=1)
 
     @property
     def broker_ids(self) -> tuple[int, ...]:

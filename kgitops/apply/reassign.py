@@ -45,6 +45,27 @@ class ReassignResult:
     fatal: ClusterError | None = None
 
 
+#: Polls a partition gets after the controller stopped listing its move while the broker's
+#: Metadata still shows neither the target nor target + removing, before it counts as failed.
+RECHECKS = 3
+
+
+def ended_on_target(replicas: tuple[int, ...] | None, target: tuple[int, ...]) -> bool | None:
+    """Whether a move the controller no longer lists (ListPartitionReassignments, the
+    controller's own view) ended on ``target``, judged from a broker's Metadata, which lags
+    the controller: False when the replicas are the target; True when they are still
+    target + the removing replicas (the broker has not yet seen the completion: it is done,
+    and its leader must be elected once the broker catches up); None when they are neither
+    (ask again before calling it a failure)."""
+    if replicas is None:
+        return None
+    if replicas == target:
+        return False
+    if replicas[: len(target)] == target:
+        return True
+    return None
+
+
 def in_flight_target(replicas: tuple[int, ...], removing: tuple[int, ...]) -> tuple[int, ...]:
     """Kafka reports a partition under reassignment with replicas = target + removing."""
     return tuple(r for r in replicas if r not in removing)
@@ -79,6 +100,7 @@ class Reassigner:
         self.offline: set[int] = set()
         self.off_preferred: set[TP] = set()
         self.adopted: set[TP] = set()
+        self.rechecks: dict[TP, int] = {}
         self.start_bytes: int | None = None
         self.first_estimate: float | None = None
 
@@ -369,11 +391,16 @@ class Reassigner:
                 continue
             topic = state.topics.get(tp[0])
             part = topic.partitions.get(tp[1]) if topic else None
+            ended = ended_on_target(part.replicas if part else None, m.target)
+            if ended is None and self.rechecks.get(tp, 0) < RECHECKS:
+                # the controller no longer lists it, the broker's metadata disagrees: ask again
+                self.rechecks[tp] = self.rechecks.get(tp, 0) + 1
+                continue
             self.active.discard(tp)
-            if part is not None and part.replicas == m.target:
+            if ended is not None:
                 self.done.add(tp)
-                if part.leader != m.target[0]:
-                    self.off_preferred.add(tp)
+                if ended or part is None or part.leader != m.target[0]:
+                    self.off_preferred.add(tp)  # elected; ELECTION_NOT_NEEDED is success
             else:
                 now = list(part.replicas) if part else "gone"
                 self._fail(tp, f"the reassignment ended with replicas {now}, not {list(m.target)}")

@@ -9,6 +9,8 @@ each one batched port call (one request per admin API)::
     4 reassign        throttles first, then at most maxConcurrentMoves partitions in flight,
                       polled until done; throttles removed at the end (also on error, timeout
                       and Ctrl-C, which cancel the moves still in flight)
+    4b alter_config   those marked ``after_reassign`` (a min.insync.replicas raise that needs
+                      the raised replication factor), once the topic's moves completed
     5 elect_leaders   elect_preferred_leaders
     6 delete_topic    delete_topics        only with allow_delete; only topics the plan names
 
@@ -151,10 +153,10 @@ class _Run:
         self.changed = False
         self.sending: list[int] = []
 
-    def _indexed(self, kind: type[Action]) -> list[tuple[int, Any]]:
+    def _indexed(self, kind: type[Action], after_moves: bool = False) -> list[tuple[int, Any]]:
         out = []
         for i, a in enumerate(self.plan.actions):
-            if not isinstance(a, kind):
+            if not isinstance(a, kind) or getattr(a, "after_reassign", False) != after_moves:
                 continue
             if self.broken is not None:
                 self.outcomes[i].detail = f"not attempted: {self.broken}"
@@ -218,7 +220,29 @@ class _Run:
         )
 
     def configs(self) -> None:
-        items = self._indexed(AlterConfig)
+        self._configs(self._indexed(AlterConfig))
+
+    def configs_after_moves(self) -> None:
+        """Config changes the plan puts after the topic's moves (a min.insync.replicas raise
+        that needs the higher replication factor first): only once those moves completed."""
+        items = []
+        moving = {
+            a.topic: self.outcomes[i]
+            for i, a in enumerate(self.plan.actions)
+            if a.kind == "reassign"
+        }
+        for i, a in self._indexed(AlterConfig, after_moves=True):
+            moved = moving.get(a.topic)
+            if moved is not None and not moved.done:
+                self.outcomes[i].detail = (
+                    "not attempted: it waits for the topic's moves to complete "
+                    "(run `kgitops apply` again once they have)"
+                )
+                continue
+            items.append((i, a))
+        self._configs(items)
+
+    def _configs(self, items: list[tuple[int, Any]]) -> None:
         self._batch(
             "alter configs",
             items,
@@ -376,7 +400,15 @@ def apply_plan(
     )
     report = ApplyReport(requests=recorder.requests, dry_run=dry_run)
     try:
-        for step in (run.creates, run.configs, run.partitions, run.reassign, run.elections):
+        steps = (
+            run.creates,
+            run.configs,
+            run.partitions,
+            run.reassign,
+            run.configs_after_moves,
+            run.elections,
+        )
+        for step in steps:
             step()
         run.deletes()
         report.outcomes = [run.outcomes[i] for i in sorted(run.outcomes)]

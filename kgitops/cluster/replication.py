@@ -78,31 +78,53 @@ class Part:
 
 
 def reassign(part: Part, target: Sequence[int], online: frozenset[int]) -> None:
-    """Start moving ``part`` to ``target`` as KRaft does: a move in flight is first reverted
-    (keeping what its adding replicas copied); then AR = target + removing, and what needs no
-    copying (a reorder, a pure removal of in-sync replicas) completes at once."""
-    if part.reassigning:
-        revert(part, online, keep_progress=True)
-    original = part.replicas
-    part.removing = [b for b in original if b not in target]
-    part.adding = [b for b in target if b not in original]
-    part.replicas = [*target, *part.removing]
+    """Start (or re-target) moving ``part`` to ``target`` as KRaft does
+    (``ReplicationControlManager.changePartitionReassignment`` with
+    ``PartitionReassignmentReplicas``): the difference is taken against the *current full*
+    replica list, with no revert first; ``removing`` and ``adding`` are sorted (Java TreeSet)
+    and AR becomes ``target + removing``. An empty new ``adding`` or ``removing`` leaves the
+    old one in place (the builder only overrides non-empty lists). What needs no copying (a
+    reorder, a pure removal of in-sync replicas) completes at once.
+
+    Worked example: [3, 1] -> [4, 5] gives AR [4, 5, 1, 3], adding [4, 5], removing [1, 3];
+    re-targeting that move to [1, 2] gives AR [1, 2, 3, 4, 5], adding [2], removing
+    [3, 4, 5] (4 and 5, half copied, are dropped)."""
+    current = list(part.replicas)
+    removing = sorted(set(current) - set(target))
+    adding = sorted(set(target) - set(current))
+    part.replicas = [*target, *removing]
+    if removing:
+        part.removing = removing
+    if adding:
+        part.adding = adding
+    part.removing = [b for b in part.removing if b in part.replicas]
+    part.adding = [b for b in part.adding if b in part.replicas]
     part.copied = {b: v for b, v in part.copied.items() if b in part.replicas}
     for b in part.adding:
-        part.copied.setdefault(b, 0.0)
+        if b not in part.isr:
+            part.copied.setdefault(b, 0.0)
+    part.isr = [b for b in part.isr if b in part.replicas]
     part.order_isr()
     settle([part], online)
 
 
-def revert(part: Part, online: frozenset[int], *, keep_progress: bool) -> None:
-    """Cancel a reassignment as KRaft does: back to the original replicas; if no original
-    replica is in the ISR the first one is put back in it (an unclean election)."""
-    original = [b for b in part.replicas if b not in part.adding]
-    if not keep_progress:
-        for b in part.adding:
-            part.copied.pop(b, None)
+def revert_needs_unclean(part: Part) -> bool:
+    """Whether cancelling would need an unclean election (``PartitionReassignmentRevert``):
+    every in-sync replica is one the reassignment was adding."""
+    return not [b for b in part.isr if b not in part.adding]
+
+
+def revert(part: Part, online: frozenset[int]) -> None:
+    """Cancel a reassignment as KRaft does (``PartitionReassignmentRevert``): AR minus the
+    adding replicas, in AR's order (so the removing ones come back sorted); the ISR minus
+    the adding replicas, or, when that leaves it empty, the first remaining replica (an
+    unclean election: the caller refuses it unless the topic allows unclean elections)."""
+    adding = set(part.adding)
+    original = [b for b in part.replicas if b not in adding]
+    for b in adding:
+        part.copied.pop(b, None)
     part.replicas = original
-    part.isr = [b for b in part.isr if b in original]
+    part.isr = [b for b in part.isr if b not in adding]
     if not part.isr:
         part.isr = [original[0]]
     part.adding = []
@@ -177,13 +199,16 @@ def settle(parts: Iterable[Part], online: frozenset[int]) -> None:
 
 
 def complete(part: Part, online: frozenset[int]) -> bool:
-    """Finish a reassignment if every target replica is in the ISR (KRaft's rule)."""
-    target = part.target
-    if not all(b in part.isr for b in target):
+    """Finish a reassignment if KRaft would (``maybeCompleteReassignment``): without the
+    removing replicas, the ISR is not empty and holds every remaining replica."""
+    removing = set(part.removing)
+    target = [b for b in part.replicas if b not in removing]
+    isr = [b for b in part.isr if b not in removing]
+    if not target or not isr or not all(b in isr for b in target):
         return False
     part.replicas = target
-    part.isr = [b for b in part.isr if b in target]
-    for b in part.removing:
+    part.isr = isr
+    for b in removing:
         part.copied.pop(b, None)
     part.adding = []
     part.removing = []

@@ -61,6 +61,9 @@ from kgitops.model import (
 )
 
 UNCLEAN = "unclean.leader.election.enable"
+#: Kafka's defaults for the broker-level configs topics inherit (a state file's
+#: ``brokerDefaults`` overrides them, as server.properties would).
+KAFKA_DEFAULTS = {"min.insync.replicas": "1", UNCLEAN: "false"}
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -170,6 +173,7 @@ class SimulatedCluster:
         self.broker_configs: dict[int, dict[str, str]] = {
             b: dict(c) for b, c in state.broker_configs.items()
         }
+        self.broker_defaults: dict[str, str] = dict(state.broker_defaults)
         online = self.online
         self.topics: dict[str, tuple[list[repl.Part], dict[str, str]]] = {}
         for name, t in state.topics.items():
@@ -191,11 +195,11 @@ class SimulatedCluster:
                     copied=dict(progress.get(name, {}).get(pid, {})),
                 )
                 stray = set(part.adding) | set(part.removing)
-                if not stray <= set(part.replicas) or set(part.adding) & set(part.removing):
+                if not stray <= set(part.replicas):
                     raise StateFileError(
                         self.path,
                         [
-                            f"reassignments.{name}.{pid}: adding and removing must be disjoint "
+                            f"reassignments.{name}.{pid}: adding and removing must be "
                             f"replicas of the partition (replicas {part.replicas})"
                         ],
                     )
@@ -251,7 +255,7 @@ class SimulatedCluster:
                 "progress": {t: p for t, p in progress.items() if p},
             }
         }
-        write_state(self.path, self._state(None), extra)
+        write_state(self.path, self._state(None, reported=False), extra)
         self._stamp = self._stat(self.path)
 
     # ---------------------------------------------------------------- reading
@@ -260,7 +264,9 @@ class SimulatedCluster:
     def online(self) -> frozenset[int]:
         return frozenset(b.id for b in self.brokers.values() if b.online)
 
-    def _state(self, names: Iterable[str] | None) -> ClusterState:
+    def _state(self, names: Iterable[str] | None, *, reported: bool = True) -> ClusterState:
+        """The state; ``reported`` (what describe answers) fills the broker-level defaults
+        the file does not set with Kafka's own, as a real broker's DescribeConfigs does."""
         wanted = sorted(self.topics) if names is None else sorted(set(names) & set(self.topics))
         topics: dict[str, TopicState] = {}
         moves: dict[str, dict[int, Reassignment]] = {}
@@ -288,6 +294,9 @@ class SimulatedCluster:
             cluster_id=self.cluster_id,
             controller_id=min(self.online) if self.online else None,
             broker_configs={b: dict(c) for b, c in self.broker_configs.items() if c},
+            broker_defaults={**KAFKA_DEFAULTS, **self.broker_defaults}
+            if reported
+            else dict(self.broker_defaults),
         )
 
     @_operation
@@ -533,7 +542,16 @@ class SimulatedCluster:
                         item,
                     )
                     continue
-                repl.revert(part, online, keep_progress=False)
+                config = self.topics[name][1]
+                if repl.revert_needs_unclean(part) and not self._unclean_allowed(config):
+                    results[key] = kraft.error(
+                        "INVALID_REPLICA_ASSIGNMENT",
+                        f"Unable to revert partition assignment for {name}:{pid} because it "
+                        "would require an unclean leader election.",
+                        item,
+                    )
+                    continue
+                repl.revert(part, online)
                 results[key] = None
                 continue
             problem = kraft.assignment_error(target, self.brokers, None)
@@ -670,12 +688,18 @@ class SimulatedCluster:
         self._elect_unclean()
         self._save()
 
+    def _unclean_allowed(self, config: Mapping[str, str]) -> bool:
+        """``uncleanLeaderElectionEnabledForTopic``: the topic's value, else the broker
+        default (Kafka's: false)."""
+        value = config.get(UNCLEAN, self.broker_defaults.get(UNCLEAN, "false"))
+        return value.strip().lower() == "true"
+
     def _elect_unclean(self) -> None:
         """Kafka's controller does an unclean election for offline partitions of topics that
-        set ``unclean.leader.election.enable`` (the broker default, false, is assumed)."""
+        allow it (``unclean.leader.election.enable``, topic or broker default)."""
         online = self.online
         for parts, config in self.topics.values():
-            if config.get(UNCLEAN, "").strip().lower() == "true":
+            if self._unclean_allowed(config):
                 for part in parts:
                     repl.elect_unclean(part, online)
 

@@ -123,6 +123,8 @@ def state_to_json(state: ClusterState) -> dict[str, Any]:
         out["brokerConfigs"] = {
             str(b): dict(sorted(c.items())) for b, c in sorted(state.broker_configs.items()) if c
         }
+    if state.broker_defaults:
+        out["brokerDefaults"] = dict(sorted(state.broker_defaults.items()))
     return out
 
 
@@ -383,6 +385,7 @@ def _fast_load(data: dict[str, Any]) -> ClusterState:
         int(b): {str(k): _str(v) for k, v in c.items()}
         for b, c in (data.get("brokerConfigs") or {}).items()
     }
+    broker_defaults = {str(k): _str(v) for k, v in (data.get("brokerDefaults") or {}).items()}
     controller = data.get("controllerId")
     cluster_id = data.get("clusterId")
     return ClusterState(
@@ -392,6 +395,7 @@ def _fast_load(data: dict[str, Any]) -> ClusterState:
         cluster_id=_opt_str(cluster_id),
         controller_id=None if controller is None else _int(controller),
         broker_configs=broker_configs,
+        broker_defaults=broker_defaults,
     )
 
 

@@ -140,6 +140,7 @@ class _Checker:
                 if not _int_key(b):
                     self.bad(("brokerConfigs", b), "broker ids must be integer strings")
                 self.check_config(("brokerConfigs", b), c)
+        self.check_config(("brokerDefaults",), data.get("brokerDefaults") or {})
         return self.problems
 
     def check_brokers(self, brokers: object) -> None:

@@ -173,6 +173,10 @@ class CreateTopic(Action):
 
 @dataclass(frozen=True)
 class AlterConfig(Action):
+    """A topic config change. ``after_reassign``: apply runs it once the topic's moves have
+    completed instead of before them (a ``min.insync.replicas`` raise that needs the higher
+    replication factor first; see ``kgitops.plan.value.min_isr_order``)."""
+
     kind: ClassVar[str] = "alter_config"
     order: ClassVar[int] = 20
     symbol: ClassVar[str] = "~"
@@ -180,15 +184,19 @@ class AlterConfig(Action):
     set: Mapping[str, str] = field(default_factory=dict)
     delete: tuple[str, ...] = ()
     previous: Mapping[str, str] = field(default_factory=dict)
+    after_reassign: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "type": self.kind,
             "topic": self.topic,
             "set": dict(sorted(self.set.items())),
             "delete": sorted(self.delete),
             "previous": dict(sorted(self.previous.items())),
         }
+        if self.after_reassign:
+            out["afterReassign"] = True
+        return out
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> AlterConfig:
@@ -197,11 +205,13 @@ class AlterConfig(Action):
             set=_strings(data.get("set", {})),
             delete=tuple(str(k) for k in data.get("delete", [])),
             previous=_strings(data.get("previous", {})),
+            after_reassign=data.get("afterReassign") is True,
         )
 
     @classmethod
     def headline(cls, data: Mapping[str, Any]) -> str:
-        return f"{len(data.get('set', {}))} set, {len(data.get('delete', []))} removed"
+        after = "  (after the topic's moves)" if data.get("afterReassign") else ""
+        return f"{len(data.get('set', {}))} set, {len(data.get('delete', []))} removed{after}"
 
     @classmethod
     def details(cls, data: Mapping[str, Any]) -> tuple[list[str], list[str]]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Protocol
 
@@ -37,7 +37,14 @@ from kgitops.plan.actions import (
     Reassign,
 )
 from kgitops.plan.transfer import estimate_transfer
-from kgitops.plan.value import THROTTLE_CONFIGS, Plan, PlanWarning, state_fingerprint
+from kgitops.plan.value import (
+    MIN_ISR,
+    THROTTLE_CONFIGS,
+    Plan,
+    PlanWarning,
+    min_isr_order,
+    state_fingerprint,
+)
 from kgitops.spec.lock import Lock, LockEntry, same_brokers
 from kgitops.spec.topic_configs import normalize_config
 from kgitops.units import human_bytes
@@ -308,7 +315,9 @@ def _desired_config(spec: TopicSpec) -> dict[str, str]:
 def _update(ctx: _Context, spec: TopicSpec, live: TopicState) -> None:
     placement = effective_placement(spec, ctx.eligible)
     _lock_existing(ctx, spec, placement)
-    _configs(ctx, spec, live)
+    config_change = _configs(ctx, spec, live)
+    if config_change is not None:
+        ctx.actions.append(config_change)
     count = live.partition_count
     if 0 not in live.partitions:
         ctx.error(
@@ -329,7 +338,17 @@ def _update(ctx: _Context, spec: TopicSpec, live: TopicState) -> None:
     in_flight = ctx.state.reassignments.get(spec.name, {})
     current = {p: ps.replicas for p, ps in live.partitions.items()}
     added: dict[int, tuple[int, ...]] = {}
-    if spec.partitions > count:
+    if spec.partitions > count and in_flight:
+        ctx.warn(
+            spec.name,
+            "PARTITIONS_DEFERRED",
+            f"partitions {count} -> {spec.partitions} waits: {len(in_flight)} partition(s) of "
+            "the topic are being reassigned, and while they are KRaft takes the replication "
+            "factor of new partitions from partition 0's full replica list (target + removing); "
+            "plan again when the reassignment finishes",
+            **{"from": count, "to": spec.partitions, "reassigning": sorted(in_flight)},
+        )
+    elif spec.partitions > count:
         added = _add_partitions(ctx, spec, placement, current)
         if not added:
             return
@@ -349,6 +368,8 @@ def _update(ctx: _Context, spec: TopicSpec, live: TopicState) -> None:
         ctx.load.add(m.target for m in moves.values())
         total = sum(m.size_bytes * len(m.adding) for m in moves.values())
         ctx.actions.append(Reassign(spec.name, moves, total))
+        if config_change is not None:
+            _order_config(ctx, live, config_change, moves)
     _leaders(ctx, spec, live, set(moves) | set(in_flight))
 
 
@@ -377,14 +398,37 @@ def _lock_existing(ctx: _Context, spec: TopicSpec, placement: str) -> None:
     ctx.entries[spec.name] = entry
 
 
-def _configs(ctx: _Context, spec: TopicSpec, live: TopicState) -> None:
+def _configs(ctx: _Context, spec: TopicSpec, live: TopicState) -> AlterConfig | None:
     desired = _desired_config(spec)
     have = {k: _normal(k, v) for k, v in live.config.items() if k not in THROTTLE_CONFIGS}
     to_set = {k: v for k, v in desired.items() if have.get(k) != v}
     to_delete = tuple(sorted(k for k in have if k not in desired))
     if to_set or to_delete:
         previous = {k: have[k] for k in [*to_set, *to_delete] if k in have}
-        ctx.actions.append(AlterConfig(spec.name, to_set, to_delete, previous))
+        return AlterConfig(spec.name, to_set, to_delete, previous)
+    return None
+
+
+def _order_config(
+    ctx: _Context, live: TopicState, change: AlterConfig, moves: Mapping[int, Move]
+) -> None:
+    """Run a min.insync.replicas raise after the moves that raise the replication factor
+    (``min_isr_order``): the change is put back after the moves."""
+    if MIN_ISR not in change.set and MIN_ISR not in change.delete:
+        return
+    old = ctx.state.min_insync_replicas(live.config)
+    config = {**live.config, **change.set}
+    for k in change.delete:
+        config.pop(k, None)
+    new = ctx.state.min_insync_replicas(config)
+    before = [len(p.replicas) for p in live.partitions.values()]
+    after = [
+        len(moves[pid].target) if pid in moves else len(p.replicas)
+        for pid, p in live.partitions.items()
+    ]
+    if min_isr_order(before, after, old, new) == "after":
+        i = ctx.actions.index(change)
+        ctx.actions[i] = replace(change, after_reassign=True)
 
 
 def _add_partitions(
@@ -556,15 +600,8 @@ def _spec_warnings(ctx: _Context, spec: TopicSpec) -> None:
             "RF_ONE",
             "replicationFactor 1: one broker failure makes the topic unavailable and can lose data",
         )
-    min_isr = spec.config.get("min.insync.replicas")
-    if min_isr is None:
-        for cfg in ctx.state.broker_configs.values():
-            min_isr = cfg.get("min.insync.replicas") or min_isr
-    if (
-        rf > 1
-        and min_isr is not None
-        and normalize_config("min.insync.replicas", min_isr) == str(rf)
-    ):
+    min_isr = ctx.state.min_insync_replicas(_desired_config(spec))
+    if rf > 1 and min_isr == rf:
         ctx.warn(
             spec.name,
             "MIN_ISR_EQUALS_RF",

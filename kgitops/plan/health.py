@@ -8,7 +8,8 @@ what consumers can read up to, so a shrinking ISR is what a reader of ``status``
 - **offline**: no leader (every ISR replica is on a failed broker; unclean election is off);
 - **under-replicated**: the ISR is smaller than the replication factor, counted as Kafka
   counts it during a reassignment (AR minus the removing replicas);
-- **under min ISR**: fewer in-sync replicas than the topic's ``min.insync.replicas``;
+- **under min ISR**: fewer in-sync replicas than the topic's effective
+  ``min.insync.replicas`` (its own value, else the brokers': ``ClusterState.min_insync_replicas``);
   producers with ``acks=all`` are refused;
 - **leader off preferred**: the leader is not the first replica (a preferred-leader election
   moves it back);
@@ -114,14 +115,6 @@ class Health:
         }
 
 
-def _min_isr(config: Mapping[str, str]) -> int | None:
-    value = config.get("min.insync.replicas")
-    try:
-        return int(value) if value is not None else None
-    except ValueError:
-        return None
-
-
 def assess(
     state: ClusterState,
     progress: Mapping[TopicPartition, Mapping[int, tuple[float, int]]] | None = None,
@@ -135,7 +128,7 @@ def assess(
     isr_known = True
     for name in sorted(state.topics):
         topic = state.topics[name]
-        min_isr = _min_isr(topic.config)
+        min_isr = state.min_insync_replicas(topic.config)
         moves = state.reassignments.get(name, {})
         for pid in sorted(topic.partitions):
             partitions += 1

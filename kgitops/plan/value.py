@@ -281,23 +281,36 @@ def state_fingerprint(state: ClusterState, topics: Iterable[str]) -> tuple[str, 
 # ---------------------------------------------------------------------- safety
 
 
-def _min_isr(config: Mapping[str, str], default: int) -> int:
-    try:
-        return int(config.get("min.insync.replicas", default))
-    except ValueError:
-        return default
+MIN_ISR = "min.insync.replicas"
 
 
-def _broker_min_isr(state: ClusterState | None) -> int:
-    if state is None:
-        return 1
-    values = []
-    for cfg in state.broker_configs.values():
-        try:
-            values.append(int(cfg["min.insync.replicas"]))
-        except (KeyError, ValueError):
-            continue
-    return max(values, default=1)
+def min_isr_order(
+    rf_before: Iterable[int], rf_after: Iterable[int], old: int, new: int
+) -> str | None:
+    """When a topic's ``min.insync.replicas`` change must run relative to its moves so that
+    no state in between is less safe than both ends: ``"before"``, ``"after"`` or None when
+    neither order is (an unsafe plan).
+
+    Safety is the number of broker failures acks=all producers survive, RF - min ISR, over
+    the topic's partitions (``rf_before``/``rf_after``: each partition's RF before and after
+    the moves). Raise the RF before raising min ISR; lower min ISR before lowering the RF.
+
+    ==========================  =====  ============  ===========  ===  ======
+    failures survived           start  config first  moves first  end  order
+    ==========================  =====  ============  ===========  ===  ======
+    RF 2 -> 3, min ISR 1 -> 2   1      0 (worse)     2            1    after
+    RF 3 -> 2, min ISR 2 -> 1   1      2             0 (worse)    1    before
+    ==========================  =====  ============  ===========  ===  ======
+    """
+    before, after = list(rf_before), list(rf_after)
+    if not before or old == new:
+        return "before"
+    floor = min(min(before) - old, min(after) - new)
+    if min(before) - new >= floor:
+        return "before"
+    if min(after) - old >= floor:
+        return "after"
+    return None
 
 
 def unsafe_reasons(
@@ -305,7 +318,7 @@ def unsafe_reasons(
 ) -> list[tuple[type[UnsafePlan], str]]:
     """Every reason the plan is unsafe, with the UnsafePlan subclass each one raises."""
     out = [] if allow_delete else _deletion_reasons(plan)
-    broker_default = _broker_min_isr(state)
+    effective = (state or ClusterState(brokers=(), topics={})).min_insync_replicas
     live_config: dict[str, Mapping[str, str]] = {}
     if state is not None:
         live_config = {n: t.config for n, t in state.topics.items()}
@@ -329,7 +342,7 @@ def unsafe_reasons(
         if topic not in rf_after:
             continue
         rf = rf_after[topic]
-        need = _min_isr(config_after.get(topic, {}), broker_default)
+        need = effective(config_after.get(topic, {}))
         if rf < need:
             out.append(
                 (
@@ -339,6 +352,7 @@ def unsafe_reasons(
                 )
             )
     if state is not None:
+        out.extend((UnsafeReplication, r) for r in _order_reasons(plan, state))
         offline = {b.id for b in state.brokers if not b.online}
         known = {b.id for b in state.brokers}
         for a in plan.actions:
@@ -353,6 +367,47 @@ def unsafe_reasons(
                 out.append((OfflineTarget, f"{a.topic}: places replicas on offline broker {b}"))
             for b in sorted(targets - known):
                 out.append((OfflineTarget, f"{a.topic}: places replicas on unknown broker {b}"))
+    return out
+
+
+def _order_reasons(plan: Plan, state: ClusterState) -> list[str]:
+    """Each min.insync.replicas change whose place relative to the topic's moves leaves a
+    state in between less safe than both ends (see ``min_isr_order``)."""
+    out: list[str] = []
+    moves = {a.topic: a.moves for a in plan.actions if isinstance(a, Reassign)}
+    for a in plan.actions:
+        if not isinstance(a, AlterConfig) or a.topic not in state.topics:
+            continue
+        if MIN_ISR not in a.set and MIN_ISR not in a.delete:
+            continue
+        live = state.topics[a.topic]
+        config = dict(live.config)
+        old = state.min_insync_replicas(config)
+        config.update(a.set)
+        for k in a.delete:
+            config.pop(k, None)
+        new = state.min_insync_replicas(config)
+        moved = moves.get(a.topic, {})
+        before = [len(p.replicas) for p in live.partitions.values()]
+        after = [
+            len(moved[pid].target) if pid in moved else len(p.replicas)
+            for pid, p in live.partitions.items()
+        ]
+        order = min_isr_order(before, after, old, new)
+        phase = "after" if a.after_reassign else "before"
+        if order == phase:
+            continue
+        rf = min(before) if phase == "before" else min(after)
+        when = "before its moves" if phase == "before" else "after its moves"
+        out.append(
+            f"{a.topic}: min.insync.replicas {old} -> {new} {when} leaves partitions with "
+            f"{rf} replica(s) meanwhile, less safe than before and after the change"
+            + (
+                "; no order of config change and moves avoids it: change them in two plans"
+                if order is None
+                else ""
+            )
+        )
     return out
 
 

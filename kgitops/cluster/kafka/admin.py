@@ -82,7 +82,26 @@ NOT_CONTROLLER = 41
 ELECTION_NOT_NEEDED = 84
 
 
+MIN_ISR = "min.insync.replicas"
+UNCLEAN = "unclean.leader.election.enable"
+#: Broker-level configs a topic inherits when it does not set them, read from any source.
+INHERITED = frozenset({MIN_ISR, UNCLEAN})
+
+
 # ------------------------------------------------------------------ pure parsing
+
+
+def strictest(values: Mapping[str, Sequence[str]]) -> dict[str, str]:
+    """One broker-level value per inherited config from what each broker reported: the
+    largest ``min.insync.replicas``, and unclean election only if every broker allows it."""
+    out: dict[str, str] = {}
+    numbers = [int(v) for v in values.get(MIN_ISR, ()) if v.strip().isdigit()]
+    if numbers:
+        out[MIN_ISR] = str(max(numbers))
+    flags = [v.strip().lower() for v in values.get(UNCLEAN, ())]
+    if flags:
+        out[UNCLEAN] = "true" if all(f == "true" for f in flags) else "false"
+    return out
 
 
 def topic_configs_from(entries: Sequence[Any], *, enumerating: bool) -> dict[str, str]:
@@ -321,7 +340,7 @@ class KafkaAdmin:
             }
         names = sorted(states)
         configs = self._topic_configs(names)
-        broker_configs = self._broker_configs(sorted(live))
+        broker_configs, broker_defaults = self._broker_config_reads(sorted(live))
         sizes = self._sizes(sorted(live))
         reassignments = self._reassignments(set(names))
         registered = self._registered_brokers()
@@ -360,6 +379,7 @@ class KafkaAdmin:
             cluster_id=md.cluster_id,
             controller_id=self._controller,
             broker_configs=broker_configs,
+            broker_defaults=broker_defaults,
         )
 
     def _settled_metadata(self, topics: Sequence[str] | None) -> Any:
@@ -422,9 +442,22 @@ class KafkaAdmin:
         return out
 
     def _broker_configs(self, broker_ids: Sequence[int]) -> dict[int, dict[str, str]]:
-        """Per broker, the dynamic configs set on that broker (e.g. throttle rates). Kafka
-        answers a broker's configs only on that broker: one request each, sent at once. A
-        broker that cannot answer is left out rather than failing the whole describe."""
+        """Per broker, the dynamic configs set on that broker (e.g. throttle rates)."""
+        return self._broker_config_reads(broker_ids)[0]
+
+    def _broker_config_reads(
+        self, broker_ids: Sequence[int]
+    ) -> tuple[dict[int, dict[str, str]], dict[str, str]]:
+        """(per broker, the dynamic configs set on that broker; the broker-level values
+        topics inherit, from any source). Kafka answers a broker's configs only on that
+        broker: one request each, sent at once. A broker that cannot answer is left out
+        rather than failing the whole describe.
+
+        The request names no keys, so Kafka lists every broker config with its effective
+        value and source (the protocol request is sent as is: no client-side filter of
+        non-dynamic sources). ``min.insync.replicas`` from server.properties
+        (STATIC_BROKER_CONFIG), a cluster-wide dynamic default or Kafka's own default is
+        what a topic without its own value gets; brokers that disagree: the strictest."""
         R = DescribeConfigsRequest
         requests = {
             b: R(
@@ -438,6 +471,7 @@ class KafkaAdmin:
             for b in broker_ids
         }
         out: dict[int, dict[str, str]] = {}
+        inherited: dict[str, list[str]] = {}
         for b, resp in self._send_each(requests).items():
             if isinstance(resp, ClusterError):
                 continue
@@ -449,12 +483,14 @@ class KafkaAdmin:
                 for e in r.configs:
                     if e.value is None:
                         continue
+                    if e.name in INHERITED and enumerating:
+                        inherited.setdefault(e.name, []).append(e.value)
                     if enumerating and e.config_source != SOURCE_DYNAMIC_BROKER:
                         continue
                     got[e.name] = e.value
             if got:
                 out[b] = got
-        return out
+        return out, strictest(inherited)
 
     def _sizes(self, broker_ids: Sequence[int]) -> dict[tuple[str, int], int]:
         """Partition sizes from DescribeLogDirs, one request per broker sent at once; {} where

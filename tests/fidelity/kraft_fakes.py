@@ -1,0 +1,40 @@
+"""A recording fake transport for the kafka-python adapter (imported by test modules, after
+pytest's warning filters are in place: kafka-python warns on import under Python 3.11)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from kgitops.cluster.kafka.admin import KafkaAdmin
+
+
+class RecordingManager:
+    """kafka-python's connection manager, recording every request and answering each from
+    ``answer(request, node_id)``: the adapter is driven without a broker."""
+
+    def __init__(self, answer: Callable[[Any, int | None], Any]) -> None:
+        self.answer = answer
+        self.sent: list[tuple[Any, int | None]] = []
+
+    def send(self, request: Any, node_id: int | None = None, request_timeout_ms: int = 0) -> Any:
+        self.sent.append((request, node_id))
+        return (request, node_id)
+
+    async def wait_for(self, future: Any, timeout_ms: int) -> Any:
+        return self.answer(*future)
+
+    def run(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> Any:
+        return asyncio.run(fn(*args))
+
+
+def adapter(manager: RecordingManager) -> KafkaAdmin:
+    """A KafkaAdmin whose transport is ``manager`` (no connection is made)."""
+    admin = object.__new__(KafkaAdmin)
+    admin._timeout_ms = 1000
+    admin._controller = 1
+    admin._secrets = ()
+    admin._manager = manager
+    admin._live_brokers = None
+    return admin
