@@ -19,6 +19,7 @@ boundary: each adapter translates at its edge.
      ├── PlanError                    a plan cannot be computed, read or trusted
      │    ├── StalePlan                the cluster changed since the plan was made
      │    ├── UnreviewedPlan           a saved plan holds actions its specs do not produce
+     │    ├── WrongCluster             the cluster's id is not the clusterId cluster.yaml pins
      │    └── UnsafePlan               a safety gate refused the plan
      │         ├── DeletionNotAllowed  delete_topic without --allow-delete
      │         ├── UnsafeReplication   RF below min.insync.replicas
@@ -158,6 +159,10 @@ class UnreviewedPlan(PlanError):
 
     def lines(self) -> list[str]:
         return [f"error: {self}", *(f"  {r}" for r in self.reasons)]
+
+
+class WrongCluster(PlanError):
+    """The cluster behind the address reports another id than cluster.yaml's clusterId."""
 
 
 class UnsafePlan(PlanError):

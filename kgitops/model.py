@@ -21,10 +21,12 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal, NamedTuple
 
+from kgitops.access import AccessState
 from kgitops.errors import Mark
 
 Placement = Literal["rack-aware", "rack-unaware", "static"]
 UnmanagedPolicy = Literal["ignore", "warn", "error"]
+UnmanagedAclPolicy = Literal["ignore", "warn", "delete"]
 
 EMPTY: Mapping[str, str] = MappingProxyType({})
 NOWHERE = Mark("<memory>")
@@ -149,6 +151,8 @@ class ClusterSpec:
     unmanaged_topics: UnmanagedPolicy = "warn"
     simulated: SimulatedSpec | None = None
     request_timeout_ms: int = 30_000
+    unmanaged_acls: UnmanagedAclPolicy = "warn"
+    cluster_id: str | None = None  # clusterId: plan and apply refuse another cluster
     mark: Mark = NOWHERE
     marks: Mapping[str, Mark] = field(default_factory=dict)
 
@@ -207,6 +211,7 @@ class ClusterState:
     controller_id: int | None = None
     broker_configs: Mapping[int, Mapping[str, str]] = field(default_factory=dict)
     broker_defaults: Mapping[str, str] = field(default_factory=dict)
+    access: AccessState | None = None  # ACLs, SCRAM users, quotas; None: not read
 
     def min_insync_replicas(self, topic_config: Mapping[str, str]) -> int:
         """The ``min.insync.replicas`` a topic with ``topic_config`` really has: its own

@@ -15,13 +15,16 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
+from kgitops.access import Acl, QuotaEntity, ScramCredential, json_number
 from kgitops.cluster.port import (
     ClusterAdmin,
     ConfigChange,
     NewPartitions,
     NewTopic,
     PartitionResults,
+    QuotaChange,
     Results,
+    ScramUpsert,
 )
 from kgitops.errors import ClusterError
 from kgitops.model import ClusterState, TopicPartition
@@ -111,6 +114,45 @@ class Recorder:
     def delete_topics(self, names: Sequence[str]) -> Results:
         fake = self._write(f"DeleteTopics {_j(list(names))}", names)
         return fake if fake is not None else self.inner.delete_topics(names)
+
+    # ------------------------------------------------------------ access
+
+    def describe_acls(self) -> frozenset[Acl]:
+        return self.inner.describe_acls()
+
+    def describe_client_quotas(self) -> Mapping[QuotaEntity, Mapping[str, float]]:
+        return self.inner.describe_client_quotas()
+
+    def describe_scram_users(self) -> Mapping[tuple[str, str], ScramCredential]:
+        return self.inner.describe_scram_users()
+
+    def create_acls(self, acls: Sequence[Acl]) -> Results:
+        fake = self._write(f"CreateAcls {_j([a.to_json() for a in acls])}", (a.key for a in acls))
+        return fake if fake is not None else self.inner.create_acls(acls)
+
+    def delete_acls(self, acls: Sequence[Acl]) -> Results:
+        fake = self._write(f"DeleteAcls {_j([a.to_json() for a in acls])}", (a.key for a in acls))
+        return fake if fake is not None else self.inner.delete_acls(acls)
+
+    def alter_client_quotas(self, changes: Mapping[QuotaEntity, QuotaChange]) -> Results:
+        body = [
+            {
+                "entity": e.to_json(),
+                "set": {k: json_number(v) for k, v in sorted(c.set.items())},
+                "remove": sorted(c.delete),
+            }
+            for e, c in changes.items()
+        ]
+        fake = self._write(f"AlterClientQuotas {_j(body)}", (e.key for e in changes))
+        return fake if fake is not None else self.inner.alter_client_quotas(changes)
+
+    def upsert_scram_users(self, upserts: Sequence[ScramUpsert]) -> Results:
+        # The salt and salted password are never written down.
+        body = [
+            {"name": u.name, "mechanism": u.mechanism, "iterations": u.iterations} for u in upserts
+        ]
+        fake = self._write(f"AlterUserScramCredentials {_j(body)}", (u.key for u in upserts))
+        return fake if fake is not None else self.inner.upsert_scram_users(upserts)
 
     def sleep(self, seconds: float) -> None:
         if self.send:

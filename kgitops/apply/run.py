@@ -12,7 +12,8 @@ each one batched port call (one request per admin API)::
     4b alter_config   those marked ``after_reassign`` (a min.insync.replicas raise that needs
                       the raised replication factor), once the topic's moves completed
     5 elect_leaders   elect_preferred_leaders
-    6 delete_topic    delete_topics        only with allow_delete; only topics the plan names
+    6 upsert_user, alter_quota, create_acl, delete_acl   one request each (apply/access.py)
+    7 delete_topic    delete_topics        only with allow_delete; only topics the plan names
 
 A failure of one item never stops unrelated items; later actions on a topic whose earlier
 action failed are skipped (never reassign a topic whose create failed). Losing the cluster
@@ -29,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from kgitops.apply.access import require_passwords, run_access
 from kgitops.apply.progress import Progress, SilentProgress
 from kgitops.apply.reassign import Reassigner, ReassignResult
 from kgitops.apply.recorder import Recorder
@@ -389,6 +391,7 @@ def apply_plan(
     before sending anything, and PartialApply (exit 3; NothingApplied, exit 1, when nothing
     was done) when some actions failed or verification found a difference."""
     plan.raise_if_deletes(allow_delete=allow_delete)
+    require_passwords(plan)
     recorder = Recorder(admin, send=not dry_run)
     run = _Run(
         plan,
@@ -410,6 +413,7 @@ def apply_plan(
         )
         for step in steps:
             step()
+        run_access(run)
         run.deletes()
         report.outcomes = [run.outcomes[i] for i in sorted(run.outcomes)]
         report.notes = run.notes

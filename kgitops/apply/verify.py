@@ -10,10 +10,14 @@ before it counts.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
-from kgitops.cluster.port import ClusterAdmin
+from kgitops.access import AccessState
+from kgitops.apply.access import access_differences
+from kgitops.cluster.port import ClusterAdmin, describe_access
 from kgitops.errors import ActionOutcome, ClusterError
 from kgitops.model import ClusterState
+from kgitops.plan.access_actions import ACCESS_KINDS
 from kgitops.plan.actions import (
     Action,
     AddPartitions,
@@ -91,7 +95,8 @@ def verify_applied(
     checked = [(a, o) for a, o in zip(plan.actions, outcomes, strict=True) if o.done]
     if not checked:
         return
-    topics = sorted({a.topic for a, _ in checked})
+    access = any(a.kind in ACCESS_KINDS for a, _ in checked)
+    topics = sorted({a.topic for a, _ in checked if a.kind not in ACCESS_KINDS})
     moved = frozenset(
         (a.topic, p) for a in plan.actions if isinstance(a, Reassign) for p in a.moves
     )
@@ -99,13 +104,20 @@ def verify_applied(
     for attempt in range(attempts):
         try:
             state = admin.describe(topics)
+            if access:
+                state = replace(state, access=describe_access(admin))
         except ClusterError as exc:
             for _, o in checked:
                 o.done = False
                 o.detail = f"sent, but could not be verified: {exc}"
             return
         found = {
-            i: differences(a, state, wait=wait, moved=moved) for i, (a, _) in enumerate(checked)
+            i: (
+                access_differences(a, state.access or AccessState())
+                if a.kind in ACCESS_KINDS
+                else differences(a, state, wait=wait, moved=moved)
+            )
+            for i, (a, _) in enumerate(checked)
         }
         if not any(found.values()) or attempt == attempts - 1:
             break

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
+from kgitops.access import AccessState, Acl, QuotaEntity, ScramCredential
 from kgitops.errors import ClusterError
 from kgitops.model import ClusterState, TopicPartition
 
@@ -47,6 +48,34 @@ class ConfigChange:
 
     set: Mapping[str, str] = field(default_factory=dict)
     delete: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class QuotaChange:
+    """AlterClientQuotas for one entity: SET these keys, REMOVE those (Kafka's key names)."""
+
+    set: Mapping[str, float] = field(default_factory=dict)
+    delete: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, repr=False)
+class ScramUpsert:
+    """AlterUserScramCredentials upsertion: the salt and salted password (RFC 5802 Hi()), never
+    the password. ``repr`` hides both, so no log line can carry them."""
+
+    name: str
+    mechanism: str
+    iterations: int
+    salt: bytes
+    salted_password: bytes
+    password_version: int | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.name} {self.mechanism}"
+
+    def __repr__(self) -> str:
+        return f"ScramUpsert({self.key}, iterations={self.iterations})"
 
 
 @runtime_checkable
@@ -83,9 +112,49 @@ class ClusterAdmin(Protocol):
 
     def delete_topics(self, names: Sequence[str]) -> Results: ...
 
+    # ------------------------------------------------------------ access (ACLs, quotas, SCRAM)
+
+    def describe_acls(self) -> frozenset[Acl]:
+        """Every ACL binding: one DescribeAcls with the match-any filter."""
+        ...
+
+    def create_acls(self, acls: Sequence[Acl]) -> Results:
+        """One CreateAcls; result keys are ``Acl.key``."""
+        ...
+
+    def delete_acls(self, acls: Sequence[Acl]) -> Results:
+        """One DeleteAcls with one exact filter per binding; result keys are ``Acl.key``."""
+        ...
+
+    def describe_client_quotas(self) -> Mapping[QuotaEntity, Mapping[str, float]]:
+        """Every entity's quotas (one DescribeClientQuotas, no filter components)."""
+        ...
+
+    def alter_client_quotas(self, changes: Mapping[QuotaEntity, QuotaChange]) -> Results:
+        """One AlterClientQuotas; result keys are ``QuotaEntity.key``."""
+        ...
+
+    def describe_scram_users(self) -> Mapping[tuple[str, str], ScramCredential]:
+        """(user, mechanism) -> credential (mechanism and iterations; Kafka never returns
+        the salt or keys)."""
+        ...
+
+    def upsert_scram_users(self, upserts: Sequence[ScramUpsert]) -> Results:
+        """One AlterUserScramCredentials; result keys are ``ScramUpsert.key``."""
+        ...
+
     def sleep(self, seconds: float) -> None:
         """Let time pass while waiting for the cluster (real: time.sleep; simulated: the
         simulated clock advances and replicas catch up)."""
         ...
 
     def close(self) -> None: ...
+
+
+def describe_access(admin: ClusterAdmin) -> AccessState:
+    """ACLs, quotas and SCRAM credentials in three requests."""
+    return AccessState(
+        acls=admin.describe_acls(),
+        users=dict(admin.describe_scram_users()),
+        quotas={e: dict(v) for e, v in admin.describe_client_quotas().items()},
+    )

@@ -35,14 +35,18 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
+from kgitops.access import Acl, QuotaEntity, ScramCredential
 from kgitops.cluster import controller as kraft
 from kgitops.cluster import replication as repl
+from kgitops.cluster.access_sim import AccessStore
 from kgitops.cluster.port import (
     ConfigChange,
     NewPartitions,
     NewTopic,
     PartitionResults,
+    QuotaChange,
     Results,
+    ScramUpsert,
 )
 from kgitops.cluster.snapshot import (
     StateFileError,
@@ -169,6 +173,7 @@ class SimulatedCluster:
         except (TypeError, ValueError, AttributeError) as exc:
             raise StateFileError(self.path, [f"simulation: malformed ({exc})"]) from None
         self.cluster_id = state.cluster_id
+        self.access = AccessStore(state.access)  # ACLs, quotas, SCRAM: access_sim.py
         self.brokers: dict[int, Broker] = {b.id: b for b in state.brokers}
         self.broker_configs: dict[int, dict[str, str]] = {
             b: dict(c) for b, c in state.broker_configs.items()
@@ -297,6 +302,7 @@ class SimulatedCluster:
             broker_defaults={**KAFKA_DEFAULTS, **self.broker_defaults}
             if reported
             else dict(self.broker_defaults),
+            access=self.access.state(),
         )
 
     @_operation
@@ -606,6 +612,44 @@ class SimulatedCluster:
                 )
             else:
                 results[name] = None
+        self._save()
+        return results
+
+    # ---------------------------------------------------------------- access
+
+    @_operation
+    def describe_acls(self) -> frozenset[Acl]:
+        return frozenset(self.access.acls)
+
+    @_operation
+    def create_acls(self, acls: Sequence[Acl]) -> Results:
+        results = self.access.create_acls(acls)
+        self._save()
+        return results
+
+    @_operation
+    def delete_acls(self, acls: Sequence[Acl]) -> Results:
+        results = self.access.delete_acls(acls)
+        self._save()
+        return results
+
+    @_operation
+    def describe_client_quotas(self) -> Mapping[QuotaEntity, Mapping[str, float]]:
+        return self.access.state().quotas
+
+    @_operation
+    def alter_client_quotas(self, changes: Mapping[QuotaEntity, QuotaChange]) -> Results:
+        results = self.access.alter_client_quotas(changes)
+        self._save()
+        return results
+
+    @_operation
+    def describe_scram_users(self) -> Mapping[tuple[str, str], ScramCredential]:
+        return dict(self.access.users)
+
+    @_operation
+    def upsert_scram_users(self, upserts: Sequence[ScramUpsert]) -> Results:
+        results = self.access.upsert_scram_users(upserts)
         self._save()
         return results
 

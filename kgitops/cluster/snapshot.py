@@ -31,6 +31,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import fields, replace
 from typing import Any
 
+from kgitops.access import AccessState
 from kgitops.cluster.statecheck import check_state, problem_lines
 from kgitops.errors import PlanError
 from kgitops.model import (
@@ -125,6 +126,8 @@ def state_to_json(state: ClusterState) -> dict[str, Any]:
         }
     if state.broker_defaults:
         out["brokerDefaults"] = dict(sorted(state.broker_defaults.items()))
+    if state.access is not None:
+        out["access"] = state.access.to_json()
     return out
 
 
@@ -258,9 +261,16 @@ def state_from_json(data: object, source: str = "<state>", text: str | None = No
     if isinstance(data, dict):
         try:
             with paused_gc():
-                return _fast_load(data)
+                state = _fast_load(data)
         except (_Bad, KeyError, TypeError, ValueError, AttributeError):
             pass
+        else:
+            if "access" not in data:
+                return state
+            try:
+                return replace(state, access=AccessState.from_json(data["access"]))
+            except ValueError as exc:
+                raise StateFileError(source, [str(exc)]) from None
     with paused_gc():
         problems = check_state(data)
         if not problems:  # pragma: no cover - the two passes disagree: a bug, say so plainly

@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING, Any
 from kgitops.errors import KgitopsError, PlanError, SpecError
 from kgitops.model import ClusterSpec, ClusterState, TopicSpec
 from kgitops.perf import paused_gc
+from kgitops.plan.access_diff import wants_access, with_access
 from kgitops.plan.diff import compute_plan
+from kgitops.plan.identity import check_cluster_id
 from kgitops.plan.value import Plan, PlanWarning
 from kgitops.spec.lock import Lock, read_lock, require_fresh, write_lock
 
@@ -88,10 +90,19 @@ def _plan_directory(
     cluster = specs.cluster
     if cluster is None:  # load_specs reports a missing cluster.yaml as an error
         raise PlanError(f"{directory}: no cluster.yaml")
+    access = wants_access(specs.access, cluster)
     if state is None:
-        state = _describe(cluster, specs)
+        state = _describe(cluster, specs, access)
+    elif access and state.access is None:
+        raise PlanError(
+            f"{state_file}: the saved state has no ACLs, users or quotas (taken before they "
+            "were managed); take a new snapshot"
+        )
+    check_cluster_id(cluster, state)
     lock = read_lock(directory)
     plan, new_lock = compute_plan(_Desired(cluster, specs.topics), state, lock, rebalance=rebalance)
+    if access:
+        plan = with_access(plan, specs.access, state, cluster)
     if locked:
         require_fresh(lock, new_lock, directory)
     if analyse_keys:
@@ -104,15 +115,21 @@ def _plan_directory(
     return PlanResult(plan, specs, cluster, state, new_lock if written else lock, written)
 
 
-def _describe(cluster: ClusterSpec, specs: Specs) -> ClusterState:
-    """One batched describe: every topic when unmanaged topics matter, else the managed ones."""
+def _describe(cluster: ClusterSpec, specs: Specs, access: bool) -> ClusterState:
+    """One batched describe: every topic when unmanaged topics matter, else the managed ones;
+    with ``access``, the ACLs, SCRAM users and quotas too (three more requests)."""
     from kgitops.cluster.connect import open_cluster
+    from kgitops.cluster.port import describe_access
 
     admin = open_cluster(cluster)
     try:
         if cluster.unmanaged_topics == "ignore":
-            return admin.describe([t.name for t in specs.topics])
-        return admin.describe(None)
+            state = admin.describe([t.name for t in specs.topics])
+        else:
+            state = admin.describe(None)
+        if access:
+            state = replace(state, access=describe_access(admin))
+        return state
     finally:
         admin.close()
 

@@ -134,7 +134,14 @@ def load_plan(args: argparse.Namespace) -> tuple[Any, Any]:
 
 def fresh_state(plan: Any, admin: Any) -> Any:
     """The live state of the plan's topics; StalePlan if it is not what the plan was made on."""
+    from dataclasses import replace
+
+    from kgitops.cluster.port import describe_access
+    from kgitops.plan.value import ACCESS_FINGERPRINT
+
     state = admin.describe(plan.topics)
+    if ACCESS_FINGERPRINT in plan.extra:
+        state = replace(state, access=describe_access(admin))
     plan.raise_if_stale(state)
     return state
 
@@ -153,6 +160,7 @@ def run(args: argparse.Namespace) -> int:
 def apply_with(args: argparse.Namespace, plan: Any, cluster: Any, admin: Any) -> int:
     from kgitops.apply.progress import for_stream
     from kgitops.apply.run import apply_plan
+    from kgitops.plan.identity import check_cluster_id
 
     settings = cluster.reassignment
     if not plan.has_changes:
@@ -162,6 +170,7 @@ def apply_with(args: argparse.Namespace, plan: Any, cluster: Any, admin: Any) ->
             return 0
         # nothing to change, but moves a --no-wait apply left running: finish them
     state = fresh_state(plan, admin)
+    check_cluster_id(cluster, state, doing="apply")
     plan.raise_if_unsafe(allow_delete=args.allow_delete, state=state)
     if args.dry_run:
         report = apply_plan(plan, admin, settings, allow_delete=args.allow_delete, dry_run=True)

@@ -12,6 +12,10 @@ registers it; nothing else in the code lists the kinds::
        30    ~     add_partitions   one CreatePartitions
        40    ~     reassign         throttled, at most maxConcurrentMoves partitions at a time
        50    ~     elect_leaders    preferred-leader election where leaders drifted
+       52    +     upsert_user      AlterUserScramCredentials  } plan/access_actions.py
+       54    ~     alter_quota      AlterClientQuotas          }
+       56    +     create_acl       CreateAcls                 }
+       58    -     delete_acl       DeleteAcls (opt-in)        }
        60    -     delete_topic     only with --allow-delete
 
 Orders leave room between them so a new kind can be placed where apply must run it.
@@ -395,3 +399,7 @@ class DeleteTopic(Action):
             f"{data.get('partitions', 0)} partitions, {human_bytes(data.get('sizeBytes'))}"
             "  (apply needs --allow-delete)"
         )
+
+
+# The access kinds live in their own module; importing it registers them.
+from kgitops.plan import access_actions  # noqa: E402, F401

@@ -15,6 +15,8 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from kgitops.plan.access_actions import ACCESS_KINDS
+from kgitops.plan.access_render import markdown_section
 from kgitops.plan.actions import kind_named, kinds
 from kgitops.plan.mdescape import fence, html_text, md_code, md_text, visible
 from kgitops.units import human_bytes, human_seconds
@@ -176,6 +178,7 @@ def render_markdown(data: Mapping[str, Any], *, limit: int = GITHUB_COMMENT_LIMI
         head.append("")
         head += _md_transfer(data.get("transfer"))
     head += _md_key_loads(data.get("warnings", []))
+    head += markdown_section(actions)
     footer = [
         "",
         f"<sub>state {md_code(str(data.get('stateFingerprint', ''))[:19])} · apply refuses this "
@@ -330,6 +333,8 @@ def _bar(value: int, peak: int, width: int = 16) -> str:
 def _md_blocks(actions: Sequence[Mapping[str, Any]]) -> list[str]:
     blocks = []
     for a in actions:
+        if a["type"] in ACCESS_KINDS:  # shown in the "Access changes" section
+            continue
         sym = _symbol(a["type"])
         body = "\n".join(_details(a, None)) or "(nothing more)"
         blocks.append(

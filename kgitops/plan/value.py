@@ -32,6 +32,7 @@ from kgitops.errors import (
     UnsafeReplication,
 )
 from kgitops.model import ClusterState
+from kgitops.plan.access_actions import ACCESS_KINDS, DeleteAcl
 from kgitops.plan.actions import (
     Action,
     AddPartitions,
@@ -102,13 +103,16 @@ class Plan:
     @property
     def topics(self) -> list[str]:
         """The topics the plan depends on: those it recorded digests for, else its actions'."""
-        return sorted(self.state_digests) or sorted({a.topic for a in self.actions})
+        return sorted(self.state_digests) or sorted(
+            {a.topic for a in self.actions if a.kind not in ACCESS_KINDS}
+        )
 
     def summary(self) -> dict[str, int]:
-        counts = {k.kind: 0 for k in kinds()}
+        """Actions per kind, in order; the access kinds only when the plan has them."""
+        counts = {k.kind: 0 for k in kinds() if k.kind not in ACCESS_KINDS}
         for a in self.actions:
-            counts[a.kind] += 1
-        return counts
+            counts[a.kind] = counts.get(a.kind, 0) + 1
+        return {k.kind: counts[k.kind] for k in kinds() if k.kind in counts}
 
     def of_kind(self, kind: type[A]) -> list[A]:
         """The plan's actions of one kind, in order: ``plan.of_kind(Reassign)``."""
@@ -122,10 +126,11 @@ class Plan:
         The fingerprint covers brokers (ids, racks, liveness) and, for every topic the plan
         names, its replicas and topic configs; the per-topic digests say which topics changed.
         """
+        access = access_stale_reasons(self.extra.get(ACCESS_FINGERPRINT), state)
         topics = self.topics
         fingerprint, digests = state_fingerprint(state, topics)
         if fingerprint == self.state_fingerprint:
-            return []
+            return access
         absent = topic_digest(ClusterState(brokers=(), topics={}), "")
         changes = []
         for t in topics:
@@ -146,7 +151,7 @@ class Plan:
                 for b in sorted(state.brokers)
             )
             changes = [f"the brokers changed (ids, racks or liveness); now: {live}"]
-        return changes
+        return changes + access
 
     def raise_if_stale(self, state: ClusterState) -> None:
         """StalePlan, naming what changed, when ``state`` is not the state the plan was made on."""
@@ -233,6 +238,19 @@ _KNOWN = frozenset(
 
 
 # ------------------------------------------------------------------ fingerprint
+
+#: The plan field holding the digest of the live ACLs, SCRAM users and quotas it was made on.
+ACCESS_FINGERPRINT = "accessFingerprint"
+
+
+def access_stale_reasons(recorded: object, state: ClusterState) -> list[str]:
+    """A plan that covers access recorded ``AccessState.digest()``; say so if it changed."""
+    if recorded is None:
+        return []
+    live = state.access.digest() if state.access is not None else None
+    if live == recorded:
+        return []
+    return ["ACL bindings, SCRAM users or client quotas changed since the plan was made"]
 
 
 def _digest(text: str) -> str:
@@ -412,13 +430,17 @@ def _order_reasons(plan: Plan, state: ClusterState) -> list[str]:
 
 
 def _deletion_reasons(plan: Plan) -> list[tuple[type[UnsafePlan], str]]:
-    return [
+    out: list[tuple[type[UnsafePlan], str]] = []
+    out += [
         (DeletionNotAllowed, f"{a.topic}: deletes the topic") for a in plan.of_kind(DeleteTopic)
     ]
+    out += [(DeletionNotAllowed, f"{a.topic}: deletes the ACL") for a in plan.of_kind(DeleteAcl)]
+    return out
 
 
 _HEADLINES: Mapping[type[UnsafePlan], str] = {
-    DeletionNotAllowed: "the plan deletes topics; run apply with --allow-delete to allow it",
+    DeletionNotAllowed: "the plan deletes topics or ACLs; run apply with --allow-delete to "
+    "allow it",
     UnsafeReplication: "the plan leaves topics with too few replicas",
     OfflineTarget: "the plan places replicas on brokers that are offline",
 }

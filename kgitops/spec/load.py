@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import cast
 
+from kgitops.access import NO_ACCESS, AccessSpecs
 from kgitops.errors import Diagnostic, Mark, SpecError
 from kgitops.model import (
     Broker,
@@ -34,16 +35,18 @@ from kgitops.model import (
     SimulatedSpec,
     SslSpec,
     TopicSpec,
+    UnmanagedAclPolicy,
     UnmanagedPolicy,
 )
 from kgitops.spec import rules as specrules
 from kgitops.spec import schemacheck
+from kgitops.spec.access import ACCESS_KINDS, build_access
 from kgitops.spec.topic_configs import CONFIGS, MANAGED_BY_APPLY, check_config
 from kgitops.spec.yamlload import Document, Marks, load_file
 
 CLUSTER_FILES = ("cluster.yaml", "cluster.yml")
 YAML_SUFFIXES = (".yaml", ".yml")
-KINDS = ("Topic", "Cluster")
+KINDS = ("Topic", "Cluster", *ACCESS_KINDS)
 _OptionalPlacement = Placement | None
 
 
@@ -55,6 +58,7 @@ class Specs:
     cluster: ClusterSpec | None  # from cluster.yaml (kind: Cluster)
     topics: tuple[TopicSpec, ...]  # sorted by name
     diagnostics: tuple[Diagnostic, ...]  # every problem found, sorted
+    access: AccessSpecs = NO_ACCESS  # ACL, User, Quota documents and topic access
 
     @property
     def errors(self) -> list[Diagnostic]:
@@ -253,6 +257,8 @@ def _build_cluster(doc: Document, directory: str) -> ClusterSpec:
         unmanaged_topics=cast(UnmanagedPolicy, v.get("unmanagedTopics", "warn")),
         simulated=simulated,
         request_timeout_ms=int(v.get("requestTimeoutMs", 30_000)),
+        unmanaged_acls=cast(UnmanagedAclPolicy, v.get("unmanagedAcls", "warn")),
+        cluster_id=v.get("clusterId"),
         mark=doc.mark(""),
         marks=Marks(doc.path, doc.positions),
     )
@@ -279,7 +285,11 @@ def _kind_of(doc: Document, diags: list[Diagnostic]) -> str | None:
     kind = v.get("kind")
     if kind is None:
         diags.append(
-            Diagnostic(doc.mark(""), "error", "missing required field 'kind' (Topic or Cluster)")
+            Diagnostic(
+                doc.mark(""),
+                "error",
+                "missing required field 'kind' (Topic, Cluster, ACL, User or Quota)",
+            )
         )
         return None
     if kind not in KINDS:
@@ -288,7 +298,7 @@ def _kind_of(doc: Document, diags: list[Diagnostic]) -> str | None:
             Diagnostic(
                 doc.mark("kind"),
                 "error",
-                f"unknown kind {schemacheck.shown(kind)}: expected Topic or Cluster{hint}",
+                f"unknown kind {schemacheck.shown(kind)}: expected {', '.join(KINDS)}{hint}",
             )
         )
         return None
@@ -335,6 +345,7 @@ def _load(directory: str, brokers: Sequence[Broker] | None) -> Specs:
     cluster: ClusterSpec | None = None
     cluster_doc: Document | None = None
     cluster_seen: Mark | None = None
+    access_docs: list[tuple[str, Document]] = []
     for filename in spec_files(directory, diags):
         documents, problems = load_file(filename, root=directory)
         diags.extend(problems)
@@ -361,6 +372,10 @@ def _load(directory: str, brokers: Sequence[Broker] | None) -> Specs:
                     cluster_doc = doc
                 continue
             diags.extend(found)
+            if kind in ACCESS_KINDS:
+                if not found:
+                    access_docs.append((kind, doc))
+                continue
             config = _topic_config(doc, diags)
             if not found:
                 topic_docs.append((_build_topic(doc, config), doc))
@@ -376,11 +391,13 @@ def _load(directory: str, brokers: Sequence[Broker] | None) -> Specs:
     if known is None and cluster is not None and cluster.simulated is not None:
         known = list(cluster.simulated.brokers)
     topics = specrules.check_folder(directory, cluster, cluster_doc, topic_docs, known, diags)
+    access = build_access(access_docs, [d for _, d in topic_docs], diags)
     return Specs(
         directory=directory,
         cluster=cluster,
         topics=tuple(sorted(topics, key=lambda t: t.name)),
         diagnostics=tuple(sorted(set(diags))),
+        access=access,
     )
 
 

@@ -25,7 +25,23 @@ from jsonschema.exceptions import ValidationError
 from kgitops.errors import Diagnostic
 from kgitops.spec.yamlload import Document
 
-SCHEMA_FILES = ("topic.json", "cluster.json", "plan.json", "state.json")
+SCHEMA_FILES = (
+    "topic.json",
+    "cluster.json",
+    "acl.json",
+    "user.json",
+    "quota.json",
+    "plan.json",
+    "state.json",
+)
+#: The schema of each document kind.
+KIND_SCHEMAS = {
+    "Topic": "topic.json",
+    "Cluster": "cluster.json",
+    "ACL": "acl.json",
+    "User": "user.json",
+    "Quota": "quota.json",
+}
 
 
 @cache
@@ -49,7 +65,7 @@ def validator(kind: str) -> Draft202012Validator:
             "description": data["properties"]["config"]["description"],
         }
     else:
-        data = schema("cluster.json")
+        data = schema(KIND_SCHEMAS[kind])
     return Draft202012Validator(data)
 
 
@@ -135,7 +151,7 @@ def _messages(error: ValidationError, doc: Document, doc_kind: str) -> Iterator[
         allowed = sorted(sub.get("properties", {}))
         for key in sorted(k for k in value if k not in allowed):
             where = f" in {path}" if path else ""
-            if key in _SECRET_HINTS and path.startswith("security"):
+            if key in _SECRET_HINTS and (path.startswith("security") or doc_kind == "User"):
                 hint = (
                     f": secrets never go in a file; name the environment variable that "
                     f"holds it with {_SECRET_HINTS[key]}"
@@ -187,6 +203,14 @@ def _messages(error: ValidationError, doc: Document, doc_kind: str) -> Iterator[
     if kind == "uniqueItems":
         yield _error(mark, f"{what} lists the same value twice")
         return
+    if kind == "anyOf":
+        if doc_kind == "Quota" and not path:
+            yield _error(mark, "a Quota names its entity: user, clientId, or both")
+        else:
+            yield _error(
+                mark, f"{what} must be a principal ('User:name') or a mapping with principal"
+            )
+        return
     if kind in ("pattern", "maxLength", "not"):
         yield _error(mark, _pattern_message(path, value, kind, rule, doc_kind))
         return
@@ -208,6 +232,10 @@ def _pattern_message(path: str, value: Any, kind: str, rule: Any, doc_kind: str)
             f"topic name {value!r} has characters Kafka does not allow ({shown}); "
             "use ASCII letters, digits, '.', '_' and '-'"
         )
+    if leaf == "principal" or path.startswith("access."):
+        return f"principal {value!r} must be 'User:<name>' (a type, ':', a name)"
+    if doc_kind == "User" and path == "name":
+        return f"user name is {len(value)} characters long; at most 1000"
     if path.startswith("bootstrapServers"):
         return f"bootstrap server {value!r} is not host:port"
     if leaf.endswith("Env"):

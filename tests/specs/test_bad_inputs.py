@@ -121,13 +121,14 @@ def test_a_document_must_be_a_mapping(problems: Problems) -> None:
 
 def test_a_document_needs_a_kind(problems: Problems) -> None:
     assert problems({"a.yaml": TOPIC.replace("kind: Topic\n", "")}) == [
-        "a.yaml:1:1: error: missing required field 'kind' (Topic or Cluster)"
+        "a.yaml:1:1: error: missing required field 'kind' (Topic, Cluster, ACL, User or Quota)"
     ]
 
 
 def test_an_unknown_kind_suggests_the_closest(problems: Problems) -> None:
     assert problems({"a.yaml": TOPIC.replace("kind: Topic", "kind: Topc")}) == [
-        "a.yaml:2:7: error: unknown kind 'Topc': expected Topic or Cluster (did you mean 'Topic'?)"
+        "a.yaml:2:7: error: unknown kind 'Topc': expected Topic, Cluster, ACL, User, Quota "
+        "(did you mean 'Topic'?)"
     ]
 
 

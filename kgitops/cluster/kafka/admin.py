@@ -25,6 +25,7 @@ from kafka.protocol.admin import (
 )
 from kafka.protocol.metadata import MetadataRequest
 
+from kgitops.cluster.kafka.access import AccessRequests
 from kgitops.cluster.kafka.errors import (
     ExceptionTrap,
     api_name,
@@ -143,7 +144,7 @@ def response_enumerates(results: Iterable[Any]) -> bool:
 # ------------------------------------------------------------------ the adapter
 
 
-class KafkaAdmin:
+class KafkaAdmin(AccessRequests):
     """``ClusterAdmin`` for a real Kafka cluster (3.x/4.x, KRaft or ZooKeeper) or Tansu."""
 
     def __init__(self, spec: ClusterSpec, *, environ: Mapping[str, str] | None = None) -> None:

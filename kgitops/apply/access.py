@@ -1,0 +1,126 @@
+"""Apply's access step: SCRAM users, quotas, then ACLs, one batched request each.
+
+::
+
+    upsert_user  AlterUserScramCredentials  the password is read here, from the environment
+                                            variable the plan names, salted (32 random bytes)
+                                            and hashed (RFC 5802 Hi()); only the salt and the
+                                            salted password leave this module
+    alter_quota  AlterClientQuotas
+    create_acl   CreateAcls
+    delete_acl   DeleteAcls                 only with allow_delete (checked before anything)
+
+Verification reads the ACLs, users and quotas back: a broker that answers success but keeps
+nothing (the local Tansu broker's stubs) leaves every such action "NOT done", and a new plan
+shows the change again.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from kgitops.access import AccessState, scram_salted_password
+from kgitops.cluster.port import QuotaChange, ScramUpsert
+from kgitops.errors import KgitopsError
+from kgitops.plan.access_actions import AlterQuota, CreateAcl, DeleteAcl, UpsertUser
+from kgitops.plan.actions import Action
+from kgitops.plan.value import Plan
+
+if TYPE_CHECKING:
+    from kgitops.apply.run import _Run
+
+SALT_BYTES = 32
+
+
+def run_access(run: _Run, environ: Mapping[str, str] | None = None) -> None:
+    """The access step of ``apply_plan`` (see the module docstring)."""
+    env = os.environ if environ is None else environ
+    users = run._indexed(UpsertUser)
+    ready: list[tuple[int, UpsertUser]] = []
+    upserts: list[ScramUpsert] = []
+    for i, a in users:
+        password = env.get(a.password_env)
+        if not password:
+            run._fail(i, f"environment variable {a.password_env} is not set (the password)")
+            continue
+        salt = os.urandom(SALT_BYTES)
+        salted = scram_salted_password(a.mechanism, password, salt, a.iterations)
+        upserts.append(
+            ScramUpsert(a.name, a.mechanism, a.iterations, salt, salted, a.password_version)
+        )
+        ready.append((i, a))
+    run._batch(
+        "write SCRAM credentials",
+        ready,
+        lambda a: a.topic,
+        lambda: run.admin.upsert_scram_users(upserts),
+    )
+    quotas = run._indexed(AlterQuota)
+    run._batch(
+        "alter client quotas",
+        quotas,
+        lambda a: a.topic,
+        lambda: run.admin.alter_client_quotas(
+            {a.entity: QuotaChange(dict(a.set), tuple(a.delete)) for _, a in quotas}
+        ),
+    )
+    creates = run._indexed(CreateAcl)
+    run._batch(
+        "create ACLs",
+        creates,
+        lambda a: a.topic,
+        lambda: run.admin.create_acls([a.acl for _, a in creates]),
+    )
+    deletes = run._indexed(DeleteAcl)
+    run._batch(
+        "delete ACLs",
+        deletes,
+        lambda a: a.topic,
+        lambda: run.admin.delete_acls([a.acl for _, a in deletes]),
+    )
+
+
+def require_passwords(plan: Plan, environ: Mapping[str, str] | None = None) -> None:
+    """Before anything is sent: every password the plan's upsert_user actions need is set."""
+    env = os.environ if environ is None else environ
+    missing = sorted(
+        {
+            f"{a.password_env} (the password of user {a.name})"
+            for a in plan.of_kind(UpsertUser)
+            if not env.get(a.password_env)
+        }
+    )
+    if missing:
+        raise KgitopsError(
+            "environment variable(s) not set: " + "; ".join(missing) + "; nothing was changed"
+        )
+
+
+def access_differences(action: Action, live: AccessState) -> list[str]:
+    """What about an access action the cluster does not show; empty when it is all there."""
+    if isinstance(action, CreateAcl):
+        return [] if action.acl in live.acls else ["the ACL binding is not on the cluster"]
+    if isinstance(action, DeleteAcl):
+        return ["the ACL binding is still on the cluster"] if action.acl in live.acls else []
+    if isinstance(action, UpsertUser):
+        cred = live.users.get((action.name, action.mechanism))
+        if cred is None:
+            return [f"user {action.name} has no {action.mechanism} credential"]
+        if cred.iterations != action.iterations:
+            return [
+                f"the credential has {cred.iterations} iterations, the plan said "
+                f"{action.iterations}"
+            ]
+        return []
+    if isinstance(action, AlterQuota):
+        have = live.quotas.get(action.entity, {})
+        out = [
+            f"{k}={have.get(k)!r}, the plan said {v!r}"
+            for k, v in sorted(action.set.items())
+            if have.get(k) != v
+        ]
+        out += [f"{k} is still set" for k in sorted(action.delete) if k in have]
+        return out
+    return []

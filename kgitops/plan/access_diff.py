@@ -1,0 +1,121 @@
+"""(desired access, live access) -> access actions and warnings. Pure.
+
+::
+
+    ACL bindings   in git, not live           + create_acl
+                   live, not in git           - delete_acl   (unmanagedAcls: delete)
+                                              UNMANAGED_ACLS warning (warn, the default)
+    SCRAM user     no credential for the mechanism       + upsert_user  "new credential"
+                   iterations differ                     + upsert_user  "iterations a -> b"
+                   live passwordVersion below the spec's + upsert_user  "passwordVersion 1 -> 2"
+                   otherwise                             nothing: a password is never
+                                                         compared, so a re-plan is empty
+    Quota          values differ                         ~ alter_quota  (set / remove keys)
+
+Users and quota entities that git does not name are left alone. ``with_access`` adds the
+actions to a topic plan and records the access digest (``accessFingerprint``) so apply
+refuses a plan made against other ACLs, users or quotas.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from kgitops.access import AccessSpecs, AccessState, Acl
+from kgitops.model import ClusterSpec, ClusterState
+from kgitops.plan.access_actions import alter_quota, create_acl, delete_acl, upsert_user
+from kgitops.plan.actions import Action
+from kgitops.plan.value import ACCESS_FINGERPRINT, Plan, PlanWarning
+
+_SHOWN = 10
+
+
+def access_actions(
+    desired: AccessSpecs, live: AccessState, unmanaged: str = "warn"
+) -> tuple[list[Action], list[PlanWarning]]:
+    """The access actions and warnings from ``live`` to ``desired`` (see the module doc)."""
+    actions: list[Action] = []
+    warnings: list[PlanWarning] = []
+    wanted = {s.acl: s for s in desired.acls}
+    for acl, spec in sorted(wanted.items()):
+        if acl not in live.acls:
+            actions.append(create_acl(acl, spec.source))
+    extra = sorted(live.acls - wanted.keys())
+    if extra and unmanaged == "delete":
+        actions.extend(delete_acl(a) for a in extra)
+    elif extra and unmanaged == "warn":
+        warnings.append(_unmanaged_warning(extra))
+    for user in desired.users:
+        cred = live.users.get((user.name, user.mechanism))
+        reason = ""
+        if cred is None:
+            reason = "new credential"
+        elif cred.iterations != user.iterations:
+            reason = f"iterations {cred.iterations} -> {user.iterations}"
+        elif cred.password_version is not None and cred.password_version < user.password_version:
+            reason = f"passwordVersion {cred.password_version} -> {user.password_version}"
+        elif cred.password_version is not None and cred.password_version > user.password_version:
+            warnings.append(
+                PlanWarning(
+                    "",
+                    "PASSWORD_VERSION_BEHIND",
+                    f"user {user.name} ({user.mechanism}): the cluster's credential was written "
+                    f"from passwordVersion {cred.password_version}, the spec says "
+                    f"{user.password_version}; nothing is rotated (bump it above "
+                    f"{cred.password_version} to rotate)",
+                )
+            )
+        if reason:
+            actions.append(
+                upsert_user(
+                    user.name,
+                    user.mechanism,
+                    user.iterations,
+                    user.password_env,
+                    user.password_version,
+                    reason,
+                )
+            )
+    for quota in desired.quotas:
+        have = live.quotas.get(quota.entity, {})
+        set_ = {k: v for k, v in quota.values.items() if have.get(k) != v}
+        gone = tuple(k for k in have if k not in quota.values)
+        if set_ or gone:
+            previous = {k: have[k] for k in [*set_, *gone] if k in have}
+            actions.append(alter_quota(quota.entity, set_, gone, previous))
+    return actions, warnings
+
+
+def _unmanaged_warning(extra: list[Acl]) -> PlanWarning:
+    shown = "; ".join(a.key for a in extra[:_SHOWN])
+    more = f" and {len(extra) - _SHOWN} more" if len(extra) > _SHOWN else ""
+    return PlanWarning(
+        "",
+        "UNMANAGED_ACLS",
+        f"{len(extra)} ACL binding(s) on the cluster are not in git: {shown}{more}; "
+        "`kgitops import` adopts them, `unmanagedAcls: delete` in cluster.yaml deletes them",
+        {"count": len(extra)},
+    )
+
+
+def with_access(
+    plan: Plan, desired: AccessSpecs, state: ClusterState, cluster: ClusterSpec
+) -> Plan:
+    """``plan`` plus the access actions, warnings and ``accessFingerprint``; ``state.access``
+    must have been read."""
+    assert state.access is not None
+    actions, warnings = access_actions(desired, state.access, cluster.unmanaged_acls)
+    extra = dict(plan.extra)
+    extra[ACCESS_FINGERPRINT] = state.access.digest()
+    return replace(
+        plan,
+        actions=plan.actions + tuple(actions),
+        warnings=plan.warnings + tuple(warnings),
+        extra=extra,
+    )
+
+
+def wants_access(desired: AccessSpecs, cluster: ClusterSpec) -> bool:
+    """Whether plan reads access from the cluster: the folder has access documents or topic
+    access, or cluster.yaml asks for unmanaged ACLs to be deleted."""
+    return desired.used or cluster.unmanaged_acls == "delete"

@@ -1,0 +1,277 @@
+"""ACL, User and Quota documents and topic ``access`` -> ``AccessSpecs``, with every problem.
+
+Runs after the schema check (``schemacheck``), on documents that passed it, and adds Kafka's
+own rules, each at its position::
+
+    topics/prod/acl.yaml:9:9: error: operation 'write' does not apply to a group (Kafka allows
+        all, delete, describe, read)
+    topics/prod/users.yaml:3:7: error: a second SCRAM-SHA-512 credential for user 'a' (the
+        first is at topics/prod/users.yaml:1:7)
+
+The topic short form expands to exactly the bindings a client needs::
+
+    access:
+      produce: [User:a]      # topic Write + Describe; cluster IdempotentWrite
+      consume:
+        - {principal: User:b, group: b-}   # topic Read + Describe; group Read, prefixed 'b-'
+
+IdempotentWrite on the cluster: an idempotent producer (the default since Kafka 3.0) needs it
+on clusters before 3.0 (KIP-679 made Write on a topic imply it from 3.0 on), so the short form
+always grants it: harmless on newer clusters, required on older ones. A group ending in '-',
+'.' or '_' is a prefix (``groupPatternType`` overrides).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from kgitops.access import (
+    CLUSTER_RESOURCE,
+    OPERATIONS_BY_RESOURCE,
+    QUOTA_KEYS,
+    AccessSpecs,
+    Acl,
+    AclSpec,
+    QuotaEntity,
+    QuotaSpec,
+    UserSpec,
+)
+from kgitops.errors import Diagnostic, Mark
+from kgitops.spec.yamlload import Document
+
+ACCESS_KINDS = ("ACL", "User", "Quota")
+PRODUCE_TOPIC_OPERATIONS = ("write", "describe")
+CONSUME_TOPIC_OPERATIONS = ("read", "describe")
+PREFIX_ENDINGS = ("-", ".", "_")
+
+
+def build_access(
+    access_docs: Sequence[tuple[str, Document]],
+    topic_docs: Sequence[Document],
+    diags: list[Diagnostic],
+) -> AccessSpecs:
+    """``access_docs``: (kind, document) of schema-valid ACL/User/Quota documents;
+    ``topic_docs``: schema-valid Topic documents (those with ``access`` count)."""
+    acls: list[AclSpec] = []
+    users: list[UserSpec] = []
+    quotas: list[QuotaSpec] = []
+    used = bool(access_docs)
+    for kind, doc in access_docs:
+        if kind == "ACL":
+            acls.extend(_acl_document(doc, diags))
+        elif kind == "User":
+            users.append(_user(doc))
+        else:
+            quotas.append(_quota(doc))
+    for doc in topic_docs:
+        if isinstance(doc.value, dict) and doc.value.get("access"):
+            used = True
+            acls.extend(expand_topic_access(doc))
+    _check_users(users, diags)
+    _check_quotas(quotas, diags)
+    _check_conflicts(acls, diags)
+    unique: dict[Acl, AclSpec] = {}
+    for spec in sorted(acls, key=lambda s: (s.acl, s.mark)):
+        unique.setdefault(spec.acl, spec)
+    return AccessSpecs(
+        acls=tuple(unique.values()),
+        users=tuple(sorted(users, key=lambda u: (u.name, u.mechanism))),
+        quotas=tuple(sorted(quotas, key=lambda q: q.entity)),
+        used=used,
+    )
+
+
+# ------------------------------------------------------------------ ACL documents
+
+
+def _acl_document(doc: Document, diags: list[Diagnostic]) -> list[AclSpec]:
+    v: dict[str, Any] = doc.value
+    principal, host = str(v["principal"]), str(v.get("host", "*"))
+    out = []
+    for i, rule in enumerate(v["rules"]):
+        rtype = rule["resourceType"]
+        base = f"rules.{i}"
+        name = rule.get("name")
+        pattern = rule.get("patternType", "literal")
+        if rtype == "cluster":
+            if name not in (None, CLUSTER_RESOURCE):
+                diags.append(
+                    Diagnostic(
+                        doc.mark(f"{base}.name"),
+                        "error",
+                        f"the cluster resource is named {CLUSTER_RESOURCE!r}; leave name out",
+                    )
+                )
+                continue
+            if pattern != "literal":
+                diags.append(
+                    Diagnostic(
+                        doc.mark(f"{base}.patternType"),
+                        "error",
+                        "the cluster resource takes patternType literal",
+                    )
+                )
+                continue
+            name = CLUSTER_RESOURCE
+        elif name is None:
+            diags.append(
+                Diagnostic(doc.mark(base), "error", f"{base}: a {_word(rtype)} rule needs a name")
+            )
+            continue
+        elif name == "*" and pattern == "prefixed":
+            diags.append(
+                Diagnostic(
+                    doc.mark(f"{base}.name"),
+                    "error",
+                    "name '*' already matches every resource; use patternType literal",
+                )
+            )
+            continue
+        allowed = OPERATIONS_BY_RESOURCE[rtype]
+        for j, op in enumerate(rule["operations"]):
+            if op not in allowed:
+                diags.append(
+                    Diagnostic(
+                        doc.mark(f"{base}.operations.{j}"),
+                        "error",
+                        f"operation {op!r} does not apply to a {_word(rtype)} "
+                        f"(Kafka allows {', '.join(sorted(allowed))})",
+                    )
+                )
+                continue
+            acl = Acl(
+                principal=principal,
+                resource_type=rtype,
+                name=str(name),
+                pattern_type=pattern,
+                operation=op,
+                permission=rule.get("permission", "allow"),
+                host=host,
+            )
+            mark = doc.mark(f"{base}.operations.{j}")
+            where = f"{os.path.basename(mark.path)}:{mark.line}"
+            out.append(AclSpec(acl, mark, f"ACL {principal} ({where})"))
+    return out
+
+
+def _word(resource_type: str) -> str:
+    return {"transactional_id": "transactional id"}.get(resource_type, resource_type)
+
+
+# ------------------------------------------------------------------ topic short form
+
+
+def consume_group_pattern(group: str, explicit: str | None = None) -> str:
+    """``prefixed`` for a group ending in '-', '.' or '_' (``b-`` covers ``b-1``), else
+    ``literal``; ``explicit`` (groupPatternType) wins."""
+    if explicit is not None:
+        return explicit
+    return "prefixed" if group.endswith(PREFIX_ENDINGS) else "literal"
+
+
+def expand_topic_access(doc: Document) -> list[AclSpec]:
+    """The bindings a topic's ``access`` short form stands for (see the module docstring)."""
+    v: dict[str, Any] = doc.value
+    topic = str(v["name"])
+    access = v.get("access") or {}
+    out: list[AclSpec] = []
+
+    def add(principal: str, rtype: str, name: str, pattern: str, op: str, path: str) -> None:
+        acl = Acl(principal, rtype, name, pattern, op)
+        out.append(AclSpec(acl, doc.mark(path), f"topic {topic} {path}"))
+
+    for i, principal in enumerate(access.get("produce") or []):
+        path = f"access.produce.{i}"
+        for op in PRODUCE_TOPIC_OPERATIONS:
+            add(principal, "topic", topic, "literal", op, path)
+        add(principal, "cluster", CLUSTER_RESOURCE, "literal", "idempotent_write", path)
+    for i, item in enumerate(access.get("consume") or []):
+        path = f"access.consume.{i}"
+        entry = {"principal": item} if isinstance(item, str) else item
+        principal = str(entry["principal"])
+        for op in CONSUME_TOPIC_OPERATIONS:
+            add(principal, "topic", topic, "literal", op, path)
+        group = entry.get("group")
+        if group is not None:
+            pattern = consume_group_pattern(group, entry.get("groupPatternType"))
+            add(principal, "group", group, pattern, "read", path)
+    return out
+
+
+# ------------------------------------------------------------------ users and quotas
+
+
+def _user(doc: Document) -> UserSpec:
+    v: dict[str, Any] = doc.value
+    return UserSpec(
+        name=str(v["name"]),
+        mechanism=str(v["mechanism"]),
+        password_env=str(v["passwordEnv"]),
+        iterations=int(v.get("iterations", 8192)),
+        password_version=int(v.get("passwordVersion", 1)),
+        mark=doc.mark("name"),
+    )
+
+
+def _quota(doc: Document) -> QuotaSpec:
+    v: dict[str, Any] = doc.value
+    entity = QuotaEntity(v.get("user"), v.get("clientId"))
+    values = {kafka: float(v[field]) for field, kafka in QUOTA_KEYS.items() if field in v}
+    return QuotaSpec(entity, values, doc.mark("user" if "user" in v else "clientId"))
+
+
+def _check_users(users: list[UserSpec], diags: list[Diagnostic]) -> None:
+    seen: dict[tuple[str, str], Mark] = {}
+    for u in sorted(users, key=lambda u: u.mark):
+        first = seen.setdefault((u.name, u.mechanism), u.mark)
+        if first is not u.mark:
+            diags.append(
+                Diagnostic(
+                    u.mark,
+                    "error",
+                    f"a second {u.mechanism} credential for user {u.name!r} (the first is "
+                    f"at {first})",
+                )
+            )
+
+
+def _check_quotas(quotas: list[QuotaSpec], diags: list[Diagnostic]) -> None:
+    seen: dict[QuotaEntity, Mark] = {}
+    for q in sorted(quotas, key=lambda q: q.mark):
+        first = seen.setdefault(q.entity, q.mark)
+        if first is not q.mark:
+            diags.append(
+                Diagnostic(
+                    q.mark,
+                    "error",
+                    f"a second Quota for {q.entity.key} (the first is at {first})",
+                )
+            )
+
+
+def _check_conflicts(acls: list[AclSpec], diags: list[Diagnostic]) -> None:
+    """The same binding both allowed and denied: Kafka would deny; say so where it is."""
+    allowed = {s.acl: s for s in acls if s.acl.permission == "allow"}
+    for s in acls:
+        if s.acl.permission != "deny":
+            continue
+        twin = Acl(
+            s.acl.principal,
+            s.acl.resource_type,
+            s.acl.name,
+            s.acl.pattern_type,
+            s.acl.operation,
+            "allow",
+            s.acl.host,
+        )
+        if twin in allowed:
+            diags.append(
+                Diagnostic(
+                    s.mark,
+                    "warning",
+                    f"{s.acl.key} also allowed at {allowed[twin].mark}: deny wins, the allow "
+                    "has no effect",
+                )
+            )

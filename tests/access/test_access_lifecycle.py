@@ -1,0 +1,265 @@
+"""Access as code on the simulated cluster, end to end through the CLI, asserting the state
+file: create, re-plan empty, drift, deletion only with the opt-in, passwordVersion rotation,
+quota change, secrets nowhere, stale plans refused, the cluster identity guard."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kgitops.cli import main
+
+PASSWORD = "pw-Zq8!s3cret-never-printed"
+
+CLUSTER = """\
+apiVersion: kgitops/v1
+kind: Cluster
+name: demo
+simulated:
+  stateFile: .state/demo.json
+  brokers: [{id: 0, rack: a}, {id: 1, rack: b}, {id: 2, rack: c}]
+"""
+TOPIC = """\
+apiVersion: kgitops/v1
+kind: Topic
+name: orders
+partitions: 3
+replicationFactor: 3
+access:
+  produce: [User:a]
+  consume: [{principal: User:b, group: b-}]
+"""
+ACCESS = """\
+apiVersion: kgitops/v1
+kind: User
+name: orders-app
+mechanism: SCRAM-SHA-512
+passwordEnv: ORDERS_PW
+iterations: 8192
+passwordVersion: %(version)d
+---
+apiVersion: kgitops/v1
+kind: Quota
+user: orders-app
+producerByteRate: %(rate)d
+"""
+
+
+class Folder:
+    def __init__(self, root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        self.root = root
+        self.capsys = capsys
+        self.write(cluster=CLUSTER, version=1, rate=1048576)
+
+    def write(self, *, cluster: str = CLUSTER, version: int = 1, rate: int = 1048576) -> None:
+        (self.root / "cluster.yaml").write_text(cluster)
+        (self.root / "orders.yaml").write_text(TOPIC)
+        (self.root / "access.yaml").write_text(ACCESS % {"version": version, "rate": rate})
+
+    def run(self, *args: str) -> tuple[int, str]:
+        code = main(list(args))
+        out, err = self.capsys.readouterr()
+        return code, out + err
+
+    def plan(self, *extra: str) -> dict[str, Any]:
+        code, out = self.run("plan", str(self.root), "--format", "json", *extra)
+        assert code == 0, out
+        data: dict[str, Any] = json.loads(out)
+        return data
+
+    def state(self) -> dict[str, Any]:
+        data: dict[str, Any] = json.loads((self.root / ".state/demo.json").read_text())
+        return data
+
+    def access(self) -> dict[str, Any]:
+        return dict(self.state()["access"])
+
+
+@pytest.fixture
+def folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> Folder:
+    monkeypatch.setenv("ORDERS_PW", PASSWORD)
+    return Folder(tmp_path, capsys)
+
+
+def kinds(plan: dict[str, Any]) -> list[str]:
+    return [f"{a['type']} {a['topic']}" for a in plan["actions"]]
+
+
+def test_apply_creates_acls_user_and_quota_and_a_replan_is_empty(folder: Folder) -> None:
+    code, out = folder.run("apply", str(folder.root), "--yes")
+    assert code == 0, out
+    access = folder.access()
+    assert {
+        (a["principal"], a["resourceType"], a["name"], a["patternType"], a["operation"])
+        for a in access["acls"]
+    } == {
+        ("User:a", "topic", "orders", "literal", "write"),
+        ("User:a", "topic", "orders", "literal", "describe"),
+        ("User:a", "cluster", "kafka-cluster", "literal", "idempotent_write"),
+        ("User:b", "topic", "orders", "literal", "read"),
+        ("User:b", "topic", "orders", "literal", "describe"),
+        ("User:b", "group", "b-", "prefixed", "read"),
+    }
+    (user,) = access["users"]
+    assert (user["name"], user["mechanism"], user["iterations"], user["passwordVersion"]) == (
+        "orders-app",
+        "SCRAM-SHA-512",
+        8192,
+        1,
+    )
+    assert user["salt"] and user["storedKey"]
+    assert access["quotas"] == [
+        {"entity": {"user": "orders-app"}, "values": {"producer_byte_rate": 1048576}}
+    ]
+    assert folder.plan()["actions"] == []
+    code, out = folder.run("plan", str(folder.root), "--detailed-exitcode")
+    assert code == 0, out
+
+
+def test_the_password_is_in_no_plan_state_or_output(folder: Folder) -> None:
+    plan_text = json.dumps(folder.plan())
+    code, out = folder.run("apply", str(folder.root), "--yes")
+    assert code == 0
+    _, dry = folder.run("apply", str(folder.root), "--dry-run")
+    everything = plan_text + out + dry + (folder.root / ".state/demo.json").read_text()
+    assert PASSWORD not in everything
+    assert "ORDERS_PW" in plan_text  # the variable's name is what the plan carries
+
+
+def test_stored_key_is_kafkas_scram_stored_key_of_the_password(folder: Folder) -> None:
+    import base64
+
+    from kgitops.access import scram_stored_key
+
+    folder.run("apply", str(folder.root), "--yes")
+    (user,) = folder.access()["users"]
+    salt = base64.b64decode(user["salt"])
+    expected = scram_stored_key("SCRAM-SHA-512", PASSWORD, salt, 8192)
+    assert base64.b64decode(user["storedKey"]) == expected
+
+
+def test_a_password_version_bump_rotates_the_credential_once(folder: Folder) -> None:
+    folder.run("apply", str(folder.root), "--yes")
+    before = folder.access()["users"][0]
+    folder.write(version=2)
+    plan = folder.plan()
+    assert kinds(plan) == ["upsert_user orders-app SCRAM-SHA-512"]
+    assert plan["actions"][0]["reason"] == "passwordVersion 1 -> 2"
+    code, out = folder.run("apply", str(folder.root), "--yes")
+    assert code == 0, out
+    after = folder.access()["users"][0]
+    assert after["passwordVersion"] == 2 and after["salt"] != before["salt"]
+    assert folder.plan()["actions"] == []
+
+
+def test_a_quota_change_alters_only_that_key(folder: Folder) -> None:
+    folder.run("apply", str(folder.root), "--yes")
+    folder.write(rate=2097152)
+    plan = folder.plan()
+    assert kinds(plan) == ["alter_quota user=orders-app"]
+    assert plan["actions"][0]["previous"] == {"producer_byte_rate": 1048576}
+    folder.run("apply", str(folder.root), "--yes")
+    assert folder.access()["quotas"][0]["values"] == {"producer_byte_rate": 2097152}
+
+
+def _add_live_acl(folder: Folder, principal: str) -> None:
+    data = folder.state()
+    data["access"]["acls"].append(
+        {
+            "principal": principal,
+            "host": "*",
+            "resourceType": "topic",
+            "name": "orders",
+            "patternType": "literal",
+            "operation": "read",
+            "permission": "allow",
+        }
+    )
+    (folder.root / ".state/demo.json").write_text(json.dumps(data))
+
+
+def test_drift_an_acl_removed_on_the_cluster_is_created_again(folder: Folder) -> None:
+    folder.run("apply", str(folder.root), "--yes")
+    data = folder.state()
+    data["access"]["acls"] = [a for a in data["access"]["acls"] if a["principal"] != "User:b"]
+    (folder.root / ".state/demo.json").write_text(json.dumps(data))
+    assert kinds(folder.plan()) == [
+        "create_acl User:b allow describe topic:orders",
+        "create_acl User:b allow read group:b-*",
+        "create_acl User:b allow read topic:orders",
+    ]
+
+
+def test_an_acl_not_in_git_is_only_warned_about_by_default(folder: Folder) -> None:
+    folder.run("apply", str(folder.root), "--yes")
+    _add_live_acl(folder, "User:intruder")
+    plan = folder.plan()
+    assert plan["actions"] == []
+    assert [w["code"] for w in plan["warnings"]] == ["UNMANAGED_ACLS"]
+    assert "User:intruder allow read topic:orders" in plan["warnings"][0]["message"]
+
+
+def test_an_acl_not_in_git_is_deleted_only_with_the_opt_in_and_allow_delete(
+    folder: Folder,
+) -> None:
+    folder.run("apply", str(folder.root), "--yes")
+    _add_live_acl(folder, "User:intruder")
+    folder.write(cluster=CLUSTER + "unmanagedAcls: delete\n")
+    assert kinds(folder.plan()) == ["delete_acl User:intruder allow read topic:orders"]
+    code, out = folder.run("apply", str(folder.root), "--yes")
+    assert code == 1 and "--allow-delete" in out
+    assert any(a["principal"] == "User:intruder" for a in folder.access()["acls"])
+    code, out = folder.run("apply", str(folder.root), "--yes", "--allow-delete")
+    assert code == 0, out
+    assert not any(a["principal"] == "User:intruder" for a in folder.access()["acls"])
+
+
+def test_a_missing_password_variable_changes_nothing(
+    folder: Folder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ORDERS_PW")
+    code, out = folder.run("apply", str(folder.root), "--yes")
+    assert code == 1
+    assert "ORDERS_PW (the password of user orders-app)" in out and "nothing was changed" in out
+    state_file = folder.root / ".state/demo.json"
+    assert not state_file.exists() or folder.state()["access"] == {
+        "acls": [],
+        "users": [],
+        "quotas": [],
+    }
+    assert folder.state()["topics"] == {}
+
+
+def test_a_saved_plan_is_refused_when_the_acls_changed_since(folder: Folder) -> None:
+    code, out = folder.run("plan", str(folder.root), "--out", str(folder.root / "plan.json"))
+    assert code == 0, out
+    folder.run("simulate", str(folder.root), "show")  # creates nothing
+    _add_live_acl(folder, "User:someone")
+    code, out = folder.run("apply", "--plan", str(folder.root / "plan.json"), "--yes")
+    assert code == 1
+    assert "stale" in out and "ACL bindings, SCRAM users or client quotas changed" in out
+    assert folder.state()["topics"] == {}
+
+
+def test_markdown_shows_access_changes_in_their_own_section(folder: Folder) -> None:
+    code, out = folder.run("plan", str(folder.root), "--format", "markdown")
+    assert code == 0
+    section = out[out.index("#### Access changes") :]
+    assert "| `+` | `User:b` | allow | read | group `b-` | prefixed | `*` |" in section
+    assert "<b>User:b" not in out  # not repeated as a topic-style details block
+
+
+def test_plan_refuses_a_cluster_whose_id_is_not_the_pinned_one(folder: Folder) -> None:
+    folder.run("apply", str(folder.root), "--yes")
+    folder.write(cluster=CLUSTER + "clusterId: lkc-prod-1\n")
+    for command in (["plan", str(folder.root)], ["apply", str(folder.root), "--yes"]):
+        code, out = folder.run(*command)
+        assert code == 1
+        assert "pins clusterId 'lkc-prod-1'" in out and "'simulated-demo'" in out
+    folder.write(cluster=CLUSTER + "clusterId: simulated-demo\n")
+    assert folder.plan()["actions"] == []
