@@ -121,6 +121,7 @@ class SecuritySpec:
     protocol: str = "PLAINTEXT"  # PLAINTEXT | SSL | SASL_PLAINTEXT | SASL_SSL
     sasl: SaslSpec | None = None
     ssl: SslSpec | None = None
+    allow_plaintext_password: bool = False  # SASL PLAIN over SASL_PLAINTEXT: a choice, said
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,7 +23,7 @@ import argparse
 import os
 import sys
 
-from kgitops.errors import GitHubError, KgitopsError
+from kgitops.errors import GitHubError, KgitopsError, SpecError
 
 NAME = "github"
 HELP = "GitHub integration: post or update the plan comment on a pull request"
@@ -95,9 +95,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         description=(
             "Read the environment variable names cluster.yaml uses for credentials "
             "(security.sasl.usernameEnv, passwordEnv, security.ssl.keyPasswordEnv), take "
-            "their values from the JSON object in $KGITOPS_SECRETS (in a workflow: "
-            "`${{ toJSON(secrets) }}`) and append them to the file $GITHUB_ENV names. "
-            "Prints the names only, never a value."
+            "their values from the JSON object in $KGITOPS_SECRETS (an explicit map of the "
+            "named secrets, never `${{ toJSON(secrets) }}`) and append them to the file "
+            "$GITHUB_ENV names. Prints the names only, never a value."
         ),
     )
     e.add_argument("directory", metavar="DIR", help="the cluster folder")
@@ -189,10 +189,14 @@ def _check_plan(args: argparse.Namespace) -> int:
 
 
 def credential_envs(directory: str) -> list[tuple[str, str]]:
-    """(environment variable, where cluster.yaml names it) for every credential it needs."""
-    from kgitops.commands.apply import load_cluster
+    """(environment variable, where cluster.yaml names it) for every credential it needs;
+    SpecError when the folder does not validate (a runner variable named as a credential)."""
+    from kgitops.spec.load import load_specs
 
-    security = load_cluster(directory).security
+    specs = load_specs(directory)
+    if specs.errors or specs.cluster is None:
+        raise SpecError(specs.diagnostics)
+    security = specs.cluster.security
     out: list[tuple[str, str]] = []
     if security.sasl is not None:
         out.append((security.sasl.username_env, "security.sasl.usernameEnv"))
@@ -216,7 +220,16 @@ def _export_secrets(args: argparse.Namespace) -> int:
     except ValueError:
         secrets = None
     if not isinstance(secrets, dict):
-        raise GitHubError("KGITOPS_SECRETS is not a JSON object (use `${{ toJSON(secrets) }}`)")
+        raise GitHubError(
+            "KGITOPS_SECRETS is not a JSON object of the named secrets the cluster needs "
+            '(e.g. {"KGITOPS_KAFKA_PASSWORD": "..."})'
+        )
+    if any(str(k).lower() == "github_token" for k in secrets):
+        raise GitHubError(
+            "KGITOPS_SECRETS holds github_token: it looks like `${{ toJSON(secrets) }}`, every "
+            "secret of the repository; pass only the named secrets the cluster needs "
+            "(see docs/security.md)"
+        )
     target = os.environ.get("GITHUB_ENV")
     if not target:
         raise GitHubError("GITHUB_ENV is not set: export-secrets runs inside a GitHub workflow")

@@ -7,6 +7,7 @@ positioned diagnostic; none stops the others.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from kgitops.errors import Diagnostic, Mark
@@ -32,6 +33,53 @@ def loopback_only(cluster: ClusterSpec) -> bool:
     return bool(hosts) and all(
         h == "localhost" or h.startswith("127.") or h == "::1" for h in hosts
     )
+
+
+RESERVED_ENV = re.compile(r"^(GITHUB_|ACTIONS_|RUNNER_)|^GITHUB_TOKEN$", re.IGNORECASE)
+"""Environment variables of the runner and GitHub: never a credential kgitops reads. A cluster
+file naming one (``usernameEnv: github_token``) would send that value to the brokers it names."""
+
+
+def _env_fields(cluster: ClusterSpec) -> list[tuple[str, str]]:
+    """(path in cluster.yaml, variable name) of every ``*Env`` the cluster file names."""
+    sec = cluster.security
+    out = []
+    if sec.sasl is not None:
+        out += [
+            ("security.sasl.usernameEnv", sec.sasl.username_env),
+            ("security.sasl.passwordEnv", sec.sasl.password_env),
+        ]
+    if sec.ssl is not None and sec.ssl.key_password_env:
+        out.append(("security.ssl.keyPasswordEnv", sec.ssl.key_password_env))
+    return out
+
+
+def _check_secrets(cluster: ClusterSpec, doc: Document, out: list[Diagnostic]) -> None:
+    for path, name in _env_fields(cluster):
+        if RESERVED_ENV.search(name) or name.lower() == "github_token":
+            out.append(
+                _err(
+                    doc.mark(path),
+                    f"{path.rsplit('.', 1)[-1]}: {name} is a variable of the GitHub runner, "
+                    "not a Kafka credential; name the variable that holds the credential "
+                    "(e.g. KGITOPS_KAFKA_PASSWORD)",
+                )
+            )
+    sec = cluster.security
+    if (
+        sec.protocol == "SASL_PLAINTEXT"
+        and sec.sasl is not None
+        and sec.sasl.mechanism == "PLAIN"
+        and not sec.allow_plaintext_password
+    ):
+        out.append(
+            _err(
+                doc.mark("security.sasl.mechanism"),
+                "SASL PLAIN over SASL_PLAINTEXT sends the password unencrypted to the brokers: "
+                "use protocol SASL_SSL, or set security.allowPlaintextPassword: true to say "
+                "that is intended",
+            )
+        )
 
 
 def _port_ok(server: str) -> int | None:
@@ -72,6 +120,7 @@ def check_cluster(
                 _warn(m(f"bootstrapServers.{i}"), f"bootstrap server {server!r} is listed twice")
             )
         seen.add(server)
+    _check_secrets(cluster, doc, out)
     sec = cluster.security
     sasl_protocol = sec.protocol.startswith("SASL_")
     ssl_protocol = sec.protocol in ("SSL", "SASL_SSL")

@@ -227,6 +227,7 @@ def _build_cluster(doc: Document, directory: str) -> ClusterSpec:
             if ssl is not None
             else None
         ),
+        allow_plaintext_password=bool(sec.get("allowPlaintextPassword", False)),
     )
     re = v.get("reassignment") or {}
     defaults = ReassignmentSettings()

@@ -184,7 +184,9 @@ def test_an_unset_secret_variable_is_named_and_no_value_is_shown() -> None:
 @pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"])
 def test_plain_and_scram_mechanisms_are_accepted(mechanism: str) -> None:
     sec = SecuritySpec(
-        protocol="SASL_PLAINTEXT", sasl=SaslSpec(mechanism, username_env="U", password_env="P")
+        protocol="SASL_PLAINTEXT",
+        sasl=SaslSpec(mechanism, username_env="U", password_env="P"),
+        allow_plaintext_password=mechanism == "PLAIN",  # PLAIN in clear: only when said
     )
     assert client_config(spec(security=sec), environ={"U": "u", "P": "p"})["sasl_mechanism"] == (
         mechanism

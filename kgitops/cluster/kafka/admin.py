@@ -32,10 +32,10 @@ from kgitops.cluster.kafka.errors import (
     item_error,
     retriable_code,
     retriable_exc,
-    scrub,
+    said,
     translate,
 )
-from kgitops.cluster.kafka.settings import CONNECT_TIMEOUT_MS, client_config
+from kgitops.cluster.kafka.settings import CONNECT_TIMEOUT_MS, client_config, secret_values
 from kgitops.cluster.port import (
     ConfigChange,
     NewPartitions,
@@ -150,9 +150,7 @@ class KafkaAdmin(AccessRequests):
     def __init__(self, spec: ClusterSpec, *, environ: Mapping[str, str] | None = None) -> None:
         self._spec = spec
         config = client_config(spec, environ)
-        self._secrets = tuple(
-            str(config[k]) for k in ("sasl_plain_password", "ssl_password") if k in config
-        )
+        self._secrets = secret_values(config)
         self._timeout_ms = int(config["request_timeout_ms"])
         self._controller: int | None = None
         self._live_brokers: tuple[int, ...] | None = None
@@ -205,7 +203,7 @@ class KafkaAdmin(AccessRequests):
         err = translate(exc, op, secrets=self._secrets)
         if isinstance(err, ClusterTimeout | ClusterUnreachable):
             real = [e for e in seen if not isinstance(e, kerr.KafkaTimeoutError)] or list(seen)
-            last = f" (last error: {scrub(str(real[-1]), self._secrets)})" if real else ""
+            last = f" (last error: {said(str(real[-1]), self._secrets)})" if real else ""
             return ClusterUnreachable(
                 f"cannot reach cluster {self._spec.name!r} at {servers} within "
                 f"{min(self._timeout_ms, CONNECT_TIMEOUT_MS)} ms{last}; check that the brokers "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Sequence
 
@@ -39,7 +40,7 @@ def translate(exc: BaseException, operation: str, *, secrets: Sequence[str] = ()
     """
     if isinstance(exc, ClusterError):
         return exc
-    detail = scrub(str(exc) or type(exc).__name__, secrets)
+    detail = said(str(exc) or type(exc).__name__, secrets, quote=False)
     op = api_name(operation)
     if isinstance(exc, kerr.UnsupportedVersionError | kerr.UnrecognizedBrokerVersion):
         return UnsupportedOperation(op)
@@ -52,7 +53,8 @@ def translate(exc: BaseException, operation: str, *, secrets: Sequence[str] = ()
         | kerr.DelegationTokenAuthDisabledError,
     ):
         return ClusterAuthError(
-            f"{op}: authentication or authorisation failed ({detail}); check the security "
+            f"{op}: authentication or authorisation failed (the broker said "
+            f"{said(str(exc) or type(exc).__name__, secrets)}); check the security "
             "settings of cluster.yaml, the credentials in the environment and the ACLs"
         )
     if isinstance(exc, kerr.KafkaTimeoutError | kerr.RequestTimedOutError):
@@ -81,7 +83,7 @@ def translate(exc: BaseException, operation: str, *, secrets: Sequence[str] = ()
     if isinstance(exc, kerr.BrokerResponseError):
         name = exc.message or type(exc).__name__
         text = exc.description or ""
-        extra = ", ".join(str(a) for a in exc.args if a)
+        extra = said(", ".join(str(a) for a in exc.args if a), secrets) if exc.args else ""
         return ClusterRequestError(
             f"{op}: the broker refused the request: {name}"
             + (f" ({text})" if text else "")
@@ -102,7 +104,7 @@ def item_error(operation: str, item: str, code: int, message: str | None) -> Clu
     if isinstance(err, ClusterRequestError):
         name = getattr(cls, "message", None) or cls.__name__
         desc = getattr(cls, "description", None) or ""
-        text = f"{item}: {name}" + (f": {message}" if message and message != desc else "")
+        text = f"{item}: {name}" + (f": {said(message)}" if message and message != desc else "")
         if desc:
             text += f" ({desc})"
         return ClusterRequestError(text, code=name, item=item)
@@ -129,6 +131,21 @@ class ExceptionTrap(logging.Handler):
         self.seen.extend(a for a in args if isinstance(a, BaseException))
         if record.exc_info and record.exc_info[1] is not None:
             self.seen.append(record.exc_info[1])
+
+
+BROKER_TEXT_LIMIT = 300
+
+
+def said(text: str, secrets: Sequence[str] = (), *, quote: bool = True) -> str:
+    """Text a broker (or the library relaying it) supplied, fit for a log that is posted to a
+    pull request: secrets scrubbed, cut to BROKER_TEXT_LIMIT characters, control characters
+    escaped, and (``quote``) in double quotes so it reads as a quotation, never as kgitops'
+    own words: ``said('bad\\nthing')`` -> ``"bad\\nthing"``."""
+    text = scrub(text, secrets)
+    if len(text) > BROKER_TEXT_LIMIT:
+        text = text[:BROKER_TEXT_LIMIT] + "..."
+    quoted = json.dumps(text)
+    return quoted if quote else quoted[1:-1].replace('\\"', '"')
 
 
 def scrub(text: str, secrets: Sequence[str]) -> str:

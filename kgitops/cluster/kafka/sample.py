@@ -9,7 +9,7 @@ from typing import Any
 from kgitops.cluster.kafka.errors import (
     translate,
 )
-from kgitops.cluster.kafka.settings import client_config
+from kgitops.cluster.kafka.settings import client_config, secret_values
 from kgitops.errors import (
     ClusterError,
     ClusterRequestError,
@@ -45,7 +45,7 @@ def sample_keys(
     from kafka import KafkaConsumer, TopicPartition
 
     config = client_config(spec, environ)
-    secrets = tuple(str(config[k]) for k in ("sasl_plain_password", "ssl_password") if k in config)
+    secrets = secret_values(config)
     allowed = set(KafkaConsumer.DEFAULT_CONFIG)
     settings = {k: v for k, v in config.items() if k in allowed}
     settings.update(group_id=None, enable_auto_commit=False, auto_offset_reset="earliest")

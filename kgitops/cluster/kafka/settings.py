@@ -68,6 +68,12 @@ def client_config(spec: ClusterSpec, environ: Mapping[str, str] | None = None) -
                 f"{spec.mark_of('security.sasl.mechanism')}: unsupported SASL mechanism "
                 f"{sec.sasl.mechanism!r}; use one of {', '.join(SASL_MECHANISMS)}"
             )
+        if protocol == "SASL_PLAINTEXT" and mech == "PLAIN" and not sec.allow_plaintext_password:
+            raise ClusterError(
+                f"{spec.mark_of('security.sasl.mechanism')}: SASL PLAIN over SASL_PLAINTEXT "
+                "would send the password unencrypted; use SASL_SSL or set "
+                "security.allowPlaintextPassword: true"
+            )
         config["sasl_mechanism"] = mech
         config["sasl_plain_username"] = _secret(env, sec.sasl.username_env, spec, "usernameEnv")
         config["sasl_plain_password"] = _secret(env, sec.sasl.password_env, spec, "passwordEnv")
@@ -88,6 +94,16 @@ def client_config(spec: ClusterSpec, environ: Mapping[str, str] | None = None) -
             config["ssl_password"] = _secret(env, ssl.key_password_env, spec, "keyPasswordEnv")
         config["ssl_check_hostname"] = ssl.check_hostname
     return config
+
+
+SECRET_SETTINGS = ("sasl_plain_username", "sasl_plain_password", "ssl_password")
+
+
+def secret_values(config: Mapping[str, object]) -> tuple[str, ...]:
+    """The credential values in a client config, to scrub from every message: the SASL
+    user name as well as the password (a user name is half a credential, and brokers echo
+    it back in authentication errors)."""
+    return tuple(str(config[k]) for k in SECRET_SETTINGS if config.get(k))
 
 
 def _secret(env: Mapping[str, str], name: str, spec: ClusterSpec, field: str) -> str:

@@ -1,0 +1,176 @@
+"""Credentials: only named secrets reach kgitops, only to the brokers cluster.yaml names, and
+never back out in a message (the SASL user name included)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import kafka.errors as kerr
+import pytest
+
+from kgitops.cli import main
+from kgitops.cluster.kafka import admin as kafka_admin
+from kgitops.cluster.kafka.errors import item_error, translate
+from kgitops.cluster.kafka.settings import client_config, secret_values
+from kgitops.errors import ClusterAuthError, ClusterError
+from kgitops.model import ClusterSpec, SaslSpec, SecuritySpec
+
+
+def folder(tmp_path: Path, security: str) -> Path:
+    d = tmp_path / "prod"
+    d.mkdir()
+    (d / "cluster.yaml").write_text(
+        "apiVersion: kgitops/v1\nkind: Cluster\nname: prod\n"
+        'bootstrapServers: ["kafka-1:9092"]\n' + security
+    )
+    return d
+
+
+@pytest.mark.parametrize(
+    ("field", "name", "col"),
+    [
+        ("usernameEnv", "github_token", 49),
+        ("usernameEnv", "GITHUB_TOKEN", 49),
+        ("passwordEnv", "ACTIONS_RUNTIME_TOKEN", 86),
+        ("passwordEnv", "actions_id_token_request_token", 86),
+        ("usernameEnv", "Runner_Temp", 49),
+        ("passwordEnv", "GITHUB_ENV", 86),
+    ],
+)
+def test_validation_refuses_a_runner_or_github_variable_as_a_credential(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], field: str, name: str, col: int
+) -> None:
+    names = {"usernameEnv": "KGITOPS_KAFKA_USERNAME", "passwordEnv": "KGITOPS_KAFKA_PASSWORD"}
+    names[field] = name
+    d = folder(
+        tmp_path,
+        "security:\n  protocol: SASL_SSL\n"
+        f"  sasl: {{mechanism: SCRAM-SHA-512, usernameEnv: {names['usernameEnv']}, "
+        f"passwordEnv: {names['passwordEnv']}}}\n",
+    )
+    assert main(["validate", str(d)]) == 1
+    captured = capsys.readouterr()
+    text = captured.out + captured.err
+    line = [ln for ln in text.splitlines() if "is a variable of the GitHub runner" in ln]
+    assert len(line) == 1, text
+    assert line[0].startswith(f"{d}/cluster.yaml:7:{col}: error: ")
+    assert f"{field}: {name} is a variable of the GitHub runner" in line[0]
+
+
+def test_sasl_plain_without_tls_needs_allow_plaintext_password(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sasl = (
+        "  sasl: {mechanism: PLAIN, usernameEnv: KGITOPS_KAFKA_USERNAME, "
+        "passwordEnv: KGITOPS_KAFKA_PASSWORD}\n"
+    )
+    d = folder(tmp_path, "security:\n  protocol: SASL_PLAINTEXT\n" + sasl)
+    assert main(["validate", str(d)]) == 1
+    out = capsys.readouterr()
+    assert f"{d}/cluster.yaml:7:21: error: SASL PLAIN over SASL_PLAINTEXT sends the password" in (
+        out.out + out.err
+    )
+    (d / "cluster.yaml").write_text(
+        (d / "cluster.yaml")
+        .read_text()
+        .replace(
+            "protocol: SASL_PLAINTEXT\n",
+            "protocol: SASL_PLAINTEXT\n  allowPlaintextPassword: true\n",
+        )
+    )
+    assert main(["validate", str(d)]) == 0
+
+
+def test_the_client_refuses_plain_in_clear_even_without_validation() -> None:
+    spec = ClusterSpec(
+        "prod",
+        "/x",
+        ("k:9092",),
+        SecuritySpec("SASL_PLAINTEXT", SaslSpec("PLAIN", "U", "P")),
+    )
+    with pytest.raises(ClusterError, match="would send the password unencrypted"):
+        client_config(spec, environ={"U": "u", "P": "p"})
+
+
+SCRAM = ClusterSpec(
+    "prod",
+    "/x",
+    ("k:9092",),
+    SecuritySpec(
+        "SASL_SSL", SaslSpec("SCRAM-SHA-512", "KGITOPS_KAFKA_USERNAME", "KGITOPS_KAFKA_PASSWORD")
+    ),
+)
+ENV = {"KGITOPS_KAFKA_USERNAME": "svc-topics", "KGITOPS_KAFKA_PASSWORD": "hunter2"}
+
+
+def test_the_username_is_scrubbed_like_the_password() -> None:
+    secrets = secret_values(client_config(SCRAM, environ=ENV))
+    err = translate(
+        kerr.SaslAuthenticationFailedError("Authentication failed for user svc-topics (hunter2)"),
+        "connect",
+        secrets=secrets,
+    )
+    assert isinstance(err, ClusterAuthError)
+    assert "svc-topics" not in str(err) and "hunter2" not in str(err)
+    assert 'Authentication failed for user *** (***)"' in str(err)
+
+
+def test_a_failed_connection_never_shows_the_username(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(**kw: Any) -> Any:
+        raise kerr.SaslAuthenticationFailedError(
+            f"Authentication failed: invalid credentials for user {kw['sasl_plain_username']}"
+        )
+
+    monkeypatch.setattr(kafka_admin, "KafkaAdminClient", refuse)
+    with pytest.raises(ClusterAuthError) as info:
+        kafka_admin.KafkaAdmin(SCRAM, environ=ENV)
+    assert "svc-topics" not in "\n".join(info.value.lines())
+
+
+def test_broker_supplied_text_is_quoted_truncated_and_one_line() -> None:
+    message = "x" * 500 + "\n```\n</details>\n@acme/admins"
+    err = item_error("CreateTopics", "orders", 40, message)  # INVALID_CONFIG
+    assert err is not None
+    text = str(err)
+    assert "\n" not in text and "</details>" not in text
+    assert '"' + "x" * 300 + '..."' in text
+
+
+def test_export_secrets_refuses_every_secret_of_the_repository(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    d = folder(
+        tmp_path,
+        "security:\n  protocol: SASL_SSL\n  sasl: {mechanism: SCRAM-SHA-512, "
+        "usernameEnv: KGITOPS_KAFKA_USERNAME, passwordEnv: KGITOPS_KAFKA_PASSWORD}\n",
+    )
+    env_file = tmp_path / "github_env"
+    everything = {
+        "github_token": "ghs_x",
+        "KGITOPS_KAFKA_USERNAME": "u",
+        "KGITOPS_KAFKA_PASSWORD": "p",
+    }
+    monkeypatch.setenv("KGITOPS_SECRETS", json.dumps(everything))
+    monkeypatch.setenv("GITHUB_ENV", str(env_file))
+    assert main(["github", "export-secrets", str(d)]) == 1
+    assert "toJSON(secrets)" in capsys.readouterr().err
+    assert not env_file.exists()
+
+
+def test_export_secrets_never_exports_a_runner_variable_a_cluster_file_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    d = folder(
+        tmp_path,
+        "security:\n  protocol: SASL_SSL\n  sasl: {mechanism: SCRAM-SHA-512, "
+        "usernameEnv: github_token, passwordEnv: KGITOPS_KAFKA_PASSWORD}\n",
+    )
+    env_file = tmp_path / "github_env"
+    monkeypatch.setenv(
+        "KGITOPS_SECRETS", json.dumps({"GITHUB_TOKEN": "x", "KGITOPS_KAFKA_PASSWORD": "p"})
+    )
+    monkeypatch.setenv("GITHUB_ENV", str(env_file))
+    assert main(["github", "export-secrets", str(d)]) == 1
+    assert not env_file.exists()
