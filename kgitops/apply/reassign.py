@@ -5,15 +5,17 @@ A new replica copies the whole partition from the leader (seed 000, question 3).
 1. read the partitions and the reassignments already in flight; a move already in flight to
    the same target is *resumed* (waited for, never submitted twice); one already at its
    target is done; one whose replicas are neither the plan's source nor target is refused;
-2. set the replication throttles on exactly the brokers and replicas involved
-   (``kgitops.apply.throttles``) -- if that fails, nothing moves;
-3. keep at most ``maxConcurrentMoves`` partitions in flight, submitting more as others
+2. keep at most ``maxConcurrentMoves`` partitions in flight, submitting more as others
    finish (``kgitops.plan.schedule.next_batch`` picks them: the plan's ETA runs the same
-   choice), polling with ``admin.sleep`` (the simulated clock advances);
+   choice), polling with ``admin.sleep`` (the simulated clock advances); a partition's
+   throttle entries are added as it enters the window and taken out as it leaves, rates
+   only on the online brokers involved (``kgitops.apply.throttles``) -- a move whose
+   throttle could not be set is not submitted;
 4. a move onto a broker that goes offline is cancelled; at the timeout, on error and on
    Ctrl-C every move still in flight is cancelled (Kafka reverts it to its old replicas);
-5. finally remove exactly the throttles this run set -- unless ``wait=False``, which submits
-   one window and leaves it running with its throttles, for a later apply to finish.
+5. finally no throttle of this run is left -- unless ``wait=False``, which submits one
+   window and leaves it running with its throttles, for a later apply (or plan: they are
+   ``~ remove_throttles`` once their moves are done) to clean up.
 """
 
 from __future__ import annotations
@@ -22,12 +24,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from kgitops.apply.progress import Progress, Snapshot, human_duration
-from kgitops.apply.throttles import MoveSpec, Throttler
+from kgitops.apply.signals import why as interrupted_why
+from kgitops.apply.throttles import Throttler
 from kgitops.cluster.port import ClusterAdmin
 from kgitops.errors import ClusterAuthError, ClusterError, ClusterTimeout, ClusterUnreachable
-from kgitops.model import ClusterState, ReassignmentSettings, TopicPartition
+from kgitops.model import ReassignmentSettings, TopicPartition
 from kgitops.plan.actions import Move, Reassign
 from kgitops.plan.schedule import LOOKAHEAD, MoveJob, next_batch
+from kgitops.plan.throttles import MoveThrottle
 
 FATAL = (ClusterUnreachable, ClusterTimeout, ClusterAuthError)
 TP = tuple[str, int]
@@ -71,6 +75,43 @@ def in_flight_target(replicas: tuple[int, ...], removing: tuple[int, ...]) -> tu
     return tuple(r for r in replicas if r not in removing)
 
 
+def classify(
+    move: Move,
+    replicas: tuple[int, ...] | None,
+    flying: tuple[tuple[int, ...], ...] | None,
+    offline: frozenset[int] | set[int],
+) -> tuple[str, str]:
+    """Where one planned move stands before apply submits anything. Pure.
+
+    ``replicas`` is the partition's live replica list (None: the partition is gone);
+    ``flying`` Kafka's (replicas, adding, removing) when a reassignment is in flight.
+    Returns (verdict, why) with verdict one of ``resume`` (already moving to the target:
+    wait, never submit twice), ``done`` (already on the target), ``queue`` (submit it),
+    ``fail`` (why says what)::
+
+        classify(Move((1, 2), (1, 3)), (1, 2), None, set())          -> ("queue", "")
+        classify(Move((1, 2), (1, 3)), (1, 3), None, set())          -> ("done", "")
+        classify(Move((1, 2), (1, 3)), (1, 3, 2), ((1, 3, 2), (3,), (2,)), set())
+                                                                       -> ("resume", "")
+        classify(Move((1, 2), (1, 3)), (1, 2), None, {3})            -> ("fail", "target ...")
+    """
+    if replicas is None:
+        return "fail", "the partition does not exist"
+    down = sorted(set(move.target) & set(offline))
+    if flying is not None and in_flight_target(flying[0], flying[2]) == move.target:
+        return "resume", ""
+    if flying is None and replicas == move.target:
+        return "done", ""
+    if down:
+        return "fail", f"target broker(s) {down} offline; not submitted"
+    if flying is None and replicas != move.source:
+        return (
+            "fail",
+            f"replicas are {list(replicas)}, the plan expected {list(move.source)}; plan again",
+        )
+    return "queue", ""
+
+
 class Reassigner:
     def __init__(
         self,
@@ -95,7 +136,8 @@ class Reassigner:
         self.queue: list[TP] = []
         self.done: set[TP] = set()
         self.result = ReassignResult()
-        self.throttler = Throttler(settings.throttle_bytes_per_sec or 0)
+        self.throttler: Throttler | None = None
+        self.entered: set[TP] = set()
         self.elapsed = 0.0
         self.offline: set[int] = set()
         self.off_preferred: set[TP] = set()
@@ -145,8 +187,7 @@ class Reassigner:
             self.queue = []
             self._cancel_active(str(exc))
         except BaseException as exc:  # Ctrl-C, or a bug: never leave a move unthrottled
-            why = "interrupted (Ctrl-C)" if isinstance(exc, KeyboardInterrupt) else "stopped"
-            self.abort(why)
+            self.abort(interrupted_why(exc) if isinstance(exc, KeyboardInterrupt) else "stopped")
             raise
         finally:
             if self.wait or not self.active:
@@ -190,29 +231,20 @@ class Reassigner:
         for tp, m in sorted(self.moves.items()):
             topic = state.topics.get(tp[0])
             part = topic.partitions.get(tp[1]) if topic else None
-            if part is None:
-                self._fail(tp, "the partition does not exist")
-                continue
-            size = m.size_bytes or part.size_bytes or 0
+            size = m.size_bytes or (part.size_bytes if part else 0) or 0
             self.bytes[tp] = size * len(m.adding)
-            sender = part.leader if part.leader is not None else m.source[0]
+            sender = part.leader if part is not None and part.leader is not None else m.source[0]
             self.jobs[tp] = MoveJob(tp, sender, m.adding, size)
             flying = in_flight.get(tp[0], {}).get(tp[1])
-            down = sorted(set(m.target) & offline)
-            if flying is not None and in_flight_target(flying[0], flying[2]) == m.target:
+            verdict, why = classify(m, part.replicas if part else None, flying, offline)
+            if verdict == "resume":
                 self.active.add(tp)
-            elif flying is None and part.replicas == m.target:
+            elif verdict == "done":
                 self.done.add(tp)
-                if part.leader != m.target[0]:
+                if part is not None and part.leader != m.target[0]:
                     self.off_preferred.add(tp)
-            elif down:
-                self._fail(tp, f"target broker(s) {down} offline; not submitted")
-            elif flying is None and part.replicas != m.source:
-                self._fail(
-                    tp,
-                    f"replicas are {list(part.replicas)}, the plan expected {list(m.source)}; "
-                    "plan again",
-                )
+            elif verdict == "fail":
+                self._fail(tp, why)
             else:
                 self.queue.append(tp)
         if self.active:
@@ -228,46 +260,80 @@ class Reassigner:
                     f"{self.settings.max_concurrent_moves}); run `kgitops apply` again"
                 )
             self.queue = self.queue[:room]
-        self._set_throttles(state)
+        self.throttler = Throttler(self.admin, self.settings.throttle_bytes_per_sec, state)
+        rate = self.settings.throttle_bytes_per_sec
+        if rate is not None and (self.active or self.queue):
+            self.progress.message(
+                f"reassign: throttling replication to {rate} B/s, a window of at most "
+                f"{self.settings.max_concurrent_moves} partition(s) at a time"
+            )
+        self._throttle_in(sorted(self.active))
 
     # -------------------------------------------------------------- throttles
 
-    def _set_throttles(self, state: ClusterState) -> None:
-        rate = self.settings.throttle_bytes_per_sec
-        involved = sorted(self.active | set(self.queue))
-        if rate is None or not involved:
-            return
+    def _spec(self, tp: TP) -> MoveThrottle:
+        m = self.moves[tp]
+        return MoveThrottle(tp[0], tp[1], m.source, m.adding)
 
-        def spec(tp: TP) -> MoveSpec:
-            return MoveSpec(tp[0], tp[1], self.moves[tp].source, self.moves[tp].target)
-
-        brokers = self.throttler.prepare(
-            state, [spec(tp) for tp in involved], [spec(tp) for tp in sorted(self.active)]
-        )
-        self.result.notes.extend(self.throttler.notes)
-        self.progress.message(
-            f"reassign: throttling replication to {rate} B/s on broker(s) "
-            f"{brokers} for {len(involved)} partition(s)"
-        )
-        errors = self.throttler.apply(self.admin)
-        if errors:
-            for tp in self.queue:
+    def _throttle_in(self, tps: list[TP]) -> list[TP]:
+        """Throttle ``tps`` as they enter the window; those whose throttle could not be set
+        (a topic refused it, or a broker of theirs) are failed and left out."""
+        if self.throttler is None or self.throttler.rate is None or not tps:
+            return tps
+        errors = self.throttler.enter([self._spec(tp) for tp in tps])
+        self.result.notes.extend(n for n in self.throttler.notes if n not in self.result.notes)
+        self.entered |= set(tps)
+        if not errors:
+            return tps
+        self.result.notes.append("error: could not set the throttle: " + "; ".join(errors))
+        bad_topics = {e.split(":", 1)[0].removeprefix("topic ") for e in errors}
+        bad_brokers = {int(e.split(":", 2)[1]) for e in errors if e.startswith("broker:")}
+        ok: list[TP] = []
+        for tp in tps:
+            m = self.moves[tp]
+            if tp[0] in bad_topics or set(m.source) & bad_brokers or set(m.adding) & bad_brokers:
                 self._fail(tp, "not submitted: the replication throttle could not be set")
-            self.queue = []
-            self.result.notes.append("error: could not set the throttle: " + "; ".join(errors))
+            else:
+                ok.append(tp)
+        gone = [tp for tp in tps if tp not in ok]
+        self._throttle_out(gone)
+        return ok
+
+    def _throttle_out(self, tps: Iterable[TP], still: Iterable[TP] | None = None) -> None:
+        """Take out the throttles of ``tps`` (completed, cancelled or refused) that none of
+        ``still`` (default: the moves in the window) needs."""
+        tps = sorted(set(tps) & self.entered)
+        self.entered -= set(tps)
+        if self.throttler is None or not tps:
+            return
+        left = sorted(self.active if still is None else still)
+        others = [self._spec(tp) for tp in left if tp not in tps]
+        errors = self.throttler.leave([self._spec(tp) for tp in tps], others)
+        if errors:
+            self.result.notes.append(
+                "error: some replication throttles could not be removed ("
+                + "; ".join(errors)
+                + "); the next `kgitops plan` lists them under ~ remove_throttles"
+            )
 
     def _remove_throttles(self) -> None:
-        if not self.throttler.armed:
+        """The end of the run: every throttle of this run goes (``--no-wait``: those of the
+        moves left running stay, for a later apply or plan)."""
+        if self.throttler is None:
             return
-        errors = self.throttler.remove(self.admin, dry_run=self.dry_run)
+        had = bool(self.entered) or self.throttler.armed
+        self._throttle_out([tp for tp in self.entered if tp not in self.active])
+        if self.active:
+            return
+        errors = self.throttler.finish(read=not self.dry_run)
         if errors:
             self.result.notes.append(
                 "error: the replication throttles could not all be removed ("
                 + "; ".join(errors)
-                + "); run `kgitops apply` again, or remove them by hand: "
-                + self.throttler.listing()
+                + "); run `kgitops apply` again (the plan lists them under "
+                "~ remove_throttles), or remove them by hand: " + self.throttler.listing()
             )
-        else:
+        elif self.throttler.rate is not None and had:
             self.progress.message("reassign: replication throttles removed")
 
     # ------------------------------------------------------------------- wait
@@ -288,19 +354,23 @@ class Reassigner:
                     self._fail(tp, f"target broker(s) {down} offline; not submitted")
                 else:
                     batch.append(tp)
+        batch = self._throttle_in(batch)
         if not batch:
             return
         results = self.admin.alter_reassignments(
             {TopicPartition(*tp): self.moves[tp].target for tp in batch}
         )
+        refused = []
         for tp in batch:
             err = results.get(TopicPartition(*tp))
             if err is None:
                 self.active.add(tp)
             else:
                 self._fail(tp, f"submit refused: {err}")
+                refused.append(tp)
+        self._throttle_out(refused)
 
-    def _cancel_active(self, why: str) -> None:
+    def _cancel_active(self, why: str, still: Iterable[TP] = ()) -> None:
         if not self.active:
             return
         active = sorted(self.active)
@@ -308,6 +378,7 @@ class Reassigner:
         results = self.admin.alter_reassignments(
             dict.fromkeys(TopicPartition(*tp) for tp in active)
         )
+        self._throttle_out([tp for tp in active if results.get(TopicPartition(*tp)) is None], still)
         for tp in active:
             err = results.get(TopicPartition(*tp))
             if err is None:
@@ -358,8 +429,10 @@ class Reassigner:
             return
         if self.dry_run:
             while self.queue or self.active:
+                finished = sorted(self.active)
                 self.done |= self.active
                 self.active = set()
+                self._throttle_out(finished)
                 self._submit()
             return
         self.progress.update(self._snapshot())
@@ -382,6 +455,7 @@ class Reassigner:
         offline = {b.id for b in state.brokers if not b.online}
         self.offline = offline
         stalled: list[TP] = []
+        before = set(self.active)
         for tp in sorted(self.active):
             m = self.moves[tp]
             if in_flight.get(tp[0], {}).get(tp[1]) is not None:
@@ -404,9 +478,10 @@ class Reassigner:
             else:
                 now = list(part.replicas) if part else "gone"
                 self._fail(tp, f"the reassignment ended with replicas {now}, not {list(m.target)}")
+        self._throttle_out(before - self.active)
         if stalled:
             keep = self.active - set(stalled)
             self.active = set(stalled)
             down = sorted({b for tp in stalled for b in self.moves[tp].target} & offline)
-            self._cancel_active(f"broker(s) {down} went offline during the move")
+            self._cancel_active(f"broker(s) {down} went offline during the move", keep)
             self.active = keep

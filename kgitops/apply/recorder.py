@@ -46,6 +46,10 @@ def _change(c: ConfigChange) -> dict[str, Any]:
         out["set"] = dict(sorted(c.set.items()))
     if c.delete:
         out["delete"] = sorted(c.delete)
+    if c.append:
+        out["append"] = dict(sorted(c.append.items()))
+    if c.subtract:
+        out["subtract"] = dict(sorted(c.subtract.items()))
     return out
 
 

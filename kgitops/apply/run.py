@@ -6,14 +6,16 @@ each one batched port call (one request per admin API)::
     1 create_topic    create_topics        all new topics, with configs and explicit assignments
     2 alter_config    alter_topic_configs  one IncrementalAlterConfigs
     3 add_partitions  create_partitions    one CreatePartitions
-    4 reassign        throttles first, then at most maxConcurrentMoves partitions in flight,
-                      polled until done; throttles removed at the end (also on error, timeout
-                      and Ctrl-C, which cancel the moves still in flight)
+    4 reassign        at most maxConcurrentMoves partitions in flight, each throttled while in
+                      the window, polled until done; no throttle left at the end (also on
+                      error, timeout and Ctrl-C/SIGTERM/SIGHUP, which cancel the moves in flight)
     4b alter_config   those marked ``after_reassign`` (a min.insync.replicas raise that needs
                       the raised replication factor), once the topic's moves completed
-    5 elect_leaders   elect_preferred_leaders
-    6 upsert_user, alter_quota, create_acl, delete_acl   one request each (apply/access.py)
-    7 delete_topic    delete_topics        only with allow_delete; only topics the plan names
+    5 remove_throttles  SUBTRACT leftover throttled-replica entries, DELETE leftover rates
+                      (never one a move in flight needs now)
+    6 elect_leaders   elect_preferred_leaders
+    7 upsert_user, alter_quota, create_acl, delete_acl   one request each (apply/access.py)
+    8 delete_topic    delete_topics        only with allow_delete; only topics the plan names
 
 A failure of one item never stops unrelated items; later actions on a topic whose earlier
 action failed are skipped (never reassign a topic whose create failed). Losing the cluster
@@ -34,6 +36,8 @@ from kgitops.apply.access import require_passwords, run_access
 from kgitops.apply.progress import Progress, SilentProgress
 from kgitops.apply.reassign import Reassigner, ReassignResult
 from kgitops.apply.recorder import Recorder
+from kgitops.apply.signals import why as interrupted_why
+from kgitops.apply.throttles import needed_now, removal
 from kgitops.apply.verify import verify_applied
 from kgitops.cluster.port import (
     ClusterAdmin,
@@ -61,7 +65,9 @@ from kgitops.plan.actions import (
     DeleteTopic,
     ElectLeaders,
     Reassign,
+    RemoveThrottles,
 )
+from kgitops.plan.throttles import REPLICA_KEYS
 from kgitops.plan.value import Plan
 
 FATAL = (ClusterUnreachable, ClusterTimeout, ClusterAuthError)
@@ -83,6 +89,12 @@ class NothingApplied(ApplyFailed):
     """Apply changed nothing (e.g. the cluster was unreachable from the start): exit 1."""
 
     exit_code = 1
+
+
+class InterruptedBeforeAnyChange(ApplyFailed):
+    """A signal (Ctrl-C, SIGTERM, SIGHUP) stopped apply before it changed anything: 130."""
+
+    exit_code = 130
 
 
 @dataclass
@@ -122,7 +134,7 @@ def _status(o: ActionOutcome) -> str:
 
 def label(action: Action) -> str:
     """``+ create_topic payments.orders``: how the report names an action."""
-    return f"{action.symbol} {action.kind} {action.topic}"
+    return f"{action.symbol} {action.kind} {action.name}"
 
 
 # -------------------------------------------------------------------------- run
@@ -308,6 +320,75 @@ class _Run:
             else:
                 self._done(i, moved)
 
+    def throttles(self) -> None:
+        """``~ remove_throttles``: take out leftovers, keeping what a move in flight needs
+        now (read again: a move may have started or ended since the plan)."""
+        items = self._indexed(RemoveThrottles)
+        if not items:
+            return
+        self.progress.message(f"remove leftover throttles: {len(items)} item(s)")
+        try:
+            state = self.admin.describe(sorted({a.topic for _, a in items if a.topic}))
+        except ClusterError as exc:
+            for i, _ in items:
+                self._fail(i, exc)
+            if isinstance(exc, FATAL):
+                self.broken = exc
+            return
+        keep, busy = needed_now(state)
+        topics: dict[str, ConfigChange] = {}
+        brokers: dict[int, ConfigChange] = {}
+        kept: dict[int, str] = {}
+        for i, a in items:
+            if a.broker is not None:
+                if a.broker in busy:
+                    kept[i] = f"kept: a move in flight now involves broker {a.broker}"
+                else:
+                    brokers[a.broker] = ConfigChange(delete=tuple(sorted(a.remove)))
+                continue
+            subtract: dict[str, str] = {}
+            delete: list[str] = []
+            for key in sorted(a.remove):
+                entries, whole = removal(a.remove, keep.get(a.topic, {}).get(key), key)
+                if whole:
+                    delete.append(key)
+                elif entries:
+                    subtract[key] = entries
+            if subtract or delete:
+                topics[a.topic] = ConfigChange(delete=tuple(delete), subtract=subtract)
+            else:
+                kept[i] = "kept: the moves in flight now need these entries"
+        try:
+            results: dict[str, ClusterError | None] = {}
+            if topics:
+                results.update(self.admin.alter_topic_configs(topics))
+            if brokers:
+                results.update(self.admin.alter_broker_configs(brokers))
+            if topics and self.admin.send:
+                results.update(self._drop_empty(sorted(topics)))
+        except ClusterError as exc:
+            for i, _ in items:
+                self._fail(i, exc)
+            if isinstance(exc, FATAL):
+                self.broken = exc
+            return
+        for i, a in items:
+            err = results.get(f"broker:{a.broker}" if a.broker is not None else a.topic)
+            if err is not None:
+                self._fail(i, err)
+            else:
+                self._done(i, kept.get(i, ""))
+
+    def _drop_empty(self, topics: list[str]) -> Results:
+        """DELETE the throttled-replicas keys a SUBTRACT left as ``""`` (Kafka keeps them)."""
+        state = self.admin.describe(topics)
+        changes = {}
+        for name, t in state.topics.items():
+            empty = tuple(k for k in REPLICA_KEYS if k in t.config and not t.config[k].strip())
+            if empty:
+                changes[name] = ConfigChange(delete=empty)
+        return self.admin.alter_topic_configs(changes) if changes else {}
+
     def elections(self) -> None:
         items = self._indexed(ElectLeaders)
         extra = self.reassigner.leaders_to_elect() if self.reassigner else []
@@ -409,6 +490,7 @@ def apply_plan(
             run.partitions,
             run.reassign,
             run.configs_after_moves,
+            run.throttles,
             run.elections,
         )
         for step in steps:
@@ -423,11 +505,12 @@ def apply_plan(
             return report
         if verify and run.broken is None:
             verify_applied(plan, recorder, report.outcomes[: len(plan.actions)], wait=wait)
-    except KeyboardInterrupt:
-        run.abort("interrupted (Ctrl-C)")
+    except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM, SIGHUP (kgitops.apply.signals)
+        reason = interrupted_why(exc)
+        run.abort(reason)
         report.outcomes = [run.outcomes[i] for i in sorted(run.outcomes)]
         report.notes = run.notes
-        raise _partial(report, "apply was interrupted (Ctrl-C)", run.changed) from None
+        raise _partial(report, f"apply was {reason}", run.changed, interrupted=True) from None
     if report.failed:
         why = f"lost the cluster: {run.broken}" if run.broken else "some actions were not done"
         if all(o.detail.startswith("in flight") for o in report.failed):
@@ -436,7 +519,11 @@ def apply_plan(
     return report
 
 
-def _partial(report: ApplyReport, message: str, changed: bool) -> ApplyFailed:
+def _partial(
+    report: ApplyReport, message: str, changed: bool, *, interrupted: bool = False
+) -> ApplyFailed:
     if changed or any(o.done for o in report.outcomes):
         return ApplyFailed(message, report)
+    if interrupted:
+        return InterruptedBeforeAnyChange(message, report)
     return NothingApplied(message, report)

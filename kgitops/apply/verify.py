@@ -26,7 +26,9 @@ from kgitops.plan.actions import (
     DeleteTopic,
     ElectLeaders,
     Reassign,
+    RemoveThrottles,
 )
+from kgitops.plan.throttles import in_flight, needed, parse_entries
 from kgitops.plan.value import Plan
 
 
@@ -44,6 +46,8 @@ def differences(
     (Kafka adds partitions at partition 0's RF, so a plan that also changes the RF adds
     them at the old RF and then reassigns them).
     """
+    if isinstance(action, RemoveThrottles):
+        return _throttles_left(action, state)
     topic = state.topics.get(action.topic)
     if isinstance(action, DeleteTopic):
         return ["the topic still exists"] if topic is not None else []
@@ -79,6 +83,34 @@ def differences(
             got = parts.get(p)
             if got is not None and got.leader is not None and got.leader != got.replicas[0]:
                 out.append(f"partition {p} led by {got.leader}, not preferred {got.replicas[0]}")
+    return out
+
+
+def _throttles_left(action: RemoveThrottles, state: ClusterState) -> list[str]:
+    """What of a ``remove_throttles`` is still there, other than what a move in flight needs."""
+    need = needed(in_flight(state))
+    if action.broker is not None:
+        have = state.broker_configs.get(action.broker, {})
+        if action.broker in need.brokers:
+            return []
+        return [f"{k} is still set on broker {action.broker}" for k in action.remove if k in have]
+    topic = state.topics.get(action.topic)
+    if topic is None:
+        return []
+    out = []
+    for key, value in sorted(action.remove.items()):
+        if key not in topic.config:
+            continue
+        now = parse_entries(topic.config[key])
+        gone = parse_entries(value)
+        keep = need.replicas.get(action.topic, {}).get(key, frozenset())
+        if now is None or gone is None:
+            if action.topic not in {m.topic for m in in_flight(state)}:
+                out.append(f"{key} is still set")
+        elif (now & gone) - keep:
+            out.append(f"{key} still lists {sorted((now & gone) - keep)}")
+        elif not now:
+            out.append(f"{key} is still set (empty)")
     return out
 
 

@@ -17,7 +17,8 @@ Sources: ``Topic.validate`` (names), ``ReplicationControlManager``
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
 
 from kgitops.cluster import replication as repl
 from kgitops.errors import ClusterRequestError
@@ -36,6 +37,9 @@ BROKER_CONFIGS = frozenset(
         "background.threads",
     }
 )
+
+#: Topic configs of Kafka's LIST type: the only ones APPEND and SUBTRACT may change.
+LIST_CONFIGS = frozenset(n for n, c in topic_configs.CONFIGS.items() if c.type == "list")
 
 UNKNOWN = "This server does not host this topic-partition."
 
@@ -114,6 +118,43 @@ def broker_config_error(key: str, value: str | None) -> str | None:
     if value is not None and not (value.isascii() and value.isdigit()):
         return f"Invalid value {value} for configuration {key}: Not a number of type LONG"
     return None
+
+
+def _items(value: str) -> list[str]:
+    return [i.strip() for i in value.split(",") if i.strip()]
+
+
+def list_op_error(key: str) -> str | None:
+    """APPEND and SUBTRACT are for list configs only (ConfigAdminManager.scala)."""
+    if key in LIST_CONFIGS:
+        return None
+    return f"Config value append is not allowed for config key: {key}"
+
+
+def duplicate_keys_error(change: Any) -> str | None:
+    """One request may name a config key once (ConfigAdminManager: duplicate config keys)."""
+    keys = [*change.set, *change.delete, *change.append, *change.subtract]
+    dupes = sorted({k for k in keys if keys.count(k) > 1})
+    return f"Error due to duplicate config keys: {', '.join(dupes)}" if dupes else None
+
+
+def appended(config: Mapping[str, str], append: Mapping[str, str]) -> dict[str, str]:
+    """APPEND as Kafka does it: the old list plus the items it does not hold yet."""
+    out = {}
+    for key, value in append.items():
+        old = _items(config.get(key, ""))
+        out[key] = ",".join(old + [i for i in _items(value) if i not in old])
+    return out
+
+
+def subtracted(config: Mapping[str, str], subtract: Mapping[str, str]) -> dict[str, str]:
+    """SUBTRACT as Kafka does it: the old list without those items (``""`` when none is
+    left: the key stays, empty)."""
+    out = {}
+    for key, value in subtract.items():
+        gone = set(_items(value))
+        out[key] = ",".join(i for i in _items(config.get(key, "")) if i not in gone)
+    return out
 
 
 def throttle_list_error(key: str, value: str) -> str | None:

@@ -44,10 +44,15 @@ class NewPartitions:
 
 @dataclass(frozen=True)
 class ConfigChange:
-    """An incremental config change: SET these, DELETE those (IncrementalAlterConfigs)."""
+    """An incremental config change (IncrementalAlterConfigs): SET these, DELETE those,
+    APPEND to / SUBTRACT from list configs (ops 2 and 3: ``{"key": "0:1,0:2"}`` adds or
+    takes out those items without reading the value first, so two writers cannot undo each
+    other's items; Kafka leaves ``""`` when a SUBTRACT takes out the last item)."""
 
     set: Mapping[str, str] = field(default_factory=dict)
     delete: tuple[str, ...] = ()
+    append: Mapping[str, str] = field(default_factory=dict)
+    subtract: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -105,6 +105,11 @@ def _operation(
             try:
                 self._sync()
                 return method(self, *args, **kwargs)
+            except BaseException:
+                # interrupted half way (a signal, Ctrl-C): what is on disk is whole (atomic
+                # rename), what is in memory may not be; read the file again next time
+                self._stamp = None
+                raise
             finally:
                 self._locked = False
 
@@ -470,14 +475,17 @@ class SimulatedCluster:
                 )
                 continue
             config = self.topics[name][1]
-            problem = next(
-                (
-                    p
-                    for k, v in change.set.items()
-                    if (p := kraft.topic_config_error(k, v)) is not None
-                ),
-                None,
-            )
+            sets = dict(change.set)
+            problem = kraft.duplicate_keys_error(change)
+            for k in [*change.append, *change.subtract]:
+                if problem is None:
+                    problem = kraft.list_op_error(k)
+            if problem is None:
+                sets.update(kraft.appended(config, change.append))
+                sets.update(kraft.subtracted(config, change.subtract))
+                problem = next(
+                    (p for k, v in sets.items() if (p := kraft.topic_config_error(k, v))), None
+                )
             if problem is None:
                 problem = next(
                     (p for k in change.delete if (p := kraft.topic_config_delete_error(k))), None
@@ -485,7 +493,7 @@ class SimulatedCluster:
             if problem is not None:
                 results[name] = kraft.error("INVALID_CONFIG", problem, name)
                 continue
-            config.update(change.set)
+            config.update(sets)
             for k in change.delete:
                 config.pop(k, None)
             results[name] = None
@@ -501,6 +509,15 @@ class SimulatedCluster:
             if bid not in self.brokers:
                 results[item] = kraft.error(
                     "BROKER_NOT_AVAILABLE", f"Broker {bid} is not registered.", item
+                )
+                continue
+            if not self.brokers[bid].online:
+                # a broker's dynamic config is changed on that broker (ConfigAdminManager):
+                # a client cannot reach a broker that is down
+                results[item] = kraft.error(
+                    "BROKER_NOT_AVAILABLE",
+                    f"Broker {bid} is offline: its configs can only be changed on it.",
+                    item,
                 )
                 continue
             problem = next(

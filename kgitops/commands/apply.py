@@ -147,14 +147,16 @@ def fresh_state(plan: Any, admin: Any) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
+    from kgitops.apply.signals import signals_interrupt
     from kgitops.cluster.connect import open_cluster
 
-    plan, cluster = load_plan(args)
-    admin = open_cluster(cluster)
-    try:
-        return apply_with(args, plan, cluster, admin)
-    finally:
-        admin.close()
+    with signals_interrupt():  # SIGTERM and SIGHUP stop apply as Ctrl-C does
+        plan, cluster = load_plan(args)
+        admin = open_cluster(cluster)
+        try:
+            return apply_with(args, plan, cluster, admin)
+        finally:
+            admin.close()
 
 
 def apply_with(args: argparse.Namespace, plan: Any, cluster: Any, admin: Any) -> int:

@@ -1,8 +1,9 @@
 """`kgitops status DIR`: is the cluster healthy? Offline and under-replicated partitions, ISR,
 leaders off the preferred replica, reassignments in flight (see ``kgitops.plan.health``).
 
-Exit code: 0 healthy; 2 unhealthy (a broker offline, or a partition offline, under-replicated
-or under its min.insync.replicas); 1 when the status could not be read. Leaders off preferred
+Exit code: 0 healthy; 2 unhealthy (a broker offline, a partition offline, under-replicated
+or under its min.insync.replicas, a replication throttle no move needs, or a replica on a
+decommissioned broker); 1 when the status could not be read. Leaders off preferred
 and reassignments in flight are shown but do not make the cluster unhealthy.
 """
 
@@ -38,8 +39,9 @@ _SECTIONS = (
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.epilog = (
-        "exit codes: 0 healthy; 2 unhealthy (a broker offline, or partitions offline, "
-        "under-replicated or under min ISR); 1 the status could not be read"
+        "exit codes: 0 healthy; 2 unhealthy (a broker offline, partitions offline, "
+        "under-replicated or under min ISR, throttles left, replicas on decommissioned "
+        "brokers); 1 the status could not be read"
     )
     parser.add_argument("dir", metavar="DIR", help="the cluster folder (with cluster.yaml)")
     parser.add_argument(
@@ -59,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
     from kgitops.plan.health import assess
 
     progress = None
+    decommission: tuple[int, ...] = ()
     if args.state is not None:
         from kgitops.cluster.snapshot import read_state
 
@@ -69,6 +72,7 @@ def run(args: argparse.Namespace) -> int:
         from kgitops.commands._clusterdir import load_cluster
 
         spec = load_cluster(args.dir)
+        decommission = spec.decommission
         admin = open_cluster(spec)
         try:
             state = admin.describe(None)
@@ -78,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
         finally:
             admin.close()
         title = f"cluster {spec.name}" + (" (simulated)" if spec.simulated else "")
-    health = assess(state, progress)
+    health = assess(state, progress, decommission=decommission)
     if args.format == "json":
         json.dump(health.to_json(), sys.stdout, indent=2)
         sys.stdout.write("\n")
@@ -107,10 +111,28 @@ def render(health: Health, title: str, limit: int = 20) -> list[str]:
         )
         if health.count(flag)
     ]
+    if health.harmful_throttles:
+        counts.append(f"{len(health.harmful_throttles)} throttle(s) left")
+    if health.draining:
+        counts.append(f"{sum(health.draining.values())} replica(s) on decommissioned brokers")
     verdict = "HEALTHY" if health.healthy else "UNHEALTHY"
     lines.append(f"{verdict}" + (f": {', '.join(counts)}" if counts else ""))
     if offline:
         lines.append("(a broker id marked * below is offline)")
+    if health.harmful_throttles:
+        lines.append("")
+        lines.append(
+            "Replication throttles left (no move in flight needs them; "
+            "`kgitops plan` lists them under ~ remove_throttles)"
+        )
+        for t in health.harmful_throttles:
+            what = ", ".join(f"{k}={v}" if v else k for k, v in sorted(t.keys.items()))
+            lines.append(f"  {t.name}: {what}  ({t.reason})")
+    if health.draining:
+        lines.append("")
+        lines.append("Decommissioned brokers still holding replicas (the drain is not done)")
+        for b, n in sorted(health.draining.items()):
+            lines.append(f"  broker {b}: {n} replica(s)")
     if not health.isr_known:
         lines.append("note: the state has no ISR for some partitions; their health is unknown")
     for flag, heading in _SECTIONS:

@@ -11,6 +11,7 @@ registers it; nothing else in the code lists the kinds::
        20    ~     alter_config     one IncrementalAlterConfigs
        30    ~     add_partitions   one CreatePartitions
        40    ~     reassign         throttled, at most maxConcurrentMoves partitions at a time
+       45    ~     remove_throttles leftover replication throttles no move in flight needs
        50    ~     elect_leaders    preferred-leader election where leaders drifted
        52    +     upsert_user      AlterUserScramCredentials  } plan/access_actions.py
        54    ~     alter_quota      AlterClientQuotas          }
@@ -78,6 +79,12 @@ class Action:
     @property
     def sort_key(self) -> tuple[int, str]:
         return (self.order, self.topic)
+
+    @property
+    def name(self) -> str:
+        """What the action is about, as a report names it: the topic (``broker 2`` for a
+        kind that acts on a broker)."""
+        return self.topic
 
     def to_json(self) -> dict[str, Any]:
         raise NotImplementedError
@@ -342,6 +349,64 @@ class Reassign(Action):
             for p, m in data.get("moves", {}).items()
         ]
         return [], rows
+
+
+@dataclass(frozen=True)
+class RemoveThrottles(Action):
+    """Take out replication throttle configs no move in flight needs (leftovers of a
+    ``--no-wait`` or killed apply, or of another tool): throttles are kgitops' own state.
+    On a topic (``broker`` None) ``remove`` maps each throttled-replicas key to the entries
+    to SUBTRACT (``*`` or ``""``: DELETE the key); on a broker (``topic`` ``""``) it names
+    the rate keys to DELETE. ``kgitops.plan.throttles.stale_throttles`` decides."""
+
+    kind: ClassVar[str] = "remove_throttles"
+    order: ClassVar[int] = 45
+    symbol: ClassVar[str] = "~"
+    verb: ClassVar[str] = "to remove throttles"
+    broker: int | None = None
+    remove: Mapping[str, str] = field(default_factory=dict)
+    reason: str = ""
+
+    @property
+    def sort_key(self) -> tuple[int, str]:
+        return (self.order, self.topic if self.broker is None else f"\0{self.broker:010d}")
+
+    @property
+    def name(self) -> str:
+        return self.topic if self.broker is None else f"broker {self.broker}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": self.kind,
+            "topic": self.topic,
+            "broker": self.broker,
+            "remove": dict(sorted(self.remove.items())),
+            "reason": self.reason,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RemoveThrottles:
+        broker = data.get("broker")
+        return cls(
+            topic=str(data["topic"]),
+            broker=None if broker is None else int(broker),
+            remove=_strings(data["remove"]),
+            reason=str(data.get("reason", "")),
+        )
+
+    @classmethod
+    def headline(cls, data: Mapping[str, Any]) -> str:
+        return str(data.get("reason", ""))
+
+    @classmethod
+    def details(cls, data: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+        return [f"- {k}" + (f" {v}" if v else "") for k, v in data.get("remove", {}).items()], []
+
+
+def subject(data: Mapping[str, Any]) -> str:
+    """What an action in JSON form is about: its topic, or ``broker 2``."""
+    broker = data.get("broker")
+    return f"broker {broker}" if broker is not None else str(data["topic"])
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,9 @@ from kgitops.plan.actions import (
     ElectLeaders,
     Move,
     Reassign,
+    RemoveThrottles,
 )
+from kgitops.plan.throttles import stale_throttles
 from kgitops.plan.transfer import estimate_transfer
 from kgitops.plan.value import (
     MIN_ISR,
@@ -184,6 +186,7 @@ def compute_plan(
             _spec_warnings(ctx, spec)
 
     _unmanaged(ctx, managed)
+    _throttles(ctx)
     if any(d.is_error for d in ctx.diagnostics):
         raise SpecError(ctx.diagnostics)
     transfer = estimate_transfer(
@@ -630,3 +633,12 @@ def _unmanaged(ctx: _Context, managed: set[str]) -> None:
             "the topic exists on the cluster but not in git; kgitops leaves it alone "
             "(`kgitops import` adopts it)",
         )
+
+
+# -------------------------------------------------------------------- throttles
+
+
+def _throttles(ctx: _Context) -> None:
+    """Throttles are state: every throttle config no move in flight needs is removed."""
+    for s in stale_throttles(ctx.state):
+        ctx.actions.append(RemoveThrottles(s.topic, s.broker, dict(s.keys), s.reason))

@@ -16,17 +16,26 @@ what consumers can read up to, so a shrinking ISR is what a reader of ``status``
 - **reassigning**: adding / removing replicas in flight, **stalled** when an adding replica's
   broker is offline.
 
-The cluster is healthy when no broker is offline and no partition is offline, under-replicated
-or under min ISR. Leaders off preferred and reassignments in flight are reported, not failed.
+Two findings are about the cluster as kgitops leaves it, not about a partition:
+
+- **throttles left**: a replication throttle (a broker's rate, a topic's throttled-replica
+  entry) that no move in flight needs (``kgitops.plan.throttles``): it slows every follower
+  that falls behind on that broker, and a plan removes it (``~ remove_throttles``);
+- **decommissioned brokers holding replicas**: the drain is not done.
+
+The cluster is healthy when no broker is offline, no partition is offline, under-replicated
+or under min ISR, no throttle is left and no decommissioned broker holds a replica. Leaders
+off preferred and reassignments in flight are reported, not failed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from kgitops.model import ClusterState, PartitionState, Reassignment, TopicPartition
+from kgitops.plan.throttles import Stale, stale_throttles
 
 PROBLEMS = ("offline", "under_replicated", "under_min_isr")
 NOTES = ("leader_off_preferred", "reassigning", "stalled")
@@ -91,6 +100,8 @@ class Health:
     partitions: int
     findings: tuple[PartitionHealth, ...]
     isr_known: bool = True
+    throttles: tuple[Stale, ...] = ()
+    draining: Mapping[int, int] = field(default_factory=dict)
 
     def count(self, flag: str) -> int:
         return sum(1 for f in self.findings if flag in f.flags)
@@ -100,7 +111,17 @@ class Health:
 
     @property
     def healthy(self) -> bool:
-        return not self.offline_brokers and not any(self.count(f) for f in PROBLEMS)
+        return (
+            not self.offline_brokers
+            and not any(self.count(f) for f in PROBLEMS)
+            and not self.harmful_throttles
+            and not self.draining
+        )
+
+    @property
+    def harmful_throttles(self) -> tuple[Stale, ...]:
+        """Leftover throttles that throttle something (an empty list does not)."""
+        return tuple(t for t in self.throttles if t.broker is not None or any(t.keys.values()))
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -112,16 +133,24 @@ class Health:
             "partitions": self.partitions,
             "counts": {flag: self.count(flag) for flag in PROBLEMS + NOTES},
             "findings": [f.to_json() for f in self.findings],
+            "throttlesLeft": [
+                {"topic": t.topic, "broker": t.broker, "keys": dict(t.keys), "reason": t.reason}
+                for t in self.harmful_throttles
+            ],
+            "decommissionedReplicas": {str(b): n for b, n in sorted(self.draining.items())},
         }
 
 
 def assess(
     state: ClusterState,
     progress: Mapping[TopicPartition, Mapping[int, tuple[float, int]]] | None = None,
+    *,
+    decommission: Collection[int] = (),
 ) -> Health:
     """Everything worth reporting about ``state``. ``progress`` optionally gives, per
     partition and catching-up replica, (bytes copied, partition size) (the simulated cluster
-    knows it; a real cluster's admin API does not expose LEOs)."""
+    knows it; a real cluster's admin API does not expose LEOs). ``decommission``: the
+    brokers cluster.yaml drains; a replica left on one is unhealthy."""
     online = state.online_broker_ids
     findings: list[PartitionHealth] = []
     partitions = 0
@@ -153,7 +182,15 @@ def assess(
                     )
                 )
     offline = tuple(sorted(b.id for b in state.brokers if not b.online))
+    drained = set(decommission)
+    draining: dict[int, int] = {}
+    for topic in state.topics.values():
+        for p in topic.partitions.values():
+            for b in drained.intersection(p.replicas):
+                draining[b] = draining.get(b, 0) + 1
     return Health(
+        throttles=tuple(stale_throttles(state)),
+        draining=draining,
         brokers=len(state.brokers),
         offline_brokers=offline,
         topics=len(state.topics),

@@ -17,7 +17,7 @@ from typing import Any
 
 from kgitops.plan.access_actions import ACCESS_KINDS
 from kgitops.plan.access_render import markdown_section
-from kgitops.plan.actions import kind_named, kinds
+from kgitops.plan.actions import kind_named, kinds, subject
 from kgitops.plan.mdescape import fence, html_text, md_code, md_text, visible
 from kgitops.units import human_bytes, human_seconds
 
@@ -80,7 +80,7 @@ def render_text(data: Mapping[str, Any], *, colour: bool = False, limit: int | N
     for a in actions:
         sym = _symbol(a["type"])
         label = paint(sym, f"{sym} {a['type']}")
-        lines.append(f"{label} {visible(a['topic'])}  {visible(_headline(a))}")
+        lines.append(f"{label} {visible(subject(a))}  {visible(_headline(a))}")
         lines += [paint("dim", f"    {d}") for d in _details(a, shown)]
     transfer = data.get("transfer")
     if transfer and transfer.get("totalBytes"):
@@ -339,7 +339,7 @@ def _md_blocks(actions: Sequence[Mapping[str, Any]]) -> list[str]:
         body = "\n".join(_details(a, None)) or "(nothing more)"
         blocks.append(
             f"<details><summary><code>{sym} {html_text(a['type'])}</code> "
-            f"<b>{html_text(a['topic'])}</b> {html_text(_headline(a))}</summary>\n\n"
+            f"<b>{html_text(subject(a))}</b> {html_text(_headline(a))}</summary>\n\n"
             f"{fence(body, 'diff')}\n</details>"
         )
     return blocks

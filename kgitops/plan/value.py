@@ -43,12 +43,12 @@ from kgitops.plan.actions import (
     action_from_json,
     kinds,
 )
+from kgitops.plan.throttles import REPLICA_KEYS
 from kgitops.plan.transfer import Transfer
 
-# Topic configs that apply sets and removes around a reassignment: never drift, never state.
-THROTTLE_CONFIGS = frozenset(
-    {"leader.replication.throttled.replicas", "follower.replication.throttled.replicas"}
-)
+# Topic configs apply sets and removes around a reassignment: never drift of the specs
+# (``kgitops.plan.throttles`` plans their removal when no move in flight needs them).
+THROTTLE_CONFIGS = frozenset(REPLICA_KEYS)
 
 FORMAT = "kgitops-plan/v1"
 

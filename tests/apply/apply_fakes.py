@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from kgitops.cluster import controller as kraft
 from kgitops.cluster.port import ConfigChange, NewPartitions, NewTopic, PartitionResults, Results
 from kgitops.errors import ClusterError, ClusterRequestError, ClusterUnreachable
 from kgitops.model import (
@@ -142,13 +143,21 @@ class FakeCluster:
         return res
 
     def alter_topic_configs(self, changes: Mapping[str, ConfigChange]) -> Results:
-        self._check("alter_topic_configs", {t: (dict(c.set), c.delete) for t, c in changes.items()})
+        self._check(
+            "alter_topic_configs",
+            {
+                t: (dict(c.set), c.delete, dict(c.append), dict(c.subtract))
+                for t, c in changes.items()
+            },
+        )
         res: dict[str, ClusterError | None] = {}
         for t, c in changes.items():
             err = self._refused(t)
             if err is None:
                 cfg = self.configs.setdefault(t, {})
                 cfg.update(c.set)
+                cfg.update(kraft.appended(cfg, c.append))
+                cfg.update(kraft.subtracted(cfg, c.subtract))
                 for k in c.delete:
                     cfg.pop(k, None)
             res[t] = err

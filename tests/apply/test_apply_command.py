@@ -11,7 +11,8 @@ import pytest
 from test_apply_simulated import Folder, topic
 
 from kgitops.apply.progress import BarProgress, PlainProgress, Snapshot
-from kgitops.apply.throttles import merged, parse_entries, removed
+from kgitops.apply.throttles import removal
+from kgitops.plan.throttles import parse_entries
 
 
 @pytest.fixture
@@ -93,16 +94,13 @@ def test_on_a_terminal_apply_asks_and_no_means_nothing_changes(
     assert demo.state()["topics"]["orders"]["config"] == {"retention.ms": "2000"}
 
 
-def test_throttle_values_merge_with_what_is_set_and_give_back_only_ours() -> None:
+def test_throttle_entries_parse_and_a_removal_keeps_what_a_move_in_flight_needs() -> None:
     assert parse_entries("0:1, 1:2") == frozenset({(0, 1), (1, 2)})
     assert parse_entries("*") is None and parse_entries(None) == frozenset()
-    assert merged("5:9", frozenset({(0, 1)})) == "0:1,5:9"
-    assert merged("*", frozenset({(0, 1)})) is None
-    assert merged("0:1,1:1", frozenset({(0, 1)})) is None
-    assert removed("0:1,5:9", frozenset({(0, 1)})) == "5:9"
-    assert removed("0:1", frozenset({(0, 1)})) == ""
-    assert removed("*", frozenset({(0, 1)})) is None
-    assert removed("5:9", frozenset({(0, 1)})) is None
+    assert removal({"k": "0:1,5:9"}, frozenset({(5, 9)}), "k") == ("0:1", False)
+    assert removal({"k": "0:1"}, frozenset({(0, 1)}), "k") == (None, False)
+    assert removal({"k": "*"}, None, "k") == (None, True)
+    assert removal({"k": ""}, None, "k") == (None, True)
 
 
 def snap(done: int, bytes_done: int) -> Snapshot:

@@ -6,7 +6,6 @@ import pytest
 from apply_fakes import FakeCluster
 
 from kgitops.apply.run import ApplyFailed, NothingApplied, apply_plan
-from kgitops.apply.throttles import FOLLOWER_RATE, FOLLOWER_REPLICAS, LEADER_RATE, LEADER_REPLICAS
 from kgitops.errors import (
     ClusterRequestError,
     ClusterUnreachable,
@@ -24,6 +23,7 @@ from kgitops.plan.actions import (
     Move,
     Reassign,
 )
+from kgitops.plan.throttles import FOLLOWER_RATE, FOLLOWER_REPLICAS, LEADER_RATE, LEADER_REPLICAS
 from kgitops.plan.value import Plan
 
 BROKERS = [Broker(i, f"r{i % 3}") for i in range(1, 7)]
@@ -108,7 +108,7 @@ def test_reassignment_throttles_exactly_the_brokers_and_replicas_involved_then_r
     None
 ):
     fake, p = moves_plan(2)
-    fake.configs["m"] = {LEADER_REPLICAS: "7:5"}  # an operator's own throttle entry
+    fake.configs["m"] = {LEADER_REPLICAS: "7:5"}  # another writer's entry: APPEND keeps it
     seen: list[tuple[dict[int, dict[str, str]], dict[str, str]]] = []
     fake.on_sleep = lambda f: seen.append(
         ({b: dict(c) for b, c in f.broker_configs.items()}, dict(f.configs["m"]))
@@ -117,7 +117,7 @@ def test_reassignment_throttles_exactly_the_brokers_and_replicas_involved_then_r
     brokers, topic = seen[0]
     assert sorted(b for b, c in brokers.items() if c) == [1, 2, 3]
     assert brokers[3] == {LEADER_RATE: "1000", FOLLOWER_RATE: "1000"}
-    assert topic[LEADER_REPLICAS] == "0:1,0:2,1:1,1:2,7:5"
+    assert topic[LEADER_REPLICAS] == "7:5,0:1,0:2,1:1,1:2"  # APPEND adds at the end
     assert topic[FOLLOWER_REPLICAS] == "0:3,1:3"
     assert fake.configs["m"] == {LEADER_REPLICAS: "7:5"}
     assert all(not c for c in fake.broker_configs.values())
@@ -219,7 +219,7 @@ def test_ctrl_c_during_the_wait_cancels_removes_throttles_and_reports() -> None:
     fake.on_sleep = interrupt
     with pytest.raises(PartialApply) as err:
         apply_plan(p, fake, SETTINGS, allow_delete=False, poll_seconds=1)
-    assert err.value.exit_code in (1, 3)
+    assert err.value.exit_code == 130  # every move cancelled: nothing changed
     assert fake.flights == {}
     assert all(not c for c in fake.broker_configs.values())
     assert "interrupted (Ctrl-C)" in "\n".join(err.value.lines())
@@ -350,24 +350,29 @@ def test_a_dry_run_that_cannot_read_the_cluster_fails_instead_of_printing_half()
         apply_plan(p, fake, SETTINGS, allow_delete=False, dry_run=True)
 
 
-def test_a_broker_rate_an_operator_set_is_left_as_it_is_and_said_so() -> None:
+def test_throttles_are_kgitops_own_a_broker_rate_found_is_replaced_and_said_so() -> None:
     fake, p = moves_plan(1)
     fake.broker_configs[3] = {LEADER_RATE: "500"}
     report = apply_plan(p, fake, SETTINGS, allow_delete=False, poll_seconds=1)
-    assert fake.broker_configs[3] == {LEADER_RATE: "500"}
-    assert f"note: broker 3 already has {LEADER_RATE}=500; left as it is" in report.notes
+    assert fake.broker_configs[3] == {}
+    assert f"note: broker 3 had {LEADER_RATE}=500; set to 1000" in report.notes
 
 
-def test_a_dry_run_gives_back_an_operators_throttle_entries_untouched() -> None:
-    fake, p = moves_plan(1)
+def test_a_dry_run_shows_append_and_subtract_per_window_and_sends_nothing() -> None:
+    fake, p = moves_plan(4)
     fake.configs["m"] = {FOLLOWER_REPLICAS: "7:5"}
     report = apply_plan(p, fake, SETTINGS, allow_delete=False, dry_run=True)
     topic_lines = [r for r in report.requests if r.startswith("IncrementalAlterConfigs topics")]
     assert topic_lines == [
-        'IncrementalAlterConfigs topics {"m":{"set":{"follower.replication.throttled.replicas":'
-        '"0:3,7:5","leader.replication.throttled.replicas":"0:1,0:2"}}}',
-        'IncrementalAlterConfigs topics {"m":{"delete":["leader.replication.throttled.replicas"],'
-        '"set":{"follower.replication.throttled.replicas":"7:5"}}}',
+        'IncrementalAlterConfigs topics {"m":{"append":{"follower.replication.throttled.replicas":'
+        '"0:3,1:3,2:3","leader.replication.throttled.replicas":"0:1,0:2,1:1,1:2,2:1,2:2"}}}',
+        'IncrementalAlterConfigs topics {"m":{"subtract":{'
+        '"follower.replication.throttled.replicas":"0:3,1:3,2:3","leader.replication.throttled.replicas":"0:1,0:2,1:1,1:2,2:1,2:2"}}}',
+        'IncrementalAlterConfigs topics {"m":{"append":{"follower.replication.throttled.replicas":'
+        '"3:3","leader.replication.throttled.replicas":"3:1,3:2"}}}',
+        'IncrementalAlterConfigs topics {"m":{"subtract":{'
+        '"follower.replication.throttled.replicas":"3:3","leader.replication.throttled.replicas":"3:1,3:2"}}}',
+        'IncrementalAlterConfigs topics {"m":{"delete":["leader.replication.throttled.replicas"]}}',
     ]
     assert fake.writes() == []
 

@@ -14,7 +14,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kgitops.apply.run import apply_plan
-from kgitops.apply.throttles import FOLLOWER_REPLICAS, LEADER_REPLICAS
 from kgitops.cluster.simulated import SimulatedCluster
 from kgitops.model import (
     Broker,
@@ -25,6 +24,7 @@ from kgitops.model import (
 )
 from kgitops.placement.assignment import assign_replicas
 from kgitops.plan.diff import compute_plan
+from kgitops.plan.throttles import FOLLOWER_REPLICAS, LEADER_REPLICAS
 
 BROKERS = tuple(Broker(i, f"az{(i - 1) % 3 + 1}") for i in range(1, 7))
 CONFIGS = st.dictionaries(

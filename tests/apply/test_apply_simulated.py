@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from kgitops import cli
-from kgitops.apply.throttles import FOLLOWER_REPLICAS, LEADER_REPLICAS
 from kgitops.cluster.simulated import SimulatedCluster
 from kgitops.model import Broker
 from kgitops.placement.assignment import assign_added_partitions, assign_replicas
+from kgitops.plan.throttles import FOLLOWER_REPLICAS, LEADER_REPLICAS
 
 BROKERS = [Broker(i, f"az{(i - 1) % 3 + 1}") for i in range(1, 7)]
 RACK = {b.id: b.rack for b in BROKERS}
@@ -202,12 +202,16 @@ def test_dry_run_lists_throttles_moves_and_removal_and_changes_nothing(demo: Fol
     before = demo.state()
     code, out, err = demo.cli("apply", "--dry-run")
     assert code == 0, err
-    kinds = [line.split(" ", 1)[0] for line in out.splitlines()[:-1]]
+    kinds = [
+        " ".join(line.split(" ", 2)[:2]) if line.startswith("Incremental") else line.split()[0]
+        for line in out.splitlines()[:-1]
+    ]
     assert kinds == [
-        "IncrementalAlterConfigs",
-        "IncrementalAlterConfigs",  # topic replicas, broker rates
+        "IncrementalAlterConfigs topics",  # APPEND the window's entries
+        "IncrementalAlterConfigs brokers",  # the rates
         "AlterPartitionReassignments",
-        "IncrementalAlterConfigs",
-        "IncrementalAlterConfigs",  # throttles removed
+        "IncrementalAlterConfigs topics",  # SUBTRACT them as the window completes
+        "IncrementalAlterConfigs brokers",  # the rates go
+        "IncrementalAlterConfigs topics",  # the keys SUBTRACT left empty go
     ]
     assert demo.state() == before

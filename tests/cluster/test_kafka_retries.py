@@ -9,9 +9,10 @@ from collections.abc import Awaitable, Callable, Sequence
 from types import SimpleNamespace
 
 import kafka.errors as kerr
+import pytest
 
 from kgitops.cluster.kafka.admin import KafkaAdmin
-from kgitops.errors import ClusterRequestError, ClusterTimeout
+from kgitops.errors import ClusterRequestError, ClusterTimeout, ClusterUnreachable
 
 
 def bare_admin(timeout_ms: int = 2000) -> KafkaAdmin:
@@ -105,7 +106,7 @@ def config_entry(name: str, value: str, source: int) -> SimpleNamespace:
     return SimpleNamespace(name=name, value=value, config_source=source, synonyms=[])
 
 
-def test_per_broker_reads_go_to_every_broker_and_one_failing_broker_is_left_out() -> None:
+def test_per_broker_reads_go_to_every_broker_and_one_failing_broker_is_an_error() -> None:
     rate = config_entry("leader.replication.throttled.rate", "100", 2)  # DYNAMIC_BROKER_CONFIG
     listeners = config_entry("listeners", "PLAINTEXT://:9092", 4)  # STATIC_BROKER_CONFIG
     ok = SimpleNamespace(results=[SimpleNamespace(error_code=0, configs=[rate, listeners])])
@@ -114,10 +115,16 @@ def test_per_broker_reads_go_to_every_broker_and_one_failing_broker_is_left_out(
     manager = FakeManager({1: [ok], 2: [kerr.KafkaConnectionError("refused")]})
     admin._manager = manager
     start = time.monotonic()
-    assert admin._broker_configs([1, 2]) == {1: {"leader.replication.throttled.rate": "100"}}
+    # broker 2's throttle rates are unknown, not absent: a plan must not take "no rate" for it
+    with pytest.raises(ClusterUnreachable, match="could not read the configs of broker 2"):
+        admin._broker_configs([1, 2])
     assert time.monotonic() - start < 1.5
     assert manager.sent.count(1) == 1
     assert manager.sent.count(2) >= 2  # retried with backoff until the deadline
+    manager.answers[2] = [ok]
+    assert admin._broker_configs([1, 2]) == {
+        b: {"leader.replication.throttled.rate": "100"} for b in (1, 2)
+    }
 
 
 def test_send_each_names_why_a_broker_failed() -> None:

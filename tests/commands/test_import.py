@@ -68,7 +68,8 @@ def test_import_writes_files_and_lock_so_the_next_plan_is_empty(
     out = capsys.readouterr().out
     assert "aware: 8 partition(s), RF 3; Kafka's rack-aware placement, start index 2" in out
     assert "unaware: 5 partition(s), RF 2; Kafka's rack-unaware placement, start index 1" in out
-    assert "the next plan has no change for them" in out
+    # a throttle is not the topic's spec: it is not imported, and the plan takes it out
+    assert "the next plan still has for the imported topics:\n  ~ remove_throttles aware" in out
     assert sorted(p.name for p in folder.glob("*.yaml")) == [
         "aware.yaml",
         "cluster.yaml",
@@ -87,7 +88,7 @@ def test_import_writes_files_and_lock_so_the_next_plan_is_empty(
     assert lock.entries["aware"].placement == "rack-aware"
     assert lock.entries["unaware"].placement == "rack-unaware"
     assert lock.entries["same.rack"].placement == "adopted"
-    assert plan_exit(folder) == 0
+    assert plan_exit(folder) == 2  # only the leftover throttle, ~ remove_throttles aware
 
 
 def test_a_topic_already_in_git_is_left_alone(

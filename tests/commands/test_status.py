@@ -148,8 +148,45 @@ def test_under_replication_during_a_move_counts_the_target_factor() -> None:
     assert finding.flags == ("leader_off_preferred", "reassigning")
 
 
-def test_throttle_configs_alone_do_not_make_a_cluster_unhealthy(folder: Path) -> None:
+def test_a_throttle_no_move_needs_makes_the_cluster_unhealthy(folder: Path) -> None:
     s = sim(folder)
     s.create_topics([NewTopic("a", {0: (0, 1)})])
     s.alter_topic_configs({"a": ConfigChange(set={"leader.replication.throttled.replicas": "*"})})
-    assert assess(s.describe()).healthy
+    health = assess(s.describe())
+    assert not health.healthy
+    assert [(t.topic, dict(t.keys)) for t in health.harmful_throttles] == [
+        ("a", {"leader.replication.throttled.replicas": "*"})
+    ]
+    s.alter_broker_configs({1: ConfigChange(set={"leader.replication.throttled.rate": "100"})})
+    assert [t.name for t in assess(s.describe()).harmful_throttles] == ["broker 1", "a"]
+
+
+def test_the_throttles_of_a_move_in_flight_keep_the_cluster_healthy(folder: Path) -> None:
+    s = sim(folder)
+    s.create_topics([NewTopic("a", {0: (0, 1)})])
+    s.set_size("a", 10**9)
+    s.alter_reassignments({("a", 0): (0, 1, 2)})
+    s.alter_topic_configs(
+        {
+            "a": ConfigChange(
+                set={
+                    "leader.replication.throttled.replicas": "0:0,0:1",
+                    "follower.replication.throttled.replicas": "0:2",
+                }
+            )
+        }
+    )
+    s.alter_broker_configs(
+        {b: ConfigChange(set={"follower.replication.throttled.rate": "100"}) for b in (0, 1, 2)}
+    )
+    health = assess(s.describe())
+    assert health.harmful_throttles == ()
+    assert health.count("reassigning") == 1
+
+
+def test_a_replica_left_on_a_decommissioned_broker_is_unhealthy(folder: Path) -> None:
+    s = sim(folder)
+    s.create_topics([NewTopic("a", {0: (0, 1), 1: (1, 2)})])
+    assert assess(s.describe(), decommission=[3]).healthy
+    health = assess(s.describe(), decommission=[2])
+    assert not health.healthy and health.draining == {2: 1}

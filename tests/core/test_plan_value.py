@@ -18,6 +18,7 @@ from kgitops.plan.actions import (
     ElectLeaders,
     Move,
     Reassign,
+    RemoveThrottles,
     kind_named,
     kinds,
 )
@@ -37,6 +38,12 @@ def _sample() -> Plan:
                 bytes_to_move=123,
             ),
             ElectLeaders(topic="a", partitions=(4,)),
+            RemoveThrottles(
+                topic="", broker=2, remove={"leader.replication.throttled.rate": ""}, reason="x"
+            ),
+            RemoveThrottles(
+                topic="a", remove={"follower.replication.throttled.replicas": "0:3"}, reason="y"
+            ),
             AddPartitions(
                 topic="a", from_count=6, to_count=12, start_index=1, assignment={6: (1, 2, 3)}
             ),
@@ -66,6 +73,8 @@ def test_actions_are_sorted_by_kind_order_then_topic() -> None:
         ("alter_config", "a"),
         ("add_partitions", "a"),
         ("reassign", "a"),
+        ("remove_throttles", ""),  # a broker's rates first, then topics by name
+        ("remove_throttles", "a"),
         ("elect_leaders", "a"),
         ("delete_topic", "old"),
     ]
@@ -126,6 +135,7 @@ def test_the_kind_registry_holds_every_kind_once_in_apply_order() -> None:
         "alter_config",
         "add_partitions",
         "reassign",
+        "remove_throttles",
         "elect_leaders",
         "upsert_user",
         "alter_quota",
@@ -133,7 +143,7 @@ def test_the_kind_registry_holds_every_kind_once_in_apply_order() -> None:
         "delete_acl",
         "delete_topic",
     ]
-    assert [k.symbol for k in kinds()] == ["+", "~", "~", "~", "~", "+", "~", "+", "-", "-"]
+    assert [k.symbol for k in kinds()] == ["+", "~", "~", "~", "~", "~", "+", "~", "+", "-", "-"]
     access = {"upsert_user", "alter_quota", "create_acl", "delete_acl"}
     # a plan without access changes counts only the topic kinds (plans stay as they were)
     assert list(_sample().summary()) == [k.kind for k in kinds() if k.kind not in access]

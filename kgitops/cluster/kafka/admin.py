@@ -77,6 +77,8 @@ SOURCE_DYNAMIC_BROKER = 2
 SOURCE_DEFAULT = 5
 OP_SET = 0
 OP_DELETE = 1
+OP_APPEND = 2
+OP_SUBTRACT = 3
 ELECTION_PREFERRED = 0
 UNKNOWN_TOPIC_OR_PARTITION = 3
 NOT_CONTROLLER = 41
@@ -473,12 +475,19 @@ class KafkaAdmin(AccessRequests):
         inherited: dict[str, list[str]] = {}
         for b, resp in self._send_each(requests).items():
             if isinstance(resp, ClusterError):
-                continue
+                raise type(resp)(
+                    f"could not read the configs of broker {b} (its throttle rates are "
+                    f"unknown): {resp}"
+                )
             enumerating = response_enumerates(resp.results)
             got: dict[str, str] = {}
             for r in resp.results:
                 if r.error_code != 0:
-                    continue
+                    err = item_error(
+                        "DescribeConfigs", f"broker {b}", r.error_code, r.error_message
+                    )
+                    assert err is not None
+                    raise err
                 for e in r.configs:
                     if e.value is None:
                         continue
@@ -755,6 +764,14 @@ class KafkaAdmin(AccessRequests):
                     + [
                         A(name=k, config_operation=OP_DELETE, value=None)
                         for k in sorted(changes[name].delete)
+                    ]
+                    + [
+                        A(name=k, config_operation=OP_APPEND, value=v)
+                        for k, v in sorted(changes[name].append.items())
+                    ]
+                    + [
+                        A(name=k, config_operation=OP_SUBTRACT, value=v)
+                        for k, v in sorted(changes[name].subtract.items())
                     ],
                 )
                 for name in names
@@ -773,13 +790,22 @@ class KafkaAdmin(AccessRequests):
         return self._alter_configs(RESOURCE_TOPIC, changes, None)
 
     def alter_broker_configs(self, changes: Mapping[int, ConfigChange]) -> Results:
-        """Dynamic broker configs; Kafka wants each broker's request sent to that broker."""
+        """Dynamic broker configs; Kafka takes each broker's change only on that broker
+        (ConfigAdminManager), so one request per broker, and a broker that cannot be reached
+        (down, unknown) is that item's error, never the loss of the whole cluster."""
         if not changes:
             return {}
         self._require(IncrementalAlterConfigsRequest)
         out: dict[str, ClusterError | None] = {}
         for b, ch in sorted(changes.items()):
-            for name, err in self._alter_configs(RESOURCE_BROKER, {str(b): ch}, b).items():
+            try:
+                answers = self._alter_configs(RESOURCE_BROKER, {str(b): ch}, b)
+            except (ClusterUnreachable, ClusterTimeout) as exc:
+                out[f"broker:{b}"] = ClusterRequestError(
+                    f"broker {b}: {exc}", code="BROKER_NOT_AVAILABLE", item=f"broker:{b}"
+                )
+                continue
+            for name, err in answers.items():
                 out[f"broker:{name}"] = err
         return out
 

@@ -1,0 +1,188 @@
+"""Replication throttles as state: their names, their entries, and which ones are owed to a
+move in flight. Pure; the one home of this rule for the diff, ``status`` and apply.
+
+Kafka's throttle has two halves (docs/ops.html, "Limiting Bandwidth Usage during Data
+Migration"; ConfigAdminManager.scala, ReplicationQuotaManager.scala):
+
+* per broker, the rates ``leader.replication.throttled.rate`` and
+  ``follower.replication.throttled.rate`` (bytes/s);
+* per topic, which replicas the rates apply to: ``leader.replication.throttled.replicas``
+  (``partition:broker`` of the replicas data is read from) and
+  ``follower.replication.throttled.replicas`` (the replicas being added), or ``*``.
+
+kgitops owns them (docs/apply.md, "Throttles are state"): a throttle entry is needed only
+while the move it belongs to is in flight. A move in flight of partition ``p`` of topic ``t``
+with replicas ``R`` (Kafka's target + removing) of which ``A`` are being added needs::
+
+    leader.replication.throttled.replicas   of t:  p:b for every b in R - A  (the sources)
+    follower.replication.throttled.replicas of t:  p:b for every b in A      (the new replicas)
+    both rates                               on every online broker in R
+
+Anything else is a leftover (a ``--no-wait`` apply whose moves have finished, a killed apply,
+an operator's ``kafka-reassign-partitions.sh`` without ``--verify``) and ``stale_throttles``
+names it, with the reason, for the plan to remove and for ``status`` to report. Example: no
+move in flight, broker 2 has both rates and topic ``a`` has
+``follower.replication.throttled.replicas = "0:3"``::
+
+    Stale(broker=2, topic="", keys={rate keys: ""}, reason="no move in flight involves broker 2")
+    Stale(broker=None, topic="a", keys={"follower...replicas": "0:3"},
+          reason="no move in flight on topic a")
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from kgitops.model import ClusterState
+
+LEADER_RATE = "leader.replication.throttled.rate"
+FOLLOWER_RATE = "follower.replication.throttled.rate"
+LEADER_REPLICAS = "leader.replication.throttled.replicas"
+FOLLOWER_REPLICAS = "follower.replication.throttled.replicas"
+RATE_KEYS = (LEADER_RATE, FOLLOWER_RATE)
+REPLICA_KEYS = (LEADER_REPLICAS, FOLLOWER_REPLICAS)
+ALL = "*"
+
+Entry = tuple[int, int]  # (partition, broker)
+
+
+def parse_entries(value: str | None) -> frozenset[Entry] | None:
+    """``"0:1, 0:2"`` -> {(0, 1), (0, 2)}; None for ``*``; empty for absent or blank.
+    Items that are not ``int:int`` are left out (Kafka's validator refuses them anyway)."""
+    if value is None or not value.strip():
+        return frozenset()
+    if value.strip() == ALL:
+        return None
+    out: set[Entry] = set()
+    for item in value.split(","):
+        part, _, broker = item.strip().partition(":")
+        if part.strip().isdigit() and broker.strip().isdigit():
+            out.add((int(part), int(broker)))
+    return frozenset(out)
+
+
+def format_entries(entries: Iterable[Entry]) -> str:
+    """{(1, 3), (0, 2)} -> ``"0:2,1:3"``: sorted, the form Kafka's list configs take."""
+    return ",".join(f"{p}:{b}" for p, b in sorted(set(entries)))
+
+
+@dataclass(frozen=True)
+class MoveThrottle:
+    """What one partition's move needs throttled: ``source`` are the replicas the data is
+    read from (the leader's side), ``adding`` the replicas being created (the follower's)."""
+
+    topic: str
+    partition: int
+    source: tuple[int, ...]
+    adding: tuple[int, ...]
+
+    @property
+    def brokers(self) -> frozenset[int]:
+        return frozenset(self.source) | frozenset(self.adding)
+
+
+@dataclass(frozen=True)
+class Needed:
+    """The throttle entries a set of moves needs: per topic and key, and the brokers."""
+
+    replicas: Mapping[str, Mapping[str, frozenset[Entry]]] = field(default_factory=dict)
+    brokers: frozenset[int] = frozenset()
+
+
+def needed(moves: Iterable[MoveThrottle]) -> Needed:
+    """Leader entries on the sources, follower entries on the added replicas, rates on
+    every broker holding a source or an added replica."""
+    per_topic: dict[str, dict[str, set[Entry]]] = {}
+    brokers: set[int] = set()
+    for m in moves:
+        t = per_topic.setdefault(m.topic, {LEADER_REPLICAS: set(), FOLLOWER_REPLICAS: set()})
+        t[LEADER_REPLICAS].update((m.partition, b) for b in m.source)
+        t[FOLLOWER_REPLICAS].update((m.partition, b) for b in m.adding)
+        brokers |= m.brokers
+    return Needed(
+        replicas={
+            topic: {k: frozenset(v) for k, v in keys.items() if v}
+            for topic, keys in sorted(per_topic.items())
+        },
+        brokers=frozenset(brokers),
+    )
+
+
+def in_flight(state: ClusterState) -> list[MoveThrottle]:
+    """The moves in flight in ``state`` as throttling sees them."""
+    out: list[MoveThrottle] = []
+    for topic, parts in sorted(state.reassignments.items()):
+        live = state.topics.get(topic)
+        for p, move in sorted(parts.items()):
+            ps = live.partitions.get(p) if live is not None else None
+            if ps is None or not (move.adding or move.removing):
+                continue
+            source = tuple(b for b in ps.replicas if b not in move.adding)
+            out.append(MoveThrottle(topic, p, source, tuple(move.adding)))
+    return out
+
+
+@dataclass(frozen=True)
+class Stale:
+    """Throttle configs no move in flight needs: on a broker (``broker`` set, ``keys`` the
+    rate keys) or on a topic (``keys``: key -> the entries to take out, ``*`` or ``""`` for a
+    value that goes whole)."""
+
+    topic: str
+    broker: int | None
+    keys: Mapping[str, str]
+    reason: str
+
+    @property
+    def name(self) -> str:
+        return f"broker {self.broker}" if self.broker is not None else self.topic
+
+
+def stale_throttles(state: ClusterState, *, keep: Iterable[MoveThrottle] = ()) -> list[Stale]:
+    """Every throttle config in ``state`` that no move in flight (nor any of ``keep``) needs.
+
+    Brokers that are offline are left out: Kafka takes a broker's config change only on that
+    broker, so their rates are removed once they are back."""
+    moves = [*in_flight(state), *keep]
+    need = needed(moves)
+    moving_topics = {m.topic for m in moves}
+    online = state.online_broker_ids
+    out: list[Stale] = []
+    for b in sorted(state.broker_configs):
+        keys = [k for k in RATE_KEYS if k in state.broker_configs[b]]
+        if keys and b not in need.brokers and b in online:
+            out.append(
+                Stale(
+                    "",
+                    b,
+                    dict.fromkeys(keys, ""),
+                    f"no move in flight involves broker {b}",
+                )
+            )
+    for name in sorted(state.topics):
+        config = state.topics[name].config
+        remove: dict[str, str] = {}
+        why: list[str] = []
+        for key in REPLICA_KEYS:
+            if key not in config:
+                continue
+            value = config[key]
+            have = parse_entries(value)
+            if have is None:
+                if name not in moving_topics:
+                    remove[key] = ALL
+            elif not have:
+                remove[key] = ""
+            else:
+                extra = have - need.replicas.get(name, {}).get(key, frozenset())
+                if extra:
+                    remove[key] = format_entries(extra)
+        if not remove:
+            continue
+        if name not in moving_topics:
+            why.append(f"no move in flight on topic {name}")
+        else:
+            why.append("the partitions listed are not moving")
+        out.append(Stale(name, None, remove, "; ".join(why)))
+    return out

@@ -1,0 +1,179 @@
+"""The fault suite of issue 13: an operator's worst moments on the simulated cluster, each
+ending with the simulated cluster's state file read back -- no throttle left, no move left in
+flight, ``status`` HEALTHY only when it is true -- and a re-plan that converges.
+
+kill -9 and SIGTERM are sent to a real ``kgitops apply`` process at the worst moment: a
+driver stops the process from inside the simulated cluster's clock, after the first window
+of moves is in flight with its throttles set (deterministic: no wall-clock race).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_apply_simulated import Folder, topic
+
+import kgitops
+from kgitops.plan.throttles import FOLLOWER_REPLICAS, LEADER_REPLICAS, RATE_KEYS
+
+ROOT = str(Path(kgitops.__file__).resolve().parent.parent)
+
+DRIVER = """
+import os, signal, sys
+from kgitops import cli
+from kgitops.cluster.simulated import SimulatedCluster
+
+sig, method, at = int(sys.argv[1]), sys.argv[2], float(sys.argv[3])
+real = getattr(SimulatedCluster, method)
+
+def hooked(self, *args, **kwargs):
+    if method != "sleep" or self.clock >= at:
+        os.kill(os.getpid(), sig)
+    return real(self, *args, **kwargs)
+
+setattr(SimulatedCluster, method, hooked)
+sys.exit(cli.main(sys.argv[4:]))
+"""
+
+
+def throttles_in(state: dict[str, Any]) -> list[str]:
+    """Every throttle config in a state file, as ``where: key``."""
+    found = [
+        f"broker {b}: {k}"
+        for b, c in state.get("brokerConfigs", {}).items()
+        for k in c
+        if k in RATE_KEYS
+    ]
+    found += [
+        f"topic {n}: {k}"
+        for n, t in state["topics"].items()
+        for k in t.get("config", {})
+        if k in (LEADER_REPLICAS, FOLLOWER_REPLICAS)
+    ]
+    return found
+
+
+def converged(demo: Folder) -> None:
+    """The cluster is what git says: plan empty, no throttle, no move, status HEALTHY."""
+    code, out, err = demo.cli("plan", "--detailed-exitcode")
+    assert code == 0, out + err
+    state = demo.state()
+    assert throttles_in(state) == []
+    assert not state.get("reassignments")
+    code, out, _ = demo.cli("status")
+    assert code == 0 and "HEALTHY" in out, out
+
+
+def run_killed(
+    demo: Folder, sig: int, when: str, at_clock: float, *argv: str
+) -> subprocess.CompletedProcess[str]:
+    """``kgitops ARGV`` in a process that gets ``sig`` when it calls the simulated
+    cluster's ``when`` (for ``sleep``: once the simulated clock reaches ``at_clock``)."""
+    env = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    return subprocess.run(
+        [sys.executable, "-c", DRIVER, str(int(sig)), when, str(at_clock), *argv],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.fixture
+def rf_raise(tmp_path: Path) -> Folder:
+    """orders: 8 partitions of 100 MB, RF 2 -> 3 pending (10 MB/s, 4 moves at a time)."""
+    demo = Folder(tmp_path)
+    demo.topics(topic("orders", 8, 2))
+    demo.apply()
+    demo.set_sizes("orders", 100_000_000)
+    demo.topics(topic("orders", 8, 3))
+    return demo
+
+
+def test_the_readme_flow_no_wait_then_advance_then_apply_leaves_no_throttle(
+    rf_raise: Folder,
+) -> None:
+    demo = rf_raise
+    demo.cli("apply", "--yes", "--no-wait")
+    assert throttles_in(demo.state()), "the moves run throttled"
+    code, _, err = demo.cli("simulate", "advance", "10m")
+    assert code == 0, err
+    # the moves are done, their throttles are not: status says so, the plan removes them
+    assert not demo.state().get("reassignments")
+    code, out, _ = demo.cli("status")
+    assert code == 2 and "Replication throttles left" in out, out
+    kinds = [a["type"] for a in demo.plan_json()["actions"]]
+    assert "remove_throttles" in kinds
+    code, out, err = demo.cli("apply", "--yes")
+    assert code == 0, out + err
+    assert "done: ~ remove_throttles" in out
+    assert throttles_in(demo.state()) == []
+    converged(demo)
+
+
+def test_a_plan_after_no_wait_keeps_the_throttles_of_the_moves_still_running(
+    rf_raise: Folder,
+) -> None:
+    demo = rf_raise
+    demo.cli("apply", "--yes", "--no-wait")
+    flying = demo.state()["reassignments"]["orders"]
+    actions = demo.plan_json()["actions"]
+    assert [a["type"] for a in actions] == ["reassign"]  # the other 4; no throttle is stale
+    assert set(actions[0]["moves"]).isdisjoint(flying)
+
+
+def test_kill_9_mid_apply_then_plan_and_apply_converge(rf_raise: Folder) -> None:
+    demo = rf_raise
+    done = run_killed(demo, signal.SIGKILL, "sleep", 5, "apply", str(demo.dir), "--yes")
+    assert done.returncode == -signal.SIGKILL
+    state = demo.state()
+    assert state["reassignments"]["orders"], "killed with moves in flight"
+    assert throttles_in(state), "and their throttles set: nobody could take them off"
+    code, out, _ = demo.cli("status")
+    assert code == 2, out  # under-replicated while moving, throttles: not healthy
+    code, out, err = demo.cli("apply", "--yes")  # waits for the moves, does the rest
+    assert code == 0, out + err
+    converged(demo)
+    assert all(len(r) == 3 for r in demo.replicas("orders").values())
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_sigterm_and_sighup_mid_apply_cancel_remove_throttles_and_report(
+    rf_raise: Folder, sig: signal.Signals
+) -> None:
+    demo = rf_raise
+    before = demo.replicas("orders")
+    done = run_killed(demo, sig, "sleep", 25, "apply", str(demo.dir), "--yes")
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert f"apply was interrupted ({sig.name})" in done.stderr
+    assert f"interrupted ({sig.name}); cancelled" in done.stderr
+    assert "NOT done: ~ reassign orders" in done.stderr
+    state = demo.state()
+    assert throttles_in(state) == []
+    assert not state.get("reassignments"), "every move in flight was cancelled"
+    after = demo.replicas("orders")
+    moved = [p for p in after if after[p] != before[p]]
+    assert 0 < len(moved) < 8, "the first window finished, the rest did not"
+    code, out, err = demo.cli("apply", "--yes")
+    assert code == 0, out + err
+    converged(demo)
+
+
+def test_sigterm_before_anything_changed_exits_130_and_changes_nothing(rf_raise: Folder) -> None:
+    demo = rf_raise
+    before = demo.state()
+    done = run_killed(
+        demo, signal.SIGTERM, "alter_topic_configs", 0, "apply", str(demo.dir), "--yes"
+    )
+    assert done.returncode == 130, done.stdout + done.stderr
+    assert "apply was interrupted (SIGTERM)" in done.stderr
+    after = demo.state()
+    assert throttles_in(after) == [] and not after.get("reassignments")
+    assert after["topics"] == before["topics"]
