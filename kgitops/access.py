@@ -168,12 +168,24 @@ class ScramCredential:
         )
 
 
-@dataclass(frozen=True, order=True, slots=True)
+@dataclass(frozen=True, slots=True)
 class QuotaEntity:
     """A client-quota entity: user, client id, or both (None = not part of the entity)."""
 
     user: str | None = None
     client_id: str | None = None
+
+    def __lt__(self, other: QuotaEntity) -> bool:
+        """Sorted by user then client id, an absent part first (None never meets a str)."""
+        return self._order() < other._order()
+
+    def _order(self) -> tuple[bool, str, bool, str]:
+        return (
+            self.user is not None,
+            self.user or "",
+            self.client_id is not None,
+            self.client_id or "",
+        )
 
     @property
     def key(self) -> str:

@@ -6,11 +6,17 @@ and add its entry to kgitops.lock with its placement recovered where Kafka's own
 explains it (see ``kgitops.plan.adopt``). Before writing, the result is planned against the same
 live state: a topic the planner would still move is written more literally until it would
 not, so adopting a cluster moves nothing. Existing files are never overwritten.
+
+Access too (``--no-access`` skips it): live ACL bindings, SCRAM credentials and client quotas
+that no document names are written to ``DIR/access.yaml`` (``kgitops.plan.access_adopt``),
+so the next plan has no access change. When the cluster's id is known and cluster.yaml does
+not pin one, ``clusterId:`` is added to cluster.yaml; a pinned id that differs refuses.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from dataclasses import dataclass, replace
@@ -20,6 +26,7 @@ if TYPE_CHECKING:
     from kgitops.model import ClusterSpec, ClusterState, TopicSpec
     from kgitops.plan.adopt import Adoption
     from kgitops.plan.value import Plan
+    from kgitops.spec.load import Specs
     from kgitops.spec.lock import Lock
 
 NAME = "import"
@@ -46,6 +53,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--dry-run", action="store_true", help="print the files instead of writing them"
     )
+    parser.add_argument(
+        "--no-access",
+        action="store_true",
+        help="do not import ACLs, SCRAM users and client quotas",
+    )
 
 
 @dataclass(frozen=True)
@@ -64,7 +76,11 @@ def run(args: argparse.Namespace) -> int:
     if specs.errors:
         raise SpecError(specs.diagnostics)
     assert specs.cluster is not None  # a missing cluster.yaml is an error above
+    from kgitops.plan.identity import check_cluster_id
+
     state = _state(args, specs.cluster)
+    check_cluster_id(specs.cluster, state, doing="import")
+    access = _access_file(args, specs, state)
     known = {t.name for t in specs.topics}
     wanted = set(args.topic) if args.topic else None
     if wanted is not None and wanted - set(state.topics):
@@ -79,6 +95,7 @@ def run(args: argparse.Namespace) -> int:
     ]
     if not names:
         print(f"nothing to import: every topic of cluster {specs.cluster.name} is in {args.dir}")
+        _finish(args, specs.cluster, state, access)
         return 0
     existing = [n for n in names if os.path.exists(os.path.join(args.dir, file_name(n)))]
     if existing:
@@ -114,7 +131,95 @@ def run(args: argparse.Namespace) -> int:
     if not args.dry_run:
         write_lock(args.dir, Lock(entries=dict(sorted(entries.items()))))
     _report(adoptions, plan, args)
+    _finish(args, specs.cluster, state, access)
     return 0
+
+
+ACCESS_FILE = "access.yaml"
+
+
+def _finish(
+    args: argparse.Namespace,
+    cluster: ClusterSpec,
+    state: ClusterState,
+    access: tuple[str, str, str],
+) -> None:
+    """After the topics: write access.yaml, pin the cluster id, say what was done."""
+    path, text, note = access
+    if text and not args.dry_run:
+        with open(path, "x", encoding="utf-8") as fh:
+            fh.write(text)
+    elif text:
+        sys.stdout.write(f"--- {path}\n{text}")
+    if note:
+        print(note, file=sys.stdout if not args.dry_run else sys.stderr)
+    _record_cluster_id(args, cluster, state)
+
+
+def _access_file(
+    args: argparse.Namespace, specs: Specs, state: ClusterState
+) -> tuple[str, str, str]:
+    """(path, text, note) of ``access.yaml`` for the live access git does not name; checked
+    before anything is written, written by ``_finish``."""
+    from kgitops.errors import ClusterError, KgitopsError
+    from kgitops.plan.access_adopt import access_yaml, unmanaged
+
+    path = os.path.join(args.dir, ACCESS_FILE)
+    if args.no_access:
+        return path, "", ""
+    assert specs.cluster is not None
+    live = state.access
+    if live is None and args.state is None:
+        from kgitops.cluster.connect import open_cluster
+        from kgitops.cluster.port import describe_access
+
+        admin = open_cluster(specs.cluster)
+        try:
+            live = describe_access(admin)
+        except ClusterError as exc:
+            return path, "", f"ACLs, SCRAM users and quotas not imported: {exc}"
+        finally:
+            admin.close()
+    if live is None:
+        return path, "", "ACLs, SCRAM users and quotas not imported: the snapshot has none"
+    adopted = unmanaged(specs.access, live)
+    text = access_yaml(adopted, specs.cluster.name)
+    if not text:
+        return path, "", "access: every ACL, SCRAM user and quota of the cluster is in git"
+    counts = (
+        f"{len(adopted.acls)} ACL binding(s), {len(adopted.users)} SCRAM credential(s), "
+        f"{len(adopted.quotas)} quota entit(ies)"
+    )
+    if args.dry_run:
+        return path, text, f"would import {counts} into {path}"
+    if os.path.lexists(path):
+        raise KgitopsError(
+            f"{path} exists; move it away to import the cluster's ACLs, users and quotas "
+            "(or pass --no-access)"
+        )
+    note = (
+        f"imported {counts} into {path}; set each User's passwordEnv variable before "
+        "bumping its passwordVersion"
+    )
+    return path, text, note
+
+
+def _record_cluster_id(args: argparse.Namespace, cluster: ClusterSpec, state: ClusterState) -> None:
+    """Pin the cluster's id in cluster.yaml (appended; the rest of the file is kept)."""
+    from kgitops.spec.load import CLUSTER_FILES
+
+    if cluster.cluster_id is not None or not state.cluster_id or args.dry_run:
+        return
+    for name in CLUSTER_FILES:
+        path = os.path.join(args.dir, name)
+        if os.path.isfile(path) and not os.path.islink(path):
+            with open(path, encoding="utf-8") as fh:
+                text = fh.read()
+            sep = "" if text.endswith("\n") or not text else "\n"
+            with open(path, "a", encoding="utf-8") as fh:
+                fh.write(f"{sep}clusterId: {json.dumps(state.cluster_id)}\n")
+            print(f"recorded clusterId {state.cluster_id!r} in {path}")
+            return
 
 
 def _state(args: argparse.Namespace, cluster: ClusterSpec) -> ClusterState:

@@ -263,3 +263,54 @@ def test_plan_refuses_a_cluster_whose_id_is_not_the_pinned_one(folder: Folder) -
         assert "pins clusterId 'lkc-prod-1'" in out and "'simulated-demo'" in out
     folder.write(cluster=CLUSTER + "clusterId: simulated-demo\n")
     assert folder.plan()["actions"] == []
+
+
+def test_import_adopts_acls_users_and_quotas_and_records_the_cluster_id(
+    folder: Folder, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    code, out = folder.run("apply", str(folder.root), "--yes")
+    assert code == 0, out
+    _add_live_acl(folder, "User:legacy")
+    data = folder.state()
+    data["access"]["acls"].append(
+        {
+            "principal": "User:legacy",
+            "host": "10.0.0.1",
+            "resourceType": "group",
+            "name": "legacy-",
+            "patternType": "prefixed",
+            "operation": "read",
+            "permission": "deny",
+        }
+    )
+    (folder.root / ".state/demo.json").write_text(json.dumps(data))
+    # a fresh folder on the same cluster: only cluster.yaml, no documents at all
+    fresh = tmp_path_factory.mktemp("fresh")
+    (fresh / "cluster.yaml").write_text(
+        CLUSTER.replace(".state/demo.json", str(folder.root / ".state/demo.json"))
+    )
+    code, out = folder.run("import", str(fresh))
+    assert code == 0, out
+    text = (fresh / "access.yaml").read_text()
+    assert 'principal: User:legacy\nhost: "10.0.0.1"\n' in text
+    assert "passwordEnv: KGITOPS_ORDERS_APP_PASSWORD" in text
+    assert "producerByteRate: 1048576" in text
+    assert PASSWORD not in text
+    assert 'clusterId: "simulated-demo"' in (fresh / "cluster.yaml").read_text()
+    code, out = folder.run("plan", str(fresh), "--format", "json")
+    assert code == 0, out
+    assert json.loads(out)["actions"] == []
+    code, out = folder.run("import", str(fresh))
+    assert code == 0 and "already in git" not in out and "is in git" in out
+
+
+def test_import_refuses_to_overwrite_an_access_file_and_writes_nothing(folder: Folder) -> None:
+    folder.run("apply", str(folder.root), "--yes")
+    _add_live_acl(folder, "User:legacy")
+    (folder.root / "access.yaml").rename(folder.root / "users.yaml")
+    mine = "apiVersion: kgitops/v1\nkind: Quota\nclientId: mine\nproducerByteRate: 5\n"
+    (folder.root / "access.yaml").write_text(mine)
+    code, out = folder.run("import", str(folder.root))
+    assert code == 1 and "access.yaml exists" in out
+    assert (folder.root / "access.yaml").read_text() == mine
+    assert "clusterId" not in (folder.root / "cluster.yaml").read_text()
