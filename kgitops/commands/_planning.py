@@ -49,6 +49,7 @@ def plan_directory(
     update_lock: bool = False,
     state: ClusterState | None = None,
     analyse_keys: bool = True,
+    leaders: bool = False,
 ) -> PlanResult:
     """Plan ``directory`` against its cluster (or the saved state in ``state_file``, or
     ``state`` itself: a saved plan's recorded state, when apply checks the plan).
@@ -61,7 +62,7 @@ def plan_directory(
         raise PlanError("--locked and --update-lock contradict each other; pick one")
     with paused_gc():
         return _plan_directory(
-            directory, state_file, rebalance, locked, update_lock, state, analyse_keys
+            directory, state_file, rebalance, locked, update_lock, state, analyse_keys, leaders
         )
 
 
@@ -73,6 +74,7 @@ def _plan_directory(
     update_lock: bool,
     state: ClusterState | None,
     analyse_keys: bool,
+    leaders: bool = False,
 ) -> PlanResult:
     from kgitops.spec.load import load_specs
 
@@ -100,7 +102,9 @@ def _plan_directory(
         )
     check_cluster_id(cluster, state)
     lock = read_lock(directory)
-    plan, new_lock = compute_plan(_Desired(cluster, specs.topics), state, lock, rebalance=rebalance)
+    plan, new_lock = compute_plan(
+        _Desired(cluster, specs.topics), state, lock, rebalance=rebalance, leaders=leaders
+    )
     if access:
         plan = with_access(plan, specs.access, state, cluster)
     if locked:

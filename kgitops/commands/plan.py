@@ -31,10 +31,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     lock.add_argument(
         "--locked", action="store_true", help="fail if kgitops.lock is missing or stale"
     )
-    parser.add_argument(
+    balance = parser.add_mutually_exclusive_group()
+    balance.add_argument(
         "--rebalance",
         action="store_true",
-        help="also even out replicas and leaders across brokers (moves data)",
+        help="also move replicas and leaders towards the balance goals: each topic spread "
+        "evenly, bytes per broker within 10%% of the mean, leaders even (moves data)",
+    )
+    balance.add_argument(
+        "--leaders",
+        action="store_true",
+        help="only even out preferred leaders: reorder replicas and elect, moving no bytes",
     )
     parser.add_argument(
         "--color",
@@ -60,6 +67,7 @@ def run(args: argparse.Namespace) -> int:
         args.directory,
         state_file=args.state,
         rebalance=args.rebalance,
+        leaders=args.leaders,
         locked=args.locked,
         update_lock=args.update_lock,
     )

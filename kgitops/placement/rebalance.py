@@ -13,12 +13,11 @@ RF 2 -> 3           one replica added per partition, nothing removed; when the t
                     appends: each placement is a prefix of the next) is used
 RF 3 -> 2           one replica removed per partition, keeping the leader and the rack spread
 rack repair         the fewest replicas moved to put a partition on min(RF, racks) racks
-balance             replicas moved from brokers above the even share to brokers below it, and
-                    preferred leaders swapped inside partitions (no data moves); the share
-                    is the level the topic fills up to around what other topics already
-                    put on each broker, and every broker ends within one of it when the
-                    rack rule allows
 ==================  ==========================================================================
+
+This is goal 1 of a rebalance; ``kgitops.placement.balance`` then places the new replicas of
+a drain over every eligible broker of the rack and, for ``plan --rebalance``, pursues the
+other goals (per-topic spread, bytes, leaders).
 
 New replicas go to online, non-drained brokers: first a rack the partition lacks, then the
 broker with the fewest replicas (``load`` says what the rest of the cluster already puts on
@@ -152,7 +151,6 @@ def rebalance(
     replication_factor: int | None = None,
     drain: Collection[int] = (),
     spread_racks: bool = True,
-    balance: bool = False,
     load: Mapping[int, int] | None = None,
     leader_load: Mapping[int, int] | None = None,
     placement_brokers: Sequence[Broker] | None = None,
@@ -162,8 +160,8 @@ def rebalance(
     ``current`` maps partition id to its live replicas (first = preferred leader).
     ``replication_factor`` is the new RF (None keeps each partition's own); ``drain`` lists
     brokers every replica must leave; ``spread_racks`` repairs partitions on fewer than
-    min(RF, racks) racks (only when every broker has a rack); ``balance`` (``plan
-    --rebalance``) evens replica and preferred-leader counts. ``load`` / ``leader_load`` are
+    min(RF, racks) racks (only when every broker has a rack). Evening out the cluster
+    (``plan --rebalance``) is ``kgitops.placement.balance``. ``load`` / ``leader_load`` are
     the replicas / preferred leaders each broker carries for *other* topics, so that this
     topic's new replicas go where the cluster has room. ``placement_brokers`` is the broker
     list the topic was placed with (the lock's), for recognising its AdminUtils assignment;
@@ -193,7 +191,7 @@ def rebalance(
         ):
             continue
         todo.append((p, before))
-    if not todo and not balance:
+    if not todo:
         return {}
 
     values = current.values()
@@ -261,10 +259,6 @@ def rebalance(
         if tuple(reps) != before:
             result[p] = reps
             reasons[p] = why
-
-    if balance:
-        _balance_replicas(state, current, result, reasons)
-        _balance_leaders(state, current, result, reasons)
 
     return {
         p: Target(
@@ -363,196 +357,3 @@ def _spread(state: _State, reps: list[int], before: tuple[int, ...]) -> str:
         state.move(reps, slot, new)
         racks = state.racks(reps)
     return f"the partition is on {had} rack(s) and can be on {need}"
-
-
-def _levels(fixed: Sequence[int], movable: int) -> tuple[int, int]:
-    """The even share when only this topic's ``movable`` replicas can move and the brokers
-    already carry ``fixed`` others: water-filling to level L, so brokers end at L or L - 1
-    (brokers whose fixed load is above L get none). Returns (lo, hi)."""
-    if not fixed:
-        return 0, 0
-    low, high = min(fixed), max(fixed) + movable
-    while low < high:
-        mid = (low + high) // 2
-        if sum(max(0, mid - f) for f in fixed) >= movable:
-            high = mid
-        else:
-            low = mid + 1
-    level = low
-    excess = sum(max(0, level - f) for f in fixed) - movable
-    return (level - 1, level) if excess > 0 else (level, level)
-
-
-def _balance_replicas(
-    state: _State,
-    current: Mapping[int, Sequence[int]],
-    result: dict[int, list[int]],
-    reasons: dict[int, list[str]],
-) -> None:
-    """Move replicas from brokers above the even share to brokers below it."""
-    eligible = state.eligible
-    if not eligible:
-        return
-    own = Counter(b for p in current for b in result.get(p, current[p]) if b in state.eligible_set)
-    lo, hi = _levels([state.replicas.get(b, 0) - own[b] for b in eligible], sum(own.values()))
-    under_lo = sum(1 for b in eligible if state.replicas.get(b, 0) < lo)
-    for p in sorted(current):
-        reps = result.get(p)
-        source = reps if reps is not None else list(current[p])
-        for slot in range(len(source)):
-            b = source[slot]
-            if b not in state.eligible_set:
-                continue
-            have = state.replicas.get(b, 0)
-            if have > hi:
-                limit = hi
-            elif have > lo and under_lo:
-                limit = lo
-            else:
-                continue
-            others = source[:slot] + source[slot + 1 :]
-            present = state.racks(others)
-            # a move may change racks but never leave the partition on fewer of them
-            short = len(state.racks(source)) > len(present)
-            best = -1
-            taker = None
-            for t in eligible:
-                n = state.replicas.get(t, 0)
-                if n >= limit or t in others or t == b:
-                    continue
-                if short and state.rack_of[t] in present:
-                    continue
-                key = (n << 32) | (state.leaders.get(t, 0) if slot == 0 else 0)
-                if taker is None or key < best:
-                    best, taker = key, t
-            if taker is None:
-                continue
-            if state.replicas.get(taker, 0) + 1 == lo:
-                under_lo -= 1
-            state.move(source, slot, taker)
-            result[p] = source
-            reasons.setdefault(p, []).append(
-                f"rebalance: broker {b} held {have} replicas, above the even share {hi}"
-                if limit == hi
-                else f"rebalance: broker {taker} was below the even share {lo}"
-            )
-
-
-def _balance_leaders(
-    state: _State,
-    current: Mapping[int, Sequence[int]],
-    result: dict[int, list[int]],
-    reasons: dict[int, list[str]],
-) -> None:
-    """Swap preferred leaders inside partitions (no data moves) to even leader counts."""
-    eligible = state.eligible
-    if not eligible:
-        return
-    final = [result.get(p, current[p]) for p in current]
-    own = Counter(r[0] for r in final if r and r[0] in state.eligible_set)
-    # only brokers holding a replica of this topic can become its preferred leaders
-    holders = sorted({b for r in final for b in r if b in state.eligible_set})
-    lo, hi = _levels([state.leaders.get(b, 0) - own[b] for b in holders], sum(own.values()))
-    under_lo = sum(1 for b in holders if state.leaders.get(b, 0) < lo)
-    for p in sorted(current):
-        reps = result.get(p)
-        source = reps if reps is not None else list(current[p])
-        if not source:
-            continue
-        leader = source[0]
-        have = state.leaders.get(leader, 0)
-        if have > hi:
-            limit = hi
-        elif have > lo and under_lo:
-            limit = lo
-        else:
-            continue
-        best: tuple[int, int] | None = None
-        slot = -1
-        for i in range(1, len(source)):
-            t = source[i]
-            n = state.leaders.get(t, 0)
-            if t not in state.eligible_set or n >= limit:
-                continue
-            if best is None or (n, t) < best:
-                best, slot = (n, t), i
-        if slot < 0:
-            continue
-        taker = source[slot]
-        if state.leaders.get(taker, 0) + 1 == lo:
-            under_lo -= 1
-        state.leaders[leader] = have - 1
-        state.leaders[taker] = state.leaders.get(taker, 0) + 1
-        source[0], source[slot] = source[slot], source[0]
-        result[p] = source
-        reasons.setdefault(p, []).append(
-            f"rebalance: preferred leader {leader} -> {taker} evens leader counts"
-        )
-    _leader_chains(state, current, result, reasons, holders, lo, hi)
-
-
-def _leader_chains(
-    state: _State,
-    current: Mapping[int, Sequence[int]],
-    result: dict[int, list[int]],
-    reasons: dict[int, list[str]],
-    holders: Sequence[int],
-    lo: int,
-    hi: int,
-) -> None:
-    """What single swaps cannot even out: shortest chains of swaps (A leads p where B is a
-    follower, B leads q where C is a follower, ...) that take one leadership from a broker
-    above the share to one below it, leaving the brokers in between unchanged."""
-    eligible = state.eligible_set
-    leads: dict[int, list[int]] = {b: [] for b in holders}
-    for p in sorted(current):
-        reps = result.get(p, current[p])
-        if reps and reps[0] in leads:
-            leads[reps[0]].append(p)
-    stuck: set[int] = set()
-    while True:
-        count = {b: state.leaders.get(b, 0) for b in holders}
-        under = any(n < lo for n in count.values())
-        donors = [
-            b for b in holders if b not in stuck and (count[b] > hi or (under and count[b] > lo))
-        ]
-        if not donors:
-            return
-        donor = max(donors, key=lambda b: (count[b], -b))
-        limit = hi if count[donor] > hi else lo
-        parent: dict[int, tuple[int, int]] = {}
-        queue = [donor]
-        end = None
-        for b in queue:
-            for p in leads[b]:
-                for f in result.get(p, current[p])[1:]:
-                    if f in parent or f == donor or f not in eligible or f not in count:
-                        continue
-                    parent[f] = (b, p)
-                    if count[f] < limit:
-                        end = f
-                        break
-                    queue.append(f)
-                if end is not None:
-                    break
-            if end is not None:
-                break
-        if end is None:
-            stuck.add(donor)
-            continue
-        node = end
-        while node != donor:
-            previous, p = parent[node]
-            chain = result.get(p)
-            source = chain if chain is not None else list(current[p])
-            slot = source.index(node)
-            source[0], source[slot] = source[slot], source[0]
-            result[p] = source
-            leads[previous].remove(p)
-            leads[node].append(p)
-            reasons.setdefault(p, []).append(
-                f"rebalance: preferred leader {previous} -> {node} evens leader counts"
-            )
-            node = previous
-        state.leaders[donor] = state.leaders.get(donor, 0) - 1
-        state.leaders[end] = state.leaders.get(end, 0) + 1

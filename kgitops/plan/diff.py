@@ -24,6 +24,7 @@ from typing import Protocol
 from kgitops.errors import AssignmentError, Diagnostic, PlanError, SpecError
 from kgitops.model import Broker, ClusterSpec, ClusterState, TopicSpec, TopicState
 from kgitops.placement.assignment import assign_added_partitions, assign_replicas
+from kgitops.placement.balance import Mode
 from kgitops.placement.racks import RackRule
 from kgitops.placement.startindex import Load, arranged_brokers, choose_start_index
 from kgitops.plan.actions import (
@@ -37,6 +38,7 @@ from kgitops.plan.actions import (
     Reassign,
     RemoveThrottles,
 )
+from kgitops.plan.goals import Pending, drain_hotspot, goal_one, settle
 from kgitops.plan.throttles import stale_throttles
 from kgitops.plan.transfer import estimate_transfer
 from kgitops.plan.value import (
@@ -105,6 +107,10 @@ class _Context:
     _rack_rule: RackRule | None = None
     _arranged: dict[bool, list[int]] = field(default_factory=dict)
     online: frozenset[int] = frozenset()
+    mode: Mode = "placed"
+    pending: list[
+        tuple[TopicSpec, TopicState, dict[int, tuple[int, ...]], AlterConfig | None, Pending]
+    ] = field(default_factory=list)
 
     def arranged(self, rack_aware: bool) -> list[int]:
         """The eligible brokers in Kafka's placement order (rack-alternated when rack-aware)."""
@@ -152,9 +158,13 @@ def compute_plan(
     lock: Lock | None,
     *,
     rebalance: bool = False,
+    leaders: bool = False,
     large_move_share: float = LARGE_MOVE_SHARE,
 ) -> tuple[Plan, Lock]:
     """The plan from ``state`` to ``specs``, and the lock it would write.
+
+    ``rebalance`` (``plan --rebalance``) moves replicas and leaders towards the goals of
+    ``kgitops.placement.balance``; ``leaders`` (``plan --leaders``) only reorders replicas.
 
     Raises SpecError (with file:line:col) for specs the cluster cannot satisfy (a partition
     decrease, a replication factor above the broker count) and PlanError when unmanaged
@@ -167,6 +177,7 @@ def compute_plan(
     )
     ctx = _Context(specs, cluster, state, lock, rebalance, eligible)
     ctx.online = state.online_broker_ids
+    ctx.mode = "all" if rebalance else "leaders" if leaders else "placed"
 
     managed = {t.name for t in specs.topics}
     for spec in sorted(specs.topics, key=lambda t: t.name):
@@ -184,6 +195,7 @@ def compute_plan(
             _update(ctx, spec, live)
         if not spec.delete:
             _spec_warnings(ctx, spec)
+    _settle(ctx)
 
     _unmanaged(ctx, managed)
     _throttles(ctx)
@@ -358,22 +370,97 @@ def _update(ctx: _Context, spec: TopicSpec, live: TopicState) -> None:
     targets = _targets(ctx, spec, placement, live, {**current, **added}, in_flight)
     if targets is None:
         return
-    moves: dict[int, Move] = {}
-    for p, (target, reason) in sorted(targets.items()):
-        source = added.get(p) or current[p]
-        if target == source:
-            continue
-        ps = live.partitions.get(p)
-        size = (ps.size_bytes or 0) if ps is not None else 0
-        moves[p] = Move(source=source, target=target, reason=reason, size_bytes=size)
-    if moves:
-        ctx.load.add((m.source for m in moves.values()), -1)
-        ctx.load.add(m.target for m in moves.values())
-        total = sum(m.size_bytes * len(m.adding) for m in moves.values())
-        ctx.actions.append(Reassign(spec.name, moves, total))
-        if config_change is not None:
-            _order_config(ctx, live, config_change, moves)
-    _leaders(ctx, spec, live, set(moves) | set(in_flight))
+    drained = set(ctx.cluster.decommission)
+    both = {**current, **added}
+    sizes: dict[int, int | None] = {p: ps.size_bytes for p, ps in live.partitions.items()}
+    sizes.update(dict.fromkeys(added, 0))
+    ctx.pending.append(
+        (
+            spec,
+            live,
+            both,
+            config_change,
+            Pending(
+                topic=spec.name,
+                current=both,
+                targets=targets,
+                sizes=sizes,
+                rack_aware=placement == "rack-aware",
+                movable=placement != "static",
+                frozen=frozenset(in_flight),
+                replaceable=None
+                if ctx.mode == "all"
+                else [p for p in targets if not drained.isdisjoint(both[p])],
+            ),
+        )
+    )
+
+
+def _settle(ctx: _Context) -> None:
+    """Goals 2-5 over every managed topic at once (``kgitops.plan.goals``), then the moves."""
+    pending = ctx.pending
+    drained = set(ctx.cluster.decommission)
+    needed = ctx.mode != "placed" or any(item.replaceable for *_, item in pending)
+    finals: Mapping[str, Mapping[int, tuple[tuple[int, ...], str]]]
+    if needed and pending:
+        names = {item.topic for *_, item in pending}
+        deleted = {t.name for t in ctx.specs.topics if t.delete}
+        fixed: list[tuple[Sequence[int], int | None]] = [
+            (ps.replicas, ps.size_bytes)
+            for name, topic in ctx.state.topics.items()
+            if name not in names and name not in deleted
+            for ps in topic.partitions.values()
+        ]
+        for a in ctx.actions:
+            if isinstance(a, CreateTopic):
+                fixed.extend((r, 0) for r in a.assignment.values())
+        finals = settle(
+            [item for *_, item in pending], ctx.state, fixed, drain=drained, mode=ctx.mode
+        )
+    else:
+        finals = {
+            item.topic: {p: (t, goal_one(why)) for p, (t, why) in item.targets.items()}
+            for *_, item in pending
+        }
+    drain_moves: list[tuple[Sequence[int], Sequence[int], int, bool]] = []
+    for spec, live, both, config_change, item in pending:
+        moves: dict[int, Move] = {}
+        for p, (target, reason) in sorted(finals.get(spec.name, {}).items()):
+            source = both[p]
+            if target == source:
+                continue
+            ps = live.partitions.get(p)
+            size = (ps.size_bytes or 0) if ps is not None else 0
+            moves[p] = Move(source=source, target=target, reason=reason, size_bytes=size)
+            if not drained.isdisjoint(source):
+                drain_moves.append((source, target, size, item.rack_aware))
+        if moves:
+            ctx.load.add((m.source for m in moves.values()), -1)
+            ctx.load.add(m.target for m in moves.values())
+            total = sum(m.size_bytes * len(m.adding) for m in moves.values())
+            ctx.actions.append(Reassign(spec.name, moves, total))
+            if config_change is not None:
+                _order_config(ctx, live, config_change, moves)
+        in_flight = ctx.state.reassignments.get(spec.name, {})
+        _leaders(ctx, spec, live, set(moves) | set(in_flight))
+    hot = drain_hotspot(drain_moves, ctx.state.brokers, drained) if drain_moves else None
+    if hot is not None:
+        broker, share, most, total, why = hot
+        unit = human_bytes if any(size for _, _, size, _ in drain_moves) else _replicas
+        ctx.warn(
+            "",
+            "DRAIN_HOTSPOT",
+            f"draining broker(s) {', '.join(map(str, sorted(drained)))} sends {unit(most)} of "
+            f"{unit(total)} ({share:.0%}) to broker {broker}: {why}",
+            broker=broker,
+            share=round(share, 4),
+            bytes=most,
+            total=total,
+        )
+
+
+def _replicas(n: int) -> str:
+    return f"{n} replica(s)"
 
 
 def _lock_existing(ctx: _Context, spec: TopicSpec, placement: str) -> None:
@@ -507,7 +594,6 @@ def _targets(
             replication_factor=rf if any(len(r) != rf for r in candidates.values()) else None,
             drain=tuple(sorted(drained)),
             spread_racks=rack_aware,
-            balance=ctx.rebalance,
             load=others.replicas,
             leader_load=others.leaders,
             placement_brokers=_placed_with(ctx, spec),

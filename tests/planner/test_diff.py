@@ -273,7 +273,7 @@ def test_static_assignment_changes_move_exactly_the_changed_partitions() -> None
     assert isinstance(add, AddPartitions) and isinstance(reassign, Reassign)
     assert add.assignment == {2: (1, 2)}
     assert {p: m.target for p, m in reassign.moves.items()} == {1: (2, 0)}
-    assert reassign.moves[1].reason == "static assignment changed"
+    assert reassign.moves[1].reason == "goal 1, the spec: static assignment changed"
 
 
 def test_a_large_move_is_flagged() -> None:
