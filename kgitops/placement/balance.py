@@ -441,6 +441,7 @@ def _even_bytes(cluster: _Cluster, topics: Sequence[_Topic], rounds: int = 100_0
                 continue
             if _bytes_move(cluster, topics, index, d, r, want, mean):
                 moved = True
+                stuck.clear()  # the move may have opened a pair that was stuck
                 break
             stuck.add((d, r))
         if not moved:
@@ -566,7 +567,8 @@ def _spread_leaders(topic: _Topic) -> None:
                 )
                 led[giver].remove(p)
                 led[taker].append(p)
-        stuck = set()
+            stuck.clear()
+        stuck.clear()
 
 
 def _lead_path(
@@ -639,6 +641,7 @@ def _even_leaders(cluster: _Cluster, topics: Sequence[_Topic], rounds: int = 1_0
             f"{taker} {load[taker].leaders}, even is {even}",
         )
         led[taker].append((ti, p))
+        stuck.clear()
 
 
 def _lead_candidate(
