@@ -42,7 +42,7 @@ def _command_modules() -> list[ModuleType]:
 
 
 def _size(text: str) -> int:
-    from kgitops.commands._units import parse_size
+    from kgitops.units import parse_size
 
     try:
         value = parse_size(text)

@@ -17,6 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol, TextIO
 
+from kgitops.units import human_bytes, human_seconds
+
 
 @dataclass(frozen=True, slots=True)
 class Snapshot:
@@ -45,29 +47,16 @@ class Progress(Protocol):
         ...
 
 
-def human_bytes(n: int) -> str:
-    """``1536`` -> ``1.5 KiB``; binary units, as Kafka operators read sizes."""
-    value = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(value) < 1024 or unit == "TiB":
-            return f"{int(value)} B" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{n} B"  # pragma: no cover
-
-
-def human_duration(seconds: float | None) -> str:
-    """``3725`` -> ``1:02:05``; ``?`` when unknown."""
-    if seconds is None:
-        return "?"
-    s = max(0, round(seconds))
-    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
+def human_eta(seconds: float | None) -> str:
+    """The time left, or ``?`` while apply cannot tell yet."""
+    return "?" if seconds is None else human_seconds(seconds)
 
 
 def describe(snap: Snapshot) -> str:
     return (
         f"reassign: {snap.partitions_done}/{snap.partitions_total} partitions done"
         f" ({snap.in_flight} in flight), {human_bytes(snap.bytes_done)} of "
-        f"{human_bytes(snap.bytes_total)} copied, ETA {human_duration(snap.eta_seconds)}"
+        f"{human_bytes(snap.bytes_total)} copied, ETA {human_eta(snap.eta_seconds)}"
     )
 
 
@@ -127,7 +116,7 @@ class BarProgress:
         line = (
             f"[{bar}] {share:4.0%}  {snap.partitions_done}/{snap.partitions_total} partitions"
             f"  {human_bytes(snap.bytes_done)}/{human_bytes(snap.bytes_total)}"
-            f"  ETA {human_duration(snap.eta_seconds)}"
+            f"  ETA {human_eta(snap.eta_seconds)}"
         )
         self.stream.write("\r\x1b[2K" + line)
         self.stream.flush()

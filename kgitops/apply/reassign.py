@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from kgitops.apply.progress import Progress, Snapshot, human_duration
+from kgitops.apply.progress import Progress, Snapshot
 from kgitops.apply.signals import why as interrupted_why
 from kgitops.apply.throttles import Throttler
 from kgitops.cluster.port import ClusterAdmin
@@ -32,6 +32,7 @@ from kgitops.model import ReassignmentSettings, TopicPartition
 from kgitops.plan.actions import Move, Reassign
 from kgitops.plan.schedule import LOOKAHEAD, MoveJob, next_batch
 from kgitops.plan.throttles import MoveThrottle
+from kgitops.units import human_seconds
 
 FATAL = (ClusterUnreachable, ClusterTimeout, ClusterAuthError)
 TP = tuple[str, int]
@@ -441,7 +442,7 @@ class Reassigner:
                 for tp in sorted(self.queue):
                     self._fail(tp, "not submitted: timed out")
                 self.queue = []
-                self._cancel_active(f"timed out after {human_duration(self.elapsed)}")
+                self._cancel_active(f"timed out after {human_seconds(self.elapsed)}")
                 return
             self.admin.sleep(self.poll)
             self.elapsed += self.poll

@@ -20,8 +20,12 @@ import re
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from kgitops.cluster import replication as repl
 from kgitops.errors import ClusterRequestError
+from kgitops.names import (
+    THROTTLE_FOLLOWER_RATE,
+    THROTTLE_LEADER_RATE,
+    THROTTLED_REPLICAS_CONFIGS,
+)
 from kgitops.spec import topic_configs
 
 _LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]+")
@@ -29,8 +33,8 @@ _LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]+")
 #: Per-broker dynamic configs the simulation accepts (Kafka has more; these are what matter).
 BROKER_CONFIGS = frozenset(
     {
-        repl.LEADER_RATE,
-        repl.FOLLOWER_RATE,
+        THROTTLE_LEADER_RATE,
+        THROTTLE_FOLLOWER_RATE,
         "replica.alter.log.dirs.io.max.bytes.per.second",
         "log.cleaner.threads",
         "num.replica.fetchers",
@@ -98,7 +102,7 @@ def assignment_error(
 
 def topic_config_error(key: str, value: str) -> str | None:
     """INVALID_CONFIG's message for setting a topic config, or None (kgitops.spec.topic_configs)."""
-    if key in (repl.LEADER_REPLICAS, repl.FOLLOWER_REPLICAS):
+    if key in THROTTLED_REPLICAS_CONFIGS:
         return throttle_list_error(key, value)
     if key not in topic_configs.CONFIGS:
         return f"Unknown topic config name: {key}"

@@ -35,10 +35,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-FOLLOWER_RATE = "follower.replication.throttled.rate"
-LEADER_RATE = "leader.replication.throttled.rate"
-FOLLOWER_REPLICAS = "follower.replication.throttled.replicas"
-LEADER_REPLICAS = "leader.replication.throttled.replicas"
+from kgitops.names import (
+    THROTTLE_FOLLOWER_RATE,
+    THROTTLE_FOLLOWER_REPLICAS,
+    THROTTLE_LEADER_RATE,
+    THROTTLE_LEADER_REPLICAS,
+)
+
 NETWORK_BYTES_PER_SEC = 100_000_000
 
 
@@ -240,8 +243,10 @@ def flows(
                         part=part,
                         broker=b,
                         leader=part.leader,
-                        follower_throttled=throttled(config, FOLLOWER_REPLICAS, pid, b),
-                        leader_throttled=throttled(config, LEADER_REPLICAS, pid, part.leader),
+                        follower_throttled=throttled(config, THROTTLE_FOLLOWER_REPLICAS, pid, b),
+                        leader_throttled=throttled(
+                            config, THROTTLE_LEADER_REPLICAS, pid, part.leader
+                        ),
                     )
                 )
     into: dict[int, int] = {}
@@ -255,10 +260,10 @@ def flows(
             out_throttled[f.leader] = out_throttled.get(f.leader, 0) + 1
     for f in out:
         rate = network / into[f.broker]
-        follower_rate = _rate(broker_configs.get(f.broker, {}), FOLLOWER_RATE)
+        follower_rate = _rate(broker_configs.get(f.broker, {}), THROTTLE_FOLLOWER_RATE)
         if f.follower_throttled and follower_rate is not None:
             rate = min(rate, follower_rate / into_throttled[f.broker])
-        leader_rate = _rate(broker_configs.get(f.leader, {}), LEADER_RATE)
+        leader_rate = _rate(broker_configs.get(f.leader, {}), THROTTLE_LEADER_RATE)
         if f.leader_throttled and leader_rate is not None:
             rate = min(rate, leader_rate / out_throttled[f.leader])
         f.rate = rate

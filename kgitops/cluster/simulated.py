@@ -63,6 +63,7 @@ from kgitops.model import (
     TopicPartition,
     TopicState,
 )
+from kgitops.names import STATE_FORMAT
 
 UNCLEAN = "unclean.leader.election.enable"
 #: Kafka's defaults for the broker-level configs topics inherit (a state file's
@@ -144,7 +145,7 @@ class SimulatedCluster:
                 )
             name = os.path.splitext(os.path.basename(state_file))[0]
             data = {
-                "format": "kgitops-state/v1",
+                "format": STATE_FORMAT,
                 "clusterId": f"simulated-{name}",
                 "brokers": [{"id": b.id, "rack": b.rack} for b in brokers],
                 "topics": {},

@@ -41,9 +41,9 @@ from kgitops.model import (
     Reassignment,
     TopicState,
 )
+from kgitops.names import STATE_FORMAT
 from kgitops.perf import paused_gc
 
-FORMAT = "kgitops-state/v1"
 _MAX_REPORTED = 20
 
 
@@ -110,7 +110,7 @@ def state_to_json(state: ClusterState) -> dict[str, Any]:
             "partitions": {str(p): _partition_json(ps) for p, ps in sorted(t.partitions.items())},
             "config": dict(sorted(t.config.items())),
         }
-    out: dict[str, Any] = {"format": FORMAT, "clusterId": state.cluster_id}
+    out: dict[str, Any] = {"format": STATE_FORMAT, "clusterId": state.cluster_id}
     if state.controller_id is not None:
         out["controllerId"] = state.controller_id
     out["brokers"] = brokers
@@ -239,7 +239,7 @@ def read_state_file(path: str) -> tuple[str, dict[str, Any]]:
         ) from None
     if not isinstance(data, dict):
         raise StateFileError(
-            path, [f"{path}:1:1: error: expected a JSON object with format {FORMAT!r}"]
+            path, [f"{path}:1:1: error: expected a JSON object with format {STATE_FORMAT!r}"]
         )
     return text, data
 
@@ -294,7 +294,7 @@ class _Bad(Exception):
 
 
 def _fast_load(data: dict[str, Any]) -> ClusterState:
-    if data.get("format") != FORMAT:
+    if data.get("format") != STATE_FORMAT:
         raise _Bad
     brokers = tuple(
         Broker(

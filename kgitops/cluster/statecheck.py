@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable, Sequence
 from contextlib import suppress
 
-FORMAT = "kgitops-state/v1"
+from kgitops.names import STATE_FORMAT
 
 Path = tuple[str | int, ...]
 Problem = tuple[Path, str]
@@ -116,10 +116,10 @@ class _Checker:
 
     def check(self, data: object) -> list[Problem]:
         if not isinstance(data, dict):
-            self.bad((), "expected a JSON object with format 'kgitops-state/v1'")
+            self.bad((), f"expected a JSON object with format {STATE_FORMAT!r}")
             return self.problems
-        if data.get("format") != FORMAT:
-            self.bad(("format",), f"expected {FORMAT!r}, found {data.get('format')!r}")
+        if data.get("format") != STATE_FORMAT:
+            self.bad(("format",), f"expected {STATE_FORMAT!r}, found {data.get('format')!r}")
         if data.get("clusterId") is not None and not isinstance(data["clusterId"], str):
             self.bad(("clusterId",), "expected a string")
         if data.get("controllerId") is not None and not _is_int(data["controllerId"]):

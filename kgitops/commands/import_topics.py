@@ -22,6 +22,8 @@ import sys
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from kgitops.names import is_internal_topic
+
 if TYPE_CHECKING:
     from kgitops.model import ClusterSpec, ClusterState, TopicSpec
     from kgitops.plan.adopt import Adoption
@@ -91,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
         for n in sorted(state.topics)
         if n not in known
         and (wanted is None or n in wanted)
-        and (args.include_internal or not n.startswith("__"))
+        and (args.include_internal or not is_internal_topic(n))
     ]
     if not names:
         print(f"nothing to import: every topic of cluster {specs.cluster.name} is in {args.dir}")

@@ -50,9 +50,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from kgitops.cluster.simulated import SimulatedCluster
     from kgitops.commands._clusterdir import load_cluster
-    from kgitops.commands._units import format_duration, parse_duration, parse_size
     from kgitops.errors import KgitopsError
     from kgitops.plan.health import assess
+    from kgitops.units import human_seconds, parse_duration, parse_size
 
     spec = load_cluster(args.dir)
     if spec.simulated is None:
@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
         except ValueError as exc:
             raise KgitopsError(str(exc)) from None
         sim.advance(seconds)
-        print(f"advanced {format_duration(seconds)}; clock now {format_duration(sim.clock)}")
+        print(f"advanced {human_seconds(seconds)}; clock now {human_seconds(sim.clock)}")
     elif cmd == "set-size":
         try:
             size = parse_size(args.size)
@@ -129,10 +129,10 @@ def _changes(before: Health, after: Health) -> list[str]:
 
 
 def _show(sim: SimulatedCluster, health: Health, limit: int) -> None:
-    from kgitops.commands._units import format_duration, format_size
+    from kgitops.units import human_bytes, human_seconds
 
     state = sim.describe()
-    print(f"simulated cluster {state.cluster_id}: clock {format_duration(sim.clock)}")
+    print(f"simulated cluster {state.cluster_id}: clock {human_seconds(sim.clock)}")
     for b in sorted(state.brokers):
         leaders = sum(
             1 for t in state.topics.values() for p in t.partitions.values() if p.leader == b.id
@@ -145,7 +145,7 @@ def _show(sim: SimulatedCluster, health: Health, limit: int) -> None:
             f"  {replicas} replica(s), {leaders} leader(s)"
         )
     for topic, rate in sorted(sim.produce.items()):
-        print(f"  producing to {topic} at {format_size(rate)}/s")
+        print(f"  producing to {topic} at {human_bytes(rate)}/s")
     rates = sim.rates()
     progress = sim.replica_progress()
     lines: list[str] = []
@@ -153,17 +153,17 @@ def _show(sim: SimulatedCluster, health: Health, limit: int) -> None:
         for broker, (copied, size) in sorted(lag.items()):
             rate = rates.get((topic, pid, broker), 0.0)
             head = (
-                f"  {topic}-{pid} on broker {broker}: {format_size(copied)} of {format_size(size)}"
+                f"  {topic}-{pid} on broker {broker}: {human_bytes(copied)} of {human_bytes(size)}"
             )
             if broker not in sim.online:
                 lines.append(f"{head}, stalled: broker {broker} is offline")
             elif rate > 0:
                 grows = sim.produce.get(topic, 0.0) / len(state.topics[topic].partitions)
                 if rate > grows:
-                    eta = format_duration((size - copied) / (rate - grows))
-                    lines.append(f"{head} at {format_size(rate)}/s, ETA {eta}")
+                    eta = human_seconds((size - copied) / (rate - grows))
+                    lines.append(f"{head} at {human_bytes(rate)}/s, ETA {eta}")
                 else:
-                    lines.append(f"{head} at {format_size(rate)}/s: never, the log grows as fast")
+                    lines.append(f"{head} at {human_bytes(rate)}/s: never, the log grows as fast")
             else:
                 lines.append(f"{head}, stalled: the partition has no leader to copy from")
     if lines:

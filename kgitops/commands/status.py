@@ -152,7 +152,7 @@ def render(health: Health, title: str, limit: int = 20) -> list[str]:
 
 def _describe(f: PartitionHealth, flag: str, dead: frozenset[int]) -> str:
     """One finding in one line; a broker id marked ``*`` is offline."""
-    from kgitops.commands._units import format_size
+    from kgitops.units import human_bytes
 
     def _ids(ids: tuple[int, ...]) -> str:
         return "[" + ", ".join(f"{b}*" if b in dead else str(b) for b in ids) + "]"
@@ -171,7 +171,7 @@ def _describe(f: PartitionHealth, flag: str, dead: frozenset[int]) -> str:
             f"ISR {_ids(f.isr)}"
         )
         copied = [
-            f"{b}: {format_size(c)} of {format_size(s)}"
+            f"{b}: {human_bytes(c)} of {human_bytes(s)}"
             for b, (c, s) in sorted(f.progress.items())
             if b in f.adding
         ]
@@ -181,7 +181,7 @@ def _describe(f: PartitionHealth, flag: str, dead: frozenset[int]) -> str:
             out += "  STALLED (an adding replica's broker is offline)"
         return out
     out = f"{base}  leader {leader}"
-    lag = [f"{b} lags {format_size(s - c)}" for b, (c, s) in sorted(f.progress.items()) if s > c]
+    lag = [f"{b} lags {human_bytes(s - c)}" for b, (c, s) in sorted(f.progress.items()) if s > c]
     if lag:
         out += "  (" + ", ".join(lag) + " behind the leader's LEO)"
     return out

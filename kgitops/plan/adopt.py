@@ -23,9 +23,10 @@ from dataclasses import dataclass
 
 from kgitops.errors import KgitopsError
 from kgitops.model import Broker, Placement, TopicSpec, TopicState
+from kgitops.names import THROTTLED_REPLICAS_CONFIGS
 from kgitops.placement.assignment import assign_replicas, rack_alternated_brokers
 from kgitops.spec.lock import LockEntry
-from kgitops.spec.topic_configs import CONFIGS, MANAGED_BY_APPLY, check_config
+from kgitops.spec.topic_configs import CONFIGS, check_config
 
 #: The order in which ``escalate`` tries placements for a topic the planner would move.
 ESCALATION: tuple[str, ...] = ("recovered", "adopted", "rack-unaware", "static")
@@ -94,7 +95,7 @@ def live_config(topic: TopicState) -> tuple[dict[str, str], list[str]]:
     keep: dict[str, str] = {}
     notes: list[str] = []
     for name, value in sorted(topic.config.items()):
-        if name in MANAGED_BY_APPLY:
+        if name in THROTTLED_REPLICAS_CONFIGS:
             continue
         if name not in CONFIGS:
             notes.append(

@@ -23,6 +23,7 @@ from typing import Protocol
 
 from kgitops.errors import AssignmentError, Diagnostic, PlanError, SpecError
 from kgitops.model import Broker, ClusterSpec, ClusterState, TopicSpec, TopicState
+from kgitops.names import THROTTLED_REPLICAS_CONFIGS, is_internal_topic
 from kgitops.placement.assignment import assign_added_partitions, assign_replicas
 from kgitops.placement.balance import Mode
 from kgitops.placement.racks import RackRule
@@ -41,14 +42,8 @@ from kgitops.plan.actions import (
 from kgitops.plan.goals import Pending, drain_hotspot, goal_one, settle
 from kgitops.plan.throttles import stale_throttles
 from kgitops.plan.transfer import estimate_transfer
-from kgitops.plan.value import (
-    MIN_ISR,
-    THROTTLE_CONFIGS,
-    Plan,
-    PlanWarning,
-    min_isr_order,
-    state_fingerprint,
-)
+from kgitops.plan.value import MIN_ISR, Plan, PlanWarning, min_isr_order, state_fingerprint
+from kgitops.spec.durability import replication_warnings
 from kgitops.spec.lock import Lock, LockEntry, same_brokers
 from kgitops.spec.topic_configs import normalize_config
 from kgitops.units import human_bytes
@@ -70,11 +65,6 @@ class SpecsLike(Protocol):
 def _normal(name: str, value: str) -> str:
     """``normalize_config``, remembered: thousands of topics share a few config values."""
     return normalize_config(name, value)
-
-
-def is_internal(topic: str) -> bool:
-    """Kafka's own topics (``__consumer_offsets``, ``__transaction_state``...): never unmanaged."""
-    return topic.startswith("__")
 
 
 def effective_placement(spec: TopicSpec, brokers: Sequence[Broker]) -> str:
@@ -490,7 +480,7 @@ def _lock_existing(ctx: _Context, spec: TopicSpec, placement: str) -> None:
 
 def _configs(ctx: _Context, spec: TopicSpec, live: TopicState) -> AlterConfig | None:
     desired = _desired_config(spec)
-    have = {k: _normal(k, v) for k, v in live.config.items() if k not in THROTTLE_CONFIGS}
+    have = {k: _normal(k, v) for k, v in live.config.items() if k not in THROTTLED_REPLICAS_CONFIGS}
     to_set = {k: v for k, v in desired.items() if have.get(k) != v}
     to_delete = tuple(sorted(k for k in have if k not in desired))
     if to_set or to_delete:
@@ -682,28 +672,18 @@ def _leaders(ctx: _Context, spec: TopicSpec, live: TopicState, skip: set[int]) -
 
 
 def _spec_warnings(ctx: _Context, spec: TopicSpec) -> None:
-    rf = spec.replication_factor
-    if rf == 1:
-        ctx.warn(
-            spec.name,
-            "RF_ONE",
-            "replicationFactor 1: one broker failure makes the topic unavailable and can lose data",
-        )
+    """RF_ONE and MIN_ISR_EQUALS_RF, as validate says them (spec/durability.py)."""
     min_isr = ctx.state.min_insync_replicas(_desired_config(spec))
-    if rf > 1 and min_isr == rf:
-        ctx.warn(
-            spec.name,
-            "MIN_ISR_EQUALS_RF",
-            f"min.insync.replicas = replicationFactor = {rf}: with one broker down, "
-            "producers using acks=all cannot write",
-        )
+    single = len(ctx.state.brokers) == 1
+    for w in replication_warnings(spec.replication_factor, min_isr, single_broker=single):
+        ctx.warn(spec.name, w.code, w.message)
 
 
 def _unmanaged(ctx: _Context, managed: set[str]) -> None:
     policy = ctx.cluster.unmanaged_topics
     if policy == "ignore":
         return
-    names = sorted(n for n in ctx.state.topics if n not in managed and not is_internal(n))
+    names = sorted(n for n in ctx.state.topics if n not in managed and not is_internal_topic(n))
     if not names:
         return
     if policy == "error":

@@ -32,6 +32,10 @@ def _symbol(kind: str) -> str:
     return found.symbol if found is not None else "?"
 
 
+def _duration(seconds: float | None) -> str:
+    return "unthrottled" if seconds is None else human_seconds(seconds)
+
+
 def _rate(rate: int | None) -> str:
     return "no throttle" if not rate else f"{human_bytes(rate)}/s"
 
@@ -106,7 +110,7 @@ def _transfer_line(transfer: Mapping[str, Any]) -> str:
     return (
         f"Data to copy: {human_bytes(transfer['totalBytes'])} at "
         f"{_rate(transfer.get('throttleBytesPerSec'))} per broker, about "
-        f"{human_seconds(transfer.get('estimatedSeconds'))}"
+        f"{_duration(transfer.get('estimatedSeconds'))}"
         + _window_words(transfer)
         + (
             f" ({human_bytes(transfer['crossRackBytes'])} across racks)"
@@ -240,7 +244,7 @@ def _md_transfer(transfer: Mapping[str, Any] | None, rows: int = 50) -> list[str
             else ""
         )
         + f", throttled at {_rate(rate)} per broker: about "
-        f"{human_seconds(transfer.get('estimatedSeconds'))}{_window_words(transfer)}.",
+        f"{_duration(transfer.get('estimatedSeconds'))}{_window_words(transfer)}.",
         "",
     ]
     windows = window_rows(transfer)
@@ -264,7 +268,7 @@ def _md_transfer(transfer: Mapping[str, Any] | None, rows: int = 50) -> list[str
         secs = max(v["in"], v["out"]) / rate if rate else None
         out.append(
             f"| {md_text(b)} | {human_bytes(v['in'])} | {human_bytes(v['out'])} "
-            f"| {human_seconds(secs)} |"
+            f"| {_duration(secs)} |"
         )
     if len(ordered) > rows:
         out.append(f"| ... {len(ordered) - rows} more broker(s) | | | |")

@@ -35,13 +35,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from kgitops.model import ClusterState
+from kgitops.names import (
+    THROTTLE_FOLLOWER_RATE,
+    THROTTLE_FOLLOWER_REPLICAS,
+    THROTTLE_LEADER_RATE,
+    THROTTLE_LEADER_REPLICAS,
+)
 
-LEADER_RATE = "leader.replication.throttled.rate"
-FOLLOWER_RATE = "follower.replication.throttled.rate"
-LEADER_REPLICAS = "leader.replication.throttled.replicas"
-FOLLOWER_REPLICAS = "follower.replication.throttled.replicas"
-RATE_KEYS = (LEADER_RATE, FOLLOWER_RATE)
-REPLICA_KEYS = (LEADER_REPLICAS, FOLLOWER_REPLICAS)
+RATE_KEYS = (THROTTLE_LEADER_RATE, THROTTLE_FOLLOWER_RATE)
+REPLICA_KEYS = (THROTTLE_LEADER_REPLICAS, THROTTLE_FOLLOWER_REPLICAS)
 ALL = "*"
 
 Entry = tuple[int, int]  # (partition, broker)
@@ -96,9 +98,11 @@ def needed(moves: Iterable[MoveThrottle]) -> Needed:
     per_topic: dict[str, dict[str, set[Entry]]] = {}
     brokers: set[int] = set()
     for m in moves:
-        t = per_topic.setdefault(m.topic, {LEADER_REPLICAS: set(), FOLLOWER_REPLICAS: set()})
-        t[LEADER_REPLICAS].update((m.partition, b) for b in m.source)
-        t[FOLLOWER_REPLICAS].update((m.partition, b) for b in m.adding)
+        t = per_topic.setdefault(
+            m.topic, {THROTTLE_LEADER_REPLICAS: set(), THROTTLE_FOLLOWER_REPLICAS: set()}
+        )
+        t[THROTTLE_LEADER_REPLICAS].update((m.partition, b) for b in m.source)
+        t[THROTTLE_FOLLOWER_REPLICAS].update((m.partition, b) for b in m.adding)
         brokers |= m.brokers
     return Needed(
         replicas={

@@ -32,6 +32,7 @@ from kgitops.errors import (
     UnsafeReplication,
 )
 from kgitops.model import ClusterState
+from kgitops.names import THROTTLED_REPLICAS_CONFIGS
 from kgitops.plan.access_actions import ACCESS_KINDS, DeleteAcl
 from kgitops.plan.actions import (
     Action,
@@ -43,12 +44,7 @@ from kgitops.plan.actions import (
     action_from_json,
     kinds,
 )
-from kgitops.plan.throttles import REPLICA_KEYS
 from kgitops.plan.transfer import Transfer
-
-# Topic configs apply sets and removes around a reassignment: never drift of the specs
-# (``kgitops.plan.throttles`` plans their removal when no move in flight needs them).
-THROTTLE_CONFIGS = frozenset(REPLICA_KEYS)
 
 FORMAT = "kgitops-plan/v1"
 
@@ -277,7 +273,7 @@ def topic_digest(state: ClusterState, topic: str, reprs: _Reprs | None = None) -
     parts = t.partitions
     ids = sorted(parts)
     text = ";".join(map(cache.__getitem__, [parts[p].replicas for p in ids]))
-    config = sorted((k, v) for k, v in t.config.items() if k not in THROTTLE_CONFIGS)
+    config = sorted((k, v) for k, v in t.config.items() if k not in THROTTLED_REPLICAS_CONFIGS)
     return _digest(f"{ids!r}|{text}|{config!r}")
 
 

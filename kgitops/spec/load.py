@@ -38,10 +38,11 @@ from kgitops.model import (
     UnmanagedAclPolicy,
     UnmanagedPolicy,
 )
+from kgitops.names import THROTTLED_REPLICAS_CONFIGS
 from kgitops.spec import rules as specrules
 from kgitops.spec import schemacheck
 from kgitops.spec.access import ACCESS_KINDS, build_access
-from kgitops.spec.topic_configs import CONFIGS, MANAGED_BY_APPLY, check_config
+from kgitops.spec.topic_configs import CONFIGS, check_config
 from kgitops.spec.yamlload import Document, Marks, load_file
 
 CLUSTER_FILES = ("cluster.yaml", "cluster.yml")
@@ -139,7 +140,7 @@ def _topic_config(doc: Document, diags: list[Diagnostic]) -> dict[str, str]:
         return config
     for key, raw in raw_config.items():
         path = f"config.{key}"
-        if key in MANAGED_BY_APPLY:
+        if key in THROTTLED_REPLICAS_CONFIGS:
             diags.append(
                 Diagnostic(
                     doc.key_mark(path),

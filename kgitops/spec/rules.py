@@ -39,8 +39,10 @@ from collections.abc import Sequence
 
 from kgitops.errors import Diagnostic, Mark
 from kgitops.model import Broker, ClusterSpec, TopicSpec
+from kgitops.names import KAFKA_INTERNAL_TOPICS, is_internal_topic
 from kgitops.placement.racks import RackRule
 from kgitops.spec.clusterrules import check_cluster, loopback_only
+from kgitops.spec.durability import replication_warnings
 from kgitops.spec.yamlload import Document
 
 _CONTROL = re.compile(
@@ -168,14 +170,13 @@ def check_topic(
                 )
             )
     single = len(brokers) == 1 if brokers is not None else local
-    if rf == 1 and not single and not topic.delete:
-        out.append(
-            _warn(
-                m("replicationFactor"),
-                "replicationFactor 1: the topic has one copy; it is unavailable, and may be "
-                "lost, when its broker fails",
-            )
-        )
+    if not topic.delete:
+        try:
+            isr: int | None = int(topic.config["min.insync.replicas"])
+        except (KeyError, ValueError):
+            isr = None
+        for w in replication_warnings(rf, isr, single_broker=single):
+            out.append(_warn(m(w.field), w.message))
     _check_config_rules(topic, out)
     _check_placement(topic, brokers, drained, out)
     if topic.keys is not None:
@@ -185,21 +186,15 @@ def check_topic(
             out.append(_err(m("keys.sample"), f"key sample not found: {sample}"))
 
 
-# Topics the brokers create and own.
-INTERNAL_TOPICS = frozenset(
-    {"__consumer_offsets", "__transaction_state", "__cluster_metadata", "__share_group_state"}
-)
-
-
 def _check_internal_name(topic: TopicSpec, out: list[Diagnostic]) -> None:
-    if topic.name in INTERNAL_TOPICS:
+    if topic.name in KAFKA_INTERNAL_TOPICS:
         out.append(
             _err(
                 topic.mark_of("name"),
                 f"{topic.name} is one of Kafka's internal topics; the brokers create and manage it",
             )
         )
-    elif topic.name.startswith("__"):
+    elif is_internal_topic(topic.name):
         out.append(
             _warn(
                 topic.mark_of("name"),
@@ -222,14 +217,6 @@ def _check_config_rules(topic: TopicSpec, out: list[Diagnostic]) -> None:
                     m("config.min.insync.replicas"),
                     f"min.insync.replicas {need} is above replicationFactor {rf}: producers "
                     "with acks=all could never write",
-                )
-            )
-        elif need == rf and rf > 1:
-            out.append(
-                _warn(
-                    m("config.min.insync.replicas"),
-                    f"min.insync.replicas {need} equals replicationFactor {rf}: one broker "
-                    "down stops producers with acks=all",
                 )
             )
     lo, hi = c.get("min.compaction.lag.ms"), c.get("max.compaction.lag.ms")

@@ -38,12 +38,6 @@ INT_MIN = -(2**31)
 LONG_MAX = 2**63 - 1
 LONG_MIN = -(2**63)
 
-#: Configs that ``kgitops apply`` sets during a reassignment; a spec may not set them and the
-#: diff never reports them as drift.
-MANAGED_BY_APPLY = frozenset(
-    {"leader.replication.throttled.replicas", "follower.replication.throttled.replicas"}
-)
-
 
 @dataclass(frozen=True, slots=True)
 class TopicConfig:

@@ -116,9 +116,9 @@ def test_plain_progress_prints_a_line_when_a_partition_finishes_or_time_passes()
     now[0] = 31
     p.update(snap(1, 1024))
     assert out.getvalue().splitlines() == [
-        "reassign: 0/4 partitions done (2 in flight), 0 B of 4.0 KiB copied, ETA 0:00:30",
-        "reassign: 1/4 partitions done (2 in flight), 1.0 KiB of 4.0 KiB copied, ETA 0:00:30",
-        "reassign: 1/4 partitions done (2 in flight), 1.0 KiB of 4.0 KiB copied, ETA 0:00:30",
+        "reassign: 0/4 partitions done (2 in flight), 0 B of 4.0 KiB copied, ETA 30s",
+        "reassign: 1/4 partitions done (2 in flight), 1.0 KiB of 4.0 KiB copied, ETA 30s",
+        "reassign: 1/4 partitions done (2 in flight), 1.0 KiB of 4.0 KiB copied, ETA 30s",
     ]
 
 
@@ -129,7 +129,7 @@ def test_the_terminal_bar_redraws_one_line_in_place() -> None:
     bar.message("done")
     text = out.getvalue()
     assert text.startswith("\r\x1b[2K[############------------]  50%  2/4 partitions")
-    assert "1/4" not in text and text.endswith("ETA 0:00:30\ndone\n")
+    assert "1/4" not in text and text.endswith("ETA 30s\ndone\n")
 
 
 def test_a_cluster_that_changes_while_the_person_reads_the_plan_is_not_touched(

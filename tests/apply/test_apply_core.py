@@ -14,6 +14,12 @@ from kgitops.errors import (
     StalePlan,
 )
 from kgitops.model import Broker, ReassignmentSettings
+from kgitops.names import (
+    THROTTLE_FOLLOWER_RATE,
+    THROTTLE_FOLLOWER_REPLICAS,
+    THROTTLE_LEADER_RATE,
+    THROTTLE_LEADER_REPLICAS,
+)
 from kgitops.plan.actions import (
     AddPartitions,
     AlterConfig,
@@ -23,7 +29,6 @@ from kgitops.plan.actions import (
     Move,
     Reassign,
 )
-from kgitops.plan.throttles import FOLLOWER_RATE, FOLLOWER_REPLICAS, LEADER_RATE, LEADER_REPLICAS
 from kgitops.plan.value import Plan
 
 BROKERS = [Broker(i, f"r{i % 3}") for i in range(1, 7)]
@@ -108,7 +113,7 @@ def test_reassignment_throttles_exactly_the_brokers_and_replicas_involved_then_r
     None
 ):
     fake, p = moves_plan(2)
-    fake.configs["m"] = {LEADER_REPLICAS: "7:5"}  # another writer's entry: APPEND keeps it
+    fake.configs["m"] = {THROTTLE_LEADER_REPLICAS: "7:5"}  # another writer's entry: APPEND keeps it
     seen: list[tuple[dict[int, dict[str, str]], dict[str, str]]] = []
     fake.on_sleep = lambda f: seen.append(
         ({b: dict(c) for b, c in f.broker_configs.items()}, dict(f.configs["m"]))
@@ -116,10 +121,10 @@ def test_reassignment_throttles_exactly_the_brokers_and_replicas_involved_then_r
     apply_plan(p, fake, SETTINGS, allow_delete=False, poll_seconds=1)
     brokers, topic = seen[0]
     assert sorted(b for b, c in brokers.items() if c) == [1, 2, 3]
-    assert brokers[3] == {LEADER_RATE: "1000", FOLLOWER_RATE: "1000"}
-    assert topic[LEADER_REPLICAS] == "7:5,0:1,0:2,1:1,1:2"  # APPEND adds at the end
-    assert topic[FOLLOWER_REPLICAS] == "0:3,1:3"
-    assert fake.configs["m"] == {LEADER_REPLICAS: "7:5"}
+    assert brokers[3] == {THROTTLE_LEADER_RATE: "1000", THROTTLE_FOLLOWER_RATE: "1000"}
+    assert topic[THROTTLE_LEADER_REPLICAS] == "7:5,0:1,0:2,1:1,1:2"  # APPEND adds at the end
+    assert topic[THROTTLE_FOLLOWER_REPLICAS] == "0:3,1:3"
+    assert fake.configs["m"] == {THROTTLE_LEADER_REPLICAS: "7:5"}
     assert all(not c for c in fake.broker_configs.values())
     assert fake.replicas["m"] == {0: (3, 1, 2), 1: (3, 1, 2)}
 
@@ -190,7 +195,9 @@ def test_broker_failing_mid_reassignment_cancels_its_moves_and_removes_throttles
     assert fake.replicas["m"] == {0: (1, 2), 1: (1, 2, 5)}
     assert fake.flights == {}
     assert all(not c for c in fake.broker_configs.values())
-    assert not any(k in fake.configs["m"] for k in (LEADER_REPLICAS, FOLLOWER_REPLICAS))
+    assert not any(
+        k in fake.configs["m"] for k in (THROTTLE_LEADER_REPLICAS, THROTTLE_FOLLOWER_REPLICAS)
+    )
     text = "\n".join(err.value.lines())
     assert (
         "partition 0: broker(s) [4] went offline during the move; cancelled, back to [1, 2]" in text
@@ -207,7 +214,7 @@ def test_a_timeout_cancels_what_is_in_flight_and_removes_throttles() -> None:
     assert fake.flights == {} and fake.clock == 10
     assert all(r == (1, 2) for r in fake.replicas["m"].values())
     assert all(not c for c in fake.broker_configs.values())
-    assert "timed out after 0:00:10" in "\n".join(err.value.lines())
+    assert "timed out after 10s" in "\n".join(err.value.lines())
 
 
 def test_ctrl_c_during_the_wait_cancels_removes_throttles_and_reports() -> None:
@@ -262,7 +269,7 @@ def test_no_wait_leaves_moves_running_with_throttles_and_a_later_apply_finishes_
     fake, p = moves_plan(3, size=10_000)
     report = apply_plan(p, fake, SETTINGS, allow_delete=False, wait=False, poll_seconds=1)
     assert len(fake.flights) == 3
-    assert fake.broker_configs[3][LEADER_RATE] == "1000"
+    assert fake.broker_configs[3][THROTTLE_LEADER_RATE] == "1000"
     assert any("--no-wait" in n for n in report.notes)
     assert report.outcomes[0].detail.startswith("in flight: partition 0 moving to [3, 1, 2]")
     fake.calls.clear()
@@ -270,7 +277,10 @@ def test_no_wait_leaves_moves_running_with_throttles_and_a_later_apply_finishes_
     assert [n for n, _ in fake.calls if n == "alter_reassignments"] == []
     assert all(r == (3, 1, 2) for r in fake.replicas["m"].values())
     assert all(not c for c in fake.broker_configs.values())
-    assert not any(k in fake.configs.get("m", {}) for k in (LEADER_REPLICAS, FOLLOWER_REPLICAS))
+    assert not any(
+        k in fake.configs.get("m", {})
+        for k in (THROTTLE_LEADER_REPLICAS, THROTTLE_FOLLOWER_REPLICAS)
+    )
 
 
 def test_no_wait_submits_one_window_and_says_the_rest_is_not_done() -> None:
@@ -282,14 +292,17 @@ def test_no_wait_submits_one_window_and_says_the_rest_is_not_done() -> None:
     assert "partition 3: not submitted (--no-wait submits one window of 3)" in "\n".join(
         err.value.lines()
     )
-    assert fake.configs["m"][FOLLOWER_REPLICAS] == "0:3,1:3,2:3"  # only the submitted ones
+    assert fake.configs["m"][THROTTLE_FOLLOWER_REPLICAS] == "0:3,1:3,2:3"  # only the submitted ones
     fake.calls.clear()
     apply_plan(p, fake, SETTINGS, allow_delete=False, poll_seconds=1)
     submitted = [payload for n, payload in fake.calls if n == "alter_reassignments"]
     assert submitted == [{("m", 3): (3, 1, 2)}]
     assert all(r == (3, 1, 2) for r in fake.replicas["m"].values())
     assert all(not c for c in fake.broker_configs.values())
-    assert not any(k in fake.configs.get("m", {}) for k in (LEADER_REPLICAS, FOLLOWER_REPLICAS))
+    assert not any(
+        k in fake.configs.get("m", {})
+        for k in (THROTTLE_LEADER_REPLICAS, THROTTLE_FOLLOWER_REPLICAS)
+    )
 
 
 def test_an_effect_the_cluster_does_not_show_is_an_error() -> None:
@@ -352,15 +365,15 @@ def test_a_dry_run_that_cannot_read_the_cluster_fails_instead_of_printing_half()
 
 def test_throttles_are_kgitops_own_a_broker_rate_found_is_replaced_and_said_so() -> None:
     fake, p = moves_plan(1)
-    fake.broker_configs[3] = {LEADER_RATE: "500"}
+    fake.broker_configs[3] = {THROTTLE_LEADER_RATE: "500"}
     report = apply_plan(p, fake, SETTINGS, allow_delete=False, poll_seconds=1)
     assert fake.broker_configs[3] == {}
-    assert f"note: broker 3 had {LEADER_RATE}=500; set to 1000" in report.notes
+    assert f"note: broker 3 had {THROTTLE_LEADER_RATE}=500; set to 1000" in report.notes
 
 
 def test_a_dry_run_shows_append_and_subtract_per_window_and_sends_nothing() -> None:
     fake, p = moves_plan(4)
-    fake.configs["m"] = {FOLLOWER_REPLICAS: "7:5"}
+    fake.configs["m"] = {THROTTLE_FOLLOWER_REPLICAS: "7:5"}
     report = apply_plan(p, fake, SETTINGS, allow_delete=False, dry_run=True)
     topic_lines = [r for r in report.requests if r.startswith("IncrementalAlterConfigs topics")]
     assert topic_lines == [
@@ -388,4 +401,6 @@ def test_an_unexpected_error_mid_wait_still_cancels_the_moves_and_removes_thrott
         apply_plan(p, fake, SETTINGS, allow_delete=False, poll_seconds=1)
     assert fake.flights == {}
     assert all(not c for c in fake.broker_configs.values())
-    assert not any(k in fake.configs["m"] for k in (LEADER_REPLICAS, FOLLOWER_REPLICAS))
+    assert not any(
+        k in fake.configs["m"] for k in (THROTTLE_LEADER_REPLICAS, THROTTLE_FOLLOWER_REPLICAS)
+    )

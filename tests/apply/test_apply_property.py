@@ -22,9 +22,9 @@ from kgitops.model import (
     SimulatedSpec,
     TopicSpec,
 )
+from kgitops.names import THROTTLE_FOLLOWER_REPLICAS, THROTTLE_LEADER_REPLICAS
 from kgitops.placement.assignment import assign_replicas
 from kgitops.plan.diff import compute_plan
-from kgitops.plan.throttles import FOLLOWER_REPLICAS, LEADER_REPLICAS
 
 BROKERS = tuple(Broker(i, f"az{(i - 1) % 3 + 1}") for i in range(1, 7))
 CONFIGS = st.dictionaries(
@@ -120,7 +120,7 @@ def check(state_json: dict[str, Any], desired: Desired, state_file: str) -> None
     assert not sim.list_reassignments()
     assert not any(after.broker_configs.values())
     for t in after.topics.values():
-        assert not set(t.config) & {LEADER_REPLICAS, FOLLOWER_REPLICAS}
+        assert not set(t.config) & {THROTTLE_LEADER_REPLICAS, THROTTLE_FOLLOWER_REPLICAS}
     for b in desired.cluster.decommission:
         assert all(
             b not in p.replicas for t in after.topics.values() for p in t.partitions.values()

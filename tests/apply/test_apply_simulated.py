@@ -14,8 +14,8 @@ import pytest
 from kgitops import cli
 from kgitops.cluster.simulated import SimulatedCluster
 from kgitops.model import Broker
+from kgitops.names import THROTTLE_FOLLOWER_REPLICAS, THROTTLE_LEADER_REPLICAS
 from kgitops.placement.assignment import assign_added_partitions, assign_replicas
-from kgitops.plan.throttles import FOLLOWER_REPLICAS, LEADER_REPLICAS
 
 BROKERS = [Broker(i, f"az{(i - 1) % 3 + 1}") for i in range(1, 7)]
 RACK = {b.id: b.rack for b in BROKERS}
@@ -74,7 +74,10 @@ class Folder:
         state = self.state()
         assert not any(state.get("brokerConfigs", {}).values()), "throttle rates left behind"
         for t in state["topics"].values():
-            assert not set(t.get("config", {})) & {LEADER_REPLICAS, FOLLOWER_REPLICAS}
+            assert not set(t.get("config", {})) & {
+                THROTTLE_LEADER_REPLICAS,
+                THROTTLE_FOLLOWER_REPLICAS,
+            }
 
     def state(self) -> dict[str, Any]:
         return json.loads(self.state_file.read_text())  # type: ignore[no-any-return]

@@ -20,7 +20,8 @@ import pytest
 from test_apply_simulated import Folder, topic
 
 import kgitops
-from kgitops.plan.throttles import FOLLOWER_REPLICAS, LEADER_REPLICAS, RATE_KEYS
+from kgitops.names import THROTTLE_FOLLOWER_REPLICAS, THROTTLE_LEADER_REPLICAS
+from kgitops.plan.throttles import RATE_KEYS
 
 ROOT = str(Path(kgitops.__file__).resolve().parent.parent)
 
@@ -54,7 +55,7 @@ def throttles_in(state: dict[str, Any]) -> list[str]:
         f"topic {n}: {k}"
         for n, t in state["topics"].items()
         for k in t.get("config", {})
-        if k in (LEADER_REPLICAS, FOLLOWER_REPLICAS)
+        if k in (THROTTLE_LEADER_REPLICAS, THROTTLE_FOLLOWER_REPLICAS)
     ]
     return found
 

@@ -10,9 +10,9 @@ from pathlib import Path
 from kgitops.cluster.port import ConfigChange, NewTopic
 from kgitops.cluster.simulated import SimulatedCluster
 from kgitops.model import Broker
-from kgitops.plan.throttles import FOLLOWER_RATE, LEADER_REPLICAS
+from kgitops.names import THROTTLE_FOLLOWER_RATE, THROTTLE_LEADER_REPLICAS
 
-KEY = LEADER_REPLICAS
+KEY = THROTTLE_LEADER_REPLICAS
 
 
 def cluster(tmp_path: Path) -> SimulatedCluster:
@@ -59,9 +59,11 @@ def test_one_request_names_a_key_once(tmp_path: Path) -> None:
 def test_a_broker_that_is_down_cannot_have_its_config_changed(tmp_path: Path) -> None:
     s = cluster(tmp_path)
     s.fail_broker(3)
-    got = s.alter_broker_configs({b: ConfigChange(set={FOLLOWER_RATE: "100"}) for b in (1, 3)})
+    got = s.alter_broker_configs(
+        {b: ConfigChange(set={THROTTLE_FOLLOWER_RATE: "100"}) for b in (1, 3)}
+    )
     assert got["broker:1"] is None
     err = got["broker:3"]
     assert err is not None and err.code == "BROKER_NOT_AVAILABLE"
     configs = s.describe([]).broker_configs
-    assert configs.get(1) == {FOLLOWER_RATE: "100"} and 3 not in configs
+    assert configs.get(1) == {THROTTLE_FOLLOWER_RATE: "100"} and 3 not in configs

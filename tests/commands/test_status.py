@@ -83,8 +83,8 @@ def test_reassignment_in_flight_with_progress_and_a_stall(
     out = capsys.readouterr().out
     assert "HEALTHY: 1 reassigning" in out
     assert (
-        "  a-0  target [2, 1]  adding [2]  removing [0]  ISR [1, 0]  copied 2: 400 MB of 1 GB"
-        in out
+        "  a-0  target [2, 1]  adding [2]  removing [0]  ISR [1, 0]  "
+        "copied 2: 381.5 MiB of 953.7 MiB" in out
     )
     s.fail_broker(2)
     assert main(["status", str(folder), "--format", "json"]) == 2

@@ -7,14 +7,13 @@ import json
 from kgitops.plan.actions import AddPartitions, CreateTopic, DeleteTopic, Move, Reassign
 from kgitops.plan.render import (
     GITHUB_COMMENT_LIMIT,
-    human_bytes,
-    human_seconds,
     reassignment_json,
     render_markdown,
     render_text,
 )
 from kgitops.plan.transfer import Traffic, Transfer
 from kgitops.plan.value import Plan, PlanWarning
+from kgitops.units import human_bytes, human_seconds
 
 
 def _plan(n_creates: int = 1) -> Plan:
@@ -105,7 +104,9 @@ def test_human_units() -> None:
     assert human_bytes(1536) == "1.5 KiB"
     assert human_bytes(None) == "unknown size"
     assert human_seconds(3725) == "1h 2m 5s"
-    assert human_seconds(None) == "unthrottled"
+    assert human_seconds(150) == "2m 30s"
+    assert human_seconds(6.666) == "6.67s"
+    assert human_bytes(10**9) == "953.7 MiB"
 
 
 def test_markdown_shows_the_measured_key_load_before_and_after_an_expansion() -> None:

@@ -6,11 +6,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kgitops.names import THROTTLED_REPLICAS_CONFIGS
 from kgitops.spec.topic_configs import (
     CONFIGS,
     INT_MAX,
     LONG_MAX,
-    MANAGED_BY_APPLY,
     check_config,
     normalize_config,
     suggest,
@@ -59,7 +59,7 @@ def test_every_retention_in_range_round_trips_through_its_string(ms: int) -> Non
 @given(st.sampled_from(sorted(CONFIGS)))
 def test_every_default_is_a_valid_value_of_its_config(name: str) -> None:
     spec = CONFIGS[name]
-    if spec.default == "" or name in MANAGED_BY_APPLY:
+    if spec.default == "" or name in THROTTLED_REPLICAS_CONFIGS:
         return
     held, problem = check_config(name, spec.default)
     assert problem is None

@@ -1,0 +1,39 @@
+"""Names that Kafka (or a kgitops file format) fixes and that several layers need: one home.
+
+Replication throttles (Kafka's ``kafka.server.DynamicConfig`` and ``LogConfig``): a reassignment
+is throttled by two per-broker rates and two per-topic replica lists::
+
+    broker 1: leader.replication.throttled.rate = follower.replication.throttled.rate = 50000000
+    topic a:  leader.replication.throttled.replicas = "0:1,0:2"   (the sources)
+              follower.replication.throttled.replicas = "0:3"     (the replicas being added)
+
+Apply sets and removes them; the topic lists are never drift, never part of a plan's state,
+and a spec may not set them.
+
+Internal topics: Kafka's own (``__consumer_offsets``...) and, by convention, every name
+starting with ``__`` (Connect's, Streams', Kafka's future ones).
+"""
+
+from __future__ import annotations
+
+THROTTLE_LEADER_RATE = "leader.replication.throttled.rate"
+THROTTLE_FOLLOWER_RATE = "follower.replication.throttled.rate"
+THROTTLE_LEADER_REPLICAS = "leader.replication.throttled.replicas"
+THROTTLE_FOLLOWER_REPLICAS = "follower.replication.throttled.replicas"
+
+#: The topic configs apply manages around a reassignment.
+THROTTLED_REPLICAS_CONFIGS = frozenset({THROTTLE_LEADER_REPLICAS, THROTTLE_FOLLOWER_REPLICAS})
+
+#: Topics the brokers create and own: a spec may never manage them.
+KAFKA_INTERNAL_TOPICS = frozenset(
+    {"__consumer_offsets", "__transaction_state", "__cluster_metadata", "__share_group_state"}
+)
+
+#: The cluster state JSON's format (docs/simulated-cluster.md, kgitops/schemas/state.json).
+STATE_FORMAT = "kgitops-state/v1"
+
+
+def is_internal_topic(name: str) -> bool:
+    """Kafka's or another framework's internal topic: a name starting with ``__``. Never
+    reported as unmanaged, never imported unless asked."""
+    return name.startswith("__")
