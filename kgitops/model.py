@@ -137,6 +137,9 @@ class SimulatedSpec:
 
     state_file: str
     brokers: tuple[Broker, ...]
+    auto_leader_rebalance: bool = True
+    leader_imbalance_check_seconds: float = 300.0
+    eligible_leader_replicas: bool = True
 
 
 @dataclass(frozen=True)

@@ -7,9 +7,10 @@ it stops fetching (its broker fails) and joins it again once it has copied the l
 The rules, as Kafka's KRaft controller applies them:
 
 - leader = the first replica, in assignment order, that is in the ISR and online;
-- a failed broker leaves every ISR, except that the last ISR member stays (Kafka never
-  empties an ISR): the partition is then offline (no leader) until that broker returns,
-  because unclean leader election is off;
+- a failed broker leaves every ISR, except, without ELR, the last ISR member (Kafka never
+  empties an ISR then): the partition is offline (no leader) until that broker returns,
+  because unclean leader election is off; with ELR (KIP-966) the ISR may empty and the
+  replicas that left it below min.insync.replicas are eligible leaders (``Part.elr``);
 - during a reassignment the assigned replicas are ``target + removing``; the ``adding`` ones
   copy the partition (``size`` bytes) from the leader and join the ISR; when every target
   replica is in the ISR the reassignment completes: the removing replicas leave, and if the
@@ -57,6 +58,9 @@ class Part:
     adding: list[int] = field(default_factory=list)
     removing: list[int] = field(default_factory=list)
     copied: dict[int, float] = field(default_factory=dict)
+    elr: list[int] = field(default_factory=list)
+    min_isr: int = 1
+    elr_enabled: bool = False
 
     @property
     def target(self) -> list[int]:
@@ -74,10 +78,44 @@ class Part:
         self.isr.sort(key=lambda b: pos.get(b, len(pos)))
 
     def elect(self, online: frozenset[int] | set[int]) -> None:
-        """Keep a live leader in the ISR; else the first ISR replica in assignment order."""
+        """Keep a live leader in the ISR; else the first ISR replica in assignment order;
+        else, with ELR and an empty ISR, the first live eligible leader replica, which
+        becomes the ISR (``PartitionChangeBuilder.isValidNewLeader`` / ``tryElection``)."""
         if self.leader is not None and self.leader in self.isr and self.leader in online:
             return
         self.leader = next((b for b in self.replicas if b in self.isr and b in online), None)
+        if self.leader is None and not self.isr and self.elr_enabled:
+            chosen = next((b for b in self.replicas if b in self.elr and b in online), None)
+            if chosen is not None:
+                self.leader = chosen
+                self.isr = [chosen]
+                self.elr = [b for b in self.elr if b != chosen]
+                self.copied.pop(chosen, None)
+
+    def isr_changed(self, before: Sequence[int]) -> None:
+        """Keep the eligible leader replicas as KRaft does after an ISR change
+        (``PartitionChangeBuilder.maybePopulateTargetElr``): with an ISR of at least
+        min.insync.replicas the ELR is empty; below it, the members that left the ISR join
+        the ELR (the high watermark cannot have advanced without them)."""
+        if not self.elr_enabled:
+            self.elr = []
+            return
+        if len(self.isr) >= self.min_isr:
+            self.elr = []
+            return
+        keep = (set(self.elr) | set(before)) - set(self.isr)
+        self.elr = [b for b in self.replicas if b in keep]
+
+    def leave_isr(self, broker: int) -> None:
+        """``broker`` is fenced: it leaves the ISR. Without ELR Kafka never empties an ISR
+        (the last member stays and the partition goes offline); with ELR it may, and the
+        members that left are the eligible leaders (``handleBrokerFenced``)."""
+        if broker not in self.isr or (len(self.isr) == 1 and not self.elr_enabled):
+            return
+        before = list(self.isr)
+        self.isr.remove(broker)
+        self.copied[broker] = float(self.size)
+        self.isr_changed(before)
 
 
 def reassign(part: Part, target: Sequence[int], online: frozenset[int]) -> None:
@@ -126,10 +164,13 @@ def revert(part: Part, online: frozenset[int]) -> None:
     original = [b for b in part.replicas if b not in adding]
     for b in adding:
         part.copied.pop(b, None)
+    before = list(part.isr)
     part.replicas = original
     part.isr = [b for b in part.isr if b not in adding]
     if not part.isr:
         part.isr = [original[0]]
+    part.elr = [b for b in part.elr if b in original]
+    part.isr_changed(before)
     part.adding = []
     part.removing = []
     part.order_isr()
@@ -144,6 +185,8 @@ def elect_unclean(part: Part, online: frozenset[int]) -> bool:
     log is cut to what it holds, and the ISR restarts from it alone. True if it elected."""
     if part.leader is not None or any(b in online for b in part.isr):
         return False
+    if not part.isr and any(b in online for b in part.elr):
+        return False  # an eligible leader replica is a clean choice (elect does it)
     leader = next((b for b in part.replicas if b in online), None)
     if leader is None:
         return False
@@ -151,6 +194,7 @@ def elect_unclean(part: Part, online: frozenset[int]) -> bool:
     part.size = min(part.size, kept)
     part.isr = [leader]
     part.leader = leader
+    part.elr = []  # an unclean election clears the ELR (PartitionChangeBuilder)
     part.copied = {b: min(v, float(part.size)) for b, v in part.copied.items()}
     for b in part.replicas:
         if b != leader:
@@ -191,11 +235,14 @@ def settle(parts: Iterable[Part], online: frozenset[int]) -> None:
     for part in parts:
         part.elect(online)
         if part.leader is not None:
+            before = list(part.isr)
             for b in part.replicas:
                 if b not in part.isr and b in online and part.copied.get(b, 0.0) >= part.size:
                     part.isr.append(b)
                     part.copied.pop(b, None)
             part.order_isr()
+            if part.isr != before:
+                part.isr_changed(before)
         if part.reassigning:
             complete(part, online)
         part.elect(online)
@@ -209,8 +256,11 @@ def complete(part: Part, online: frozenset[int]) -> bool:
     isr = [b for b in part.isr if b not in removing]
     if not target or not isr or not all(b in isr for b in target):
         return False
+    before = list(part.isr)
     part.replicas = target
     part.isr = isr
+    part.elr = [b for b in part.elr if b in target]
+    part.isr_changed(before)
     for b in removing:
         part.copied.pop(b, None)
     part.adding = []

@@ -60,6 +60,7 @@ from kgitops.model import (
     ClusterState,
     PartitionState,
     Reassignment,
+    SimulatedSpec,
     TopicPartition,
     TopicState,
 )
@@ -69,6 +70,8 @@ UNCLEAN = "unclean.leader.election.enable"
 #: Kafka's defaults for the broker-level configs topics inherit (a state file's
 #: ``brokerDefaults`` overrides them, as server.properties would).
 KAFKA_DEFAULTS = {"min.insync.replicas": "1", UNCLEAN: "false"}
+#: ``leader.imbalance.check.interval.seconds``'s default.
+LEADER_IMBALANCE_CHECK_SECONDS = 300.0
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -105,6 +108,7 @@ def _operation(
             self._locked = True
             try:
                 self._sync()
+                self._refresh()
                 return method(self, *args, **kwargs)
             except BaseException:
                 # interrupted half way (a signal, Ctrl-C): what is on disk is whole (atomic
@@ -120,21 +124,59 @@ def _operation(
 class SimulatedCluster:
     """The simulated cluster (see the module docstring). Use ``open``."""
 
-    def __init__(self, path: str, data: Mapping[str, Any], text: str | None = None) -> None:
+    def __init__(
+        self,
+        path: str,
+        data: Mapping[str, Any],
+        text: str | None = None,
+        *,
+        leader_balance_seconds: float | None = LEADER_IMBALANCE_CHECK_SECONDS,
+        eligible_leader_replicas: bool = True,
+    ) -> None:
         self.path = path
         self._stamp: tuple[int, int, int] | None = None
         self._locked = False
+        self.leader_balance_seconds = (
+            None if leader_balance_seconds is None else max(1.0, leader_balance_seconds)
+        )
+        self.elr = eligible_leader_replicas
         self._load(data, text)
 
     # ---------------------------------------------------------------- persistence
 
     @classmethod
-    def open(cls, state_file: str, brokers: Sequence[Broker]) -> SimulatedCluster:
-        """The cluster kept in ``state_file``, created from ``brokers`` if it does not exist."""
+    def from_spec(cls, spec: SimulatedSpec) -> SimulatedCluster:
+        """The simulated cluster a cluster.yaml ``simulated`` block describes."""
+        return cls.open(
+            spec.state_file,
+            spec.brokers,
+            leader_balance_seconds=spec.leader_imbalance_check_seconds
+            if spec.auto_leader_rebalance
+            else None,
+            eligible_leader_replicas=spec.eligible_leader_replicas,
+        )
+
+    @classmethod
+    def open(
+        cls,
+        state_file: str,
+        brokers: Sequence[Broker],
+        *,
+        leader_balance_seconds: float | None = LEADER_IMBALANCE_CHECK_SECONDS,
+        eligible_leader_replicas: bool = True,
+    ) -> SimulatedCluster:
+        """The cluster kept in ``state_file``, created from ``brokers`` if it does not exist.
+        ``leader_balance_seconds``: the controller's automatic preferred-leader election
+        interval (None: ``auto.leader.rebalance.enable=false``); ``eligible_leader_replicas``:
+        whether the controller keeps ELR (KIP-966, on by default for new Kafka 4.1+ clusters)."""
+        settings: dict[str, Any] = {
+            "leader_balance_seconds": leader_balance_seconds,
+            "eligible_leader_replicas": eligible_leader_replicas,
+        }
         with _file_lock(state_file):
             if os.path.exists(state_file):
                 text, data = read_state_file(state_file)
-                cluster = cls(state_file, data, text)
+                cluster = cls(state_file, data, text, **settings)
                 cluster._stamp = cls._stat(state_file)
                 if cluster._register(brokers):
                     cluster._save()
@@ -150,7 +192,7 @@ class SimulatedCluster:
                 "brokers": [{"id": b.id, "rack": b.rack} for b in brokers],
                 "topics": {},
             }
-            cluster = cls(state_file, data)
+            cluster = cls(state_file, data, **settings)
             cluster._save()
             return cluster
 
@@ -176,6 +218,12 @@ class SimulatedCluster:
                 str(t): {int(p): {int(b): float(v) for b, v in bs.items()} for p, bs in ps.items()}
                 for t, ps in (sim.get("progress") or {}).items()
             }
+            elr = {
+                str(t): {int(p): [int(b) for b in bs] for p, bs in ps.items()}
+                for t, ps in (sim.get("eligibleLeaderReplicas") or {}).items()
+            }
+            at = sim.get("leaderBalanceAt")
+            self.balance_at: float | None = None if at is None else float(at)
         except (TypeError, ValueError, AttributeError) as exc:
             raise StateFileError(self.path, [f"simulation: malformed ({exc})"]) from None
         self.cluster_id = state.cluster_id
@@ -204,6 +252,7 @@ class SimulatedCluster:
                     adding=list(move.adding),
                     removing=list(move.removing),
                     copied=dict(progress.get(name, {}).get(pid, {})),
+                    elr=[b for b in elr.get(name, {}).get(pid, []) if b in ps.replicas],
                 )
                 stray = set(part.adding) | set(part.removing)
                 if not stray <= set(part.replicas):
@@ -214,9 +263,29 @@ class SimulatedCluster:
                             f"replicas of the partition (replicas {part.replicas})"
                         ],
                     )
-                part.elect(online)
                 parts.append(part)
             self.topics[name] = (parts, dict(t.config))
+        self._refresh()
+        for parts, _ in self.topics.values():
+            for part in parts:
+                part.elect(online)
+
+    def _refresh(self) -> None:
+        """Give every partition what its controller rules need: the topic's effective
+        min.insync.replicas and whether ELR is on."""
+        view = ClusterState(
+            brokers=(),
+            topics={},
+            broker_configs=self.broker_configs,
+            broker_defaults={**KAFKA_DEFAULTS, **self.broker_defaults},
+        )
+        for parts, config in self.topics.values():
+            min_isr = view.min_insync_replicas(config)
+            for part in parts:
+                part.min_isr = min_isr
+                part.elr_enabled = self.elr
+                if not self.elr:
+                    part.elr = []
 
     def _register(self, brokers: Sequence[Broker]) -> bool:
         """Register brokers new in cluster.yaml, update racks, drop empty removed ones."""
@@ -248,6 +317,7 @@ class SimulatedCluster:
             self._stamp = stamp
 
     def _save(self) -> None:
+        self._schedule_balance()
         progress = {
             name: {
                 str(pid): {str(b): v for b, v in sorted(part.copied.items())}
@@ -264,6 +334,12 @@ class SimulatedCluster:
                     t: r for t, r in sorted(self.produce.items()) if t in self.topics
                 },
                 "progress": {t: p for t, p in progress.items() if p},
+                "eligibleLeaderReplicas": {
+                    name: {str(pid): list(p.elr) for pid, p in enumerate(parts) if p.elr}
+                    for name, (parts, _) in sorted(self.topics.items())
+                    if any(p.elr for p in parts)
+                },
+                "leaderBalanceAt": self.balance_at,
             }
         }
         write_state(self.path, self._state(None, reported=False), extra)
@@ -498,6 +574,7 @@ class SimulatedCluster:
             for k in change.delete:
                 config.pop(k, None)
             results[name] = None
+        self._refresh()
         self._elect_unclean()
         self._save()
         return results
@@ -681,12 +758,52 @@ class SimulatedCluster:
 
     @_operation
     def advance(self, seconds: float) -> None:
-        """Let simulated time pass: replicas catch up, reassignments complete."""
-        repl.advance(
-            self.topics, self.online, self.broker_configs, seconds, self.network, self.produce
-        )
-        self.clock += max(0.0, seconds)
+        """Let simulated time pass: replicas catch up, reassignments complete, and the
+        controller's automatic preferred-leader election runs when it is due."""
+        end = self.clock + max(0.0, seconds)
+        while True:
+            self._schedule_balance()
+            stop = end if self.balance_at is None else min(end, self.balance_at)
+            repl.advance(
+                self.topics,
+                self.online,
+                self.broker_configs,
+                stop - self.clock,
+                self.network,
+                self.produce,
+            )
+            self.clock = stop
+            if self.balance_at is not None and self.clock >= self.balance_at:
+                self._balance_leaders()
+                continue
+            if self.clock >= end:
+                break
         self._save()
+
+    def _imbalanced(self) -> bool:
+        """KRaft's ``imbalancedPartitions``: some partition not led by its first replica."""
+        return any(p.leader != p.replicas[0] for parts, _ in self.topics.values() for p in parts)
+
+    def _schedule_balance(self) -> None:
+        """``QuorumController.maybeScheduleNextBalancePartitionLeaders``: when leaders are
+        imbalanced and no balance is pending, one is scheduled an interval from now."""
+        if self.leader_balance_seconds is None:
+            self.balance_at = None
+        elif self.balance_at is None and self._imbalanced():
+            self.balance_at = self.clock + self.leader_balance_seconds
+
+    def _balance_leaders(self) -> None:
+        """``ReplicationControlManager.maybeBalancePartitionLeaders``: a preferred election
+        for every imbalanced partition whose first replica is in the ISR and online. KRaft
+        has no per-broker threshold (``leader.imbalance.per.broker.percentage`` was the
+        ZooKeeper controller's, removed in Kafka 4.0: KAFKA-18743)."""
+        online = self.online
+        for parts, _ in self.topics.values():
+            for p in parts:
+                preferred = p.replicas[0]
+                if p.leader != preferred and preferred in p.isr and preferred in online:
+                    p.leader = preferred
+        self.balance_at = None
 
     @_operation
     def set_size(self, topic: str, size_bytes: int, partition: int | None = None) -> None:
@@ -725,15 +842,15 @@ class SimulatedCluster:
 
     @_operation
     def fail_broker(self, broker_id: int) -> None:
-        """The broker stops: it leaves every ISR (but never empties one: a partition whose
-        last in-sync replica it was goes offline), and its leaderships move."""
+        """The broker stops: it leaves every ISR and its leaderships move. Without ELR the
+        last in-sync replica stays (Kafka never empties an ISR) and its partition goes
+        offline; with ELR the ISR may empty, and the replicas that left it below
+        min.insync.replicas are eligible leaders when they come back."""
         self._set_online(broker_id, False)
         online = self.online
         for parts, _ in self.topics.values():
             for part in parts:
-                if broker_id in part.isr and len(part.isr) > 1:
-                    part.isr.remove(broker_id)
-                    part.copied[broker_id] = float(part.size)
+                part.leave_isr(broker_id)
                 if part.leader == broker_id:
                     part.leader = None
                 part.elect(online)

@@ -238,17 +238,21 @@ def _build_cluster(doc: Document, directory: str) -> ClusterSpec:
         timeout_seconds=float(re.get("timeoutSeconds", defaults.timeout_seconds)),
     )
     sim = v.get("simulated")
-    simulated = (
-        SimulatedSpec(
+    simulated = None
+    if sim is not None:
+        balance = sim.get("autoLeaderRebalance", True)
+        if not isinstance(balance, dict):
+            balance = {"enabled": bool(balance)}
+        simulated = SimulatedSpec(
             state_file=os.path.abspath(os.path.join(directory, sim["stateFile"])),
             brokers=tuple(
                 Broker(int(b["id"]), b.get("rack"), bool(b.get("online", True)))
                 for b in sim["brokers"]
             ),
+            auto_leader_rebalance=bool(balance.get("enabled", True)),
+            leader_imbalance_check_seconds=float(balance.get("intervalSeconds", 300)),
+            eligible_leader_replicas=bool(sim.get("eligibleLeaderReplicas", True)),
         )
-        if sim is not None
-        else None
-    )
     return ClusterSpec(
         name=v["name"],
         directory=directory,

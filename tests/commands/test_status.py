@@ -68,7 +68,7 @@ def test_an_offline_partition_is_reported_as_offline(
     assert main(["status", str(folder)]) == 2
     out = capsys.readouterr().out
     assert "Offline partitions" in out
-    assert "  a-0  AR [1*]  ISR [1*]  leader none" in out
+    assert "  a-0  AR [1*]  ISR []  OSR [1*]  leader none" in out  # ELR: the ISR empties
 
 
 def test_reassignment_in_flight_with_progress_and_a_stall(
