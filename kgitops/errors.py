@@ -19,6 +19,7 @@ boundary: each adapter translates at its edge.
      ├── PlanError                    a plan cannot be computed, read or trusted
      │    ├── StalePlan                the cluster changed since the plan was made
      │    ├── UnreviewedPlan           a saved plan holds actions its specs do not produce
+     │    ├── ConnectionChanged        cluster.yaml connects elsewhere; not allowed here
      │    ├── WrongCluster             the cluster's id is not the clusterId cluster.yaml pins
      │    └── UnsafePlan               a safety gate refused the plan
      │         ├── DeletionNotAllowed  delete_topic without --allow-delete
@@ -163,6 +164,18 @@ class UnreviewedPlan(PlanError):
 
 class WrongCluster(PlanError):
     """The cluster behind the address reports another id than cluster.yaml's clusterId."""
+
+
+class ConnectionChanged(PlanError):
+    """cluster.yaml changes how kgitops connects (hosts, security, credential variables,
+    TLS files, the simulated cluster) and that change was not explicitly allowed."""
+
+    def __init__(self, message: str, reasons: Iterable[str] = ()) -> None:
+        self.reasons = list(reasons)
+        super().__init__(message)
+
+    def lines(self) -> list[str]:
+        return [f"error: {self}", *(f"  CONNECTION_CHANGED {r}" for r in self.reasons)]
 
 
 class UnsafePlan(PlanError):

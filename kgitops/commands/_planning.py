@@ -11,13 +11,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from kgitops.errors import KgitopsError, PlanError, SpecError
+from kgitops.errors import ConnectionChanged, KgitopsError, PlanError, SpecError
 from kgitops.model import ClusterSpec, ClusterState, TopicSpec
 from kgitops.perf import paused_gc
 from kgitops.plan.access_diff import wants_access, with_access
+from kgitops.plan.connection import connection_changes
 from kgitops.plan.diff import compute_plan
 from kgitops.plan.identity import check_cluster_id
-from kgitops.plan.value import Plan, PlanWarning
+from kgitops.plan.value import Finding, Plan, PlanWarning
 from kgitops.spec.lock import Lock, read_lock, require_fresh, write_lock
 
 if TYPE_CHECKING:
@@ -32,6 +33,16 @@ class PlanResult:
     state: ClusterState
     lock: Lock | None = None
     lock_written: bool = False
+
+
+@dataclass(frozen=True)
+class Base:
+    """The connection settings to compare with: cluster.yaml at git ref ``ref`` (``cluster``
+    None: it has none there), and whether a change of them is allowed (``allow``)."""
+
+    ref: str
+    cluster: ClusterSpec | None
+    allow: bool = False
 
 
 @dataclass(frozen=True)
@@ -50,6 +61,7 @@ def plan_directory(
     state: ClusterState | None = None,
     analyse_keys: bool = True,
     leaders: bool = False,
+    base: Base | None = None,
 ) -> PlanResult:
     """Plan ``directory`` against its cluster (or the saved state in ``state_file``, or
     ``state`` itself: a saved plan's recorded state, when apply checks the plan).
@@ -57,12 +69,23 @@ def plan_directory(
     ``locked``: LockError unless kgitops.lock is exactly what this plan would write.
     ``update_lock``: write the lock when it changed.
     ``analyse_keys``: run the key analysis of KEY_REMAP warnings (Spark; figures only).
+    ``base``: the cluster.yaml of a git ref to compare the connection settings with; a
+    change is a CONNECTION_CHANGED finding, and without ``base.allow`` kgitops does not
+    connect with the changed settings (ConnectionChanged) unless it plans offline.
     """
     if locked and update_lock:
         raise PlanError("--locked and --update-lock contradict each other; pick one")
     with paused_gc():
         return _plan_directory(
-            directory, state_file, rebalance, locked, update_lock, state, analyse_keys, leaders
+            directory,
+            state_file,
+            rebalance,
+            locked,
+            update_lock,
+            state,
+            analyse_keys,
+            leaders,
+            base,
         )
 
 
@@ -75,6 +98,7 @@ def _plan_directory(
     state: ClusterState | None,
     analyse_keys: bool,
     leaders: bool = False,
+    base: Base | None = None,
 ) -> PlanResult:
     from kgitops.spec.load import load_specs
 
@@ -92,6 +116,17 @@ def _plan_directory(
     cluster = specs.cluster
     if cluster is None:  # load_specs reports a missing cluster.yaml as an error
         raise PlanError(f"{directory}: no cluster.yaml")
+    findings: tuple[Finding, ...] = ()
+    if base is not None:
+        findings = tuple(connection_changes(base.cluster, cluster, base=base.ref))
+        if findings and state is None and not base.allow:
+            raise ConnectionChanged(
+                f"{os.path.join(directory, 'cluster.yaml')} changes how kgitops connects to the "
+                f"cluster since {base.ref}; kgitops does not connect with settings nobody "
+                "allowed: review the change, then pass --allow-connection-change (or plan "
+                "offline with --state)",
+                [f.message for f in findings],
+            )
     access = wants_access(specs.access, cluster)
     if state is None:
         state = _describe(cluster, specs, access)
@@ -111,7 +146,7 @@ def _plan_directory(
         require_fresh(lock, new_lock, directory)
     if analyse_keys:
         plan = _with_key_analysis(plan, specs.topics, directory)
-    plan = replace(plan, cluster_dir=os.path.normpath(directory))
+    plan = replace(plan, cluster_dir=os.path.normpath(directory), findings=findings)
     written = False
     if update_lock and new_lock != lock:
         write_lock(directory, new_lock)

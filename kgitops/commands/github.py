@@ -87,6 +87,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="run the safety gates on this state instead of the one the plan recorded",
     )
     g.add_argument("--allow-delete", action="store_true", help="deletions are allowed")
+    g.add_argument(
+        "--base",
+        metavar="REF",
+        help="compare cluster.yaml's connection settings with this git ref (not only the "
+        "plan's own CONNECTION_CHANGED findings)",
+    )
+    g.add_argument(
+        "--allow-connection-change",
+        action="store_true",
+        help="a CONNECTION_CHANGED finding was reviewed and is allowed (a label or an input)",
+    )
     g.set_defaults(_github=_check_plan)
 
     e = sub.add_parser(
@@ -178,7 +189,27 @@ def _check_plan(args: argparse.Namespace) -> int:
     from kgitops.commands.apply import cluster_dir_of, read_plan
 
     plan = read_plan(args.plan)
-    state = verify_saved_plan(args.plan, plan, cluster_dir_of(args.plan, plan.cluster_dir))
+    directory = cluster_dir_of(args.plan, plan.cluster_dir)
+    state = verify_saved_plan(args.plan, plan, directory)
+    findings = [f.message for f in plan.findings if f.code == "CONNECTION_CHANGED"]
+    if args.base:
+        from kgitops.commands._gitbase import cluster_at
+        from kgitops.commands.apply import load_cluster
+        from kgitops.plan.connection import connection_changes
+
+        old = cluster_at(args.base, directory)
+        findings = [
+            f.message for f in connection_changes(old, load_cluster(directory), base=args.base)
+        ]
+    if findings and not args.allow_connection_change:
+        from kgitops.errors import ConnectionChanged
+
+        raise ConnectionChanged(
+            f"{args.plan}: cluster.yaml changes how kgitops connects to the cluster; the check "
+            "fails until that is explicitly allowed (label kgitops:allow-connection-change, "
+            "or --allow-connection-change)",
+            findings,
+        )
     if args.state:
         from kgitops.cluster.snapshot import read_state
 

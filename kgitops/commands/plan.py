@@ -44,6 +44,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="only even out preferred leaders: reorder replicas and elect, moving no bytes",
     )
     parser.add_argument(
+        "--base",
+        metavar="REF",
+        help="compare cluster.yaml's connection settings with this git ref (a pull request's "
+        "base): each change is a CONNECTION_CHANGED finding, and the live cluster is not "
+        "contacted with changed settings unless --allow-connection-change",
+    )
+    parser.add_argument(
+        "--allow-connection-change",
+        action="store_true",
+        help="with --base: the connection change is reviewed; plan with the new settings",
+    )
+    parser.add_argument(
         "--color",
         choices=("auto", "always", "never"),
         default="auto",
@@ -63,8 +75,17 @@ def run(args: argparse.Namespace) -> int:
     from kgitops.commands._planning import plan_directory
     from kgitops.plan.render import render_json, render_markdown, render_text
 
+    base = None
+    if args.base:
+        from kgitops.commands._gitbase import cluster_at
+        from kgitops.commands._planning import Base
+
+        base = Base(args.base, cluster_at(args.base, args.directory), args.allow_connection_change)
+    elif args.allow_connection_change:
+        raise PlanError("--allow-connection-change needs --base REF")
     result = plan_directory(
         args.directory,
+        base=base,
         state_file=args.state,
         rebalance=args.rebalance,
         leaders=args.leaders,
@@ -93,4 +114,4 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(render_text(data, colour=use_colour(args.color)))
     if result.lock_written:
         print(f"wrote {os.path.join(args.directory, 'kgitops.lock')}", file=sys.stderr)
-    return 2 if args.detailed_exitcode and result.plan.has_changes else 0
+    return 2 if args.detailed_exitcode and result.plan.needs_review else 0

@@ -75,6 +75,14 @@ def render_text(data: Mapping[str, Any], *, colour: bool = False, limit: int | N
         ),
         "",
     ]
+    findings = data.get("findings") or []
+    for f in findings:
+        lines.append(paint("-", f"!! {visible(f['code'])}") + f" {visible(f['message'])}")
+    if findings:
+        lines += [
+            "   cluster.yaml changes how kgitops connects: review it as closely as the actions",
+            "",
+        ]
     for w in data.get("warnings", []):
         who = f"{visible(w['topic'])}: " if w.get("topic") else ""
         lines.append(paint("!", f"! {visible(w['code'])}") + f" {who}{visible(w['message'])}")
@@ -97,6 +105,8 @@ def render_text(data: Mapping[str, Any], *, colour: bool = False, limit: int | N
         ]
     if actions:
         lines += ["", "Plan: " + _summary_words(data.get("summary", {})) + "."]
+    elif findings:
+        lines.append(f"No topic changes, but {len(findings)} connection change(s) (above).")
     else:
         lines.append("No changes. The cluster matches the specs.")
     return "\n".join(lines) + "\n"
@@ -160,8 +170,12 @@ def render_markdown(data: Mapping[str, Any], *, limit: int = GITHUB_COMMENT_LIMI
     comment limit) by leaving out whole detail blocks, and says what it left out."""
     head = [f"### kgitops plan: {md_code(data.get('cluster'))}", ""]
     actions = data.get("actions", [])
-    if not actions:
+    findings = data.get("findings") or []
+    head += _md_findings(findings)
+    if not actions and not findings:
         head += ["**No changes.** The cluster matches the specs.", ""]
+    elif not actions:
+        head += ["No topic changes; the connection settings change (above).", ""]
     deleted = [a["topic"] for a in actions if a["type"] == "delete_topic"]
     if deleted:
         names = ", ".join(md_code(t) for t in deleted[:20])
@@ -211,6 +225,34 @@ def render_markdown(data: Mapping[str, Any], *, limit: int = GITHUB_COMMENT_LIMI
     if len(out) > limit:  # only when the head alone is too long
         cut = out[: limit - 200]
         out = cut[: cut.rfind("\n")] + "\n\n**(truncated to GitHub's comment limit)**\n"
+    return out
+
+
+def _md_findings(findings: Sequence[Mapping[str, Any]], shown: int = 40) -> list[str]:
+    """CONNECTION_CHANGED first, in a caution block: where kgitops connects at merge."""
+    if not findings:
+        return []
+    out = [
+        "> [!CAUTION]",
+        "> **CONNECTION_CHANGED**: this change makes kgitops connect differently (other hosts, "
+        "security, credential variables or TLS files). The check fails unless it is "
+        "explicitly allowed.",
+        ">",
+    ]
+    for f in findings[:shown]:
+        data = f.get("data") or {}
+        if "field" in data and data.get("field") != "cluster.yaml":
+            was, now = data.get("from"), data.get("to")
+            out.append(
+                f"> - {md_code(data['field'])}: "
+                f"{'(unset)' if was is None else md_code(was)} → "
+                f"{'(unset)' if now is None else md_code(now)}"
+            )
+        else:
+            out.append(f"> - {md_text(f.get('message', ''))}")
+    if len(findings) > shown:
+        out.append(f"> - ... and {len(findings) - shown} more")
+    out.append("")
     return out
 
 

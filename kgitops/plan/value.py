@@ -68,6 +68,23 @@ class PlanWarning:
 
 
 @dataclass(frozen=True)
+class Finding:
+    """Something about the change itself that a reviewer must see first and the pull-request
+    check refuses without an explicit allow (CONNECTION_CHANGED: cluster.yaml now connects
+    elsewhere or with other credentials). Kept in the order found."""
+
+    code: str
+    message: str
+    data: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data:
+            out["data"] = dict(self.data)
+        return out
+
+
+@dataclass(frozen=True)
 class Plan:
     """What apply will do. ``actions`` are sorted by (kind order, topic) on construction.
 
@@ -85,6 +102,7 @@ class Plan:
     state_digests: Mapping[str, str] = field(default_factory=dict)
     transfer: Transfer | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+    findings: tuple[Finding, ...] = ()
 
     def __post_init__(self) -> None:
         ordered = tuple(sorted(self.actions, key=lambda a: a.sort_key))
@@ -95,6 +113,11 @@ class Plan:
     @property
     def has_changes(self) -> bool:
         return bool(self.actions)
+
+    @property
+    def needs_review(self) -> bool:
+        """Actions to run or findings to read: ``plan --detailed-exitcode`` exits 2."""
+        return bool(self.actions or self.findings)
 
     @property
     def topics(self) -> list[str]:
@@ -174,9 +197,10 @@ class Plan:
     # -------------------------------------------------------------------- JSON
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "format": FORMAT,
-            "cluster": self.cluster,
+        out: dict[str, Any] = {"format": FORMAT, "cluster": self.cluster}
+        if self.findings:
+            out["findings"] = [f.to_json() for f in self.findings]
+        out |= {
             "clusterDir": self.cluster_dir,
             "stateFingerprint": self.state_fingerprint,
             "stateDigests": dict(sorted(self.state_digests.items())),
@@ -213,6 +237,10 @@ class Plan:
                 state_digests={str(k): str(v) for k, v in data.get("stateDigests", {}).items()},
                 transfer=None if transfer is None else Transfer.from_json(transfer),
                 extra={k: v for k, v in data.items() if k not in _KNOWN},
+                findings=tuple(
+                    Finding(str(f["code"]), str(f.get("message", "")), dict(f.get("data", {})))
+                    for f in data.get("findings", [])
+                ),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise PlanError(f"malformed plan: missing or wrong field {exc}") from None
@@ -229,6 +257,7 @@ _KNOWN = frozenset(
         "warnings",
         "summary",
         "transfer",
+        "findings",
     }
 )
 

@@ -43,7 +43,7 @@ from kgitops.spec import rules as specrules
 from kgitops.spec import schemacheck
 from kgitops.spec.access import ACCESS_KINDS, build_access
 from kgitops.spec.topic_configs import CONFIGS, check_config
-from kgitops.spec.yamlload import Document, Marks, load_file
+from kgitops.spec.yamlload import Document, Marks, load_file, load_text
 
 CLUSTER_FILES = ("cluster.yaml", "cluster.yml")
 YAML_SUFFIXES = (".yaml", ".yml")
@@ -405,6 +405,20 @@ def _load(directory: str, brokers: Sequence[Broker] | None) -> Specs:
         diagnostics=tuple(sorted(set(diags))),
         access=access,
     )
+
+
+def cluster_from_text(text: str, shown_as: str, directory: str) -> ClusterSpec | None:
+    """The Cluster document in ``text`` (an old cluster.yaml, read from git), built as if it
+    lived in ``directory``; None when there is none or it does not match its schema. Only
+    parsed: no file it names is read, nothing it names is contacted."""
+    documents, problems = load_text(text, shown_as)
+    if any(d.is_error for d in problems):
+        return None
+    diags: list[Diagnostic] = []
+    for doc in documents:
+        if _kind_of(doc, diags) == "Cluster" and not schemacheck.check(doc, "Cluster"):
+            return _build_cluster(doc, directory)
+    return None
 
 
 def load_specs_or_raise(directory: str, *, brokers: Sequence[Broker] | None = None) -> Specs:

@@ -1,0 +1,94 @@
+"""Connection settings are plan content: what a change to cluster.yaml would make kgitops do.
+
+A pull request that points ``bootstrapServers`` at another host, or names other credential
+variables, changes no topic, yet it decides where kgitops sends the cluster's credentials at
+merge. ``connection_changes(old, new)`` lists every such difference between the base
+branch's cluster.yaml and the pull request's, as CONNECTION_CHANGED findings the plan shows
+first::
+
+    connection_changes(old, new)
+    -> [Finding("CONNECTION_CHANGED", "bootstrapServers: kafka-1:9092 -> evil:9092",
+                {"field": "bootstrapServers", "from": "kafka-1:9092", "to": "evil:9092"})]
+
+A cluster.yaml that is new (or that the base branch cannot parse) changes every setting.
+"""
+
+from __future__ import annotations
+
+import os
+
+from kgitops.model import ClusterSpec
+from kgitops.plan.value import Finding
+
+CONNECTION_CHANGED = "CONNECTION_CHANGED"
+
+
+def _path(directory: str, path: str | None) -> str | None:
+    if path is None:
+        return None
+    return os.path.relpath(path, directory) if os.path.isabs(path) else path
+
+
+def connection_settings(cluster: ClusterSpec) -> dict[str, str | None]:
+    """Every setting that decides where kgitops connects and with which credentials, as
+    text: field path in cluster.yaml -> value (None when unset)."""
+    sec = cluster.security
+    sasl, ssl, sim = sec.sasl, sec.ssl, cluster.simulated
+    d = cluster.directory
+    return {
+        "name": cluster.name,
+        "bootstrapServers": ", ".join(cluster.bootstrap_servers) or None,
+        "security.protocol": sec.protocol,
+        "security.allowPlaintextPassword": "true" if sec.allow_plaintext_password else None,
+        "security.sasl.mechanism": sasl.mechanism if sasl else None,
+        "security.sasl.usernameEnv": sasl.username_env if sasl else None,
+        "security.sasl.passwordEnv": sasl.password_env if sasl else None,
+        "security.ssl.caFile": _path(d, ssl.ca_file) if ssl else None,
+        "security.ssl.certFile": _path(d, ssl.cert_file) if ssl else None,
+        "security.ssl.keyFile": _path(d, ssl.key_file) if ssl else None,
+        "security.ssl.keyPasswordEnv": ssl.key_password_env if ssl else None,
+        "security.ssl.checkHostname": (
+            None if ssl is None else ("true" if ssl.check_hostname else "false")
+        ),
+        "simulated.stateFile": _path(d, sim.state_file) if sim else None,
+        "simulated.brokers": (
+            ", ".join(
+                f"{b.id}" + (f"@{b.rack}" if b.rack else "") + ("" if b.online else " (offline)")
+                for b in sim.brokers
+            )
+            if sim
+            else None
+        ),
+    }
+
+
+def connection_changes(old: ClusterSpec | None, new: ClusterSpec, *, base: str) -> list[Finding]:
+    """The CONNECTION_CHANGED findings from ``old`` (cluster.yaml at ``base``; None when it
+    has none) to ``new``, one per setting that differs, in cluster.yaml order."""
+    after = connection_settings(new)
+    before = connection_settings(old) if old is not None else dict.fromkeys(after)
+    out = []
+    for field, value in after.items():
+        was = before.get(field)
+        if was == value:
+            continue
+        shown_was = "(unset)" if was is None else was
+        shown_now = "(unset)" if value is None else value
+        out.append(
+            Finding(
+                CONNECTION_CHANGED,
+                f"{field}: {shown_was} -> {shown_now}",
+                {"field": field, "from": was, "to": value, "base": base},
+            )
+        )
+    if old is None and out:
+        out.insert(
+            0,
+            Finding(
+                CONNECTION_CHANGED,
+                f"cluster.yaml is new since {base} (or does not parse there): every connection "
+                "setting is new",
+                {"field": "cluster.yaml", "from": None, "to": None, "base": base},
+            ),
+        )
+    return out

@@ -1,0 +1,238 @@
+"""Connection settings are plan content: ``plan --base REF`` shows every change to how kgitops
+connects as CONNECTION_CHANGED, first, in every format; it never says "No changes" while one
+exists; it does not connect with unreviewed settings; the pull-request check fails without
+an explicit allow."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import socket
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+
+from kgitops.cli import main
+
+SIMULATED = """\
+apiVersion: kgitops/v1
+kind: Cluster
+name: prod
+simulated:
+  stateFile: .state/prod.json
+  brokers: [{id: 0, rack: a}, {id: 1, rack: b}, {id: 2, rack: c}]
+"""
+REAL = """\
+apiVersion: kgitops/v1
+kind: Cluster
+name: prod
+bootstrapServers: ["kafka-1.internal:9093"]
+security:
+  protocol: SASL_SSL
+  sasl:
+    mechanism: SCRAM-SHA-512
+    usernameEnv: KGITOPS_KAFKA_USERNAME
+    passwordEnv: KGITOPS_KAFKA_PASSWORD
+  ssl: {caFile: certs/ca.pem}
+"""
+ORDERS = "apiVersion: kgitops/v1\nkind: Topic\nname: orders\npartitions: 3\nreplicationFactor: 3\n"
+STATE = {
+    "format": "kgitops-state/v1",
+    "clusterId": "c",
+    "brokers": [{"id": 0, "rack": "a"}, {"id": 1, "rack": "b"}, {"id": 2, "rack": "c"}],
+    "topics": {
+        "orders": {
+            "partitions": {
+                str(p): {"replicas": [p % 3, (p + 1) % 3, (p + 2) % 3]} for p in range(3)
+            },
+            "config": {},
+        }
+    },
+}
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True
+    ).stdout
+
+
+def cli(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    r = tmp_path / "repo"
+    d = r / "topics" / "prod"
+    d.mkdir(parents=True)
+    git(r, "init", "-q", "-b", "main")
+    git(r, "config", "user.email", "t@example.com")
+    git(r, "config", "user.name", "t")
+    (d / "cluster.yaml").write_text(REAL)
+    (d / "orders.yaml").write_text(ORDERS)
+    (r / "state.json").write_text(json.dumps(STATE))
+    git(r, "add", "-A")
+    git(r, "commit", "-q", "-m", "base")
+    return r
+
+
+def folder(repo: Path) -> str:
+    return str(repo / "topics" / "prod")
+
+
+def hostile(repo: Path) -> None:
+    """The pull request: only cluster.yaml changes; another host, other credential names."""
+    text = (
+        REAL.replace("kafka-1.internal:9093", "collector.example.net:9093")
+        .replace("KGITOPS_KAFKA_USERNAME", "KGITOPS_OTHER_USER")
+        .replace("certs/ca.pem", "certs/other.pem")
+    )
+    (repo / "topics" / "prod" / "cluster.yaml").write_text(text)
+
+
+def test_every_format_puts_connection_changed_first_and_never_says_no_changes(repo: Path) -> None:
+    hostile(repo)
+    state = str(repo / "state.json")
+    base = ["plan", folder(repo), "--base", "main", "--state", state, "--detailed-exitcode"]
+    code, text, _ = cli(*base)
+    assert code == 2
+    lines = text.splitlines()
+    assert lines[2].startswith("!! CONNECTION_CHANGED bootstrapServers: kafka-1.internal:9093 ->")
+    assert (
+        "!! CONNECTION_CHANGED security.sasl.usernameEnv: KGITOPS_KAFKA_USERNAME -> "
+        "KGITOPS_OTHER_USER" in text
+    )
+    assert "!! CONNECTION_CHANGED security.ssl.caFile: certs/ca.pem -> certs/other.pem" in text
+    assert "No changes" not in text
+
+    code, md, _ = cli(*base, "--format", "markdown")
+    assert code == 2
+    body = md.split("\n", 2)[2]
+    assert body.startswith("> [!CAUTION]\n> **CONNECTION_CHANGED**")
+    assert "`bootstrapServers`: `kafka-1.internal:9093` → `collector.example.net:9093`" in md
+    assert "No changes" not in md
+
+    code, js, _ = cli(*base, "--format", "json")
+    assert code == 2
+    data = json.loads(js)
+    assert list(data)[:3] == ["format", "cluster", "findings"]
+    fields = [f["data"]["field"] for f in data["findings"]]
+    assert fields == ["bootstrapServers", "security.sasl.usernameEnv", "security.ssl.caFile"]
+    assert {f["code"] for f in data["findings"]} == {"CONNECTION_CHANGED"}
+    assert data["actions"] == []
+
+
+def test_without_a_change_the_plan_has_no_finding(repo: Path) -> None:
+    code, text, _ = cli(
+        "plan",
+        folder(repo),
+        "--base",
+        "main",
+        "--state",
+        str(repo / "state.json"),
+        "--detailed-exitcode",
+    )
+    assert code == 0 and "CONNECTION_CHANGED" not in text and "No changes" in text
+
+
+def test_changed_settings_are_not_used_to_connect_until_allowed(repo: Path) -> None:
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    listener.settimeout(0.2)
+    port = listener.getsockname()[1]
+    contacted: list[object] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        while not stop.is_set():
+            with contextlib.suppress(OSError):
+                conn, _ = listener.accept()
+                contacted.append(conn)
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        d = repo / "topics" / "prod"
+        (d / "cluster.yaml").write_text(
+            "apiVersion: kgitops/v1\nkind: Cluster\nname: prod\n"
+            f'bootstrapServers: ["127.0.0.1:{port}"]\n'
+        )
+        code, _, err = cli("plan", folder(repo), "--base", "main")
+        assert code == 1
+        assert "changes how kgitops connects to the cluster since main" in err
+        assert (
+            f"CONNECTION_CHANGED bootstrapServers: kafka-1.internal:9093 -> 127.0.0.1:{port}" in err
+        )
+    finally:
+        stop.set()
+        thread.join()
+        listener.close()
+    assert contacted == [], "kgitops connected with settings nobody allowed"
+
+
+def test_a_changed_simulated_state_file_is_not_created_until_allowed(repo: Path) -> None:
+    d = repo / "topics" / "prod"
+    (d / "cluster.yaml").write_text(SIMULATED)
+    git(repo, "commit", "-qam", "simulated")
+    (d / "cluster.yaml").write_text(SIMULATED.replace(".state/prod.json", ".state/elsewhere.json"))
+    code, _, err = cli("plan", folder(repo), "--base", "main")
+    assert code == 1 and "simulated.stateFile: .state/prod.json -> .state/elsewhere.json" in err
+    assert not (d / ".state" / "elsewhere.json").exists()
+    code, out, _ = cli("plan", folder(repo), "--base", "main", "--allow-connection-change")
+    assert code == 0 and out.splitlines()[2].startswith("!! CONNECTION_CHANGED simulated.stateFile")
+
+
+def test_a_new_cluster_folder_is_all_connection_change(repo: Path) -> None:
+    d = repo / "topics" / "staging"
+    d.mkdir()
+    (d / "cluster.yaml").write_text(SIMULATED.replace("name: prod", "name: staging"))
+    code, out, _ = cli(
+        "plan", str(d), "--base", "main", "--allow-connection-change", "--format", "json"
+    )
+    assert code == 0
+    findings = json.loads(out)["findings"]
+    assert findings[0]["message"].startswith("cluster.yaml is new since main")
+    assert "simulated.stateFile" in [f["data"]["field"] for f in findings]
+
+
+def test_the_pr_check_fails_on_a_connection_change_unless_allowed(repo: Path) -> None:
+    hostile(repo)
+    plan = repo.parent / "plan.json"
+    code, _, err = cli(
+        "plan",
+        folder(repo),
+        "--base",
+        "main",
+        "--state",
+        str(repo / "state.json"),
+        "--out",
+        str(plan),
+    )
+    assert code == 0, err
+    code, _, err = cli("github", "check-plan", str(plan))
+    assert code == 1 and "CONNECTION_CHANGED bootstrapServers" in err
+    # a plan file stripped of its findings does not pass either when the check compares itself
+    data = json.loads(plan.read_text())
+    del data["findings"]
+    plan.write_text(json.dumps(data))
+    code, _, err = cli("github", "check-plan", str(plan), "--base", "main")
+    assert code == 1 and "CONNECTION_CHANGED security.ssl.caFile" in err
+    code, _, err = cli(
+        "github", "check-plan", str(plan), "--base", "main", "--allow-connection-change"
+    )
+    assert code == 0, err
+
+
+@pytest.mark.parametrize("ref", ["--output=/tmp/x", "no-such-branch", "main..HEAD"])
+def test_a_base_that_is_not_a_commit_is_one_clear_error(repo: Path, ref: str) -> None:
+    code, _, err = cli("plan", folder(repo), f"--base={ref}", "--state", str(repo / "state.json"))
+    assert code == 1
+    assert err.startswith("error: --base") and len(err.splitlines()) == 1
