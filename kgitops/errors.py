@@ -40,6 +40,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Literal
 
 Severity = Literal["error", "warning"]
@@ -201,13 +202,49 @@ class OfflineTarget(UnsafePlan):
     """A move targets a broker that is offline."""
 
 
-@dataclass
+class Status(Enum):
+    """What became of one plan action; apply's exit code is decided from these alone."""
+
+    DONE = "done"
+    FAILED = "failed"
+    SKIPPED = "skipped"  # an earlier action on the same topic failed
+    IN_FLIGHT = "in flight"  # submitted and still running (--no-wait): not a failure
+    NOT_ATTEMPTED = "not attempted"  # the run stopped first (lost cluster, signal)
+    IN_DOUBT = "in doubt"  # sent, no answer: it may or may not have taken effect
+
+
+ITEMS_SHOWN = 10
+
+
+@dataclass(frozen=True)
 class ActionOutcome:
-    """What happened to one plan action during apply."""
+    """What happened to one plan action during apply: a status, the reason, and per-item
+    details (one partition each) that a report prints one a line, at most ``ITEMS_SHOWN``."""
 
     action: str
-    done: bool
-    detail: str = ""
+    status: Status
+    reason: str = ""
+    items: tuple[str, ...] = ()
+
+    @property
+    def done(self) -> bool:
+        return self.status is Status.DONE
+
+    @property
+    def detail(self) -> str:
+        """The parenthesis of the report line: ``failed: <reason>`` (``<reason>`` if done)."""
+        if self.status is Status.DONE:
+            return self.reason
+        return f"{self.status.value}: {self.reason}" if self.reason else self.status.value
+
+    def lines(self, indent: str = "", limit: int = ITEMS_SHOWN) -> list[str]:
+        """``NOT done: ~ reassign a (failed: ...)`` and its items, one a line, capped."""
+        label = {Status.DONE: "done", Status.IN_FLIGHT: "running"}.get(self.status, "NOT done")
+        head = f"{indent}{label}: {self.action}" + (f" ({self.detail})" if self.detail else "")
+        shown = self.items if limit <= 0 else self.items[:limit]
+        more = len(self.items) - len(shown)
+        tail = [f"{indent}    ... and {more} more"] if more else []
+        return [head, *(f"{indent}    {i}" for i in shown), *tail]
 
 
 class PartialApply(KgitopsError):
@@ -222,8 +259,7 @@ class PartialApply(KgitopsError):
     def lines(self) -> list[str]:
         out = [f"error: {self}"]
         for o in self.outcomes:
-            status = "done" if o.done else "NOT done"
-            out.append(f"  {status}: {o.action}" + (f" ({o.detail})" if o.detail else ""))
+            out.extend(o.lines("  "))
         out.append("  run `kgitops plan` again: it picks up what was not done")
         return out
 

@@ -29,7 +29,8 @@ are exactly those a real run would send (reassignments as if each window complet
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kgitops.apply.access import require_passwords, run_access
@@ -55,6 +56,7 @@ from kgitops.errors import (
     ClusterTimeout,
     ClusterUnreachable,
     PartialApply,
+    Status,
 )
 from kgitops.model import ReassignmentSettings, TopicPartition
 from kgitops.plan.actions import (
@@ -110,13 +112,15 @@ class ApplyReport:
     def failed(self) -> list[ActionOutcome]:
         return [o for o in self.outcomes if not o.done]
 
+    @property
+    def complete(self) -> bool:
+        """Whether nothing is owed: every action done, or submitted and running (--no-wait)."""
+        return all(o.status in (Status.DONE, Status.IN_FLIGHT) for o in self.outcomes)
+
     def lines(self) -> list[str]:
         if self.dry_run:
             return [*self.requests, f"dry run: {len(self.requests)} request(s), none sent"]
-        out = [
-            f"{_status(o)}: {o.action}" + (f" ({o.detail})" if o.detail else "")
-            for o in self.outcomes
-        ]
+        out = [line for o in self.outcomes for line in o.lines()]
         out.extend(self.notes)
         done = sum(o.done for o in self.outcomes)
         out.append(
@@ -124,12 +128,6 @@ class ApplyReport:
             f"{len(self.requests)} admin request(s) sent"
         )
         return out
-
-
-def _status(o: ActionOutcome) -> str:
-    if o.done:
-        return "done"
-    return "running" if o.detail.startswith("in flight") else "NOT done"
 
 
 def label(action: Action) -> str:
@@ -158,7 +156,7 @@ class _Run:
         self.wait = wait
         self.poll_seconds = poll_seconds
         self.outcomes: dict[int, ActionOutcome] = {
-            i: ActionOutcome(label(a), False, "not attempted") for i, a in enumerate(plan.actions)
+            i: ActionOutcome(label(a), Status.NOT_ATTEMPTED) for i, a in enumerate(plan.actions)
         }
         self.failed_topics: set[str] = set()
         self.broken: ClusterError | None = None
@@ -173,21 +171,28 @@ class _Run:
             if not isinstance(a, kind) or getattr(a, "after_reassign", False) != after_moves:
                 continue
             if self.broken is not None:
-                self.outcomes[i].detail = f"not attempted: {self.broken}"
+                self._set(i, Status.NOT_ATTEMPTED, str(self.broken))
             elif a.topic in self.failed_topics:
-                self.outcomes[i].detail = "skipped: an earlier action on this topic failed"
+                self._set(i, Status.SKIPPED, "an earlier action on this topic failed")
             else:
                 out.append((i, a))
         return out
 
+    def _set(self, i: int, status: Status, reason: str = "", items: Sequence[str] = ()) -> None:
+        self.outcomes[i] = replace(
+            self.outcomes[i], status=status, reason=reason, items=tuple(items)
+        )
+
     def _done(self, i: int, detail: str = "") -> None:
         self.changed = True
-        self.outcomes[i].done = True
-        self.outcomes[i].detail = detail
+        self._set(i, Status.DONE, detail)
 
-    def _fail(self, i: int, error: object) -> None:
-        self.outcomes[i].done = False
-        self.outcomes[i].detail = f"failed: {error}"
+    def _fail(self, i: int, error: object, items: Sequence[str] = ()) -> None:
+        in_doubt = isinstance(error, ClusterTimeout)
+        reason = (
+            f"{error} -- it may still take effect; a new plan shows" if in_doubt else str(error)
+        )
+        self._set(i, Status.IN_DOUBT if in_doubt else Status.FAILED, reason, items)
         if i < len(self.plan.actions):
             self.failed_topics.add(self.plan.actions[i].topic)
 
@@ -204,8 +209,6 @@ class _Run:
             self.broken = exc
             for i, _ in items:
                 self._fail(i, exc)
-                if isinstance(exc, ClusterTimeout):
-                    self.outcomes[i].detail += " -- it may still take effect; a new plan shows"
             return
         except ClusterError as exc:
             self.sending = []
@@ -219,8 +222,6 @@ class _Run:
                 self._done(i)
             else:
                 self._fail(i, err)
-                if isinstance(err, ClusterTimeout):
-                    self.outcomes[i].detail += " -- it may still take effect; a new plan shows"
 
     def creates(self) -> None:
         items = self._indexed(CreateTopic)
@@ -248,9 +249,11 @@ class _Run:
         for i, a in self._indexed(AlterConfig, after_moves=True):
             moved = moving.get(a.topic)
             if moved is not None and not moved.done:
-                self.outcomes[i].detail = (
-                    "not attempted: it waits for the topic's moves to complete "
-                    "(run `kgitops apply` again once they have)"
+                self._set(
+                    i,
+                    Status.NOT_ATTEMPTED,
+                    "it waits for the topic's moves to complete "
+                    "(run `kgitops apply` again once they have)",
                 )
                 continue
             items.append((i, a))
@@ -303,7 +306,7 @@ class _Run:
         for topic in sorted({t for t, _ in self.reassigner.adopted} - named):
             i = len(self.outcomes)
             what = f"~ reassign {topic} (moves in flight from an earlier apply)"
-            self.outcomes[i] = ActionOutcome(what, False)
+            self.outcomes[i] = ActionOutcome(what, Status.NOT_ATTEMPTED)
             items = [*items, (i, Reassign(topic))]
         self.changed = self.changed or bool(self.reassigner.done) or bool(result.pending)
         self.notes.extend(n for n in result.notes if n not in self.notes)
@@ -313,10 +316,11 @@ class _Run:
             moved = result.detail.get(a.topic, "")
             bad = result.failed.get(a.topic, []) + result.unsubmitted.get(a.topic, [])
             if bad:
-                self._fail(i, (f"{moved}; " if moved else "") + "; ".join(bad))
+                why = f"{len(bad)} partition(s) not moved" + (f", {moved}" if moved else "")
+                self._fail(i, why, bad)
             elif result.pending.get(a.topic):
-                self.outcomes[i].detail = "in flight: " + ", ".join(result.pending[a.topic])
-                self.outcomes[i].done = False
+                pending = result.pending[a.topic]
+                self._set(i, Status.IN_FLIGHT, f"{len(pending)} partition(s) moving", pending)
             else:
                 self._done(i, moved)
 
@@ -433,14 +437,15 @@ class _Run:
     def abort(self, why: str) -> None:
         """Ctrl-C: stop, cancel moves still in flight, take back the throttles."""
         for i in self.sending:
-            self.outcomes[
-                i
-            ].detail = (
-                f"{why} while the request was in flight: it may have taken effect; a new plan shows"
+            self._set(
+                i,
+                Status.IN_DOUBT,
+                f"{why} while the request was in flight: it may have taken effect; "
+                "a new plan shows",
             )
-        for o in self.outcomes.values():
-            if o.detail == "not attempted":
-                o.detail = f"not attempted: {why}"
+        for i, o in list(self.outcomes.items()):
+            if o.status is Status.NOT_ATTEMPTED and not o.reason:
+                self._set(i, Status.NOT_ATTEMPTED, why)
         if self.reassigner is not None:
             self.notes.extend(self.reassigner.abort(why))
 
@@ -504,19 +509,19 @@ def apply_plan(
                 raise run.broken
             return report
         if verify and run.broken is None:
-            verify_applied(plan, recorder, report.outcomes[: len(plan.actions)], wait=wait)
+            n = len(plan.actions)
+            checked = verify_applied(plan, recorder, report.outcomes[:n], wait=wait)
+            report.outcomes = [*checked, *report.outcomes[n:]]
     except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM, SIGHUP (kgitops.apply.signals)
         reason = interrupted_why(exc)
         run.abort(reason)
         report.outcomes = [run.outcomes[i] for i in sorted(run.outcomes)]
         report.notes = run.notes
         raise _partial(report, f"apply was {reason}", run.changed, interrupted=True) from None
-    if report.failed:
-        why = f"lost the cluster: {run.broken}" if run.broken else "some actions were not done"
-        if all(o.detail.startswith("in flight") for o in report.failed):
-            return report
-        raise _partial(report, f"apply finished partly: {why}", run.changed)
-    return report
+    if report.complete:
+        return report
+    why = f"lost the cluster: {run.broken}" if run.broken else "some actions were not done"
+    raise _partial(report, f"apply finished partly: {why}", run.changed)
 
 
 def _partial(

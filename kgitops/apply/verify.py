@@ -15,7 +15,7 @@ from dataclasses import replace
 from kgitops.access import AccessState
 from kgitops.apply.access import access_differences
 from kgitops.cluster.port import ClusterAdmin, describe_access
-from kgitops.errors import ActionOutcome, ClusterError
+from kgitops.errors import ActionOutcome, ClusterError, Status
 from kgitops.model import ClusterState
 from kgitops.plan.access_actions import ACCESS_KINDS
 from kgitops.plan.actions import (
@@ -122,13 +122,15 @@ def verify_applied(
     wait: bool = True,
     attempts: int = 4,
     pause: float = 1.0,
-) -> None:
-    """Mark each done action whose effect the cluster does not show as not done."""
-    checked = [(a, o) for a, o in zip(plan.actions, outcomes, strict=True) if o.done]
+) -> list[ActionOutcome]:
+    """``outcomes`` with each done action whose effect the cluster does not show marked
+    failed (verification) or in doubt (the cluster could not be read back)."""
+    out = list(outcomes)
+    checked = [(n, a, o) for n, (a, o) in enumerate(zip(plan.actions, out, strict=True)) if o.done]
     if not checked:
-        return
-    access = any(a.kind in ACCESS_KINDS for a, _ in checked)
-    topics = sorted({a.topic for a, _ in checked if a.kind not in ACCESS_KINDS})
+        return out
+    access = any(a.kind in ACCESS_KINDS for _, a, _ in checked)
+    topics = sorted({a.topic for _, a, _ in checked if a.kind not in ACCESS_KINDS})
     moved = frozenset(
         (a.topic, p) for a in plan.actions if isinstance(a, Reassign) for p in a.moves
     )
@@ -139,22 +141,23 @@ def verify_applied(
             if access:
                 state = replace(state, access=describe_access(admin))
         except ClusterError as exc:
-            for _, o in checked:
-                o.done = False
-                o.detail = f"sent, but could not be verified: {exc}"
-            return
+            for n, _, o in checked:
+                out[n] = replace(
+                    o, status=Status.IN_DOUBT, reason=f"sent, but could not be verified: {exc}"
+                )
+            return out
         found = {
             i: (
                 access_differences(a, state.access or AccessState())
                 if a.kind in ACCESS_KINDS
                 else differences(a, state, wait=wait, moved=moved)
             )
-            for i, (a, _) in enumerate(checked)
+            for i, (_, a, _) in enumerate(checked)
         }
         if not any(found.values()) or attempt == attempts - 1:
             break
         admin.sleep(pause)
-    for i, (_, o) in enumerate(checked):
+    for i, (n, _, o) in enumerate(checked):
         if found.get(i):
-            o.done = False
-            o.detail = "verification: " + "; ".join(found[i])
+            out[n] = replace(o, status=Status.FAILED, reason="verification: " + "; ".join(found[i]))
+    return out

@@ -162,7 +162,7 @@ def _describe(cluster: ClusterSpec, specs: Specs, access: bool) -> ClusterState:
 
     admin = open_cluster(cluster)
     try:
-        if cluster.unmanaged_topics == "ignore":
+        if cluster.unmanaged_topics == "ignore" and not cluster.decommission:
             state = admin.describe([t.name for t in specs.topics])
         else:
             state = admin.describe(None)

@@ -187,6 +187,7 @@ def compute_plan(
             _spec_warnings(ctx, spec)
     _settle(ctx)
 
+    drained_too = _drain_unmanaged(ctx, managed)
     _unmanaged(ctx, managed)
     _throttles(ctx)
     if any(d.is_error for d in ctx.diagnostics):
@@ -209,7 +210,7 @@ def compute_plan(
             bytes=moved,
             share=round(moved / stored, 4),
         )
-    fingerprint, digests = state_fingerprint(state, managed)
+    fingerprint, digests = state_fingerprint(state, managed | drained_too)
     plan = Plan(
         cluster=cluster.name,
         state_fingerprint=fingerprint,
@@ -432,7 +433,7 @@ def _settle(ctx: _Context) -> None:
             if config_change is not None:
                 _order_config(ctx, live, config_change, moves)
         in_flight = ctx.state.reassignments.get(spec.name, {})
-        _leaders(ctx, spec, live, set(moves) | set(in_flight))
+        _leaders(ctx, spec, live, set(moves), set(in_flight))
     hot = drain_hotspot(drain_moves, ctx.state.brokers, drained) if drain_moves else None
     if hot is not None:
         broker, share, most, total, why = hot
@@ -621,30 +622,38 @@ def _needs_moves(
     return False
 
 
-def _leaders(ctx: _Context, spec: TopicSpec, live: TopicState, skip: set[int]) -> None:
+def _leaders(
+    ctx: _Context, spec: TopicSpec, live: TopicState, planned: set[int], flying: set[int]
+) -> None:
+    """Elections for leaders off their preferred replica, and UNDER_REPLICATED, which says
+    of each under-replicated partition what becomes of it: moved by this plan (``planned``),
+    being moved now by a reassignment in flight that this plan leaves out (``flying``; counted
+    as Kafka counts it then, without the replicas being removed), or left where it is."""
     online = ctx.online
+    removing = {p: set(r.removing) for p, r in ctx.state.reassignments.get(spec.name, {}).items()}
     elect, under = [], []
     for p, ps in live.partitions.items():
         replicas, isr, leader = ps.replicas, ps.isr, ps.leader
         if isr is None or not replicas:
             continue
-        if len(isr) < len(replicas):
+        if len(isr) < len(replicas) - len(removing.get(p, ())):
             under.append(p)
-        if leader is None or leader == replicas[0] or p in skip:
+        if leader is None or leader == replicas[0] or p in planned or p in flying:
             continue
         if replicas[0] in online and replicas[0] in isr:
             elect.append(p)
     if elect:
         ctx.actions.append(ElectLeaders(spec.name, tuple(sorted(elect))))
     if under:
-        moved = sorted(p for p in under if p in skip)
-        left = sorted(p for p in under if p not in skip)
+        moved = sorted(p for p in under if p in planned)
+        moving = sorted(p for p in under if p in flying and p not in planned)
+        left = sorted(p for p in under if p not in planned and p not in flying)
         lagging = sorted(
             {
                 b
                 for p in under
                 for b in live.partitions[p].replicas
-                if b not in (live.partitions[p].isr or ())
+                if b not in (live.partitions[p].isr or ()) and b not in removing.get(p, ())
             }
         )
         where = f" (out-of-sync replicas on broker(s) {', '.join(map(str, lagging))})"
@@ -653,6 +662,12 @@ def _leaders(ctx: _Context, spec: TopicSpec, live: TopicState, skip: set[int]) -
             parts.append(
                 f"{len(moved)} of them move in this plan: their new replicas copy from the "
                 "leader and the out-of-sync ones are dropped, restoring full replication"
+            )
+        if moving:
+            parts.append(
+                f"{len(moving)} are being reassigned now and are left out of this plan: "
+                "that reassignment restores them when it completes (if its target brokers "
+                "are online)"
             )
         if left:
             parts.append(
@@ -665,6 +680,7 @@ def _leaders(ctx: _Context, spec: TopicSpec, live: TopicState, skip: set[int]) -
             "; ".join(parts),
             partitions=sorted(under),
             moved=moved,
+            inFlight=moving,
         )
 
 
@@ -677,6 +693,88 @@ def _spec_warnings(ctx: _Context, spec: TopicSpec) -> None:
     single = len(ctx.state.brokers) == 1
     for w in replication_warnings(spec.replication_factor, min_isr, single_broker=single):
         ctx.warn(spec.name, w.code, w.message)
+
+
+def _drain_unmanaged(ctx: _Context, managed: set[str]) -> set[str]:
+    """A drain covers every replica on the broker, managed or not: unmanaged topics on a
+    decommissioned broker are moved by the same minimal-movement rule (only the replicas on
+    drained brokers move; nothing else about the topic is touched). Their assignment is not
+    in git, so each move says so. With ``unmanagedTopics: ignore`` they are left, and the plan
+    says the drain is not complete, naming every topic left. Returns the topics moved."""
+    drained = set(ctx.cluster.decommission)
+    if not drained:
+        return set()
+    left: dict[str, int] = {}
+    moved: set[str] = set()
+    for name in sorted(n for n in ctx.state.topics if n not in managed):
+        live = ctx.state.topics[name]
+        in_flight = ctx.state.reassignments.get(name, {})
+        current = {
+            p: ps.replicas
+            for p, ps in live.partitions.items()
+            if p not in in_flight and drained.intersection(ps.replicas)
+        }
+        if not current:
+            continue
+        if ctx.cluster.unmanaged_topics == "ignore":
+            left[name] = len(current)
+            continue
+        moves = _drain_moves(ctx, name, live, current)
+        if moves is None:
+            left[name] = len(current)
+            continue
+        ctx.load.add((m.source for m in moves.values()), -1)
+        ctx.load.add(m.target for m in moves.values())
+        total = sum(m.size_bytes * len(m.adding) for m in moves.values())
+        ctx.actions.append(Reassign(name, moves, total))
+        moved.add(name)
+    if left:
+        shown = ", ".join(f"{n} ({k} partition(s))" for n, k in sorted(left.items()))
+        ctx.warn(
+            "",
+            "DRAIN_INCOMPLETE",
+            f"the drain of broker(s) {sorted(drained)} is not complete: topics not in git "
+            f"keep replicas there ({shown}); "
+            + (
+                "unmanagedTopics: ignore leaves them alone -- set it to warn (or import them) "
+                "so that the plan moves them"
+                if ctx.cluster.unmanaged_topics == "ignore"
+                else "they could not be placed elsewhere"
+            ),
+            topics=sorted(left),
+        )
+    return moved
+
+
+def _drain_moves(
+    ctx: _Context, name: str, live: TopicState, current: dict[int, tuple[int, ...]]
+) -> dict[int, Move] | None:
+    from kgitops.placement.rebalance import rebalance
+
+    others = Load(Counter(ctx.load.leaders), Counter(ctx.load.replicas))
+    others.add((ps.replicas for ps in live.partitions.values()), -1)
+    try:
+        result = rebalance(
+            current,
+            ctx.state.brokers,
+            drain=tuple(sorted(ctx.cluster.decommission)),
+            spread_racks=False,
+            load=others.replicas,
+            leader_load=others.leaders,
+        )
+    except AssignmentError as exc:
+        ctx.warn(name, "DRAIN_BLOCKED", f"cannot move {name} off the drained brokers: {exc}")
+        return None
+    moves = {}
+    for p, t in sorted(result.items()):
+        ps = live.partitions[p]
+        moves[p] = Move(
+            source=ps.replicas,
+            target=t.replicas,
+            reason=f"{t.reason} (the topic is not in git: its assignment is the live one)",
+            size_bytes=ps.size_bytes or 0,
+        )
+    return moves
 
 
 def _unmanaged(ctx: _Context, managed: set[str]) -> None:

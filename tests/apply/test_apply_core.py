@@ -12,6 +12,7 @@ from kgitops.errors import (
     DeletionNotAllowed,
     PartialApply,
     StalePlan,
+    Status,
 )
 from kgitops.model import Broker, ReassignmentSettings
 from kgitops.names import (
@@ -271,7 +272,8 @@ def test_no_wait_leaves_moves_running_with_throttles_and_a_later_apply_finishes_
     assert len(fake.flights) == 3
     assert fake.broker_configs[3][THROTTLE_LEADER_RATE] == "1000"
     assert any("--no-wait" in n for n in report.notes)
-    assert report.outcomes[0].detail.startswith("in flight: partition 0 moving to [3, 1, 2]")
+    assert report.outcomes[0].status is Status.IN_FLIGHT
+    assert report.outcomes[0].items[0] == "partition 0 moving to [3, 1, 2]"
     fake.calls.clear()
     apply_plan(p, fake, SETTINGS, allow_delete=False, poll_seconds=1)
     assert [n for n, _ in fake.calls if n == "alter_reassignments"] == []
@@ -349,8 +351,8 @@ def test_ctrl_c_while_a_request_is_in_flight_says_it_may_have_taken_effect() -> 
     assert err.value.exit_code == 3
     assert "  done: + create_topic n1" in text
     assert (
-        "NOT done: ~ alter_config a (interrupted (Ctrl-C) while the request was in flight: "
-        "it may have taken effect; a new plan shows)"
+        "NOT done: ~ alter_config a (in doubt: interrupted (Ctrl-C) while the request was in "
+        "flight: it may have taken effect; a new plan shows)"
     ) in text
     assert "NOT done: - delete_topic old (not attempted: interrupted (Ctrl-C))" in text
     assert "old" in fake.replicas
@@ -404,3 +406,24 @@ def test_an_unexpected_error_mid_wait_still_cancels_the_moves_and_removes_thrott
     assert not any(
         k in fake.configs["m"] for k in (THROTTLE_LEADER_REPLICAS, THROTTLE_FOLLOWER_REPLICAS)
     )
+
+
+def test_the_exit_is_decided_by_statuses_never_by_the_words_of_a_reason() -> None:
+    from kgitops.apply.run import ApplyReport
+    from kgitops.errors import ActionOutcome
+
+    running = ActionOutcome("~ reassign a", Status.IN_FLIGHT, "reworded: still copying")
+    worded_like_running = ActionOutcome("~ reassign b", Status.FAILED, "in flight: not really")
+    assert ApplyReport(outcomes=[running]).complete
+    assert not ApplyReport(outcomes=[running, worded_like_running]).complete
+
+
+def test_a_long_not_done_list_is_one_line_per_partition_capped_with_a_count() -> None:
+    from kgitops.errors import ActionOutcome
+
+    items = tuple(f"partition {p}: timed out; cancelled" for p in range(40))
+    lines = ActionOutcome("~ reassign a", Status.FAILED, "40 partition(s) not moved", items).lines()
+    assert lines[0] == "NOT done: ~ reassign a (failed: 40 partition(s) not moved)"
+    assert lines[1:11] == [f"    {i}" for i in items[:10]]
+    assert lines[11:] == ["    ... and 30 more"]
+    assert max(len(line) for line in lines) < 100

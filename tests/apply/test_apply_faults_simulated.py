@@ -141,7 +141,10 @@ def test_after_no_wait_an_apply_with_no_changes_waits_for_the_moves_and_removes_
     demo.topics(topic("orders", 4, 3))
     code, out, err = demo.cli("apply", "--yes", "--no-wait")
     assert code == 0, out + err
-    assert "running: ~ reassign orders (in flight: partition 0 moving to" in out
+    assert (
+        "running: ~ reassign orders (in flight: 4 partition(s) moving)\n    partition 0 moving to"
+        in out
+    )
     assert len(demo.state()["reassignments"]["orders"]) == 4
     code, out, err = demo.cli("plan", "--detailed-exitcode")
     assert code == 0, "moves in flight to their targets are not changes"

@@ -20,6 +20,8 @@ import pytest
 from test_apply_simulated import Folder, topic
 
 import kgitops
+from kgitops.cluster.port import NewTopic
+from kgitops.cluster.simulated import SimulatedCluster
 from kgitops.names import THROTTLE_FOLLOWER_REPLICAS, THROTTLE_LEADER_REPLICAS
 from kgitops.plan.throttles import RATE_KEYS
 
@@ -178,3 +180,55 @@ def test_sigterm_before_anything_changed_exits_130_and_changes_nothing(rf_raise:
     after = demo.state()
     assert throttles_in(after) == [] and not after.get("reassignments")
     assert after["topics"] == before["topics"]
+
+
+def unmanaged_on_broker_2(tmp_path: Path, policy: str) -> Folder:
+    """orders (in git) and legacy (not in git, RF 1, all on broker 2); then decommission 2."""
+    demo = Folder(tmp_path)
+    demo.cluster(extra=f"unmanagedTopics: {policy}\n")
+    demo.topics(topic("orders", 6, 2))
+    demo.apply()
+    sim = SimulatedCluster.open(str(demo.state_file), [])
+    sim.create_topics([NewTopic("legacy", {0: (2,), 1: (2,)})])
+    sim.set_size("legacy", 5_000_000)
+    demo.cluster(decommission=[2], extra=f"unmanagedTopics: {policy}\n")
+    return demo
+
+
+def test_a_drain_moves_unmanaged_replicas_too(tmp_path: Path) -> None:
+    demo = unmanaged_on_broker_2(tmp_path, "warn")
+    plan = demo.plan_json()
+    legacy = [a for a in plan["actions"] if a["type"] == "reassign" and a["topic"] == "legacy"]
+    assert len(legacy) == 1
+    assert all("not in git" in m["reason"] for m in legacy[0]["moves"].values())
+    code, out, err = demo.cli("apply", "--yes")
+    assert code == 0, out + err
+    state = demo.state()
+    on_2 = [
+        f"{n}-{p}"
+        for n, t in state["topics"].items()
+        for p, ps in t["partitions"].items()
+        if 2 in ps["replicas"]
+    ]
+    assert on_2 == []
+    assert throttles_in(state) == []
+    code, out, _ = demo.cli("status")
+    assert code == 0, out
+    code, _, err = demo.cli("simulate", "fail-broker", "2")
+    assert code == 0, err
+    code, out, _ = demo.cli("status")
+    assert "offline" not in out.split("\n", 2)[1], out  # no partition went offline with it
+
+
+def test_with_unmanaged_ignore_the_plan_names_every_topic_the_drain_leaves(
+    tmp_path: Path,
+) -> None:
+    demo = unmanaged_on_broker_2(tmp_path, "ignore")
+    plan = demo.plan_json()
+    assert not [a for a in plan["actions"] if a["topic"] == "legacy"]
+    (warning,) = [w for w in plan["warnings"] if w["code"] == "DRAIN_INCOMPLETE"]
+    assert "legacy (2 partition(s))" in warning["message"]
+    code, out, err = demo.cli("apply", "--yes")
+    assert code == 0, out + err
+    code, out, _ = demo.cli("status")
+    assert code == 2 and "broker 2: 2 replica(s)" in out, out

@@ -15,6 +15,7 @@ from kgitops.errors import (
     Mark,
     PartialApply,
     SpecError,
+    Status,
 )
 
 
@@ -68,14 +69,17 @@ def test_a_partial_apply_exits_3_and_says_what_was_and_was_not_done(with_command
     def run(args: argparse.Namespace) -> int:
         raise PartialApply(
             "apply finished partly",
-            [ActionOutcome("+ create_topic a", True), ActionOutcome("~ reassign b", False, "x")],
+            [
+                ActionOutcome("+ create_topic a", Status.DONE),
+                ActionOutcome("~ reassign b", Status.FAILED, "x", ("partition 0: y",)),
+            ],
         )
 
     with_command(run)
     assert cli.main(["fake"]) == 3
     err = capsys.readouterr().err
     assert "  done: + create_topic a" in err
-    assert "  NOT done: ~ reassign b (x)" in err
+    assert "  NOT done: ~ reassign b (failed: x)\n      partition 0: y\n" in err
 
 
 def test_an_unexpected_exception_is_one_line_not_a_traceback(with_command, capsys) -> None:  # type: ignore[no-untyped-def]

@@ -333,3 +333,28 @@ def test_decommissioning_the_dead_broker_moves_its_replicas_and_says_so() -> Non
     (warning,) = [w for w in plan.warnings if w.code == "UNDER_REPLICATED"]
     assert warning.data["moved"] == [1]
     assert "1 of them move in this plan" in warning.message
+
+
+def test_under_replicated_partitions_a_reassignment_in_flight_moves_are_not_claimed_as_moved() -> (
+    None
+):
+    bs = tuple(Broker(b.id, b.rack, online=b.id != 3) for b in brokers(4))
+    t = TopicState(
+        "t",
+        {
+            0: PartitionState((0, 1), (0, 1), 0, 10),
+            1: PartitionState((1, 3), (1,), 1, 10),  # broker 3 dead: under-replicated
+            2: PartitionState((2, 0, 3), (2,), 2, 10),  # moving 3 -> 0, 0 still copying
+        },
+    )
+    flying = {"t": {2: Reassignment(adding=(0,), removing=(3,))}}
+    plan, _ = compute_plan(
+        specs(topic("t", 3, 2), decommission=(3,)), state(bs, t, reassignments=flying), None
+    )
+    (move,) = plan.of_kind(Reassign)
+    assert set(move.moves) == {1}  # partition 2 is left out: it is moving already
+    (warning,) = [w for w in plan.warnings if w.code == "UNDER_REPLICATED"]
+    assert warning.data["moved"] == [1] and warning.data["inFlight"] == [2]
+    assert "1 of them move in this plan" in warning.message
+    assert "1 are being reassigned now and are left out of this plan" in warning.message
+    assert "2 of them move" not in warning.message
