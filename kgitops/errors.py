@@ -17,6 +17,7 @@ boundary: each adapter translates at its edge.
      │    ├── BrokerMetadataError      racks given for some brokers only
      │    └── InvalidReplicaAssignment a static assignment Kafka's controller would refuse
      ├── PlanError                    a plan cannot be computed, read or trusted
+     │    ├── StateFileError           a state file (snapshot, simulated cluster) is unreadable
      │    ├── StalePlan                the cluster changed since the plan was made
      │    ├── UnreviewedPlan           a saved plan holds actions its specs do not produce
      │    ├── ConnectionChanged        cluster.yaml connects elsewhere; not allowed here
@@ -25,12 +26,15 @@ boundary: each adapter translates at its edge.
      │         ├── DeletionNotAllowed  delete_topic without --allow-delete
      │         ├── UnsafeReplication   RF below min.insync.replicas
      │         └── OfflineTarget       a move onto an offline broker
-     ├── PartialApply                 apply finished partly (exit 3): .done and .failed
+     ├── PartialApply                 apply finished partly (exit 3): outcomes and notes
+     │    ├── NothingApplied           apply changed nothing (exit 1)
+     │    └── InterruptedBeforeAnyChange  a signal stopped apply before any change (exit 130)
      ├── ClusterError                 anything from talking to a cluster
      │    ├── ClusterUnreachable       no connection, DNS, refused, down
      │    ├── ClusterTimeout           no answer in time
      │    ├── ClusterAuthError         authentication or authorisation failed
      │    ├── UnsupportedOperation     the broker lacks an API ("does not support CreatePartitions")
+     │    ├── LocalBrokerError         the local broker cannot be started, found or stopped
      │    └── ClusterRequestError      the broker refused a request (per topic, with Kafka's code)
      ├── AnalyticsError               the Spark job cannot run or its input is bad
      └── GitHubError                  the GitHub API refused or failed
@@ -44,6 +48,8 @@ from enum import Enum
 from typing import Literal
 
 Severity = Literal["error", "warning"]
+
+_MAX_REPORTED = 20  # problems a StateFileError shows
 
 
 @dataclass(frozen=True, order=True, slots=True)
@@ -138,6 +144,28 @@ class InvalidReplicaAssignment(AssignmentError):
 
 class PlanError(KgitopsError):
     """A plan cannot be computed, read or trusted."""
+
+
+class StateFileError(PlanError):
+    """A state file (snapshot or simulated cluster) is unreadable or has the wrong shape.
+
+    Carries every problem found (up to twenty), each naming the file and where in it.
+    """
+
+    def __init__(self, source: str, problems: list[str]) -> None:
+        self.source = source
+        self.problems = problems
+        first = problems[0] if problems else "invalid state file"
+        super().__init__(first if first.startswith(source) else f"{source}: {first}")
+
+    def lines(self) -> list[str]:
+        shown = [
+            p if p.startswith(self.source) else f"{self.source}: error: {p}"
+            for p in self.problems[:_MAX_REPORTED]
+        ]
+        if len(self.problems) > _MAX_REPORTED:
+            shown.append(f"{self.source}: ... and {len(self.problems) - _MAX_REPORTED} more")
+        return shown
 
 
 class StalePlan(PlanError):
@@ -248,20 +276,37 @@ class ActionOutcome:
 
 
 class PartialApply(KgitopsError):
-    """Apply finished partly. ``outcomes`` says per action what was done and what was not."""
+    """Apply finished partly. ``outcomes`` says per action what was done and what was not;
+    ``notes`` are what apply noticed on the way (shown before the closing hint)."""
 
     exit_code = 3
 
-    def __init__(self, message: str, outcomes: Iterable[ActionOutcome] = ()) -> None:
+    def __init__(
+        self, message: str, outcomes: Iterable[ActionOutcome] = (), notes: Iterable[str] = ()
+    ) -> None:
         self.outcomes = list(outcomes)
+        self.notes = list(notes)
         super().__init__(message)
 
     def lines(self) -> list[str]:
         out = [f"error: {self}"]
         for o in self.outcomes:
             out.extend(o.lines("  "))
+        out.extend(self.notes)
         out.append("  run `kgitops plan` again: it picks up what was not done")
         return out
+
+
+class NothingApplied(PartialApply):
+    """Apply changed nothing (e.g. the cluster was unreachable from the start): exit 1."""
+
+    exit_code = 1
+
+
+class InterruptedBeforeAnyChange(PartialApply):
+    """A signal (Ctrl-C, SIGTERM, SIGHUP) stopped apply before it changed anything: 130."""
+
+    exit_code = 130
 
 
 class ClusterError(KgitopsError):
@@ -296,6 +341,10 @@ class RequestFailure:
     item: str
     code: str
     message: str = field(default="")
+
+
+class LocalBrokerError(ClusterError):
+    """The local broker cannot be started, found or stopped."""
 
 
 class ClusterRequestError(ClusterError):

@@ -55,6 +55,8 @@ from kgitops.errors import (
     ClusterRequestError,
     ClusterTimeout,
     ClusterUnreachable,
+    InterruptedBeforeAnyChange,
+    NothingApplied,
     PartialApply,
     Status,
 )
@@ -73,30 +75,6 @@ from kgitops.plan.throttles import REPLICA_KEYS
 from kgitops.plan.value import Plan
 
 FATAL = (ClusterUnreachable, ClusterTimeout, ClusterAuthError)
-
-
-class ApplyFailed(PartialApply):
-    """Some actions were not done (exit 3); carries the whole report, notes included."""
-
-    def __init__(self, message: str, report: ApplyReport) -> None:
-        self.report = report
-        super().__init__(message, report.outcomes)
-
-    def lines(self) -> list[str]:
-        lines = super().lines()
-        return [*lines[:-1], *self.report.notes, lines[-1]]
-
-
-class NothingApplied(ApplyFailed):
-    """Apply changed nothing (e.g. the cluster was unreachable from the start): exit 1."""
-
-    exit_code = 1
-
-
-class InterruptedBeforeAnyChange(ApplyFailed):
-    """A signal (Ctrl-C, SIGTERM, SIGHUP) stopped apply before it changed anything: 130."""
-
-    exit_code = 130
 
 
 @dataclass
@@ -526,9 +504,9 @@ def apply_plan(
 
 def _partial(
     report: ApplyReport, message: str, changed: bool, *, interrupted: bool = False
-) -> ApplyFailed:
+) -> PartialApply:
     if changed or any(o.done for o in report.outcomes):
-        return ApplyFailed(message, report)
+        return PartialApply(message, report.outcomes, report.notes)
     if interrupted:
-        return InterruptedBeforeAnyChange(message, report)
-    return NothingApplied(message, report)
+        return InterruptedBeforeAnyChange(message, report.outcomes, report.notes)
+    return NothingApplied(message, report.outcomes, report.notes)

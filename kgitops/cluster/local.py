@@ -25,17 +25,13 @@ import time
 from dataclasses import dataclass, field
 from typing import IO
 
-from kgitops.errors import ClusterError
+from kgitops.errors import LocalBrokerError
 
 DEFAULT_PORT = 19092
 DEFAULT_DIR = os.path.join(".kgitops", "local")
 HOST = "127.0.0.1"
 STATE_FILE = "broker.json"
 LOG_FILE = "broker.log"
-
-
-class LocalBrokerError(ClusterError):
-    """The local broker cannot be started, found or stopped."""
 
 
 def broker_binary() -> str:

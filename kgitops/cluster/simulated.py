@@ -49,12 +49,11 @@ from kgitops.cluster.port import (
     ScramUpsert,
 )
 from kgitops.cluster.snapshot import (
-    StateFileError,
     read_state_file,
     state_from_json,
     write_state,
 )
-from kgitops.errors import ClusterError, ClusterRequestError
+from kgitops.errors import ClusterError, ClusterRequestError, StateFileError
 from kgitops.model import (
     Broker,
     ClusterState,

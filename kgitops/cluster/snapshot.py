@@ -33,7 +33,7 @@ from typing import Any
 
 from kgitops.access import AccessState
 from kgitops.cluster.statecheck import check_state, problem_lines
-from kgitops.errors import PlanError
+from kgitops.errors import StateFileError
 from kgitops.model import (
     Broker,
     ClusterState,
@@ -43,31 +43,6 @@ from kgitops.model import (
 )
 from kgitops.names import STATE_FORMAT
 from kgitops.perf import paused_gc
-
-_MAX_REPORTED = 20
-
-
-class StateFileError(PlanError):
-    """A state file (snapshot or simulated cluster) is unreadable or has the wrong shape.
-
-    Carries every problem found (up to twenty), each naming the file and where in it.
-    """
-
-    def __init__(self, source: str, problems: list[str]) -> None:
-        self.source = source
-        self.problems = problems
-        first = problems[0] if problems else "invalid state file"
-        super().__init__(first if first.startswith(source) else f"{source}: {first}")
-
-    def lines(self) -> list[str]:
-        shown = [
-            p if p.startswith(self.source) else f"{self.source}: error: {p}"
-            for p in self.problems[:_MAX_REPORTED]
-        ]
-        if len(self.problems) > _MAX_REPORTED:
-            shown.append(f"{self.source}: ... and {len(self.problems) - _MAX_REPORTED} more")
-        return shown
-
 
 # ------------------------------------------------------------------------- writing
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 import pytest
 from apply_fakes import FakeCluster
 
-from kgitops.apply.run import ApplyFailed, NothingApplied, apply_plan
+from kgitops.apply.run import apply_plan
 from kgitops.errors import (
     ClusterRequestError,
     ClusterUnreachable,
     DeletionNotAllowed,
+    NothingApplied,
     PartialApply,
     StalePlan,
     Status,
@@ -163,7 +164,7 @@ def test_a_failed_create_stops_only_its_own_topic() -> None:
         AlterConfig("a", set={"retention.ms": "5"}),
         ElectLeaders("n1", partitions=(0,)),
     )
-    with pytest.raises(ApplyFailed) as err:
+    with pytest.raises(PartialApply) as err:
         apply_plan(p, fake, SETTINGS, allow_delete=False)
     assert err.value.exit_code == 3
     lines = err.value.lines()
@@ -188,7 +189,7 @@ def test_broker_failing_mid_reassignment_cancels_its_moves_and_removes_throttles
             f.fail_broker(4)
 
     fake.on_sleep = fail
-    with pytest.raises(ApplyFailed) as err:
+    with pytest.raises(PartialApply) as err:
         apply_plan(
             plan(Reassign("m", moves=moves)), fake, SETTINGS, allow_delete=False, poll_seconds=1
         )
@@ -243,7 +244,7 @@ def test_losing_the_cluster_mid_apply_reports_what_was_done_and_what_was_not() -
         return out
 
     fake.create_topics = create_then_die  # type: ignore[method-assign]
-    with pytest.raises(ApplyFailed) as err:
+    with pytest.raises(PartialApply) as err:
         apply_plan(mixed_plan(), fake, SETTINGS, allow_delete=True)
     assert err.value.exit_code == 3
     lines = err.value.lines()
@@ -287,7 +288,7 @@ def test_no_wait_leaves_moves_running_with_throttles_and_a_later_apply_finishes_
 
 def test_no_wait_submits_one_window_and_says_the_rest_is_not_done() -> None:
     fake, p = moves_plan(4, size=10_000)
-    with pytest.raises(ApplyFailed) as err:
+    with pytest.raises(PartialApply) as err:
         apply_plan(p, fake, SETTINGS, allow_delete=False, wait=False, poll_seconds=1)
     assert err.value.exit_code == 3
     assert len(fake.flights) == 3
@@ -315,7 +316,7 @@ def test_an_effect_the_cluster_does_not_show_is_an_error() -> None:
         return {t: None for t in changes} if changes else real_alter(changes)
 
     fake.alter_topic_configs = ignore_values  # type: ignore[method-assign]
-    with pytest.raises(ApplyFailed) as err:
+    with pytest.raises(PartialApply) as err:
         apply_plan(
             plan(AlterConfig("a", set={"retention.ms": "9"})), fake, SETTINGS, allow_delete=False
         )

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from kgitops import cli
-from kgitops.apply.run import ApplyFailed, apply_plan
+from kgitops.apply.run import apply_plan
+from kgitops.errors import PartialApply
 
 pytestmark = pytest.mark.broker
 
@@ -92,7 +93,7 @@ def test_broker_stopping_mid_apply_is_exit_3_with_an_honest_report_and_a_clean_r
     assert kinds == ["create_topic", "alter_config", "delete_topic"]
     admin = open_cluster(result.cluster)
     try:
-        with pytest.raises(ApplyFailed) as err:
+        with pytest.raises(PartialApply) as err:
             apply_plan(
                 result.plan,
                 StopsAfterCreate(admin, own_broker.pid),

@@ -8,8 +8,7 @@ import pytest
 
 from kgitops.cluster.port import ClusterAdmin, ConfigChange, NewPartitions, NewTopic
 from kgitops.cluster.simulated import SimulatedCluster
-from kgitops.cluster.snapshot import StateFileError
-from kgitops.errors import ClusterError, ClusterRequestError
+from kgitops.errors import ClusterError, ClusterRequestError, StateFileError
 from kgitops.model import Broker, TopicPartition
 
 BROKERS = [Broker(0, "az1"), Broker(1, "az2"), Broker(2, "az3"), Broker(3, "az1")]
