@@ -19,22 +19,18 @@ import argparse
 import json
 import os
 import sys
-from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from kgitops.names import is_internal_topic
 
 if TYPE_CHECKING:
-    from kgitops.model import ClusterSpec, ClusterState, TopicSpec
+    from kgitops.model import ClusterSpec, ClusterState
     from kgitops.plan.adopt import Adoption
     from kgitops.plan.value import Plan
     from kgitops.spec.load import Specs
-    from kgitops.spec.lock import Lock
 
 NAME = "import"
 HELP = "write topic files and lock entries for live topics not yet in git (moves nothing)"
-
-_MOVES = ("create_topic", "add_partitions", "reassign", "delete_topic")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -62,15 +58,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-@dataclass(frozen=True)
-class _Desired:
-    cluster: ClusterSpec | None
-    topics: tuple[TopicSpec, ...]
-
-
 def run(args: argparse.Namespace) -> int:
     from kgitops.errors import KgitopsError, SpecError
-    from kgitops.plan.adopt import adopt, file_name, topic_yaml
+    from kgitops.plan.adopt import adopt_topics, file_name, settle, topic_yaml
     from kgitops.spec.load import load_specs
     from kgitops.spec.lock import Lock, read_lock, write_lock
 
@@ -106,20 +96,8 @@ def run(args: argparse.Namespace) -> int:
             "or name the topic in them: "
             + ", ".join(os.path.join(args.dir, file_name(n)) for n in existing)
         )
-    brokers = state.brokers
-    adoptions = {n: adopt(state.topics[n], brokers) for n in names}
-    for n in names:
-        if state.reassignments.get(n):
-            adoptions[n] = replace(
-                adoptions[n],
-                notes=(
-                    *adoptions[n].notes,
-                    f"{len(state.reassignments[n])} partition(s) are being reassigned: the file "
-                    "records the replicas as they are now; import again once the move is done",
-                ),
-            )
     lock = read_lock(args.dir)
-    adoptions, plan = _settle(adoptions, specs.topics, specs.cluster, state, lock)
+    adoptions, plan = settle(adopt_topics(state, names), specs.topics, specs.cluster, state, lock)
     entries = dict(lock.entries) if lock is not None else {}
     entries.update({n: a.entry for n, a in adoptions.items()})
     for n, a in adoptions.items():
@@ -236,35 +214,6 @@ def _state(args: argparse.Namespace, cluster: ClusterSpec) -> ClusterState:
         return admin.describe(None)
     finally:
         admin.close()
-
-
-def _settle(
-    adoptions: dict[str, Adoption],
-    managed: tuple[TopicSpec, ...],
-    cluster: ClusterSpec,
-    state: ClusterState,
-    lock: Lock | None,
-) -> tuple[dict[str, Adoption], Plan]:
-    """Plan with the adopted topics; write the ones the planner would move more literally."""
-    from kgitops.plan.adopt import escalate
-    from kgitops.plan.diff import compute_plan
-    from kgitops.spec.lock import Lock
-
-    base = dict(lock.entries) if lock is not None else {}
-    cluster = replace(cluster, unmanaged_topics="ignore")  # topics left out are not our concern
-    while True:
-        desired = _Desired(cluster, (*managed, *(a.spec for a in adoptions.values())))
-        entries = {**base, **{n: a.entry for n, a in adoptions.items()}}
-        plan, _ = compute_plan(desired, state, Lock(entries=entries))
-        moving = {a.topic for a in plan.actions if a.kind in _MOVES and a.topic in adoptions}
-        changed = False
-        for name in sorted(moving):
-            better = escalate(adoptions[name], state.topics[name], state.brokers)
-            if better is not None:
-                adoptions[name] = better
-                changed = True
-        if not changed:
-            return adoptions, plan
 
 
 def _report(adoptions: dict[str, Adoption], plan: Plan, args: argparse.Namespace) -> None:

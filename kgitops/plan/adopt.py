@@ -12,20 +12,24 @@ Otherwise the topic is ``adopted``: its assignment stays as it is and the lock r
 its partition count and replication factor. If the planner would still move an adopted
 topic (its replicas break the rack rule of the default rack-aware placement), it is written
 with ``placement: rack-unaware``, and as a last resort ``placement: static`` with the live
-assignment listed: ``kgitops import`` checks this by planning, see ``escalate``.
+assignment listed: ``settle`` checks this by planning with the adopted topics and escalates
+each one the plan would still move, until the plan moves none of them.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kgitops.errors import KgitopsError
-from kgitops.model import Broker, Placement, TopicSpec, TopicState
+from kgitops.model import Broker, ClusterSpec, ClusterState, Placement, TopicSpec, TopicState
 from kgitops.names import THROTTLED_REPLICAS_CONFIGS
 from kgitops.placement.assignment import assign_replicas, rack_alternated_brokers
-from kgitops.spec.lock import LockEntry
+from kgitops.plan.actions import AddPartitions, CreateTopic, DeleteTopic, Reassign
+from kgitops.plan.diff import compute_plan
+from kgitops.plan.value import Plan
+from kgitops.spec.lock import Lock, LockEntry
 from kgitops.spec.topic_configs import CONFIGS, check_config
 
 #: The order in which ``escalate`` tries placements for a topic the planner would move.
@@ -164,6 +168,63 @@ def escalate(adoption: Adoption, topic: TopicState, brokers: Sequence[Broker]) -
         if candidate.stage == stage:
             return candidate
     return None
+
+
+def adopt_topics(state: ClusterState, names: Sequence[str]) -> dict[str, Adoption]:
+    """``adopt`` for each named live topic; a topic being reassigned gets a note saying the
+    file records its replicas as they are now."""
+    out = {}
+    for n in names:
+        adoption = adopt(state.topics[n], state.brokers)
+        moving = state.reassignments.get(n)
+        if moving:
+            note = (
+                f"{len(moving)} partition(s) are being reassigned: the file records the "
+                "replicas as they are now; import again once the move is done"
+            )
+            adoption = replace(adoption, notes=(*adoption.notes, note))
+        out[n] = adoption
+    return out
+
+
+#: The action kinds that move data: an adopted topic must get none of them.
+MOVES = (CreateTopic, AddPartitions, Reassign, DeleteTopic)
+
+
+@dataclass(frozen=True)
+class _Desired:
+    """What ``compute_plan`` reads of the specs: the managed topics plus the adopted ones."""
+
+    cluster: ClusterSpec | None
+    topics: tuple[TopicSpec, ...]
+
+
+def settle(
+    adoptions: Mapping[str, Adoption],
+    managed: Sequence[TopicSpec],
+    cluster: ClusterSpec,
+    state: ClusterState,
+    lock: Lock | None,
+) -> tuple[dict[str, Adoption], Plan]:
+    """Plan with the adopted topics; escalate each one the plan would still move (``escalate``)
+    and plan again, until no adopted topic moves or none can be written more literally.
+    Returns the settled adoptions and the last plan (what the next ``kgitops plan`` shows)."""
+    settled = dict(adoptions)
+    base = dict(lock.entries) if lock is not None else {}
+    cluster = replace(cluster, unmanaged_topics="ignore")  # topics left out are not our concern
+    while True:
+        desired = _Desired(cluster, (*managed, *(a.spec for a in settled.values())))
+        entries = {**base, **{n: a.entry for n, a in settled.items()}}
+        plan, _ = compute_plan(desired, state, Lock(entries=entries))
+        moving = {a.topic for a in plan.actions if isinstance(a, MOVES) and a.topic in settled}
+        changed = False
+        for name in sorted(moving):
+            better = escalate(settled[name], state.topics[name], state.brokers)
+            if better is not None:
+                settled[name] = better
+                changed = True
+        if not changed:
+            return settled, plan
 
 
 def topic_yaml(adoption: Adoption, cluster: str, values: Mapping[str, str] | None = None) -> str:

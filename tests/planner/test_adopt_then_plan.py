@@ -25,3 +25,33 @@ def test_import_then_plan_shows_no_changes(
     out, err = capsys.readouterr()
     assert code == 0, out + err
     assert "No changes." in out
+
+
+def test_settle_writes_a_topic_more_literally_until_the_plan_moves_none_of_it() -> None:
+    """Pure: a live topic on one rack of a racked cluster breaks the default rack-aware
+    placement's rule, so the plan would move it; settle escalates it until it would not."""
+    from kgitops.model import Broker, ClusterSpec, ClusterState, PartitionState, TopicState
+    from kgitops.plan.adopt import MOVES, adopt_topics, settle
+
+    brokers = (Broker(1, "a"), Broker(2, "a"), Broker(3, "b"), Broker(4, "b"))
+    live = TopicState("t", {p: PartitionState((1, 2), (1, 2), 1, 0) for p in range(3)})
+    state = ClusterState(brokers=brokers, topics={"t": live})
+    first = adopt_topics(state, ["t"])
+    assert first["t"].stage in ("recovered", "adopted")
+    settled, plan = settle(first, (), ClusterSpec(name="c", directory="."), state, None)
+    assert settled["t"].stage in ("rack-unaware", "static")
+    assert not [a for a in plan.actions if isinstance(a, MOVES)]
+
+
+def test_a_topic_being_reassigned_is_adopted_as_it_is_now_with_a_note() -> None:
+    from kgitops.model import Broker, ClusterState, PartitionState, Reassignment, TopicState
+    from kgitops.plan.adopt import adopt_topics
+
+    live = TopicState("t", {0: PartitionState((1, 2), (1, 2), 1, 0)})
+    state = ClusterState(
+        brokers=(Broker(1), Broker(2), Broker(3)),
+        topics={"t": live},
+        reassignments={"t": {0: Reassignment(adding=(3,), target=(1, 2, 3))}},
+    )
+    (note,) = adopt_topics(state, ["t"])["t"].notes[-1:]
+    assert note.startswith("1 partition(s) are being reassigned")
