@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from kgitops.errors import Diagnostic, Mark
 from kgitops.model import Broker, ClusterSpec
+from kgitops.spec.paths import path_problem
 from kgitops.spec.yamlload import Document
 
 
@@ -153,6 +154,15 @@ def check_cluster(
                 "security.ssl: certFile and keyFile go together (mutual TLS needs both)",
             )
         )
+    if sec.ssl is not None:
+        for field, path in (
+            ("caFile", sec.ssl.ca_file),
+            ("certFile", sec.ssl.cert_file),
+            ("keyFile", sec.ssl.key_file),
+        ):
+            problem = None if path is None else path_problem(cluster.directory, path)
+            if problem is not None:
+                out.append(_err(m(f"security.ssl.{field}"), f"security.ssl.{field}: {problem}"))
     if cluster.simulated is not None:
         _check_simulated(cluster, doc, out)
     if brokers is not None:

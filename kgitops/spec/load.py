@@ -219,9 +219,11 @@ def _build_cluster(doc: Document, directory: str) -> ClusterSpec:
         ),
         ssl=(
             SslSpec(
-                ca_file=_in_dir(directory, ssl.get("caFile")),
-                cert_file=_in_dir(directory, ssl.get("certFile")),
-                key_file=_in_dir(directory, ssl.get("keyFile")),
+                # as written: relative to the cluster folder (resolved and checked by
+                # spec.paths where they are used, so the folder is joined exactly once)
+                ca_file=ssl.get("caFile"),
+                cert_file=ssl.get("certFile"),
+                key_file=ssl.get("keyFile"),
                 key_password_env=ssl.get("keyPasswordEnv"),
                 check_hostname=bool(ssl.get("checkHostname", True)),
             )
@@ -268,12 +270,6 @@ def _build_cluster(doc: Document, directory: str) -> ClusterSpec:
         mark=doc.mark(""),
         marks=Marks(doc.path, doc.positions),
     )
-
-
-def _in_dir(directory: str, path: str | None) -> str | None:
-    if path is None:
-        return None
-    return path if os.path.isabs(path) else os.path.normpath(os.path.join(directory, path))
 
 
 def _kind_of(doc: Document, diags: list[Diagnostic]) -> str | None:
