@@ -33,6 +33,9 @@ boundary: each adapter translates at its edge.
      │    ├── ClusterUnreachable       no connection, DNS, refused, down
      │    ├── ClusterTimeout           no answer in time
      │    ├── ClusterAuthError         authentication or authorisation failed
+     │    ├── ClusterTlsError          TLS cannot work: untrusted, expired or misnamed broker
+     │    │                            certificate, client certificate missing or refused,
+     │    │                            plaintext and TLS mixed up, an unusable key or CA file
      │    ├── UnsupportedOperation     the broker lacks an API ("does not support CreatePartitions")
      │    ├── LocalBrokerError         the local broker cannot be started, found or stopped
      │    └── ClusterRequestError      the broker refused a request (per topic, with Kafka's code)
@@ -323,6 +326,10 @@ class ClusterTimeout(ClusterError):
 
 class ClusterAuthError(ClusterError):
     """Authentication or authorisation failed."""
+
+
+class ClusterTlsError(ClusterError):
+    """A TLS failure no retry can fix; the message names the cause and what to check."""
 
 
 class UnsupportedOperation(ClusterError):

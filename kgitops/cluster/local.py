@@ -107,9 +107,10 @@ def wait_healthy(port: int, proc: subprocess.Popen[bytes] | None, timeout: float
     raise LocalBrokerError(f"the broker on port {port} did not answer within {timeout:.0f} s")
 
 
-def _command(binary: str, port: int) -> list[str]:
+def _command(binary: str, port: int, advertised_port: int | None = None) -> list[str]:
     url = f"tcp://{HOST}:{port}"
-    return [binary, "broker", "--listener-url", url, "--advertised-listener-url", url]
+    advertised = f"tcp://{HOST}:{advertised_port or port}"
+    return [binary, "broker", "--listener-url", url, "--advertised-listener-url", advertised]
 
 
 @dataclass
@@ -149,12 +150,15 @@ def start_broker(
     log_path: str | None = None,
     timeout: float = 20.0,
     detach: bool = False,
+    advertised_port: int | None = None,
 ) -> LocalBroker:
     """Start a fresh Tansu broker on 127.0.0.1 and wait until it answers Metadata.
 
     ``port=None`` picks a free port (retrying if another process takes it first). With
     ``detach`` the broker outlives this process (``kgitops local up``); otherwise it belongs
-    to the caller, who calls ``stop()`` (tests)."""
+    to the caller, who calls ``stop()`` (tests). ``advertised_port``: the port the broker
+    tells clients to use (a TLS listener in front of it, as the TLS tests put there); its
+    own port by default."""
     binary = broker_binary()
     attempts = 3 if port is None else 1
     last: LocalBrokerError | None = None
@@ -175,7 +179,7 @@ def start_broker(
         log = open(path, "ab")  # noqa: SIM115 -- owned by the LocalBroker
         try:
             proc = subprocess.Popen(
-                _command(binary, chosen),
+                _command(binary, chosen, advertised_port),
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,

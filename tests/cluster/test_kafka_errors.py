@@ -31,7 +31,7 @@ from kgitops.errors import (
     ClusterUnreachable,
     UnsupportedOperation,
 )
-from kgitops.model import ClusterSpec, SaslSpec, SecuritySpec, SslSpec
+from kgitops.model import ClusterSpec, SaslSpec, SecuritySpec
 
 
 def _kafka_exception_classes() -> list[type[BaseException]]:
@@ -204,18 +204,8 @@ def test_sasl_without_credentials_settings_is_refused() -> None:
         client_config(spec(security=SecuritySpec(protocol="SASL_SSL")), environ={})
 
 
-def test_ssl_files_are_relative_to_the_cluster_folder(tmp_path: Any) -> None:
-    (tmp_path / "ca.pem").write_text("x")
-    sec = SecuritySpec(protocol="SSL", ssl=SslSpec(ca_file="ca.pem", check_hostname=False))
-    cfg = client_config(spec(directory=str(tmp_path), security=sec), environ={})
-    assert cfg["ssl_cafile"] == str(tmp_path / "ca.pem")
-    assert cfg["ssl_check_hostname"] is False
-
-
-def test_a_missing_ssl_file_is_named(tmp_path: Any) -> None:
-    sec = SecuritySpec(protocol="SSL", ssl=SslSpec(ca_file="nope.pem"))
-    with pytest.raises(ClusterError, match=r"no such file: .*nope\.pem"):
-        client_config(spec(directory=str(tmp_path), security=sec), environ={})
+# The TLS settings (files inside the cluster folder, keys, passwords) are specified with real
+# certificates in tests/tls/test_tls_settings.py.
 
 
 def test_a_cluster_without_servers_is_refused() -> None:
@@ -288,6 +278,7 @@ def test_only_the_adapter_imports_kafka_python() -> None:
                 importers.add(path.relative_to(package).as_posix())
     assert importers <= {
         "cluster/kafka/admin.py",
+        "cluster/kafka/bootstrap.py",
         "cluster/kafka/errors.py",
         "cluster/kafka/sample.py",
     }

@@ -12,6 +12,7 @@ import kafka.errors as kerr
 import pytest
 
 from kgitops.cluster.kafka.admin import KafkaAdmin
+from kgitops.cluster.kafka.tls import TlsAdvice
 from kgitops.errors import ClusterRequestError, ClusterTimeout, ClusterUnreachable
 
 
@@ -19,6 +20,9 @@ def bare_admin(timeout_ms: int = 2000) -> KafkaAdmin:
     admin = object.__new__(KafkaAdmin)
     admin._timeout_ms = timeout_ms
     admin._controller = 1
+    admin._tls = TlsAdvice("c", "b:9092", "PLAINTEXT")
+    admin._tls_context = None
+    admin._diagnosed = False
     return admin
 
 

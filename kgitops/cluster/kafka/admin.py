@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import kafka.errors as kerr
-from kafka.admin import KafkaAdminClient
-from kafka.net.compat import KafkaNetClient
 from kafka.protocol.admin import (
     AlterPartitionReassignmentsRequest,
     CreatePartitionsRequest,
@@ -26,16 +23,16 @@ from kafka.protocol.admin import (
 from kafka.protocol.metadata import MetadataRequest
 
 from kgitops.cluster.kafka.access import AccessRequests
+from kgitops.cluster.kafka.bootstrap import PROBE_SECONDS, broker_addresses, open_admin_client
 from kgitops.cluster.kafka.errors import (
-    ExceptionTrap,
     api_name,
     item_error,
     retriable_code,
     retriable_exc,
-    said,
     translate,
 )
-from kgitops.cluster.kafka.settings import CONNECT_TIMEOUT_MS, client_config, secret_values
+from kgitops.cluster.kafka.settings import client_config, secret_values, tls_advice
+from kgitops.cluster.kafka.tls import is_ambiguous
 from kgitops.cluster.port import (
     ConfigChange,
     NewPartitions,
@@ -156,62 +153,22 @@ class KafkaAdmin(AccessRequests):
         self._timeout_ms = int(config["request_timeout_ms"])
         self._controller: int | None = None
         self._live_brokers: tuple[int, ...] | None = None
-        servers = ", ".join(spec.bootstrap_servers)
-        trap = ExceptionTrap()
-        kafka_log = logging.getLogger("kafka")
-        kafka_log.addHandler(trap)
-        # kafka-python's bootstrap can wait forever on a handshake that never ends (a TLS
-        # listener spoken to in plaintext or the reverse); a watchdog stops its IO loop.
-        started: list[Any] = []
-
-        def client_factory(**kw: Any) -> Any:
-            started.append(KafkaNetClient(**kw))
-            return started[-1]
-
-        fired = threading.Event()
-
-        def abort() -> None:
-            fired.set()
-            for c in started:
-                c._manager._net.stop(timeout_ms=1000)
-
-        watchdog = threading.Timer(config["bootstrap_timeout_ms"] / 1000 + 0.5, abort)
-        watchdog.daemon = True
-        watchdog.start()
-        try:
-            self._client = KafkaAdminClient(**config, kafka_client=client_factory)
-        except Exception as exc:
-            cause: BaseException = exc
-            if fired.is_set():
-                cause = kerr.KafkaTimeoutError("the connection never completed its handshake")
-            raise self._connect_error(cause, trap.seen, servers) from None
-        finally:
-            watchdog.cancel()
-            kafka_log.removeHandler(trap)
+        self._tls = tls_advice(spec)
+        self._tls_context = config.get("ssl_context")
+        self._diagnosed = False
+        self._client = open_admin_client(spec, config, self._tls, self._secrets)
         self._manager: Any = self._client._manager
         self._closed = False
 
-    def _connect_error(
-        self, exc: BaseException, seen: Sequence[BaseException], servers: str
-    ) -> ClusterError:
-        """Why bootstrap failed. kafka-python reports only a timeout; the cause (refused,
-        authentication, TLS) is in what its connections logged, so that is what is named."""
-        op = f"connect to cluster {self._spec.name!r} at {servers}"
-        causes = [translate(e, op, secrets=self._secrets) for e in seen]
-        for kind in (ClusterAuthError, UnsupportedOperation):
-            for cause in causes:
-                if isinstance(cause, kind):
-                    return cause
-        err = translate(exc, op, secrets=self._secrets)
-        if isinstance(err, ClusterTimeout | ClusterUnreachable):
-            real = [e for e in seen if not isinstance(e, kerr.KafkaTimeoutError)] or list(seen)
-            last = f" (last error: {said(str(real[-1]), self._secrets)})" if real else ""
-            return ClusterUnreachable(
-                f"cannot reach cluster {self._spec.name!r} at {servers} within "
-                f"{min(self._timeout_ms, CONNECT_TIMEOUT_MS)} ms{last}; check that the brokers "
-                "are up and reachable and the security settings match the listener"
-            )
-        return err
+    def _tls_verdict(self, exc: BaseException) -> ClusterError | None:
+        """A definitive TLS failure behind ``exc`` (never worth a retry), or, the first time a
+        connection ends in a way that may hide one, what probing the brokers finds."""
+        verdict = self._tls.explain(exc)
+        if verdict is not None or self._diagnosed or not is_ambiguous(exc):
+            return verdict
+        self._diagnosed = True
+        addresses = broker_addresses(self._manager, self._spec.bootstrap_servers)
+        return self._tls.diagnose(addresses, self._tls_context, PROBE_SECONDS)
 
     # ---- the request primitive
 
@@ -225,11 +182,14 @@ class KafkaAdmin(AccessRequests):
             try:
                 return self._manager.run(self._send_async, request, node_id, remaining_ms)
             except Exception as exc:
+                verdict = self._tls_verdict(exc)
+                if verdict is not None:
+                    raise verdict from None
                 if retriable_exc(exc) and time.monotonic() + backoff < deadline:
                     time.sleep(backoff)
                     backoff = min(backoff * 2, 2.0)
                     continue
-                raise translate(exc, op, secrets=self._secrets) from None
+                raise translate(exc, op, secrets=self._secrets, tls=self._tls) from None
 
     async def _send_async(self, request: Any, node_id: int | None, timeout_ms: int) -> Any:
         future = self._manager.send(request, node_id=node_id, request_timeout_ms=timeout_ms)
@@ -248,15 +208,19 @@ class KafkaAdmin(AccessRequests):
             try:
                 got = self._manager.run(self._gather, list(pending.items()), remaining_ms)
             except Exception as exc:
-                raise translate(exc, "send", secrets=self._secrets) from None
+                raise translate(exc, "send", secrets=self._secrets, tls=self._tls) from None
             retry: dict[int, Any] = {}
             for b, res in got.items():
+                verdict = self._tls_verdict(res) if isinstance(res, BaseException) else None
                 if not isinstance(res, BaseException):
                     out[b] = res
+                elif verdict is not None:
+                    raise verdict
                 elif retriable_exc(res) and time.monotonic() + backoff < deadline:
                     retry[b] = pending[b]
                 else:
-                    out[b] = translate(res, type(pending[b]).__name__, secrets=self._secrets)
+                    op = type(pending[b]).__name__
+                    out[b] = translate(res, op, secrets=self._secrets, tls=self._tls)
             pending = retry
             if pending:
                 time.sleep(backoff)

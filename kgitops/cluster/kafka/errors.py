@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from collections.abc import Sequence
 
 import kafka.errors as kerr
 
+from kgitops.cluster.kafka.tls import TlsAdvice, is_definitive
 from kgitops.errors import (
     ClusterAuthError,
     ClusterError,
@@ -31,15 +33,25 @@ def api_name(operation: str) -> str:
     return operation.removesuffix("Request")
 
 
-def translate(exc: BaseException, operation: str, *, secrets: Sequence[str] = ()) -> ClusterError:
+def translate(
+    exc: BaseException,
+    operation: str,
+    *,
+    secrets: Sequence[str] = (),
+    tls: TlsAdvice | None = None,
+) -> ClusterError:
     """The kgitops error for anything kafka-python (or the socket under it) raised.
 
     ``operation`` is the Kafka API or step ("CreatePartitions", "connect to prod"); it is
     named in the message. ``secrets`` are scrubbed from the message, should a library ever
-    echo one.
+    echo one. ``tls``: how to word a definitive TLS failure (a certificate refused).
     """
     if isinstance(exc, ClusterError):
         return exc
+    if tls is not None:
+        verdict = tls.explain(exc)
+        if verdict is not None:
+            return verdict
     detail = said(str(exc) or type(exc).__name__, secrets, quote=False)
     op = api_name(operation)
     if isinstance(exc, kerr.UnsupportedVersionError | kerr.UnrecognizedBrokerVersion):
@@ -120,17 +132,22 @@ def retriable_code(code: int) -> bool:
 
 
 class ExceptionTrap(logging.Handler):
-    """Collects the exceptions kafka-python logs while it connects (it retries them away)."""
+    """Collects the exceptions kafka-python logs while it connects (it retries them away);
+    ``changed`` is set each time one comes, for whoever watches (the bootstrap guard)."""
 
     def __init__(self) -> None:
         super().__init__(logging.WARNING)
         self.seen: list[BaseException] = []
+        self.changed = threading.Event()
 
     def emit(self, record: logging.LogRecord) -> None:
         args = record.args if isinstance(record.args, tuple) else ()
-        self.seen.extend(a for a in args if isinstance(a, BaseException))
+        found = [a for a in args if isinstance(a, BaseException)]
         if record.exc_info and record.exc_info[1] is not None:
-            self.seen.append(record.exc_info[1])
+            found.append(record.exc_info[1])
+        if found:
+            self.seen.extend(found)
+            self.changed.set()
 
 
 BROKER_TEXT_LIMIT = 300
@@ -156,6 +173,10 @@ def scrub(text: str, secrets: Sequence[str]) -> str:
 
 
 def retriable_exc(exc: BaseException) -> bool:
-    return bool(getattr(exc, "retriable", False)) and not isinstance(
-        exc, kerr.UnsupportedVersionError
+    """Worth sending again? Not a definitive TLS failure (a certificate refused, by either
+    side), which kafka-python wraps in a retriable connection error."""
+    return (
+        bool(getattr(exc, "retriable", False))
+        and not isinstance(exc, kerr.UnsupportedVersionError)
+        and not is_definitive(exc)
     )

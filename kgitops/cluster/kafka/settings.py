@@ -1,5 +1,6 @@
-"""kafka-python's settings for a cluster file: servers, timeouts, TLS and SASL (pure; no
-kafka import, so it is testable and importable without the client).
+"""kafka-python's settings for a cluster file: servers, timeouts, TLS and SASL (no kafka
+import, so it is testable and importable without the client; the TLS files are read here, so
+a bad one is named before any connection).
 
 Secrets come only from the environment variables cluster.yaml names::
 
@@ -9,8 +10,10 @@ Secrets come only from the environment variables cluster.yaml names::
       ssl: {caFile: certs/ca.pem}
 
 gives ``security_protocol="SASL_SSL"``, ``sasl_mechanism="SCRAM-SHA-512"``, the username and
-password read from ``$KAFKA_USERNAME`` / ``$KAFKA_PASSWORD`` and ``ssl_cafile`` resolved
-against the cluster folder. An unset variable is an error naming it, never its value.
+password read from ``$KAFKA_USERNAME`` / ``$KAFKA_PASSWORD``, and the TLS context built from
+``certs/ca.pem`` in the cluster folder (``topics/prod/certs/ca.pem`` when kgitops runs from the
+repository root, whatever the working folder; never outside the folder). An unset variable is
+an error naming it, never its value.
 """
 
 from __future__ import annotations
@@ -20,8 +23,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from kgitops import __version__
-from kgitops.errors import ClusterError
-from kgitops.model import ClusterSpec
+from kgitops.cluster.kafka.tls import TlsAdvice, TlsFile, client_context
+from kgitops.errors import ClusterError, ClusterTlsError
+from kgitops.model import ClusterSpec, SslSpec
+from kgitops.spec.paths import in_folder, path_problem
 
 CONNECT_TIMEOUT_MS = 10_000  # the first connection gives up sooner than a slow request
 SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
@@ -77,22 +82,29 @@ def client_config(spec: ClusterSpec, environ: Mapping[str, str] | None = None) -
         config["sasl_mechanism"] = mech
         config["sasl_plain_username"] = _secret(env, sec.sasl.username_env, spec, "usernameEnv")
         config["sasl_plain_password"] = _secret(env, sec.sasl.password_env, spec, "passwordEnv")
-    if protocol.endswith("SSL") and sec.ssl is not None:
-        ssl = sec.ssl
-        for key, path in (
-            ("ssl_cafile", ssl.ca_file),
-            ("ssl_certfile", ssl.cert_file),
-            ("ssl_keyfile", ssl.key_file),
-        ):
-            if path is None:
-                continue
-            full = path if os.path.isabs(path) else os.path.join(spec.directory, path)
-            if not os.path.isfile(full):
-                raise ClusterError(f"{spec.mark_of('security.ssl')}: no such file: {full}")
-            config[key] = full
+    if protocol.endswith("SSL"):
+        ssl = sec.ssl or SslSpec()
+        files = {f.field: f for f in tls_files(spec)}
+        password = None
         if ssl.key_password_env:
-            config["ssl_password"] = _secret(env, ssl.key_password_env, spec, "keyPasswordEnv")
+            password = _secret(env, ssl.key_password_env, spec, "keyPasswordEnv")
+            config["ssl_password"] = password
+        for key, field in (
+            ("ssl_cafile", "caFile"),
+            ("ssl_certfile", "certFile"),
+            ("ssl_keyfile", "keyFile"),
+        ):
+            if field in files:
+                config[key] = files[field].path
         config["ssl_check_hostname"] = ssl.check_hostname
+        config["ssl_context"] = client_context(
+            files.get("caFile"),
+            files.get("certFile"),
+            files.get("keyFile"),
+            password,
+            check_hostname=ssl.check_hostname,
+            where=spec.mark_of("security.ssl"),
+        )
     return config
 
 
@@ -104,6 +116,47 @@ def secret_values(config: Mapping[str, object]) -> tuple[str, ...]:
     user name as well as the password (a user name is half a credential, and brokers echo
     it back in authentication errors)."""
     return tuple(str(config[k]) for k in SECRET_SETTINGS if config.get(k))
+
+
+def tls_files(spec: ClusterSpec) -> list[TlsFile]:
+    """The files of ``security.ssl``, each resolved against the cluster folder (whatever the
+    working folder) and refused unless it stays inside it and is a file."""
+    ssl = spec.security.ssl
+    if ssl is None:
+        return []
+    out = []
+    for field, path in (
+        ("caFile", ssl.ca_file),
+        ("certFile", ssl.cert_file),
+        ("keyFile", ssl.key_file),
+    ):
+        if path is None:
+            continue
+        where = spec.mark_of(f"security.ssl.{field}")
+        problem = path_problem(spec.directory, path)
+        if problem is not None:
+            raise ClusterTlsError(f"{where}: security.ssl.{field}: {problem}")
+        shown = in_folder(spec.directory, path)
+        if not os.path.isfile(shown):
+            raise ClusterTlsError(f"{where}: security.ssl.{field}: no such file: {shown}")
+        out.append(TlsFile(field, shown, os.path.abspath(shown)))
+    return out
+
+
+def tls_advice(spec: ClusterSpec) -> TlsAdvice:
+    """How this cluster's TLS failures are worded (the files as the user reads them)."""
+    ssl = spec.security.ssl or SslSpec()
+
+    def shown(path: str | None) -> str | None:
+        return None if path is None else in_folder(spec.directory, path)
+
+    return TlsAdvice(
+        cluster=spec.name,
+        servers=", ".join(spec.bootstrap_servers),
+        protocol=spec.security.protocol.upper(),
+        ca_file=shown(ssl.ca_file),
+        cert_file=shown(ssl.cert_file),
+    )
 
 
 def _secret(env: Mapping[str, str], name: str, spec: ClusterSpec, field: str) -> str:

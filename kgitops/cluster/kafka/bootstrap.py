@@ -1,0 +1,194 @@
+"""The first connection: kafka-python's bootstrap under a guard that ends it early.
+
+kafka-python retries every failed connection until its bootstrap deadline and then reports
+only "Unable to bootstrap"; the cause is in what its connections logged. The guard, a thread
+beside the bootstrap, reads those as they come and stops the client's IO loop:
+
+* at once on a definitive TLS failure (an untrusted or expired certificate, a hostname
+  mismatch, a client certificate missing or refused): ``ClusterTlsError``, no retry;
+* on an ambiguous one (the connection ended during or right after the handshake, or was
+  reset), or on a TLS handshake that has not finished after ``STALL_SECONDS``, after probing
+  the listener (see ``tls.TlsAdvice.diagnose``): a plaintext listener spoken to in TLS, or the
+  reverse, is a ``ClusterTlsError`` too; no answer leaves the bootstrap to go on;
+* at the deadline (the connection timeout plus half a second): kafka-python can wait forever
+  on a handshake that never ends, so the guard ends it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import kafka.errors as kerr
+from kafka.admin import KafkaAdminClient
+from kafka.net.compat import KafkaNetClient
+
+from kgitops.cluster.kafka.errors import ExceptionTrap, said, translate
+from kgitops.cluster.kafka.tls import TlsAdvice, is_ambiguous
+from kgitops.errors import (
+    ClusterAuthError,
+    ClusterError,
+    ClusterTimeout,
+    ClusterUnreachable,
+    UnsupportedOperation,
+)
+from kgitops.model import ClusterSpec
+
+STALL_SECONDS = 0.5  # a TLS bootstrap not done by then gets its listener probed
+PROBE_SECONDS = 1.0  # each probe's own timeout
+
+
+def open_admin_client(
+    spec: ClusterSpec, config: dict[str, Any], advice: TlsAdvice, secrets: Sequence[str]
+) -> Any:
+    """A bootstrapped ``KafkaAdminClient``, or the ``ClusterError`` saying why not."""
+    servers = ", ".join(spec.bootstrap_servers)
+    timeout = int(config["bootstrap_timeout_ms"])
+    trap = ExceptionTrap()
+    kafka_log = logging.getLogger("kafka")
+    kafka_log.addHandler(trap)
+    started: list[Any] = []
+
+    def client_factory(**kw: Any) -> Any:
+        started.append(KafkaNetClient(**kw))
+        return started[-1]
+
+    guard = _Guard(spec, config, advice, trap, started)
+    guard.start()
+    try:
+        client = KafkaAdminClient(**config, kafka_client=client_factory)
+    except Exception as exc:
+        guard.finish()
+        for started_client in started:  # its tasks end now, not at garbage collection
+            with contextlib.suppress(Exception):
+                started_client.close()
+        if guard.verdict is not None:
+            raise guard.verdict from None
+        cause: BaseException = exc
+        if guard.fired:
+            cause = kerr.KafkaTimeoutError("the connection never completed its handshake")
+        raise connect_error(spec, cause, trap.seen, servers, advice, secrets, timeout) from None
+    finally:
+        kafka_log.removeHandler(trap)
+    guard.finish()
+    if guard.fired:  # it stopped the IO loop as the bootstrap finished: the client is dead
+        client.close()
+        raise guard.verdict or connect_error(
+            spec, kerr.KafkaTimeoutError(), trap.seen, servers, advice, secrets, timeout
+        )
+    return client
+
+
+def broker_addresses(manager: Any, bootstrap: Sequence[str]) -> list[str]:
+    """Where a connection may have failed: the brokers Metadata named (after the bootstrap
+    these are the addresses connected to), then the bootstrap servers."""
+    try:
+        named = [f"{b.host}:{b.port}" for b in manager.cluster.brokers()]
+    except Exception:  # no metadata yet
+        named = []
+    return list(dict.fromkeys([*named, *bootstrap]))
+
+
+class _Guard(threading.Thread):
+    def __init__(
+        self,
+        spec: ClusterSpec,
+        config: dict[str, Any],
+        advice: TlsAdvice,
+        trap: ExceptionTrap,
+        started: list[Any],
+    ) -> None:
+        super().__init__(name="kgitops-bootstrap-guard", daemon=True)
+        self._advice = advice
+        self._context = config.get("ssl_context")
+        self._trap = trap
+        self._clients = started
+        self._addresses = list(spec.bootstrap_servers)
+        self._done = threading.Event()
+        self._deadline = time.monotonic() + config["bootstrap_timeout_ms"] / 1000 + 0.5
+        self.verdict: ClusterError | None = None
+        self.fired = False
+
+    def finish(self) -> None:
+        self._done.set()
+        self._trap.changed.set()
+        self.join()
+
+    def run(self) -> None:
+        stall_at: float | None = time.monotonic() + STALL_SECONDS if self._advice.tls else None
+        checked = 0
+        probed = False
+        while not self._done.is_set():
+            now = time.monotonic()
+            if now >= self._deadline:
+                self._abort(None)
+                return
+            until = min(self._deadline, stall_at) if stall_at is not None else self._deadline
+            self._trap.changed.wait(max(until - now, 0.0))
+            self._trap.changed.clear()
+            if self._done.is_set():
+                return
+            seen = list(self._trap.seen)
+            fresh, checked = seen[checked:], len(seen)
+            for exc in fresh:
+                err = self._advice.explain(exc)
+                if err is not None:
+                    self._abort(err)
+                    return
+            stalled = stall_at is not None and time.monotonic() >= stall_at
+            if not probed and (stalled or any(is_ambiguous(e) for e in fresh)):
+                probed = True
+                stall_at = None
+                managers = [c._manager for c in self._clients[:1]]
+                addresses = (
+                    broker_addresses(managers[0], self._addresses) if managers else self._addresses
+                )
+                err = self._advice.diagnose(addresses, self._context, PROBE_SECONDS)
+                if err is not None:
+                    self._abort(err)
+                    return
+
+    def _abort(self, verdict: ClusterError | None) -> None:
+        if self._done.is_set():
+            return
+        self.verdict = verdict
+        self.fired = True
+        for client in self._clients:
+            client._manager._net.stop(timeout_ms=1000)
+
+
+def connect_error(
+    spec: ClusterSpec,
+    exc: BaseException,
+    seen: Sequence[BaseException],
+    servers: str,
+    advice: TlsAdvice,
+    secrets: Sequence[str],
+    timeout_ms: int,
+) -> ClusterError:
+    """Why bootstrap failed. kafka-python reports only a timeout; the cause (refused,
+    authentication, TLS) is in what its connections logged, so that is what is named."""
+    op = f"connect to cluster {spec.name!r} at {servers}"
+    for e in seen:
+        tls = advice.explain(e)
+        if tls is not None:
+            return tls
+    causes = [translate(e, op, secrets=secrets) for e in seen]
+    for kind in (ClusterAuthError, UnsupportedOperation):
+        for cause in causes:
+            if isinstance(cause, kind):
+                return cause
+    err = translate(exc, op, secrets=secrets)
+    if isinstance(err, ClusterTimeout | ClusterUnreachable):
+        real = [e for e in seen if not isinstance(e, kerr.KafkaTimeoutError)] or list(seen)
+        last = f" (last error: {said(str(real[-1]), secrets)})" if real else ""
+        return ClusterUnreachable(
+            f"cannot reach cluster {spec.name!r} at {servers} within {timeout_ms} ms{last}; "
+            "check that the brokers are up and reachable and the security settings match "
+            "the listener"
+        )
+    return err
