@@ -32,7 +32,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        if "local_broker" in getattr(item, "fixturenames", ()):
+        if {"local_broker", "tls_lab"} & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.broker)
 
 
