@@ -11,8 +11,8 @@ import re
 from collections.abc import Sequence
 
 from kgitops.errors import Diagnostic, Mark
+from kgitops.files import path_problem
 from kgitops.model import Broker, ClusterSpec
-from kgitops.spec.paths import path_problem
 from kgitops.spec.yamlload import Document
 
 

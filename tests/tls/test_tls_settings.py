@@ -17,7 +17,7 @@ from tlslab import CLIENT_KEY_PASSWORD
 from kgitops import cli
 from kgitops.cluster.kafka.settings import client_config
 from kgitops.cluster.kafka.tls import TlsAdvice, is_ambiguous, is_definitive
-from kgitops.errors import ClusterError, ClusterTlsError
+from kgitops.errors import ClusterError, ClusterTlsError, KgitopsError
 from kgitops.spec.load import load_specs, load_specs_or_raise
 
 
@@ -290,3 +290,10 @@ def test_an_ending_connection_is_worth_a_probe() -> None:
     assert is_ambiguous(kerr.KafkaConnectionError(ssl.SSLEOFError(8, "EOF occurred")))
     assert is_ambiguous(kerr.KafkaConnectionError("socket disconnected"))
     assert not is_ambiguous(kerr.KafkaConnectionError("Connection refused"))
+
+
+def test_a_fifo_as_ca_file_is_refused_without_blocking(tmp_path: Path, tls_certs: Path) -> None:
+    d = folder(tmp_path, tls_certs, "{caFile: certs/ca.pem}", files=())
+    os.mkfifo(d / "certs" / "ca.pem")  # OpenSSL would wait on it for ever
+    with pytest.raises(KgitopsError, match="a FIFO, not a regular file"):
+        client_config(cluster_of(d), environ={})  # type: ignore[arg-type]

@@ -25,8 +25,8 @@ from typing import Any
 from kgitops import __version__
 from kgitops.cluster.kafka.tls import TlsAdvice, TlsFile, client_context
 from kgitops.errors import ClusterError, ClusterTlsError
+from kgitops.files import path_problem, read_bytes
 from kgitops.model import ClusterSpec, SslSpec
-from kgitops.spec.paths import in_folder, path_problem
 
 CONNECT_TIMEOUT_MS = 10_000  # the first connection gives up sooner than a slow request
 SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
@@ -137,10 +137,22 @@ def tls_files(spec: ClusterSpec) -> list[TlsFile]:
         if problem is not None:
             raise ClusterTlsError(f"{where}: security.ssl.{field}: {problem}")
         shown = in_folder(spec.directory, path)
-        if not os.path.isfile(shown):
-            raise ClusterTlsError(f"{where}: security.ssl.{field}: no such file: {shown}")
+        try:  # a regular file under the size cap, still inside the folder (never a FIFO)
+            read_bytes(shown, root=spec.directory)
+        except FileNotFoundError:
+            raise ClusterTlsError(f"{where}: security.ssl.{field}: no such file: {shown}") from None
+        except OSError as exc:
+            raise ClusterTlsError(
+                f"{where}: security.ssl.{field}: cannot read {shown}: {exc.strerror or exc}"
+            ) from None
         out.append(TlsFile(field, shown, os.path.abspath(shown)))
     return out
+
+
+def in_folder(directory: str, path: str) -> str:
+    """A path of cluster.yaml joined to the cluster folder, as the user reads it
+    (``topics/tls/certs/ca.pem`` when the folder was given as ``topics/tls``)."""
+    return os.path.normpath(os.path.join(directory, path))
 
 
 def tls_advice(spec: ClusterSpec) -> TlsAdvice:
