@@ -25,7 +25,9 @@ boundary: each adapter translates at its edge.
      │    └── UnsafePlan               a safety gate refused the plan
      │         ├── DeletionNotAllowed  delete_topic without --allow-delete
      │         ├── UnsafeReplication   RF below min.insync.replicas
-     │         └── OfflineTarget       a move onto an offline broker
+     │         ├── OfflineTarget       a move onto an offline broker
+     │         └── TimeoutTooShort     the plan's ETA exceeds the apply timeout
+     ├── ApplyInProgress              another apply holds the cluster's apply lock
      ├── PartialApply                 apply finished partly (exit 3): outcomes and notes
      │    ├── NothingApplied           apply changed nothing (exit 1)
      │    └── InterruptedBeforeAnyChange  a signal stopped apply before any change (exit 130)
@@ -231,6 +233,15 @@ class UnsafeReplication(UnsafePlan):
 
 class OfflineTarget(UnsafePlan):
     """A move targets a broker that is offline."""
+
+
+class TimeoutTooShort(UnsafePlan):
+    """The plan's reassignments take longer than apply may wait: at the timeout apply would
+    cancel the moves in flight and throw their copying away."""
+
+
+class ApplyInProgress(KgitopsError):
+    """Another ``kgitops apply`` holds this cluster's apply lock; nothing was changed."""
 
 
 class Status(Enum):

@@ -8,6 +8,8 @@ one, ``--yes`` is required. ``--dry-run`` prints the exact admin requests and se
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
 import os
 import sys
 from typing import Any
@@ -30,12 +32,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="submit the reassignments and return; a later apply waits for them",
     )
     parser.add_argument(
+        "--timeout",
+        metavar="DURATION",
+        type=_duration,
+        help="how long to wait for the reassignments (90m, 48h; default "
+        "reassignment.timeoutSeconds of cluster.yaml, 6h); a plan whose ETA is longer is refused",
+    )
+    parser.add_argument(
         "--poll-interval",
         type=float,
         default=5.0,
         metavar="SECONDS",
         help="how often to poll reassignment progress (default 5)",
     )
+
+
+def _duration(text: str) -> float:
+    from kgitops.units import parse_duration
+
+    try:
+        seconds = parse_duration(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if seconds <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: the timeout must be above zero")
+    return seconds
 
 
 def read_plan(path: str) -> Any:
@@ -147,16 +168,20 @@ def fresh_state(plan: Any, admin: Any) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
+    from kgitops.apply.exclusive import exclusive_apply
     from kgitops.apply.signals import signals_interrupt
     from kgitops.cluster.connect import open_cluster
 
     with signals_interrupt():  # SIGTERM and SIGHUP stop apply as Ctrl-C does
         plan, cluster = load_plan(args)
-        admin = open_cluster(cluster)
-        try:
-            return apply_with(args, plan, cluster, admin)
-        finally:
-            admin.close()
+        with contextlib.ExitStack() as stack:
+            if not args.dry_run:
+                stack.enter_context(exclusive_apply(cluster))  # one apply per cluster
+            admin = open_cluster(cluster)
+            try:
+                return apply_with(args, plan, cluster, admin)
+            finally:
+                admin.close()
 
 
 def apply_with(args: argparse.Namespace, plan: Any, cluster: Any, admin: Any) -> int:
@@ -165,6 +190,8 @@ def apply_with(args: argparse.Namespace, plan: Any, cluster: Any, admin: Any) ->
     from kgitops.plan.identity import check_cluster_id
 
     settings = cluster.reassignment
+    if args.timeout is not None:
+        settings = dataclasses.replace(settings, timeout_seconds=args.timeout)
     if not plan.has_changes:
         in_flight = set(plan.state_digests) & set(admin.list_reassignments())
         if args.dry_run or args.no_wait or not in_flight:
@@ -174,6 +201,8 @@ def apply_with(args: argparse.Namespace, plan: Any, cluster: Any, admin: Any) ->
     state = fresh_state(plan, admin)
     check_cluster_id(cluster, state, doing="apply")
     plan.raise_if_unsafe(allow_delete=args.allow_delete, state=state)
+    if not args.dry_run and not args.no_wait:
+        plan.raise_if_too_slow(settings.timeout_seconds)
     if args.dry_run:
         report = apply_plan(plan, admin, settings, allow_delete=args.allow_delete, dry_run=True)
         print("\n".join(report.lines()))

@@ -46,7 +46,7 @@ from kgitops.plan.value import MIN_ISR, Plan, PlanWarning, min_isr_order, state_
 from kgitops.spec.durability import replication_warnings
 from kgitops.spec.lock import Lock, LockEntry, same_brokers
 from kgitops.spec.topic_configs import normalize_config
-from kgitops.units import human_bytes
+from kgitops.units import human_bytes, human_seconds
 
 LARGE_MOVE_SHARE = 0.10
 
@@ -209,6 +209,19 @@ def compute_plan(
             f"the cluster stores (threshold {large_move_share:.0%})",
             bytes=moved,
             share=round(moved / stored, 4),
+        )
+    timeout = cluster.reassignment.timeout_seconds
+    eta = transfer.estimated_seconds if transfer is not None else None
+    if eta is not None and eta > timeout:
+        ctx.warn(
+            "",
+            "TIMEOUT_TOO_SHORT",
+            f"the reassignments take about {human_seconds(eta)}, longer than "
+            f"reassignment.timeoutSeconds ({human_seconds(timeout)}): apply refuses to start "
+            "unless `--timeout` covers the ETA or `--no-wait` is given (at the timeout it "
+            "would cancel the moves in flight and throw their copying away)",
+            etaSeconds=eta,
+            timeoutSeconds=timeout,
         )
     fingerprint, digests = state_fingerprint(state, managed | drained_too)
     plan = Plan(

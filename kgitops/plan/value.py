@@ -28,6 +28,7 @@ from kgitops.errors import (
     OfflineTarget,
     PlanError,
     StalePlan,
+    TimeoutTooShort,
     UnsafePlan,
     UnsafeReplication,
 )
@@ -45,6 +46,7 @@ from kgitops.plan.actions import (
     kinds,
 )
 from kgitops.plan.transfer import Transfer
+from kgitops.units import human_seconds
 
 FORMAT = "kgitops-plan/v1"
 
@@ -186,6 +188,25 @@ class Plan:
         """DeletionNotAllowed when the plan deletes topics and ``allow_delete`` is not given."""
         if not allow_delete:
             _raise_first(_deletion_reasons(self))
+
+    def raise_if_too_slow(self, timeout_seconds: float) -> None:
+        """TimeoutTooShort when the plan's ETA (``transfer.estimated_seconds``, the schedule
+        apply follows) is longer than ``timeout_seconds``: every apply would cancel its moves
+        at the timeout and start over. ``apply --timeout`` or ``--no-wait`` are the ways out."""
+        eta = self.transfer.estimated_seconds if self.transfer is not None else None
+        if eta is None or eta <= timeout_seconds:
+            return
+        raise TimeoutTooShort(
+            f"the plan's reassignments take about {human_seconds(eta)}, longer than the "
+            f"apply timeout ({human_seconds(timeout_seconds)}): at the timeout apply would "
+            "cancel the moves in flight and throw their copying away",
+            [
+                f"pass `--timeout {_ceil_duration(eta)}` (or more), or raise "
+                "reassignment.timeoutSeconds in cluster.yaml",
+                "or `--no-wait`: submit a window of moves, leave it running, and run apply "
+                "again later (each run submits the next window)",
+            ],
+        )
 
     def raise_if_unsafe(self, *, allow_delete: bool, state: ClusterState | None = None) -> None:
         """The safety gates apply runs before touching anything: DeletionNotAllowed (a
@@ -479,3 +500,10 @@ def _raise_first(reasons: list[tuple[type[UnsafePlan], str]]) -> None:
     same = [r for cls, r in reasons if cls is first]
     others = [r for cls, r in reasons if cls is not first]
     raise first(_HEADLINES.get(first, "the plan is unsafe"), same + others)
+
+
+def _ceil_duration(seconds: float) -> str:
+    """A ``--timeout`` value covering ``seconds`` with a margin: whole hours (or minutes)."""
+    if seconds >= 3600:
+        return f"{int(seconds * 1.1 // 3600) + 1}h"
+    return f"{int(seconds * 1.1 // 60) + 1}m"

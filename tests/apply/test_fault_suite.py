@@ -13,6 +13,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -232,3 +233,86 @@ def test_with_unmanaged_ignore_the_plan_names_every_topic_the_drain_leaves(
     assert code == 0, out + err
     code, out, _ = demo.cli("status")
     assert code == 2 and "broker 2: 2 replica(s)" in out, out
+
+
+def test_a_plan_longer_than_the_timeout_warns_and_apply_refuses_it_unless_told(
+    rf_raise: Folder,
+) -> None:
+    demo = rf_raise
+    text = (demo.dir / "cluster.yaml").read_text()
+    (demo.dir / "cluster.yaml").write_text(
+        text.replace("maxConcurrentMoves: 4}", "maxConcurrentMoves: 4, timeoutSeconds: 20}")
+    )
+    plan = demo.plan_json()
+    (warning,) = [w for w in plan["warnings"] if w["code"] == "TIMEOUT_TOO_SHORT"]
+    assert warning["data"]["etaSeconds"] > 20 == warning["data"]["timeoutSeconds"]
+    before = demo.state()
+    code, out, err = demo.cli("apply", "--yes")
+    assert code == 1, out + err
+    assert "longer than the apply timeout" in err and "--timeout" in err
+    assert demo.state()["topics"] == before["topics"]  # nothing was started
+    assert throttles_in(demo.state()) == []
+    code, out, err = demo.cli("apply", "--yes", "--timeout", "10m")
+    assert code == 0, out + err
+    converged(demo)
+
+
+def test_no_wait_is_allowed_past_the_timeout_one_window_at_a_time(rf_raise: Folder) -> None:
+    demo = rf_raise
+    text = (demo.dir / "cluster.yaml").read_text()
+    (demo.dir / "cluster.yaml").write_text(
+        text.replace("maxConcurrentMoves: 4}", "maxConcurrentMoves: 4, timeoutSeconds: 20}")
+    )
+    code, out, err = demo.cli("apply", "--yes", "--no-wait")
+    assert code == 3, out + err  # one window submitted, the rest not yet
+    assert len(demo.state()["reassignments"]["orders"]) == 4
+
+
+BLOCKER = """
+import os, sys, time
+from kgitops import cli
+from kgitops.cluster.simulated import SimulatedCluster
+
+real = SimulatedCluster.sleep
+go = sys.argv[1]
+
+def sleep(self, seconds):
+    open(go + ".waiting", "w").close()
+    while not os.path.exists(go):
+        time.sleep(0.02)
+    return real(self, seconds)
+
+SimulatedCluster.sleep = sleep
+sys.exit(cli.main(sys.argv[2:]))
+"""
+
+
+def test_a_second_apply_while_one_runs_refuses_and_changes_nothing(
+    rf_raise: Folder, tmp_path: Path
+) -> None:
+    demo = rf_raise
+    go = str(tmp_path / "go")
+    env = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    first = subprocess.Popen(
+        [sys.executable, "-c", BLOCKER, go, "apply", str(demo.dir), "--yes"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        for _ in range(3000):  # the first is in its first wait, moves in flight
+            if os.path.exists(go + ".waiting") or first.poll() is not None:
+                break
+            time.sleep(0.01)
+        assert os.path.exists(go + ".waiting"), first.communicate()
+        during = demo.state()
+        code, out, err = demo.cli("apply", "--yes")
+        assert code == 1, out + err
+        assert "another `kgitops apply` is running on cluster 'demo' (pid" in err
+        assert demo.state() == during, "the second apply changed nothing"
+    finally:
+        Path(go).touch()
+        out, err = first.communicate(timeout=120)
+    assert first.returncode == 0, out + err
+    converged(demo)
