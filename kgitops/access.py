@@ -28,7 +28,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -78,6 +78,8 @@ QUOTA_KEYS: Mapping[str, str] = {
     "controllerMutationRate": "controller_mutation_rate",
 }
 DEFAULT_ENTITY = "<default>"
+#: What can be read of a cluster's access, each with its own request.
+ACCESS_PARTS = ("acls", "users", "quotas")
 NOWHERE = Mark("<memory>")
 
 
@@ -271,15 +273,23 @@ class AccessState:
                     raise ValueError(f"access.{what}[{i}]: malformed ({exc})") from None
         return cls(frozenset(acls), users, quotas)
 
-    def digest(self) -> str:
-        """What a plan depends on: the bindings, each credential's mechanism, iterations and
-        version (not salt or key), the quota values. Apply refuses a plan made against
-        another access state."""
+    def digest(self, parts: Collection[str] = ACCESS_PARTS) -> str:
+        """What a plan depends on, of the ``parts`` it read: the bindings, each credential's
+        mechanism, iterations and version (not salt or key), the quota values. Apply refuses
+        a plan made against another access state."""
         users = sorted(
             (c.name, c.mechanism, c.iterations, c.password_version) for c in self.users.values()
         )
         quotas = sorted((e.key, sorted(v.items())) for e, v in self.quotas.items() if v)
-        text = repr((sorted(a.key for a in self.acls), users, quotas))
+        acls = sorted(a.key for a in self.acls)
+        text = repr(
+            (
+                sorted(parts),
+                acls if "acls" in parts else None,
+                users if "users" in parts else None,
+                quotas if "quotas" in parts else None,
+            )
+        )
         return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
 

@@ -129,7 +129,13 @@ def verify_applied(
     checked = [(n, a, o) for n, (a, o) in enumerate(zip(plan.actions, out, strict=True)) if o.done]
     if not checked:
         return out
-    access = any(a.kind in ACCESS_KINDS for _, a, _ in checked)
+    parts = {
+        "create_acl": "acls",
+        "delete_acl": "acls",
+        "upsert_user": "users",
+        "alter_quota": "quotas",
+    }
+    access = sorted({parts[a.kind] for _, a, _ in checked if a.kind in parts})
     topics = sorted({a.topic for _, a, _ in checked if a.kind not in ACCESS_KINDS})
     moved = frozenset(
         (a.topic, p) for a in plan.actions if isinstance(a, Reassign) for p in a.moves
@@ -139,7 +145,7 @@ def verify_applied(
         try:
             state = admin.describe(topics)
             if access:
-                state = replace(state, access=describe_access(admin))
+                state = replace(state, access=describe_access(admin, access))
         except ClusterError as exc:
             for n, _, o in checked:
                 out[n] = replace(

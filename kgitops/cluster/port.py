@@ -12,11 +12,11 @@ a ``TopicPartition``, or ``"broker:<id>"``) to None on success or the ClusterErr
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-from kgitops.access import AccessState, Acl, QuotaEntity, ScramCredential
+from kgitops.access import ACCESS_PARTS, AccessState, Acl, QuotaEntity, ScramCredential
 from kgitops.errors import ClusterError
 from kgitops.model import ClusterState, TopicPartition
 
@@ -156,10 +156,15 @@ class ClusterAdmin(Protocol):
     def close(self) -> None: ...
 
 
-def describe_access(admin: ClusterAdmin) -> AccessState:
-    """ACLs, quotas and SCRAM credentials in three requests."""
+def describe_access(admin: ClusterAdmin, parts: Collection[str] = ACCESS_PARTS) -> AccessState:
+    """The ``parts`` of the cluster's access (``acls``, ``users``, ``quotas``), one request
+    each; a part not asked for is empty."""
     return AccessState(
-        acls=admin.describe_acls(),
-        users=dict(admin.describe_scram_users()),
-        quotas={e: dict(v) for e, v in admin.describe_client_quotas().items()},
+        acls=admin.describe_acls() if "acls" in parts else frozenset(),
+        users=dict(admin.describe_scram_users()) if "users" in parts else {},
+        quotas=(
+            {e: dict(v) for e, v in admin.describe_client_quotas().items()}
+            if "quotas" in parts
+            else {}
+        ),
     )

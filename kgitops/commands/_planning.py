@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from kgitops.errors import ConnectionChanged, KgitopsError, PlanError, SpecError
 from kgitops.model import ClusterSpec, ClusterState, TopicSpec
 from kgitops.perf import paused_gc
-from kgitops.plan.access_diff import wants_access, with_access
+from kgitops.plan.access_diff import needed_parts, wants_access, with_access
 from kgitops.plan.connection import connection_changes
 from kgitops.plan.diff import compute_plan
 from kgitops.plan.identity import check_cluster_id
@@ -167,7 +167,8 @@ def _describe(cluster: ClusterSpec, specs: Specs, access: bool) -> ClusterState:
         else:
             state = admin.describe(None)
         if access:
-            state = replace(state, access=describe_access(admin))
+            parts = needed_parts(specs.access, cluster)
+            state = replace(state, access=describe_access(admin, parts))
         return state
     finally:
         admin.close()

@@ -158,11 +158,12 @@ def fresh_state(plan: Any, admin: Any) -> Any:
     from dataclasses import replace
 
     from kgitops.cluster.port import describe_access
-    from kgitops.plan.value import ACCESS_FINGERPRINT
+    from kgitops.plan.value import ACCESS_FINGERPRINT, ACCESS_PARTS_FIELD, access_parts_of
 
     state = admin.describe(plan.topics)
     if ACCESS_FINGERPRINT in plan.extra:
-        state = replace(state, access=describe_access(admin))
+        parts = access_parts_of(plan.extra.get(ACCESS_PARTS_FIELD))
+        state = replace(state, access=describe_access(admin, parts))
     plan.raise_if_stale(state)
     return state
 

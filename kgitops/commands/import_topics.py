@@ -141,6 +141,7 @@ def _access_file(
 ) -> tuple[str, str, str]:
     """(path, text, note) of ``access.yaml`` for the live access git does not name; checked
     before anything is written, written by ``_finish``."""
+    from kgitops.access import ACCESS_PARTS, AccessState
     from kgitops.errors import ClusterError, KgitopsError
     from kgitops.plan.access_adopt import access_yaml, unmanaged
 
@@ -149,29 +150,39 @@ def _access_file(
         return path, "", ""
     assert specs.cluster is not None
     live = state.access
+    skipped: list[str] = []
     if live is None and args.state is None:
         from kgitops.cluster.connect import open_cluster
         from kgitops.cluster.port import describe_access
 
         admin = open_cluster(specs.cluster)
+        parts: list[AccessState] = []
         try:
-            live = describe_access(admin)
-        except ClusterError as exc:
-            return path, "", f"ACLs, SCRAM users and quotas not imported: {exc}"
+            for part in ACCESS_PARTS:
+                try:
+                    parts.append(describe_access(admin, (part,)))
+                except ClusterError as exc:
+                    skipped.append(f"{part} not imported: {exc}")
         finally:
             admin.close()
+        live = AccessState(
+            acls=frozenset().union(*(p.acls for p in parts)),
+            users={k: v for p in parts for k, v in p.users.items()},
+            quotas={k: v for p in parts for k, v in p.quotas.items()},
+        )
     if live is None:
         return path, "", "ACLs, SCRAM users and quotas not imported: the snapshot has none"
+    why = "".join(f"\n{line}" for line in skipped)
     adopted = unmanaged(specs.access, live)
     text = access_yaml(adopted, specs.cluster.name)
     if not text:
-        return path, "", "access: every ACL, SCRAM user and quota of the cluster is in git"
+        return path, "", "access: every ACL, SCRAM user and quota of the cluster is in git" + why
     counts = (
         f"{len(adopted.acls)} ACL binding(s), {len(adopted.users)} SCRAM credential(s), "
         f"{len(adopted.quotas)} quota entit(ies)"
     )
     if args.dry_run:
-        return path, text, f"would import {counts} into {path}"
+        return path, text, f"would import {counts} into {path}" + why
     if os.path.lexists(path):
         raise KgitopsError(
             f"{path} exists; move it away to import the cluster's ACLs, users and quotas "
@@ -180,7 +191,7 @@ def _access_file(
     note = (
         f"imported {counts} into {path}; set each User's passwordEnv variable before "
         "bumping its passwordVersion"
-    )
+    ) + why
     return path, text, note
 
 

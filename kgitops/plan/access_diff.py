@@ -25,7 +25,7 @@ from kgitops.access import AccessSpecs, AccessState, Acl
 from kgitops.model import ClusterSpec, ClusterState
 from kgitops.plan.access_actions import alter_quota, create_acl, delete_acl, upsert_user
 from kgitops.plan.actions import Action
-from kgitops.plan.value import ACCESS_FINGERPRINT, Plan, PlanWarning
+from kgitops.plan.value import ACCESS_FINGERPRINT, ACCESS_PARTS_FIELD, Plan, PlanWarning
 
 _SHOWN = 10
 
@@ -106,13 +106,29 @@ def with_access(
     assert state.access is not None
     actions, warnings = access_actions(desired, state.access, cluster.unmanaged_acls)
     extra = dict(plan.extra)
-    extra[ACCESS_FINGERPRINT] = state.access.digest()
+    parts = needed_parts(desired, cluster)
+    extra[ACCESS_FINGERPRINT] = state.access.digest(parts)
+    extra[ACCESS_PARTS_FIELD] = list(parts)
     return replace(
         plan,
         actions=plan.actions + tuple(actions),
         warnings=plan.warnings + tuple(warnings),
         extra=extra,
     )
+
+
+def needed_parts(desired: AccessSpecs, cluster: ClusterSpec) -> tuple[str, ...]:
+    """What plan reads of the cluster's access: ACLs when git names any or unmanaged ones are
+    to be deleted, users when git has User documents, quotas when it has Quota documents.
+    A cluster that cannot answer one of them is not asked what the folder does not need."""
+    out = []
+    if desired.acls or cluster.unmanaged_acls == "delete":
+        out.append("acls")
+    if desired.users:
+        out.append("users")
+    if desired.quotas:
+        out.append("quotas")
+    return tuple(out)
 
 
 def wants_access(desired: AccessSpecs, cluster: ClusterSpec) -> bool:

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from kgitops.access import ACCESS_PARTS
 from kgitops.errors import (
     DeletionNotAllowed,
     OfflineTarget,
@@ -147,7 +148,9 @@ class Plan:
         The fingerprint covers brokers (ids, racks, liveness) and, for every topic the plan
         names, its replicas and topic configs; the per-topic digests say which topics changed.
         """
-        access = access_stale_reasons(self.extra.get(ACCESS_FINGERPRINT), state)
+        access = access_stale_reasons(
+            self.extra.get(ACCESS_FINGERPRINT), self.extra.get(ACCESS_PARTS_FIELD), state
+        )
         topics = self.topics
         fingerprint, digests = state_fingerprint(state, topics)
         if fingerprint == self.state_fingerprint:
@@ -287,13 +290,24 @@ _KNOWN = frozenset(
 
 #: The plan field holding the digest of the live ACLs, SCRAM users and quotas it was made on.
 ACCESS_FINGERPRINT = "accessFingerprint"
+#: ... and which parts of it (``acls``, ``users``, ``quotas``) it read.
+ACCESS_PARTS_FIELD = "accessParts"
 
 
-def access_stale_reasons(recorded: object, state: ClusterState) -> list[str]:
-    """A plan that covers access recorded ``AccessState.digest()``; say so if it changed."""
+def access_parts_of(value: object) -> tuple[str, ...]:
+    """The parts a plan recorded (all of them for a plan that recorded none)."""
+    if isinstance(value, list) and all(isinstance(p, str) for p in value):
+        return tuple(p for p in value if p in ACCESS_PARTS)
+    return ACCESS_PARTS
+
+
+def access_stale_reasons(recorded: object, parts: object, state: ClusterState) -> list[str]:
+    """A plan that covers access recorded ``AccessState.digest(parts)``; say so if it
+    changed."""
     if recorded is None:
         return []
-    live = state.access.digest() if state.access is not None else None
+    read = access_parts_of(parts)
+    live = state.access.digest(read) if state.access is not None else None
     if live == recorded:
         return []
     return ["ACL bindings, SCRAM users or client quotas changed since the plan was made"]
