@@ -246,7 +246,7 @@ def loads_json(data: bytes | str, shown: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise FileRefused(Mark(shown, exc.lineno, exc.colno), f"not JSON: {exc.msg}") from None
+        raise FileRefused(Mark(shown, exc.lineno, exc.colno), f"invalid JSON: {exc.msg}") from None
     except RecursionError:  # pragma: no cover - the depth check comes first
         raise FileRefused(Mark(shown), f"nested more than {MAX_DEPTH} deep") from None
 
@@ -286,6 +286,8 @@ def write_atomic(
             raise FileRefused(where, "the file would be written outside the cluster folder")
 
     check_folder()
+    if os.path.lexists(folder) and not os.path.isdir(folder):
+        raise FileRefused(where, f"{os.path.dirname(shown or path)} is not a folder")
     if not os.path.isdir(folder):
         if not make_dirs or real_root is None:
             raise FileRefused(

@@ -16,6 +16,7 @@ Live side::
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -51,6 +52,39 @@ class TopicPartition(NamedTuple):
 
     def __str__(self) -> str:
         return f"{self.topic}-{self.partition}"
+
+
+_TOPIC_NAME = re.compile(r"[a-zA-Z0-9._-]{1,249}")
+_RACK_ID = re.compile(r"[a-zA-Z0-9._:/-]{1,255}")
+
+#: What ``legal_topic_name`` accepts, for messages.
+TOPIC_NAME_RULE = "1 to 249 ASCII letters, digits, '.', '_' and '-', not '.' or '..'"
+#: What ``legal_rack`` accepts, for messages.
+RACK_RULE = "1 to 255 ASCII letters, digits, '.', '_', '-', ':' and '/'"
+
+
+def legal_topic_name(name: object) -> bool:
+    """Kafka's rule for topic names (``Topic.validate``): a name from a state file, a lock or
+    a live cluster is also a file name (``import``) and a word in a comment.
+
+    >>> legal_topic_name("payments.orders"), legal_topic_name("../../../x")
+    (True, False)
+    """
+    return (
+        isinstance(name, str)
+        and _TOPIC_NAME.fullmatch(name) is not None
+        and name not in (".", "..")
+    )
+
+
+def legal_rack(rack: object) -> bool:
+    """Rack ids kgitops accepts: what cloud zones and data-centre names use, nothing a shell
+    or a renderer would read as syntax (``$(...)``, quotes, spaces, backticks).
+
+    >>> legal_rack("us-east-1a"), legal_rack("$(curl evil)")
+    (True, False)
+    """
+    return isinstance(rack, str) and _RACK_ID.fullmatch(rack) is not None
 
 
 @dataclass(frozen=True, slots=True, order=True)

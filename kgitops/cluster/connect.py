@@ -18,7 +18,7 @@ def open_cluster(spec: ClusterSpec, *, environ: Mapping[str, str] | None = None)
     if spec.simulated is not None:
         from kgitops.cluster.simulated import SimulatedCluster
 
-        return SimulatedCluster.from_spec(spec.simulated)
+        return SimulatedCluster.from_spec(spec.simulated, root=spec.directory)
     from kgitops.cluster.kafka.admin import KafkaAdmin
 
     return KafkaAdmin(spec, environ=environ)

@@ -53,7 +53,8 @@ from kgitops.cluster.snapshot import (
     state_from_json,
     write_state,
 )
-from kgitops.errors import ClusterError, ClusterRequestError, StateFileError
+from kgitops.errors import ClusterError, ClusterRequestError, FileRefused, Mark, StateFileError
+from kgitops.files import inside
 from kgitops.model import (
     Broker,
     ClusterState,
@@ -77,16 +78,33 @@ R = TypeVar("R")
 
 
 @contextmanager
-def _file_lock(path: str) -> Iterator[None]:
+def _file_lock(path: str, root: str | None = None) -> Iterator[None]:
     """An exclusive lock on ``path + ".lock"`` (POSIX flock), so that kgitops runs sharing
-    one simulated cluster take turns: each operation reads, changes and writes it whole."""
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    one simulated cluster take turns: each operation reads, changes and writes it whole.
+
+    ``root`` (the cluster folder): the state file's folder is created only inside it, and the
+    lock file is never opened through a symlink (a committed ``demo.json.lock -> /etc/x``)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if root is not None and not inside(os.path.realpath(root), os.path.realpath(folder)):
+        raise FileRefused(Mark(path), "the state file would be outside the cluster folder")
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError as exc:
+        raise ClusterError(f"{path}: cannot create its folder: {exc.strerror or exc}") from None
     try:
         import fcntl
     except ImportError:  # pragma: no cover - not POSIX: one kgitops run at a time
         yield
         return
-    fd = os.open(path + ".lock", os.O_RDWR | os.O_CREAT, 0o666)
+    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path + ".lock", flags, 0o666)
+    except OSError as exc:
+        raise FileRefused(
+            Mark(path + ".lock"),
+            f"cannot open the simulated cluster's lock file ({exc.strerror or exc}); "
+            "kgitops does not follow a symlink there",
+        ) from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
@@ -103,7 +121,7 @@ def _operation(
     def wrapper(self: SimulatedCluster, /, *args: P.args, **kwargs: P.kwargs) -> R:
         if self._locked:
             return method(self, *args, **kwargs)
-        with _file_lock(self.path):
+        with _file_lock(self.path, self.root):
             self._locked = True
             try:
                 self._sync()
@@ -131,8 +149,10 @@ class SimulatedCluster:
         *,
         leader_balance_seconds: float | None = LEADER_IMBALANCE_CHECK_SECONDS,
         eligible_leader_replicas: bool = True,
+        root: str | None = None,
     ) -> None:
         self.path = path
+        self.root = root
         self._stamp: tuple[int, int, int] | None = None
         self._locked = False
         self.leader_balance_seconds = (
@@ -144,8 +164,9 @@ class SimulatedCluster:
     # ---------------------------------------------------------------- persistence
 
     @classmethod
-    def from_spec(cls, spec: SimulatedSpec) -> SimulatedCluster:
-        """The simulated cluster a cluster.yaml ``simulated`` block describes."""
+    def from_spec(cls, spec: SimulatedSpec, *, root: str | None = None) -> SimulatedCluster:
+        """The simulated cluster a cluster.yaml ``simulated`` block describes; ``root`` is
+        the cluster folder (see ``open``)."""
         return cls.open(
             spec.state_file,
             spec.brokers,
@@ -153,6 +174,7 @@ class SimulatedCluster:
             if spec.auto_leader_rebalance
             else None,
             eligible_leader_replicas=spec.eligible_leader_replicas,
+            root=root,
         )
 
     @classmethod
@@ -163,17 +185,21 @@ class SimulatedCluster:
         *,
         leader_balance_seconds: float | None = LEADER_IMBALANCE_CHECK_SECONDS,
         eligible_leader_replicas: bool = True,
+        root: str | None = None,
     ) -> SimulatedCluster:
         """The cluster kept in ``state_file``, created from ``brokers`` if it does not exist.
         ``leader_balance_seconds``: the controller's automatic preferred-leader election
         interval (None: ``auto.leader.rebalance.enable=false``); ``eligible_leader_replicas``:
-        whether the controller keeps ELR (KIP-966, on by default for new Kafka 4.1+ clusters)."""
+        whether the controller keeps ELR (KIP-966, on by default for new Kafka 4.1+ clusters).
+        ``root`` (the cluster folder): the file, its folder and its lock stay inside it, and
+        are never written through a symlink."""
         settings: dict[str, Any] = {
             "leader_balance_seconds": leader_balance_seconds,
             "eligible_leader_replicas": eligible_leader_replicas,
+            "root": root,
         }
-        with _file_lock(state_file):
-            if os.path.exists(state_file):
+        with _file_lock(state_file, root):
+            if os.path.lexists(state_file):
                 text, data = read_state_file(state_file)
                 cluster = cls(state_file, data, text, **settings)
                 cluster._stamp = cls._stat(state_file)
@@ -341,7 +367,7 @@ class SimulatedCluster:
                 "leaderBalanceAt": self.balance_at,
             }
         }
-        write_state(self.path, self._state(None, reported=False), extra)
+        write_state(self.path, self._state(None, reported=False), extra, root=self.root)
         self._stamp = self._stat(self.path)
 
     # ---------------------------------------------------------------- reading

@@ -25,21 +25,22 @@ reports every problem with its JSON path.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import fields, replace
 from typing import Any
 
 from kgitops.access import AccessState
 from kgitops.cluster.statecheck import check_state, problem_lines
-from kgitops.errors import StateFileError
+from kgitops.errors import FileRefused, StateFileError
+from kgitops.files import loads_json, read_bytes, write_atomic
 from kgitops.model import (
     Broker,
     ClusterState,
     PartitionState,
     Reassignment,
     TopicState,
+    legal_rack,
+    legal_topic_name,
 )
 from kgitops.names import STATE_FORMAT
 from kgitops.perf import paused_gc
@@ -162,31 +163,20 @@ def _topic_lines(state: ClusterState, lines: list[str]) -> None:
         lines.append("    }," if j < len(names) - 1 else "    }")
 
 
-def write_text_atomically(path: str, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename, so a reader (or a
-    crash) never sees half a file."""
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-def write_state(path: str, state: ClusterState, extra: Mapping[str, Any] | None = None) -> None:
-    """Write ``state`` (plus ``extra`` top-level fields) to ``path`` atomically."""
+def write_state(
+    path: str,
+    state: ClusterState,
+    extra: Mapping[str, Any] | None = None,
+    *,
+    root: str | None = None,
+    make_dirs: bool = False,
+) -> None:
+    """Write ``state`` (plus ``extra`` top-level fields) to ``path`` atomically, never
+    through a symlink (``kgitops.files.write_atomic``: ``root`` and ``make_dirs`` as there)."""
     try:
         with paused_gc():
             text = dumps_state(state, extra)
-        write_text_atomically(path, text)
+        write_atomic(path, text, root=root, make_dirs=make_dirs)
     except OSError as exc:
         raise StateFileError(
             path, [f"cannot write the state file: {exc.strerror or exc}"]
@@ -197,21 +187,20 @@ def write_state(path: str, state: ClusterState, extra: Mapping[str, Any] | None 
 
 
 def read_state_file(path: str) -> tuple[str, dict[str, Any]]:
-    """The text and parsed JSON object of a state file; ``path:line:col`` for bad JSON."""
+    """The text and parsed JSON object of a state file; one ``path:line:col`` line for a file
+    that is not a regular file, too big, binary, not UTF-8 (a BOM is fine), nested too deep
+    or not JSON."""
     try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
+        raw = read_bytes(path)
+        with paused_gc():
+            data = loads_json(raw, path)
+        text = raw.decode("utf-8-sig")
     except FileNotFoundError:
         raise StateFileError(path, ["no such state file"]) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise StateFileError(path, [f"cannot read the state file: {exc}"]) from None
-    try:
-        with paused_gc():
-            data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise StateFileError(
-            path, [f"{path}:{exc.lineno}:{exc.colno}: error: invalid JSON: {exc.msg}"]
-        ) from None
+    except OSError as exc:
+        raise StateFileError(path, [f"cannot read the state file: {exc.strerror or exc}"]) from None
+    except FileRefused as exc:
+        raise StateFileError(path, [str(exc)]) from None
     if not isinstance(data, dict):
         raise StateFileError(
             path, [f"{path}:1:1: error: expected a JSON object with format {STATE_FORMAT!r}"]
@@ -274,7 +263,7 @@ def _fast_load(data: dict[str, Any]) -> ClusterState:
     brokers = tuple(
         Broker(
             id=_int(b["id"]),
-            rack=_opt_str(b.get("rack")),
+            rack=_rack(b.get("rack")),
             online=_bool(b.get("online", True)),
         )
         for b in data["brokers"]
@@ -310,7 +299,10 @@ def _fast_load(data: dict[str, Any]) -> ClusterState:
     raw_topics = data.get("topics", {})
     if type(raw_topics) is not dict:
         raise _Bad
+    checked: set[tuple[int, int]] = set()  # (id(replicas), id(isr)) pairs found consistent
     for name, t in raw_topics.items():
+        if not legal_topic_name(name):
+            raise _Bad
         parts_raw = t["partitions"]
         if type(parts_raw) is not dict:
             raise _Bad
@@ -343,11 +335,17 @@ def _fast_load(data: dict[str, Any]) -> ClusterState:
                     if len(set(key)) != len(key):
                         raise _Bad
                     tuples[key] = isr = key
+            if isr is not None and (id(replicas), id(isr)) not in checked:
+                if not set(isr) <= set(replicas):
+                    raise _Bad
+                checked.add((id(replicas), id(isr)))
             leader = p.get("leader")
             size = p.get("sizeBytes")
             if leader is not None and (type(leader) is not int or leader < 0):
                 _check_no_leader(leader)
                 leader = None
+            elif leader is not None and leader not in replicas:
+                raise _Bad
             if size is not None and (type(size) is not int or size < 0):
                 raise _Bad
             if fast:
@@ -389,6 +387,8 @@ def _reassignments(
 ) -> dict[str, dict[int, Reassignment]]:
     out: dict[str, dict[int, Reassignment]] = {}
     for topic, parts in raw.items():
+        if not legal_topic_name(topic):
+            raise _Bad
         out[str(topic)] = {
             int(p): Reassignment(
                 adding=ids(r.get("adding", []), True),
@@ -425,6 +425,14 @@ def _str(v: object) -> str:
 
 def _opt_str(v: object) -> str | None:
     return None if v is None else _str(v)
+
+
+def _rack(v: object) -> str | None:
+    if v is None:
+        return None
+    if not legal_rack(v):
+        raise _Bad
+    return str(v)
 
 
 def _bool(v: object) -> bool:

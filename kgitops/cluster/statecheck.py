@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterable, Sequence
 from contextlib import suppress
 
+from kgitops.model import RACK_RULE, TOPIC_NAME_RULE, legal_rack, legal_topic_name
 from kgitops.names import STATE_FORMAT
 
 Path = tuple[str | int, ...]
@@ -130,6 +131,8 @@ class _Checker:
             self.bad(("topics",), "expected an object of topic name -> topic")
         else:
             for name, t in topics.items():
+                if not legal_topic_name(name):
+                    self.bad(("topics", name), f"an illegal topic name (Kafka: {TOPIC_NAME_RULE})")
                 self.check_topic(("topics", name), t)
         self.check_reassignments(data.get("reassignments") or {})
         bc = data.get("brokerConfigs") or {}
@@ -161,6 +164,8 @@ class _Checker:
                 seen.add(b["id"])
             if b.get("rack") is not None and not isinstance(b["rack"], str):
                 self.bad((*where, "rack"), "expected a string or null")
+            elif b.get("rack") is not None and not legal_rack(b["rack"]):
+                self.bad((*where, "rack"), f"an illegal rack id (allowed: {RACK_RULE})")
             if "online" in b and not isinstance(b["online"], bool):
                 self.bad((*where, "online"), "expected true or false")
 
@@ -202,8 +207,19 @@ class _Checker:
             self.check_ids((*where, "replicas"), p["replicas"])
         if p.get("isr") is not None:
             self.check_ids((*where, "isr"), p["isr"], allow_empty=True)
-        if p.get("leader") is not None and not _is_int(p["leader"]):
+        leader = p.get("leader")
+        if leader is not None and not _is_int(leader):
             self.bad((*where, "leader"), "expected an integer broker id or null")
+        replicas = p.get("replicas")
+        if isinstance(replicas, list) and all(_is_int(b) for b in replicas):
+            if isinstance(leader, int) and leader >= 0 and leader not in replicas:
+                self.bad((*where, "leader"), f"leader {leader} is not one of the replicas")
+            isr = p.get("isr")
+            if isinstance(isr, list) and all(_is_int(b) for b in isr):
+                stray = sorted(set(isr) - set(replicas))
+                if stray:
+                    shown = ", ".join(map(str, stray))
+                    self.bad((*where, "isr"), f"in-sync broker(s) {shown} are not replicas")
         size = p.get("sizeBytes")
         if size is not None and (not _is_int(size) or size < 0):
             self.bad((*where, "sizeBytes"), "expected a non-negative integer")
@@ -221,6 +237,10 @@ class _Checker:
             self.bad(("reassignments",), "expected an object of topic -> partition -> move")
             return
         for topic, parts in raw.items():
+            if not legal_topic_name(topic):
+                self.bad(
+                    ("reassignments", topic), f"an illegal topic name (Kafka: {TOPIC_NAME_RULE})"
+                )
             if not isinstance(parts, dict):
                 self.bad(("reassignments", topic), "expected an object of partition id -> move")
                 continue

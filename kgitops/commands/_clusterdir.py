@@ -18,4 +18,7 @@ def load_cluster(directory: str) -> ClusterSpec:
             Diagnostic(Mark(directory), "error", "no cluster.yaml in this folder")
         ]
         raise SpecError(errors)
+    own = [d for d in specs.errors if d.mark.path == specs.cluster.mark.path]
+    if own:  # e.g. a stateFile outside the folder: never act on a cluster.yaml with errors
+        raise SpecError(own)
     return specs.cluster

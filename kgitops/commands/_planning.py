@@ -194,12 +194,12 @@ def _with_key_analysis(plan: Plan, topics: Sequence[TopicSpec], directory: str) 
 def _analysed(w: PlanWarning, spec: TopicSpec, directory: str) -> PlanWarning:
     assert spec.keys is not None
     old, new = int(w.data["from"]), int(w.data["to"])
-    sample = spec.keys.sample
-    if not os.path.isabs(sample):
-        sample = os.path.join(directory, sample)
     data: dict[str, Any] = dict(w.data)
     try:
         from kgitops.analytics.api import key_report
+        from kgitops.files import resolve_inside
+
+        sample = resolve_inside(directory, spec.keys.sample)  # validated; checked again
 
         report = key_report(sample, spec.keys.column, [old, new], size_column=spec.keys.size_column)
         move = _move(report, old, new)

@@ -183,8 +183,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _write(path: str, text: str) -> None:
+    from kgitops.files import write_atomic
+
     try:
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        write_atomic(path, text)
     except OSError as exc:
         raise KgitopsError(f"{path}: cannot write the report: {exc.strerror}") from exc

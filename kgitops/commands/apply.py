@@ -14,7 +14,7 @@ import os
 import sys
 from typing import Any
 
-from kgitops.errors import KgitopsError, PlanError, SpecError
+from kgitops.errors import KgitopsError, PlanError
 
 NAME = "apply"
 HELP = "apply a plan to the cluster: batched, throttled, verified (exit 3 when partly done)"
@@ -95,12 +95,9 @@ def cluster_dir_of(plan_path: str, cluster_dir: str | None) -> str:
 
 def load_cluster(directory: str) -> Any:
     """The ClusterSpec of ``directory``'s cluster.yaml (topic files are not needed)."""
-    from kgitops.spec.load import load_specs
+    from kgitops.commands._clusterdir import load_cluster as load
 
-    specs = load_specs(directory)
-    if specs.cluster is None:
-        raise SpecError([d for d in specs.diagnostics if d.is_error])
-    return specs.cluster
+    return load(directory)
 
 
 def show(plan: Any) -> str:

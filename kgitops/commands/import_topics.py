@@ -60,6 +60,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from kgitops.errors import KgitopsError, SpecError
+    from kgitops.files import write_atomic
     from kgitops.plan.adopt import adopt_topics, file_name, settle, topic_yaml
     from kgitops.spec.load import load_specs
     from kgitops.spec.lock import Lock, read_lock, write_lock
@@ -89,7 +90,15 @@ def run(args: argparse.Namespace) -> int:
         print(f"nothing to import: every topic of cluster {specs.cluster.name} is in {args.dir}")
         _finish(args, specs.cluster, state, access)
         return 0
-    existing = [n for n in names if os.path.exists(os.path.join(args.dir, file_name(n)))]
+    from kgitops.model import TOPIC_NAME_RULE, legal_topic_name
+
+    illegal = [n for n in names if not legal_topic_name(n)]
+    if illegal:  # a name is a file name here: never let one lead out of the folder
+        raise KgitopsError(
+            f"{len(illegal)} live topic name(s) break Kafka's rule ({TOPIC_NAME_RULE}); "
+            "nothing was written"
+        )
+    existing = [n for n in names if os.path.lexists(os.path.join(args.dir, file_name(n)))]
     if existing:
         raise KgitopsError(
             "these files exist but hold no valid Topic document of the same name; move them "
@@ -106,8 +115,10 @@ def run(args: argparse.Namespace) -> int:
         if args.dry_run:
             sys.stdout.write(f"--- {path}\n{text}")
         else:
-            with open(path, "w", encoding="utf-8") as fh:
-                fh.write(text)
+            try:
+                write_atomic(path, text, root=args.dir)
+            except OSError as exc:
+                raise KgitopsError(f"{path}: cannot write: {exc.strerror or exc}") from None
     if not args.dry_run:
         write_lock(args.dir, Lock(entries=dict(sorted(entries.items()))))
     _report(adoptions, plan, args)

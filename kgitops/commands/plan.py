@@ -101,9 +101,10 @@ def run(args: argparse.Namespace) -> int:
             "options": {"rebalance": bool(args.rebalance)},
             "recordedState": state_to_json(result.state),
         }
+        from kgitops.files import write_atomic
+
         try:
-            with open(args.out, "w", encoding="utf-8") as f:
-                f.write(render_json(saved))
+            write_atomic(args.out, render_json(saved))  # never through a symlink
         except OSError as exc:
             raise PlanError(f"{args.out}: cannot write the plan: {exc.strerror or exc}") from None
     if args.format == "json":

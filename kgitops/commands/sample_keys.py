@@ -14,7 +14,6 @@ hashed) and ``bytes`` (serialized key + value size). ``--out`` defaults to the t
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Sequence
 
@@ -56,8 +55,10 @@ def _output(args: argparse.Namespace, directory: str, topics: Sequence[TopicSpec
         return str(args.out)
     for topic in topics:
         if topic.name == args.topic and topic.keys is not None:
-            sample = str(topic.keys.sample)
-            return sample if os.path.isabs(sample) else os.path.join(directory, sample)
+            from kgitops.files import resolve_inside
+
+            # a path from a spec: relative, and inside the cluster folder once resolved
+            return resolve_inside(directory, str(topic.keys.sample), shown=str(topic.mark))
     raise KgitopsError(
         f"--out is needed: topic {args.topic!r} has no keys.sample in the specs of {directory}"
     )
@@ -91,13 +92,15 @@ def run(args: argparse.Namespace) -> int:
             "bytes": pa.array([s for _, s in rows], pa.int64()),
         }
     )
+    from kgitops.files import write_atomic
+
+    buffer = pa.BufferOutputStream()
+    pq.write_table(table, buffer)
     try:
-        folder = os.path.dirname(out)
-        if folder:
-            os.makedirs(folder, exist_ok=True)
-        partial = f"{out}.{os.getpid()}.tmp"
-        pq.write_table(table, partial)
-        os.replace(partial, out)
+        if args.out:
+            write_atomic(out, buffer.getvalue().to_pybytes())
+        else:  # the spec's keys.sample: its folder may be made, inside the cluster folder
+            write_atomic(out, buffer.getvalue().to_pybytes(), root=args.directory, make_dirs=True)
     except OSError as exc:
         raise KgitopsError(f"{out}: cannot write the sample: {exc.strerror}") from exc
     nulls = sum(1 for k, _ in rows if k is None)

@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
             f"{spec.mark_of('name')}: cluster {spec.name} is not simulated (simulate needs "
             "`simulated:` in cluster.yaml); it will not touch a real cluster"
         )
-    sim = SimulatedCluster.from_spec(spec.simulated)
+    sim = SimulatedCluster.from_spec(spec.simulated, root=spec.directory)
     before = assess(sim.describe())
     cmd = args.sim_command
     if cmd == "fail-broker":

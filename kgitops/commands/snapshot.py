@@ -9,7 +9,10 @@ a simulated cluster for what-if questions.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+
+from kgitops.errors import KgitopsError
 
 NAME = "snapshot"
 HELP = "save the live cluster state (brokers, topics, assignments, configs, sizes) as JSON"
@@ -34,6 +37,12 @@ def run(args: argparse.Namespace) -> int:
     from kgitops.cluster.snapshot import dumps_state, write_state
     from kgitops.commands._clusterdir import load_cluster
 
+    out = args.out
+    if out != "-" and (out.endswith((".yaml", ".yml")) or os.path.basename(out) == "kgitops.lock"):
+        raise KgitopsError(
+            f"{out}: --out names a spec file (YAML or kgitops.lock); a snapshot is JSON: "
+            "give a .json path"
+        )
     spec = load_cluster(args.dir)
     admin = open_cluster(spec)
     try:

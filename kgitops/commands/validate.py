@@ -117,13 +117,16 @@ def _lock_problems(folder: str) -> list[Diagnostic]:
 
 def _conflict_line(path: str) -> int:
     """The line of the first git conflict marker in a file, or 0."""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            for number, line in enumerate(fh, 1):
-                if line.startswith(("<<<<<<< ", ">>>>>>> ")) or line.rstrip("\n") == "=======":
-                    return number
-    except OSError:
+    from kgitops.errors import FileRefused
+    from kgitops.files import read_bytes
+
+    try:  # a regular file inside the folder, under the size cap; read_lock says what is wrong
+        data = read_bytes(path, root=os.path.dirname(path) or ".")
+    except (OSError, FileRefused):
         return 0
+    for number, line in enumerate(data.decode("utf-8", "replace").split("\n"), 1):
+        if line.startswith(("<<<<<<< ", ">>>>>>> ")) or line.rstrip("\r") == "=======":
+            return number
     return 0
 
 

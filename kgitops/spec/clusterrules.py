@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from kgitops.errors import Diagnostic, Mark
 from kgitops.files import path_problem
-from kgitops.model import Broker, ClusterSpec
+from kgitops.model import RACK_RULE, Broker, ClusterSpec, legal_rack
 from kgitops.spec.yamlload import Document
 
 
@@ -184,8 +184,19 @@ def check_cluster(
 
 def _check_simulated(cluster: ClusterSpec, doc: Document, out: list[Diagnostic]) -> None:
     assert cluster.simulated is not None
+    raw = doc.value["simulated"]["stateFile"]
+    problem = path_problem(cluster.directory, raw)
+    if problem is not None:
+        out.append(_err(doc.mark("simulated.stateFile"), f"stateFile: {problem}"))
     first: dict[int, int] = {}
     for i, broker in enumerate(cluster.simulated.brokers):
+        if broker.rack is not None and not legal_rack(broker.rack):
+            out.append(
+                _err(
+                    doc.mark(f"simulated.brokers.{i}.rack"),
+                    f"an illegal rack id (allowed: {RACK_RULE})",
+                )
+            )
         if broker.id in first:
             out.append(
                 _err(

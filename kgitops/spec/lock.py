@@ -37,10 +37,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
-from kgitops.errors import LockError
-from kgitops.model import Broker
+from kgitops.errors import FileRefused, LockError
+from kgitops.files import decode_utf8, read_bytes, write_atomic
+from kgitops.model import RACK_RULE, TOPIC_NAME_RULE, Broker, legal_rack, legal_topic_name
+from kgitops.spec.yamlload import load_text
 
 FILENAME = "kgitops.lock"
 VERSION = 1
@@ -131,13 +131,11 @@ def dumps_lock(lock: Lock) -> str:
 
 
 def write_lock(directory: str, lock: Lock) -> None:
-    """Write kgitops.lock atomically (a reader never sees half a file)."""
+    """Write kgitops.lock atomically (a reader never sees half a file), never through a
+    symlink (a committed ``kgitops.lock.tmp`` or ``kgitops.lock`` symlink is not followed)."""
     path = lock_path(directory)
-    tmp = path + ".tmp"
     try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(dumps_lock(lock))
-        os.replace(tmp, path)
+        write_atomic(path, dumps_lock(lock), root=directory)
     except OSError as exc:
         raise LockError(f"{path}: cannot write the lock: {exc.strerror or exc}") from None
 
@@ -145,20 +143,16 @@ def write_lock(directory: str, lock: Lock) -> None:
 # -------------------------------------------------------------------------- read
 
 
-def _loader() -> type[yaml.SafeLoader]:
-    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
 def loads_lock(text: str, source: str = FILENAME) -> Lock:
-    """Parse the file's text; LockError with ``path:line:col`` for anything malformed."""
-    try:
-        data = yaml.load(text, Loader=_loader())
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark
-        where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark else source
-        raise LockError(f"{where}: not valid YAML: {exc.problem}") from None
-    except yaml.YAMLError as exc:
-        raise LockError(f"{source}: not valid YAML: {exc}") from None
+    """Parse the file's text; LockError with ``path:line:col`` for anything malformed
+    (the spec loader's YAML: duplicate keys, alias bombs and deep nesting are refused)."""
+    documents, problems = load_text(text, source)
+    if problems:
+        first = problems[0]
+        raise LockError(f"{first.mark}: {first.message}")
+    if len(documents) != 1:
+        raise LockError(f"{source}: a lock is one YAML document, not {len(documents)}")
+    data = documents[0].value
 
     def bad(what: str) -> LockError:
         return LockError(f"{source}: {what} (regenerate it with `kgitops plan --update-lock`)")
@@ -176,6 +170,8 @@ def loads_lock(text: str, source: str = FILENAME) -> Lock:
         sets[str(key)] = _brokers(items, bad, f"brokerSets.{key}")
     entries: dict[str, LockEntry] = {}
     for name, raw in raw_topics.items():
+        if not legal_topic_name(name):
+            raise bad(f"topics: an illegal topic name (Kafka: {TOPIC_NAME_RULE})")
         entries[str(name)] = _entry(str(name), raw, sets, bad)
     return Lock(entries=entries)
 
@@ -188,6 +184,8 @@ def _brokers(items: object, bad: Any, where: str) -> tuple[Broker, ...]:
         if not isinstance(item, dict) or not isinstance(item.get("id"), int):
             raise bad(f"{where}: a broker needs an integer id")
         rack = item.get("rack")
+        if rack is not None and not legal_rack(rack):
+            raise bad(f"{where}: an illegal rack id (allowed: {RACK_RULE})")
         out.append(Broker(id=item["id"], rack=None if rack is None else str(rack)))
     return tuple(sorted(out))
 
@@ -226,12 +224,13 @@ def read_lock(directory: str) -> Lock | None:
     """The cluster folder's lock, or None when it has no kgitops.lock."""
     path = lock_path(directory)
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+        text = decode_utf8(read_bytes(path, root=directory), path)
     except FileNotFoundError:
         return None
     except OSError as exc:
         raise LockError(f"{path}: cannot read the lock: {exc.strerror or exc}") from None
+    except FileRefused as exc:  # a FIFO, a symlink out, too big, binary, not UTF-8
+        raise LockError(f"{exc.mark}: {exc.reason}") from None
     return loads_lock(text, path)
 
 

@@ -26,6 +26,7 @@ static partition on too few racks  warning  assignment.<p>
 startIndex out of range            error    startIndex
 rack-aware without racks           error    placement
 keys.sample missing                error    keys.sample
+keys.sample outside the folder     error    keys.sample (absolute, URI, .., symlink out)
 =================================  =======  ==============================================
 
 The cluster document's own rules are in ``clusterrules``.
@@ -38,6 +39,7 @@ import re
 from collections.abc import Sequence
 
 from kgitops.errors import Diagnostic, Mark
+from kgitops.files import path_problem
 from kgitops.model import Broker, ClusterSpec, TopicSpec
 from kgitops.names import KAFKA_INTERNAL_TOPICS, is_internal_topic
 from kgitops.placement.racks import RackRule
@@ -181,8 +183,10 @@ def check_topic(
     _check_placement(topic, brokers, drained, out)
     if topic.keys is not None:
         sample = topic.keys.sample
-        full = sample if os.path.isabs(sample) else os.path.join(directory, sample)
-        if not os.path.exists(full):
+        problem = path_problem(directory, sample)
+        if problem is not None:
+            out.append(_err(m("keys.sample"), f"keys.sample: {problem}"))
+        elif not os.path.exists(os.path.join(directory, sample)):
             out.append(_err(m("keys.sample"), f"key sample not found: {sample}"))
 
 

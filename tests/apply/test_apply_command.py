@@ -66,7 +66,7 @@ def test_a_broken_plan_file_is_an_error_naming_the_file(demo: Folder, tmp_path: 
     bad = tmp_path / "bad.json"
     bad.write_text('{"format": "kgitops-plan/v1",\n  "cluster": }')
     code, _, err = demo.cli_plain("apply", "--plan", str(bad), "--yes")
-    assert code == 1 and err == f"{bad}:2:14: error: not JSON: Expecting value\n"
+    assert code == 1 and err == f"{bad}:2:14: error: invalid JSON: Expecting value\n"
     code, _, err = demo.cli_plain("apply", "--plan", str(tmp_path / "nope.json"))
     assert code == 1 and "cannot read the plan" in err
     plan = tmp_path / "plan.json"

@@ -187,13 +187,15 @@ def test_replica_tuples_are_shared_between_partitions() -> None:
 
 
 _ids = st.lists(st.integers(0, 5), min_size=1, max_size=4, unique=True).map(tuple)
-_partition = st.builds(
-    PartitionState,
-    _ids,
-    st.none() | st.lists(st.integers(0, 5), max_size=3, unique=True).map(tuple),
-    st.none() | st.integers(0, 5),
-    st.none() | st.integers(0, 2**40),
-)
+
+
+@st.composite
+def _partition(draw: st.DrawFn) -> PartitionState:
+    """A partition as Kafka reports one: ISR and leader among the replicas."""
+    replicas = draw(_ids)
+    isr = draw(st.none() | st.lists(st.sampled_from(replicas), unique=True).map(tuple))
+    leader = draw(st.none() | st.sampled_from(replicas))
+    return PartitionState(replicas, isr, leader, draw(st.none() | st.integers(0, 2**40)))
 
 
 @st.composite
@@ -201,7 +203,7 @@ def _states(draw: st.DrawFn) -> ClusterState:
     names = draw(st.lists(st.from_regex(r"[a-z][a-z0-9._-]{0,8}", fullmatch=True), unique=True))
     topics = {}
     for name in names:
-        parts = draw(st.lists(_partition, min_size=1, max_size=4))
+        parts = draw(st.lists(_partition(), min_size=1, max_size=4))
         config = draw(st.dictionaries(st.sampled_from(["a.b", "c", "d.e"]), st.text(max_size=4)))
         topics[name] = TopicState(name, dict(enumerate(parts)), config)
     brokers = tuple(

@@ -98,7 +98,7 @@ def test_check_plan_on_a_file_that_is_not_a_plan_is_a_clear_error(
     path.write_text("{not json", encoding="utf-8")
     assert main(["github", "check-plan", str(path)]) == 1
     err = capsys.readouterr().err
-    assert err.startswith(f"{path}:1:2: error:") and "not JSON" in err
+    assert err.startswith(f"{path}:1:2: error:") and "invalid JSON" in err
 
 
 def cluster_dir(tmp_path: Path, text: str = SASL_CLUSTER) -> Path:

@@ -51,7 +51,7 @@ def test_a_missing_lock_reads_as_none(tmp_path: Path) -> None:
 
 def test_malformed_yaml_names_the_file_line_and_column(tmp_path: Path) -> None:
     (tmp_path / "kgitops.lock").write_text("version: 1\ntopics: [\n")
-    with pytest.raises(LockError, match=r"kgitops.lock:3:1: not valid YAML"):
+    with pytest.raises(LockError, match=r"kgitops.lock:3:1: invalid YAML"):
         read_lock(str(tmp_path))
 
 

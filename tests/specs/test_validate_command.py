@@ -99,7 +99,7 @@ def test_an_unreadable_lock_is_an_error_at_its_position(
     (folder / "kgitops.lock").write_text("version: 1\ntopics: [\n")
     assert main(["validate", str(folder)]) == 1
     out = capsys.readouterr().out
-    assert out.startswith(f"{folder}/kgitops.lock:3:1: error: not valid YAML")
+    assert out.startswith(f"{folder}/kgitops.lock:3:1: error: invalid YAML")
 
 
 def test_json_format_lists_every_problem(
