@@ -11,8 +11,9 @@
     }
 
 An empty entry in ``--racks`` means that broker has no rack (then Kafka refuses a rack-aware
-assignment). The replica shift defaults to the start index, as Kafka's fixedStartIndex sets
-both.
+assignment). ``--keep-order`` walks ``--brokers`` in the order given, as AdminUtils itself
+does; by default the list is sorted by id, as Kafka's tools sort it before calling AdminUtils.
+The replica shift defaults to the start index, as Kafka's fixedStartIndex sets both.
 """
 
 from __future__ import annotations
@@ -59,6 +60,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="ignore racks (kgitops' placement: rack-unaware)",
     )
+    parser.add_argument(
+        "--keep-order",
+        action="store_true",
+        help="run AdminUtils on --brokers exactly as given (by default they are sorted by id, "
+        "as Kafka's tools do before calling it; only rack-unaware placement differs)",
+    )
 
 
 def parse_ints(text: str, what: str) -> list[int]:
@@ -98,6 +105,7 @@ def run(args: argparse.Namespace) -> int:
         replica_shift=args.replica_shift,
         start_partition=args.start_partition,
         rack_aware=False if args.rack_unaware else None,
+        keep_order=args.keep_order,
     )
     print(format_assignment(result))
     return 0

@@ -5,7 +5,9 @@
     $ kgitops consumers --strategy range --partitions t0=3,t1=3 --member C0 --member C1
     {"C0": ["t0-0", "t0-1", "t1-0", "t1-1"], "C1": ["t0-2", "t1-2"]}
 
-A member subscribes to every listed topic, or with ``NAME=t0,t1`` to those only. For the
+A member subscribes to every listed topic, or with ``NAME=t0,t1`` to those only; a subscribed
+topic that ``--partitions`` does not list is ignored with a warning, as Kafka's assignors skip
+a topic without metadata. For the
 sticky strategy, ``--previous C0=t0-0,t0-1`` (repeatable) gives what each member owned, and
 the result moves as few partitions as balance allows.
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from kgitops.errors import KgitopsError
 
@@ -63,7 +66,12 @@ def parse_partitions(text: str) -> dict[str, int]:
     return counts
 
 
-def parse_members(items: list[str], topics: dict[str, int]) -> dict[str, list[str]]:
+def parse_members(
+    items: list[str], topics: dict[str, int], warnings: list[str] | None = None
+) -> dict[str, list[str]]:
+    """Members and the listed topics each subscribes to. A subscribed topic that
+    ``--partitions`` does not list is left out with a warning in ``warnings``, as Kafka's
+    assignors skip a topic they have no metadata for."""
     members: dict[str, list[str]] = {}
     for item in items:
         name, sep, value = item.partition("=")
@@ -75,12 +83,14 @@ def parse_members(items: list[str], topics: dict[str, int]) -> dict[str, list[st
         subscribed = [t.strip() for t in value.split(",") if t.strip()] if sep else list(topics)
         if sep and not subscribed:
             raise KgitopsError(f"--member: {name} subscribes to no topic")
-        for topic in subscribed:
-            if topic not in topics:
-                raise KgitopsError(
-                    f"--member: {name} subscribes to {topic}, which --partitions does not list"
-                )
-        members[name] = subscribed
+        unknown = [t for t in subscribed if t not in topics]
+        if unknown and warnings is not None:
+            warnings.extend(
+                f"warning: --member {name} subscribes to {t}, which --partitions does not list: "
+                "ignored, as Kafka's assignors skip a topic without metadata"
+                for t in unknown
+            )
+        members[name] = [t for t in subscribed if t in topics]
     return members
 
 
@@ -110,7 +120,10 @@ def run(args: argparse.Namespace) -> int:
     )
 
     partitions = parse_partitions(args.partitions)
-    members = parse_members(args.member, partitions)
+    warnings: list[str] = []
+    members = parse_members(args.member, partitions, warnings)
+    for line in warnings:
+        print(line, file=sys.stderr)
     previous = parse_previous(args.previous, members)
     if previous and args.strategy != "sticky":
         raise KgitopsError("--previous only applies to --strategy sticky")

@@ -140,28 +140,34 @@ class _Layout:
         return row
 
 
-_LAYOUTS: dict[tuple[tuple[Broker, ...], bool | None], _Layout] = {}
+_LAYOUTS: dict[tuple[tuple[Broker, ...], bool | None, bool], _Layout] = {}
 _TOPICS: dict[tuple[_Layout, int, int, int, int, int], Assignment] = {}
 _TOPIC_CACHE_PARTITIONS = 250_000  # about 20 MB at most
 _topic_cache_size = 0
 
 
-def _layout(brokers: Sequence[Broker], rack_aware: bool | None) -> _Layout:
-    key = (tuple(brokers), rack_aware)
+def _layout(
+    brokers: Sequence[Broker], rack_aware: bool | None, keep_order: bool = False
+) -> _Layout:
+    key = (tuple(brokers), rack_aware, keep_order)
     layout = _LAYOUTS.get(key)
     if layout is None:
-        layout = _build_layout(key[0], rack_aware)
+        layout = _build_layout(key[0], rack_aware, keep_order)
         if len(_LAYOUTS) >= 256:
             _LAYOUTS.clear()
         _LAYOUTS[key] = layout
     return layout
 
 
-def _build_layout(brokers: Sequence[Broker], rack_aware: bool | None) -> _Layout:
+def _build_layout(
+    brokers: Sequence[Broker], rack_aware: bool | None, keep_order: bool = False
+) -> _Layout:
     ordered = sorted(brokers, key=lambda b: b.id)
     for a, b in itertools.pairwise(ordered):
         if a.id == b.id:
             raise AssignmentError(f"Broker {a.id} is listed more than once.")
+    if keep_order:
+        ordered = list(brokers)
     with_rack = [b for b in ordered if b.rack is not None]
     if rack_aware is None:
         rack_aware = bool(with_rack)
@@ -228,6 +234,7 @@ def assign_replicas(
     replica_shift: int | None = None,
     start_partition: int = 0,
     rack_aware: bool | None = None,
+    keep_order: bool = False,
 ) -> Assignment:
     """Kafka's ``assignReplicasToBrokers`` with its randomness made explicit.
 
@@ -241,6 +248,12 @@ def assign_replicas(
     ``placement: rack-unaware``). The result maps partition id to the replica tuple, first
     replica = preferred leader.
 
+    ``keep_order``: AdminUtils itself walks the broker list in the order it is given; Kafka's
+    tools (``kafka-reassign-partitions.sh``, topic creation) sort it by id first, which is the
+    default here. Only rack-unaware placement depends on it: the rack-aware walk sorts racks
+    and the ids inside each rack itself. With ``[3, 1, 2]``, RF 1, start index 0: partition 0
+    goes to broker 3 in the given order, to broker 1 sorted.
+
     >>> from kgitops.model import Broker
     >>> assign_replicas([Broker(i) for i in range(5)], 10, 3, start_index=0)[5]
     (0, 2, 3)
@@ -250,7 +263,7 @@ def assign_replicas(
     _check_index("The start index", start_index)
     _check_index("The replica shift", shift0)
     start_partition = max(0, start_partition)
-    layout = _layout(brokers, rack_aware)
+    layout = _layout(brokers, rack_aware, keep_order)
     n = layout.n
     key = (layout, n_partitions, replication_factor, start_index, shift0, start_partition)
     cached = _TOPICS.get(key)

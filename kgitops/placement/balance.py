@@ -36,8 +36,8 @@ Work: O(replicas) to index, then per move O(log n) plus a short scan.
 
 from __future__ import annotations
 
-from bisect import bisect_left, insort
-from collections import deque
+from bisect import bisect_left, bisect_right, insort
+from collections import Counter, deque
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -123,21 +123,46 @@ def _quota(total: int, holders: Sequence[int]) -> tuple[int, int]:
     return total // n, -(-total // n)
 
 
+P_BITS, S_BITS = 40, 60
+P_MASK, S_MASK = (1 << P_BITS) - 1, (1 << S_BITS) - 1
+PAID = 1 << (P_BITS + S_BITS)
+
+
+def _key(paid: bool, size: int, p: int) -> int:
+    """A replica in a broker's index as one int, so that sorting and bisecting are fast:
+    free replicas (placed by this plan) first, then by size, then partition."""
+    return (PAID if paid else 0) | (min(size, S_MASK) << P_BITS) | p
+
+
 class _Topic:
-    """Per-topic counters and shares for one ``TopicLayout``."""
+    """Per-topic counters and shares for one ``TopicLayout``; adds its load to the cluster."""
 
     def __init__(self, layout: TopicLayout, cluster: _Cluster) -> None:
         self.layout = layout
         self.cluster = cluster
-        self.count: dict[int, int] = dict.fromkeys(cluster.eligible, 0)
-        self.leads: dict[int, int] = dict.fromkeys(cluster.eligible, 0)
-        for reps in layout.replicas.values():
-            for i, b in enumerate(reps):
-                if b in self.count:
-                    self.count[b] += 1
-                    if i == 0:
-                        self.leads[b] += 1
+        by_count, sizes = cluster.by_count, layout.sizes
+        count: Counter[int] = Counter()
+        leads: Counter[int] = Counter()
+        weight_on: Counter[int] = Counter()
+        weights: dict[int, int] = {}
+        for p, reps in layout.replicas.items():
+            w = 1 if by_count else (sizes.get(p) or 0)
+            weights[p] = w
+            for b in reps:
+                count[b] += 1
+                weight_on[b] += w
+            if reps:
+                leads[reps[0]] += 1
+        self.weights = weights
+        for b, load in cluster.load.items():
+            load.bytes += weight_on[b]
+            load.replicas += count[b]
+            load.leaders += leads[b]
+        self.count: dict[int, int] = {b: count[b] for b in cluster.eligible}
+        self.leads: dict[int, int] = {b: leads[b] for b in cluster.eligible}
         self.shares: dict[int, tuple[int, int]] = {}
+        self.avg = sum(weights.values()) / max(1, len(weights))
+        self._index: dict[int, list[int]] | None = None
         self._set_shares()
 
     def _set_shares(self) -> None:
@@ -160,11 +185,44 @@ class _Topic:
         self.lead_shares = dict.fromkeys(cluster.eligible, lead_share)
 
     def size(self, p: int) -> int:
-        return self.cluster.weight(self.layout.sizes.get(p))
+        return self.weights[p]
 
     def paid(self, p: int, broker: int) -> bool:
         """Moving ``broker``'s replica of ``p`` copies data (it was there before this plan)."""
         return broker in self.layout.original.get(p, ())
+
+    def index(self) -> dict[int, list[int]]:
+        """Per broker, its movable replicas of the topic as sorted ``_key`` ints."""
+        if self._index is None:
+            layout = self.layout
+            original, weights, frozen = layout.original, self.weights, layout.frozen
+            out: dict[int, list[int]] = {}
+            for p, reps in layout.replicas.items():
+                if frozen and p in frozen:
+                    continue
+                before = original.get(p, ())
+                base = (min(weights[p], S_MASK) << P_BITS) | p
+                for b in reps:
+                    entries = out.get(b)
+                    if entries is None:
+                        entries = out[b] = []
+                    entries.append(base | PAID if b in before else base)
+            for entries in out.values():
+                entries.sort()
+            self._index = out
+        return self._index
+
+    def reindex(self, p: int, old: int, new: int) -> None:
+        """Keep the index true after ``p``'s replica moved from ``old`` to ``new``."""
+        if self._index is None:
+            return
+        size = self.weights[p]
+        entries = self._index.get(old, [])
+        key = _key(self.paid(p, old), size, p)
+        i = bisect_left(entries, key)
+        if i < len(entries) and entries[i] == key:
+            entries.pop(i)
+        insort(self._index.setdefault(new, []), _key(self.paid(p, new), size, p))
 
 
 def _note(layout: TopicLayout, p: int, why: str) -> None:
@@ -177,6 +235,7 @@ def _move(topic: _Topic, p: int, slot: int, new: int, why: str) -> None:
     old = reps[slot]
     size = topic.size(p)
     reps[slot] = new
+    topic.reindex(p, old, new)
     for b, sign in ((old, -1), (new, +1)):
         if b in topic.count:
             topic.count[b] += sign
@@ -214,15 +273,6 @@ def balance(
                 load.replicas += 1
                 load.leaders += i == 0
     topics = [_Topic(lay, cluster) for lay in layouts]
-    for t in topics:
-        for p, reps in t.layout.replicas.items():
-            size = t.size(p)
-            for i, b in enumerate(reps):
-                load = cluster.load.get(b)
-                if load is not None:
-                    load.bytes += size
-                    load.replicas += 1
-                    load.leaders += i == 0
     n = len(cluster.eligible)
     cluster.mean = sum(v.bytes for v in cluster.load.values()) / n
     cluster.replicas_mean = sum(v.replicas for v in cluster.load.values()) / n
@@ -253,7 +303,7 @@ def _place_fresh(topic: _Topic) -> None:
     share and then the bytes want them: moving them again copies nothing more."""
     cluster, layout = topic.cluster, topic.layout
     only = layout.replaceable
-    for p in sorted(layout.replicas) if only is None else sorted(only):
+    for p in sorted(layout.replicas) if only is None else sorted(set(only)):
         if p in layout.frozen or p not in layout.replicas:
             continue
         reps = layout.replicas[p]
@@ -300,7 +350,6 @@ def _spread_topic(topic: _Topic) -> None:
         if topic.per_rack
         else [cluster.eligible]
     )
-    by_broker = _index(topic)
     for group in groups:
         for strict in (True, False):
             side = 1 if strict else 0
@@ -310,11 +359,11 @@ def _spread_topic(topic: _Topic) -> None:
                 taker = min(
                     takers, key=lambda b: (count[b] - shares[b][0], cluster.load[b].bytes, b)
                 )
-                aim = _aim(cluster, taker)
+                aim = _aim(topic, taker)
                 moved = False
                 for _ in range(len(donors)):
                     donor = donors.popleft()
-                    if _move_one(topic, by_broker, donor, taker, aim):
+                    if _move_one(topic, donor, taker, aim):
                         moved = True
                         if count[donor] > shares[donor][side]:
                             donors.append(donor)
@@ -324,82 +373,62 @@ def _spread_topic(topic: _Topic) -> None:
                     takers.remove(taker)
 
 
-def _index(topic: _Topic) -> dict[int, list[tuple[int, int, int]]]:
-    """Per broker, its replicas of the topic as (free first, size, partition), sorted."""
-    layout = topic.layout
-    out: dict[int, list[tuple[int, int, int]]] = {}
-    for p, reps in layout.replicas.items():
-        if p in layout.frozen:
-            continue
-        size = topic.size(p)
-        for b in reps:
-            out.setdefault(b, []).append((1 if topic.paid(p, b) else 0, size, p))
-    for entries in out.values():
-        entries.sort()
-    return out
-
-
-def _aim(cluster: _Cluster, b: int) -> float:
-    """The size that brings broker ``b`` towards ``RECEIVER_AIM`` of the mean over the
-    replicas it still has room for."""
+def _aim(topic: _Topic, b: int) -> float:
+    """The size of this topic's partition that brings broker ``b`` towards ``RECEIVER_AIM``
+    of the mean: the topic's average size scaled by how far ``b`` is from it, per replica
+    it still has room for (an empty broker asks for 0.92 of the average)."""
+    cluster = topic.cluster
     load = cluster.load[b]
     room = max(1.0, cluster.replicas_mean - load.replicas)
-    return max(0.0, (RECEIVER_AIM * cluster.mean - load.bytes) / room)
+    per_replica = cluster.mean / cluster.replicas_mean if cluster.replicas_mean else 0.0
+    if per_replica <= 0:
+        return 0.0
+    need = (RECEIVER_AIM * cluster.mean - load.bytes) / (room * per_replica)
+    return max(0.0, need * topic.avg)
 
 
-def _move_one(
-    topic: _Topic,
-    by_broker: dict[int, list[tuple[int, int, int]]],
-    donor: int,
-    taker: int,
-    aim: float,
-) -> bool:
+def _move_one(topic: _Topic, donor: int, taker: int, aim: float) -> bool:
     """Move the donor's best replica for ``taker`` there; False if none can go."""
-    entries = by_broker.get(donor, [])
-    found = _pick(topic, entries, donor, taker, aim)
-    if found is None:
+    entries = topic.index().get(donor, [])
+    p = _pick(topic, entries, donor, taker, aim)
+    if p is None:
         return False
-    i, p = found
     reps = topic.layout.replicas[p]
-    why = _spread_reason(topic, donor, taker)
-    entries.pop(i)
-    _move(topic, p, reps.index(donor), taker, why)
-    insort(by_broker.setdefault(taker, []), (1 if topic.paid(p, taker) else 0, topic.size(p), p))
+    _move(topic, p, reps.index(donor), taker, _spread_reason(topic, donor, taker))
     return True
 
 
-def _pick(
-    topic: _Topic, entries: list[tuple[int, int, int]], donor: int, taker: int, aim: float
-) -> tuple[int, int] | None:
-    """(index in ``entries``, partition) of the donor's replica to move to ``taker``: a free
-    one if any can go, else the paid one whose size is closest to ``aim``."""
+def _pick(topic: _Topic, entries: list[int], donor: int, taker: int, aim: float) -> int | None:
+    """The donor's replica (partition) to move to ``taker``: a free one if any can go, else
+    the paid one whose size is closest to ``aim``."""
     cluster, layout = topic.cluster, topic.layout
-    free_end = bisect_left(entries, (1, -1, -1))
+    free_end = bisect_left(entries, PAID)
     for i in range(free_end):
-        p = entries[i][2]
+        p = entries[i] & P_MASK
         reps = layout.replicas[p]
         if cluster.can_swap(reps, reps.index(donor), taker, layout.rack_aware):
-            return i, p
-    paid = len(entries) - free_end
-    if not paid:
+            return p
+    if free_end == len(entries):
         return None
-    mid = bisect_left(entries, (1, int(aim), -1), free_end)
+    mid = bisect_left(entries, PAID | (min(int(aim), S_MASK) << P_BITS), free_end)
     lo, hi = mid - 1, mid
     tries = 0
     while (lo >= free_end or hi < len(entries)) and tries < PICK_TRIES:
         tries += 1
         take_hi = hi < len(entries) and (
-            lo < free_end or abs(entries[hi][1] - aim) <= abs(entries[lo][1] - aim)
+            lo < free_end
+            or abs(((entries[hi] >> P_BITS) & S_MASK) - aim)
+            <= abs(((entries[lo] >> P_BITS) & S_MASK) - aim)
         )
         i = hi if take_hi else lo
         if take_hi:
             hi += 1
         else:
             lo -= 1
-        p = entries[i][2]
+        p = entries[i] & P_MASK
         reps = layout.replicas[p]
         if cluster.can_swap(reps, reps.index(donor), taker, layout.rack_aware):
-            return i, p
+            return p
     return None
 
 
@@ -417,7 +446,6 @@ def _even_bytes(cluster: _Cluster, topics: Sequence[_Topic], rounds: int = 100_0
     if mean <= 0:
         return
     high, low = (1 + BYTES_TOLERANCE) * mean, (1 - BYTES_TOLERANCE) * mean
-    index: dict[int, list[tuple[int, int, int, int]]] | None = None
     stuck: set[tuple[int, int]] = set()
     for _ in range(rounds):
         heavy = sorted(
@@ -428,18 +456,23 @@ def _even_bytes(cluster: _Cluster, topics: Sequence[_Topic], rounds: int = 100_0
         )
         if not heavy and not light:
             return
-        if index is None:
-            index = _bytes_index(topics)
-        givers = (heavy or sorted(cluster.eligible, key=lambda b: -load[b].bytes))[:8]
+        givers = heavy or sorted(cluster.eligible, key=lambda b: -load[b].bytes)
         takers = (light or sorted(cluster.eligible, key=lambda b: load[b].bytes))[:8]
-        pairs = [(d, r) for d in givers for r in takers if d != r and (d, r) not in stuck]
+        rack_of = cluster.rack_of
+        pairs = [
+            (d, r)
+            for r in takers
+            # the rack's own heaviest first: a partition on every rack moves inside its rack
+            for d in [g for g in givers if rack_of.get(g) == rack_of.get(r)][:8] + givers[:8]
+            if d != r and (d, r) not in stuck
+        ]
         moved = False
         for d, r in pairs:
             want = min(load[d].bytes - mean, mean - load[r].bytes)
             if want <= 0:
                 stuck.add((d, r))
                 continue
-            if _bytes_move(cluster, topics, index, d, r, want, mean):
+            if _bytes_move(cluster, topics, d, r, want, mean):
                 moved = True
                 stuck.clear()  # the move may have opened a pair that was stuck
                 break
@@ -448,60 +481,56 @@ def _even_bytes(cluster: _Cluster, topics: Sequence[_Topic], rounds: int = 100_0
             return
 
 
-def _bytes_index(topics: Sequence[_Topic]) -> dict[int, list[tuple[int, int, int, int]]]:
-    """Per broker, (paid, size, topic index, partition) of every movable replica, sorted."""
-    out: dict[int, list[tuple[int, int, int, int]]] = {}
-    for ti, t in enumerate(topics):
-        for p, reps in t.layout.replicas.items():
-            if p in t.layout.frozen:
-                continue
-            size = t.size(p)
-            for b in reps:
-                out.setdefault(b, []).append((1 if t.paid(p, b) else 0, size, ti, p))
-    for entries in out.values():
-        entries.sort()
-    return out
-
-
 def _bytes_move(
     cluster: _Cluster,
     topics: Sequence[_Topic],
-    index: dict[int, list[tuple[int, int, int, int]]],
     donor: int,
     taker: int,
     want: float,
     mean: float,
 ) -> bool:
-    """One replica from ``donor`` to ``taker`` of size at most ``want`` (the largest such, free
-    ones first), keeping both inside its topic's share."""
-    entries = index.get(donor, [])
-    for paid in (0, 1):
-        start = bisect_left(entries, (paid, 0, -1, -1))
-        end = bisect_left(entries, (paid, int(want) + 1, -1, -1))
-        for i in range(end - 1, max(start, end - PICK_TRIES) - 1, -1):
-            _, size, ti, p = entries[i]
-            if size <= 0:
+    """One replica from ``donor`` to ``taker`` of size at most ``want`` -- the largest such,
+    a free one (placed by this plan) before one that copies data -- keeping both brokers
+    inside the topic's share."""
+    same_rack = cluster.rack_of.get(donor) == cluster.rack_of.get(taker)
+    limit = min(int(want), S_MASK)
+    best: tuple[int, int, _Topic, int] | None = None  # (free, size, topic, partition)
+    for t in topics:
+        if t.per_rack and not same_rack:
+            continue
+        if t.count[donor] - 1 < t.shares[donor][0] or t.count[taker] + 1 > t.shares[taker][1]:
+            continue
+        entries = t.index().get(donor)
+        if not entries:
+            continue
+        reps_of = t.layout.replicas
+        for paid in (0, PAID):
+            i = bisect_right(entries, paid | (limit << P_BITS) | P_MASK) - 1
+            floor = bisect_left(entries, paid)
+            for j in range(i, max(floor, i - 16) - 1, -1):
+                key = entries[j]
+                size = (key >> P_BITS) & S_MASK
+                if size <= 0:
+                    break
+                p = key & P_MASK
+                reps = reps_of[p]
+                if not t.cluster.can_swap(reps, reps.index(donor), taker, t.layout.rack_aware):
+                    continue
+                found = (0 if paid else 1, size, t, p)
+                if best is None or found[:2] > best[:2]:
+                    best = found
                 break
-            t = topics[ti]
-            if t.count[donor] - 1 < t.shares[donor][0] or t.count[taker] + 1 > t.shares[taker][1]:
-                continue
-            reps = t.layout.replicas[p]
-            if donor not in reps:
-                continue
-            slot = reps.index(donor)
-            if not cluster.can_swap(reps, slot, taker, t.layout.rack_aware):
-                continue
-            load = cluster.load
-            why = (
-                f"goal 3, bytes: broker {donor} held {_amount(cluster, load[donor].bytes)} and "
-                f"broker {taker} {_amount(cluster, load[taker].bytes)}, mean "
-                f"{_amount(cluster, round(mean))}"
-            )
-            entries.pop(i)
-            _move(t, p, slot, taker, why)
-            insort(index.setdefault(taker, []), (1 if t.paid(p, taker) else 0, size, ti, p))
-            return True
-    return False
+    if best is None:
+        return False
+    _, _, t, p = best
+    load = cluster.load
+    why = (
+        f"goal 3, bytes: broker {donor} held {_amount(cluster, load[donor].bytes)} and "
+        f"broker {taker} {_amount(cluster, load[taker].bytes)}, mean "
+        f"{_amount(cluster, round(mean))}"
+    )
+    _move(t, p, t.layout.replicas[p].index(donor), taker, why)
+    return True
 
 
 def _amount(cluster: _Cluster, value: int) -> str:

@@ -585,7 +585,7 @@ def _targets(
     drained = set(ctx.cluster.decommission)
     rf = spec.replication_factor
     rack_aware = placement == "rack-aware"
-    if not candidates or not (ctx.rebalance or _needs_moves(ctx, candidates, rf, rack_aware)):
+    if not candidates or not _needs_moves(ctx, candidates, rf, rack_aware):
         return {}
     from kgitops.placement.rebalance import rebalance
 

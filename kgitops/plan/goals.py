@@ -52,7 +52,8 @@ def settle(
             rack_aware=item.rack_aware,
             movable=item.movable,
             frozen=item.frozen,
-            replaceable=item.replaceable,
+            # only partitions goal 1 changed can hold replicas this plan places
+            replaceable=item.replaceable if item.replaceable is not None else list(item.targets),
         )
         for item in pending
     ]

@@ -35,7 +35,7 @@ NETWORK_BYTES_PER_SEC = 100_000_000
 """The link each broker receives on, as the simulated cluster assumes."""
 
 DEFAULT_POLL_SECONDS = 5.0
-LOOKAHEAD = 1000
+LOOKAHEAD = 256
 """How far down the queue ``next_batch`` looks for a move onto idle brokers."""
 
 
@@ -47,10 +47,11 @@ class MoveJob:
     sender: int
     adding: tuple[int, ...]
     size_bytes: int
+    brokers: frozenset[int] = frozenset()
+    """The leader and the added replicas (filled in from them)."""
 
-    @property
-    def brokers(self) -> tuple[int, ...]:
-        return (self.sender, *self.adding)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "brokers", frozenset((self.sender, *self.adding)))
 
 
 @dataclass(frozen=True, slots=True)

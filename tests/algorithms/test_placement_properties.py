@@ -44,6 +44,21 @@ def test_placement_equals_kafkas_admin_utils_translation(
     assert ours == {p: tuple(r) for p, r in kafka.items()}
 
 
+@settings(max_examples=200, deadline=None)
+@given(brokers(), st.data())
+def test_keep_order_equals_admin_utils_on_the_list_as_given(
+    cluster: list[Broker], data: st.DataObject
+) -> None:
+    order = data.draw(st.permutations(cluster))
+    n = len(cluster)
+    rf = data.draw(st.integers(1, n))
+    start = data.draw(st.integers(0, 2 * n))
+    ours = assign_replicas(order, 2 * n + 1, rf, start_index=start, keep_order=True)
+    # the translation takes the list as given; it sorts only inside the rack-aware walk
+    kafka = assign_replicas_to_brokers([(b.id, b.rack) for b in order], 2 * n + 1, rf, start, 0)
+    assert ours == {p: tuple(r) for p, r in kafka.items()}
+
+
 @settings(max_examples=300, deadline=None)
 @given(brokers(racks=True), st.data())
 def test_rack_aware_spreads_every_partition_over_min_rf_racks(
