@@ -127,8 +127,9 @@ def confirm(plan: Any, args: argparse.Namespace) -> bool:
     return True
 
 
-def load_plan(args: argparse.Namespace) -> tuple[Any, Any]:
-    """(plan, cluster spec): the saved plan and its cluster, or a fresh plan of DIR."""
+def load_plan(args: argparse.Namespace) -> tuple[Any, Any, Any]:
+    """(plan, cluster spec, the state it was made on): the saved plan and its cluster, or a
+    fresh plan of DIR."""
     if bool(args.directory) == bool(args.plan):
         raise KgitopsError("give either a cluster folder (apply DIR) or --plan PLAN")
     if args.plan:
@@ -142,16 +143,17 @@ def load_plan(args: argparse.Namespace) -> tuple[Any, Any]:
                 f"{args.plan}: the plan is for cluster {plan.cluster!r}, "
                 f"but its folder holds cluster {cluster.name!r}"
             )
-        verify_saved_plan(args.plan, plan, directory)
-        return plan, cluster
+        recorded = verify_saved_plan(args.plan, plan, directory)
+        return plan, cluster, recorded
     from kgitops.commands._planning import plan_directory
 
     result = plan_directory(args.directory)
-    return result.plan, result.cluster
+    return result.plan, result.cluster, result.state
 
 
-def fresh_state(plan: Any, admin: Any) -> Any:
-    """The live state of the plan's topics; StalePlan if it is not what the plan was made on."""
+def fresh_state(plan: Any, admin: Any, recorded: Any) -> Any:
+    """The live state of the plan's topics; StalePlan if it is not what the plan was made on
+    (``recorded``: that state, so StalePlan can say exactly what changed)."""
     from dataclasses import replace
 
     from kgitops.cluster.port import describe_access
@@ -161,7 +163,7 @@ def fresh_state(plan: Any, admin: Any) -> Any:
     if ACCESS_FINGERPRINT in plan.extra:
         parts = access_parts_of(plan.extra.get(ACCESS_PARTS_FIELD))
         state = replace(state, access=describe_access(admin, parts))
-    plan.raise_if_stale(state)
+    plan.raise_if_stale(state, recorded)
     return state
 
 
@@ -171,18 +173,20 @@ def run(args: argparse.Namespace) -> int:
     from kgitops.cluster.connect import open_cluster
 
     with signals_interrupt():  # SIGTERM and SIGHUP stop apply as Ctrl-C does
-        plan, cluster = load_plan(args)
+        plan, cluster, recorded = load_plan(args)
         with contextlib.ExitStack() as stack:
             if not args.dry_run:
                 stack.enter_context(exclusive_apply(cluster))  # one apply per cluster
             admin = open_cluster(cluster)
             try:
-                return apply_with(args, plan, cluster, admin)
+                return apply_with(args, plan, cluster, admin, recorded)
             finally:
                 admin.close()
 
 
-def apply_with(args: argparse.Namespace, plan: Any, cluster: Any, admin: Any) -> int:
+def apply_with(
+    args: argparse.Namespace, plan: Any, cluster: Any, admin: Any, recorded: Any = None
+) -> int:
     from kgitops.apply.progress import for_stream
     from kgitops.apply.run import apply_plan
     from kgitops.plan.identity import check_cluster_id
@@ -196,7 +200,7 @@ def apply_with(args: argparse.Namespace, plan: Any, cluster: Any, admin: Any) ->
             print(f"No changes. Cluster {plan.cluster!r} matches the plan.")
             return 0
         # nothing to change, but moves a --no-wait apply left running: finish them
-    state = fresh_state(plan, admin)
+    state = fresh_state(plan, admin, recorded)
     check_cluster_id(cluster, state, doing="apply")
     plan.raise_if_unsafe(allow_delete=args.allow_delete, state=state)
     if not args.dry_run and not args.no_wait:
@@ -208,7 +212,7 @@ def apply_with(args: argparse.Namespace, plan: Any, cluster: Any, admin: Any) ->
     if plan.has_changes:
         print(show(plan))
         if confirm(plan, args):
-            fresh_state(plan, admin)
+            fresh_state(plan, admin, state)
     report = apply_plan(
         plan,
         admin,

@@ -1,9 +1,12 @@
-"""`kgitops snapshot DIR --out FILE`: save the live cluster's state as kgitops-state/v1 JSON.
+"""`kgitops snapshot DIR --out FILE`: save the live cluster's state as kgitops-state/v1 JSON;
+`kgitops snapshot diff A B`: what changed between two saved states.
 
 The file holds brokers and racks, topics with replicas, ISR, leaders, sizes, the configs set
 on each topic, and reassignments in flight; `kgitops plan DIR --state FILE` then plans from it
 with no network (for pull requests that cannot reach the cluster), and a copy of it can seed
-a simulated cluster for what-if questions.
+a simulated cluster for what-if questions. ``diff`` prints one line per change, positioned by
+broker, topic, partition and config (kgitops/plan/statediff.py), and exits 0 when the states
+are the same, 2 when they differ (as ``diff`` does; 1 is an error).
 """
 
 from __future__ import annotations
@@ -19,10 +22,13 @@ HELP = "save the live cluster state (brokers, topics, assignments, configs, size
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("dir", metavar="DIR", help="the cluster folder (with cluster.yaml)")
     parser.add_argument(
-        "--out", "-o", required=True, metavar="FILE", help="where to write the JSON ('-': stdout)"
+        "dir", metavar="DIR", help="the cluster folder (with cluster.yaml), or `diff`"
     )
+    parser.add_argument(
+        "files", nargs="*", metavar="A B", help="with `diff`: the two state files to compare"
+    )
+    parser.add_argument("--out", "-o", metavar="FILE", help="where to write the JSON ('-': stdout)")
     parser.add_argument(
         "--topic",
         action="append",
@@ -33,6 +39,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from kgitops.errors import KgitopsError
+
+    if args.dir == "diff" and args.files:
+        return diff(args.files)
+    if args.files:
+        raise KgitopsError("snapshot takes one cluster folder (or: snapshot diff A B)")
+    if not args.out:
+        raise KgitopsError("snapshot needs --out FILE (or '-' for stdout)")
     from kgitops.cluster.connect import open_cluster
     from kgitops.cluster.snapshot import dumps_state, write_state
     from kgitops.commands._clusterdir import load_cluster
@@ -60,3 +74,20 @@ def run(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return 0
+
+
+def diff(files: list[str]) -> int:
+    """Print what changed from state file A to state file B; 0 when nothing did, else 2."""
+    from kgitops.cluster.snapshot import read_state
+    from kgitops.errors import KgitopsError
+    from kgitops.plan.statediff import describe_changes
+
+    if len(files) != 2:
+        raise KgitopsError(f"snapshot diff takes two state files, got {len(files)}")
+    before, after = (read_state(f) for f in files)
+    lines = describe_changes(before, after)
+    if not lines:
+        print(f"no changes between {files[0]} and {files[1]}")
+        return 0
+    sys.stdout.write("".join(f"{line}\n" for line in lines))
+    return 2

@@ -46,6 +46,7 @@ from kgitops.plan.actions import (
     action_from_json,
     kinds,
 )
+from kgitops.plan.statediff import describe_changes
 from kgitops.plan.transfer import Transfer
 from kgitops.units import human_seconds
 
@@ -142,11 +143,14 @@ class Plan:
 
     # ------------------------------------------------------------------- gates
 
-    def stale_reasons(self, state: ClusterState) -> list[str]:
+    def stale_reasons(self, state: ClusterState, recorded: ClusterState | None = None) -> list[str]:
         """What changed in ``state`` since the plan was made; empty when the plan is fresh.
 
         The fingerprint covers brokers (ids, racks, liveness) and, for every topic the plan
         names, its replicas and topic configs; the per-topic digests say which topics changed.
+        With ``recorded`` (the state the plan was made on, as ``plan --out`` saves it) each
+        change is explained: which partition's replicas, which config, which broker
+        (kgitops/plan/statediff.py).
         """
         access = access_stale_reasons(
             self.extra.get(ACCESS_FINGERPRINT), self.extra.get(ACCESS_PARTS_FIELD), state
@@ -155,15 +159,19 @@ class Plan:
         fingerprint, digests = state_fingerprint(state, topics)
         if fingerprint == self.state_fingerprint:
             return access
+        stale = [
+            t for t in topics if t in self.state_digests and digests[t] != self.state_digests[t]
+        ]
+        if recorded is not None:
+            explained = describe_changes(recorded, state, stale, plan_only=True)
+            if explained:
+                return explained + access
         absent = topic_digest(ClusterState(brokers=(), topics={}), "")
         changes = []
-        for t in topics:
-            recorded = self.state_digests.get(t)
-            if recorded is None or digests.get(t) == recorded:
-                continue
+        for t in stale:
             if t not in state.topics:
                 changes.append(f"topic {t}: deleted since the plan was made")
-            elif recorded == absent:
+            elif self.state_digests[t] == absent:
                 changes.append(f"topic {t}: created since the plan was made")
             else:
                 changes.append(
@@ -177,9 +185,10 @@ class Plan:
             changes = [f"the brokers changed (ids, racks or liveness); now: {live}"]
         return changes + access
 
-    def raise_if_stale(self, state: ClusterState) -> None:
-        """StalePlan, naming what changed, when ``state`` is not the state the plan was made on."""
-        changes = self.stale_reasons(state)
+    def raise_if_stale(self, state: ClusterState, recorded: ClusterState | None = None) -> None:
+        """StalePlan, naming what changed, when ``state`` is not the state the plan was made
+        on; with ``recorded`` (that state), each change in detail (see ``stale_reasons``)."""
+        changes = self.stale_reasons(state, recorded)
         if changes:
             raise StalePlan(
                 f"the plan for cluster {self.cluster!r} is stale: the cluster changed since it "
