@@ -39,8 +39,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kgitops.errors import KgitopsError
-
     if args.dir == "diff" and args.files:
         return diff(args.files)
     if args.files:
@@ -79,7 +77,6 @@ def run(args: argparse.Namespace) -> int:
 def diff(files: list[str]) -> int:
     """Print what changed from state file A to state file B; 0 when nothing did, else 2."""
     from kgitops.cluster.snapshot import read_state
-    from kgitops.errors import KgitopsError
     from kgitops.plan.statediff import describe_changes
 
     if len(files) != 2:
