@@ -114,6 +114,46 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     e.add_argument("directory", metavar="DIR", help="the cluster folder")
     e.set_defaults(_github=_export_secrets)
 
+    f = sub.add_parser(
+        "fence",
+        help="print a file (a log) in a markdown code fence nothing inside can close",
+        description=(
+            "Print FILE's last lines inside a fenced code block longer than any run of "
+            "backticks in it, with control characters shown as escapes: a log holding "
+            "broker or user text is shown in a pull-request comment as text, never as markup."
+        ),
+    )
+    f.add_argument("file", metavar="FILE")
+    f.add_argument("--tail", type=int, default=400, metavar="N", help="last N lines (400)")
+    f.add_argument("--info", default="", help="the fence's info string, e.g. diff")
+    f.set_defaults(_github=_fence)
+
+    i = sub.add_parser(
+        "issue",
+        help="open or update the one issue carrying a marker (drift), or close it",
+        description=(
+            "Keep one open issue per marker (e.g. drift-prod), labelled --label: open it with "
+            "--file as its body, update it in place, or (--close) close it with --file as "
+            "the closing comment. The token is read from GITHUB_TOKEN."
+        ),
+    )
+    i.add_argument(
+        "--repo",
+        default=os.environ.get("GITHUB_REPOSITORY"),
+        help="OWNER/NAME (default: $GITHUB_REPOSITORY)",
+    )
+    i.add_argument("--marker", required=True, help="marker name, e.g. drift-prod")
+    i.add_argument("--title", default="", help="the issue's title when it is opened")
+    i.add_argument("--label", default="kgitops-drift", help="label (default: kgitops-drift)")
+    i.add_argument("--file", required=True, help="the markdown body or closing comment")
+    i.add_argument("--close", action="store_true", help="close the open issue if there is one")
+    i.add_argument(
+        "--api-url",
+        default=os.environ.get("GITHUB_API_URL") or "https://api.github.com",
+        help="GitHub API base URL (default: $GITHUB_API_URL or https://api.github.com)",
+    )
+    i.set_defaults(_github=_issue)
+
 
 def run(args: argparse.Namespace) -> int:
     handler = args._github
@@ -129,6 +169,59 @@ def _read(path: str) -> str:
             return f.read()
     except (OSError, UnicodeDecodeError) as exc:
         raise KgitopsError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
+
+
+def _token() -> str:
+    token = os.environ.get("GITHUB_TOKEN", "").strip()
+    if not token:
+        raise GitHubError(
+            "GITHUB_TOKEN is not set: export a token that may write (in a workflow: "
+            "`env: GITHUB_TOKEN: ${{ github.token }}` with the job's `permissions:`)"
+        )
+    return token
+
+
+def _fence(args: argparse.Namespace) -> int:
+    from kgitops.plan.mdescape import fence, visible
+
+    if args.tail < 1:
+        raise KgitopsError("--tail must be at least 1")
+    lines = _read(args.file).splitlines()
+    left = len(lines) - args.tail
+    shown = [visible(line) for line in lines[-args.tail :]]
+    if left > 0:
+        shown.insert(0, f"... {left} earlier line(s) left out")
+    info = "".join(c for c in args.info if c.isalnum() or c in "-_")
+    sys.stdout.write(fence("\n".join(shown), info) + "\n")
+    return 0
+
+
+def _issue(args: argparse.Namespace) -> int:
+    from kgitops.integrations.github import (
+        GitHubClient,
+        check_repo,
+        close_issues,
+        marker_tag,
+        upsert_issue,
+    )
+
+    if not args.repo:
+        raise GitHubError("no repository: pass --repo OWNER/NAME (or set GITHUB_REPOSITORY)")
+    repo = check_repo(args.repo)
+    marker_tag(args.marker)
+    if not args.close and not args.title.strip():
+        raise GitHubError("--title is needed to open an issue")
+    text = _read(args.file)
+    client = GitHubClient(_token(), args.api_url)
+    if args.close:
+        result = close_issues(client, repo, text, marker=args.marker, label=args.label)
+    else:
+        result = upsert_issue(
+            client, repo, text, marker=args.marker, title=args.title, label=args.label
+        )
+    numbers = ", ".join(f"#{n}" for n in result.numbers) or "no issue"
+    print(f"{result.action}: {numbers} in {repo} ({args.marker})")
+    return 0
 
 
 def _comment(args: argparse.Namespace) -> int:

@@ -150,6 +150,21 @@ class Comment:
 
 
 @dataclass(frozen=True)
+class Issue:
+    number: int
+    body: str
+    url: str
+
+
+@dataclass(frozen=True)
+class IssueResult:
+    """What ``upsert_issue`` or ``close_issues`` did, and to which issues."""
+
+    action: Literal["created", "updated", "unchanged", "closed", "none"]
+    numbers: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
 class CommentResult:
     """What ``upsert_comment`` did. ``duplicates`` are other comments with the same marker."""
 
@@ -246,6 +261,39 @@ class GitHubClient:
         url = f"{self.api_url}/repos/{repo}/issues/comments/{comment_id}"
         resp = self._request("PATCH", url, {"body": body}, what=what, need="pull-requests: write")
         return _comment(resp.data, what)
+
+    def list_open_issues(self, repo: str, label: str) -> Iterator[Issue]:
+        """The open issues (not pull requests) of ``repo`` carrying ``label``, oldest first."""
+        query = urllib.parse.urlencode(
+            {"state": "open", "labels": label, "per_page": 100, "direction": "asc"}
+        )
+        url: str | None = f"{self.api_url}/repos/{repo}/issues?{query}"
+        what = f"listing the open issues labelled {label!r} in {repo}"
+        while url is not None:
+            resp = self._request("GET", url, what=what, need="issues: read")
+            if not isinstance(resp.data, list):
+                raise GitHubError(f"{what}: GitHub answered with something other than a list")
+            for item in resp.data:
+                if isinstance(item, dict) and "pull_request" not in item:
+                    yield _issue(item, what)
+            url = _next_link(resp.headers.get("link", ""))
+            if url is not None:
+                self._check_same_origin(url)
+
+    def create_issue(self, repo: str, title: str, body: str, labels: list[str]) -> Issue:
+        what = f"opening an issue in {repo}"
+        payload = {"title": title, "body": body, "labels": labels}
+        resp = self._request(
+            "POST", f"{self.api_url}/repos/{repo}/issues", payload, what=what, need="issues: write"
+        )
+        return _issue(resp.data, what)
+
+    def update_issue(self, repo: str, number: int, **fields: str) -> Issue:
+        """PATCH issue ``number``: ``body=...``, ``state="closed"``, ``state_reason=...``."""
+        what = f"updating issue #{number} in {repo}"
+        url = f"{self.api_url}/repos/{repo}/issues/{number}"
+        resp = self._request("PATCH", url, dict(fields), what=what, need="issues: write")
+        return _issue(resp.data, what)
 
     def pull_head_sha(self, repo: str, pr: int) -> str:
         """The commit at the head of pull request ``pr`` now."""
@@ -412,6 +460,15 @@ def _comment(item: Any, what: str) -> Comment:
         raise GitHubError(f"{what}: GitHub's answer is not a comment") from None
 
 
+def _issue(item: Any, what: str) -> Issue:
+    try:
+        return Issue(
+            int(item["number"]), str(item.get("body") or ""), str(item.get("html_url", ""))
+        )
+    except (KeyError, TypeError, ValueError):
+        raise GitHubError(f"{what}: GitHub's answer is not an issue") from None
+
+
 def _error_message(resp: _Response, *, what: str, need: str) -> str:
     message = _message(resp.data) or "no message"
     status = resp.status
@@ -478,3 +535,35 @@ def upsert_comment(
         return CommentResult("unchanged", first, cut, left, dupes)
     updated = client.update_comment(repo, first.id, body.text)
     return CommentResult("updated", updated, cut, left, dupes)
+
+
+def upsert_issue(
+    client: GitHubClient, repo: str, text: str, *, marker: str, title: str, label: str
+) -> IssueResult:
+    """Open, or update in place, the one open issue carrying ``marker`` (the drift issue of a
+    cluster): never a second one while the first is open."""
+    check_repo(repo)
+    body = compose_body(text, marker)
+    tag = marker_tag(marker)
+    found = [i for i in client.list_open_issues(repo, label) if tag in i.body]
+    if not found:
+        created = client.create_issue(repo, title, body.text, [label])
+        return IssueResult("created", (created.number,))
+    first = found[0]
+    if first.body.replace("\r\n", "\n") == body.text:
+        return IssueResult("unchanged", (first.number,))
+    client.update_issue(repo, first.number, body=body.text)
+    return IssueResult("updated", (first.number,))
+
+
+def close_issues(
+    client: GitHubClient, repo: str, text: str, *, marker: str, label: str
+) -> IssueResult:
+    """Close every open issue carrying ``marker``, saying why (``text``) in a comment."""
+    check_repo(repo)
+    tag = marker_tag(marker)
+    found = [i for i in client.list_open_issues(repo, label) if tag in i.body]
+    for issue in found:
+        client.create_comment(repo, issue.number, compose_body(text, marker).text)
+        client.update_issue(repo, issue.number, state="closed", state_reason="completed")
+    return IssueResult("closed" if found else "none", tuple(i.number for i in found))

@@ -42,6 +42,7 @@ class FakeGitHub:
         self.comments: dict[tuple[str, int], list[dict[str, Any]]] = {}
         self.pulls_of_commit: dict[str, list[dict[str, Any]]] = {}
         self.pull_heads: dict[int, str] = {}
+        self.issues: list[dict[str, Any]] = []  # acme/topics' issues, numbered from 100
         self.failures: list[Failure] = []
         self.requests: list[Request] = []
         self.link_host: str | None = None  # to send a pagination link elsewhere
@@ -122,6 +123,46 @@ class FakeGitHub:
                         cid = fake.add_comment(repo, pr, body["body"])
                         self._send(201, self._find(cid))
                         return
+                m = re.fullmatch(r"/repos/([^/]+/[^/]+)/issues", url.path)
+                if m and m.group(1) in fake.repos and self.command == "GET":
+                    labels = set(filter(None, query.get("labels", [""])[0].split(",")))
+                    state = query.get("state", ["open"])[0]
+                    self._send(
+                        200,
+                        [
+                            i
+                            for i in fake.issues
+                            if (state == "all" or i["state"] == state)
+                            and labels <= {lb["name"] for lb in i["labels"]}
+                        ],
+                    )
+                    return
+                if m and m.group(1) in fake.repos and self.command == "POST":
+                    if not self._body_ok(body) or not body.get("title"):
+                        return
+                    number = 100 + len(fake.issues)
+                    issue = {
+                        "number": number,
+                        "title": body["title"],
+                        "body": body["body"],
+                        "state": "open",
+                        "labels": [{"name": n} for n in body.get("labels", [])],
+                        "html_url": f"https://github.test/{m.group(1)}/issues/{number}",
+                    }
+                    fake.issues.append(issue)
+                    self._send(201, issue)
+                    return
+                m = re.fullmatch(r"/repos/([^/]+/[^/]+)/issues/(\d+)", url.path)
+                if m and m.group(1) in fake.repos and self.command == "PATCH":
+                    found_issue = [i for i in fake.issues if i["number"] == int(m.group(2))]
+                    if not found_issue:
+                        self._send(404, {"message": "Not Found"})
+                        return
+                    for k in ("body", "state", "state_reason", "title"):
+                        if k in body:
+                            found_issue[0][k] = body[k]
+                    self._send(200, found_issue[0])
+                    return
                 m = re.fullmatch(r"/repos/([^/]+/[^/]+)/issues/comments/(\d+)", url.path)
                 if m and m.group(1) in fake.repos and self.command == "PATCH":
                     found = self._find(int(m.group(2)))

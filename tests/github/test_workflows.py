@@ -85,6 +85,8 @@ def run_step(
         "RUNNER_TEMP": str(tmp_path / "runner"),
         "GITHUB_OUTPUT": str(outputs),
         "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+        # the kgitops on PATH runs this tree's code, as the other tests do
+        **({"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {}),
         **env,
     }
     (tmp_path / "runner").mkdir(exist_ok=True)
@@ -102,7 +104,7 @@ def run_step(
 
 def test_the_workflows_and_the_action_pass_actionlint() -> None:
     names = sorted(p.name for p in WORKFLOWS.glob("*.yml"))
-    assert names == ["apply.yml", "ci.yml", "plan-comment.yml", "plan.yml"]
+    assert names == ["apply.yml", "ci.yml", "drift.yml", "plan.yml"]
     result = subprocess.run(
         [actionlint(), "-no-color"], cwd=ROOT, capture_output=True, text=True, check=False
     )
@@ -143,23 +145,35 @@ def test_actionlint_fails_a_broken_workflow(tmp_path: Path) -> None:
 
 
 def test_apply_runs_one_cluster_at_a_time_behind_its_environment() -> None:
-    job = load(WORKFLOWS / "apply.yml")["jobs"]["apply"]
-    assert job["environment"] == "${{ matrix.name }}"
-    assert job["concurrency"] == {
-        "group": "kgitops-apply-${{ matrix.name }}",
-        "cancel-in-progress": False,
-    }
-    assert job["strategy"]["matrix"]["include"] == "${{ fromJSON(needs.changes.outputs.clusters) }}"
+    jobs = load(WORKFLOWS / "apply.yml")["jobs"]
+    assert jobs["apply"]["environment"] == "${{ matrix.environment }}"
+    assert jobs["plan"]["environment"] == "${{ matrix.environment }}-plan"
+    for name in ("plan", "apply"):
+        assert jobs[name]["concurrency"] == {
+            "group": "kgitops-${{ matrix.name }}",
+            "cancel-in-progress": False,
+        }
+        include = jobs[name]["strategy"]["matrix"]["include"]
+        assert include == "${{ fromJSON(needs.changes.outputs.clusters) }}"
+    assert jobs["apply"]["needs"] == ["changes", "plan"]
 
 
-def test_forks_plan_offline_from_the_snapshot_and_comment_from_workflow_run() -> None:
-    [plan_step] = [
-        s for s in load(WORKFLOWS / "plan.yml")["jobs"]["plan"]["steps"] if s.get("uses") == "./"
-    ]
-    assert "snapshot.json" in plan_step["with"]["state"]
-    assert "env.FORK != 'true'" in plan_step["with"]["secrets"]
-    on = load(WORKFLOWS / "plan-comment.yml")[True]  # YAML reads the key `on` as True
-    assert on["workflow_run"]["workflows"] == ["kgitops plan"]
+def test_pull_requests_are_planned_by_the_base_branch_and_forks_offline() -> None:
+    doc = load(WORKFLOWS / "plan.yml")
+    assert set(doc[True]) == {"pull_request_target"}  # YAML reads the key `on` as True
+    for name in ("plan", "plan-fork"):
+        steps = doc["jobs"][name]["steps"]
+        assert steps[0]["with"]["ref"] == "${{ github.event.pull_request.base.sha }}"
+        assert steps[0]["with"]["path"] == "base"
+        assert steps[1]["with"]["path"] == "pr"
+        [plan_step] = [s for s in steps if s.get("uses") == "./base"]
+        assert plan_step["with"]["install"] == "./base"
+        assert plan_step["with"]["directory"].startswith("pr/")
+        assert plan_step["with"]["base-ref"] == "${{ github.event.pull_request.base.sha }}"
+    fork = doc["jobs"]["plan-fork"]
+    [plan_step] = [s for s in fork["steps"] if s.get("uses") == "./base"]
+    assert plan_step["with"]["state"] == "base/${{ matrix.dir }}/snapshot.json"
+    assert "env" not in fork and "environment" not in fork
 
 
 @pytest.mark.parametrize(
@@ -172,12 +186,14 @@ def test_forks_plan_offline_from_the_snapshot_and_comment_from_workflow_run() ->
         ("failure", "skipped", False),
     ],
 )
+@pytest.mark.parametrize("fork", [False, True])
 def test_the_plan_result_check_passes_only_when_every_cluster_planned_cleanly(
-    changes: str, plan: str, passes: bool, tmp_path: Path
+    changes: str, plan: str, passes: bool, fork: bool, tmp_path: Path
 ) -> None:
     job = load(WORKFLOWS / "plan.yml")["jobs"]["result"]
-    assert job["if"] == "always()" and job["needs"] == ["changes", "plan"]
-    proc, _ = run_step(job["steps"][0], tmp_path, {"CHANGES": changes, "PLAN": plan}, tmp_path)
+    assert job["if"] == "always()" and job["needs"] == ["changes", "plan", "plan-fork"]
+    results = {"PLAN": "skipped", "FORK": plan} if fork else {"PLAN": plan, "FORK": "skipped"}
+    proc, _ = run_step(job["steps"][0], tmp_path, {"CHANGES": changes, **results}, tmp_path)
     assert (proc.returncode == 0) == passes
 
 
@@ -221,38 +237,58 @@ def test_changed_clusters_are_the_cluster_folders_the_change_touches(
     workflow: str, tmp_path: Path
 ) -> None:
     repo = tmp_path / "repo"
-    for name in ("a", "b", "gone"):
+    for name in ("demo", "prod", "local"):
         (repo / "topics" / name).mkdir(parents=True)
         (repo / "topics" / name / "cluster.yaml").write_text(f"name: {name}\n", encoding="utf-8")
     git(repo, "init", "-q", "-b", "main")
     git(repo, "add", ".")
     git(repo, "commit", "-q", "-m", "base")
     base = git(repo, "rev-parse", "HEAD")
-    (repo / "topics" / "a" / "teams").mkdir()
-    (repo / "topics" / "a" / "teams" / "orders.yaml").write_text("x\n", encoding="utf-8")
-    (repo / "topics" / "new").mkdir()
-    (repo / "topics" / "new" / "cluster.yaml").write_text("name: new\n", encoding="utf-8")
+    (repo / "topics" / "demo" / "teams").mkdir()
+    (repo / "topics" / "demo" / "teams" / "orders.yaml").write_text("x\n", encoding="utf-8")
     (repo / "topics" / "README.md").write_text("docs\n", encoding="utf-8")
     (repo / "README.md").write_text("docs\n", encoding="utf-8")
-    shutil.rmtree(repo / "topics" / "gone")
+    shutil.rmtree(repo / "topics" / "local")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "change")
     head = git(repo, "rev-parse", "HEAD")
 
     found = step(WORKFLOWS / workflow, "changed", job="changes")
-    proc, out = run_step(found, repo, {"BASE": base, "HEAD": head}, tmp_path)
+    env = {"BASE": base, "HEAD": head, "REF": "refs/heads/main"}
+    proc, out = run_step(found, repo, env, tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(out["clusters"]) == [
-        {"dir": "topics/a", "name": "a"},
-        {"dir": "topics/new", "name": "new"},
+        {"dir": "topics/demo", "name": "demo", "environment": "demo"}
     ]
 
-    proc, out = run_step(found, repo, {"BASE": "0" * 40, "HEAD": head}, tmp_path)
+    proc, out = run_step(found, repo, {**env, "BASE": "0" * 40}, tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert [c["name"] for c in json.loads(out["clusters"])] == ["a", "b", "new"]
+    assert [c["name"] for c in json.loads(out["clusters"])] == ["demo", "prod"]
 
-    proc, out = run_step(found, repo, {"BASE": head, "HEAD": head}, tmp_path)
+    proc, out = run_step(found, repo, {**env, "BASE": head}, tmp_path)
     assert json.loads(out["clusters"]) == []
+
+
+@pytest.mark.parametrize("workflow", ["plan.yml", "apply.yml"])
+def test_a_cluster_folder_outside_the_environment_map_fails(workflow: str, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / "topics" / "prod").mkdir(parents=True)
+    (repo / "topics" / "prod" / "cluster.yaml").write_text("name: prod\n", encoding="utf-8")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "base")
+    base = git(repo, "rev-parse", "HEAD")
+    (repo / "topics" / "evil").mkdir()
+    (repo / "topics" / "evil" / "cluster.yaml").write_text("name: evil\n", encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a new folder")
+    head = git(repo, "rev-parse", "HEAD")
+    found = step(WORKFLOWS / workflow, "changed", job="changes")
+    env = {"BASE": base, "HEAD": head, "REF": "refs/heads/main"}
+    proc, out = run_step(found, repo, env, tmp_path)
+    assert proc.returncode == 1
+    assert "topics/evil is not in the workflow's map" in proc.stdout
+    assert "clusters" not in out
 
 
 # -- the action's plan step and the apply step on a simulated cluster ------------------------
@@ -282,6 +318,8 @@ def plan_env(**extra: str) -> dict[str, str]:
         "OFFLINE_REASON": "",
         "MARKER": "",
         "ALLOW_DELETE": "false",
+        "BASE_REF": "",
+        "ALLOW_CONNECTION": "false",
         "PR_NUMBER": "42",
         "HEAD_SHA": "0123456789abcdef",
         "RUN_URL": "https://github.test/acme/topics/actions/runs/7",
@@ -302,8 +340,6 @@ def test_plan_step_writes_the_comment_the_plan_json_and_the_outputs(
     assert "commit `0123456`" in comment and "actions/runs/7" in comment
     plan = Plan.from_json(json.loads(Path(out["plan-json"]).read_text(encoding="utf-8")))
     assert [a.kind for a in plan.actions] == ["create_topic"]
-    meta = json.loads((Path(out["dir"]) / "meta.json").read_text(encoding="utf-8"))
-    assert meta == {"pr": "42", "marker": "plan-demo", "cluster": "demo", "result": "changes"}
     assert (tmp_path / "summary.md").read_text(encoding="utf-8") == comment
 
 
@@ -355,7 +391,7 @@ def test_plan_step_offline_from_a_snapshot_says_so(repo: Path, tmp_path: Path) -
     assert out["result"] == "changes"
     comment = Path(out["comment-file"]).read_text(encoding="utf-8")
     assert comment.startswith(
-        "> [!NOTE]\n> Planned **offline** from the committed snapshot "
+        "> [!NOTE]\n> Planned **offline** from the snapshot "
         "`topics/demo/snapshot.json` (a pull request from a fork"
     )
     snapshot.unlink()
@@ -366,18 +402,51 @@ def test_plan_step_offline_from_a_snapshot_says_so(repo: Path, tmp_path: Path) -
     )
 
 
-def test_apply_step_applies_and_reports_then_a_plan_deleting_is_unsafe_until_allowed(
-    repo: Path, tmp_path: Path
-) -> None:
-    apply_env = {
+def merge_env(**extra: str) -> dict[str, str]:
+    return {
         "DIR": "topics/demo",
+        "ENVIRONMENT": "demo",
+        "BASE": "",
         "ALLOW_DELETE": "",
         "SHA": "fedcba9876543210",
         "RUN_URL": "https://github.test/acme/topics/actions/runs/8",
+        **extra,
     }
-    apply_step = step(WORKFLOWS / "apply.yml", "apply", job="apply")
-    proc, out = run_step(apply_step, repo, apply_env, tmp_path)
+
+
+def merge_plan(repo: Path, tmp_path: Path, **extra: str) -> dict[str, str]:
+    """The apply workflow's plan step; its outputs."""
+    proc, out = run_step(
+        step(WORKFLOWS / "apply.yml", "plan", job="plan"), repo, merge_env(**extra), tmp_path
+    )
     assert proc.returncode == 0, proc.stderr
+    return out
+
+
+def merge_apply(repo: Path, tmp_path: Path, plan: str, **extra: str) -> dict[str, str]:
+    """The apply workflow's apply step on the plan file ``plan``; its outputs."""
+    proc, out = run_step(
+        step(WORKFLOWS / "apply.yml", "apply", job="apply"),
+        repo,
+        merge_env(PLAN=plan, **extra),
+        tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return out
+
+
+def test_apply_step_applies_the_reviewed_plan_then_a_plan_deleting_is_unsafe_until_allowed(
+    repo: Path, tmp_path: Path
+) -> None:
+    out = merge_plan(repo, tmp_path)
+    assert out["result"] == "changes"
+    comment = (Path(out["dir"]) / "comment.md").read_text(encoding="utf-8")
+    assert comment.startswith("> [!IMPORTANT]\n> The plan to apply to `demo`: approving")
+    assert "create_topic" in comment
+    reviewed = tmp_path / "reviewed.json"
+    shutil.copy(Path(out["dir"]) / "plan.json", reviewed)
+
+    out = merge_apply(repo, tmp_path, str(reviewed))
     assert out["result"] == "applied"
     report = (Path(out["dir"]) / "apply.md").read_text(encoding="utf-8")
     assert report.startswith("### kgitops apply: `demo`: applied")
@@ -395,17 +464,36 @@ def test_apply_step_applies_and_reports_then_a_plan_deleting_is_unsafe_until_all
     assert out["result"] == "unsafe", proc.stdout + proc.stderr
     comment = Path(out["comment-file"]).read_text(encoding="utf-8")
     assert "**Unsafe plan**: apply would refuse it." in comment
-    assert "> error: the plan deletes topics" in comment
+    assert "error: the plan deletes topics" in comment
     proc, out = run_step(
         step(ROOT / "action.yml", "plan"), repo, plan_env(ALLOW_DELETE="true"), tmp_path
     )
     assert out["result"] == "changes"
 
-    proc, out = run_step(apply_step, repo, apply_env, tmp_path)
+    out = merge_plan(repo, tmp_path)
+    assert out["result"] == "unsafe"
+    out = merge_plan(repo, tmp_path, ALLOW_DELETE="true")
+    assert out["result"] == "changes"
+    shutil.copy(Path(out["dir"]) / "plan.json", reviewed)
+    out = merge_apply(repo, tmp_path, str(reviewed))
     assert out["result"] == "failed"
     assert "--allow-delete" in (Path(out["dir"]) / "apply.md").read_text(encoding="utf-8")
-    proc, out = run_step(apply_step, repo, {**apply_env, "ALLOW_DELETE": "true"}, tmp_path)
+    out = merge_apply(repo, tmp_path, str(reviewed), ALLOW_DELETE="true")
     assert out["result"] == "applied"
+
+
+def test_apply_step_refuses_a_plan_edited_after_review(repo: Path, tmp_path: Path) -> None:
+    out = merge_plan(repo, tmp_path)
+    reviewed = tmp_path / "reviewed.json"
+    data = json.loads((Path(out["dir"]) / "plan.json").read_text(encoding="utf-8"))
+    data["actions"][0]["config"]["retention.ms"] = "1"
+    reviewed.write_text(json.dumps(data), encoding="utf-8")
+    out = merge_apply(repo, tmp_path, str(reviewed))
+    assert out["result"] == "failed"
+    report = (Path(out["dir"]) / "apply.md").read_text(encoding="utf-8")
+    assert "+ create_topic orders: not what the specs produce (config: retention.ms)" in report
+    state = json.loads((repo / "topics" / "demo" / ".state" / "demo.json").read_text())
+    assert state["topics"] == {}  # nothing was created
 
 
 def test_plan_then_comment_steps_keep_one_comment_on_the_pull_request(
@@ -440,53 +528,43 @@ STUB = """\
 # A stand-in for kgitops: `plan` exits $STUB_PLAN_RC, `apply` prints a partial report.
 case "$1" in
   plan)
-    while [ $# -gt 0 ]; do
-      if [ "$1" = --out ]; then echo '{}' >"$2"; fi
-      shift
-    done
-    echo "kgitops plan for cluster demo"
+    printf '%s\\n' 'error: cannot reach cluster demo (```)' '</details>' >&2
     exit "${STUB_PLAN_RC:-0}" ;;
   apply)
     echo "error: apply finished partly: some actions were not done" >&2
     echo "  done: + create_topic a" >&2
     echo "  NOT done: ~ alter_config b (INVALID_CONFIG)" >&2
     exit 3 ;;
+  github)
+    shift
+    exec python3 -m kgitops github "$@" ;;
 esac
 exit 99
 """
 
 
-@pytest.mark.parametrize(
-    ("plan_rc", "result", "headline"),
-    [
-        ("0", "partial", "### kgitops apply: `demo`: partly applied (exit 3)"),
-        ("1", "plan-failed", "### kgitops apply: `demo`: the plan failed, nothing was applied"),
-    ],
-)
-def test_apply_step_reports_a_partial_apply_and_a_failed_plan(
-    plan_rc: str, result: str, headline: str, tmp_path: Path
-) -> None:
+def stub_path(tmp_path: Path) -> str:
     stub_bin = tmp_path / "stub"
-    stub_bin.mkdir()
+    stub_bin.mkdir(exist_ok=True)
     (stub_bin / "kgitops").write_text(STUB, encoding="utf-8")
     (stub_bin / "kgitops").chmod(0o755)
-    env = {
-        "DIR": "topics/demo",
-        "ALLOW_DELETE": "",
-        "SHA": "fedcba9876543210",
-        "RUN_URL": "https://github.test/run/9",
-        "STUB_PLAN_RC": plan_rc,
-        "PATH": f"{stub_bin}{os.pathsep}{os.environ['PATH']}",
-    }
-    proc, out = run_step(
-        step(WORKFLOWS / "apply.yml", "apply", job="apply"), tmp_path, env, tmp_path
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert out["result"] == result
+    return f"{stub_bin}{os.pathsep}{os.environ['PATH']}"
+
+
+def test_apply_step_reports_a_partial_apply(tmp_path: Path) -> None:
+    out = merge_apply(tmp_path, tmp_path, str(tmp_path / "plan.json"), PATH=stub_path(tmp_path))
+    assert out["result"] == "partial"
     report = (Path(out["dir"]) / "apply.md").read_text(encoding="utf-8")
-    assert report.startswith(headline)
-    if result == "partial":
-        assert "NOT done: ~ alter_config b (INVALID_CONFIG)" in report
-        assert "docs/recovery.md" in report
-    else:
-        assert "apply log" not in report
+    assert report.startswith("### kgitops apply: `demo`: partly applied (exit 3)")
+    assert "NOT done: ~ alter_config b (INVALID_CONFIG)" in report
+    assert "docs/recovery.md" in report
+
+
+def test_a_failed_merge_plan_says_nothing_is_applied_in_a_fence_it_cannot_close(
+    tmp_path: Path,
+) -> None:
+    out = merge_plan(tmp_path, tmp_path, PATH=stub_path(tmp_path), STUB_PLAN_RC="1")
+    assert out["result"] == "error"
+    comment = (Path(out["dir"]) / "comment.md").read_text(encoding="utf-8")
+    assert comment.startswith("### kgitops apply: `demo`: the plan failed, nothing will be applied")
+    assert "\n````\n" in comment  # a fence longer than the log's backtick run
