@@ -12,6 +12,7 @@ import pytest
 
 from kgitops.cli import main
 from kgitops.cluster.kafka import admin as kafka_admin
+from kgitops.cluster.kafka import bootstrap as kafka_bootstrap
 from kgitops.cluster.kafka.errors import item_error, translate
 from kgitops.cluster.kafka.settings import client_config, secret_values
 from kgitops.errors import ClusterAuthError, ClusterError
@@ -123,7 +124,7 @@ def test_a_failed_connection_never_shows_the_username(monkeypatch: pytest.Monkey
             f"Authentication failed: invalid credentials for user {kw['sasl_plain_username']}"
         )
 
-    monkeypatch.setattr(kafka_admin, "KafkaAdminClient", refuse)
+    monkeypatch.setattr(kafka_bootstrap, "KafkaAdminClient", refuse)
     with pytest.raises(ClusterAuthError) as info:
         kafka_admin.KafkaAdmin(SCRAM, environ=ENV)
     assert "svc-topics" not in "\n".join(info.value.lines())
