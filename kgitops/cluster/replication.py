@@ -27,6 +27,14 @@ fetches at a rate shared equally among the fetches of its broker:
   has ``leader.replication.throttled.rate``, that rate, shared among the throttled fetches
   served by that broker.
 
+The in-sync followers of a throttled partition are charged to the same quotas: they are never
+held back (ReplicaManager.shouldLeaderThrottle and ReplicaFetcherThread.shouldFollowerThrottle
+skip in-sync replicas, "to avoid ISR thrashing"), but the bytes they fetch -- the partition's
+write rate each -- are recorded against ReplicationQuotaManager's rate all the same. So what
+is left for catching up is ``rate - in-sync traffic``, and nothing when writes use it all: at
+20 MB/s of writes, RF 3 and a 30 MB/s throttle, the leader's two in-sync followers take
+40 MB/s of a 30 MB/s quota and a new replica never catches up (docs/real-clusters.md).
+
 Time advances event by event (to the next replica that finishes), so the clock is exact:
 a 1 GB partition moving under a 10 MB/s throttle joins the ISR after exactly 100 s.
 """
@@ -272,13 +280,43 @@ def complete(part: Part, online: frozenset[int]) -> bool:
     return True
 
 
+def in_sync_charges(
+    topics: Mapping[str, tuple[list[Part], Mapping[str, str]]],
+    online: frozenset[int],
+    growth: Mapping[str, float],
+) -> tuple[dict[int, float], dict[int, float]]:
+    """The bytes/s in-sync followers of throttled partitions take from the quotas: per
+    leader broker (leader side) and per follower broker (follower side). ``growth`` is the
+    write rate per partition of each written topic."""
+    leader: dict[int, float] = {}
+    follower: dict[int, float] = {}
+    for name, rate in growth.items():
+        parts, config = topics[name]
+        if rate <= 0 or not (
+            config.get(THROTTLE_LEADER_REPLICAS) or config.get(THROTTLE_FOLLOWER_REPLICAS)
+        ):
+            continue
+        for pid, part in enumerate(parts):
+            if part.leader is None:
+                continue
+            followers = [b for b in part.isr if b != part.leader and b in online]
+            if throttled(config, THROTTLE_LEADER_REPLICAS, pid, part.leader):
+                leader[part.leader] = leader.get(part.leader, 0.0) + rate * len(followers)
+            for b in followers:
+                if throttled(config, THROTTLE_FOLLOWER_REPLICAS, pid, b):
+                    follower[b] = follower.get(b, 0.0) + rate
+    return leader, follower
+
+
 def flows(
     topics: Mapping[str, tuple[list[Part], Mapping[str, str]]],
     online: frozenset[int],
     broker_configs: Mapping[int, Mapping[str, str]],
     network: float,
+    charges: tuple[Mapping[int, float], Mapping[int, float]] = ({}, {}),
 ) -> list[Flow]:
-    """Every replica fetching now, with its rate (see the module docstring)."""
+    """Every replica fetching now, with its rate (see the module docstring); ``charges`` is
+    what in-sync traffic takes from each broker's leader and follower quotas."""
     out: list[Flow] = []
     for name, (parts, config) in topics.items():
         for pid, part in enumerate(parts):
@@ -308,14 +346,17 @@ def flows(
             into_throttled[f.broker] = into_throttled.get(f.broker, 0) + 1
         if f.leader_throttled:
             out_throttled[f.leader] = out_throttled.get(f.leader, 0) + 1
+    leader_charge, follower_charge = charges
     for f in out:
         rate = network / into[f.broker]
         follower_rate = _rate(broker_configs.get(f.broker, {}), THROTTLE_FOLLOWER_RATE)
         if f.follower_throttled and follower_rate is not None:
-            rate = min(rate, follower_rate / into_throttled[f.broker])
+            left = max(0.0, follower_rate - follower_charge.get(f.broker, 0.0))
+            rate = min(rate, left / into_throttled[f.broker])
         leader_rate = _rate(broker_configs.get(f.leader, {}), THROTTLE_LEADER_RATE)
         if f.leader_throttled and leader_rate is not None:
-            rate = min(rate, leader_rate / out_throttled[f.leader])
+            left = max(0.0, leader_rate - leader_charge.get(f.leader, 0.0))
+            rate = min(rate, left / out_throttled[f.leader])
         f.rate = rate
     return out
 
@@ -354,8 +395,11 @@ def advance(
     growth = {t: r / max(1, len(topics[t][0])) for t, r in writes.items()}
     remaining = max(0.0, seconds)
     while remaining > 0:
+        charges = in_sync_charges(topics, online, growth) if growth else ({}, {})
         current = [
-            f for f in flows(lagging, online, broker_configs, network) if f.rate > 0 and f.left > 0
+            f
+            for f in flows(lagging, online, broker_configs, network, charges)
+            if f.rate > 0 and f.left > 0
         ]
         if not current and not writes:
             break

@@ -442,9 +442,21 @@ class SimulatedCluster:
         return out
 
     @_operation
+    def write_rates(self) -> dict[str, float]:
+        """Bytes/s written to each topic (``simulate produce``): what the plan's
+        THROTTLE_BELOW_WRITE_RATE uses where known (Kafka's admin API has no such figure)."""
+        return {t: r for t, r in sorted(self.produce.items()) if t in self.topics}
+
+    @_operation
     def rates(self) -> dict[tuple[str, int, int], float]:
         """The bytes/s each catching-up replica copies at now: (topic, partition, broker)."""
-        flows = repl.flows(self.topics, self.online, self.broker_configs, self.network)
+        growth = {
+            t: r / max(1, len(self.topics[t][0]))
+            for t, r in self.produce.items()
+            if r > 0 and t in self.topics
+        }
+        charges = repl.in_sync_charges(self.topics, self.online, growth)
+        flows = repl.flows(self.topics, self.online, self.broker_configs, self.network, charges)
         return {(f.key[0], f.key[1], f.broker): f.rate for f in flows}
 
     # ---------------------------------------------------------------- validation

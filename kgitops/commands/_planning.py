@@ -128,8 +128,9 @@ def _plan_directory(
                 [f.message for f in findings],
             )
     access = wants_access(specs.access, cluster)
+    write_rates: Mapping[str, float] | None = None
     if state is None:
-        state = _describe(cluster, specs, access)
+        state, write_rates = _describe(cluster, specs, access)
     elif access and state.access is None:
         raise PlanError(
             f"{state_file}: the saved state has no ACLs, users or quotas (taken before they "
@@ -138,7 +139,12 @@ def _plan_directory(
     check_cluster_id(cluster, state)
     lock = read_lock(directory)
     plan, new_lock = compute_plan(
-        _Desired(cluster, specs.topics), state, lock, rebalance=rebalance, leaders=leaders
+        _Desired(cluster, specs.topics),
+        state,
+        lock,
+        rebalance=rebalance,
+        leaders=leaders,
+        write_rates=write_rates,
     )
     if access:
         plan = with_access(plan, specs.access, state, cluster)
@@ -154,9 +160,13 @@ def _plan_directory(
     return PlanResult(plan, specs, cluster, state, new_lock if written else lock, written)
 
 
-def _describe(cluster: ClusterSpec, specs: Specs, access: bool) -> ClusterState:
-    """One batched describe: every topic when unmanaged topics matter, else the managed ones;
-    with ``access``, the ACLs, SCRAM users and quotas too (three more requests)."""
+def _describe(
+    cluster: ClusterSpec, specs: Specs, access: bool
+) -> tuple[ClusterState, Mapping[str, float] | None]:
+    """One batched describe: every topic when unmanaged topics matter (or a drain, which must
+    see every replica on the drained brokers), else the managed ones; with ``access``, the
+    ACLs, SCRAM users and quotas too (three more requests). And the topics' write rates where
+    the adapter knows them (the simulated cluster does; Kafka's admin API does not)."""
     from kgitops.cluster.connect import open_cluster
     from kgitops.cluster.port import describe_access
 
@@ -169,7 +179,8 @@ def _describe(cluster: ClusterSpec, specs: Specs, access: bool) -> ClusterState:
         if access:
             parts = needed_parts(specs.access, cluster)
             state = replace(state, access=describe_access(admin, parts))
-        return state
+        rates = getattr(admin, "write_rates", None)
+        return state, (rates() if callable(rates) else None)
     finally:
         admin.close()
 

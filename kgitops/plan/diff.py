@@ -40,7 +40,7 @@ from kgitops.plan.actions import (
     RemoveThrottles,
 )
 from kgitops.plan.goals import Pending, drain_hotspot, goal_one, settle
-from kgitops.plan.throttles import stale_throttles
+from kgitops.plan.throttles import MoveThrottle, stale_throttles, throttle_pressure
 from kgitops.plan.transfer import estimate_transfer
 from kgitops.plan.value import MIN_ISR, Plan, PlanWarning, min_isr_order, state_fingerprint
 from kgitops.spec.durability import replication_warnings
@@ -150,6 +150,7 @@ def compute_plan(
     rebalance: bool = False,
     leaders: bool = False,
     large_move_share: float = LARGE_MOVE_SHARE,
+    write_rates: Mapping[str, float] | None = None,
 ) -> tuple[Plan, Lock]:
     """The plan from ``state`` to ``specs``, and the lock it would write.
 
@@ -210,6 +211,7 @@ def compute_plan(
             bytes=moved,
             share=round(moved / stored, 4),
         )
+    _throttle_pressure(ctx, write_rates)
     timeout = cluster.reassignment.timeout_seconds
     eta = transfer.estimated_seconds if transfer is not None else None
     if eta is not None and eta > timeout:
@@ -813,6 +815,48 @@ def _unmanaged(ctx: _Context, managed: set[str]) -> None:
 
 
 # -------------------------------------------------------------------- throttles
+
+
+def _throttle_pressure(ctx: _Context, write_rates: Mapping[str, float] | None) -> None:
+    """THROTTLE_BELOW_WRITE_RATE: a broker whose in-sync replication of moving partitions
+    approaches its throttle (``kgitops.plan.throttles.throttle_pressure``)."""
+    settings = ctx.cluster.reassignment
+    moves = [
+        MoveThrottle(a.topic, p, m.source, m.adding)
+        for a in ctx.actions
+        if isinstance(a, Reassign)
+        for p, m in a.moves.items()
+    ]
+    for pr in throttle_pressure(
+        moves,
+        ctx.state,
+        settings.throttle_bytes_per_sec,
+        settings.max_concurrent_moves,
+        write_rates,
+    ):
+        how = (
+            "at the write rates measured"
+            if pr.measured
+            else "at write rates estimated from partition sizes and retention.ms"
+        )
+        fate = (
+            "new replicas never catch up"
+            if pr.left <= 0
+            else f"new replicas copy with what is left, {human_bytes(int(pr.left))}/s"
+        )
+        ctx.warn(
+            "",
+            "THROTTLE_BELOW_WRITE_RATE",
+            f"broker {pr.broker}: the in-sync followers of the moving partitions it leads "
+            f"({pr.partitions} at a time) take about {human_bytes(int(pr.in_sync))}/s of its "
+            f"{human_bytes(pr.rate)}/s throttle {how} (Kafka charges in-sync traffic of "
+            f"throttled partitions to the quota): {fate}; raise throttleBytesPerSec above "
+            f"{human_bytes(int(pr.in_sync * 1.25))}/s or lower maxConcurrentMoves",
+            broker=pr.broker,
+            inSyncBytesPerSec=round(pr.in_sync),
+            throttleBytesPerSec=pr.rate,
+            measured=pr.measured,
+        )
 
 
 def _throttles(ctx: _Context) -> None:

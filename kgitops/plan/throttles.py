@@ -190,3 +190,87 @@ def stale_throttles(state: ClusterState, *, keep: Iterable[MoveThrottle] = ()) -
             why.append("the partitions listed are not moving")
         out.append(Stale(name, None, remove, "; ".join(why)))
     return out
+
+
+DEFAULT_RETENTION_MS = 604_800_000  # Kafka's retention.ms default: 7 days
+PRESSURE_SHARE = 0.8
+
+
+@dataclass(frozen=True)
+class Pressure:
+    """A broker whose throttled in-sync replication approaches its leader throttle while
+    its partitions move: ``in_sync`` bytes/s of the ``rate``; ``measured`` when the write
+    rates were known (else estimated from sizes and retention.ms)."""
+
+    broker: int
+    in_sync: float
+    rate: int
+    partitions: int
+    measured: bool
+
+    @property
+    def left(self) -> float:
+        return max(0.0, self.rate - self.in_sync)
+
+
+def write_rate(
+    state: ClusterState, topic: str, partition: int, write_rates: Mapping[str, float] | None
+) -> tuple[float | None, bool]:
+    """A partition's write rate in bytes/s and whether it was measured: the topic's known
+    rate spread over its partitions, else its size over its retention (a partition that keeps
+    ``retention.ms`` of data and holds ``size`` bytes is written at about size/retention)."""
+    live = state.topics.get(topic)
+    if live is None:
+        return None, False
+    if write_rates is not None and topic in write_rates:
+        return write_rates[topic] / max(1, live.partition_count), True
+    ps = live.partitions.get(partition)
+    try:
+        retention_ms = int(live.config.get("retention.ms", DEFAULT_RETENTION_MS))
+    except ValueError:
+        return None, False
+    if ps is None or not ps.size_bytes or retention_ms <= 0:
+        return None, False
+    return ps.size_bytes / (retention_ms / 1000), False
+
+
+def throttle_pressure(
+    moves: Iterable[MoveThrottle],
+    state: ClusterState,
+    rate: int | None,
+    max_concurrent_moves: int,
+    write_rates: Mapping[str, float] | None = None,
+) -> list[Pressure]:
+    """Brokers whose leader throttle the in-sync followers of moving partitions use up.
+
+    Kafka charges the fetches of in-sync followers of a throttled partition to the quota (it
+    only never holds them back), so while a partition moves its leader's quota pays its write
+    rate once per in-sync follower, and a new replica copies with what is left. Per leader
+    broker, the worst window is its ``max_concurrent_moves`` busiest moving partitions.
+    Example: 20 MB/s of writes, RF 3 (two in-sync followers), a 30 MB/s throttle: 40 MB/s of
+    in-sync traffic, nothing left -- the move never completes."""
+    if not rate:
+        return []
+    per: dict[int, list[float]] = {}
+    measured: dict[int, bool] = {}
+    for m in moves:
+        live = state.topics.get(m.topic)
+        ps = live.partitions.get(m.partition) if live is not None else None
+        if ps is None:
+            continue
+        leader = ps.leader if ps.leader is not None else (m.source[0] if m.source else None)
+        if leader is None:
+            continue
+        w, known = write_rate(state, m.topic, m.partition, write_rates)
+        if not w:
+            continue
+        followers = [b for b in (ps.isr or ps.replicas) if b != leader]
+        per.setdefault(leader, []).append(w * len(followers))
+        measured[leader] = measured.get(leader, True) and known
+    out = []
+    for b, loads in sorted(per.items()):
+        top = sorted(loads, reverse=True)[: max(1, max_concurrent_moves)]
+        total = sum(top)
+        if total >= PRESSURE_SHARE * rate:
+            out.append(Pressure(b, total, rate, len(top), measured[b]))
+    return out
