@@ -1,9 +1,13 @@
 """An in-memory ClusterAdmin with Kafka's reassignment behaviour, for apply's own tests.
 
 Small on purpose: partitions, configs, broker configs, and reassignments that copy
-``speed`` bytes per second per adding replica while the adding brokers are online. Faults are
-injected by hooks: ``refuse`` (per-item errors), ``down`` (every call raises
+``speed`` bytes per second per adding replica while the adding brokers are online; ACLs,
+quotas and SCRAM users are the simulated cluster's own store (access_sim.AccessStore). Faults
+are injected by hooks: ``refuse`` (per-item errors), ``down`` (every call raises
 ClusterUnreachable), ``on_sleep`` (called with the clock after each sleep).
+
+tests/cluster/test_port_contract.py runs the same contract against this fake, the simulated
+cluster and the kafka-python adapter: where they disagree, this fake is the one to fix.
 """
 
 from __future__ import annotations
@@ -11,8 +15,18 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from kgitops.access import Acl, QuotaEntity, ScramCredential
 from kgitops.cluster import controller as kraft
-from kgitops.cluster.port import ConfigChange, NewPartitions, NewTopic, PartitionResults, Results
+from kgitops.cluster.access_sim import AccessStore
+from kgitops.cluster.port import (
+    ConfigChange,
+    NewPartitions,
+    NewTopic,
+    PartitionResults,
+    QuotaChange,
+    Results,
+    ScramUpsert,
+)
 from kgitops.errors import ClusterError, ClusterRequestError, ClusterUnreachable
 from kgitops.model import (
     Broker,
@@ -47,6 +61,7 @@ class FakeCluster:
     calls: list[tuple[str, object]] = field(default_factory=list)
     max_in_flight: int = 0
     leaders: dict[tuple[str, int], int] = field(default_factory=dict)
+    access: AccessStore = field(default_factory=AccessStore)
 
     # ---------------------------------------------------------------- helpers
 
@@ -58,8 +73,25 @@ class FakeCluster:
     def _refused(self, item: str) -> ClusterError | None:
         return self.refuse.get(item)
 
+    def _unknown(self, topic: str, partition: int | None = None) -> ClusterError | None:
+        """Kafka's answer for a topic (or partition) the cluster does not have."""
+        parts = self.replicas.get(topic)
+        if parts is None or (partition is not None and partition not in parts):
+            item = topic if partition is None else f"{topic}-{partition}"
+            return ClusterRequestError(
+                f"{item}: {kraft.UNKNOWN}", "UNKNOWN_TOPIC_OR_PARTITION", item
+            )
+        return None
+
     def writes(self) -> list[str]:
-        reads = {"describe", "list_reassignments", "sleep"}
+        reads = {
+            "describe",
+            "list_reassignments",
+            "sleep",
+            "describe_acls",
+            "describe_client_quotas",
+            "describe_scram_users",
+        }
         return [n for n, _ in self.calls if n not in reads]
 
     def fail_broker(self, broker_id: int) -> None:
@@ -136,7 +168,7 @@ class FakeCluster:
         self._check("create_partitions", [a.topic for a in additions])
         res: dict[str, ClusterError | None] = {}
         for a in additions:
-            err = self._refused(a.topic)
+            err = self._refused(a.topic) or self._unknown(a.topic)
             if err is None:
                 self.replicas[a.topic].update(a.assignment)
             res[a.topic] = err
@@ -152,7 +184,7 @@ class FakeCluster:
         )
         res: dict[str, ClusterError | None] = {}
         for t, c in changes.items():
-            err = self._refused(t)
+            err = self._refused(t) or self._unknown(t)
             if err is None:
                 cfg = self.configs.setdefault(t, {})
                 cfg.update(c.set)
@@ -183,7 +215,7 @@ class FakeCluster:
         res: dict[TopicPartition, ClusterError | None] = {}
         for (t, p), target in targets.items():
             key = TopicPartition(t, p)
-            err = self._refused(str(key))
+            err = self._refused(str(key)) or self._unknown(t, p)
             if err is None and target is None:
                 f = self.flights.pop((t, p), None)
                 if f is None:
@@ -199,20 +231,51 @@ class FakeCluster:
     def elect_preferred_leaders(self, partitions: Iterable[TopicPartition]) -> PartitionResults:
         parts = [TopicPartition(*tp) for tp in partitions]
         self._check("elect_preferred_leaders", parts)
+        res: dict[TopicPartition, ClusterError | None] = {}
         for t, p in parts:
-            self.leaders[(t, p)] = self.replicas[t][p][0]
-        return dict.fromkeys(parts)
+            res[TopicPartition(t, p)] = err = self._unknown(t, p)
+            if err is None:
+                self.leaders[(t, p)] = self.replicas[t][p][0]
+        return res
 
     def delete_topics(self, names: Sequence[str]) -> Results:
         self._check("delete_topics", list(names))
         res: dict[str, ClusterError | None] = {}
         for n in names:
-            err = self._refused(n)
+            err = self._refused(n) or self._unknown(n)
             if err is None:
                 self.replicas.pop(n, None)
                 self.configs.pop(n, None)
             res[n] = err
         return res
+
+    def describe_acls(self) -> frozenset[Acl]:
+        self._check("describe_acls", None)
+        return frozenset(self.access.acls)
+
+    def create_acls(self, acls: Sequence[Acl]) -> Results:
+        self._check("create_acls", [a.key for a in acls])
+        return self.access.create_acls(acls)
+
+    def delete_acls(self, acls: Sequence[Acl]) -> Results:
+        self._check("delete_acls", [a.key for a in acls])
+        return self.access.delete_acls(acls)
+
+    def describe_client_quotas(self) -> Mapping[QuotaEntity, Mapping[str, float]]:
+        self._check("describe_client_quotas", None)
+        return self.access.state().quotas
+
+    def alter_client_quotas(self, changes: Mapping[QuotaEntity, QuotaChange]) -> Results:
+        self._check("alter_client_quotas", [e.key for e in changes])
+        return self.access.alter_client_quotas(changes)
+
+    def describe_scram_users(self) -> Mapping[tuple[str, str], ScramCredential]:
+        self._check("describe_scram_users", None)
+        return dict(self.access.users)
+
+    def upsert_scram_users(self, upserts: Sequence[ScramUpsert]) -> Results:
+        self._check("upsert_scram_users", [u.key for u in upserts])
+        return self.access.upsert_scram_users(upserts)
 
     def sleep(self, seconds: float) -> None:
         self._check("sleep", seconds)

@@ -1,0 +1,274 @@
+"""One contract for every adapter of the cluster port (kgitops/cluster/port.py): the same tests
+run against the simulated cluster, the kafka-python adapter on the local Tansu broker and the
+in-memory fake apply's tests use (tests/apply/apply_fakes.py), so the three cannot drift.
+
+Tansu is one broker without CreatePartitions, AlterPartitionReassignments or ElectLeaders:
+the tests of those calls run on the adapters that have them (``needs``), and the Tansu test
+file checks that the kafka-python adapter names the missing API instead.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from kgitops.cluster.port import ClusterAdmin, ConfigChange, NewPartitions, NewTopic
+from kgitops.errors import ClusterRequestError
+from kgitops.model import Broker, TopicPartition
+from tests.apply.apply_fakes import FakeCluster
+
+BROKERS = [Broker(1, "a"), Broker(2, "b"), Broker(3, "c")]
+# Calls the Tansu broker lacks, or answers unlike Kafka: IncrementalAlterConfigs of a topic it
+# does not have succeeds there (Kafka: UNKNOWN_TOPIC_OR_PARTITION); it describes ACLs but
+# never answers CreateAcls and lacks DeleteAcls and the client-quota APIs.
+MULTI_BROKER = frozenset(
+    {"create_partitions", "reassign", "elect", "unknown-topic-config", "acls", "quotas"}
+)
+_names = itertools.count()
+
+
+@dataclass
+class Adapter:
+    admin: ClusterAdmin
+    prefix: str
+    can: frozenset[str]
+
+    def topic(self, name: str) -> str:
+        return f"{self.prefix}{name}"
+
+    @property
+    def ids(self) -> list[int]:
+        return sorted(b.id for b in self.admin.describe([]).brokers)
+
+
+@pytest.fixture(params=["simulated", "fake", "kafka"])
+def port(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Adapter]:
+    prefix = f"c{next(_names)}-"
+    if request.param == "simulated":
+        from kgitops.cluster.simulated import SimulatedCluster
+
+        sim = SimulatedCluster.open(str(tmp_path / "state.json"), BROKERS)
+        yield Adapter(sim, prefix, MULTI_BROKER)
+        sim.close()
+    elif request.param == "fake":
+        yield Adapter(FakeCluster(brokers=list(BROKERS)), prefix, MULTI_BROKER)
+    else:
+        from kgitops.cluster.kafka.admin import KafkaAdmin
+        from kgitops.model import ClusterSpec
+
+        bootstrap = request.getfixturevalue("local_broker")
+        admin = KafkaAdmin(
+            ClusterSpec(
+                name="local",
+                directory=".",
+                bootstrap_servers=(bootstrap,),
+                request_timeout_ms=3000,
+            )
+        )
+        yield Adapter(admin, f"{request.getfixturevalue('topic_prefix')}{prefix}", frozenset())
+        admin.close()
+
+
+def needs(port: Adapter, call: str) -> None:
+    if call not in port.can:
+        pytest.skip(f"the adapter's broker has no {call} (see tests/cluster/test_kafka_tansu.py)")
+
+
+def code(err: object) -> str | None:
+    assert isinstance(err, ClusterRequestError), err
+    return err.code
+
+
+# --------------------------------------------------------------------- reads
+
+
+def test_every_adapter_is_a_cluster_port(port: Adapter) -> None:
+    assert isinstance(port.admin, ClusterAdmin)
+
+
+def test_describe_of_no_topics_gives_the_brokers_and_skips_absent_topics(port: Adapter) -> None:
+    state = port.admin.describe([port.topic("absent")])
+    assert state.topics == {}
+    assert state.brokers and all(b.online for b in state.brokers)
+
+
+def test_nothing_is_reported_in_flight_when_nothing_moves(port: Adapter) -> None:
+    assert port.admin.list_reassignments() == {}
+
+
+def test_a_cluster_without_acls_describes_none(port: Adapter) -> None:
+    assert port.admin.describe_acls() == frozenset()
+
+
+# -------------------------------------------------------------------- topics
+
+
+def test_create_places_each_topic_as_asked_and_reports_only_the_configs_set(
+    port: Adapter,
+) -> None:
+    b = port.ids[0]
+    a, c = port.topic("a"), port.topic("c")
+    results = port.admin.create_topics(
+        [NewTopic(a, {0: (b,), 1: (b,)}, {"retention.ms": "1000"}), NewTopic(c, {0: (b,)})]
+    )
+    assert results == {a: None, c: None}
+    state = port.admin.describe([a, c])
+    assert {p: ps.replicas for p, ps in state.topics[a].partitions.items()} == {0: (b,), 1: (b,)}
+    assert state.topics[a].config == {"retention.ms": "1000"}
+    assert state.topics[c].config == {}
+    assert state.topics[a].partitions[0].leader == b
+    assert state.topics[a].partitions[0].isr == (b,)
+
+
+def test_creating_an_existing_topic_is_that_topics_error_only(port: Adapter) -> None:
+    b = port.ids[0]
+    old, new = port.topic("old"), port.topic("new")
+    port.admin.create_topics([NewTopic(old, {0: (b,)})])
+    results = port.admin.create_topics([NewTopic(old, {0: (b,)}), NewTopic(new, {0: (b,)})])
+    assert code(results[old]) == "TOPIC_ALREADY_EXISTS"
+    assert results[new] is None
+
+
+def test_config_changes_touch_only_what_they_name(port: Adapter) -> None:
+    b = port.ids[0]
+    a, c = port.topic("a"), port.topic("c")
+    port.admin.create_topics(
+        [
+            NewTopic(a, {0: (b,)}, {"retention.ms": "1000", "segment.bytes": "1048576"}),
+            NewTopic(c, {0: (b,)}),
+        ]
+    )
+    results = port.admin.alter_topic_configs(
+        {
+            a: ConfigChange(set={"cleanup.policy": "compact"}, delete=("retention.ms",)),
+            c: ConfigChange(set={"retention.ms": "5000"}),
+        }
+    )
+    assert results == {a: None, c: None}
+    state = port.admin.describe([a, c])
+    assert state.topics[a].config == {"cleanup.policy": "compact", "segment.bytes": "1048576"}
+    assert state.topics[c].config == {"retention.ms": "5000"}
+
+
+def test_a_config_change_for_an_unknown_topic_is_that_topics_error(port: Adapter) -> None:
+    needs(port, "unknown-topic-config")
+    b = port.ids[0]
+    real, ghost = port.topic("real"), port.topic("ghost")
+    port.admin.create_topics([NewTopic(real, {0: (b,)})])
+    results = port.admin.alter_topic_configs(
+        {
+            ghost: ConfigChange(set={"retention.ms": "1"}),
+            real: ConfigChange(set={"retention.ms": "2"}),
+        }
+    )
+    assert code(results[ghost]) == "UNKNOWN_TOPIC_OR_PARTITION"
+    assert results[real] is None
+    assert set(port.admin.describe([real, ghost]).topics) == {real}
+
+
+def test_delete_removes_topics_and_reports_unknown_ones(port: Adapter) -> None:
+    b = port.ids[0]
+    x, ghost = port.topic("x"), port.topic("ghost")
+    port.admin.create_topics([NewTopic(x, {0: (b,)})])
+    results = port.admin.delete_topics([x, ghost])
+    assert results[x] is None
+    assert code(results[ghost]) == "UNKNOWN_TOPIC_OR_PARTITION"
+    assert port.admin.describe([x]).topics == {}
+
+
+def test_broker_configs_are_set_and_removed_per_broker(port: Adapter) -> None:
+    b = port.ids[0]
+    rate = {"leader.replication.throttled.rate": "1000000"}
+    assert port.admin.alter_broker_configs({b: ConfigChange(set=rate)}) == {f"broker:{b}": None}
+    assert port.admin.alter_broker_configs({b: ConfigChange(delete=tuple(rate))}) == {
+        f"broker:{b}": None
+    }
+
+
+# ------------------------------------------------------- multi-broker calls
+
+
+def test_added_partitions_get_the_replicas_asked_for(port: Adapter) -> None:
+    needs(port, "create_partitions")
+    t = port.topic("grow")
+    port.admin.create_topics([NewTopic(t, {0: (1, 2)})])
+    assert port.admin.create_partitions([NewPartitions(t, 3, {1: (2, 3), 2: (3, 1)})]) == {t: None}
+    parts = port.admin.describe([t]).topics[t].partitions
+    assert {p: ps.replicas for p, ps in parts.items()} == {0: (1, 2), 1: (2, 3), 2: (3, 1)}
+
+
+def test_a_reassignment_is_in_flight_until_done_then_the_target_holds(port: Adapter) -> None:
+    needs(port, "reassign")
+    t = port.topic("move")
+    port.admin.create_topics([NewTopic(t, {0: (1, 2)})])
+    results = port.admin.alter_reassignments({TopicPartition(t, 0): (3, 2)})
+    assert results == {TopicPartition(t, 0): None}
+    assert set(port.admin.list_reassignments().get(t, {})) <= {0}
+    for _ in range(100):
+        if not port.admin.list_reassignments():
+            break
+        port.admin.sleep(1.0)
+    assert port.admin.list_reassignments() == {}
+    assert port.admin.describe([t]).topics[t].partitions[0].replicas == (3, 2)
+
+
+def test_cancelling_when_nothing_moves_is_that_partitions_error(port: Adapter) -> None:
+    needs(port, "reassign")
+    t = port.topic("still")
+    port.admin.create_topics([NewTopic(t, {0: (1, 2)})])
+    results = port.admin.alter_reassignments({TopicPartition(t, 0): None})
+    assert code(results[TopicPartition(t, 0)]) == "NO_REASSIGNMENT_IN_PROGRESS"
+
+
+def test_a_reassignment_of_an_unknown_partition_is_that_partitions_error(port: Adapter) -> None:
+    needs(port, "reassign")
+    t = port.topic("small")
+    port.admin.create_topics([NewTopic(t, {0: (1, 2)})])
+    results = port.admin.alter_reassignments(
+        {TopicPartition(t, 5): (1, 2), TopicPartition(port.topic("ghost"), 0): (1, 2)}
+    )
+    assert code(results[TopicPartition(t, 5)]) == "UNKNOWN_TOPIC_OR_PARTITION"
+    assert code(results[TopicPartition(port.topic("ghost"), 0)]) == "UNKNOWN_TOPIC_OR_PARTITION"
+
+
+def test_electing_the_preferred_leader_of_a_healthy_partition_succeeds(port: Adapter) -> None:
+    needs(port, "elect")
+    t = port.topic("lead")
+    port.admin.create_topics([NewTopic(t, {0: (2, 1)})])
+    assert port.admin.elect_preferred_leaders([TopicPartition(t, 0)]) == {
+        TopicPartition(t, 0): None
+    }
+    assert port.admin.describe([t]).topics[t].partitions[0].leader == 2
+
+
+# --------------------------------------------------------------- access
+
+
+def test_acls_are_created_described_and_deleted_by_key(port: Adapter) -> None:
+    needs(port, "acls")
+    from kgitops.access import Acl
+
+    read = Acl("User:alice", "topic", port.topic("orders"), "literal", "read")
+    write = Acl("User:bob", "topic", port.topic("orders"), "prefixed", "write")
+    assert port.admin.create_acls([read, write]) == {read.key: None, write.key: None}
+    assert {read, write} <= port.admin.describe_acls()
+    assert port.admin.delete_acls([read]) == {read.key: None}
+    assert read not in port.admin.describe_acls() and write in port.admin.describe_acls()
+
+
+def test_quotas_are_set_and_removed_per_entity(port: Adapter) -> None:
+    needs(port, "quotas")
+    from kgitops.access import QuotaEntity
+    from kgitops.cluster.port import QuotaChange
+
+    who = QuotaEntity(user=port.topic("svc"))
+    change = QuotaChange(set={"producer_byte_rate": 1024.0})
+    assert port.admin.alter_client_quotas({who: change}) == {who.key: None}
+    assert port.admin.describe_client_quotas()[who] == {"producer_byte_rate": 1024.0}
+    removed = QuotaChange(delete=("producer_byte_rate",))
+    assert port.admin.alter_client_quotas({who: removed}) == {who.key: None}
+    assert who not in port.admin.describe_client_quotas()
