@@ -136,9 +136,12 @@ class TopicSpec:
 
 @dataclass(frozen=True, slots=True)
 class SaslSpec:
-    mechanism: str  # PLAIN | SCRAM-SHA-256 | SCRAM-SHA-512
-    username_env: str
-    password_env: str
+    mechanism: str  # PLAIN | SCRAM-SHA-256 | SCRAM-SHA-512 | OAUTHBEARER | AWS_MSK_IAM
+    username_env: str = ""  # PLAIN, SCRAM
+    password_env: str = ""  # PLAIN, SCRAM
+    token_env: str | None = None  # OAUTHBEARER: the token in an environment variable
+    token_command: tuple[str, ...] | None = None  # OAUTHBEARER: a command printing the token
+    token_refresh_seconds: int = 300
 
 
 @dataclass(frozen=True, slots=True)

@@ -43,6 +43,10 @@ def connection_settings(cluster: ClusterSpec) -> dict[str, str | None]:
         "security.sasl.mechanism": sasl.mechanism if sasl else None,
         "security.sasl.usernameEnv": sasl.username_env if sasl else None,
         "security.sasl.passwordEnv": sasl.password_env if sasl else None,
+        "security.sasl.tokenEnv": sasl.token_env if sasl else None,
+        "security.sasl.tokenCommand": (
+            " ".join(sasl.token_command) if sasl and sasl.token_command else None
+        ),
         "security.ssl.caFile": _path(d, ssl.ca_file) if ssl else None,
         "security.ssl.certFile": _path(d, ssl.cert_file) if ssl else None,
         "security.ssl.keyFile": _path(d, ssl.key_file) if ssl else None,

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from kgitops.errors import Diagnostic, Mark
 from kgitops.files import path_problem
-from kgitops.model import RACK_RULE, Broker, ClusterSpec, legal_rack
+from kgitops.model import RACK_RULE, Broker, ClusterSpec, SaslSpec, legal_rack
 from kgitops.spec.yamlload import Document
 
 
@@ -47,8 +47,13 @@ def _env_fields(cluster: ClusterSpec) -> list[tuple[str, str]]:
     out = []
     if sec.sasl is not None:
         out += [
-            ("security.sasl.usernameEnv", sec.sasl.username_env),
-            ("security.sasl.passwordEnv", sec.sasl.password_env),
+            (f"security.sasl.{field}", name)
+            for field, name in (
+                ("usernameEnv", sec.sasl.username_env),
+                ("passwordEnv", sec.sasl.password_env),
+                ("tokenEnv", sec.sasl.token_env),
+            )
+            if name
         ]
     if sec.ssl is not None and sec.ssl.key_password_env:
         out.append(("security.ssl.keyPasswordEnv", sec.ssl.key_password_env))
@@ -140,6 +145,8 @@ def check_cluster(
                 f"security.sasl needs protocol SASL_PLAINTEXT or SASL_SSL, not {sec.protocol}",
             )
         )
+    if sec.sasl is not None:
+        _check_login(sec.sasl, sec.protocol, doc, out)
     if sec.ssl is not None and not ssl_protocol:
         out.append(
             _err(
@@ -214,5 +221,48 @@ def _check_simulated(cluster: ClusterSpec, doc: Document, out: list[Diagnostic])
                 doc.key_mark("simulated.brokers"),
                 f"only some brokers have a rack (none on {_ids(bare)}): Kafka then places "
                 "replicas without racks",
+            )
+        )
+
+
+_PASSWORD_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+
+
+def _check_login(sasl: SaslSpec, protocol: str, doc: Document, out: list[Diagnostic]) -> None:
+    """Each mechanism takes its own fields: PLAIN/SCRAM a user name and password, OAUTHBEARER
+    exactly one token source, AWS_MSK_IAM nothing (and TLS, as MSK requires)."""
+    mech = sasl.mechanism
+    given = {
+        "usernameEnv": bool(sasl.username_env),
+        "passwordEnv": bool(sasl.password_env),
+        "tokenEnv": sasl.token_env is not None,
+        "tokenCommand": sasl.token_command is not None,
+    }
+    allowed = {
+        "OAUTHBEARER": ("tokenEnv", "tokenCommand"),
+        "AWS_MSK_IAM": (),
+    }.get(mech, ("usernameEnv", "passwordEnv"))
+    for field, present in given.items():
+        if present and field not in allowed:
+            takes = ", ".join(allowed) or "no credential field (the AWS environment has them)"
+            out.append(
+                _err(
+                    doc.key_mark(f"security.sasl.{field}"),
+                    f"security.sasl.{field} does not apply to {mech}, which takes {takes}",
+                )
+            )
+    if mech == "OAUTHBEARER" and given["tokenEnv"] == given["tokenCommand"]:
+        out.append(
+            _err(
+                doc.mark("security.sasl"),
+                "OAUTHBEARER needs exactly one of security.sasl.tokenEnv (a variable holding "
+                "the token) or security.sasl.tokenCommand (a command printing it)",
+            )
+        )
+    if mech == "AWS_MSK_IAM" and protocol != "SASL_SSL":
+        out.append(
+            _err(
+                doc.mark("security.protocol"),
+                f"AWS_MSK_IAM needs protocol SASL_SSL (MSK's IAM listener is TLS), not {protocol}",
             )
         )

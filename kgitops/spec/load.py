@@ -213,7 +213,16 @@ def _build_cluster(doc: Document, directory: str) -> ClusterSpec:
     security = SecuritySpec(
         protocol=sec.get("protocol", "PLAINTEXT"),
         sasl=(
-            SaslSpec(sasl["mechanism"], sasl["usernameEnv"], sasl["passwordEnv"])
+            SaslSpec(
+                sasl["mechanism"],
+                sasl.get("usernameEnv", ""),
+                sasl.get("passwordEnv", ""),
+                token_env=sasl.get("tokenEnv"),
+                token_command=(
+                    tuple(sasl["tokenCommand"]) if sasl.get("tokenCommand") is not None else None
+                ),
+                token_refresh_seconds=int(sasl.get("tokenRefreshSeconds", 300)),
+            )
             if sasl is not None
             else None
         ),

@@ -277,6 +277,7 @@ def test_only_the_adapter_imports_kafka_python() -> None:
             if any(n == "kafka" or n.startswith("kafka.") for n in names):
                 importers.add(path.relative_to(package).as_posix())
     assert importers <= {
+        "cluster/kafka/access.py",
         "cluster/kafka/admin.py",
         "cluster/kafka/bootstrap.py",
         "cluster/kafka/errors.py",

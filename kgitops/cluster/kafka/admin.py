@@ -33,6 +33,7 @@ from kgitops.cluster.kafka.errors import (
 )
 from kgitops.cluster.kafka.settings import client_config, secret_values, tls_advice
 from kgitops.cluster.kafka.tls import is_ambiguous
+from kgitops.cluster.kafka.token import TokenSource
 from kgitops.cluster.port import (
     ConfigChange,
     NewPartitions,
@@ -149,6 +150,8 @@ class KafkaAdmin(AccessRequests):
     def __init__(self, spec: ClusterSpec, *, environ: Mapping[str, str] | None = None) -> None:
         self._spec = spec
         config = client_config(spec, environ)
+        source = config.get("sasl_oauth_token_provider")
+        self._token_source = source if isinstance(source, TokenSource) else None
         self._secrets = secret_values(config)
         self._timeout_ms = int(config["request_timeout_ms"])
         self._controller: int | None = None
@@ -159,6 +162,16 @@ class KafkaAdmin(AccessRequests):
         self._client = open_admin_client(spec, config, self._tls, self._secrets)
         self._manager: Any = self._client._manager
         self._closed = False
+
+    @property
+    def _secrets(self) -> tuple[str, ...]:
+        """What every message is scrubbed of (OAUTHBEARER tokens too, as they refresh)."""
+        token = getattr(self, "_token_source", None)
+        return self._fixed_secrets + (token.seen if token is not None else ())
+
+    @_secrets.setter
+    def _secrets(self, value: tuple[str, ...]) -> None:
+        self._fixed_secrets = tuple(value)
 
     def _tls_verdict(self, exc: BaseException) -> ClusterError | None:
         """A definitive TLS failure behind ``exc`` (never worth a retry), or, the first time a

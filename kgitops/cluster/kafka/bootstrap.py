@@ -20,15 +20,17 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import kafka.errors as kerr
 from kafka.admin import KafkaAdminClient
 from kafka.net.compat import KafkaNetClient
+from kafka.net.sasl.oauth import AbstractTokenProvider
 
 from kgitops.cluster.kafka.errors import ExceptionTrap, said, translate
 from kgitops.cluster.kafka.tls import TlsAdvice, is_ambiguous
+from kgitops.cluster.kafka.token import TokenSource
 from kgitops.errors import (
     ClusterAuthError,
     ClusterError,
@@ -40,6 +42,30 @@ from kgitops.model import ClusterSpec
 
 STALL_SECONDS = 0.5  # a TLS bootstrap not done by then gets its listener probed
 PROBE_SECONDS = 1.0  # each probe's own timeout
+
+
+class BearerToken(AbstractTokenProvider):  # type: ignore[misc]
+    """kafka-python's OAUTHBEARER token provider over kgitops' ``TokenSource`` (which
+    refreshes the token and never shows it)."""
+
+    def __init__(self, source: TokenSource) -> None:
+        super().__init__()
+        self.source = source
+
+    def token(self) -> str:
+        return self.source.token()
+
+    def __repr__(self) -> str:
+        return f"BearerToken({self.source!r})"
+
+
+def kafka_settings(config: Mapping[str, Any]) -> dict[str, Any]:
+    """``config`` as kafka-python takes it: the token source wrapped in its provider type."""
+    out = dict(config)
+    source = out.get("sasl_oauth_token_provider")
+    if isinstance(source, TokenSource):
+        out["sasl_oauth_token_provider"] = BearerToken(source)
+    return out
 
 
 def open_admin_client(
@@ -60,7 +86,7 @@ def open_admin_client(
     guard = _Guard(spec, config, advice, trap, started)
     guard.start()
     try:
-        client = KafkaAdminClient(**config, kafka_client=client_factory)
+        client = KafkaAdminClient(**kafka_settings(config), kafka_client=client_factory)
     except Exception as exc:
         guard.finish()
         for started_client in started:  # its tasks end now, not at garbage collection

@@ -18,18 +18,20 @@ an error naming it, never its value.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from collections.abc import Mapping
 from typing import Any
 
 from kgitops import __version__
 from kgitops.cluster.kafka.tls import TlsAdvice, TlsFile, client_context
+from kgitops.cluster.kafka.token import TokenSource
 from kgitops.errors import ClusterError, ClusterTlsError
 from kgitops.files import path_problem, read_bytes
 from kgitops.model import ClusterSpec, SslSpec
 
 CONNECT_TIMEOUT_MS = 10_000  # the first connection gives up sooner than a slow request
-SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER", "AWS_MSK_IAM")
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 
 
@@ -73,15 +75,26 @@ def client_config(spec: ClusterSpec, environ: Mapping[str, str] | None = None) -
                 f"{spec.mark_of('security.sasl.mechanism')}: unsupported SASL mechanism "
                 f"{sec.sasl.mechanism!r}; use one of {', '.join(SASL_MECHANISMS)}"
             )
-        if protocol == "SASL_PLAINTEXT" and mech == "PLAIN" and not sec.allow_plaintext_password:
+        if (
+            protocol == "SASL_PLAINTEXT"
+            and mech in ("PLAIN", "OAUTHBEARER")
+            and not sec.allow_plaintext_password
+        ):
+            what = "password" if mech == "PLAIN" else "bearer token"
             raise ClusterError(
-                f"{spec.mark_of('security.sasl.mechanism')}: SASL PLAIN over SASL_PLAINTEXT "
-                "would send the password unencrypted; use SASL_SSL or set "
+                f"{spec.mark_of('security.sasl.mechanism')}: SASL {mech} over SASL_PLAINTEXT "
+                f"would send the {what} unencrypted; use SASL_SSL or set "
                 "security.allowPlaintextPassword: true"
             )
         config["sasl_mechanism"] = mech
-        config["sasl_plain_username"] = _secret(env, sec.sasl.username_env, spec, "usernameEnv")
-        config["sasl_plain_password"] = _secret(env, sec.sasl.password_env, spec, "passwordEnv")
+        if mech == "OAUTHBEARER":
+            config["sasl_oauth_token_provider"] = _token_source(spec, env)
+        elif mech == "AWS_MSK_IAM":
+            _check_msk(spec, protocol)
+        else:
+            user = _secret(env, sec.sasl.username_env, spec, "usernameEnv")
+            config["sasl_plain_username"] = user
+            config["sasl_plain_password"] = _secret(env, sec.sasl.password_env, spec, "passwordEnv")
     if protocol.endswith("SSL"):
         ssl = sec.ssl or SslSpec()
         files = {f.field: f for f in tls_files(spec)}
@@ -114,8 +127,48 @@ SECRET_SETTINGS = ("sasl_plain_username", "sasl_plain_password", "ssl_password")
 def secret_values(config: Mapping[str, object]) -> tuple[str, ...]:
     """The credential values in a client config, to scrub from every message: the SASL
     user name as well as the password (a user name is half a credential, and brokers echo
-    it back in authentication errors)."""
-    return tuple(str(config[k]) for k in SECRET_SETTINGS if config.get(k))
+    it back in authentication errors), and every OAUTHBEARER token handed out so far."""
+    out = tuple(str(config[k]) for k in SECRET_SETTINGS if config.get(k))
+    source = config.get("sasl_oauth_token_provider")
+    if isinstance(source, TokenSource):
+        out += source.seen
+    return out
+
+
+def _token_source(spec: ClusterSpec, env: Mapping[str, str]) -> TokenSource:
+    """The OAUTHBEARER token source; its first token is fetched now, so a missing variable
+    or a failing command is named before any connection."""
+    sasl = spec.security.sasl
+    assert sasl is not None
+    where = str(spec.mark_of("security.sasl"))
+    if (sasl.token_env is None) == (sasl.token_command is None):
+        raise ClusterError(
+            f"{where}: OAUTHBEARER needs exactly one of security.sasl.tokenEnv or tokenCommand"
+        )
+    source = TokenSource(
+        env_name=sasl.token_env,
+        command=sasl.token_command,
+        refresh_seconds=sasl.token_refresh_seconds,
+        where=where,
+        cwd=spec.directory or None,
+        environ=env,
+    )
+    source.token()
+    return source
+
+
+def _check_msk(spec: ClusterSpec, protocol: str) -> None:
+    """AWS_MSK_IAM signs with the AWS credentials, role and region botocore finds in the
+    environment (AWS_REGION, AWS_PROFILE, AWS_ROLE_ARN + AWS_WEB_IDENTITY_TOKEN_FILE, an
+    instance or task role); kgitops holds none of them."""
+    where = spec.mark_of("security.sasl.mechanism")
+    if protocol != "SASL_SSL":
+        raise ClusterError(f"{where}: AWS_MSK_IAM needs protocol SASL_SSL, not {protocol}")
+    if importlib.util.find_spec("botocore") is None:
+        raise ClusterError(
+            f"{where}: AWS_MSK_IAM needs the botocore package to sign in with IAM; "
+            "install it (pip install 'kgitops[aws]' or pip install botocore)"
+        )
 
 
 def tls_files(spec: ClusterSpec) -> list[TlsFile]:
