@@ -286,9 +286,9 @@ def test_import_adopts_acls_users_and_quotas_and_records_the_cluster_id(
     (folder.root / ".state/demo.json").write_text(json.dumps(data))
     # a fresh folder on the same cluster: only cluster.yaml, no documents at all
     fresh = tmp_path_factory.mktemp("fresh")
-    (fresh / "cluster.yaml").write_text(
-        CLUSTER.replace(".state/demo.json", str(folder.root / ".state/demo.json"))
-    )
+    (fresh / ".state").mkdir()
+    (fresh / ".state/demo.json").write_text((folder.root / ".state/demo.json").read_text())
+    (fresh / "cluster.yaml").write_text(CLUSTER)
     code, out = folder.run("import", str(fresh))
     assert code == 0, out
     text = (fresh / "access.yaml").read_text()
