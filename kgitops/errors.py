@@ -48,7 +48,7 @@ boundary: each adapter translates at its edge.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 from typing import Literal
 
@@ -350,15 +350,6 @@ class UnsupportedOperation(ClusterError):
         self.operation = operation
         msg = f"the broker does not support {operation}"
         super().__init__(msg + (f": {detail}" if detail else ""))
-
-
-@dataclass
-class RequestFailure:
-    """One item of a batched request that the broker refused."""
-
-    item: str
-    code: str
-    message: str = field(default="")
 
 
 class LocalBrokerError(ClusterError):

@@ -243,7 +243,7 @@ class Reassignment:
 
 @dataclass(frozen=True)
 class ClusterState:
-    """Everything kgitops knows about a live cluster; the state JSON of PRODUCT.md."""
+    """Everything kgitops knows about a live cluster (docs/simulated-cluster.md's state file)."""
 
     brokers: tuple[Broker, ...]
     topics: Mapping[str, TopicState]

@@ -247,7 +247,7 @@ def placements_for(
 ) -> dict[int, Placement]:
     """The placement of each count that can follow ``current``: the live assignment for the
     current count, and for a larger count the live one plus Kafka's assignment of the added
-    partitions (seed 002: existing partitions never move). A smaller count has none (Kafka
+    partitions (docs/algorithms.md: existing partitions never move). A smaller count has none (Kafka
     cannot remove partitions)."""
     from kgitops.placement.assignment import assign_added_partitions
 

@@ -1,6 +1,6 @@
 """The long, risky step of apply: moving replicas, throttled, a window at a time.
 
-A new replica copies the whole partition from the leader (seed 000, question 3). So:
+A new replica copies the whole partition from the leader (docs/apply.md). So:
 
 1. read the partitions and the reassignments already in flight; a move already in flight to
    the same target is *resumed* (waited for, never submitted twice); one already at its

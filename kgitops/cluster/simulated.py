@@ -3,13 +3,14 @@
 For demos, what-if plans ("what if broker 3 dies?") and tests. It implements the same port as
 the real adapter, so plan, apply, status, snapshot and import cannot tell the difference.
 
-The file is the state JSON of PRODUCT.md (``kgitops-state/v1``) plus a ``simulation`` object
-with the simulated clock, the network rate and the bytes each catching-up replica has copied;
-broker-level dynamic configs (the throttle rates) are the state's ``brokerConfigs``. It is
-created on first use from the cluster file's brokers and rewritten atomically after every
-change, so separate ``kgitops`` runs see one cluster. A broker added to cluster.yaml is
-registered on the next open (scaling out); one removed from it is unregistered once it holds
-no replica (until then it stays, as Kafka keeps a dead broker's replicas assigned).
+The file is the state JSON (``kgitops-state/v1``, docs/simulated-cluster.md) plus a
+``simulation`` object with the simulated clock, the network rate and the bytes each catching-up
+replica has copied; broker-level dynamic configs (the throttle rates) are the state's
+``brokerConfigs``. It is created on first use from the cluster file's brokers and rewritten
+atomically after every change, so separate ``kgitops`` runs see one cluster. A broker added to
+cluster.yaml is registered on the next open (scaling out); one removed from it is unregistered
+once it holds no replica (until then it stays, as Kafka keeps a dead broker's replicas
+assigned).
 
 Requests are validated as the KRaft controller validates them, item by item, with Kafka's
 error codes (``ClusterRequestError.code``) and messages::

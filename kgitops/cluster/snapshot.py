@@ -1,7 +1,7 @@
 """The cluster state JSON (``kgitops-state/v1``) <-> ``model.ClusterState``, both ways, exactly.
 
 This is what ``kgitops snapshot --out`` writes, what ``plan --state`` reads, and what a
-simulated cluster keeps on disk. The shape is PRODUCT.md's::
+simulated cluster keeps on disk. The shape (docs/simulated-cluster.md, "The state file")::
 
     {"format": "kgitops-state/v1", "clusterId": "abc",
      "brokers": [{"id": 1, "rack": "az1"}, {"id": 2, "rack": "az2", "online": false}],
@@ -206,11 +206,6 @@ def read_state_file(path: str) -> tuple[str, dict[str, Any]]:
             path, [f"{path}:1:1: error: expected a JSON object with format {STATE_FORMAT!r}"]
         )
     return text, data
-
-
-def read_state_data(path: str) -> dict[str, Any]:
-    """The parsed JSON object of a state file; ``path:line:col`` for bad JSON."""
-    return read_state_file(path)[1]
 
 
 def read_state(path: str) -> ClusterState:

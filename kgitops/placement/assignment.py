@@ -3,7 +3,7 @@
 Kafka places replicas with a random start index unless it is fixed; kgitops always fixes it,
 so every assignment here is a pure function of its arguments and can be reproduced anywhere.
 
-Rack-unaware (seed 000), 5 brokers, 10 partitions, RF 3, start index 0, replica shift 0::
+Rack-unaware (docs/algorithms.md), 5 brokers, 10 partitions, RF 3, start index 0, replica shift 0::
 
     p  first  shift  replicas        the shift is bumped each time the partition id reaches
     0  0      0      [0, 1, 2]       a multiple of the broker count (p5: shift 1), so
@@ -12,12 +12,12 @@ Rack-unaware (seed 000), 5 brokers, 10 partitions, RF 3, start index 0, replica 
     5  0      1      [0, 2, 3]
     9  4      1      [4, 1, 2]
 
-Rack-aware (seed 001): brokers are first arranged rack by rack (racks sorted, brokers sorted
-by id inside each rack) into the rack-alternated list, e.g. racks {rack1: 0,5  rack2: 3,4
+Rack-aware (docs/algorithms.md): brokers are first arranged rack by rack (racks sorted, brokers
+sorted by id inside each rack) into the rack-alternated list, e.g. racks {rack1: 0,5 rack2: 3,4
 rack3: 1,2} give ``0, 3, 1, 5, 4, 2``; then the same walk runs over that list, skipping a broker
 whose rack already has a replica while some rack has none, and a broker that already has one
-while some broker has none. 6 partitions, RF 3, start index 0 give ``0 -> 0,3,1`` ...
-``5 -> 2,0,3``, and partition 6 (shift bumped) ``0,4,2``.
+while some broker has none. 6 partitions, RF 3, start index 0 give ``0 -> 0,3,1`` ... ``5 ->
+2,0,3``, and partition 6 (shift bumped) ``0,4,2``.
 
 Speed: a partition's replicas depend only on (first index, replica shift mod (n - 1)), and the
 shift is constant over each run of n consecutive partition ids, so a whole run is a rotation of
@@ -297,9 +297,9 @@ def assign_replicas(
 
 
 def added_partitions_start_index(brokers: Sequence[Broker], partition0: Sequence[int]) -> int:
-    """Kafka's fixed start index for added partitions (seed 002): the position, in the
-    id-sorted broker list, of the first broker whose id is >= partition 0's first replica,
-    or 0 when there is none."""
+    """Kafka's fixed start index for added partitions (docs/algorithms.md, "Added
+    partitions"): the position, in the id-sorted broker list, of the first broker whose id
+    is >= partition 0's first replica, or 0 when there is none."""
     first = partition0[0]
     for i, broker_id in enumerate(sorted(b.id for b in brokers)):
         if broker_id >= first:

@@ -62,10 +62,6 @@ def _topics_in_play(
     return sorted((t for t in subscribed if partitions.get(t, 0) > 0), key=java_order)
 
 
-def _sorted_tps(tps: Iterable[TopicPartition]) -> list[TopicPartition]:
-    return sorted(tps, key=lambda tp: (java_order(tp[0]), tp[1]))
-
-
 def assign_range(
     members: Mapping[str, Collection[str]], partitions: Mapping[str, int]
 ) -> GroupAssignment:

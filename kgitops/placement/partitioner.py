@@ -18,8 +18,6 @@ spreads null-key records evenly, which is how kgitops models them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 _M = 0x5BD1E995
 _MASK = 0xFFFFFFFF
 _SEED = 0x9747B28C
@@ -65,8 +63,3 @@ def partition_for(key: str | bytes, n_partitions: int) -> int:
     if n_partitions <= 0:
         raise ValueError(f"the number of partitions must be at least 1, not {n_partitions}")
     return to_positive(murmur2(key_bytes(key))) % n_partitions
-
-
-def partitions_for(keys: Iterable[str | bytes], n_partitions: int) -> list[int]:
-    """``partition_for`` over many keys."""
-    return [partition_for(k, n_partitions) for k in keys]

@@ -1,7 +1,7 @@
 """The diff: (specs, live state, lock) -> the plan of actions, and the lock it would write. Pure.
 
-What moves and what never does (PRODUCT.md): existing partitions keep their replicas unless the
-spec demands a change (a new replication factor, a changed static assignment, a broker in
+What moves and what never does (docs/planning.md): existing partitions keep their replicas
+unless the spec demands a change (a new replication factor, a changed static assignment, a broker in
 ``decommission``, a rack rule the live assignment breaks, ``--rebalance``); new topics get an
 explicit assignment (Kafka 3.3+ would otherwise place them at random); added partitions follow
 Kafka's rule for added partitions; configs are compared only where set on the topic.

@@ -1,4 +1,5 @@
-"""Cluster health from a ClusterState, in seed 003's vocabulary. Pure: no cluster access.
+"""Cluster health from a ClusterState, in Kafka's vocabulary (AR, ISR, OSR; see
+docs/simulated-cluster.md). Pure: no cluster access.
 
 For each partition Kafka keeps the assigned replicas (AR), the in-sync ones (ISR: caught up
 with the leader's log end offset, LEO, within ``replica.lag.time.max.ms``) and so the

@@ -12,7 +12,7 @@ objects, so the formats cannot disagree about what a plan says::
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kgitops.plan.access_actions import ACCESS_KINDS
@@ -429,10 +429,3 @@ def reassignment_json(data: Mapping[str, Any]) -> dict[str, Any]:
 
 def render_reassignment(data: Mapping[str, Any]) -> str:
     return json.dumps(reassignment_json(data), indent=2) + "\n"
-
-
-RENDERERS: Mapping[str, Callable[[Mapping[str, Any]], str]] = {
-    "text": render_text,
-    "markdown": render_markdown,
-    "json": render_json,
-}

@@ -1,5 +1,5 @@
-"""`kgitops assign`, `kgitops partition` and `kgitops consumers` as PRODUCT.md fixes them:
-JSON or lines on stdout, Kafka's errors on stderr with exit 1, never a traceback."""
+"""`kgitops assign`, `kgitops partition` and `kgitops consumers` as docs/algorithms.md describes
+them: JSON or lines on stdout, Kafka's errors on stderr with exit 1, never a traceback."""
 
 from __future__ import annotations
 

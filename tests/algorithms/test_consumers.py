@@ -1,5 +1,5 @@
-"""Consumer-group assignors: seed 001's examples and Kafka's own assignor tests, exactly;
-hypothesis properties for the sticky assignor (balance, validity, minimal movement)."""
+"""Consumer-group assignors: the examples of docs/algorithms.md and Kafka's own assignor tests,
+exactly; hypothesis properties for the sticky assignor (balance, validity, minimal movement)."""
 
 from __future__ import annotations
 

@@ -239,7 +239,7 @@ def test_results_are_fresh_dicts_even_when_cached() -> None:
     assert assign_replicas(FIVE, 4, 2, start_index=1)[0] == (1, 3)
 
 
-# ---------------------------------------------------------------- added partitions (seed 002)
+# ---------------------------------------------------------------- added partitions
 
 
 def test_added_partitions_start_at_partition_zeros_leader() -> None:

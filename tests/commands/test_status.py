@@ -1,4 +1,5 @@
-"""`kgitops status DIR`: health in seed 003's vocabulary; exit 0 healthy, 2 unhealthy."""
+"""`kgitops status DIR`: health in Kafka's vocabulary (docs/simulated-cluster.md); exit 0
+healthy, 2 unhealthy."""
 
 from __future__ import annotations
 
