@@ -58,8 +58,8 @@ def test_the_prod_cluster_names_its_secrets_by_environment_variable_only() -> No
     cluster = specs.cluster
     assert cluster is not None and cluster.security.sasl is not None
     assert cluster.security.protocol == "SASL_SSL"
-    assert cluster.security.sasl.username_env == "KAFKA_USERNAME"
-    assert cluster.security.sasl.password_env == "KAFKA_PASSWORD"
+    assert cluster.security.sasl.username_env == "KGITOPS_KAFKA_USERNAME"
+    assert cluster.security.sasl.password_env == "KGITOPS_KAFKA_PASSWORD"
     assert cluster.decommission == (7,)
     assert cluster.reassignment.throttle_bytes_per_sec == 50_000_000
     assert [t.name for t in specs.topics] == sorted(t.name for t in specs.topics)
