@@ -1,5 +1,7 @@
 """`kgitops status DIR`: is the cluster healthy? Offline and under-replicated partitions, ISR,
-leaders off the preferred replica, reassignments in flight (see ``kgitops.plan.health``).
+leaders off the preferred replica, reassignments in flight (see ``kgitops.plan.health``), and
+per broker the bytes, replicas and preferred leaders it holds (``kgitops.plan.spread``, the
+figures the plan shows before -> after).
 
 Exit code: 0 healthy; 2 unhealthy (a broker offline, a partition offline, under-replicated
 or under its min.insync.replicas, a replication throttle no move needs, or a replica on a
@@ -59,6 +61,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from kgitops.plan.health import assess
+    from kgitops.plan.spread import broker_spread, text_lines
 
     progress = None
     decommission: tuple[int, ...] = ()
@@ -83,11 +86,14 @@ def run(args: argparse.Namespace) -> int:
             admin.close()
         title = f"cluster {spec.name}" + (" (simulated)" if spec.simulated else "")
     health = assess(state, progress, decommission=decommission)
+    spread = broker_spread(state)
     if args.format == "json":
-        json.dump(health.to_json(), sys.stdout, indent=2)
+        json.dump({**health.to_json(), "spread": spread}, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        sys.stdout.write("\n".join(render(health, title, args.limit)) + "\n")
+        lines = render(health, title, args.limit)
+        lines += ["", *text_lines(spread, changes=False)]
+        sys.stdout.write("\n".join(lines) + "\n")
     return 0 if health.healthy else UNHEALTHY
 
 

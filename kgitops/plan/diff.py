@@ -40,6 +40,7 @@ from kgitops.plan.actions import (
     RemoveThrottles,
 )
 from kgitops.plan.goals import Pending, drain_hotspot, goal_one, settle
+from kgitops.plan.spread import broker_spread
 from kgitops.plan.throttles import MoveThrottle, stale_throttles, throttle_pressure
 from kgitops.plan.transfer import estimate_transfer
 from kgitops.plan.value import MIN_ISR, Plan, PlanWarning, min_isr_order, state_fingerprint
@@ -233,6 +234,9 @@ def compute_plan(
         warnings=tuple(ctx.warnings),
         state_digests=digests,
         transfer=transfer,
+        extra={"spread": broker_spread(state, ctx.actions)}
+        if any(isinstance(a, Reassign) for a in ctx.actions)
+        else {},
     )
     return plan, Lock(entries=dict(sorted(ctx.entries.items())))
 

@@ -19,6 +19,7 @@ from kgitops.plan.access_actions import ACCESS_KINDS
 from kgitops.plan.access_render import markdown_section
 from kgitops.plan.actions import kind_named, kinds, subject
 from kgitops.plan.mdescape import fence, html_text, md_code, md_text, visible
+from kgitops.plan.spread import METRICS, summary, text_lines
 from kgitops.units import human_bytes, human_seconds
 
 GITHUB_COMMENT_LIMIT = 65_536
@@ -103,6 +104,9 @@ def render_text(data: Mapping[str, Any], *, colour: bool = False, limit: int | N
             else paint("dim", f"    {w} window(s)")
             for w, start, n, size, lasts in window_rows(transfer)
         ]
+    spread = data.get("spread")
+    if spread:
+        lines += ["", *(visible(line) for line in text_lines(spread))]
     if actions:
         lines += ["", "Plan: " + _summary_words(data.get("summary", {})) + "."]
     elif findings:
@@ -195,6 +199,7 @@ def render_markdown(data: Mapping[str, Any], *, limit: int = GITHUB_COMMENT_LIMI
                 head.append(f"| `{k.symbol}` | {k.kind} | {summary[k.kind]} |")
         head.append("")
         head += _md_transfer(data.get("transfer"))
+        head += _md_spread(data.get("spread"))
     head += _md_key_loads(data.get("warnings", []))
     head += markdown_section(actions)
     footer = [
@@ -272,6 +277,78 @@ def _md_warnings(warnings: Sequence[Mapping[str, Any]], per_code: int = 10) -> l
             out.append(f"> **{md_text(code)}**: ... and {len(items) - per_code} more topic(s)  ")
     out.append("")
     return out
+
+
+MERMAID_BROKERS = 60
+
+
+def _md_spread(spread: Mapping[str, Any] | None, rows: int = 100) -> list[str]:
+    """Per broker bytes, replicas and leaders before -> after: a table, and a mermaid bar
+    chart per figure (bars after, a line before) that GitHub draws. Every value is a number
+    the plan computed; labels are broker ids, kept to digits."""
+    brokers = (spread or {}).get("brokers") or {}
+    if not brokers:
+        return []
+    was, now = summary(spread or {}, 0), summary(spread or {}, 1)
+    out = [
+        "**Per broker, before → after**: "
+        + "; ".join(f"{m} {md_text(was[m])} → {md_text(now[m])}" for m in METRICS if m in now),
+        "",
+        "| broker | bytes | replicas | leaders |",
+        "|---:|---:|---:|---:|",
+    ]
+    items = list(brokers.items())
+    for b, v in items[:rows]:
+        cells = []
+        for m in METRICS:
+            shown = human_bytes if m == "bytes" else str
+            x, y = (shown(n) for n in _pair(v, m))
+            cells.append(md_text(x if x == y else f"{x} → {y}"))
+        out.append(f"| {md_text(b)} | {' | '.join(cells)} |")
+    if len(items) > rows:
+        out.append(f"| ... {len(items) - rows} more broker(s) | | | |")
+    out.append("")
+    if len(items) <= MERMAID_BROKERS:
+        labels = ", ".join(f'"{_digits(b)}"' for b, _ in items)
+        for m in METRICS:
+            scale, unit = (1 << 30, "GiB") if m == "bytes" else (1, m)
+            before = ", ".join(_number(_pair(v, m)[0] / scale) for _, v in items)
+            after = ", ".join(_number(_pair(v, m)[1] / scale) for _, v in items)
+            out += [
+                "```mermaid",
+                "xychart-beta",
+                f'    title "{m.capitalize()} per broker: bars after, line before"',
+                f"    x-axis [{labels}]",
+                f'    y-axis "{unit}"',
+                f"    bar [{after}]",
+                f"    line [{before}]",
+                "```",
+                "",
+            ]
+    return out
+
+
+def _pair(figures: object, metric: str) -> tuple[int, int]:
+    """A [before, after] pair from a plan file as two integers (0 for anything else: a
+    hand-edited plan must not break or smuggle anything into the comment)."""
+    value = figures.get(metric) if isinstance(figures, Mapping) else None
+    if not isinstance(value, list) or len(value) != 2:
+        return 0, 0
+    a, b = value
+    return (
+        a if isinstance(a, int) and not isinstance(a, bool) else 0,
+        b if isinstance(b, int) and not isinstance(b, bool) else 0,
+    )
+
+
+def _digits(text: object) -> str:
+    """A broker id for a mermaid label: digits only (ids are integers; anything else is
+    dropped rather than allowed to end the label or the chart)."""
+    return "".join(c for c in str(text) if c.isdigit()) or "?"
+
+
+def _number(value: float) -> str:
+    return f"{value:.2f}".rstrip("0").rstrip(".") if value == value else "0"
 
 
 def _md_transfer(transfer: Mapping[str, Any] | None, rows: int = 50) -> list[str]:

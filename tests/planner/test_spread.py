@@ -1,0 +1,75 @@
+"""Per-broker bytes, replicas and leaders before -> after (kgitops.plan.spread): the plan's
+JSON, the text and markdown renderings (a table and mermaid charts), and status."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from kgitops.plan.diff import compute_plan
+from kgitops.plan.render import render_markdown, render_text
+from kgitops.plan.spread import broker_spread, text_lines
+from tests.planner.planner_builders import brokers, live, specs, state, topic
+
+
+def _drain_plan() -> dict[str, Any]:
+    t = live("t", {0: [0, 1], 1: [1, 0], 2: [0, 1]}, size=100)
+    plan, _ = compute_plan(specs(topic("t", 3, 2), decommission=(0,)), state(brokers(3), t), None)
+    return plan.to_json()
+
+
+def test_the_plan_carries_each_brokers_figures_before_and_after() -> None:
+    data = _drain_plan()
+    spread = data["spread"]
+    assert spread["bytesKnown"] is True
+    assert spread["brokers"]["0"] == {"bytes": [300, 0], "replicas": [3, 0], "leaders": [2, 0]}
+    assert spread["brokers"]["2"]["replicas"] == [0, 3]
+    total = {m: [sum(v[m][i] for v in spread["brokers"].values()) for i in (0, 1)]
+             for m in ("bytes", "replicas", "leaders")}  # fmt: skip
+    assert total == {"bytes": [600, 600], "replicas": [6, 6], "leaders": [3, 3]}
+
+
+def test_a_plan_that_moves_nothing_carries_no_spread() -> None:
+    t = live("t", {0: [0, 1], 1: [1, 2], 2: [2, 0]})
+    plan, _ = compute_plan(specs(topic("t", 3, 2)), state(brokers(3), t), None)
+    assert "spread" not in plan.to_json()
+
+
+def test_markdown_shows_a_table_and_a_mermaid_chart_per_figure() -> None:
+    md = render_markdown(_drain_plan())
+    assert "| 0 | 300 B → 0 B | 3 → 0 | 2 → 0 |" in md
+    assert md.count("```mermaid\nxychart-beta") == 3
+    assert '    x-axis ["0", "1", "2"]' in md
+    assert "    bar [0, 3, 3]" in md and "    line [3, 3, 0]" in md
+
+
+def test_hostile_spread_in_a_plan_file_cannot_break_out_of_the_chart_or_table() -> None:
+    data = _drain_plan()
+    data["spread"]["brokers"] = {
+        '1"]\n```\n@acme/admins ![x](https://e/p)': {
+            "bytes": ["```", 1],
+            "replicas": [True, "<script>"],
+            "leaders": "x",
+        }
+    }
+    md = render_markdown(data)
+    assert "@acme" not in md.replace("@<!-- -->acme", "")
+    assert "![x]" not in md and "<script>" not in md
+    assert '    x-axis ["1"]' in md  # digits only
+    chart = md[md.index("```mermaid") :]
+    assert chart.count("```") % 2 == 0
+    text = render_text(data)
+    assert "\n```\n@acme" not in text
+
+
+def test_text_plan_and_status_show_the_same_figures() -> None:
+    data = _drain_plan()
+    text = render_text(data)
+    assert "Per broker (before -> after):" in text
+    assert "0       300 B -> 0 B  3 -> 0    2 -> 0" in text
+    t = live("t", {0: [0, 1], 1: [1, 0], 2: [0, 1]}, size=100)
+    now = text_lines(broker_spread(state(brokers(3), t)), changes=False)
+    assert now[0] == "Per broker:"
+    assert now[2].split() == ["0", "300", "B", "3", "2"]
+    assert now[-1].startswith("Spread: bytes 0 B-300 B")
+    assert json.dumps(broker_spread(state(brokers(3), t)))  # JSON for status --format json
