@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from kgitops.apply.journal import MoveJournal
 from kgitops.apply.progress import Progress, Snapshot
 from kgitops.apply.signals import why as interrupted_why
 from kgitops.apply.throttles import Throttler
@@ -81,6 +82,7 @@ def classify(
     replicas: tuple[int, ...] | None,
     flying: tuple[tuple[int, ...], ...] | None,
     offline: frozenset[int] | set[int],
+    ours: bool = True,
 ) -> tuple[str, str]:
     """Where one planned move stands before apply submits anything. Pure.
 
@@ -88,7 +90,8 @@ def classify(
     ``flying`` Kafka's (replicas, adding, removing) when a reassignment is in flight.
     Returns (verdict, why) with verdict one of ``resume`` (already moving to the target:
     wait, never submit twice), ``done`` (already on the target), ``queue`` (submit it),
-    ``fail`` (why says what)::
+    ``fail`` (why says what). ``ours``: whether the move in flight (if any) is one kgitops
+    started (``kgitops.apply.journal``); another tool's is never waited for nor re-targeted::
 
         classify(Move((1, 2), (1, 3)), (1, 2), None, set())          -> ("queue", "")
         classify(Move((1, 2), (1, 3)), (1, 3), None, set())          -> ("done", "")
@@ -99,6 +102,12 @@ def classify(
     if replicas is None:
         return "fail", "the partition does not exist"
     down = sorted(set(move.target) & set(offline))
+    if flying is not None and not ours:
+        target = list(in_flight_target(flying[0], flying[2]))
+        return "fail", (
+            f"a reassignment kgitops did not start is in flight (to {target}); left alone "
+            "(not waited for, not cancelled): plan again once it has finished"
+        )
     if flying is not None and in_flight_target(flying[0], flying[2]) == move.target:
         return "resume", ""
     if flying is None and replicas == move.target:
@@ -123,8 +132,10 @@ class Reassigner:
         wait: bool,
         poll_seconds: float,
         dry_run: bool = False,
+        journal: MoveJournal | None = None,
     ) -> None:
         self.admin = admin
+        self.journal = journal if journal is not None else MoveJournal()
         self.settings = settings
         self.progress = progress
         self.wait = wait
@@ -214,15 +225,31 @@ class Reassigner:
 
     def _start(self, adopt: set[str]) -> None:
         in_flight = self.admin.list_reassignments()
+        foreign: list[str] = []
         for name, parts in sorted(in_flight.items()):
-            if name not in adopt:
-                continue
             for p, (replicas, adding, removing) in sorted(parts.items()):
-                if (name, p) not in self.moves:
-                    source = tuple(r for r in replicas if r not in adding)
-                    target = in_flight_target(replicas, removing)
-                    self.moves[(name, p)] = Move(source, target, "in flight from an earlier apply")
-                    self.adopted.add((name, p))
+                target = in_flight_target(replicas, removing)
+                if self.journal.ours((name, p), target):
+                    if name in adopt and (name, p) not in self.moves:
+                        source = tuple(r for r in replicas if r not in adding)
+                        self.moves[(name, p)] = Move(
+                            source, target, "in flight from an earlier apply"
+                        )
+                        self.adopted.add((name, p))
+                elif name in adopt or any(t == name for t, _ in self.moves):
+                    foreign.append(f"{name}-{p} -> {list(target)}")
+        if not self.dry_run:  # recorded moves that ended while no apply watched them
+            listed = {(t, p) for t, parts in in_flight.items() for p in parts}
+            self.journal.ended([tp for tp in self.journal.moves if tp not in listed])
+        self.result.notes.extend(self.journal.notes)
+        if foreign:
+            shown = ", ".join(foreign[:10]) + (
+                f" and {len(foreign) - 10} more" if len(foreign) > 10 else ""
+            )
+            self.result.notes.append(
+                f"note: {len(foreign)} reassignment(s) in flight that kgitops did not start "
+                f"({shown}): left alone, neither waited for nor cancelled"
+            )
         if not self.moves:
             return
         topics = sorted({t for t, _ in self.moves})
@@ -237,7 +264,8 @@ class Reassigner:
             sender = part.leader if part is not None and part.leader is not None else m.source[0]
             self.jobs[tp] = MoveJob(tp, sender, m.adding, size)
             flying = in_flight.get(tp[0], {}).get(tp[1])
-            verdict, why = classify(m, part.replicas if part else None, flying, offline)
+            ours = flying is None or self.journal.ours(tp, in_flight_target(flying[0], flying[2]))
+            verdict, why = classify(m, part.replicas if part else None, flying, offline, ours)
             if verdict == "resume":
                 self.active.add(tp)
             elif verdict == "done":
@@ -369,6 +397,8 @@ class Reassigner:
             else:
                 self._fail(tp, f"submit refused: {err}")
                 refused.append(tp)
+        if not self.dry_run:
+            self.journal.started({tp: self.moves[tp].target for tp in batch if tp in self.active})
         self._throttle_out(refused)
 
     def _cancel_active(self, why: str, still: Iterable[TP] = ()) -> None:
@@ -380,6 +410,7 @@ class Reassigner:
             dict.fromkeys(TopicPartition(*tp) for tp in active)
         )
         self._throttle_out([tp for tp in active if results.get(TopicPartition(*tp)) is None], still)
+        self.journal.ended(tp for tp in active if results.get(TopicPartition(*tp)) is None)
         for tp in active:
             err = results.get(TopicPartition(*tp))
             if err is None:
@@ -480,6 +511,7 @@ class Reassigner:
                 now = list(part.replicas) if part else "gone"
                 self._fail(tp, f"the reassignment ended with replicas {now}, not {list(m.target)}")
         self._throttle_out(before - self.active)
+        self.journal.ended(before - self.active)
         if stalled:
             keep = self.active - set(stalled)
             self.active = set(stalled)

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kgitops.apply.access import require_passwords, run_access
+from kgitops.apply.journal import MoveJournal
 from kgitops.apply.progress import Progress, SilentProgress
 from kgitops.apply.reassign import Reassigner, ReassignResult
 from kgitops.apply.recorder import Recorder
@@ -126,9 +127,11 @@ class _Run:
         *,
         wait: bool,
         poll_seconds: float,
+        journal: MoveJournal | None = None,
     ) -> None:
         self.plan = plan
         self.admin = admin
+        self.journal = journal
         self.settings = settings
         self.progress = progress
         self.wait = wait
@@ -269,6 +272,7 @@ class _Run:
             wait=self.wait,
             poll_seconds=self.poll_seconds,
             dry_run=not self.admin.send,
+            journal=self.journal,
         )
         adopt = set(self.plan.state_digests) - self.failed_topics if self.wait else set()
         try:
@@ -450,10 +454,13 @@ def apply_plan(
     dry_run: bool = False,
     poll_seconds: float = 5.0,
     verify: bool = True,
+    journal: MoveJournal | None = None,
 ) -> ApplyReport:
     """Run ``plan`` through ``admin``; see the module docstring. Raises DeletionNotAllowed
     before sending anything, and PartialApply (exit 3; NothingApplied, exit 1, when nothing
-    was done) when some actions failed or verification found a difference."""
+    was done) when some actions failed or verification found a difference. ``journal``
+    records the moves this apply starts (``kgitops.apply.journal``): only moves it records
+    are waited for or cancelled; without one, only moves started by this call are."""
     plan.raise_if_deletes(allow_delete=allow_delete)
     require_passwords(plan)
     recorder = Recorder(admin, send=not dry_run)
@@ -464,6 +471,7 @@ def apply_plan(
         progress or SilentProgress(),
         wait=wait,
         poll_seconds=poll_seconds,
+        journal=journal,
     )
     report = ApplyReport(requests=recorder.requests, dry_run=dry_run)
     try:

@@ -187,6 +187,7 @@ def run(args: argparse.Namespace) -> int:
 def apply_with(
     args: argparse.Namespace, plan: Any, cluster: Any, admin: Any, recorded: Any = None
 ) -> int:
+    from kgitops.apply.journal import MoveJournal
     from kgitops.apply.progress import for_stream
     from kgitops.apply.run import apply_plan
     from kgitops.plan.identity import check_cluster_id
@@ -194,9 +195,16 @@ def apply_with(
     settings = cluster.reassignment
     if args.timeout is not None:
         settings = dataclasses.replace(settings, timeout_seconds=args.timeout)
+    journal = MoveJournal.open(cluster.directory, cluster.name)
     if not plan.has_changes:
-        in_flight = set(plan.state_digests) & set(admin.list_reassignments())
-        if args.dry_run or args.no_wait or not in_flight:
+        ours = [
+            (t, p)
+            for t, parts in admin.list_reassignments().items()
+            if t in plan.state_digests
+            for p, (replicas, _, removing) in parts.items()
+            if journal.ours((t, p), tuple(r for r in replicas if r not in removing))
+        ]
+        if args.dry_run or args.no_wait or not ours:
             print(f"No changes. Cluster {plan.cluster!r} matches the plan.")
             return 0
         # nothing to change, but moves a --no-wait apply left running: finish them
@@ -206,7 +214,14 @@ def apply_with(
     if not args.dry_run and not args.no_wait:
         plan.raise_if_too_slow(settings.timeout_seconds)
     if args.dry_run:
-        report = apply_plan(plan, admin, settings, allow_delete=args.allow_delete, dry_run=True)
+        report = apply_plan(
+            plan,
+            admin,
+            settings,
+            allow_delete=args.allow_delete,
+            dry_run=True,
+            journal=journal,
+        )
         print("\n".join(report.lines()))
         return 0
     if plan.has_changes:
@@ -221,6 +236,7 @@ def apply_with(
         wait=not args.no_wait,
         progress=for_stream(sys.stderr),
         poll_seconds=args.poll_interval,
+        journal=journal,
     )
     print("\n".join(report.lines()))
     return 0

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import TYPE_CHECKING
 
@@ -70,6 +71,10 @@ def run(args: argparse.Namespace) -> int:
 
         state = read_state(args.state)
         title = args.state
+        if os.path.exists(os.path.join(args.dir, "cluster.yaml")):
+            from kgitops.commands._clusterdir import load_cluster
+
+            decommission = load_cluster(args.dir).decommission
     else:
         from kgitops.cluster.connect import open_cluster
         from kgitops.commands._clusterdir import load_cluster
@@ -125,6 +130,11 @@ def render(health: Health, title: str, limit: int = 20) -> list[str]:
     lines.append(f"{verdict}" + (f": {', '.join(counts)}" if counts else ""))
     if offline:
         lines.append("(a broker id marked * below is offline)")
+    for b in health.retired:
+        lines.append(
+            f"broker {b}: decommissioned, down and holding no replica (Kafka lists it as fenced "
+            f"until `kafka-cluster.sh unregister --id {b}` removes it)"
+        )
     if health.harmful_throttles:
         lines.append("")
         lines.append(

@@ -103,6 +103,7 @@ class Health:
     isr_known: bool = True
     throttles: tuple[Stale, ...] = ()
     draining: Mapping[int, int] = field(default_factory=dict)
+    retired: tuple[int, ...] = ()
 
     def count(self, flag: str) -> int:
         return sum(1 for f in self.findings if flag in f.flags)
@@ -139,6 +140,7 @@ class Health:
                 for t in self.harmful_throttles
             ],
             "decommissionedReplicas": {str(b): n for b, n in sorted(self.draining.items())},
+            "retiredBrokers": list(self.retired),
         }
 
 
@@ -151,7 +153,11 @@ def assess(
     """Everything worth reporting about ``state``. ``progress`` optionally gives, per
     partition and catching-up replica, (bytes copied, partition size) (the simulated cluster
     knows it; a real cluster's admin API does not expose LEOs). ``decommission``: the
-    brokers cluster.yaml drains; a replica left on one is unhealthy."""
+    brokers cluster.yaml drains; a replica left on one is unhealthy. A drained broker that
+    is down and holds no replica is *retired*, not offline: the decommission is complete. Kafka
+    still lists it, fenced, in DescribeCluster until someone unregisters it
+    (``kafka-cluster.sh unregister --id N``); no partition depends on it, so it does not make
+    the cluster unhealthy."""
     online = state.online_broker_ids
     findings: list[PartitionHealth] = []
     partitions = 0
@@ -182,16 +188,21 @@ def assess(
                         progress=(progress or {}).get(TopicPartition(name, pid), {}),
                     )
                 )
-    offline = tuple(sorted(b.id for b in state.brokers if not b.online))
     drained = set(decommission)
     draining: dict[int, int] = {}
+    holding: set[int] = set()
     for topic in state.topics.values():
         for p in topic.partitions.values():
+            holding.update(p.replicas)
             for b in drained.intersection(p.replicas):
                 draining[b] = draining.get(b, 0) + 1
+    down = sorted(b.id for b in state.brokers if not b.online)
+    retired = tuple(b for b in down if b in drained and b not in holding)
+    offline = tuple(b for b in down if b not in retired)
     return Health(
         throttles=tuple(stale_throttles(state)),
         draining=draining,
+        retired=retired,
         brokers=len(state.brokers),
         offline_brokers=offline,
         topics=len(state.topics),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from apply_fakes import FakeCluster
 
+from kgitops.apply.journal import MoveJournal
 from kgitops.apply.run import apply_plan
 from kgitops.errors import (
     ClusterRequestError,
@@ -149,8 +150,9 @@ def test_moved_partitions_left_off_their_preferred_leader_get_it_elected() -> No
 def test_a_move_already_in_flight_to_the_same_target_is_waited_for_not_submitted_again() -> None:
     fake, p = moves_plan(2)
     fake.alter_reassignments({("m", 0): (3, 1, 2)})
+    journal = MoveJournal(moves={("m", 0): (3, 1, 2)})  # an earlier apply started it
     fake.calls.clear()
-    apply_plan(p, fake, SETTINGS, allow_delete=False, poll_seconds=1)
+    apply_plan(p, fake, SETTINGS, allow_delete=False, poll_seconds=1, journal=journal)
     submitted = [payload for n, payload in fake.calls if n == "alter_reassignments"]
     assert submitted == [{("m", 1): (3, 1, 2)}]
     assert fake.replicas["m"] == {0: (3, 1, 2), 1: (3, 1, 2)}
@@ -269,14 +271,17 @@ def test_an_unreachable_cluster_from_the_start_is_exit_1() -> None:
 
 def test_no_wait_leaves_moves_running_with_throttles_and_a_later_apply_finishes_them() -> None:
     fake, p = moves_plan(3, size=10_000)
-    report = apply_plan(p, fake, SETTINGS, allow_delete=False, wait=False, poll_seconds=1)
+    journal = MoveJournal()  # what the cluster folder's record keeps between the two runs
+    report = apply_plan(
+        p, fake, SETTINGS, allow_delete=False, wait=False, poll_seconds=1, journal=journal
+    )
     assert len(fake.flights) == 3
     assert fake.broker_configs[3][THROTTLE_LEADER_RATE] == "1000"
     assert any("--no-wait" in n for n in report.notes)
     assert report.outcomes[0].status is Status.IN_FLIGHT
     assert report.outcomes[0].items[0] == "partition 0 moving to [3, 1, 2]"
     fake.calls.clear()
-    apply_plan(p, fake, SETTINGS, allow_delete=False, poll_seconds=1)
+    apply_plan(p, fake, SETTINGS, allow_delete=False, poll_seconds=1, journal=journal)
     assert [n for n, _ in fake.calls if n == "alter_reassignments"] == []
     assert all(r == (3, 1, 2) for r in fake.replicas["m"].values())
     assert all(not c for c in fake.broker_configs.values())
@@ -288,8 +293,11 @@ def test_no_wait_leaves_moves_running_with_throttles_and_a_later_apply_finishes_
 
 def test_no_wait_submits_one_window_and_says_the_rest_is_not_done() -> None:
     fake, p = moves_plan(4, size=10_000)
+    journal = MoveJournal()
     with pytest.raises(PartialApply) as err:
-        apply_plan(p, fake, SETTINGS, allow_delete=False, wait=False, poll_seconds=1)
+        apply_plan(
+            p, fake, SETTINGS, allow_delete=False, wait=False, poll_seconds=1, journal=journal
+        )
     assert err.value.exit_code == 3
     assert len(fake.flights) == 3
     assert "partition 3: not submitted (--no-wait submits one window of 3)" in "\n".join(
@@ -297,7 +305,7 @@ def test_no_wait_submits_one_window_and_says_the_rest_is_not_done() -> None:
     )
     assert fake.configs["m"][THROTTLE_FOLLOWER_REPLICAS] == "0:3,1:3,2:3"  # only the submitted ones
     fake.calls.clear()
-    apply_plan(p, fake, SETTINGS, allow_delete=False, poll_seconds=1)
+    apply_plan(p, fake, SETTINGS, allow_delete=False, poll_seconds=1, journal=journal)
     submitted = [payload for n, payload in fake.calls if n == "alter_reassignments"]
     assert submitted == [{("m", 3): (3, 1, 2)}]
     assert all(r == (3, 1, 2) for r in fake.replicas["m"].values())

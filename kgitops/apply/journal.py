@@ -1,0 +1,114 @@
+"""Which reassignments in flight kgitops started: a small record in the cluster folder.
+
+Kafka does not say who started a reassignment: ListPartitionReassignments shows the same
+``replicas / adding / removing`` whether kgitops, kafka-reassign-partitions.sh or Cruise
+Control submitted it. Apply must still tell them apart: it waits for (and on timeout or
+Ctrl-C cancels) only the moves it started; a move another tool started is reported and left
+alone. So every move apply submits is recorded here until apply sees it end (completed or
+cancelled); ``apply --no-wait`` leaves its moves recorded, and a later apply in the same
+folder finds them and waits for them::
+
+    <cluster folder>/.kgitops/moves.json
+    {"format": "kgitops-moves/v1", "cluster": "prod",
+     "moves": {"orders": {"0": [4, 2, 3]}}}          # topic -> partition -> target
+
+A move counts as kgitops' when the record has that partition with the same target. Without
+the record (a fresh CI checkout, a deleted folder) moves in flight count as another tool's:
+reported, never waited for or cancelled -- the safe side. An unreadable record is treated
+the same way, with a note; a record that cannot be written is a note too, never a failure of
+the apply (Kafka has the moves either way).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping
+
+from kgitops.errors import KgitopsError
+from kgitops.files import read_json, write_atomic
+
+FORMAT = "kgitops-moves/v1"
+JOURNAL = os.path.join(".kgitops", "moves.json")
+
+TP = tuple[str, int]
+
+
+class MoveJournal:
+    """The moves kgitops submitted and has not seen end. ``path`` None: kept in memory only
+    (then "ours" means submitted by this process)."""
+
+    def __init__(
+        self,
+        path: str | None = None,
+        *,
+        cluster: str = "",
+        root: str | None = None,
+        moves: Mapping[TP, tuple[int, ...]] | None = None,
+    ) -> None:
+        self.path = path
+        self.cluster = cluster
+        self.root = root
+        self.moves: dict[TP, tuple[int, ...]] = dict(moves or {})
+        self.notes: list[str] = []
+
+    @classmethod
+    def open(cls, directory: str, cluster: str) -> MoveJournal:
+        """The record of the cluster folder ``directory`` (empty when there is none)."""
+        path = os.path.join(directory, JOURNAL)
+        journal = cls(path, cluster=cluster, root=directory)
+        if not os.path.lexists(path):
+            return journal
+        try:
+            data = read_json(path, root=directory)
+            if data.get("format") != FORMAT:
+                raise ValueError(f"not {FORMAT}")
+            if data.get("cluster") not in (None, cluster):
+                raise ValueError(f"it is for cluster {data.get('cluster')!r}")
+            journal.moves = {
+                (str(t), int(p)): tuple(int(b) for b in target)
+                for t, parts in data["moves"].items()
+                for p, target in parts.items()
+            }
+        except (KgitopsError, ValueError, TypeError, KeyError, AttributeError) as exc:
+            journal.notes.append(
+                f"note: {JOURNAL} ignored ({exc}): moves in flight count as not started by "
+                "kgitops, and are left alone"
+            )
+        return journal
+
+    def ours(self, tp: TP, target: Iterable[int]) -> bool:
+        """Whether the move of ``tp`` to ``target`` in flight is one kgitops submitted."""
+        return self.moves.get(tp) == tuple(target)
+
+    def started(self, moves: Mapping[TP, tuple[int, ...]]) -> None:
+        if moves:
+            self.moves.update(moves)
+            self._save()
+
+    def ended(self, tps: Iterable[TP]) -> None:
+        gone = [tp for tp in tps if tp in self.moves]
+        for tp in gone:
+            del self.moves[tp]
+        if gone:
+            self._save()
+
+    def _save(self) -> None:
+        if self.path is None:
+            return
+        nested: dict[str, dict[str, list[int]]] = {}
+        for (t, p), target in sorted(self.moves.items()):
+            nested.setdefault(t, {})[str(p)] = list(target)
+        text = json.dumps({"format": FORMAT, "cluster": self.cluster, "moves": nested}, indent=1)
+        try:
+            if not nested and os.path.lexists(self.path):
+                os.remove(self.path)
+                return
+            write_atomic(self.path, text + "\n", root=self.root, make_dirs=True)
+        except (OSError, KgitopsError) as exc:
+            note = (
+                f"note: could not record the moves in flight in {JOURNAL} ({exc}); a later "
+                "apply will treat them as not started by kgitops"
+            )
+            if note not in self.notes:
+                self.notes.append(note)

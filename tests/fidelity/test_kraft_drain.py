@@ -1,0 +1,107 @@
+"""A drain with a dead broker, end to end on the simulated cluster, as docs/real-clusters.md
+tells it: the moves, what status says afterwards, and moves kgitops did not start."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kgitops.cli import main
+from kgitops.cluster.simulated import SimulatedCluster
+from kgitops.model import Broker
+
+BROKERS = [Broker(1, "az1"), Broker(2, "az2"), Broker(3, "az3"), Broker(4, "az1")]
+
+
+def cluster_yaml(decommission: str = "") -> str:
+    return (
+        "apiVersion: kgitops/v1\nkind: Cluster\nname: demo\n"
+        "reassignment: {throttleBytesPerSec: 50000000, maxConcurrentMoves: 2}\n"
+        f"{decommission}"
+        "simulated:\n  stateFile: .state/demo.json\n"
+        "  brokers: [{id: 1, rack: az1}, {id: 2, rack: az2}, {id: 3, rack: az3}, "
+        "{id: 4, rack: az1}]\n"
+    )
+
+
+TOPIC = "apiVersion: kgitops/v1\nkind: Topic\nname: orders\npartitions: 4\nreplicationFactor: 2\n"
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    (tmp_path / "cluster.yaml").write_text(cluster_yaml())
+    (tmp_path / "orders.yaml").write_text(TOPIC)
+    assert main(["apply", str(tmp_path), "--yes"]) == 0
+    return tmp_path
+
+
+def sim(folder: Path) -> SimulatedCluster:
+    return SimulatedCluster.open(str(folder / ".state" / "demo.json"), BROKERS)
+
+
+def test_a_completed_drain_of_a_dead_broker_leaves_status_healthy(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ReplicationControlManager.java (handleBrokerFenced, a fenced broker stays registered
+    until UnregisterBroker) and KafkaApis.scala (DescribeCluster lists fenced brokers): a
+    broker that died and was drained holds no replica but is still registered. status
+    reports it as retired, not as an offline broker, once no partition depends on it."""
+    s = sim(folder)
+    s.set_size("orders", 10**8)
+    s.fail_broker(3)
+    assert main(["status", str(folder)]) == 2, "broker 3 is down and holds replicas"
+    (folder / "cluster.yaml").write_text(cluster_yaml("decommission: [3]\n"))
+    capsys.readouterr()
+    assert main(["apply", str(folder), "--yes"]) == 0, capsys.readouterr()
+    state = json.loads((folder / ".state" / "demo.json").read_text())
+    parts = state["topics"]["orders"]["partitions"].values()
+    assert all(3 not in p["replicas"] for p in parts), "the drain is complete"
+    assert {b["id"] for b in state["brokers"]} == {1, 2, 3, 4}, "3 is still registered"
+    assert not any(state.get("brokerConfigs", {}).values()), "no throttle left"
+    capsys.readouterr()
+    assert main(["status", str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert "HEALTHY" in out.splitlines()[1]
+    assert "broker 3: decommissioned, down and holding no replica" in out
+    assert main(["status", str(folder), "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["retiredBrokers"] == [3] and report["offlineBrokers"] == []
+
+
+def test_a_move_another_tool_started_is_reported_never_waited_for_or_cancelled(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ReassignPartitionsCommand.java and the controller (ListPartitionReassignments in
+    KafkaApis.scala) do not say who started a reassignment. kgitops records the moves it
+    submits (cluster folder .kgitops/moves.json) and leaves every other one alone: at a
+    timeout it cancels its own moves only, and a later apply does not wait for the other."""
+    s = sim(folder)
+    s.set_size("orders", 10**9)
+    parts = s.describe(["orders"]).topics["orders"].partitions
+    foreign_target = tuple(b for b in (1, 2, 3, 4) if b not in parts[0].replicas)
+    assert s.alter_reassignments({("orders", 0): foreign_target}) == {("orders", 0): None}
+    # kgitops now raises the RF of the topic, with a timeout far below the copy time
+    (folder / "cluster.yaml").write_text(
+        cluster_yaml().replace("maxConcurrentMoves: 2", "maxConcurrentMoves: 2, timeoutSeconds: 5")
+    )
+    (folder / "orders.yaml").write_text(
+        TOPIC.replace("replicationFactor: 2", "replicationFactor: 3")
+    )
+    capsys.readouterr()
+    code = main(["apply", str(folder), "--yes", "--poll-interval", "1"])
+    out = "".join(capsys.readouterr())
+    assert code == 1, out  # its own moves timed out and were cancelled: nothing changed
+    assert "reassignment(s) in flight that kgitops did not start (orders-0 -> " in out
+    flying = s.list_reassignments()["orders"]
+    assert list(flying) == [0], "ours were cancelled at the timeout, the other one was not"
+    assert flying[0][0][: len(foreign_target)] == foreign_target
+    journal = folder / ".kgitops" / "moves.json"
+    assert not journal.exists() or "orders" not in json.loads(journal.read_text())["moves"]
+    # a plan with nothing to change does not wait for the other tool's move
+    (folder / "orders.yaml").write_text(TOPIC)
+    capsys.readouterr()
+    assert main(["apply", str(folder), "--yes"]) == 0
+    assert "No changes" in capsys.readouterr().out
+    assert list(s.list_reassignments()["orders"]) == [0]
