@@ -71,37 +71,43 @@ def test_a_completed_drain_of_a_dead_broker_leaves_status_healthy(
 
 
 def test_a_move_another_tool_started_is_reported_never_waited_for_or_cancelled(
-    folder: Path, capsys: pytest.CaptureFixture[str]
+    folder: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """ReassignPartitionsCommand.java and the controller (ListPartitionReassignments in
     KafkaApis.scala) do not say who started a reassignment. kgitops records the moves it
-    submits (cluster folder .kgitops/moves.json) and leaves every other one alone: at a
-    timeout it cancels its own moves only, and a later apply does not wait for the other."""
+    submits (cluster folder .kgitops/moves.json) and leaves every other one alone: on Ctrl-C
+    it cancels its own moves only, and it never waits for the other one."""
     s = sim(folder)
-    s.set_size("orders", 10**9)
-    parts = s.describe(["orders"]).topics["orders"].partitions
-    foreign_target = tuple(b for b in (1, 2, 3, 4) if b not in parts[0].replicas)
+    s.set_size("orders", 10**7)
+    s.set_size("orders", 10**12, partition=0)  # the other tool's move takes hours
+    p0 = s.describe(["orders"]).topics["orders"].partitions[0].replicas
+    foreign_target = (p0[0], next(b for b in (1, 2, 3, 4) if b not in p0))
     assert s.alter_reassignments({("orders", 0): foreign_target}) == {("orders", 0): None}
-    # kgitops now raises the RF of the topic, with a timeout far below the copy time
-    (folder / "cluster.yaml").write_text(
-        cluster_yaml().replace("maxConcurrentMoves: 2", "maxConcurrentMoves: 2, timeoutSeconds: 5")
-    )
     (folder / "orders.yaml").write_text(
         TOPIC.replace("replicationFactor: 2", "replicationFactor: 3")
     )
+
+    real_sleep = SimulatedCluster.sleep
+
+    def interrupted(self: SimulatedCluster, seconds: float) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(SimulatedCluster, "sleep", interrupted)
     capsys.readouterr()
     code = main(["apply", str(folder), "--yes", "--poll-interval", "1"])
     out = "".join(capsys.readouterr())
-    assert code == 1, out  # its own moves timed out and were cancelled: nothing changed
-    assert "reassignment(s) in flight that kgitops did not start (orders-0 -> " in out
+    assert code == 130, out  # interrupted before it changed anything
+    assert "reassignment(s) in flight that kgitops did not start (orders-0 -> " in out, out
     flying = s.list_reassignments()["orders"]
-    assert list(flying) == [0], "ours were cancelled at the timeout, the other one was not"
+    assert list(flying) == [0], "its own moves were cancelled, the other tool's was not"
     assert flying[0][0][: len(foreign_target)] == foreign_target
-    journal = folder / ".kgitops" / "moves.json"
-    assert not journal.exists() or "orders" not in json.loads(journal.read_text())["moves"]
-    # a plan with nothing to change does not wait for the other tool's move
-    (folder / "orders.yaml").write_text(TOPIC)
+
+    monkeypatch.setattr(SimulatedCluster, "sleep", real_sleep)
+    start = s.clock
     capsys.readouterr()
-    assert main(["apply", str(folder), "--yes"]) == 0
-    assert "No changes" in capsys.readouterr().out
-    assert list(s.list_reassignments()["orders"]) == [0]
+    assert main(["apply", str(folder), "--yes", "--poll-interval", "1"]) == 0
+    assert s.clock - start < 60, "it did not wait hours for the other tool's move"
+    parts = s.describe(["orders"]).topics["orders"].partitions
+    assert all(len(parts[p].replicas) == 3 for p in (1, 2, 3)), "kgitops' own moves ran"
+    assert list(s.list_reassignments()["orders"]) == [0], "the other one is still moving"
+    assert not (folder / ".kgitops" / "moves.json").exists(), "its own moves all ended"
