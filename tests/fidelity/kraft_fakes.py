@@ -17,6 +17,10 @@ class RecordingManager:
     def __init__(self, answer: Callable[[Any, int | None], Any]) -> None:
         self.answer = answer
         self.sent: list[tuple[Any, int | None]] = []
+        self.broker_version_data = self  # every API is advertised
+
+    def api_version(self, request_class: Any) -> int:
+        return 0
 
     def send(self, request: Any, node_id: int | None = None, request_timeout_ms: int = 0) -> Any:
         self.sent.append((request, node_id))

@@ -193,3 +193,49 @@ def _set(config: dict[str, str]) -> Any:
     from kgitops.cluster.port import ConfigChange
 
     return ConfigChange(set=config)
+
+
+def test_the_adapter_asks_the_controller_and_cancels_with_a_null_replica_list() -> None:
+    """KafkaApis.scala forwards AlterPartitionReassignments and ListPartitionReassignments to
+    the controller (ReplicationControlManager.java): a partition whose ``replicas`` is null
+    is a cancel, and the list names every reassigning partition when ``topics`` is null.
+    The adapter sends both to the controller node, the cancel as a null list, and reads the
+    controller's answer as the state of the move (replicas = target + removing)."""
+    from types import SimpleNamespace
+
+    from kgitops.model import TopicPartition
+    from tests.fidelity.kraft_fakes import RecordingManager, adapter
+
+    def answer(request: Any, node: int | None) -> Any:
+        name = type(request).__name__
+        if name.startswith("ListPartitionReassignments"):
+            part = SimpleNamespace(
+                partition_index=0,
+                replicas=[4, 5, 1, 3],
+                adding_replicas=[4, 5],
+                removing_replicas=[1, 3],
+            )
+            topic = SimpleNamespace(name="t", partitions=[part])
+            return SimpleNamespace(error_code=0, error_message=None, topics=[topic])
+        partitions = [
+            SimpleNamespace(partition_index=p.partition_index, error_code=0, error_message=None)
+            for t in request.topics
+            for p in t.partitions
+        ]
+        topics = [SimpleNamespace(name=request.topics[0].name, partitions=partitions)]
+        return SimpleNamespace(error_code=0, error_message=None, responses=topics)
+
+    manager = RecordingManager(answer)
+    admin = adapter(manager)
+    assert admin.list_reassignments() == {"t": {0: ((4, 5, 1, 3), (4, 5), (1, 3))}}
+    assert admin.alter_reassignments({TopicPartition("t", 0): None}) == {
+        TopicPartition("t", 0): None
+    }
+    (listed, to1), (cancel, to2) = manager.sent
+    assert to1 == to2 == 1, "both go to the controller"
+    assert listed.topics is None
+    [topic] = cancel.topics
+    assert topic.name == "t" and topic.partitions[0].replicas is None
+    # on the wire (flexible version 0): partition 0, replicas as a null compact array (0),
+    # then the partition's, topic's and request's empty tagged fields
+    assert bytes(cancel.encode(version=0)).endswith(b"\x00\x00\x00\x00" + b"\x00" + b"\x00" * 3)
