@@ -314,3 +314,37 @@ def test_import_refuses_to_overwrite_an_access_file_and_writes_nothing(folder: F
     assert code == 1 and "access.yaml exists" in out
     assert (folder.root / "access.yaml").read_text() == mine
     assert "clusterId" not in (folder.root / "cluster.yaml").read_text()
+
+
+def test_access_plans_offline_from_a_snapshot_and_an_old_snapshot_is_refused(
+    folder: Folder,
+) -> None:
+    folder.run("apply", str(folder.root), "--yes")
+    snap = folder.root / "snap.json"
+    code, out = folder.run("snapshot", str(folder.root), "--out", str(snap))
+    assert code == 0, out
+    assert PASSWORD not in snap.read_text()
+    code, out = folder.run("plan", str(folder.root), "--state", str(snap), "--format", "json")
+    assert code == 0, out
+    assert json.loads(out)["actions"] == []
+    old = json.loads(snap.read_text())
+    del old["access"]
+    snap.write_text(json.dumps(old))
+    code, out = folder.run("plan", str(folder.root), "--state", str(snap))
+    assert code == 1 and "no ACLs, users or quotas" in out and "take a new snapshot" in out
+
+
+def test_a_hostile_principal_cannot_break_the_pull_request_comment(folder: Folder) -> None:
+    (folder.root / "evil.yaml").write_text(
+        "apiVersion: kgitops/v1\nkind: ACL\n"
+        "principal: 'User:x|y`@acme/admins ![i](http://e)</details>'\n"
+        "rules:\n  - {resourceType: topic, name: 'a|b', operations: [read]}\n"
+    )
+    code, out = folder.run("plan", str(folder.root), "--format", "markdown")
+    assert code == 0, out
+    row = next(line for line in out.splitlines() if "acme" in line)
+    # in a code span nothing is markup (no mention, link or HTML), and the span cannot close
+    assert "| ``User:x\\|y`@acme/admins ![i](http://e)</details>`` |" in row
+    # in plain text the mention, the image and the HTML are defused
+    assert "@<!-- -->acme" in row and "&lt;/details" in row and "\\!\\[i\\]" in row
+    assert row.count(" | ") == 7  # 8 cells: the table's columns hold: every | inside is escaped
