@@ -237,3 +237,21 @@ def test_a_client_certificate_demanded_after_the_bootstrap_fails_at_once_too(
     assert "TLS: the broker requires a client certificate (mutual TLS)" in err
     assert len(err.splitlines()) == 1
     assert time.monotonic() - start < AT_ONCE_S
+
+
+@pytest.mark.parametrize("case", ["unknown CA", "TLS client, plaintext port"])
+def test_sample_keys_meets_the_same_verdicts_and_never_hangs(
+    case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tls_lab: TlsLab
+) -> None:
+    # The consumer connects under the same guard: before, a TLS client on a plaintext port
+    # waited for ever there.
+    listener, protocol, ssl, certs, expected = FAILURES[case]
+    addr = getattr(tls_lab, listener)
+    folder = cluster_folder(tmp_path, tls_lab, addr, protocol=protocol, ssl=ssl, certs=certs)
+    monkeypatch.chdir(tmp_path)
+    start = time.monotonic()
+    out = str(tmp_path / "keys.parquet")
+    code, _, err = run_cli("sample-keys", folder, "--topic", "orders", "--max", "10", "--out", out)
+    assert code == 1
+    assert err == "error: cluster 'tls' at " + expected.format(addr=addr) + "\n"
+    assert time.monotonic() - start < AT_ONCE_S

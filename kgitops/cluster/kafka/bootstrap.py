@@ -72,6 +72,19 @@ def open_admin_client(
     spec: ClusterSpec, config: dict[str, Any], advice: TlsAdvice, secrets: Sequence[str]
 ) -> Any:
     """A bootstrapped ``KafkaAdminClient``, or the ``ClusterError`` saying why not."""
+    return open_client(KafkaAdminClient, spec, config, advice, secrets)
+
+
+def open_client(
+    client_class: Any,
+    spec: ClusterSpec,
+    config: dict[str, Any],
+    advice: TlsAdvice,
+    secrets: Sequence[str],
+) -> Any:
+    """``client_class(**config)`` (a kafka-python client that bootstraps in its constructor:
+    ``KafkaAdminClient``, ``KafkaConsumer``) under the guard, or the ``ClusterError`` saying
+    why it could not connect."""
     servers = ", ".join(spec.bootstrap_servers)
     timeout = int(config["bootstrap_timeout_ms"])
     trap = ExceptionTrap()
@@ -86,7 +99,7 @@ def open_admin_client(
     guard = _Guard(spec, config, advice, trap, started)
     guard.start()
     try:
-        client = KafkaAdminClient(**kafka_settings(config), kafka_client=client_factory)
+        client = client_class(**kafka_settings(config), kafka_client=client_factory)
     except Exception as exc:
         guard.finish()
         for started_client in started:  # its tasks end now, not at garbage collection

@@ -6,10 +6,11 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from kgitops.cluster.kafka.bootstrap import open_client
 from kgitops.cluster.kafka.errors import (
     translate,
 )
-from kgitops.cluster.kafka.settings import client_config, secret_values
+from kgitops.cluster.kafka.settings import client_config, secret_values, tls_advice
 from kgitops.errors import (
     ClusterError,
     ClusterRequestError,
@@ -46,13 +47,14 @@ def sample_keys(
 
     config = client_config(spec, environ)
     secrets = secret_values(config)
+    tls = tls_advice(spec)
     allowed = set(KafkaConsumer.DEFAULT_CONFIG)
     settings = {k: v for k, v in config.items() if k in allowed}
     settings.update(group_id=None, enable_auto_commit=False, auto_offset_reset="earliest")
     out: list[tuple[bytes | None, int]] = []
     consumer: Any = None
     try:
-        consumer = KafkaConsumer(**settings)
+        consumer = open_client(KafkaConsumer, spec, settings, tls, secrets)
         ids = consumer.partitions_for_topic(topic)
         if not ids:
             raise ClusterRequestError(
@@ -95,7 +97,7 @@ def sample_keys(
     except ClusterError:
         raise
     except Exception as exc:
-        raise translate(exc, "Fetch", secrets=secrets) from None
+        raise translate(exc, "Fetch", secrets=secrets, tls=tls) from None
     finally:
         if consumer is not None:
             with contextlib.suppress(Exception):  # never mask the real error
