@@ -297,3 +297,17 @@ def test_a_fifo_as_ca_file_is_refused_without_blocking(tmp_path: Path, tls_certs
     os.mkfifo(d / "certs" / "ca.pem")  # OpenSSL would wait on it for ever
     with pytest.raises(KgitopsError, match="a FIFO, not a regular file"):
         client_config(cluster_of(d), environ={})  # type: ignore[arg-type]
+
+
+def test_an_encrypted_key_of_another_certificate_is_named_as_such_not_as_a_bad_password(
+    tmp_path: Path, tls_certs: Path
+) -> None:
+    d = folder(
+        tmp_path,
+        tls_certs,
+        "{caFile: certs/ca.pem, certFile: certs/stranger.pem, "
+        "keyFile: certs/client-encrypted.key, keyPasswordEnv: TLS_KEY_PASSWORD}",
+        ("ca.pem", "stranger.pem", "client-encrypted.key"),
+    )
+    with pytest.raises(ClusterTlsError, match="the key does not belong to the certificate"):
+        client_config(cluster_of(d), environ={"TLS_KEY_PASSWORD": CLIENT_KEY_PASSWORD})  # type: ignore[arg-type]

@@ -2,8 +2,11 @@
 
 This package is the only one that imports kafka-python.
 
-Modules: ``settings`` (cluster.yaml -> kafka-python settings, pure), ``errors`` (every library
-exception translated into the kgitops tree, retriable or not), ``admin`` (``KafkaAdmin``: batched
+Modules: ``settings`` (cluster.yaml -> kafka-python settings and the checked TLS context, no
+kafka import), ``tls`` (which TLS failures are definitive, their one line, the probes that tell
+a plaintext listener from a TLS one), ``bootstrap`` (the first connection, under a guard that
+ends it at a definitive failure or its deadline), ``errors`` (every library exception
+translated into the kgitops tree, retriable or not), ``admin`` (``KafkaAdmin``: batched
 requests, routing, retries), ``sample`` (a bounded read of a topic's keys).
 
 Every operation is one request per Kafka API for any number of topics (and one per broker only
@@ -24,7 +27,8 @@ Failures: every kafka-python exception is translated here by :func:`translate` i
 kgitops error tree (``ClusterUnreachable``, ``ClusterTimeout``, ``ClusterAuthError``,
 ``UnsupportedOperation``, ``ClusterRequestError`` with Kafka's error name). Transport errors and
 retriable error codes are retried with exponential backoff until ``request_timeout_ms`` of the
-cluster file has passed, so a broker that is down gives an error within that time, never a hang.
+cluster file has passed, so a broker that is down gives an error within that time, never a hang;
+a definitive TLS failure (``tls``) is never retried.
 
 Topic configs: only what is set on the topic itself counts (Kafka's DYNAMIC_TOPIC_CONFIG);
 see :func:`topic_configs_from` for how that is decided on brokers that do not say so.

@@ -106,12 +106,12 @@ def client_context(
             ctx.load_cert_chain(cert.path, key.path, password=give_password)
         except (ssl.SSLError, OSError, ValueError) as exc:
             reason = _reason(exc)
-            if asked and not password:
-                why = "the key is encrypted and no keyPasswordEnv names its password"
-            elif asked:
-                why = "the key does not decrypt with the password keyPasswordEnv names"
-            elif "KEY_VALUES_MISMATCH" in reason.upper():
+            if "KEY_VALUES_MISMATCH" in reason.upper():
                 why = f"the key does not belong to the certificate {cert.shown}"
+            elif asked and not password:
+                why = "the key is encrypted and no keyPasswordEnv names its password"
+            elif asked:  # OpenSSL says only "PEM lib" for a wrong password
+                why = "the key does not decrypt with the password keyPasswordEnv names"
             else:
                 why = f"cannot load the certificate or the key ({reason})"
             raise ClusterTlsError(f"{where}: security.ssl.keyFile {key.shown}: {why}") from None
