@@ -186,6 +186,15 @@ FAILURES = {
         "(unknown ca); check that certFile is signed by a CA the broker trusts and is still "
         "valid",
     ),
+    "expired client certificate": (
+        "mtls",
+        "SSL",
+        "{caFile: certs/ca.pem, certFile: certs/expired-client.pem, keyFile: certs/client.key}",
+        ("ca.pem", "expired-client.pem", "client.key"),
+        "{addr}: TLS: the broker refused the client certificate "
+        "topics/tls/certs/expired-client.pem (certificate expired); check that certFile is "
+        "signed by a CA the broker trusts and is still valid",
+    ),
     "TLS client, plaintext port": (
         "plain",
         "SSL",

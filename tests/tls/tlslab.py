@@ -6,7 +6,7 @@ localhost (``server.pem``), one it signs for another name (``wronghost.pem``), o
 expired in 2020 (``expired.pem``), a server certificate from another CA (``foreign.pem``),
 client certificates from the CA (``client.pem``, its key also encrypted in
 ``client-encrypted.key`` with the password ``CLIENT_KEY_PASSWORD``) and from the other CA
-(``stranger.pem``).
+(``stranger.pem``), and the client's certificate expired in 2020 (``expired-client.pem``).
 
 ``tls_lab``: two Tansu brokers and one stunnel with a listener per case. Each broker
 advertises a TLS port, so every connection after the bootstrap is TLS too:
@@ -97,11 +97,19 @@ def make_certs(openssl: str, d: Path) -> None:
         "serial = serial\ndefault_md = sha256\npolicy = any\n[any]\ncommonName = supplied\n"
         "[leaf]\nsubjectAltName = IP:127.0.0.1,DNS:localhost\nbasicConstraints = CA:FALSE\n"
         "extendedKeyUsage = serverAuth\n"
+        "[client_leaf]\nsubjectAltName = DNS:kgitops-client\nbasicConstraints = CA:FALSE\n"
+        "extendedKeyUsage = clientAuth\n"
     )
     _openssl(
         openssl, d, "ca", "-batch", "-config", "ca.cnf", "-cert", "ca.pem", "-keyfile",
         "ca.key", "-in", "server.csr", "-out", "expired.pem", "-notext", "-extensions", "leaf",
         "-startdate", "20200101000000Z", "-enddate", "20200102000000Z",
+    )  # fmt: skip
+    _openssl(
+        openssl, d, "ca", "-batch", "-config", "ca.cnf", "-cert", "ca.pem", "-keyfile",
+        "ca.key", "-in", "client.csr", "-out", "expired-client.pem", "-notext",
+        "-extensions", "client_leaf", "-startdate", "20200101000000Z",
+        "-enddate", "20200102000000Z",
     )  # fmt: skip
     _openssl(
         openssl, d, "pkey", "-in", "client.key", "-aes256", "-passout", "env:KEY_PASSWORD",
