@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from kgitops.apply.journal import MoveJournal
 from kgitops.apply.progress import Progress, Snapshot
+from kgitops.apply.record import ThrottleRecord
 from kgitops.apply.signals import why as interrupted_why
 from kgitops.apply.throttles import Throttler
 from kgitops.cluster.port import ClusterAdmin
@@ -133,9 +134,11 @@ class Reassigner:
         poll_seconds: float,
         dry_run: bool = False,
         journal: MoveJournal | None = None,
+        record: ThrottleRecord | None = None,
     ) -> None:
         self.admin = admin
         self.journal = journal if journal is not None else MoveJournal()
+        self.record = None if dry_run else record
         self.settings = settings
         self.progress = progress
         self.wait = wait
@@ -204,6 +207,8 @@ class Reassigner:
         finally:
             if self.wait or not self.active:
                 self._remove_throttles()
+            elif self.throttler is not None:
+                self.throttler.write_record("no-wait")  # what --no-wait leaves running
             self.progress.finish()
             for topic in {tp[0] for tp in self.moves}:
                 n = sum(1 for tp in self.done if tp[0] == topic)
@@ -289,7 +294,9 @@ class Reassigner:
                     f"{self.settings.max_concurrent_moves}); run `kgitops apply` again"
                 )
             self.queue = self.queue[:room]
-        self.throttler = Throttler(self.admin, self.settings.throttle_bytes_per_sec, state)
+        self.throttler = Throttler(
+            self.admin, self.settings.throttle_bytes_per_sec, state, self.record
+        )
         rate = self.settings.throttle_bytes_per_sec
         if rate is not None and (self.active or self.queue):
             self.progress.message(

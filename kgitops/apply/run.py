@@ -29,6 +29,7 @@ are exactly those a real run would send (reassignments as if each window complet
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -37,6 +38,7 @@ from kgitops.apply.access import require_passwords, run_access
 from kgitops.apply.journal import MoveJournal
 from kgitops.apply.progress import Progress, SilentProgress
 from kgitops.apply.reassign import Reassigner, ReassignResult
+from kgitops.apply.record import ThrottleRecord
 from kgitops.apply.recorder import Recorder
 from kgitops.apply.signals import why as interrupted_why
 from kgitops.apply.throttles import needed_now, removal
@@ -72,7 +74,7 @@ from kgitops.plan.actions import (
     Reassign,
     RemoveThrottles,
 )
-from kgitops.plan.throttles import REPLICA_KEYS
+from kgitops.plan.throttles import REPLICA_KEYS, stale_throttles
 from kgitops.plan.value import Plan
 
 FATAL = (ClusterUnreachable, ClusterTimeout, ClusterAuthError)
@@ -145,6 +147,7 @@ class _Run:
         self.reassigner: Reassigner | None = None
         self.changed = False
         self.sending: list[int] = []
+        self.record: ThrottleRecord | None = None
 
     def _indexed(self, kind: type[Action], after_moves: bool = False) -> list[tuple[int, Any]]:
         out = []
@@ -273,6 +276,7 @@ class _Run:
             poll_seconds=self.poll_seconds,
             dry_run=not self.admin.send,
             journal=self.journal,
+            record=self.record,
         )
         adopt = set(self.plan.state_digests) - self.failed_topics if self.wait else set()
         try:
@@ -455,6 +459,7 @@ def apply_plan(
     poll_seconds: float = 5.0,
     verify: bool = True,
     journal: MoveJournal | None = None,
+    record: ThrottleRecord | None = None,
 ) -> ApplyReport:
     """Run ``plan`` through ``admin``; see the module docstring. Raises DeletionNotAllowed
     before sending anything, and PartialApply (exit 3; NothingApplied, exit 1, when nothing
@@ -473,6 +478,7 @@ def apply_plan(
         poll_seconds=poll_seconds,
         journal=journal,
     )
+    run.record = None if dry_run else record
     report = ApplyReport(requests=recorder.requests, dry_run=dry_run)
     try:
         steps = (
@@ -504,10 +510,25 @@ def apply_plan(
         report.outcomes = [run.outcomes[i] for i in sorted(run.outcomes)]
         report.notes = run.notes
         raise _partial(report, f"apply was {reason}", run.changed, interrupted=True) from None
+    if record is not None and wait and run.broken is None:
+        _forget_throttles_if_none_left(recorder, record)
     if report.complete:
         return report
     why = f"lost the cluster: {run.broken}" if run.broken else "some actions were not done"
     raise _partial(report, f"apply finished partly: {why}", run.changed)
+
+
+def _forget_throttles_if_none_left(admin: Recorder, record: ThrottleRecord) -> None:
+    """Delete the throttle record once the cluster has no throttle left and no move in
+    flight: there is nothing left for a later plan to explain."""
+    if not os.path.exists(record.path):
+        return
+    try:
+        state = admin.describe(None)
+    except ClusterError:
+        return
+    if not state.reassignments and not stale_throttles(state):
+        record.clear()
 
 
 def _partial(

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
+from kgitops.apply.record import ThrottleRecord
 from kgitops.cluster.port import ClusterAdmin, ConfigChange
 from kgitops.errors import ClusterError
 from kgitops.model import ClusterState
@@ -51,8 +52,15 @@ class Throttler:
     throttle every replica (``*``: nothing to append) and which brokers are online.
     ``rate`` None means the cluster.yaml sets no throttle: nothing is sent."""
 
-    def __init__(self, admin: ClusterAdmin, rate: int | None, state: ClusterState) -> None:
+    def __init__(
+        self,
+        admin: ClusterAdmin,
+        rate: int | None,
+        state: ClusterState,
+        record: ThrottleRecord | None = None,
+    ) -> None:
         self.admin = admin
+        self.record = record
         self.rate = rate
         self.online = state.online_broker_ids
         self.everything = {
@@ -106,6 +114,7 @@ class Throttler:
                     self.notes.append(f"note: broker {b} had {key}={value}; set to {rate}")
             broker_changes[b] = ConfigChange(set=dict.fromkeys(RATE_KEYS, rate))
             self.rated.add(b)
+        self.write_record()  # before the throttles are set: a kill -9 leaves a true record
         return self._send(topic_changes, broker_changes)
 
     def leave(self, moves: Sequence[MoveThrottle], still: Iterable[MoveThrottle]) -> list[str]:
@@ -130,7 +139,9 @@ class Throttler:
             b: ConfigChange(delete=RATE_KEYS) for b in sorted(self.rated - keep.brokers)
         }
         self.rated &= keep.brokers
-        return self._send(topic_changes, broker_changes)
+        errors = self._send(topic_changes, broker_changes)
+        self.write_record()
+        return errors
 
     def finish(self, *, read: bool = True) -> list[str]:
         """DELETE the throttled-replicas keys this throttler left empty (Kafka's SUBTRACT
@@ -159,7 +170,20 @@ class Throttler:
             old = changes.get(topic, ConfigChange())
             changes[topic] = ConfigChange(delete=(*old.delete, key))
         self.touched -= empty
-        return self._send(changes, {})
+        errors = self._send(changes, {})
+        self.write_record()
+        return errors
+
+    def write_record(self, state: str = "running") -> None:
+        """Write down what this throttler has (or is about to have) set."""
+        if self.record is None:
+            return
+        topics: dict[str, dict[str, set[Entry]]] = {}
+        for topic, key in sorted(self.touched):
+            entries = self.present.get((topic, key))
+            if entries:
+                topics.setdefault(topic, {})[key] = entries
+        self.record.save(self.rated, topics, state=state)
 
     def _send(
         self, topic_changes: Mapping[str, ConfigChange], broker_changes: Mapping[int, ConfigChange]

@@ -145,6 +145,7 @@ def _plan_directory(
         rebalance=rebalance,
         leaders=leaders,
         write_rates=write_rates,
+        throttle_record=_throttle_record(cluster) if state_file is None else None,
     )
     if access:
         plan = with_access(plan, specs.access, state, cluster)
@@ -158,6 +159,13 @@ def _plan_directory(
         write_lock(directory, new_lock)
         written = True
     return PlanResult(plan, specs, cluster, state, new_lock if written else lock, written)
+
+
+def _throttle_record(cluster: ClusterSpec) -> Mapping[str, Any] | None:
+    """What the last apply wrote down about the throttles it set (``kgitops.apply.record``)."""
+    from kgitops.apply.record import read_record
+
+    return read_record(cluster)
 
 
 def _describe(

@@ -189,6 +189,7 @@ def apply_with(
 ) -> int:
     from kgitops.apply.journal import MoveJournal
     from kgitops.apply.progress import for_stream
+    from kgitops.apply.record import ThrottleRecord
     from kgitops.apply.run import apply_plan
     from kgitops.plan.identity import check_cluster_id
 
@@ -237,6 +238,7 @@ def apply_with(
         progress=for_stream(sys.stderr),
         poll_seconds=args.poll_interval,
         journal=journal,
+        record=ThrottleRecord(cluster),
     )
     print("\n".join(report.lines()))
     return 0

@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Protocol
+from typing import Any, Protocol
 
 from kgitops.errors import AssignmentError, Diagnostic, PlanError, SpecError
 from kgitops.model import Broker, ClusterSpec, ClusterState, TopicSpec, TopicState
@@ -152,6 +152,7 @@ def compute_plan(
     leaders: bool = False,
     large_move_share: float = LARGE_MOVE_SHARE,
     write_rates: Mapping[str, float] | None = None,
+    throttle_record: Mapping[str, Any] | None = None,
 ) -> tuple[Plan, Lock]:
     """The plan from ``state`` to ``specs``, and the lock it would write.
 
@@ -191,7 +192,7 @@ def compute_plan(
 
     drained_too = _drain_unmanaged(ctx, managed)
     _unmanaged(ctx, managed)
-    _throttles(ctx)
+    _throttles(ctx, throttle_record)
     if any(d.is_error for d in ctx.diagnostics):
         raise SpecError(ctx.diagnostics)
     transfer = estimate_transfer(
@@ -863,7 +864,7 @@ def _throttle_pressure(ctx: _Context, write_rates: Mapping[str, float] | None) -
         )
 
 
-def _throttles(ctx: _Context) -> None:
+def _throttles(ctx: _Context, record: Mapping[str, Any] | None) -> None:
     """Throttles are state: every throttle config no move in flight needs is removed."""
-    for s in stale_throttles(ctx.state):
+    for s in stale_throttles(ctx.state, record=record):
         ctx.actions.append(RemoveThrottles(s.topic, s.broker, dict(s.keys), s.reason))

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from kgitops.model import ClusterState
 from kgitops.names import (
@@ -143,8 +144,31 @@ class Stale:
         return f"broker {self.broker}" if self.broker is not None else self.topic
 
 
-def stale_throttles(state: ClusterState, *, keep: Iterable[MoveThrottle] = ()) -> list[Stale]:
-    """Every throttle config in ``state`` that no move in flight (nor any of ``keep``) needs.
+def recorded_by(record: Mapping[str, Any] | None, *, broker: int | None, topic: str) -> str:
+    """Who set a leftover, from the record an apply keeps (``kgitops.apply.record``):
+    ``; set by `kgitops apply --no-wait` (pid 4242 on ci-7, 2026-...) ...``, or ``""`` when
+    the record does not name this broker or topic."""
+    if record is None:
+        return ""
+    brokers = record.get("brokers", [])
+    topics = record.get("topics", {})
+    named = (broker in brokers) if broker is not None else (topic in topics)
+    if not named:
+        return ""
+    who = f"{record.get('by', '?')}, {record.get('since', '?')}"
+    if record.get("state") == "no-wait":
+        return f"; set by `kgitops apply --no-wait` ({who}) for moves that have finished"
+    return f"; set by a `kgitops apply` that did not finish ({who})"
+
+
+def stale_throttles(
+    state: ClusterState,
+    *,
+    keep: Iterable[MoveThrottle] = (),
+    record: Mapping[str, Any] | None = None,
+) -> list[Stale]:
+    """Every throttle config in ``state`` that no move in flight (nor any of ``keep``) needs;
+    ``record`` (what an apply wrote down it set) words who left it.
 
     Brokers that are offline are left out: Kafka takes a broker's config change only on that
     broker, so their rates are removed once they are back."""
@@ -161,7 +185,8 @@ def stale_throttles(state: ClusterState, *, keep: Iterable[MoveThrottle] = ()) -
                     "",
                     b,
                     dict.fromkeys(keys, ""),
-                    f"no move in flight involves broker {b}",
+                    f"no move in flight involves broker {b}"
+                    + recorded_by(record, broker=b, topic=""),
                 )
             )
     for name in sorted(state.topics):
@@ -188,7 +213,9 @@ def stale_throttles(state: ClusterState, *, keep: Iterable[MoveThrottle] = ()) -
             why.append(f"no move in flight on topic {name}")
         else:
             why.append("the partitions listed are not moving")
-        out.append(Stale(name, None, remove, "; ".join(why)))
+        out.append(
+            Stale(name, None, remove, "; ".join(why) + recorded_by(record, broker=None, topic=name))
+        )
     return out
 
 

@@ -9,6 +9,7 @@ of moves is in flight with its throttles set (deterministic: no wall-clock race)
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -113,13 +114,16 @@ def test_the_readme_flow_no_wait_then_advance_then_apply_leaves_no_throttle(
     assert not demo.state().get("reassignments")
     code, out, _ = demo.cli("status")
     assert code == 2 and "Replication throttles left" in out, out
-    kinds = [a["type"] for a in demo.plan_json()["actions"]]
-    assert "remove_throttles" in kinds
+    removals = [a for a in demo.plan_json()["actions"] if a["type"] == "remove_throttles"]
+    assert removals and all(
+        "set by `kgitops apply --no-wait` (pid" in a["reason"] for a in removals
+    ), removals
     code, out, err = demo.cli("apply", "--yes")
     assert code == 0, out + err
     assert "done: ~ remove_throttles" in out
     assert throttles_in(demo.state()) == []
     converged(demo)
+    assert not Path(str(demo.state_file) + ".apply-throttles.json").exists()
 
 
 def test_a_plan_after_no_wait_keeps_the_throttles_of_the_moves_still_running(
@@ -142,7 +146,15 @@ def test_kill_9_mid_apply_then_plan_and_apply_converge(rf_raise: Folder) -> None
     assert throttles_in(state), "and their throttles set: nobody could take them off"
     code, out, _ = demo.cli("status")
     assert code == 2, out  # under-replicated while moving, throttles: not healthy
-    code, out, err = demo.cli("apply", "--yes")  # waits for the moves, does the rest
+    record = json.loads(Path(str(demo.state_file) + ".apply-throttles.json").read_text())
+    assert record["state"] == "running" and record["brokers"], "written before the throttles"
+    code, _, err = demo.cli("simulate", "advance", "10m")  # the killed run's moves finish
+    assert code == 0, err
+    removals = [a for a in demo.plan_json()["actions"] if a["type"] == "remove_throttles"]
+    assert removals and all(
+        "set by a `kgitops apply` that did not finish (pid" in a["reason"] for a in removals
+    ), removals
+    code, out, err = demo.cli("apply", "--yes")  # removes them, does the rest
     assert code == 0, out + err
     converged(demo)
     assert all(len(r) == 3 for r in demo.replicas("orders").values())
