@@ -169,3 +169,27 @@ def test_the_adapter_sends_append_and_subtract_as_ops_2_and_3(tmp_path: Path) ->
         (THROTTLE_LEADER_REPLICAS, 2, "0:1,0:2"),
         (THROTTLE_FOLLOWER_REPLICAS, 3, "0:3"),
     }
+
+
+def test_a_broker_the_adapter_cannot_reach_is_that_items_error_not_a_lost_cluster() -> None:
+    # ConfigAdminManager: a broker's config is changed on that broker, so a dead broker is
+    # unreachable for it; the other brokers' rates are still set
+    import kafka.errors as kerr
+
+    def answer(request: Any, node: int | None) -> Any:
+        if node == 3:
+            raise kerr.KafkaConnectionError("connection refused")
+        return _ok_alter(request, node)
+
+    manager = RecordingManager(answer)
+    manager.broker_version_data = _Versions()  # type: ignore[attr-defined]
+    admin = adapter(manager)
+    admin._timeout_ms = 300
+    admin._tls_verdict = lambda exc: None  # type: ignore[method-assign]  # plaintext
+    admin._tls = None  # type: ignore[assignment]
+    rate = ConfigChange(set={THROTTLE_LEADER_RATE: "100"})
+    got = admin.alter_broker_configs({1: rate, 3: rate, 4: rate})
+    assert got["broker:1"] is None and got["broker:4"] is None
+    err = got["broker:3"]
+    assert err is not None and err.code == "BROKER_NOT_AVAILABLE"  # type: ignore[attr-defined]
+    assert {node for _, node in manager.sent} >= {1, 3, 4}
