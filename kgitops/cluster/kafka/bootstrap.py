@@ -40,7 +40,12 @@ from kgitops.errors import (
 )
 from kgitops.model import ClusterSpec
 
-STALL_SECONDS = 0.5  # a TLS bootstrap not done by then gets its listener probed
+# A TLS bootstrap not done by then gets its listener probed. Kafka's plaintext listener closes
+# a connection that opens with a TLS ClientHello (its size field reads 369 MB, over
+# socket.request.max.bytes), which is probed at once; this is for listeners that wait for the
+# rest instead (Tansu). Long enough for SASL_SSL over a far link (about 7 round trips), so a
+# healthy but distant cluster is not probed.
+STALL_SECONDS = 1.5
 PROBE_SECONDS = 1.0  # each probe's own timeout
 
 
@@ -186,7 +191,9 @@ class _Guard(threading.Thread):
                 addresses = (
                     broker_addresses(managers[0], self._addresses) if managers else self._addresses
                 )
-                err = self._advice.diagnose(addresses, self._context, PROBE_SECONDS)
+                err = self._advice.diagnose(
+                    addresses, self._context, PROBE_SECONDS, deadline=self._deadline
+                )
                 if err is not None:
                     self._abort(err)
                     return

@@ -294,14 +294,22 @@ class TlsAdvice:
         )
 
     def diagnose(
-        self, addresses: list[str], context: ssl.SSLContext | None, timeout: float
+        self,
+        addresses: list[str],
+        context: ssl.SSLContext | None,
+        timeout: float,
+        deadline: float | None = None,
     ) -> ClusterTlsError | None:
         """Probe each address for the cause of an ambiguous failure; None when no probe
-        gives an answer (the failure is then not a TLS one, or not yet known). Probing
-        stops after about twice ``timeout``, however many brokers there are."""
-        deadline = time.monotonic() + 2 * timeout
+        gives an answer (the failure is then not a TLS one, or not yet known). Each probe
+        waits at most ``timeout``; probing stops after about twice that, however many
+        brokers there are, and by ``deadline`` (a ``time.monotonic()`` value) at the latest."""
+        end = time.monotonic() + 2 * timeout
+        if deadline is not None:
+            end = min(end, deadline)
         for address in addresses:
-            if time.monotonic() >= deadline:
+            timeout = min(timeout, end - time.monotonic())
+            if timeout <= 0.05:
                 break
             host, port = split_address(address)
             if not self.tls:
@@ -310,7 +318,8 @@ class TlsAdvice:
                 continue
             if metadata_answers(host, port, timeout):
                 return self.plaintext_listener(address)
-            if context is not None:
+            timeout = min(timeout, end - time.monotonic())
+            if context is not None and timeout > 0.05:
                 err = handshake_error(host, port, context, timeout)
                 if err is not None and _definitive(err):
                     return self._explain(err, at=address)
