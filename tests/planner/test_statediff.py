@@ -134,3 +134,15 @@ def test_snapshot_diff_refuses_a_broken_state_file_with_one_line(
     assert main(["snapshot", "diff", str(a), str(b)]) == 1
     err = capsys.readouterr().err
     assert str(b) in err and "Traceback" not in err
+
+
+def test_planning_never_imports_deepdiff_which_costs_most_of_a_second() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, kgitops.cli, kgitops.plan.value, kgitops.plan.diff; "
+        "print('deepdiff' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
