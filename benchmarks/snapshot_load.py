@@ -88,4 +88,7 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from kgitops.files import file_size_limit
+
+    with file_size_limit(10**10):  # `--max-file-size 10GB`: the state is far above 10 MB
+        raise SystemExit(main())

@@ -204,7 +204,9 @@ def _nesting_fits(text: str) -> bool:
     if "\\" in flow:
         flow = flow.replace("\\\\", "").replace('\\"', "").replace("\\", "")
     if '"' in flow:
-        flow = "".join(flow.split('"')[0::2])
+        # usually no string holds a bracket: each one is then an adjacent pair of quotes
+        paired = flow.replace('""', "")
+        flow = paired if '"' not in paired else "".join(flow.split('"')[0::2])
     for _ in range(MAX_DEPTH):
         shorter = flow.replace("[]", "").replace("{}", "")
         if len(shorter) == len(flow):

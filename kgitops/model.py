@@ -169,6 +169,17 @@ class ReassignmentSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class Limits:
+    """cluster.yaml ``limits``: upper bounds that catch a typo (``partitions: 10000000``)
+    before it costs minutes and gigabytes, or reaches the cluster. Raise them in cluster.yaml
+    when a cluster really is that big."""
+
+    partitions_per_topic: int = 10_000
+    total_partitions: int = 1_000_000  # over every topic of the folder (what a plan manages)
+    replication_factor: int = 10
+
+
+@dataclass(frozen=True, slots=True)
 class SimulatedSpec:
     """A file-backed simulated cluster. ``state_file`` is absolute once loaded."""
 
@@ -194,6 +205,7 @@ class ClusterSpec:
     request_timeout_ms: int = 30_000
     unmanaged_acls: UnmanagedAclPolicy = "warn"
     cluster_id: str | None = None  # clusterId: plan and apply refuse another cluster
+    limits: Limits = Limits()
     mark: Mark = NOWHERE
     marks: Mapping[str, Mark] = field(default_factory=dict)
 

@@ -6,9 +6,12 @@ and for the integration tests (:func:`start_broker`). Its data lives only as lon
 process. The health check is a real Kafka Metadata request, written here on a plain socket so
 this module does not import kafka-python.
 
-A started broker is recorded in ``<dir>/broker.json`` (pid, port, binary) with its log in
-``<dir>/broker.log``; ``down`` stops only the process that file names, after checking the pid
-still runs the binary it started (a pid can be reused).
+A started broker is recorded in ``<dir>/broker.json`` (pid, port, binary, the process's
+start time) with its log in ``<dir>/broker.log``. The file may come from a repository (a
+committed ``.kgitops/local/broker.json`` naming any pid), so ``status`` and ``down`` trust it
+only when the process it names is the broker kgitops starts: its command line is exactly
+Tansu's on that port (the binary found here, not the one the file names) and its start time
+(``/proc/<pid>/stat``) is the one recorded at ``up``. Anything else is never signalled.
 """
 
 from __future__ import annotations
@@ -25,7 +28,8 @@ import time
 from dataclasses import dataclass, field
 from typing import IO
 
-from kgitops.errors import LocalBrokerError
+from kgitops.errors import FileRefused, LocalBrokerError
+from kgitops.files import read_json, write_atomic
 
 DEFAULT_PORT = 19092
 DEFAULT_DIR = os.path.join(".kgitops", "local")
@@ -176,7 +180,11 @@ def start_broker(
             os.close(fd)
         else:
             path = log_path
-        log = open(path, "ab")  # noqa: SIM115 -- owned by the LocalBroker
+        try:  # never appended to through a (committed) symlink
+            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+            log = os.fdopen(os.open(path, flags, 0o644), "ab")
+        except OSError as exc:
+            raise LocalBrokerError(f"cannot open the broker log {path}: {exc}") from None
         try:
             proc = subprocess.Popen(
                 _command(binary, chosen, advertised_port),
@@ -248,6 +256,39 @@ def _pid_runs(pid: int, binary: str | None) -> bool:
     return True
 
 
+def _proc_start_time(pid: int) -> int | None:
+    """The process's start time in clock ticks after boot (field 22 of /proc/<pid>/stat):
+    with the pid, it names one process for the life of the machine."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b") ", 1)[-1].split()
+        return int(fields[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _proc_cmdline(pid: int) -> list[str] | None:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            raw = f.read(65536)
+    except OSError:
+        return None
+    return [part.decode("utf-8", "replace") for part in raw.split(b"\0")[:-1]]
+
+
+def _is_our_broker(pid: int, port: int, started: object) -> bool:
+    """Whether ``pid`` is the Tansu broker ``up`` started on ``port``: the exact command line
+    kgitops runs (with the binary found here, never one a file names) and the recorded start
+    time. Without /proc nothing can be checked, and nothing is trusted."""
+    if not isinstance(started, int):
+        return False
+    try:
+        expected = _command(broker_binary(), port)
+    except LocalBrokerError:
+        return False
+    return _proc_cmdline(pid) == expected and _proc_start_time(pid) == started
+
+
 def _terminate(pid: int, timeout: float) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGTERM)
@@ -263,11 +304,12 @@ def _terminate(pid: int, timeout: float) -> None:
 def _read_state(directory: str) -> dict[str, object] | None:
     path = os.path.join(directory, STATE_FILE)
     try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
+        data = read_json(path)
     except FileNotFoundError:
         return None
-    except (OSError, ValueError) as exc:
+    except FileRefused as exc:
+        raise LocalBrokerError(f"{exc}; delete it and try again") from None
+    except OSError as exc:
         raise LocalBrokerError(f"{path}: unreadable ({exc}); delete it and try again") from None
     return data if isinstance(data, dict) else None
 
@@ -278,11 +320,10 @@ def status(directory: str = DEFAULT_DIR) -> LocalStatus:
     if data is None:
         return LocalStatus(running=False, healthy=False)
     pid, port = data.get("pid"), data.get("port")
-    binary = data.get("binary")
     log_path = data.get("log")
-    if not isinstance(pid, int) or not isinstance(port, int):
+    if not isinstance(pid, int) or not isinstance(port, int) or pid <= 1:
         return LocalStatus(running=False, healthy=False)
-    running = _pid_runs(pid, binary if isinstance(binary, str) else None)
+    running = _pid_runs(pid, None) and _is_our_broker(pid, port, data.get("startTime"))
     healthy = running and metadata_answers(HOST, port)
     return LocalStatus(running, healthy, pid, port, log_path if isinstance(log_path, str) else None)
 
@@ -305,12 +346,20 @@ def up(
         raise LocalBrokerError(f"cannot create {directory}: {exc}") from None
     log_path = os.path.join(directory, LOG_FILE)
     broker = start_broker(port, log_path=log_path, timeout=timeout, detach=True)
-    state = {"pid": broker.pid, "port": broker.port, "binary": broker_binary(), "log": log_path}
-    tmp = os.path.join(directory, STATE_FILE + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(state, f, indent=2, sort_keys=True)
-        f.write("\n")
-    os.replace(tmp, os.path.join(directory, STATE_FILE))
+    state = {
+        "pid": broker.pid,
+        "port": broker.port,
+        "binary": broker_binary(),
+        "log": log_path,
+        "startTime": _proc_start_time(broker.pid),
+    }
+    try:
+        write_atomic(
+            os.path.join(directory, STATE_FILE), json.dumps(state, indent=2, sort_keys=True) + "\n"
+        )
+    except (OSError, FileRefused) as exc:
+        broker.stop()
+        raise LocalBrokerError(f"cannot record the broker in {directory}: {exc}") from None
     if broker._log is not None:
         broker._log.close()
     return LocalStatus(True, True, broker.pid, broker.port, log_path)

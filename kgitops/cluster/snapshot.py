@@ -32,7 +32,7 @@ from typing import Any
 from kgitops.access import AccessState
 from kgitops.cluster.statecheck import check_state, problem_lines
 from kgitops.errors import FileRefused, StateFileError
-from kgitops.files import loads_json, read_bytes, write_atomic
+from kgitops.files import decode_utf8, loads_json, read_bytes, write_atomic
 from kgitops.model import (
     Broker,
     ClusterState,
@@ -191,10 +191,9 @@ def read_state_file(path: str) -> tuple[str, dict[str, Any]]:
     that is not a regular file, too big, binary, not UTF-8 (a BOM is fine), nested too deep
     or not JSON."""
     try:
-        raw = read_bytes(path)
+        text = decode_utf8(read_bytes(path), path)
         with paused_gc():
-            data = loads_json(raw, path)
-        text = raw.decode("utf-8-sig")
+            data = loads_json(text, path)
     except FileNotFoundError:
         raise StateFileError(path, ["no such state file"]) from None
     except OSError as exc:
@@ -330,7 +329,7 @@ def _fast_load(data: dict[str, Any]) -> ClusterState:
                     if len(set(key)) != len(key):
                         raise _Bad
                     tuples[key] = isr = key
-            if isr is not None and (id(replicas), id(isr)) not in checked:
+            if isr is not None and isr is not replicas and (id(replicas), id(isr)) not in checked:
                 if not set(isr) <= set(replicas):
                     raise _Bad
                 checked.add((id(replicas), id(isr)))

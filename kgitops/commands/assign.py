@@ -83,9 +83,24 @@ def parse_ints(text: str, what: str) -> list[int]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from kgitops.commands._units import MAX_PARTITIONS, MAX_REPLICATION_FACTOR, check_count
     from kgitops.model import Broker
     from kgitops.placement.assignment import assign_replicas
 
+    # upper bounds only: below them, Kafka's own errors (AdminUtils) speak
+    check_count(max(args.partitions, 1), "--partitions")
+    check_count(max(args.replication_factor, 1), "--replication-factor", MAX_REPLICATION_FACTOR)
+    if not 0 <= args.start_partition <= 2**31 - 1 - args.partitions:
+        raise KgitopsError(
+            f"--start-partition must be 0..{2**31 - 1 - args.partitions:,}: Kafka's partition "
+            "ids are 32-bit"
+        )
+    for flag, value in (
+        ("--start-index", args.start_index),
+        ("--replica-shift", args.replica_shift),
+    ):
+        if value is not None and not 0 <= value <= MAX_PARTITIONS:
+            raise KgitopsError(f"{flag} must be 0..{MAX_PARTITIONS:,}")
     ids = parse_ints(args.brokers, "--brokers")
     if args.racks is None:
         racks: list[str | None] = [None] * len(ids)

@@ -51,6 +51,8 @@ def _pair(text: str, flag: str) -> tuple[str, str]:
 
 
 def parse_partitions(text: str) -> dict[str, int]:
+    from kgitops.commands._units import MAX_PARTITIONS, check_count
+
     counts: dict[str, int] = {}
     for item in text.split(","):
         topic, value = _pair(item, "--partitions")
@@ -62,7 +64,8 @@ def parse_partitions(text: str) -> dict[str, int]:
             raise KgitopsError(f"--partitions: {topic} must have at least 1 partition")
         if topic in counts:
             raise KgitopsError(f"--partitions: {topic} is listed twice")
-        counts[topic] = count
+        counts[topic] = check_count(count, f"--partitions {topic}")
+    check_count(sum(counts.values()), "--partitions in all", MAX_PARTITIONS)
     return counts
 
 

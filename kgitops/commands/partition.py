@@ -33,10 +33,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from kgitops.commands._units import check_count
     from kgitops.placement.partitioner import partition_for
 
-    if args.partitions < 1:
-        raise KgitopsError(f"--partitions must be at least 1, not {args.partitions}")
+    check_count(args.partitions, "--partitions")
     given: list[str] = []
     for key in args.keys:
         if key == "-":

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -251,6 +252,19 @@ class Plan:
     def from_json(cls, data: Mapping[str, Any]) -> Plan:
         if not isinstance(data, Mapping) or data.get("format") != FORMAT:
             raise PlanError(f"not a kgitops plan (expected format {FORMAT!r})")
+        digests = data.get("stateDigests", {})
+        bad = [
+            where
+            for where, value in [
+                ("stateFingerprint", data.get("stateFingerprint")),
+                *((f"stateDigests.{k}", v) for k, v in (digests or {}).items()),
+            ]
+            if not (isinstance(value, str) and _DIGEST.fullmatch(value))
+        ]
+        if bad or not isinstance(digests, Mapping):
+            # a hand-edited or truncated plan: not "the cluster changed"
+            where = bad[0] if bad else "stateDigests"
+            raise PlanError(f"malformed plan: {where} is not a sha256:<64 hex digits> digest")
         try:
             transfer = data.get("transfer")
             return cls(
@@ -278,6 +292,8 @@ class Plan:
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise PlanError(f"malformed plan: missing or wrong field {exc}") from None
 
+
+_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 
 _KNOWN = frozenset(
     {

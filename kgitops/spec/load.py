@@ -20,7 +20,7 @@ import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, cast
 
 from kgitops.access import NO_ACCESS, AccessSpecs
 from kgitops.errors import Diagnostic, Mark, SpecError
@@ -28,6 +28,7 @@ from kgitops.model import (
     Broker,
     ClusterSpec,
     KeySample,
+    Limits,
     Placement,
     ReassignmentSettings,
     SaslSpec,
@@ -274,10 +275,20 @@ def _build_cluster(doc: Document, directory: str) -> ClusterSpec:
         unmanaged_topics=cast(UnmanagedPolicy, v.get("unmanagedTopics", "warn")),
         simulated=simulated,
         request_timeout_ms=int(v.get("requestTimeoutMs", 30_000)),
+        limits=_limits(v.get("limits") or {}),
         unmanaged_acls=cast(UnmanagedAclPolicy, v.get("unmanagedAcls", "warn")),
         cluster_id=v.get("clusterId"),
         mark=doc.mark(""),
         marks=Marks(doc.path, doc.positions),
+    )
+
+
+def _limits(raw: dict[str, Any]) -> Limits:
+    default = Limits()
+    return Limits(
+        partitions_per_topic=int(raw.get("partitionsPerTopic", default.partitions_per_topic)),
+        total_partitions=int(raw.get("totalPartitions", default.total_partitions)),
+        replication_factor=int(raw.get("replicationFactor", default.replication_factor)),
     )
 
 

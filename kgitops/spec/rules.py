@@ -26,6 +26,9 @@ static partition on too few racks  warning  assignment.<p>
 startIndex out of range            error    startIndex
 rack-aware without racks           error    placement
 keys.sample missing                error    keys.sample
+partitions above limits            error    partitions (limits.partitionsPerTopic)
+replicationFactor above limits     error    replicationFactor (limits.replicationFactor)
+partitions in all above limits     error    cluster.yaml limits.totalPartitions (or the doc)
 keys.sample outside the folder     error    keys.sample (absolute, URI, .., symlink out)
 =================================  =======  ==============================================
 
@@ -40,7 +43,7 @@ from collections.abc import Sequence
 
 from kgitops.errors import Diagnostic, Mark
 from kgitops.files import path_problem
-from kgitops.model import Broker, ClusterSpec, TopicSpec
+from kgitops.model import Broker, ClusterSpec, Limits, TopicSpec
 from kgitops.names import KAFKA_INTERNAL_TOPICS, is_internal_topic
 from kgitops.placement.racks import RackRule
 from kgitops.spec.clusterrules import check_cluster, loopback_only
@@ -98,9 +101,57 @@ def check_folder(
     if brokers is not None:
         drained &= {b.id for b in brokers}
     local = cluster is not None and loopback_only(cluster)
+    limits = cluster.limits if cluster is not None else Limits()
     for topic in topics:
         check_topic(topic, directory, brokers, drained, out, local=local)
+        _check_limits(topic, limits, out)
+    _check_total(topics, cluster, limits, out)
     return topics
+
+
+def _check_limits(topic: TopicSpec, limits: Limits, out: list[Diagnostic]) -> None:
+    """cluster.yaml ``limits``: a typo such as ``partitions: 10000000`` stops here, before
+    the planner spends minutes and gigabytes on it."""
+    if topic.partitions > limits.partitions_per_topic:
+        out.append(
+            _err(
+                topic.mark_of("partitions"),
+                f"partitions {topic.partitions:,} is above limits.partitionsPerTopic "
+                f"({limits.partitions_per_topic:,}); raise the limit in cluster.yaml if meant",
+            )
+        )
+    if topic.replication_factor > limits.replication_factor:
+        out.append(
+            _err(
+                topic.mark_of("replicationFactor"),
+                f"replicationFactor {topic.replication_factor:,} is above "
+                f"limits.replicationFactor ({limits.replication_factor}); raise the limit in "
+                "cluster.yaml if meant",
+            )
+        )
+
+
+def _check_total(
+    topics: Sequence[TopicSpec], cluster: ClusterSpec | None, limits: Limits, out: list[Diagnostic]
+) -> None:
+    if any(t.partitions > limits.partitions_per_topic for t in topics):
+        return  # the topic's own error says it
+    total = sum(t.partitions for t in topics if not t.delete)
+    if total <= limits.total_partitions:
+        return
+    where = (
+        cluster.mark_of("limits.totalPartitions")
+        if cluster is not None
+        else min(t.mark for t in topics)
+    )
+    out.append(
+        _err(
+            where,
+            f"the topics of this folder have {total:,} partitions in all, above "
+            f"limits.totalPartitions ({limits.total_partitions:,}); raise the limit in "
+            "cluster.yaml if meant",
+        )
+    )
 
 
 # ------------------------------------------------------------------ topics

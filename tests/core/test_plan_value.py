@@ -29,7 +29,7 @@ from kgitops.plan.value import Plan, PlanWarning
 def _sample() -> Plan:
     return Plan(
         cluster="prod",
-        state_fingerprint="sha256:abc",
+        state_fingerprint="sha256:" + "ab" * 32,
         actions=(
             DeleteTopic(topic="old", partitions=3, size_bytes=10),
             Reassign(

@@ -3,6 +3,7 @@ into one positioned line, never a traceback, never a hang."""
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from pathlib import Path
@@ -192,3 +193,171 @@ def test_one_big_anchor_aliased_thousands_of_times_fails_fast(tmp_path: Path) ->
         f"{tmp_path}/bomb.yaml:1:6: error: aliases expand to more than 100,000 values"
     ]
     assert done.stderr.splitlines() == [f"{tmp_path}: 0 topics, 1 error(s), 0 warning(s)"]
+
+
+# --------------------------------------------------------------- through the commands
+
+CLUSTER_YAML = """\
+apiVersion: kgitops/v1
+kind: Cluster
+name: test
+simulated:
+  stateFile: .state/test.json
+  brokers: [{id: 0, rack: a}, {id: 1, rack: b}, {id: 2, rack: c}]
+"""
+
+
+def _folder(tmp_path: Path) -> Path:
+    folder = tmp_path / "prod"
+    folder.mkdir()
+    (folder / "cluster.yaml").write_text(CLUSTER_YAML)
+    (folder / "orders.yaml").write_text(
+        "apiVersion: kgitops/v1\nkind: Topic\nname: orders\npartitions: 3\nreplicationFactor: 3\n"
+    )
+    return folder
+
+
+def _state(partition: dict[str, object]) -> str:
+    return json.dumps(
+        {
+            "format": "kgitops-state/v1",
+            "brokers": [{"id": 0, "rack": "a"}, {"id": 1, "rack": "b"}, {"id": 2, "rack": "c"}],
+            "topics": {"orders": {"partitions": {"0": partition}, "config": {}}},
+        }
+    )
+
+
+def _lines(capsys: pytest.CaptureFixture[str]) -> list[str]:
+    captured = capsys.readouterr()
+    return [line for line in (captured.out + captured.err).splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (b"[" * 100_000 + b"]" * 100_000, ":1:201: error: nested more than 200 deep"),
+        (b'{"format": "kgitops-state/v1",\x00}', ":1:31: error: a binary file (NUL byte)"),
+        (b'{"format": "\xc0"}', ":1:13: error: not UTF-8 text (byte 0xc0)"),
+    ],
+)
+def test_a_hostile_state_file_is_one_positioned_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes, expected: str
+) -> None:
+    folder = _folder(tmp_path)
+    state = tmp_path / "state.json"
+    state.write_bytes(content)
+    assert main(["plan", str(folder), "--state", str(state)]) == 1
+    [line] = _lines(capsys)
+    assert line.startswith(f"{state}{expected}")
+    # the simulated cluster's own state file, the same
+    (folder / ".state").mkdir()
+    (folder / ".state" / "test.json").write_bytes(content)
+    assert main(["plan", str(folder)]) == 1
+    [line] = _lines(capsys)
+    assert line.startswith(f"{folder / '.state' / 'test.json'}{expected}")
+
+
+def test_a_state_file_with_a_utf8_bom_is_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = _folder(tmp_path)
+    state = tmp_path / "state.json"
+    state.write_bytes(b"\xef\xbb\xbf" + _state({"replicas": [0, 1, 2]}).encode())
+    assert main(["plan", str(folder), "--state", str(state), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["cluster"] == "test"
+
+
+@pytest.mark.parametrize(
+    ("partition", "expected"),
+    [
+        (
+            {"replicas": [0, 1, 2], "isr": [0, 1, 2], "leader": 5},
+            "topics.orders.partitions.0.leader: leader 5 is not one of the replicas",
+        ),
+        (
+            {"replicas": [0, 1, 2], "isr": [0, 7], "leader": 0},
+            "topics.orders.partitions.0.isr: in-sync broker(s) 7 are not replicas",
+        ),
+    ],
+)
+def test_leader_and_isr_must_be_among_the_replicas(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], partition: dict[str, object], expected: str
+) -> None:
+    folder = _folder(tmp_path)
+    state = tmp_path / "state.json"
+    state.write_text(_state(partition))
+    assert main(["plan", str(folder), "--state", str(state)]) == 1
+    [line] = _lines(capsys)
+    assert line.startswith(f"{state}:1:") and line.endswith(f": error: {expected}")
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (b"version: 1\x00\n", "kgitops.lock:1:11: a binary file"),
+        (
+            b"a: &a ["
+            + b",".join([b"x"] * 20_000)
+            + b"]\nb: ["
+            + b",".join([b"*a"] * 9_000)
+            + b"]\n",
+            "kgitops.lock:1:4: aliases expand to more than 100,000 values",
+        ),
+    ],
+)
+def test_a_hostile_lock_is_one_positioned_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes, expected: str
+) -> None:
+    folder = _folder(tmp_path)
+    (folder / "kgitops.lock").write_bytes(content)
+    assert main(["plan", str(folder)]) == 1
+    [line] = _lines(capsys)
+    assert line.startswith(f"error: {folder}/") and expected in line
+
+
+def test_a_binary_plan_file_is_one_positioned_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    plan = tmp_path / "plan.json"
+    plan.write_bytes(b'{"format": "kgitops-plan/v1"}\n\x00\x01\x02')
+    for command in (["apply", "--plan", str(plan), "--yes"], ["export-reassignment", str(plan)]):
+        assert main(command) == 1
+        assert _lines(capsys) == [f"{plan}:2:1: error: a binary file (NUL byte), not text"]
+
+
+def test_a_garbage_fingerprint_is_a_malformed_plan_not_a_changed_cluster(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = _folder(tmp_path)
+    plan = tmp_path / "plan.json"
+    assert main(["plan", str(folder), "--out", str(plan)]) == 0
+    capsys.readouterr()
+    data = json.loads(plan.read_text())
+    data["stateFingerprint"] = "garbage"
+    plan.write_text(json.dumps(data))
+    assert main(["apply", "--plan", str(plan), "--yes"]) == 1
+    out = "\n".join(_lines(capsys))
+    assert "stateFingerprint" in out and "brokers changed" not in out
+    assert (
+        not (folder / ".state" / "test.json").exists()
+        or "orders" not in (folder / ".state" / "test.json").read_text()
+    )
+
+
+def test_local_down_never_signals_a_pid_a_committed_broker_json_names(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    victim = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        folder = tmp_path / ".kgitops" / "local"
+        folder.mkdir(parents=True)
+        (folder / "broker.json").write_text(
+            json.dumps({"pid": victim.pid, "port": 19092, "binary": sys.executable, "startTime": 0})
+        )
+        assert main(["local", "down", "--dir", str(folder)]) == 0
+        assert main(["local", "status", "--dir", str(folder)]) == 1
+        assert victim.poll() is None, "kgitops killed a process it did not start"
+    finally:
+        victim.kill()
+        victim.wait()

@@ -1,0 +1,152 @@
+"""Absurd sizes are refused at once, in one line, before any work: cluster.yaml ``limits``
+for specs, fixed bounds for the algorithm commands."""
+
+from __future__ import annotations
+
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kgitops.cli import main
+
+CLUSTER = """\
+apiVersion: kgitops/v1
+kind: Cluster
+name: test
+simulated:
+  stateFile: .state/test.json
+  brokers: [{id: 0, rack: a}, {id: 1, rack: b}, {id: 2, rack: c}]
+"""
+
+
+def _topic(name: str, partitions: int, rf: int = 3) -> str:
+    return (
+        f"apiVersion: kgitops/v1\nkind: Topic\nname: {name}\n"
+        f"partitions: {partitions}\nreplicationFactor: {rf}\n"
+    )
+
+
+def _run_limited(args: list[str]) -> subprocess.CompletedProcess[str]:
+    """The CLI in a process with 1 GB of address space and 60 s: a command that tries to
+    build what it was asked for fails with MemoryError (an internal error) instead."""
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+    return subprocess.run(
+        [sys.executable, "-m", "kgitops", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=limit,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("command", ["validate", "plan"])
+def test_partitions_at_the_int32_maximum_is_a_positioned_error_not_a_memory_error(
+    tmp_path: Path, command: str
+) -> None:
+    (tmp_path / "cluster.yaml").write_text(CLUSTER)
+    (tmp_path / "big.yaml").write_text(_topic("big", 2147483647))
+    done = _run_limited([command, str(tmp_path)])
+    assert done.returncode == 1
+    assert f"{tmp_path}/big.yaml:4:13: error: partitions 2,147,483,647 is above " in (
+        done.stdout + done.stderr
+    )
+    assert "internal error" not in done.stderr
+    assert not (tmp_path / ".state").exists()  # refused before the cluster was opened
+
+
+def test_limits_are_read_from_cluster_yaml_and_checked_per_topic_and_in_all(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "cluster.yaml").write_text(
+        CLUSTER
+        + "limits: {partitionsPerTopic: 20000, totalPartitions: 30000, replicationFactor: 2}\n"
+    )
+    (tmp_path / "a.yaml").write_text(_topic("a", 20_000, rf=2))
+    (tmp_path / "b.yaml").write_text(_topic("b", 15_000, rf=3))
+    assert main(["validate", str(tmp_path)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out == [
+        f"{tmp_path}/b.yaml:5:20: error: replicationFactor 3 is above limits.replicationFactor "
+        "(2); raise the limit in cluster.yaml if meant",
+        f"{tmp_path}/cluster.yaml:7:54: error: the topics of this folder have 35,000 partitions "
+        "in all, above limits.totalPartitions (30,000); raise the limit in cluster.yaml if meant",
+    ]
+
+
+def test_the_default_limit_is_ten_thousand_partitions_per_topic(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "cluster.yaml").write_text(CLUSTER)
+    (tmp_path / "a.yaml").write_text(_topic("a", 10_000))
+    assert main(["validate", str(tmp_path)]) == 0
+    (tmp_path / "a.yaml").write_text(_topic("a", 10_001))
+    assert main(["validate", str(tmp_path)]) == 1
+    assert "partitions 10,001 is above limits.partitionsPerTopic (10,000)" in (
+        capsys.readouterr().out
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            [
+                "assign",
+                "--brokers",
+                "0,1,2",
+                "--partitions",
+                "99999999999999999999",
+                "--replication-factor",
+                "3",
+            ],
+            "error: --partitions: 99,999,999,999,999,999,999 is more than kgitops computes "
+            "(at most 1,000,000)",
+        ),
+        (
+            [
+                "assign",
+                "--brokers",
+                "0,1,2",
+                "--partitions",
+                "3",
+                "--replication-factor",
+                "3",
+                "--start-partition",
+                "2147483647",
+            ],
+            "error: --start-partition must be 0..2,147,483,644: Kafka's partition ids are 32-bit",
+        ),
+        (
+            ["partition", "--partitions", "99999999999999999999", "key"],
+            "error: --partitions: 99,999,999,999,999,999,999 is more than kgitops computes "
+            "(at most 1,000,000)",
+        ),
+        (
+            ["consumers", "--strategy", "range", "--partitions", "t0=100000000", "--member", "c0"],
+            "error: --partitions t0: 100,000,000 is more than kgitops computes (at most 1,000,000)",
+        ),
+        (
+            [
+                "consumers",
+                "--strategy",
+                "sticky",
+                "--partitions",
+                "t0=600000,t1=600000",
+                "--member",
+                "c0",
+            ],
+            "error: --partitions in all: 1,200,000 is more than kgitops computes "
+            "(at most 1,000,000)",
+        ),
+    ],
+)
+def test_algorithm_commands_refuse_absurd_counts_in_one_line(args: list[str], message: str) -> None:
+    done = _run_limited(args)
+    assert (done.returncode, done.stdout, done.stderr) == (1, "", message + "\n")
