@@ -105,7 +105,11 @@ def run(args: argparse.Namespace) -> int:
     if args.racks is None:
         racks: list[str | None] = [None] * len(ids)
     else:
+        from kgitops.model import RACK_RULE, legal_rack
+
         racks = [r.strip() or None for r in args.racks.split(",")]
+        if any(r is not None and not legal_rack(r) for r in racks):
+            raise KgitopsError(f"--racks: a rack id is {RACK_RULE}")
         if len(racks) != len(ids):
             raise KgitopsError(
                 f"--racks has {len(racks)} entries but --brokers has {len(ids)}; give one rack "

@@ -231,6 +231,23 @@ def test_a_rack_with_shell_syntax_is_refused_in_a_state_file_and_in_cluster_yaml
     )
     assert main(["validate", str(folder)]) == 1
     assert f"{folder}/cluster.yaml:6:27: error: an illegal rack id" in capsys.readouterr().out
+    assert (
+        main(
+            [
+                "assign",
+                "--brokers",
+                "0,1",
+                "--racks",
+                "a,$(id)",
+                "--partitions",
+                "2",
+                "--replication-factor",
+                "2",
+            ]
+        )
+        == 1
+    )
+    assert "--racks: a rack id is 1 to 255 ASCII letters" in _one_error(capsys)
 
 
 def test_snapshot_out_creates_no_folder_and_overwrites_no_spec(
