@@ -16,7 +16,10 @@ from tlslab import CLIENT_KEY_PASSWORD, TlsLab
 from kgitops import cli
 
 BUDGET_S = 10.0  # the connection budget a definitive failure must not wait out
-AT_ONCE_S = 3.0  # what "at once" is allowed, generously, on a loaded 2-core machine
+# What "at once" is allowed: half the budget, for a 2-core machine under a load of 20. Measured
+# unloaded: 0.01-0.1 s for a certificate verdict, 1.5 s (the stall probe) for Tansu's plaintext
+# port, which waits for the rest of a ClientHello instead of closing it as Kafka does.
+AT_ONCE_S = BUDGET_S / 2
 
 
 def run_cli(*argv: str) -> tuple[int, str, str]:
@@ -197,6 +200,15 @@ FAILURES = {
     ),
     "TLS client, plaintext port": (
         "plain",
+        "SSL",
+        "{caFile: certs/ca.pem}",
+        ("ca.pem",),
+        "{addr}: TLS: {addr} is a plaintext listener (it answered a Kafka request without "
+        "TLS) but security.protocol is SSL; put the brokers' TLS port in bootstrapServers, or "
+        "set security.protocol to PLAINTEXT",
+    ),
+    "TLS client, Kafka's plaintext port": (
+        "kafka_plain",
         "SSL",
         "{caFile: certs/ca.pem}",
         ("ca.pem",),

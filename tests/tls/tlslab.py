@@ -17,7 +17,8 @@ advertises a TLS port, so every connection after the bootstrap is TLS too:
     foreign    foreign.pem (another CA)           -> broker A
     wronghost  wronghost.pem (SAN kafka.invalid)  -> broker A
     expired    expired.pem                        -> broker A
-    plain      broker A's own plaintext port
+    plain      broker A's own plaintext port (Tansu: waits for the rest of a ClientHello)
+    kafka_plain  broker A through a plaintext listener that closes a ClientHello, as Kafka's
 
 stunnel is the Debian package ``stunnel4``: ``.ci/run`` installs it. Missing, the tests skip
 with the reason, except in CI (``CI`` set), where a missing stunnel or openssl fails.
@@ -30,6 +31,7 @@ import os
 import shutil
 import socket
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -127,6 +129,66 @@ class TlsLab:
     wronghost: str
     expired: str
     plain: str
+    kafka_plain: str  # a plaintext listener that closes an oversized request, as Kafka's does
+
+
+class KafkaLikePlaintext:
+    """A plaintext listener in front of the broker that treats a request's size as Kafka does:
+    a request larger than socket.request.max.bytes (100 MiB) closes the connection at once
+    (clients/.../NetworkReceive.java, InvalidReceiveException). A TLS ClientHello, read as a
+    size, says 369 MB. Tansu instead waits for the 369 MB, so both behaviours are tested.
+    Everything else is passed through to the broker."""
+
+    MAX_REQUEST = 104_857_600
+
+    def __init__(self, target_port: int) -> None:
+        self._target = target_port
+        self._sock = socket.socket()
+        self._sock.bind(("127.0.0.1", 0))
+        self._sock.listen(16)
+        self.port = int(self._sock.getsockname()[1])
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self._sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        with conn:
+            conn.settimeout(5)
+            head = b""
+            while len(head) < 4:
+                chunk = conn.recv(4 - len(head))
+                if not chunk:
+                    return
+                head += chunk
+            if int.from_bytes(head, "big", signed=True) > self.MAX_REQUEST:
+                return  # closed, as Kafka closes it
+            with socket.create_connection(("127.0.0.1", self._target), timeout=5) as up:
+                up.sendall(head)
+                conn.settimeout(None)
+                up.settimeout(None)
+                back = threading.Thread(target=_pump, args=(up, conn), daemon=True)
+                back.start()
+                _pump(conn, up)
+                back.join(5)
+
+    def close(self) -> None:
+        self._sock.close()
+
+
+def _pump(src: socket.socket, dst: socket.socket) -> None:
+    try:
+        while data := src.recv(65536):
+            dst.sendall(data)
+    except OSError:
+        pass
+    with contextlib.suppress(OSError):
+        dst.shutdown(socket.SHUT_WR)
 
 
 def _free_ports(n: int) -> list[int]:
@@ -158,9 +220,11 @@ def running_lab(stunnel: str, tls_certs: Path, work: Path) -> Iterator[TlsLab]:
     tls, mtls, front, foreign, wronghost, expired = ports = _free_ports(6)
     brokers = []
     proc = None
+    kafka_like = None
     try:
         a = start_broker(advertised_port=tls)
         brokers.append(a)
+        kafka_like = KafkaLikePlaintext(a.port)
         b = start_broker(advertised_port=mtls)
         brokers.append(b)
         c = tls_certs
@@ -204,8 +268,11 @@ def running_lab(stunnel: str, tls_certs: Path, work: Path) -> Iterator[TlsLab]:
             addr(wronghost),
             addr(expired),
             addr(a.port),
+            addr(kafka_like.port),
         )
     finally:
+        if kafka_like is not None:
+            kafka_like.close()
         if proc is not None:
             proc.terminate()
             try:
