@@ -1,8 +1,9 @@
 """``plan --rebalance`` at scale: a cluster of 1,000,000 partitions (RF 3) on 60 brokers in 3
 racks, skewed sizes, after adding 6 empty brokers (2 per rack). Goals: the plan (the whole
-``compute_plan``, ETA schedule included) in <= 20 s of CPU on the 2-core machine (the wall time
-is printed too; on a machine shared with other jobs it is longer); bytes moved <= 1.15x the lower bound computed here; per-topic spread
-within one replica; bytes per broker within 10 % of the mean.
+``compute_plan``, ETA schedule included) in <= 20 s of CPU on the 2-core machine (the wall
+time is printed too; on a machine shared with other jobs it is longer); bytes moved <= 1.15x
+the lower bound computed here; per-topic spread within one replica; bytes per broker within
+10 % of the mean.
 
 The same figures for Kafka's own answer, measured in the same run:
 ``kafka-reassign-partitions.sh --generate`` calls ``AdminUtils.assignReplicasToBrokers`` over
@@ -48,7 +49,9 @@ class Desired:
     topics: tuple[TopicSpec, ...]
 
 
-def cluster(partitions: int, seed: int) -> tuple[dict[str, dict[int, tuple[int, ...]]], dict[str, list[int]]]:
+def cluster(
+    partitions: int, seed: int
+) -> tuple[dict[str, dict[int, tuple[int, ...]]], dict[str, list[int]]]:
     """Topics placed by AdminUtils on the 60 old brokers, and their partition sizes: topic
     partition counts and sizes are skewed (a few large topics, most small; lognormal sizes)."""
     rng = random.Random(seed)
@@ -161,10 +164,7 @@ def main() -> int:
             topics={
                 name: TopicState(
                     name,
-                    {
-                        p: PartitionState(r, r, r[0], sizes[name][p])
-                        for p, r in a.items()
-                    },
+                    {p: PartitionState(r, r, r[0], sizes[name][p]) for p, r in a.items()},
                 )
                 for name, a in assignments.items()
             },
@@ -206,8 +206,11 @@ def main() -> int:
         ("bytes moved (TiB)", f"{a['moved'] / tb:.2f}", f"{k['moved'] / tb:.2f}"),
         ("moved / lower bound", f"{a['moved'] / bound:.3f}x", f"{k['moved'] / bound:.3f}x"),
         ("per-topic replica spread", f"{a['topic_spread']:.0f}", f"{k['topic_spread']:.0f}"),
-        ("per-topic leader spread", f"{a['topic_leader_spread']:.0f}",
-         f"{k['topic_leader_spread']:.0f}"),
+        (
+            "per-topic leader spread",
+            f"{a['topic_leader_spread']:.0f}",
+            f"{k['topic_leader_spread']:.0f}",
+        ),
         ("bytes max / mean", f"{a['bytes_max']:.3f}", f"{k['bytes_max']:.3f}"),
         ("bytes min / mean", f"{a['bytes_min']:.3f}", f"{k['bytes_min']:.3f}"),
         ("leaders max - min", f"{a['leaders_spread']:.0f}", f"{k['leaders_spread']:.0f}"),

@@ -382,7 +382,12 @@ def _update(ctx: _Context, spec: TopicSpec, live: TopicState) -> None:
     if targets is None:
         return
     drained = set(ctx.cluster.decommission)
-    both = {**current, **added}
+    both = {**current, **added} if added else current
+    if ctx.mode == "placed" and not drained:
+        # nothing for the balancer: the spec's own changes, as they are (the common plan)
+        finals = {p: (t, goal_one(why)) for p, (t, why) in targets.items()}
+        _emit(ctx, spec, live, both, config_change, finals, placement == "rack-aware", [])
+        return
     sizes: dict[int, int | None] = {p: ps.size_bytes for p, ps in live.partitions.items()}
     sizes.update(dict.fromkeys(added, 0))
     ctx.pending.append(
@@ -435,25 +440,8 @@ def _settle(ctx: _Context) -> None:
         }
     drain_moves: list[tuple[Sequence[int], Sequence[int], int, bool]] = []
     for spec, live, both, config_change, item in pending:
-        moves: dict[int, Move] = {}
-        for p, (target, reason) in sorted(finals.get(spec.name, {}).items()):
-            source = both[p]
-            if target == source:
-                continue
-            ps = live.partitions.get(p)
-            size = (ps.size_bytes or 0) if ps is not None else 0
-            moves[p] = Move(source=source, target=target, reason=reason, size_bytes=size)
-            if not drained.isdisjoint(source):
-                drain_moves.append((source, target, size, item.rack_aware))
-        if moves:
-            ctx.load.add((m.source for m in moves.values()), -1)
-            ctx.load.add(m.target for m in moves.values())
-            total = sum(m.size_bytes * len(m.adding) for m in moves.values())
-            ctx.actions.append(Reassign(spec.name, moves, total))
-            if config_change is not None:
-                _order_config(ctx, live, config_change, moves)
-        in_flight = ctx.state.reassignments.get(spec.name, {})
-        _leaders(ctx, spec, live, set(moves), set(in_flight))
+        topic_finals = finals.get(spec.name, {})
+        _emit(ctx, spec, live, both, config_change, topic_finals, item.rack_aware, drain_moves)
     hot = drain_hotspot(drain_moves, ctx.state.brokers, drained) if drain_moves else None
     if hot is not None:
         broker, share, most, total, why = hot
@@ -468,6 +456,39 @@ def _settle(ctx: _Context) -> None:
             bytes=most,
             total=total,
         )
+
+
+def _emit(
+    ctx: _Context,
+    spec: TopicSpec,
+    live: TopicState,
+    both: Mapping[int, tuple[int, ...]],
+    config_change: AlterConfig | None,
+    finals: Mapping[int, tuple[tuple[int, ...], str]],
+    rack_aware: bool,
+    drain_moves: list[tuple[Sequence[int], Sequence[int], int, bool]],
+) -> None:
+    """The topic's reassign action from its final targets, and its leader elections."""
+    drained = ctx.cluster.decommission
+    moves: dict[int, Move] = {}
+    for p, (target, reason) in sorted(finals.items()):
+        source = both[p]
+        if target == source:
+            continue
+        ps = live.partitions.get(p)
+        size = (ps.size_bytes or 0) if ps is not None else 0
+        moves[p] = Move(source=source, target=target, reason=reason, size_bytes=size)
+        if drained and not set(drained).isdisjoint(source):
+            drain_moves.append((source, target, size, rack_aware))
+    if moves:
+        ctx.load.add((m.source for m in moves.values()), -1)
+        ctx.load.add(m.target for m in moves.values())
+        total = sum(m.size_bytes * len(m.adding) for m in moves.values())
+        ctx.actions.append(Reassign(spec.name, moves, total))
+        if config_change is not None:
+            _order_config(ctx, live, config_change, moves)
+    in_flight = ctx.state.reassignments.get(spec.name, {})
+    _leaders(ctx, spec, live, set(moves), set(in_flight))
 
 
 def _replicas(n: int) -> str:

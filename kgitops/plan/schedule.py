@@ -116,22 +116,43 @@ def next_batch(queue: Sequence[MoveJob], busy: Iterable[int], room: int) -> list
     return chosen
 
 
-def _rates(
-    flows: Sequence[tuple[int, int, int]], throttle: float | None, network: float
-) -> list[float]:
-    """Rate of each copy (move index, sender, receiver), shared as Kafka shares it."""
-    into: dict[int, int] = {}
-    served: dict[int, int] = {}
-    for _, sender, receiver in flows:
-        into[receiver] = into.get(receiver, 0) + 1
-        served[sender] = served.get(sender, 0) + 1
-    out = []
-    for _, sender, receiver in flows:
-        rate = network / into[receiver]
-        if throttle:
-            rate = min(rate, throttle / into[receiver], throttle / served[sender])
-        out.append(rate)
-    return out
+def _run_until(
+    tick: float,
+    now: float,
+    left: dict[tuple[int, int], float],
+    active: Mapping[int, MoveJob],
+    throttle: float | None,
+    network: float,
+) -> float:
+    """Copy at the model's rates until ``tick``, event by event (a copy finishing changes the
+    others' shares); finished copies leave ``left``. Returns ``tick``."""
+    while now < tick and left:
+        keys = list(left)
+        into: dict[int, int] = {}
+        served: dict[int, int] = {}
+        senders = [active[m].sender for m, _ in keys]
+        for (_, r), sender in zip(keys, senders, strict=True):
+            into[r] = into.get(r, 0) + 1
+            served[sender] = served.get(sender, 0) + 1
+        rates = []
+        for (_, r), sender in zip(keys, senders, strict=True):
+            rate = network / into[r]
+            if throttle:
+                rate = min(rate, throttle / into[r], throttle / served[sender])
+            rates.append(rate)
+        step = tick - now
+        for key, rate in zip(keys, rates, strict=True):
+            t = left[key] / rate
+            if t < step:
+                step = t
+        for key, rate in zip(keys, rates, strict=True):
+            rest = left[key] - rate * step
+            if rest <= 1e-6 * max(1.0, active[key[0]].size_bytes):
+                del left[key]
+            else:
+                left[key] = rest
+        now += step
+    return tick
 
 
 def schedule(
@@ -178,22 +199,9 @@ def schedule(
             for i in reversed(picked):
                 del queue[i]
         # run until the next poll tick, event by event
-        tick = now + poll
-        while now < tick:
-            flows = [(m, active[m].sender, r) for (m, r) in left]
-            if not flows:
-                now = tick
-                break
-            rates = _rates(flows, throttle_bytes_per_sec, network_bytes_per_sec)
-            step = min(
-                tick - now, *(left[(m, r)] / v for (m, _, r), v in zip(flows, rates, strict=True))
-            )
-            for (m, _, r), v in zip(flows, rates, strict=True):
-                key = (m, r)
-                left[key] -= v * step
-                if left[key] <= 1e-6 * max(1.0, active[m].size_bytes):
-                    del left[key]
-            now += step
+        now = _run_until(
+            now + poll, now, left, active, throttle_bytes_per_sec, network_bytes_per_sec
+        )
         waiting = {m for m, _ in left}
         for m in [m for m in active if m not in waiting]:
             del active[m]

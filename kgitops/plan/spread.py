@@ -62,16 +62,24 @@ def broker_spread(state: ClusterState, actions: Sequence[Action] = ()) -> dict[s
         for ps in t.partitions.values()
     )
     if actions:
-        after = _count(
-            [
-                *(
-                    (moved.get(name, {}).get(p, ps.replicas), ps.size_bytes or 0)
-                    for name, t in state.topics.items()
-                    if name not in deleted
-                    for p, ps in t.partitions.items()
-                ),
-                *added,
-            ]
+        # after = before, less what moves or goes, plus what moves in or is created
+        gone: list[tuple[Sequence[int], int]] = []
+        came: list[tuple[Sequence[int], int]] = list(added)
+        for name, t in state.topics.items():
+            targets = moved.get(name)
+            if name in deleted:
+                gone.extend((ps.replicas, ps.size_bytes or 0) for ps in t.partitions.values())
+            elif targets:
+                for p, target in targets.items():
+                    ps = t.partitions.get(p)
+                    if ps is not None:
+                        gone.append((ps.replicas, ps.size_bytes or 0))
+                        came.append((target, ps.size_bytes or 0))
+        less, more = _count(gone), _count(came)
+        after = (
+            before[0] - less[0] + more[0],
+            before[1] - less[1] + more[1],
+            before[2] - less[2] + more[2],
         )
     else:
         after = before
