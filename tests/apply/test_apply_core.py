@@ -32,6 +32,7 @@ from kgitops.plan.actions import (
     Move,
     Reassign,
 )
+from kgitops.plan.throttles import parse_entries
 from kgitops.plan.value import Plan
 
 BROKERS = [Broker(i, f"r{i % 3}") for i in range(1, 7)]
@@ -436,3 +437,21 @@ def test_a_long_not_done_list_is_one_line_per_partition_capped_with_a_count() ->
     assert lines[1:11] == [f"    {i}" for i in items[:10]]
     assert lines[11:] == ["    ... and 30 more"]
     assert max(len(line) for line in lines) < 100
+
+
+def test_only_the_partitions_in_the_window_are_throttled_at_any_time() -> None:
+    fake, p = moves_plan(10)
+    seen: list[tuple[set[int], set[int]]] = []
+
+    def look(f: FakeCluster) -> None:
+        value = f.configs.get("m", {}).get(THROTTLE_FOLLOWER_REPLICAS)
+        entries = parse_entries(value) or frozenset()
+        seen.append(({part for part, _ in entries}, {part for _, part in f.flights}))
+
+    fake.on_sleep = look
+    apply_plan(p, fake, SETTINGS, allow_delete=False, poll_seconds=1)
+    assert len(seen) > 3
+    for throttled, flying in seen:
+        # a partition that completed during the sleep is still listed until the next poll
+        assert flying <= throttled and len(throttled) <= SETTINGS.max_concurrent_moves
+    assert THROTTLE_FOLLOWER_REPLICAS not in fake.configs["m"]
