@@ -24,7 +24,8 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from kgitops.errors import ApplyInProgress
+from kgitops.errors import ApplyInProgress, FileRefused, Mark
+from kgitops.files import path_problem
 from kgitops.model import ClusterSpec
 
 
@@ -44,12 +45,16 @@ def exclusive_apply(cluster: ClusterSpec) -> Iterator[None]:
         yield
         return
     path = lock_path(cluster)
+    if cluster.simulated is None:
+        problem = path_problem(cluster.directory, os.path.relpath(path, cluster.directory))
+        if problem is not None:
+            raise FileRefused(Mark(path), f"the apply lock cannot go here: {problem}")
     try:
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
     except OSError as exc:
-        raise ApplyInProgress(
-            f"{path}: cannot create the apply lock: {exc.strerror or exc}"
+        raise FileRefused(
+            Mark(path), f"cannot create the apply lock: {exc.strerror or exc}"
         ) from None
     try:
         try:

@@ -58,6 +58,7 @@ class ThrottleRecord:
 
     def __init__(self, cluster: ClusterSpec) -> None:
         self.path = record_path(cluster)
+        self.root = cluster.directory if cluster.simulated is None else None
         self.by = f"pid {os.getpid()} on {socket.gethostname()}"
         self.since = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
@@ -88,7 +89,9 @@ class ThrottleRecord:
         # the record only words the next plan's reasons (throttles are state anyway): a
         # record that cannot be written never stops an apply
         with contextlib.suppress(KgitopsError, OSError):
-            write_atomic(self.path, json.dumps(data, indent=1) + "\n", make_dirs=False)
+            write_atomic(
+                self.path, json.dumps(data, indent=1) + "\n", root=self.root, make_dirs=False
+            )
 
     def clear(self) -> None:
         with contextlib.suppress(OSError):

@@ -328,3 +328,18 @@ def test_a_second_apply_while_one_runs_refuses_and_changes_nothing(
         out, err = first.communicate(timeout=120)
     assert first.returncode == 0, out + err
     converged(demo)
+
+
+def test_the_apply_lock_of_a_real_cluster_never_goes_outside_its_folder(tmp_path: Path) -> None:
+    from kgitops.apply.exclusive import exclusive_apply
+    from kgitops.errors import FileRefused
+    from kgitops.model import ClusterSpec
+
+    folder, elsewhere = tmp_path / "prod", tmp_path / "elsewhere"
+    folder.mkdir()
+    elsewhere.mkdir()
+    (folder / ".kgitops").symlink_to(elsewhere)
+    cluster = ClusterSpec(name="prod", directory=str(folder), bootstrap_servers=("k:9092",))
+    with pytest.raises(FileRefused, match="outside the cluster folder"), exclusive_apply(cluster):
+        pass
+    assert list(elsewhere.iterdir()) == []
