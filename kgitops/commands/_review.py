@@ -62,7 +62,11 @@ def verify_saved_plan(path: str, plan: Plan, directory: str) -> ClusterState:
     state = recorded_state(path, plan)
     options = plan.extra.get("options") or {}
     expected = plan_directory(
-        directory, state=state, rebalance=bool(options.get("rebalance")), analyse_keys=False
+        directory,
+        state=state,
+        rebalance=bool(options.get("rebalance")),
+        leaders=bool(options.get("leaders")),
+        analyse_keys=False,
     ).plan
     reasons = state_mismatch(plan, expected) + unrequested_actions(plan, expected)
     if reasons:

@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
 
         saved = {
             **data,
-            "options": {"rebalance": bool(args.rebalance)},
+            "options": {"rebalance": bool(args.rebalance), "leaders": bool(args.leaders)},
             "recordedState": state_to_json(result.state),
         }
         from kgitops.files import write_atomic

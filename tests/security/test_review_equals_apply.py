@@ -207,3 +207,32 @@ def test_a_plan_that_records_no_state_is_refused(folder: Path, run: Any) -> None
     assert code == 1
     assert "the plan records no state" in out
     assert live(folder) == LIVE
+
+
+SKEWED = {
+    "format": "kgitops-state/v1",
+    "clusterId": "sim",
+    "brokers": [{"id": 0, "rack": "a"}, {"id": 1, "rack": "b"}, {"id": 2, "rack": "c"}],
+    "topics": {
+        "orders": {
+            "partitions": {str(p): {"replicas": [0, 1]} for p in range(6)},
+            "config": {"retention.ms": "86400000"},
+        }
+    },
+}
+
+
+@pytest.mark.parametrize("flag", ["--rebalance", "--leaders"])
+def test_a_plan_made_with_an_option_is_checked_with_that_option(folder: Path, flag: str) -> None:
+    (folder / "orders.yaml").write_text(ORDERS.replace("partitions: 3", "partitions: 6"))
+    (folder / ".state" / "demo.json").write_text(json.dumps(SKEWED))
+    path = folder.parent / "plan.json"
+    code, out = cli("plan", str(folder), flag, "--out", str(path))
+    assert code == 0, out
+    data = json.loads(path.read_text())
+    assert data["actions"], "the option moves replicas or leaders"
+    assert cli("github", "check-plan", str(path))[0] == 0
+    del data["options"]  # the same actions, as if planned without the option: not produced
+    tamper(path, data)
+    code, out = cli("github", "check-plan", str(path))
+    assert code == 1 and "no spec asks for it" in out
