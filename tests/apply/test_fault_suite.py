@@ -343,3 +343,44 @@ def test_the_apply_lock_of_a_real_cluster_never_goes_outside_its_folder(tmp_path
     with pytest.raises(FileRefused, match="outside the cluster folder"), exclusive_apply(cluster):
         pass
     assert list(elsewhere.iterdir()) == []
+
+
+TWICE = """
+import os, signal, sys
+from kgitops import cli
+from kgitops.cluster.simulated import SimulatedCluster
+
+real_sleep, real_alter = SimulatedCluster.sleep, SimulatedCluster.alter_reassignments
+fired = []
+
+def sleep(self, seconds):
+    real_sleep(self, seconds)
+    if self.clock >= 25 and not fired:
+        fired.append(1)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+def alter(self, targets):
+    if fired and any(t is None for t in targets.values()):  # the cancel: signal again
+        os.kill(os.getpid(), signal.SIGTERM)
+    return real_alter(self, targets)
+
+SimulatedCluster.sleep, SimulatedCluster.alter_reassignments = sleep, alter
+sys.exit(cli.main(sys.argv[1:]))
+"""
+
+
+def test_a_second_sigterm_during_the_clean_up_does_not_cut_it_short(rf_raise: Folder) -> None:
+    demo = rf_raise
+    env = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    done = subprocess.run(
+        [sys.executable, "-c", TWICE, "apply", str(demo.dir), "--yes"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "SIGTERM: still cancelling moves and removing throttles" in done.stderr
+    state = demo.state()
+    assert throttles_in(state) == [] and not state.get("reassignments")
