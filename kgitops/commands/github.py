@@ -164,10 +164,11 @@ def run(args: argparse.Namespace) -> int:
 def _read(path: str) -> str:
     if path == "-":
         return sys.stdin.read()
-    try:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
-    except (OSError, UnicodeDecodeError) as exc:
+    from kgitops.files import decode_utf8, read_bytes
+
+    try:  # a regular file under the size cap; FileRefused (one positioned line) otherwise
+        return decode_utf8(read_bytes(path), path)
+    except OSError as exc:
         raise KgitopsError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
 
 

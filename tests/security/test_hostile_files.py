@@ -315,14 +315,31 @@ def test_a_hostile_lock_is_one_positioned_line(
     assert line.startswith(f"error: {folder}/") and expected in line
 
 
-def test_a_binary_plan_file_is_one_positioned_line(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (b'{"format": "kgitops-plan/v1"}\n\x00\x01\x02', ":2:1: error: a binary file (NUL byte)"),
+        (b'{"actions": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", ":1:212: error: nested more"),
+    ],
+)
+def test_a_hostile_plan_file_is_one_positioned_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes, expected: str
 ) -> None:
     plan = tmp_path / "plan.json"
-    plan.write_bytes(b'{"format": "kgitops-plan/v1"}\n\x00\x01\x02')
+    plan.write_bytes(content)
     for command in (["apply", "--plan", str(plan), "--yes"], ["export-reassignment", str(plan)]):
         assert main(command) == 1
-        assert _lines(capsys) == [f"{plan}:2:1: error: a binary file (NUL byte), not text"]
+        [line] = _lines(capsys)
+        assert line.startswith(f"{plan}{expected}")
+
+
+def test_a_plan_with_a_utf8_bom_is_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = _folder(tmp_path)
+    plan = tmp_path / "plan.json"
+    assert main(["plan", str(folder), "--out", str(plan)]) == 0
+    plan.write_bytes(b"\xef\xbb\xbf" + plan.read_bytes())
+    capsys.readouterr()
+    assert main(["export-reassignment", str(plan)]) == 0
 
 
 def test_a_garbage_fingerprint_is_a_malformed_plan_not_a_changed_cluster(
