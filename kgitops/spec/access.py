@@ -39,6 +39,7 @@ from kgitops.access import (
     UserSpec,
 )
 from kgitops.errors import Diagnostic, Mark
+from kgitops.spec.clusterrules import is_runner_variable, runner_variable_error
 from kgitops.spec.yamlload import Document
 
 ACCESS_KINDS = ("ACL", "User", "Quota")
@@ -63,6 +64,9 @@ def build_access(
             acls.extend(_acl_document(doc, diags))
         elif kind == "User":
             users.append(_user(doc))
+            if is_runner_variable(str(doc.value["passwordEnv"])):
+                message = runner_variable_error("passwordEnv", str(doc.value["passwordEnv"]))
+                diags.append(Diagnostic(doc.mark("passwordEnv"), "error", message))
         else:
             quotas.append(_quota(doc))
     for doc in topic_docs:

@@ -41,6 +41,19 @@ RESERVED_ENV = re.compile(r"^(GITHUB_|ACTIONS_|RUNNER_)|^GITHUB_TOKEN$", re.IGNO
 file naming one (``usernameEnv: github_token``) would send that value to the brokers it names."""
 
 
+def is_runner_variable(name: str) -> bool:
+    """True for a variable of the GitHub runner or GitHub itself (``GITHUB_*``, ``ACTIONS_*``,
+    ``RUNNER_*``, ``github_token``; any case): never a credential kgitops may read."""
+    return bool(RESERVED_ENV.search(name)) or name.lower() == "github_token"
+
+
+def runner_variable_error(field: str, name: str) -> str:
+    return (
+        f"{field}: {name} is a variable of the GitHub runner, not a Kafka credential; name "
+        "the variable that holds the credential (e.g. KGITOPS_KAFKA_PASSWORD)"
+    )
+
+
 def _env_fields(cluster: ClusterSpec) -> list[tuple[str, str]]:
     """(path in cluster.yaml, variable name) of every ``*Env`` the cluster file names."""
     sec = cluster.security
@@ -62,15 +75,8 @@ def _env_fields(cluster: ClusterSpec) -> list[tuple[str, str]]:
 
 def _check_secrets(cluster: ClusterSpec, doc: Document, out: list[Diagnostic]) -> None:
     for path, name in _env_fields(cluster):
-        if RESERVED_ENV.search(name) or name.lower() == "github_token":
-            out.append(
-                _err(
-                    doc.mark(path),
-                    f"{path.rsplit('.', 1)[-1]}: {name} is a variable of the GitHub runner, "
-                    "not a Kafka credential; name the variable that holds the credential "
-                    "(e.g. KGITOPS_KAFKA_PASSWORD)",
-                )
-            )
+        if is_runner_variable(name):
+            out.append(_err(doc.mark(path), runner_variable_error(path.rsplit(".", 1)[-1], name)))
     sec = cluster.security
     if (
         sec.protocol == "SASL_PLAINTEXT"

@@ -175,3 +175,24 @@ def test_export_secrets_never_exports_a_runner_variable_a_cluster_file_names(
     monkeypatch.setenv("GITHUB_ENV", str(env_file))
     assert main(["github", "export-secrets", str(d)]) == 1
     assert not env_file.exists()
+
+
+def test_a_user_document_may_not_take_its_password_from_a_runner_variable(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    d = tmp_path / "dev"
+    d.mkdir()
+    (d / "cluster.yaml").write_text(
+        "apiVersion: kgitops/v1\nkind: Cluster\nname: dev\nsimulated:\n"
+        "  stateFile: .state/dev.json\n  brokers: [{id: 0}]\n"
+    )
+    (d / "users.yaml").write_text(
+        "apiVersion: kgitops/v1\nkind: User\nname: app\nmechanism: SCRAM-SHA-512\n"
+        "passwordEnv: GITHUB_TOKEN\n"
+    )
+    assert main(["validate", str(d)]) == 1
+    out = capsys.readouterr()
+    assert (
+        f"{d}/users.yaml:5:14: error: passwordEnv: GITHUB_TOKEN is a variable of the GitHub "
+        "runner" in out.out + out.err
+    )
