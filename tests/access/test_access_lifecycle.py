@@ -348,3 +348,19 @@ def test_a_hostile_principal_cannot_break_the_pull_request_comment(folder: Folde
     # in plain text the mention, the image and the HTML are defused
     assert "@<!-- -->acme" in row and "&lt;/details" in row and "\\!\\[i\\]" in row
     assert row.count(" | ") == 7  # 8 cells: the table's columns hold: every | inside is escaped
+
+
+def test_apply_of_a_saved_plan_refuses_another_cluster_behind_the_address(
+    folder: Folder,
+) -> None:
+    folder.write(cluster=CLUSTER + "clusterId: simulated-demo\n")
+    plan = folder.root / "plan.json"
+    code, out = folder.run("plan", str(folder.root), "--out", str(plan))
+    assert code == 0, out
+    data = folder.state()
+    data["clusterId"] = "rebuilt-cluster"  # the same address now serves another cluster
+    (folder.root / ".state/demo.json").write_text(json.dumps(data))
+    code, out = folder.run("apply", "--plan", str(plan), "--yes")
+    assert code == 1
+    assert "'simulated-demo'" in out and "'rebuilt-cluster'" in out
+    assert folder.state()["topics"] == {} and folder.access()["acls"] == []
