@@ -73,6 +73,20 @@ def ended_on_target(replicas: tuple[int, ...] | None, target: tuple[int, ...]) -
     return None
 
 
+def reverted(source: tuple[int, ...], target: tuple[int, ...]) -> tuple[int, ...]:
+    """The replicas a cancelled move from ``source`` to ``target`` goes back to in KRaft:
+    AR was ``target + sorted(source - target)`` (``PartitionReassignmentReplicas``) and a
+    cancel keeps AR minus the adding replicas, in AR's order (``PartitionReassignmentRevert``).
+    The set is the source's, the order need not be::
+
+        reverted((1, 2), (1, 3)) == (1, 2)
+        reverted((2, 1), (3, 4)) == (1, 2)      # preferred leader 2 -> 1
+        reverted((3, 1, 2), (2, 4)) == (2, 1, 3)
+    """
+    removing = sorted(set(source) - set(target))
+    return tuple(b for b in (*target, *removing) if b in source)
+
+
 def in_flight_target(replicas: tuple[int, ...], removing: tuple[int, ...]) -> tuple[int, ...]:
     """Kafka reports a partition under reassignment with replicas = target + removing."""
     return tuple(r for r in replicas if r not in removing)
@@ -421,7 +435,14 @@ class Reassigner:
         for tp in active:
             err = results.get(TopicPartition(*tp))
             if err is None:
-                self._fail(tp, f"{why}; cancelled, back to {list(self.moves[tp].source)}")
+                m = self.moves[tp]
+                back = reverted(m.source, m.target)
+                order = (
+                    ""
+                    if back == m.source
+                    else f" (KRaft's revert order: preferred leader now {back[0]})"
+                )
+                self._fail(tp, f"{why}; cancelled, back to {list(back)}{order}")
             else:
                 self._fail(tp, f"{why}; could not cancel ({err}): still moving")
 

@@ -6,6 +6,9 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from kgitops.apply.run import apply_plan
 from kgitops.cluster.port import NewPartitions
 from kgitops.cluster.simulated import SimulatedCluster
@@ -239,3 +242,34 @@ def test_the_adapter_asks_the_controller_and_cancels_with_a_null_replica_list() 
     # on the wire (flexible version 0): partition 0, replicas as a null compact array (0),
     # then the partition's, topic's and request's empty tagged fields
     assert bytes(cancel.encode(version=0)).endswith(b"\x00\x00\x00\x00" + b"\x00" + b"\x00" * 3)
+
+
+@settings(max_examples=60)
+@given(
+    current=st.lists(st.integers(1, 5), min_size=1, max_size=4, unique=True),
+    target=st.lists(st.integers(1, 5), min_size=1, max_size=4, unique=True),
+)
+def test_a_cancel_goes_back_to_the_source_set_in_krafts_order(
+    tmp_path_factory: Any, current: list[int], target: list[int]
+) -> None:
+    """PartitionReassignmentReplicas.java + PartitionReassignmentRevert.java, for any move:
+    while in flight AR = target + sorted(removing); a cancel gives back the source's
+    replicas in AR's order, which apply reports (``reassign.reverted``) -- not necessarily
+    the source's order, so the preferred leader can change."""
+    from kgitops.apply.reassign import reverted
+
+    path = tmp_path_factory.mktemp("p") / "s.json"
+    sim = SimulatedCluster.open(str(path), BROKERS)
+    make(sim, "t", {0: tuple(current)})
+    sim.set_size("t", 10**9)
+    sim.alter_reassignments({("t", 0): tuple(target)})
+    flying = sim.list_reassignments().get("t", {}).get(0)
+    removing = sorted(set(current) - set(target))
+    if flying is None:  # nothing to copy: done at once
+        assert sim.describe(["t"]).topics["t"].partitions[0].replicas == tuple(target)
+        return
+    assert flying[0] == (*target, *removing) and list(flying[2]) == removing
+    assert sim.alter_reassignments({("t", 0): None}) == {("t", 0): None}
+    back = sim.describe(["t"]).topics["t"].partitions[0].replicas
+    assert sorted(back) == sorted(current)
+    assert back == reverted(tuple(current), tuple(target))
