@@ -13,7 +13,8 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from kgitops.model import Broker, ClusterState
-from kgitops.placement.balance import Mode, TopicLayout, balance
+from kgitops.placement.balance import Mode, balance
+from kgitops.placement.layout import TopicLayout
 
 
 @dataclass(frozen=True)

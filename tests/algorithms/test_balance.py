@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from kgitops.model import Broker, ClusterState, PartitionState, TopicState
 from kgitops.placement.assignment import assign_replicas
-from kgitops.placement.balance import TopicLayout, balance
+from kgitops.placement.balance import balance
+from kgitops.placement.layout import TopicLayout
 from kgitops.plan.actions import Reassign
 from kgitops.plan.diff import compute_plan
 from kgitops.plan.value import Plan
