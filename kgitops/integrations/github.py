@@ -65,15 +65,21 @@ class Body:
     lines_left_out: int = 0
 
 
+_FENCE_STARTS = frozenset({"`", " "})
+
+
 def _open_fence(lines: list[str]) -> str | None:
     """The code fence still open after ``lines`` (CommonMark: a run of three or more
     backticks opens; a line of at least as many backticks and nothing else closes)."""
     open_fence: str | None = None
     for line in lines:
-        m = re.match(r" {0,3}(`{3,})(.*)$", line)
-        if m is None:
+        if line[:1] not in _FENCE_STARTS:  # most lines: one slice, no copy
             continue
-        run, rest = m.group(1), m.group(2)
+        stripped = line.lstrip(" ")
+        if not stripped.startswith("```") or len(line) - len(stripped) > 3:
+            continue
+        rest = stripped.lstrip("`")
+        run = stripped[: len(stripped) - len(rest)]
         if open_fence is None:
             if "`" not in rest:
                 open_fence = run
@@ -116,7 +122,8 @@ def compose_body(
             f"out here. {where}\n\n"
         )
 
-    longest = max((len(r) for r in re.findall(r"`{3,}", text)), default=3)
+    fence_lines = [ln.lstrip(" ") for ln in lines if ln[:1] in _FENCE_STARTS]
+    longest = max((len(s) - len(s.lstrip("`")) for s in fence_lines if s[:3] == "```"), default=3)
     budget = limit - len(tag) - 1 - len(note(total)) - 2 * (longest + 1)
     if budget <= 0:
         raise GitHubError(f"the comment limit {limit} is too small for the truncation note")

@@ -21,6 +21,9 @@ import re
 _INVISIBLE = frozenset(
     [0x200E, 0x200F, 0x2028, 0x2029, 0xFEFF, *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
 )
+_CONTROL_RE = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]"
+)
 _MD_SPECIAL = re.compile(r"([\\`*\[\]!|>])")
 _MENTION = "@<!-- -->"
 
@@ -36,8 +39,8 @@ def visible(text: object, limit: int | None = None) -> str:
     """``text`` on one line with control and direction characters shown as escapes, cut to
     ``limit`` characters (with ``...``) when given."""
     s = str(text)
-    if any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 or ord(c) in _INVISIBLE for c in s):
-        s = "".join(_shown(c) for c in s)
+    if _CONTROL_RE.search(s) is not None:
+        s = _CONTROL_RE.sub(lambda m: _shown(m.group()), s)
     if limit is not None and len(s) > limit:
         s = s[: max(0, limit - 3)] + "..."
     return s
@@ -73,6 +76,8 @@ def html_text(text: object, limit: int | None = None) -> str:
 
 def fence_for(body: str, char: str = "`") -> str:
     """A code fence longer than any run of ``char`` in ``body`` (at least three)."""
+    if char * 3 not in body:
+        return char * 3
     runs = [len(r) for r in re.findall(re.escape(char) + "+", body)]
     return char * max(3, max(runs, default=0) + 1)
 

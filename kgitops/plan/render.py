@@ -12,7 +12,7 @@ objects, so the formats cannot disagree about what a plan says::
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from kgitops.plan.access_actions import ACCESS_KINDS
@@ -208,21 +208,21 @@ def render_markdown(data: Mapping[str, Any], *, limit: int = GITHUB_COMMENT_LIMI
         "plan if the cluster changes first</sub>",
     ]
     text = "\n".join(head)
-    blocks = _md_blocks(actions)
+    shown = [a for a in actions if a["type"] not in ACCESS_KINDS]
     tail = "\n".join(footer)
     budget = limit - len(text) - len(tail) - 400
     kept: list[str] = []
     used = 0
-    for block in blocks:
+    for block in _md_blocks(shown):  # lazily: a block past the budget is never rendered
         if used + len(block) + 1 > budget:
             break
         kept.append(block)
         used += len(block) + 1
     parts = [text, *kept]
-    if len(kept) < len(blocks):
-        left = len(blocks) - len(kept)
+    if len(kept) < len(shown):
+        left = len(shown) - len(kept)
         parts.append(
-            f"\n**{left} of {len(blocks)} action(s) left out** to stay under GitHub's "
+            f"\n**{left} of {len(shown)} action(s) left out** to stay under GitHub's "
             f"{limit:,}-character comment limit; run `kgitops plan` or read the JSON plan "
             "for the rest."
         )
@@ -453,19 +453,18 @@ def _bar(value: int, peak: int, width: int = 16) -> str:
     return "█" * full + ("" if rest == 0 else " ▏▎▍▌▋▊▉"[rest]) or "·"
 
 
-def _md_blocks(actions: Sequence[Mapping[str, Any]]) -> list[str]:
-    blocks = []
+def _md_blocks(actions: Sequence[Mapping[str, Any]]) -> Iterator[str]:
+    """One ``<details>`` block per action (access actions have their own section)."""
     for a in actions:
         if a["type"] in ACCESS_KINDS:  # shown in the "Access changes" section
             continue
         sym = _symbol(a["type"])
         body = "\n".join(_details(a, None)) or "(nothing more)"
-        blocks.append(
+        yield (
             f"<details><summary><code>{sym} {html_text(a['type'])}</code> "
             f"<b>{html_text(subject(a))}</b> {html_text(_headline(a))}</summary>\n\n"
             f"{fence(body, 'diff')}\n</details>"
         )
-    return blocks
 
 
 # ------------------------------------------------------------------- json, kafka
