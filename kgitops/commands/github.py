@@ -324,10 +324,18 @@ def credential_envs(directory: str) -> list[tuple[str, str]]:
     security = specs.cluster.security
     out: list[tuple[str, str]] = []
     if security.sasl is not None:
-        out.append((security.sasl.username_env, "security.sasl.usernameEnv"))
-        out.append((security.sasl.password_env, "security.sasl.passwordEnv"))
+        for name, where in (
+            (security.sasl.username_env, "security.sasl.usernameEnv"),
+            (security.sasl.password_env, "security.sasl.passwordEnv"),
+            (security.sasl.token_env, "security.sasl.tokenEnv"),
+        ):
+            if name:
+                out.append((name, where))
     if security.ssl is not None and security.ssl.key_password_env:
         out.append((security.ssl.key_password_env, "security.ssl.keyPasswordEnv"))
+    for user in specs.access.users:  # apply writes SCRAM credentials from these
+        if all(user.password_env != name for name, _ in out):
+            out.append((user.password_env, f"passwordEnv of User {user.name}"))
     return out
 
 

@@ -364,3 +364,19 @@ def test_apply_of_a_saved_plan_refuses_another_cluster_behind_the_address(
     assert code == 1
     assert "'simulated-demo'" in out and "'rebuilt-cluster'" in out
     assert folder.state()["topics"] == {} and folder.access()["acls"] == []
+
+
+def test_export_secrets_knows_user_passwords_and_bearer_token_variables(folder: Folder) -> None:
+    from kgitops.commands.github import credential_envs
+
+    folder.write(
+        cluster=CLUSTER.replace("simulated:", "bootstrapServers: [k:9093]\nsimulatedX:").split(
+            "simulatedX:"
+        )[0]
+        + "security:\n  protocol: SASL_SSL\n"
+        "  sasl: {mechanism: OAUTHBEARER, tokenEnv: KGITOPS_KAFKA_TOKEN}\n"
+    )
+    assert credential_envs(str(folder.root)) == [
+        ("KGITOPS_KAFKA_TOKEN", "security.sasl.tokenEnv"),
+        ("ORDERS_PW", "passwordEnv of User orders-app"),
+    ]
