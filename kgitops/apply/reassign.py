@@ -363,7 +363,8 @@ class Reassigner:
             self.result.notes.append(
                 "error: some replication throttles could not be removed ("
                 + "; ".join(errors)
-                + "); the next `kgitops plan` lists them under ~ remove_throttles"
+                + "); the next `kgitops plan` lists them under ~ remove_throttles (a broker "
+                "that is down: once it is back)"
             )
 
     def _remove_throttles(self) -> None:
