@@ -11,11 +11,21 @@ shown them; durations are ``1h 2m 5s``, with decimals under a minute::
 
 Sizes typed by people are decimal (kB = 1000) as Kafka's byte rates are, with the binary
 ``KiB``/``MiB``/``GiB``/``TiB`` also understood.
+
+Topic configs that Kafka holds in milliseconds or bytes take the same words, exactly (an
+amount that is not a whole number of milliseconds or bytes is refused, never rounded), and
+print back in the largest unit that says the value exactly::
+
+    spec_millis("7d")     -> 604800000             spec_millis_text(604800000)  -> "7d"
+    spec_millis("1h30m")  -> 5400000               spec_millis_text(129600000)  -> "36h"
+    spec_bytes("512MiB")  -> 536870912             spec_bytes_text(1073741824)  -> "1GiB"
+    spec_bytes("10MB")    -> 10000000              spec_bytes_text(10000000)    -> "10MB"
 """
 
 from __future__ import annotations
 
 import re
+from fractions import Fraction
 
 _SIZE_UNITS = {
     "": 1,
@@ -73,3 +83,67 @@ def parse_duration(text: str) -> float:
     if not parts or joined != text.strip().replace(" ", ""):
         raise ValueError(f"{text!r} is not a duration (e.g. 90, 90s, 2m30s, 1h)")
     return sum(float(n) * _DURATION_UNITS[u or "s"] for n, u in parts)
+
+
+# ------------------------------------------------------------ exact amounts in topic configs
+
+_MILLIS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}
+_MILLIS_TEXT = re.compile(r"\s*((?:\d+(?:\.\d+)?\s*(?:ms|s|m|h|d|w)\s*)+)")
+_MILLIS_PART = re.compile(r"(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)")
+_BYTES_TEXT = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([kKmMgGtT]i?[bB]|[bB])\s*")
+#: Printed, largest first: binary when the amount is a whole number of them, else decimal.
+_BYTES_PRINT = (
+    ("TiB", 2**40),
+    ("GiB", 2**30),
+    ("MiB", 2**20),
+    ("KiB", 2**10),
+    ("TB", 10**12),
+    ("GB", 10**9),
+    ("MB", 10**6),
+    ("kB", 10**3),
+)
+
+
+def spec_millis(text: str) -> int | None:
+    """``"7d"`` -> 604800000, ``"1h30m"`` -> 5400000, ``"1.5s"`` -> 1500; None when ``text``
+    is not a duration with units or is not a whole number of milliseconds (``"0.5ms"``).
+    Units: ``ms``, ``s``, ``m``, ``h``, ``d``, ``w``; a bare number is the caller's business."""
+    m = _MILLIS_TEXT.fullmatch(text)
+    if m is None:
+        return None
+    total = sum(Fraction(n) * _MILLIS[u] for n, u in _MILLIS_PART.findall(m.group(1)))
+    return int(total) if total.denominator == 1 else None
+
+
+def spec_bytes(text: str) -> int | None:
+    """``"1GiB"`` -> 1073741824, ``"10MB"`` -> 10000000, ``"1.5KiB"`` -> 1536; None when
+    ``text`` is not a size with a unit or not a whole number of bytes. ``kB``/``MB``/``GB``/``TB``
+    are decimal (1000), ``KiB``/``MiB``/``GiB``/``TiB`` binary (1024), case aside."""
+    m = _BYTES_TEXT.fullmatch(text)
+    if m is None:
+        return None
+    total = Fraction(m.group(1)) * _SIZE_UNITS[m.group(2).lower()]
+    return int(total) if total.denominator == 1 else None
+
+
+def spec_millis_text(ms: int) -> str:
+    """The shortest exact form: ``604800000`` -> ``"7d"``, ``129600000`` -> ``"36h"``,
+    ``1500`` -> ``"1500ms"``; 0, negative values (Kafka's markers) and a minute or more that
+    no unit says exactly (``9223372036854775807``, Long.MAX_VALUE) stay numbers."""
+    if ms <= 0:
+        return str(ms)
+    for unit in ("d", "h", "m", "s"):
+        if ms % _MILLIS[unit] == 0:
+            return f"{ms // _MILLIS[unit]}{unit}"
+    return f"{ms}ms" if ms < _MILLIS["m"] else str(ms)
+
+
+def spec_bytes_text(n: int) -> str:
+    """``1073741824`` -> ``"1GiB"``, ``10000000`` -> ``"10MB"``; an amount that no unit says
+    exactly (``1048588``), 0 and negative markers stay numbers."""
+    if n <= 0:
+        return str(n)
+    for unit, size in _BYTES_PRINT:
+        if n % size == 0:
+            return f"{n // size}{unit}"
+    return str(n)

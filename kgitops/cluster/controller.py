@@ -106,7 +106,7 @@ def topic_config_error(key: str, value: str) -> str | None:
         return throttle_list_error(key, value)
     if key not in topic_configs.CONFIGS:
         return f"Unknown topic config name: {key}"
-    _, problem = topic_configs.check_config(key, value)
+    _, problem = topic_configs.check_config(key, value, units=False)
     return f"Invalid value {value} for configuration {key}: {problem}" if problem else None
 
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from kgitops.errors import PlanError
+from kgitops.spec.topic_configs import readable_config
 from kgitops.units import human_bytes
 
 _KEYS = [str(i) for i in range(10_000)]
@@ -228,12 +229,23 @@ class AlterConfig(Action):
     def details(cls, data: Mapping[str, Any]) -> tuple[list[str], list[str]]:
         previous = data.get("previous", {})
         out = [
-            f"~ {k}: {previous[k]} -> {v}" if k in previous else f"+ {k} = {v}"
+            f"~ {k}: {_held(k, previous[k])} -> {_held(k, v)}"
+            if k in previous
+            else f"+ {k} = {_held(k, v)}"
             for k, v in data.get("set", {}).items()
         ]
         for k in data.get("delete", []):
-            out.append(f"- {k}" + (f" (was {previous[k]})" if k in previous else ""))
+            was = _held(k, previous[k]).replace(" (", ", ").rstrip(")") if k in previous else ""
+            out.append(f"- {k}" + (f" (was {was})" if was else ""))
         return out, []
+
+
+def _held(name: str, value: object) -> str:
+    """A config value as Kafka holds it, with its human form when that says more:
+    ``604800000 (7d)``, ``1073741824 (1GiB)``, ``-1 (infinite)``."""
+    text = str(value)
+    readable = readable_config(name, text)
+    return text if readable == text else f"{text} ({readable})"
 
 
 @dataclass(frozen=True)

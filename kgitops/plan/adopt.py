@@ -30,7 +30,7 @@ from kgitops.plan.actions import AddPartitions, CreateTopic, DeleteTopic, Reassi
 from kgitops.plan.diff import compute_plan
 from kgitops.plan.value import Plan
 from kgitops.spec.lock import Lock, LockEntry
-from kgitops.spec.topic_configs import CONFIGS, check_config
+from kgitops.spec.topic_configs import CONFIGS, check_config, readable_config
 
 #: The order in which ``escalate`` tries placements for a topic the planner would move.
 ESCALATION: tuple[str, ...] = ("recovered", "adopted", "rack-unaware", "static")
@@ -81,8 +81,12 @@ def recover_start_index(
 
 
 def yaml_value(name: str, value: str) -> object:
-    """A live config string as the YAML scalar a person would write (ints as ints...)."""
+    """A live config string as the YAML scalar a person would write: durations and sizes in
+    units (``7d``, ``1GiB``, ``infinite``), other ints as ints, booleans as booleans."""
     spec = CONFIGS.get(name)
+    readable = readable_config(name, value)
+    if readable != value:
+        return readable
     if spec is not None and spec.type in ("int", "long"):
         try:
             return int(value)

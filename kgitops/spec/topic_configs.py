@@ -17,6 +17,17 @@ Types are Kafka's ``ConfigDef.Type``; ranges and enums are those of Kafka's ``Lo
     'compact,delete'
     >>> normalize_config("min.cleanable.dirty.ratio", "0.50")
     '0.5'
+
+Configs Kafka holds in milliseconds (``*.ms``) or bytes (``*.bytes``) also take human units
+(``kgitops.units``), held as the number Kafka holds, so ``7d`` and a live ``604800000`` are the
+same value; ``infinite`` is ``-1`` where Kafka reads -1 as "no limit"::
+
+    >>> normalize_config("retention.ms", "7d")
+    '604800000'
+    >>> normalize_config("segment.bytes", "512MiB")
+    '536870912'
+    >>> normalize_config("retention.bytes", "infinite")
+    '-1'
 """
 
 from __future__ import annotations
@@ -30,6 +41,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
+
+from kgitops.units import spec_bytes, spec_bytes_text, spec_millis, spec_millis_text
 
 ConfigType = Literal["long", "int", "double", "boolean", "string", "list"]
 
@@ -53,6 +66,18 @@ class TopicConfig:
     removed_in: str | None = None  # e.g. "4.0": the config is gone in that version
     since: str | None = None  # the first Kafka version that has it
     extra_values: tuple[int, ...] = ()  # single values allowed outside [minimum, maximum]
+    infinite: bool = False  # -1 means "no limit", so ``infinite`` may be written for it
+
+    @property
+    def unit(self) -> Literal["ms", "bytes"] | None:
+        """The quantity Kafka holds: ``ms`` for ``*.ms``, ``bytes`` for ``*.bytes``."""
+        if self.type not in ("int", "long"):
+            return None
+        if self.name.endswith(".ms"):
+            return "ms"
+        if self.name.endswith(".bytes"):
+            return "bytes"
+        return None
 
     @property
     def bounds(self) -> tuple[int | float, int | float] | None:
@@ -177,17 +202,21 @@ CONFIGS: Mapping[str, TopicConfig] = {
             "local.retention.bytes",
             "long",
             "-2",
-            "With tiered storage: the most bytes kept on local disk; -2 means retention.bytes.",
+            "With tiered storage: the most bytes kept on local disk; -2 means retention.bytes, "
+            "-1 no limit.",
             minimum=-2,
             since="3.6",
+            infinite=True,
         ),
         _c(
             "local.retention.ms",
             "long",
             "-2",
-            "With tiered storage: how long data stays on local disk; -2 means retention.ms.",
+            "With tiered storage: how long data stays on local disk; -2 means retention.ms, "
+            "-1 forever.",
             minimum=-2,
             since="3.6",
+            infinite=True,
         ),
         _c(
             "max.compaction.lag.ms",
@@ -321,6 +350,7 @@ CONFIGS: Mapping[str, TopicConfig] = {
             "long",
             "-1",
             "The most bytes a partition keeps before old segments are deleted; -1: no limit.",
+            infinite=True,
         ),
         _c(
             "retention.ms",
@@ -328,6 +358,7 @@ CONFIGS: Mapping[str, TopicConfig] = {
             "604800000",
             "How long messages are kept; -1: forever.",
             minimum=-1,
+            infinite=True,
         ),
         _c(
             "segment.bytes",
@@ -456,18 +487,39 @@ _EXPECTED = {
 }
 
 
-def check_config(name: str, value: object) -> tuple[str | None, str | None]:
+def _as_amount(spec: TopicConfig, value: object) -> int | None:
+    """An integer, or a human amount for a config in milliseconds or bytes (``7d``, ``1GiB``,
+    ``infinite``)."""
+    number = _as_int(value)
+    if number is not None or not isinstance(value, str) or spec.unit is None:
+        return number
+    if spec.infinite and value.strip().lower() == "infinite":
+        return -1
+    return spec_millis(value) if spec.unit == "ms" else spec_bytes(value)
+
+
+_UNIT_WORDS = {
+    "ms": "a duration (7d, 36h, 15m, 500ms) or a number of milliseconds",
+    "bytes": "a size (1GiB, 512MiB, 10MB) or a number of bytes",
+}
+
+
+def check_config(name: str, value: object, *, units: bool = True) -> tuple[str | None, str | None]:
     """Validate one config value: ``(normalised value, None)`` or ``(None, error message)``.
 
     Unknown names are the caller's business (see ``suggest``); they normalise as strings.
+    ``units=False`` is the broker's view: only the number Kafka holds, no ``7d``.
     """
     spec = CONFIGS.get(name)
     if spec is None:
         return _plain(value), None
     if spec.type in ("int", "long"):
-        number = _as_int(value)
+        number = _as_amount(spec, value) if units else _as_int(value)
         if number is None:
-            return None, f"{name} must be {_EXPECTED[spec.type]}, not {_type_word(value)}"
+            words = _UNIT_WORDS[spec.unit] if units and spec.unit else _EXPECTED[spec.type]
+            if units and spec.infinite:
+                words += ", or infinite"
+            return None, f"{name} must be {words}, not {_type_word(value)}"
         lo, hi = spec.bounds or (LONG_MIN, LONG_MAX)
         if not lo <= number <= hi and number not in spec.extra_values:
             width = "a 32-bit int" if spec.type == "int" else "a 64-bit long"
@@ -571,6 +623,19 @@ def normalize_config(name: str, value: object) -> str:
     return _plain(value)
 
 
+def readable_config(name: str, value: str) -> str:
+    """A held value as a person writes it: ``retention.ms`` ``604800000`` -> ``7d``,
+    ``segment.bytes`` ``1073741824`` -> ``1GiB``, ``retention.ms`` ``-1`` -> ``infinite``;
+    anything else unchanged. ``normalize_config`` reads every result back to ``value``."""
+    spec = CONFIGS.get(name)
+    number = _as_int(value) if spec is not None and spec.unit is not None else None
+    if spec is None or number is None:
+        return value
+    if number == -1 and spec.infinite:
+        return "infinite"
+    return spec_millis_text(number) if spec.unit == "ms" else spec_bytes_text(number)
+
+
 # ------------------------------------------------------------------ schema
 
 
@@ -593,8 +658,12 @@ def value_schema(spec: TopicConfig) -> dict[str, Any]:
                     {"enum": list(spec.extra_values)},
                 ],
             }
-        out["anyOf"] = [number, {"type": "string", "pattern": INT_TEXT.pattern}]
+        out["anyOf"] = [number, {"type": "string", "pattern": _amount_pattern(spec)}]
         out["default"] = int(spec.default)
+        if spec.unit is not None:
+            out["description"] += _UNIT_NOTE[spec.unit] + (
+                " infinite means -1." if spec.infinite else ""
+            )
     elif spec.type == "double":
         lo_f, hi_f = spec.bounds or (-math.inf, math.inf)
         num: dict[str, Any] = {"type": "number"}
@@ -630,6 +699,26 @@ def value_schema(spec: TopicConfig) -> dict[str, Any]:
     return out
 
 
+_UNIT_PATTERN = {
+    "ms": r"([0-9]+(\.[0-9]+)?\s*(ms|s|m|h|d|w)\s*)+",
+    "bytes": r"[0-9]+(\.[0-9]+)?\s*([kKmMgGtT]i?[bB]|[bB])",
+}
+_UNIT_NOTE = {
+    "ms": " In milliseconds, or with units: 500ms, 15m, 36h, 7d, 1w, 1h30m.",
+    "bytes": " In bytes, or with units: 10MB (decimal, 1000), 512MiB (binary, 1024), 1GiB.",
+}
+
+
+def _amount_pattern(spec: TopicConfig) -> str:
+    """What a string value may say: the integer Kafka holds, or a human amount."""
+    if spec.unit is None:
+        return INT_TEXT.pattern
+    words = [r"[+-]?[0-9]+", _UNIT_PATTERN[spec.unit]]
+    if spec.infinite:
+        words.append("[Ii][Nn][Ff][Ii][Nn][Ii][Tt][Ee]")
+    return r"^\s*(" + "|".join(words) + r")\s*$"
+
+
 def _list_pattern(choices: tuple[str, ...]) -> str:
     alt = "|".join(choices)
     return f"^\\s*({alt})?(\\s*,\\s*({alt}))*\\s*$"
@@ -646,7 +735,7 @@ def config_schema() -> dict[str, Any]:
     }
 
 
-SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
+SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
 
 
 def _write_schema() -> None:

@@ -437,9 +437,12 @@ def test_an_unknown_config_with_nothing_close_has_no_suggestion(problems: Proble
     ]
 
 
-def test_a_long_config_must_be_an_integer(problems: Problems) -> None:
+def test_a_duration_config_must_be_milliseconds_or_a_duration_with_units(
+    problems: Problems,
+) -> None:
     assert problems({"a.yaml": TOPIC + "config:\n  retention.ms: 7 days\n"}) == [
-        "a.yaml:7:17: error: retention.ms must be an integer, not the string '7 days'"
+        "a.yaml:7:17: error: retention.ms must be a duration (7d, 36h, 15m, 500ms) or a number "
+        "of milliseconds, or infinite, not the string '7 days'"
     ]
 
 
@@ -566,7 +569,8 @@ def test_retention_bytes_below_one_segment_is_a_warning(problems: Problems) -> N
 def test_every_config_error_of_a_topic_is_reported_at_once(problems: Problems) -> None:
     text = TOPIC + ("config:\n  retention.ms: forever\n  segment.ms: 0\n  colour: blue\n")
     assert problems({"a.yaml": text}) == [
-        "a.yaml:7:17: error: retention.ms must be an integer, not the string 'forever'",
+        "a.yaml:7:17: error: retention.ms must be a duration (7d, 36h, 15m, 500ms) or a number "
+        "of milliseconds, or infinite, not the string 'forever'",
         "a.yaml:8:15: error: segment.ms must be at least 1, not 0",
         "a.yaml:9:3: error: unknown topic config 'colour'",
     ]

@@ -85,7 +85,8 @@ def test_an_int_config_stops_at_kafkas_32_bit_limit() -> None:
 def test_a_boolean_is_not_a_number() -> None:
     assert check_config("retention.ms", True) == (
         None,
-        "retention.ms must be an integer, not a boolean",
+        "retention.ms must be a duration (7d, 36h, 15m, 500ms) or a number of milliseconds, "
+        "or infinite, not a boolean",
     )
 
 
