@@ -109,11 +109,13 @@ def even_leaders(cluster: Cluster, topics: Sequence[Topic], rounds: int = 1_000_
     lo, hi = total // n, -(-total // n)
     if all(lo <= load[b].leaders <= hi for b in cluster.eligible):
         return
-    led: dict[int, list[tuple[int, int]]] = {b: [] for b in cluster.eligible}
+    # per broker, per topic (index), the partitions it leads
+    led: dict[int, dict[int, list[int]]] = {b: {} for b in cluster.eligible}
     for ti, t in enumerate(topics):
+        frozen = t.layout.frozen
         for p, reps in t.layout.replicas.items():
-            if reps and reps[0] in led and p not in t.layout.frozen:
-                led[reps[0]].append((ti, p))
+            if reps and reps[0] in led and not (frozen and p in frozen):
+                led[reps[0]].setdefault(ti, []).append(p)
     even = f"{lo}" if lo == hi else f"{lo}-{hi}"
     stuck: set[int] = set()
     for _ in range(rounds):
@@ -130,8 +132,8 @@ def even_leaders(cluster: Cluster, topics: Sequence[Topic], rounds: int = 1_000_
         if found is None:
             stuck.add(donor)
             continue
-        i, slot = found
-        ti, p = led[donor].pop(i)
+        ti, i, slot = found
+        p = led[donor][ti].pop(i)
         t = topics[ti]
         taker = t.layout.replicas[p][slot]
         _lead_swap(
@@ -141,22 +143,25 @@ def even_leaders(cluster: Cluster, topics: Sequence[Topic], rounds: int = 1_000_
             f"goal 4, leaders: broker {donor} led {load[donor].leaders} partitions and broker "
             f"{taker} {load[taker].leaders}, even is {even}",
         )
-        led[taker].append((ti, p))
+        led[taker].setdefault(ti, []).append(p)
         stuck.clear()
 
 
 def _lead_candidate(
-    topics: Sequence[Topic], led: Sequence[tuple[int, int]], donor: int, takers: Collection[int]
-) -> tuple[int, int] | None:
-    """(index in ``led``, follower slot) of a partition the donor leads whose follower in
-    ``takers`` may take it, both staying inside the topic's leader share."""
-    for i, (ti, p) in enumerate(led):
+    topics: Sequence[Topic], led: Mapping[int, list[int]], donor: int, takers: Collection[int]
+) -> tuple[int, int, int] | None:
+    """(topic index, index in its list, follower slot) of a partition the donor leads whose
+    follower in ``takers`` may take it, both staying inside the topic's leader share. Topics
+    where the donor is at its lower share are skipped whole."""
+    for ti, parts in led.items():
         t = topics[ti]
-        if t.leads[donor] - 1 < t.lead_shares[donor][0]:
+        if not parts or t.leads[donor] - 1 < t.lead_shares[donor][0]:
             continue
-        reps = t.layout.replicas[p]
-        for slot in range(1, len(reps)):
-            b = reps[slot]
-            if b in takers and t.leads[b] + 1 <= t.lead_shares[b][1]:
-                return i, slot
+        replicas, leads, shares = t.layout.replicas, t.leads, t.lead_shares
+        for i, p in enumerate(parts):
+            reps = replicas[p]
+            for slot in range(1, len(reps)):
+                b = reps[slot]
+                if b in takers and leads[b] + 1 <= shares[b][1]:
+                    return ti, i, slot
     return None
