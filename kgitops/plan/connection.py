@@ -15,6 +15,7 @@ A cluster.yaml that is new (or that the base branch cannot parse) changes every 
 
 from __future__ import annotations
 
+import json
 import os
 
 from kgitops.model import ClusterSpec
@@ -45,7 +46,7 @@ def connection_settings(cluster: ClusterSpec) -> dict[str, str | None]:
         "security.sasl.passwordEnv": sasl.password_env if sasl else None,
         "security.sasl.tokenEnv": sasl.token_env if sasl else None,
         "security.sasl.tokenCommand": (
-            " ".join(sasl.token_command) if sasl and sasl.token_command else None
+            json.dumps(list(sasl.token_command)) if sasl and sasl.token_command else None
         ),
         "security.ssl.caFile": _path(d, ssl.ca_file) if ssl else None,
         "security.ssl.certFile": _path(d, ssl.cert_file) if ssl else None,

@@ -236,3 +236,29 @@ def test_a_base_that_is_not_a_commit_is_one_clear_error(repo: Path, ref: str) ->
     code, _, err = cli("plan", folder(repo), f"--base={ref}", "--state", str(repo / "state.json"))
     assert code == 1
     assert err.startswith("error: --base") and len(err.splitlines()) == 1
+
+
+def test_a_changed_token_command_is_a_connection_change_even_when_its_words_join_alike(
+    repo: Path,
+) -> None:
+    # the command kgitops would run for an OAUTHBEARER token: ["a b"] is not ["a", "b"]
+    oauth = REAL.replace(
+        """  sasl:
+    mechanism: SCRAM-SHA-512
+    usernameEnv: KGITOPS_KAFKA_USERNAME
+    passwordEnv: KGITOPS_KAFKA_PASSWORD
+""",
+        "  sasl:\n    mechanism: OAUTHBEARER\n    tokenCommand: [get-token, --audience kafka]\n",
+    )
+    d = repo / "topics" / "prod"
+    (d / "cluster.yaml").write_text(oauth)
+    git(repo, "commit", "-qam", "oauth")
+    (d / "cluster.yaml").write_text(
+        oauth.replace("[get-token, --audience kafka]", "[get-token, --audience, kafka]")
+    )
+    code, _, err = cli("plan", folder(repo), "--base", "main")
+    assert code == 1
+    assert (
+        'CONNECTION_CHANGED security.sasl.tokenCommand: ["get-token", "--audience kafka"] -> '
+        '["get-token", "--audience", "kafka"]' in err
+    )
