@@ -33,6 +33,7 @@ SCHEMA_FILES = (
     "quota.json",
     "plan.json",
     "state.json",
+    "console.json",
 )
 #: The schema of each document kind.
 KIND_SCHEMAS = {

@@ -1,0 +1,54 @@
+"""What the console commands (``get``, and later ``tail``, ``reset-offsets``) share: the
+cluster state of a folder, from the live cluster, the simulated one or a ``--state`` snapshot,
+and the JSON / text output."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from kgitops.model import ClusterState
+
+
+def add_source(parser: argparse.ArgumentParser) -> None:
+    """``--state FILE`` and ``--format text|json``."""
+    parser.add_argument(
+        "--state", metavar="FILE", help="read a saved snapshot instead of the live cluster"
+    )
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+
+
+def read_state(args: argparse.Namespace, topics: Iterable[str] | None = None) -> ClusterState:
+    """The state ``args`` point at: ``--state FILE`` (DIR need not hold a cluster.yaml), else
+    the cluster DIR's cluster.yaml describes, through one ``describe`` (a constant number of
+    admin requests: Metadata, and DescribeConfigs for the topics and each broker)."""
+    if args.state is not None:
+        from kgitops.cluster.snapshot import read_state as read_file
+
+        state = read_file(args.state)
+        if os.path.exists(os.path.join(args.dir, "cluster.yaml")):
+            from kgitops.commands._clusterdir import load_cluster
+
+            load_cluster(args.dir)  # a broken cluster.yaml still stops us
+        return state
+    from kgitops.cluster.connect import open_cluster
+    from kgitops.commands._clusterdir import load_cluster
+
+    admin = open_cluster(load_cluster(args.dir))
+    try:
+        return admin.describe(None if topics is None else list(topics))
+    finally:
+        admin.close()
+
+
+def emit(view: Mapping[str, Any], fmt: str, lines: list[str]) -> None:
+    """Write the view: its JSON, or the text lines."""
+    if fmt == "json":
+        json.dump(view, sys.stdout, indent=2, sort_keys=False)
+        sys.stdout.write("\n")
+    elif lines:
+        sys.stdout.write("\n".join(lines) + "\n")

@@ -1,0 +1,75 @@
+"""``kgitops get DIR topics|partitions|brokers|config TOPIC|balance``: the everyday questions
+about a cluster, as sorted aligned tables or ``--format json`` (``kgitops-get/v1``, schema
+``kgitops/schemas/console.json``). See docs/console.md.
+
+Works on a live cluster, the local broker, a simulated cluster and a ``--state`` snapshot;
+every view costs one ``describe`` (Metadata plus DescribeConfigs for the topics and one per
+broker), whatever the number of topics.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from kgitops.commands._console import add_source, emit, read_state
+from kgitops.errors import KgitopsError
+
+NAME = "get"
+HELP = "show topics, partitions, brokers, a topic's config or the balance of a cluster"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("dir", metavar="DIR", help="the cluster folder (with cluster.yaml)")
+    sub = parser.add_subparsers(dest="view", metavar="VIEW", required=True)
+    filtered = argparse.ArgumentParser(add_help=False)
+    add_source(filtered)
+    filtered.add_argument(
+        "--topic",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="only topics matching this shell glob (repeatable; e.g. 'payments.*')",
+    )
+    sub.add_parser("topics", parents=[filtered], help="topics: partitions, RF, bytes, health")
+    sub.add_parser(
+        "partitions", parents=[filtered], help="partitions: leader, replicas, ISR, bytes"
+    )
+    sub.add_parser(
+        "brokers", parents=[filtered], help="brokers: rack, liveness, replicas, leaders, bytes"
+    )
+    sub.add_parser(
+        "balance",
+        parents=[filtered],
+        help="replicas, leaders and bytes per broker and per rack, with the spread",
+    )
+    plain = argparse.ArgumentParser(add_help=False)
+    add_source(plain)
+    p = sub.add_parser("config", parents=[plain], help="the configs set on one topic")
+    p.add_argument("topic_name", metavar="TOPIC")
+
+
+def run(args: argparse.Namespace) -> int:
+    from kgitops.plan import views
+
+    if args.view == "config":
+        state = read_state(args, [args.topic_name])
+        if args.topic_name not in state.topics:
+            raise KgitopsError(
+                f"topic '{views.safe_text(args.topic_name)}' does not exist on the cluster"
+            )
+        view = views.config_view(state, args.topic_name)
+    else:
+        state = read_state(args)
+        make = {
+            "topics": views.topics_view,
+            "partitions": views.partitions_view,
+            "brokers": views.brokers_view,
+            "balance": views.balance_view,
+        }[args.view]
+        view = make(state, args.topic)
+        if args.topic and not views.select(state, args.topic):
+            import sys
+
+            print(f"note: no topic matches {', '.join(args.topic)}", file=sys.stderr)
+    emit(view, args.format, views.render_text(view) if args.format == "text" else [])
+    return 0

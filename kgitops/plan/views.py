@@ -1,0 +1,387 @@
+"""What ``kgitops get`` shows: a ``ClusterState`` as the ``kgitops-get/v1`` JSON (schema:
+``kgitops/schemas/console.json``), and that JSON as aligned text tables. Pure.
+
+The text is rendered from the JSON, so the two can never disagree. Every view is sorted
+(topics by name, partitions by topic then id, brokers by id, racks by name) and every cell
+passes through ``safe_text``: a config value or rack read from a cluster cannot move the
+cursor, clear the screen or forge a line of the table::
+
+    >>> safe_text("a\\x1b[2Jb\\n")
+    'a\\\\x1b[2Jb\\\\n'
+
+``balance`` holds the figures the rebalance works on (``plan --rebalance``): per broker and
+per rack the replicas, the preferred leaders (first replicas) and the bytes, and per figure a
+``spread``: min, max, mean and max/mean (1.0 is perfectly even).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from kgitops.model import ClusterState, TopicState
+from kgitops.plan.spread import broker_spread
+from kgitops.units import human_bytes
+
+FORMAT = "kgitops-get/v1"
+VIEWS = ("topics", "partitions", "brokers", "config", "balance")
+
+_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\\": "\\\\"}
+
+
+def safe_text(text: str, limit: int | None = None) -> str:
+    """``text`` printable on one terminal line: control, format and other non-printable
+    characters escaped (``\\n``, ``\\x1b``, ``\\u202e``), a backslash doubled so an escape
+    cannot be forged, and at most ``limit`` characters (then ``...``)."""
+    out: list[str] = []
+    for ch in text:
+        if ch in _ESCAPES:
+            out.append(_ESCAPES[ch])
+        elif ch.isprintable():
+            out.append(ch)
+        elif ord(ch) < 0x100:
+            out.append(f"\\x{ord(ch):02x}")
+        elif ord(ch) < 0x10000:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(f"\\U{ord(ch):08x}")
+    shown = "".join(out)
+    if limit is not None and len(shown) > limit:
+        return shown[: max(limit - 3, 0)] + "..."
+    return shown
+
+
+def select(state: ClusterState, patterns: Sequence[str] = ()) -> dict[str, TopicState]:
+    """The topics whose name matches any of the shell globs (all when none), by name."""
+    return {
+        n: t
+        for n, t in sorted(state.topics.items())
+        if not patterns or any(fnmatch.fnmatchcase(n, p) for p in patterns)
+    }
+
+
+def _size(t: TopicState) -> int | None:
+    sizes = [p.size_bytes for p in t.partitions.values()]
+    return None if any(s is None for s in sizes) else sum(s or 0 for s in sizes)
+
+
+def _under(t: TopicState) -> int | None:
+    if any(p.isr is None for p in t.partitions.values()):
+        return None
+    return sum(1 for p in t.partitions.values() if len(p.isr or ()) < len(p.replicas))
+
+
+def topics_view(state: ClusterState, patterns: Sequence[str] = ()) -> dict[str, Any]:
+    rows = [
+        {
+            "name": n,
+            "partitions": t.partition_count,
+            "replicationFactor": t.replication_factor,
+            "bytes": _size(t),
+            "underReplicated": _under(t),
+            "offline": sum(1 for p in t.partitions.values() if p.leader is None),
+            "configOverrides": len(t.config),
+        }
+        for n, t in select(state, patterns).items()
+    ]
+    return {"format": FORMAT, "view": "topics", "topics": rows}
+
+
+def partitions_view(state: ClusterState, patterns: Sequence[str] = ()) -> dict[str, Any]:
+    rows = []
+    for n, t in select(state, patterns).items():
+        moving = state.reassignments.get(n, {})
+        for p, ps in sorted(t.partitions.items()):
+            r = moving.get(p)
+            rows.append(
+                {
+                    "topic": n,
+                    "partition": p,
+                    "leader": ps.leader,
+                    "replicas": list(ps.replicas),
+                    "isr": None if ps.isr is None else list(ps.isr),
+                    "bytes": ps.size_bytes,
+                    "preferredLeader": bool(ps.replicas) and ps.leader == ps.replicas[0],
+                    "reassigning": r is not None,
+                }
+            )
+    return {"format": FORMAT, "view": "partitions", "partitions": rows}
+
+
+def _leading(topics: Iterable[TopicState]) -> Counter[int]:
+    return Counter(p.leader for t in topics for p in t.partitions.values() if p.leader is not None)
+
+
+def brokers_view(state: ClusterState, patterns: Sequence[str] = ()) -> dict[str, Any]:
+    return {
+        "format": FORMAT,
+        "view": "brokers",
+        "controllerId": state.controller_id,
+        "brokers": _broker_rows(state, patterns),
+    }
+
+
+def _broker_rows(state: ClusterState, patterns: Sequence[str]) -> list[dict[str, Any]]:
+    chosen = select(state, patterns)
+    sub = ClusterState(brokers=state.brokers, topics=chosen)
+    spread = broker_spread(sub)["brokers"]
+    leading = _leading(chosen.values())
+    racks = {b.id: b for b in state.brokers}
+    rows = []
+    for key, figures in spread.items():
+        b = int(key)
+        broker = racks.get(b)
+        rows.append(
+            {
+                "id": b,
+                "rack": broker.rack if broker else None,
+                "online": broker.online if broker else False,
+                "known": broker is not None,
+                "replicas": figures["replicas"][1],
+                "preferredLeaders": figures["leaders"][1],
+                "leaders": leading[b],
+                "bytes": figures["bytes"][1],
+            }
+        )
+    return rows
+
+
+def config_view(state: ClusterState, topic: str) -> dict[str, Any]:
+    t = state.topics[topic]
+    return {
+        "format": FORMAT,
+        "view": "config",
+        "topic": topic,
+        "configs": [{"name": k, "value": v} for k, v in sorted(t.config.items())],
+    }
+
+
+_BALANCED = ("replicas", "preferredLeaders", "leaders", "bytes")
+
+
+def _spread(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for m in _BALANCED:
+        values = [int(r[m]) for r in rows]
+        if not values:
+            continue
+        mean = sum(values) / len(values)
+        out[m] = {
+            "min": min(values),
+            "max": max(values),
+            "mean": round(mean, 3),
+            "maxOverMean": round(max(values) / mean, 3) if mean else None,
+        }
+    return out
+
+
+def balance_view(state: ClusterState, patterns: Sequence[str] = ()) -> dict[str, Any]:
+    """Per broker and per rack: replicas, preferred leaders, leaders, bytes, and the spread.
+
+    Only known brokers that are online count in the broker spread (an offline broker's
+    replicas are listed but it cannot take new ones); the rack spread sums its brokers."""
+    brokers = [r for r in _broker_rows(state, patterns) if r["known"]]
+    racks: dict[str, dict[str, Any]] = {}
+    for r in brokers:
+        if r["rack"] is None:
+            continue
+        row = racks.setdefault(
+            r["rack"], {"rack": r["rack"], "brokers": 0, **dict.fromkeys(_BALANCED, 0)}
+        )
+        row["brokers"] += 1
+        for m in _BALANCED:
+            row[m] += r[m]
+    rack_rows = [racks[k] for k in sorted(racks)]
+    chosen = select(state, patterns)
+    return {
+        "format": FORMAT,
+        "view": "balance",
+        "bytesKnown": all(_size(t) is not None for t in chosen.values()),
+        "brokers": [{k: v for k, v in r.items() if k != "known"} for r in brokers],
+        "racks": rack_rows,
+        "spread": {
+            "brokers": _spread([r for r in brokers if r["online"]]),
+            "racks": _spread(rack_rows),
+        },
+    }
+
+
+# ------------------------------------------------------------------------------------ text
+
+
+def table(
+    header: Sequence[str], rows: Iterable[Sequence[object]], *, numbers: bool = True
+) -> list[str]:
+    """Aligned columns, two spaces apart; columns of numbers right-aligned (unless
+    ``numbers`` is false); every cell made safe."""
+    body = [[_cell(c) for c in r] for r in rows]
+    numeric = [
+        numbers and bool(body) and all(_numeric(r[i]) for r in body) for i in range(len(header))
+    ]
+    widths = [max([len(h)] + [len(r[i]) for r in body]) for i, h in enumerate(header)]
+
+    def line(cells: Sequence[str]) -> str:
+        out = [
+            c.rjust(widths[i]) if numeric[i] else c.ljust(widths[i]) for i, c in enumerate(cells)
+        ]
+        return "  ".join(out).rstrip()
+
+    return [line([h.upper() for h in header])] + [line(r) for r in body]
+
+
+def _numeric(cell: str) -> bool:
+    return cell.replace(".", "", 1).isdigit() or cell == "-"
+
+
+def _cell(value: object) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list):
+        return ",".join(str(v) for v in value)
+    return safe_text(str(value))
+
+
+def _bytes(n: object) -> str:
+    return "-" if n is None else human_bytes(int(str(n)))
+
+
+def render_text(view: Mapping[str, Any]) -> list[str]:
+    """The text form of a ``kgitops-get/v1`` view (one of ``VIEWS``)."""
+    kind = view["view"]
+    if kind == "topics":
+        return table(
+            ("topic", "partitions", "rf", "bytes", "under-replicated", "offline", "overrides"),
+            (
+                (
+                    t["name"],
+                    t["partitions"],
+                    t["replicationFactor"],
+                    _bytes(t["bytes"]),
+                    t["underReplicated"],
+                    t["offline"],
+                    t["configOverrides"],
+                )
+                for t in view["topics"]
+            ),
+        )
+    if kind == "partitions":
+        return table(
+            ("topic", "partition", "leader", "replicas", "isr", "bytes", "flags"),
+            (
+                (
+                    p["topic"],
+                    p["partition"],
+                    p["leader"],
+                    p["replicas"],
+                    p["isr"],
+                    _bytes(p["bytes"]),
+                    _flags(p),
+                )
+                for p in view["partitions"]
+            ),
+        )
+    if kind == "brokers":
+        controller = view.get("controllerId")
+        return table(
+            ("broker", "rack", "online", "replicas", "leaders", "preferred", "bytes", "role"),
+            (
+                (
+                    b["id"],
+                    b["rack"],
+                    b["online"],
+                    b["replicas"],
+                    b["leaders"],
+                    b["preferredLeaders"],
+                    _bytes(b["bytes"]),
+                    "controller" if b["id"] == controller else "",
+                )
+                for b in view["brokers"]
+            ),
+        )
+    if kind == "config":
+        if not view["configs"]:
+            return [f"{safe_text(view['topic'])}: no config set on the topic (broker defaults)"]
+        return table(
+            ("config", "value"),
+            ((c["name"], c["value"]) for c in view["configs"]),
+            numbers=False,
+        )
+    if kind == "balance":
+        return _balance_text(view)
+    raise ValueError(f"unknown view {kind!r}")
+
+
+def _flags(p: Mapping[str, Any]) -> str:
+    flags = []
+    if p["leader"] is None:
+        flags.append("offline")
+    elif not p["preferredLeader"]:
+        flags.append("leader-off-preferred")
+    if p["isr"] is not None and len(p["isr"]) < len(p["replicas"]):
+        flags.append("under-replicated")
+    if p["reassigning"]:
+        flags.append("reassigning")
+    return ",".join(flags)
+
+
+def _balance_text(view: Mapping[str, Any]) -> list[str]:
+    cols = ("replicas", "preferred", "leaders", "bytes")
+    lines = table(
+        ("broker", "rack", "online", *cols),
+        (
+            (
+                b["id"],
+                b["rack"],
+                b["online"],
+                b["replicas"],
+                b["preferredLeaders"],
+                b["leaders"],
+                _bytes(b["bytes"]),
+            )
+            for b in view["brokers"]
+        ),
+    )
+    if view["racks"]:
+        lines.append("")
+        lines += table(
+            ("rack", "brokers", *cols),
+            (
+                (
+                    r["rack"],
+                    r["brokers"],
+                    r["replicas"],
+                    r["preferredLeaders"],
+                    r["leaders"],
+                    _bytes(r["bytes"]),
+                )
+                for r in view["racks"]
+            ),
+        )
+    lines.append("")
+    for scope in ("brokers", "racks"):
+        spread = view["spread"][scope]
+        if not spread:
+            continue
+        parts = []
+        for m in _BALANCED:
+            s = spread[m]
+            shown = _bytes if m == "bytes" else str
+            ratio = f" ({s['maxOverMean']:.2f}x the mean)" if s["maxOverMean"] else ""
+            parts.append(f"{_LABEL[m]} {shown(s['min'])}-{shown(s['max'])}{ratio}")
+        who = "online brokers" if scope == "brokers" else "racks"
+        lines.append(f"Spread over {who}: " + "; ".join(parts))
+    if not view["bytesKnown"]:
+        lines.append("some sizes unknown: bytes count only the known ones")
+    return lines
+
+
+_LABEL = {
+    "replicas": "replicas",
+    "preferredLeaders": "preferred leaders",
+    "leaders": "leaders",
+    "bytes": "bytes",
+}
