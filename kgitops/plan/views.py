@@ -34,23 +34,33 @@ _ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\\": "\\\\"}
 def safe_text(text: str, limit: int | None = None) -> str:
     """``text`` printable on one terminal line: control, format and other non-printable
     characters escaped (``\\n``, ``\\x1b``, ``\\u202e``), a backslash doubled so an escape
-    cannot be forged, and at most ``limit`` characters (then ``...``)."""
+    cannot be forged, and at most ``limit`` characters (then ``...``, never inside an
+    escape)."""
+    shown, cut = safe_cut(text, None if limit is None else max(limit - 3, 0))
+    return shown + "..." if cut else shown
+
+
+def safe_cut(text: str, limit: int | None) -> tuple[str, bool]:
+    """``text`` escaped as ``safe_text`` does, cut to at most ``limit`` characters between
+    two escapes; and whether it was cut."""
     out: list[str] = []
+    used = 0
     for ch in text:
         if ch in _ESCAPES:
-            out.append(_ESCAPES[ch])
+            piece = _ESCAPES[ch]
         elif ch.isprintable():
-            out.append(ch)
+            piece = ch
         elif ord(ch) < 0x100:
-            out.append(f"\\x{ord(ch):02x}")
+            piece = f"\\x{ord(ch):02x}"
         elif ord(ch) < 0x10000:
-            out.append(f"\\u{ord(ch):04x}")
+            piece = f"\\u{ord(ch):04x}"
         else:
-            out.append(f"\\U{ord(ch):08x}")
-    shown = "".join(out)
-    if limit is not None and len(shown) > limit:
-        return shown[: max(limit - 3, 0)] + "..."
-    return shown
+            piece = f"\\U{ord(ch):08x}"
+        if limit is not None and used + len(piece) > limit:
+            return "".join(out), True
+        out.append(piece)
+        used += len(piece)
+    return "".join(out), False
 
 
 def select(state: ClusterState, patterns: Sequence[str] = ()) -> dict[str, TopicState]:
@@ -212,11 +222,16 @@ def balance_view(state: ClusterState, patterns: Sequence[str] = ()) -> dict[str,
 
 
 def table(
-    header: Sequence[str], rows: Iterable[Sequence[object]], *, numbers: bool = True
+    header: Sequence[str],
+    rows: Iterable[Sequence[object]],
+    *,
+    numbers: bool = True,
+    escaped: bool = False,
 ) -> list[str]:
     """Aligned columns, two spaces apart; columns of numbers right-aligned (unless
-    ``numbers`` is false); every cell made safe."""
-    body = [[_cell(c) for c in r] for r in rows]
+    ``numbers`` is false); every cell made safe (``escaped``: the caller already did, with
+    ``safe_text``, and string cells are taken as they are)."""
+    body = [[c if escaped and isinstance(c, str) else _cell(c) for c in r] for r in rows]
     numeric = [
         numbers and bool(body) and all(_numeric(r[i]) for r in body) for i in range(len(header))
     ]

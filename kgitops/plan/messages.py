@@ -1,0 +1,120 @@
+"""Messages read by ``kgitops tail``: the value an adapter returns, and how it is printed.
+Pure.
+
+A key or value that is UTF-8 text is shown as text (escaped by ``safe_text``: control
+characters, bidi overrides and backslashes cannot act on the terminal); anything else is
+binary, shown as ``0x`` + hex; a null key or value is ``null``. Text output cuts long keys and
+values (``--width``); ``--format json`` prints one object per line, complete, with each key,
+value and header value as ``{"text": ...}`` or ``{"base64": ...}`` so a pipe gets the exact
+bytes back::
+
+    >>> shown(b"\\xff\\x00", 40)
+    '0xff00'
+    >>> shown("caf\\u00e9\\n".encode(), 40)
+    '"café\\\\n"'
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from kgitops.plan.views import safe_cut
+
+FORMAT = "kgitops-tail/v1"
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One record as a consumer sees it."""
+
+    topic: str
+    partition: int
+    offset: int
+    timestamp_ms: int | None  # None: Kafka's -1 (no timestamp)
+    timestamp_type: str  # CreateTime | LogAppendTime | none
+    key: bytes | None
+    value: bytes | None
+    headers: tuple[tuple[str, bytes | None], ...] = ()
+    size: int = 0  # serialized key + value bytes, as the record batch holds them
+
+
+def _text(data: bytes) -> str | None:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def shown(data: bytes | None, width: int) -> str:
+    """A key or value in one safe cell: ``null``, ``"text"`` or ``0x…`` hex, cut to
+    ``width`` characters (``...`` marks a cut)."""
+    if data is None:
+        return "null"
+    text = _text(data)
+    if text is not None:
+        inner, cut = safe_cut(text, None)
+        if len(inner) + 2 > width:
+            inner, cut = safe_cut(text, max(width - 5, 0))
+        return f'"{inner}"' + ("..." if cut else "")
+    hexed = "0x" + data.hex()
+    return hexed if len(hexed) <= width else hexed[: max(width - 3, 0)] + "..."
+
+
+def _encoded(data: bytes | None) -> dict[str, str] | None:
+    if data is None:
+        return None
+    text = _text(data)
+    if text is not None:
+        return {"text": text}
+    return {"base64": base64.b64encode(data).decode("ascii")}
+
+
+def _when(ms: int | None) -> str | None:
+    if ms is None:
+        return None
+    try:
+        return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds")
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+def message_json(m: Message) -> dict[str, Any]:
+    """One line of ``tail --format json``."""
+    return {
+        "format": FORMAT,
+        "topic": m.topic,
+        "partition": m.partition,
+        "offset": m.offset,
+        "timestamp": _when(m.timestamp_ms),
+        "timestampMs": m.timestamp_ms,
+        "timestampType": m.timestamp_type,
+        "size": m.size,
+        "key": _encoded(m.key),
+        "value": _encoded(m.value),
+        "headers": [{"key": k, "value": _encoded(v)} for k, v in m.headers],
+    }
+
+
+def message_lines(messages: Sequence[Message], width: int) -> list[str]:
+    """The text of ``tail``: one aligned row per message."""
+    from kgitops.plan.views import table
+
+    return table(
+        ("partition", "offset", "timestamp", "size", "key", "value"),
+        (
+            (
+                m.partition,
+                m.offset,
+                (_when(m.timestamp_ms) or "-").replace("+00:00", "Z"),  # digits only
+                m.size,
+                shown(m.key, min(width, 40)),
+                shown(m.value, width),
+            )
+            for m in messages
+        ),
+        escaped=True,
+    )
