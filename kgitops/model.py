@@ -128,6 +128,9 @@ class TopicSpec:
     keys: KeySample | None = None
     mark: Mark = NOWHERE
     marks: Mapping[str, Mark] = field(default_factory=dict)
+    #: Values cluster.yaml set: path -> ``defaults`` or ``profile NAME`` (else the topic's own).
+    origins: Mapping[str, str] = field(default_factory=lambda: EMPTY)
+    profile: str | None = None  # the profile the topic selects
 
     def mark_of(self, path: str) -> Mark:
         """The position of a field, or of the document when the field has none."""

@@ -179,7 +179,7 @@ class CreateTopic(Action):
 
     @classmethod
     def details(cls, data: Mapping[str, Any]) -> tuple[list[str], list[str]]:
-        changes = [f"+ {k} = {v}" for k, v in data.get("config", {}).items()]
+        changes = [f"+ {k} = {_held(k, v)}" for k, v in data.get("config", {}).items()]
         return changes, _assignment_rows(data)
 
 

@@ -43,6 +43,7 @@ from kgitops.names import THROTTLED_REPLICAS_CONFIGS
 from kgitops.spec import rules as specrules
 from kgitops.spec import schemacheck
 from kgitops.spec.access import ACCESS_KINDS, build_access
+from kgitops.spec.layers import layered
 from kgitops.spec.topic_configs import CONFIGS, check_config
 from kgitops.spec.yamlload import Document, Marks, load_file, load_text
 
@@ -130,17 +131,36 @@ def spec_files(directory: str, problems: list[Diagnostic] | None = None) -> list
 # ------------------------------------------------------------------ building
 
 
-def _topic_config(doc: Document, diags: list[Diagnostic]) -> dict[str, str]:
+def _layer_configs(cluster: Document, diags: list[Diagnostic]) -> None:
+    """The configs of cluster.yaml's ``defaults:`` and ``profiles:``, checked where they are
+    written, whether or not a topic uses them."""
+    v = cluster.value
+    prefixes = ["defaults"] if isinstance(v.get("defaults"), dict) else []
+    profiles = v.get("profiles")
+    if isinstance(profiles, dict):
+        prefixes.extend(f"profiles.{name}" for name in profiles)
+    for prefix in prefixes:
+        _topic_config(cluster, diags, prefix + ".config")
+
+
+def _at(value: Any, path: str) -> Any:
+    for part in path.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
+
+
+def _topic_config(doc: Document, diags: list[Diagnostic], where: str = "config") -> dict[str, str]:
     """The topic's configs, normalised; a diagnostic for each bad name or value.
 
     Runs even when the rest of the document fails its schema, so every error shows at once.
+    ``where``: the mapping's path (a profile's ``profiles.critical.config`` in cluster.yaml).
     """
-    raw_config = doc.value.get("config")
+    raw_config = doc.value.get("config") if where == "config" else _at(doc.value, where)
     config: dict[str, str] = {}
     if not isinstance(raw_config, dict):
         return config
     for key, raw in raw_config.items():
-        path = f"config.{key}"
+        path = f"{where}.{key}"
         if key in THROTTLED_REPLICAS_CONFIGS:
             diags.append(
                 Diagnostic(
@@ -202,7 +222,9 @@ def _build_topic(doc: Document, config: dict[str, str]) -> TopicSpec:
             else None
         ),
         mark=doc.key_mark("name"),
-        marks=Marks(doc.path, doc.positions),
+        marks=Marks(doc.path, doc.positions, doc.files),
+        origins=doc.origins,
+        profile=v.get("profile"),
     )
 
 
@@ -279,7 +301,7 @@ def _build_cluster(doc: Document, directory: str) -> ClusterSpec:
         unmanaged_acls=cast(UnmanagedAclPolicy, v.get("unmanagedAcls", "warn")),
         cluster_id=v.get("clusterId"),
         mark=doc.mark(""),
-        marks=Marks(doc.path, doc.positions),
+        marks=Marks(doc.path, doc.positions, doc.files),
     )
 
 
@@ -368,12 +390,16 @@ def _load(directory: str, brokers: Sequence[Broker] | None) -> Specs:
     cluster_doc: Document | None = None
     cluster_seen: Mark | None = None
     access_docs: list[tuple[str, Document]] = []
+    topic_sources: list[Document] = []
     for filename in spec_files(directory, diags):
         documents, problems = load_file(filename, root=directory)
         diags.extend(problems)
         for doc in documents:
             kind = _kind_of(doc, diags)
             if kind is None:
+                continue
+            if kind == "Topic":
+                topic_sources.append(doc)  # after cluster.yaml: its defaults and profiles
                 continue
             found = schemacheck.check(doc, kind)
             if kind == "Cluster":
@@ -392,15 +418,18 @@ def _load(directory: str, brokers: Sequence[Broker] | None) -> Specs:
                 if not found:
                     cluster = _build_cluster(doc, directory)
                     cluster_doc = doc
+                    _layer_configs(doc, diags)
                 continue
             diags.extend(found)
-            if kind in ACCESS_KINDS:
-                if not found:
-                    access_docs.append((kind, doc))
-                continue
-            config = _topic_config(doc, diags)
             if not found:
-                topic_docs.append((_build_topic(doc, config), doc))
+                access_docs.append((kind, doc))
+    for source in topic_sources:
+        doc = layered(source, cluster_doc, diags)
+        found = schemacheck.check(doc, "Topic")
+        diags.extend(found)
+        config = _topic_config(doc, diags)
+        if not found:
+            topic_docs.append((_build_topic(doc, config), doc))
     if cluster_seen is None:
         diags.append(
             Diagnostic(

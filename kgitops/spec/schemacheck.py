@@ -65,6 +65,12 @@ def validator(kind: str) -> Draft202012Validator:
             "type": "object",
             "description": data["properties"]["config"]["description"],
         }
+        # optional in the file (cluster.yaml's defaults: or a profile may give it); the
+        # loader checks the topic with its layers merged in, where it must be there
+        data["required"] = [*data["required"], "replicationFactor"]
+    elif kind == "Cluster":  # the same for defaults: and profiles:
+        data = copy.deepcopy(schema("cluster.json"))
+        data["$defs"]["topicConfig"] = {"type": "object"}
     else:
         data = schema(KIND_SCHEMAS[kind])
     return Draft202012Validator(data)
@@ -165,7 +171,9 @@ def _messages(error: ValidationError, doc: Document, doc_kind: str) -> Iterator[
         for key in rule:
             if key not in value:
                 where = f"{path}: " if path else ""
-                yield _error(mark, f"{where}missing required field {key!r}")
+                layered = doc_kind == "Topic" and key == "replicationFactor" and not path
+                hint = " (here, or in cluster.yaml's defaults: or a profile)" if layered else ""
+                yield _error(mark, f"{where}missing required field {key!r}{hint}")
         return
     if kind == "type":
         wanted = rule if isinstance(rule, list) else [rule]

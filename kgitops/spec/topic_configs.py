@@ -629,8 +629,8 @@ def readable_config(name: str, value: str) -> str:
     anything else unchanged. ``normalize_config`` reads every result back to ``value``."""
     spec = CONFIGS.get(name)
     number = _as_int(value) if spec is not None and spec.unit is not None else None
-    if spec is None or number is None:
-        return value
+    if spec is None or number is None or check_config(name, number)[1] is not None:
+        return value  # not a value Kafka takes: shown as it is
     if number == -1 and spec.infinite:
         return "infinite"
     return spec_millis_text(number) if spec.unit == "ms" else spec_bytes_text(number)
@@ -742,6 +742,11 @@ def _write_schema() -> None:
     path = SCHEMA_DIR / "topic.json"
     data = json.loads(path.read_text(encoding="utf-8"))
     data["properties"]["config"] = config_schema()
+    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {path}", file=sys.stderr)
+    path = SCHEMA_DIR / "cluster.json"  # defaults: and profiles: take the same configs
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["$defs"]["topicConfig"] = config_schema()
     path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {path}", file=sys.stderr)
 

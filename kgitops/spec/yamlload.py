@@ -98,13 +98,21 @@ class Document:
     value: Any
     positions: Mapping[str, tuple[int, int]]  # dotted path -> (line, col) of the value
     key_positions: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    #: A value another file set (cluster.yaml's ``defaults:``, a profile): path -> that file.
+    files: Mapping[str, str] = field(default_factory=dict)
+    #: Who set an inherited value: path -> ``defaults`` or ``profile critical``.
+    origins: Mapping[str, str] = field(default_factory=dict)
+
+    def file_of(self, path: str) -> str:
+        """The file that set the value at ``path``."""
+        return self.files.get(path, self.path) if self.files else self.path
 
     def mark(self, path: str = "") -> Mark:
         """The position of the value at ``path``, or of its closest parent that has one."""
         while True:
             pos = self.positions.get(path)
             if pos is not None:
-                return Mark(self.path, pos[0], pos[1])
+                return Mark(self.file_of(path), pos[0], pos[1])
             if not path:
                 return Mark(self.path, 1, 1)
             path = path.rpartition(".")[0] if "." in path else ""
@@ -113,7 +121,7 @@ class Document:
         """The position of the key of the mapping entry at ``path`` (else of its value)."""
         pos = self.key_positions.get(path)
         if pos is not None:
-            return Mark(self.path, pos[0], pos[1])
+            return Mark(self.file_of(path), pos[0], pos[1])
         return self.mark(path)
 
 
@@ -124,15 +132,21 @@ class Marks(Mapping[str, Mark]):
     for, so Marks are made on access.
     """
 
-    __slots__ = ("_path", "_positions")
+    __slots__ = ("_files", "_path", "_positions")
 
-    def __init__(self, path: str, positions: Mapping[str, tuple[int, int]]):
+    def __init__(
+        self,
+        path: str,
+        positions: Mapping[str, tuple[int, int]],
+        files: Mapping[str, str] | None = None,
+    ):
         self._path = path
         self._positions = positions
+        self._files = files or {}
 
     def __getitem__(self, key: str) -> Mark:
         pos = self._positions[key]
-        return Mark(self._path, pos[0], pos[1])
+        return Mark(self._files.get(key, self._path), pos[0], pos[1])
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._positions)

@@ -33,7 +33,7 @@ def test_plan_apply_plan_converges_on_a_live_broker(
     assert main(["plan", d, "--detailed-exitcode"]) == 0, capsys.readouterr().out
     topic.write_text(topic.read_text() + "  segment.ms: 3600000\n")
     assert main(["plan", d, "--detailed-exitcode"]) == 2
-    assert "+ segment.ms = 3600000" in capsys.readouterr().out
+    assert "+ segment.ms = 3600000 (1h)" in capsys.readouterr().out
     assert main(["apply", d, "--yes"]) == 0
     capsys.readouterr()
     assert main(["plan", d, "--detailed-exitcode"]) == 0, capsys.readouterr().out

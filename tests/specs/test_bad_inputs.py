@@ -148,7 +148,8 @@ def test_a_misspelt_field_is_unknown_and_the_real_one_missing(problems: Problems
 def test_a_field_named_as_other_tools_name_it_suggests_ours(problems: Problems) -> None:
     text = TOPIC.replace("replicationFactor:", "replicas:")
     assert problems({"a.yaml": text}) == [
-        "a.yaml:1:1: error: missing required field 'replicationFactor'",
+        "a.yaml:1:1: error: missing required field 'replicationFactor' (here, or in "
+        "cluster.yaml's defaults: or a profile)",
         "a.yaml:5:1: error: unknown field 'replicas' (did you mean 'replicationFactor'?)",
     ]
 
