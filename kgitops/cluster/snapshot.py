@@ -32,7 +32,7 @@ from typing import Any
 from kgitops.access import AccessState
 from kgitops.cluster.statecheck import check_state, problem_lines
 from kgitops.errors import FileRefused, StateFileError
-from kgitops.files import decode_utf8, loads_json, read_bytes, write_atomic
+from kgitops.files import decode_utf8, loads_json, nesting_problem, read_bytes, write_atomic
 from kgitops.model import (
     Broker,
     ClusterState,
@@ -193,7 +193,7 @@ def read_state_file(path: str) -> tuple[str, dict[str, Any]]:
     try:
         text = decode_utf8(read_bytes(path), path)
         with paused_gc():
-            data = loads_json(text, path)
+            data = loads_json(text, path, check_depth=False)  # checked before any shape error
     except FileNotFoundError:
         raise StateFileError(path, ["no such state file"]) from None
     except OSError as exc:
@@ -229,6 +229,8 @@ def state_from_json(data: object, source: str = "<state>", text: str | None = No
                 return replace(state, access=AccessState.from_json(data["access"]))
             except ValueError as exc:
                 raise StateFileError(source, [str(exc)]) from None
+    if text is not None and (too_deep := nesting_problem(text, source)) is not None:
+        raise StateFileError(source, [str(too_deep)])
     with paused_gc():
         problems = check_state(data)
         if not problems:  # pragma: no cover - the two passes disagree: a bug, say so plainly
