@@ -211,6 +211,8 @@ class ClusterSpec:
     limits: Limits = Limits()
     mark: Mark = NOWHERE
     marks: Mapping[str, Mark] = field(default_factory=dict)
+    #: policies.names: (folder as written, its owners), for ``kgitops codeowners``
+    folder_owners: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def mark_of(self, path: str) -> Mark:
         return self.marks.get(path, self.mark)

@@ -44,6 +44,7 @@ from kgitops.spec import rules as specrules
 from kgitops.spec import schemacheck
 from kgitops.spec.access import ACCESS_KINDS, build_access
 from kgitops.spec.layers import layered
+from kgitops.spec.policies import check_policies
 from kgitops.spec.topic_configs import CONFIGS, check_config
 from kgitops.spec.yamlload import Document, Marks, load_file, load_text
 
@@ -300,6 +301,10 @@ def _build_cluster(doc: Document, directory: str) -> ClusterSpec:
         limits=_limits(v.get("limits") or {}),
         unmanaged_acls=cast(UnmanagedAclPolicy, v.get("unmanagedAcls", "warn")),
         cluster_id=v.get("clusterId"),
+        folder_owners=tuple(
+            (str(rule["folder"]), tuple(rule.get("owners", ())))
+            for rule in (v.get("policies") or {}).get("names", ())
+        ),
         mark=doc.mark(""),
         marks=Marks(doc.path, doc.positions, doc.files),
     )
@@ -442,6 +447,8 @@ def _load(directory: str, brokers: Sequence[Broker] | None) -> Specs:
     if known is None and cluster is not None and cluster.simulated is not None:
         known = list(cluster.simulated.brokers)
     topics = specrules.check_folder(directory, cluster, cluster_doc, topic_docs, known, diags)
+    if cluster_doc is not None:
+        check_policies(cluster_doc, directory, topics, diags)
     access = build_access(access_docs, [d for _, d in topic_docs], diags)
     return Specs(
         directory=directory,
