@@ -6,6 +6,7 @@ and compares the clock with the plan's ``estimatedSeconds``: within 10 %."""
 from __future__ import annotations
 
 import tempfile
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -135,3 +136,25 @@ def test_concurrency_cap_slows_the_estimate_as_it_slows_apply() -> None:
     eight = schedule(jobs, max_concurrent_moves=8, throttle_bytes_per_sec=10 * MB)
     assert four.total_seconds == pytest.approx(20.0)
     assert eight.total_seconds == pytest.approx(10.0)
+
+
+def test_a_leaders_plan_applied_moves_no_bytes_and_evens_the_elected_leaders(
+    tmp_path: Path,
+) -> None:
+    bs = brokers(6, ["a", "b", "c"])
+    t = live("t", {p: (0, 1, 2) if p % 2 else (3, 4, 5) for p in range(12)}, size=100 * MB)
+    st_ = ClusterState(brokers=bs, topics={"t": t})
+    path = str(tmp_path / "state.json")
+    write_state(path, st_)
+    rules = ReassignmentSettings(throttle_bytes_per_sec=10 * MB, max_concurrent_moves=4)
+    wanted = specs(topic("t", 12, 3, placement="rack-aware"), reassignment=rules)
+    plan, _ = compute_plan(wanted, st_, None, leaders=True)
+    assert plan.transfer is None  # nothing to copy
+    admin = SimulatedCluster.open(path, bs)
+    apply_plan(plan, admin, rules, allow_delete=False)
+    after = SimulatedCluster.open(path, bs).describe(None).topics["t"]
+    leaders = Counter(ps.leader for ps in after.partitions.values())
+    assert leaders == dict.fromkeys(range(6), 2)  # elected, not only preferred
+    for p, ps in after.partitions.items():
+        assert sorted(ps.replicas) == sorted(t.partitions[p].replicas)
+        assert ps.leader == ps.replicas[0]
