@@ -276,10 +276,4 @@ def test_only_the_adapter_imports_kafka_python() -> None:
                 names = [node.module]
             if any(n == "kafka" or n.startswith("kafka.") for n in names):
                 importers.add(path.relative_to(package).as_posix())
-    assert importers <= {
-        "cluster/kafka/access.py",
-        "cluster/kafka/admin.py",
-        "cluster/kafka/bootstrap.py",
-        "cluster/kafka/errors.py",
-        "cluster/kafka/sample.py",
-    }
+    assert importers and all(p.startswith("cluster/kafka/") for p in importers), importers
