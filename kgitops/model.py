@@ -24,6 +24,7 @@ from typing import Literal, NamedTuple
 
 from kgitops.access import AccessState
 from kgitops.errors import Mark
+from kgitops.groups import GroupsState
 
 Placement = Literal["rack-aware", "rack-unaware", "static"]
 UnmanagedPolicy = Literal["ignore", "warn", "error"]
@@ -270,6 +271,7 @@ class ClusterState:
     broker_configs: Mapping[int, Mapping[str, str]] = field(default_factory=dict)
     broker_defaults: Mapping[str, str] = field(default_factory=dict)
     access: AccessState | None = None  # ACLs, SCRAM users, quotas; None: not read
+    groups: GroupsState | None = None  # consumer groups and log offsets; None: not read
 
     def min_insync_replicas(self, topic_config: Mapping[str, str]) -> int:
         """The ``min.insync.replicas`` a topic with ``topic_config`` really has: its own

@@ -27,6 +27,7 @@ from kgitops.cluster.port import (
     ScramUpsert,
 )
 from kgitops.errors import ClusterError
+from kgitops.groups import GroupsState
 from kgitops.model import ClusterState, TopicPartition
 
 _K = TypeVar("_K")
@@ -118,6 +119,27 @@ class Recorder:
     def delete_topics(self, names: Sequence[str]) -> Results:
         fake = self._write(f"DeleteTopics {_j(list(names))}", names)
         return fake if fake is not None else self.inner.delete_topics(names)
+
+    # ------------------------------------------------------------ consumer groups
+
+    def describe_groups(self, group_ids: Iterable[str] | None = None) -> GroupsState:
+        return self.inner.describe_groups(group_ids)
+
+    def list_offsets(
+        self, partitions: Iterable[tuple[str, int]], spec: int
+    ) -> Mapping[tuple[str, int], int]:
+        return self.inner.list_offsets(partitions, spec)
+
+    def alter_group_offsets(
+        self, group_id: str, offsets: Mapping[TopicPartition, int]
+    ) -> PartitionResults:
+        line = {str(tp): o for tp, o in sorted(offsets.items())}
+        fake = self._write(f"OffsetCommit {_j({'group': group_id, 'offsets': line})}", offsets)
+        return fake if fake is not None else self.inner.alter_group_offsets(group_id, offsets)
+
+    def delete_groups(self, group_ids: Sequence[str]) -> Results:
+        fake = self._write(f"DeleteGroups {_j(list(group_ids))}", group_ids)
+        return fake if fake is not None else self.inner.delete_groups(group_ids)
 
     # ------------------------------------------------------------ access
 

@@ -18,6 +18,7 @@ from typing import Protocol, runtime_checkable
 
 from kgitops.access import ACCESS_PARTS, AccessState, Acl, QuotaEntity, ScramCredential
 from kgitops.errors import ClusterError
+from kgitops.groups import GroupsState
 from kgitops.model import ClusterState, TopicPartition
 
 Results = Mapping[str, ClusterError | None]
@@ -146,6 +147,32 @@ class ClusterAdmin(Protocol):
 
     def upsert_scram_users(self, upserts: Sequence[ScramUpsert]) -> Results:
         """One AlterUserScramCredentials; result keys are ``ScramUpsert.key``."""
+        ...
+
+    # ------------------------------------------------------------ consumer groups (console)
+
+    def describe_groups(self, group_ids: Iterable[str] | None = None) -> GroupsState:
+        """Consumer groups (every one ListGroups lists, or those named) with state, members,
+        their assignments and committed offsets, and [log start, end] of every partition a
+        group committed or is assigned: ListGroups, FindCoordinator, then per coordinator
+        one DescribeGroups and one OffsetFetch, then ListOffsets per leader broker."""
+        ...
+
+    def list_offsets(
+        self, partitions: Iterable[tuple[str, int]], spec: int
+    ) -> Mapping[tuple[str, int], int]:
+        """ListOffsets at ``spec``: -2 the log start, -1 the end, else a timestamp (ms): the
+        first offset at or after it (the end when there is none)."""
+        ...
+
+    def alter_group_offsets(
+        self, group_id: str, offsets: Mapping[TopicPartition, int]
+    ) -> PartitionResults:
+        """Commit ``offsets`` for a group with no members (OffsetCommit as an admin)."""
+        ...
+
+    def delete_groups(self, group_ids: Sequence[str]) -> Results:
+        """DeleteGroups: a group with members is that item's error (NON_EMPTY_GROUP)."""
         ...
 
     def sleep(self, seconds: float) -> None:

@@ -40,6 +40,7 @@ from kgitops.access import Acl, QuotaEntity, ScramCredential
 from kgitops.cluster import controller as kraft
 from kgitops.cluster import replication as repl
 from kgitops.cluster.access_sim import AccessStore
+from kgitops.cluster.groups_sim import GroupStore
 from kgitops.cluster.port import (
     ConfigChange,
     NewPartitions,
@@ -56,6 +57,7 @@ from kgitops.cluster.snapshot import (
 )
 from kgitops.errors import ClusterError, ClusterRequestError, FileRefused, Mark, StateFileError
 from kgitops.files import inside
+from kgitops.groups import GroupsState
 from kgitops.model import (
     Broker,
     ClusterState,
@@ -254,6 +256,7 @@ class SimulatedCluster:
             raise StateFileError(self.path, [f"simulation: malformed ({exc})"]) from None
         self.cluster_id = state.cluster_id
         self.access = AccessStore(state.access)  # ACLs, quotas, SCRAM: access_sim.py
+        self.groups = GroupStore(state.groups, sim.get("offsetTimes"))  # groups_sim.py
         self.brokers: dict[int, Broker] = {b.id: b for b in state.brokers}
         self.broker_configs: dict[int, dict[str, str]] = {
             b: dict(c) for b, c in state.broker_configs.items()
@@ -366,6 +369,7 @@ class SimulatedCluster:
                     if any(p.elr for p in parts)
                 },
                 "leaderBalanceAt": self.balance_at,
+                "offsetTimes": self.groups.times_json(),
             }
         }
         write_state(self.path, self._state(None, reported=False), extra, root=self.root)
@@ -411,11 +415,59 @@ class SimulatedCluster:
             if reported
             else dict(self.broker_defaults),
             access=self.access.state(),
+            groups=self.groups.state(self._counts()),
         )
 
     @_operation
     def describe(self, topics: Iterable[str] | None = None) -> ClusterState:
         return self._state(topics)
+
+    # ---------------------------------------------------------------- consumer groups
+
+    def _counts(self) -> dict[str, int]:
+        return {name: len(parts) for name, (parts, _) in self.topics.items()}
+
+    @_operation
+    def describe_groups(self, group_ids: Iterable[str] | None = None) -> GroupsState:
+        return self.groups.describe(group_ids, self._counts())
+
+    @_operation
+    def list_offsets(
+        self, partitions: Iterable[tuple[str, int]], spec: int
+    ) -> Mapping[tuple[str, int], int]:
+        counts = self._counts()
+        return self.groups.offsets((k for k in partitions if 0 <= k[1] < counts.get(k[0], 0)), spec)
+
+    @_operation
+    def alter_group_offsets(
+        self, group_id: str, offsets: Mapping[TopicPartition, int]
+    ) -> PartitionResults:
+        results = self.groups.alter_offsets(group_id, offsets, self._counts())
+        self._save()
+        return results
+
+    @_operation
+    def delete_groups(self, group_ids: Sequence[str]) -> Results:
+        results = self.groups.delete(group_ids)
+        self._save()
+        return results
+
+    @_operation
+    def join_group(self, group_id: str, member_id: str, topics: Sequence[str]) -> None:
+        """What-if: a consumer joins (range assignor); not part of the port."""
+        self.groups.join(group_id, member_id, topics, self._counts())
+        self._save()
+
+    @_operation
+    def leave_group(self, group_id: str, member_id: str) -> None:
+        self.groups.leave(group_id, member_id, self._counts())
+        self._save()
+
+    @_operation
+    def commit(self, group_id: str, offsets: Mapping[tuple[str, int], int]) -> None:
+        """What-if: the group's members commit these offsets (as consumers do)."""
+        self.groups.commit_as_member(group_id, offsets)
+        self._save()
 
     @_operation
     def list_reassignments(self) -> Mapping[str, Mapping[int, tuple[tuple[int, ...], ...]]]:
@@ -737,6 +789,7 @@ class SimulatedCluster:
     def delete_topics(self, names: Sequence[str]) -> Results:
         results: dict[str, ClusterError | None] = {}
         for name in names:
+            self.groups.forget_topic(name)
             if self.topics.pop(name, None) is None and name not in results:
                 results[name] = kraft.error(
                     "UNKNOWN_TOPIC_OR_PARTITION",
@@ -816,6 +869,7 @@ class SimulatedCluster:
                 continue
             if self.clock >= end:
                 break
+        self.groups.produced(self.produce, self._counts(), seconds, self.clock)
         self._save()
 
     def _imbalanced(self) -> bool:

@@ -33,6 +33,7 @@ from kgitops.access import AccessState
 from kgitops.cluster.statecheck import check_state, problem_lines
 from kgitops.errors import FileRefused, StateFileError
 from kgitops.files import decode_utf8, loads_json, nesting_problem, read_bytes, write_atomic
+from kgitops.groups import GroupsState
 from kgitops.model import (
     Broker,
     ClusterState,
@@ -104,6 +105,8 @@ def state_to_json(state: ClusterState) -> dict[str, Any]:
         out["brokerDefaults"] = dict(sorted(state.broker_defaults.items()))
     if state.access is not None:
         out["access"] = state.access.to_json()
+    if state.groups is not None:
+        out["consumerGroups"] = state.groups.to_json()
     return out
 
 
@@ -223,12 +226,14 @@ def state_from_json(data: object, source: str = "<state>", text: str | None = No
         except (_Bad, KeyError, TypeError, ValueError, AttributeError):
             pass
         else:
-            if "access" not in data:
-                return state
             try:
-                return replace(state, access=AccessState.from_json(data["access"]))
+                if "access" in data:
+                    state = replace(state, access=AccessState.from_json(data["access"]))
+                if "consumerGroups" in data:
+                    state = replace(state, groups=GroupsState.from_json(data["consumerGroups"]))
             except ValueError as exc:
                 raise StateFileError(source, [str(exc)]) from None
+            return state
     if text is not None and (too_deep := nesting_problem(text, source)) is not None:
         raise StateFileError(source, [str(too_deep)])
     with paused_gc():

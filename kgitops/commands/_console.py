@@ -11,6 +11,8 @@ import sys
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from kgitops.errors import KgitopsError
+from kgitops.groups import GroupsState
 from kgitops.model import ClusterState
 
 
@@ -41,6 +43,30 @@ def read_state(args: argparse.Namespace, topics: Iterable[str] | None = None) ->
     admin = open_cluster(load_cluster(args.dir))
     try:
         return admin.describe(None if topics is None else list(topics))
+    finally:
+        admin.close()
+
+
+def read_groups(args: argparse.Namespace, group_ids: Iterable[str] | None = None) -> GroupsState:
+    """The consumer groups ``args`` point at (all, or those named) with their committed
+    offsets and the log offsets of their partitions: from ``--state FILE`` (which must hold
+    them), else the cluster's ``describe_groups``."""
+    if args.state is not None:
+        from kgitops.cluster.snapshot import read_state as read_file
+
+        state = read_file(args.state)
+        if state.groups is None:
+            raise KgitopsError(
+                f"{args.state}: the snapshot holds no consumer groups (take it again with "
+                "`kgitops snapshot`, which saves them)"
+            )
+        return state.groups
+    from kgitops.cluster.connect import open_cluster
+    from kgitops.commands._clusterdir import load_cluster
+
+    admin = open_cluster(load_cluster(args.dir))
+    try:
+        return admin.describe_groups(group_ids)
     finally:
         admin.close()
 

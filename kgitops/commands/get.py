@@ -1,4 +1,5 @@
-"""``kgitops get DIR topics|partitions|brokers|config TOPIC|balance``: the everyday questions
+"""``kgitops get DIR topics|partitions|brokers|config TOPIC|balance|groups|members GROUP|lags
+GROUP``: the everyday questions
 about a cluster, as sorted aligned tables or ``--format json`` (``kgitops-get/v1``, schema
 ``kgitops/schemas/console.json``). See docs/console.md.
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 
-from kgitops.commands._console import add_source, emit, read_state
+from kgitops.commands._console import add_source, emit, read_groups, read_state
 from kgitops.errors import KgitopsError
 
 NAME = "get"
@@ -46,11 +47,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_source(plain)
     p = sub.add_parser("config", parents=[plain], help="the configs set on one topic")
     p.add_argument("topic_name", metavar="TOPIC")
+    sub.add_parser(
+        "groups", parents=[plain], help="consumer groups: state, members, topics, total lag"
+    )
+    p = sub.add_parser("members", parents=[plain], help="a group's members and their partitions")
+    p.add_argument("group", metavar="GROUP")
+    p = sub.add_parser(
+        "lags", parents=[plain], help="a group's committed offset, end offset and lag per partition"
+    )
+    p.add_argument("group", metavar="GROUP")
 
 
 def run(args: argparse.Namespace) -> int:
     from kgitops.plan import views
 
+    if args.view in ("groups", "members", "lags"):
+        return _groups(args)
     if args.view == "config":
         state = read_state(args, [args.topic_name])
         if args.topic_name not in state.topics:
@@ -72,4 +84,17 @@ def run(args: argparse.Namespace) -> int:
 
             print(f"note: no topic matches {', '.join(args.topic)}", file=sys.stderr)
     emit(view, args.format, views.render_text(view) if args.format == "text" else [])
+    return 0
+
+
+def _groups(args: argparse.Namespace) -> int:
+    from kgitops.plan import group_views as gv
+
+    if args.view == "groups":
+        view = gv.groups_view(read_groups(args))
+    else:
+        groups = read_groups(args, [args.group])
+        make = gv.members_view if args.view == "members" else gv.lags_view
+        view = make(groups, args.group)
+    emit(view, args.format, gv.render_group_text(view) if args.format == "text" else [])
     return 0

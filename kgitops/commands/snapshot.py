@@ -14,8 +14,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from kgitops.errors import KgitopsError
+
+if TYPE_CHECKING:
+    from kgitops.cluster.port import ClusterAdmin
+    from kgitops.groups import GroupsState
 
 NAME = "snapshot"
 HELP = "save the live cluster state (brokers, topics, assignments, configs, sizes) as JSON"
@@ -59,6 +65,8 @@ def run(args: argparse.Namespace) -> int:
     admin = open_cluster(spec)
     try:
         state = admin.describe(args.topic)
+        if state.groups is None:
+            state = replace(state, groups=_groups(admin))
     finally:
         admin.close()
     if args.out == "-":
@@ -72,6 +80,17 @@ def run(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return 0
+
+
+def _groups(admin: ClusterAdmin) -> GroupsState | None:
+    """The consumer groups and their log offsets, for ``get groups|lags --state``; None when
+    the cluster lacks the group APIs (the snapshot is still taken)."""
+    from kgitops.errors import UnsupportedOperation
+
+    try:
+        return admin.describe_groups()
+    except UnsupportedOperation:
+        return None
 
 
 def diff(files: list[str]) -> int:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from kgitops.access import Acl, QuotaEntity, ScramCredential
 from kgitops.cluster import controller as kraft
@@ -27,7 +28,12 @@ from kgitops.cluster.port import (
     Results,
     ScramUpsert,
 )
-from kgitops.errors import ClusterError, ClusterRequestError, ClusterUnreachable
+from kgitops.errors import (
+    ClusterError,
+    ClusterRequestError,
+    ClusterUnreachable,
+    UnsupportedOperation,
+)
 from kgitops.model import (
     Broker,
     ClusterState,
@@ -268,6 +274,19 @@ class FakeCluster:
     def alter_client_quotas(self, changes: Mapping[QuotaEntity, QuotaChange]) -> Results:
         self._check("alter_client_quotas", [e.key for e in changes])
         return self.access.alter_client_quotas(changes)
+
+    # consumer groups: apply never reads or writes them; this fake has none to offer
+    def describe_groups(self, group_ids: Iterable[str] | None = None) -> Any:
+        raise UnsupportedOperation("DescribeGroups")
+
+    def list_offsets(self, partitions: Iterable[tuple[str, int]], spec: int) -> Any:
+        raise UnsupportedOperation("ListOffsets")
+
+    def alter_group_offsets(self, group_id: str, offsets: Mapping[TopicPartition, int]) -> Any:
+        raise UnsupportedOperation("OffsetCommit")
+
+    def delete_groups(self, group_ids: Sequence[str]) -> Any:
+        raise UnsupportedOperation("DeleteGroups")
 
     def describe_scram_users(self) -> Mapping[tuple[str, str], ScramCredential]:
         self._check("describe_scram_users", None)

@@ -1,0 +1,298 @@
+"""Consumer groups over the raw Kafka protocol (``KafkaAdmin``'s half of the group port):
+ListGroups, FindCoordinator, DescribeGroups, OffsetFetch, ListOffsets, OffsetCommit and
+DeleteGroups, each batched (one request per coordinator or leader broker, whatever the
+number of topics and partitions).
+
+kafka-python 3.0.12's ``KafkaAdminClient.describe_consumer_groups`` fails to decode some
+brokers' replies, so the DescribeGroups request is sent raw and a member's assignment (the
+consumer protocol's Assignment bytes) is decoded here; an assignment the broker returns empty
+(the local broker does) leaves the member owning nothing, as a Kafka client would see it.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from kafka.protocol.admin import DeleteGroupsRequest, DescribeGroupsRequest, ListGroupsRequest
+from kafka.protocol.consumer import ListOffsetsRequest, OffsetCommitRequest, OffsetFetchRequest
+from kafka.protocol.metadata import FindCoordinatorRequest, MetadataRequest
+
+from kgitops.cluster.kafka.errors import item_error
+from kgitops.cluster.port import PartitionResults, Results
+from kgitops.errors import ClusterError, ClusterRequestError
+from kgitops.groups import ConsumerGroup, GroupMember, GroupsState, Partition
+from kgitops.model import TopicPartition
+
+EARLIEST = -2
+LATEST = -1
+
+
+def decode_assignment(data: bytes | None) -> tuple[Partition, ...]:
+    """The consumer protocol's Assignment: int16 version, [string topic, [int32 partition]],
+    bytes user data. Empty or malformed bytes: no partitions (never an exception)."""
+    if not data:
+        return ()
+    out: list[Partition] = []
+    try:
+        pos = 2
+        (n,) = struct.unpack_from(">i", data, pos)
+        pos += 4
+        for _ in range(max(n, 0)):
+            (size,) = struct.unpack_from(">h", data, pos)
+            pos += 2
+            topic = data[pos : pos + size].decode("utf-8")
+            pos += size
+            (count,) = struct.unpack_from(">i", data, pos)
+            pos += 4
+            for _ in range(max(count, 0)):
+                (p,) = struct.unpack_from(">i", data, pos)
+                pos += 4
+                out.append((topic, p))
+    except (struct.error, UnicodeDecodeError):
+        return tuple(sorted(out))
+    return tuple(sorted(out))
+
+
+class GroupRequests:
+    """The consumer-group operations of the ClusterAdmin port for ``KafkaAdmin`` (which
+    provides ``_require``, ``_send`` and ``_send_each``)."""
+
+    def _require(self, request_class: Any) -> None:  # pragma: no cover - KafkaAdmin's
+        raise NotImplementedError
+
+    def _send(self, request: Any, node_id: int | None = None) -> Any:  # pragma: no cover
+        raise NotImplementedError
+
+    def _send_each(self, requests: Mapping[int, Any]) -> dict[int, Any]:  # pragma: no cover
+        raise NotImplementedError
+
+    def _coordinators(self, group_ids: Sequence[str]) -> dict[str, int]:
+        """One FindCoordinator for every group (KIP-699 batching)."""
+        self._require(FindCoordinatorRequest)
+        resp = self._send(
+            FindCoordinatorRequest(key=group_ids[0], key_type=0, coordinator_keys=list(group_ids))
+        )
+        out: dict[str, int] = {}
+        for c in resp.coordinators:
+            err = item_error("FindCoordinator", f"group {c.key}", c.error_code, c.error_message)
+            if err is not None:
+                raise err
+            out[c.key] = c.node_id
+        return out
+
+    def _by_node(self, group_ids: Sequence[str]) -> dict[int, list[str]]:
+        nodes: dict[int, list[str]] = {}
+        for g, node in self._coordinators(group_ids).items():
+            nodes.setdefault(node, []).append(g)
+        return nodes
+
+    @staticmethod
+    def _answer(resp: Any) -> Any:
+        if isinstance(resp, ClusterError):
+            raise resp
+        return resp
+
+    def list_group_ids(self) -> list[str]:
+        """Every group ListGroups lists (one request; a cluster of several brokers answers
+        for the groups each coordinates, so it goes to every broker at once)."""
+        self._require(ListGroupsRequest)
+        md = self._send(MetadataRequest(topics=[], allow_auto_topic_creation=False))
+        requests = {
+            b.node_id: ListGroupsRequest(states_filter=[], types_filter=[]) for b in md.brokers
+        }
+        ids: set[str] = set()
+        for resp in self._send_each(requests).values():
+            resp = self._answer(resp)
+            err = item_error("ListGroups", "groups", resp.error_code, None)
+            if err is not None:
+                raise err
+            ids.update(g.group_id for g in resp.groups if g.protocol_type in ("consumer", ""))
+        return sorted(ids)
+
+    def describe_groups(self, group_ids: Iterable[str] | None = None) -> GroupsState:
+        ids = self.list_group_ids() if group_ids is None else sorted(set(group_ids))
+        if not ids:
+            return GroupsState()
+        self._require(DescribeGroupsRequest)
+        self._require(OffsetFetchRequest)
+        nodes = self._by_node(ids)
+        described = self._send_each(
+            {
+                n: DescribeGroupsRequest(groups=gs, include_authorized_operations=False)
+                for n, gs in nodes.items()
+            }
+        )
+        G = OffsetFetchRequest.OffsetFetchRequestGroup
+        fetched = self._send_each(
+            {
+                n: OffsetFetchRequest(
+                    group_id=gs[0],
+                    topics=None,
+                    groups=[G(group_id=g, topics=None) for g in gs],
+                    require_stable=False,
+                )
+                for n, gs in nodes.items()
+            }
+        )
+        offsets: dict[str, dict[Partition, int]] = {g: {} for g in ids}
+        for resp in fetched.values():
+            for grp in self._answer(resp).groups:
+                err = item_error("OffsetFetch", f"group {grp.group_id}", grp.error_code, None)
+                if err is not None:
+                    raise err
+                for t in grp.topics:
+                    for p in t.partitions:
+                        if p.error_code == 0 and p.committed_offset >= 0:
+                            offsets[grp.group_id][(t.name, p.partition_index)] = p.committed_offset
+        groups: dict[str, ConsumerGroup] = {}
+        for resp in described.values():
+            for g in self._answer(resp).groups:
+                err = item_error("DescribeGroups", f"group {g.group_id}", g.error_code, None)
+                if err is not None:
+                    raise err
+                members = tuple(
+                    GroupMember(
+                        m.member_id,
+                        m.client_id or "",
+                        m.client_host or "",
+                        decode_assignment(m.member_assignment),
+                    )
+                    for m in g.members
+                )
+                groups[g.group_id] = ConsumerGroup(
+                    g.group_id,
+                    g.group_state or "Unknown",
+                    g.protocol_type or "",
+                    g.protocol_data or "",
+                    tuple(sorted(members, key=lambda m: m.member_id)),
+                    offsets.get(g.group_id, {}),
+                )
+        wanted = {p for g in groups.values() for p in g.offsets} | {
+            p for g in groups.values() for m in g.members for p in m.assignment
+        }
+        return GroupsState(groups, self.log_offsets(wanted))
+
+    def _leaders(self, topics: Sequence[str]) -> dict[Partition, int]:
+        T = MetadataRequest.MetadataRequestTopic
+        md = self._send(
+            MetadataRequest(topics=[T(name=t) for t in topics], allow_auto_topic_creation=False)
+        )
+        return {
+            (t.name, p.partition_index): p.leader_id
+            for t in md.topics
+            if t.error_code == 0
+            for p in t.partitions
+            if p.leader_id is not None and p.leader_id >= 0
+        }
+
+    def list_offsets(self, partitions: Iterable[Partition], spec: int) -> dict[Partition, int]:
+        """ListOffsets at ``spec`` (-2 earliest, -1 latest, else a timestamp in ms: the first
+        offset at or after it, or the end when none is), one request per leader broker."""
+        return self._list_offsets(sorted(set(partitions)), spec, None)
+
+    def _list_offsets(
+        self, wanted: Sequence[Partition], spec: int, leaders: Mapping[Partition, int] | None
+    ) -> dict[Partition, int]:
+        if not wanted:
+            return {}
+        self._require(ListOffsetsRequest)
+        if leaders is None:
+            leaders = self._leaders(sorted({t for t, _ in wanted}))
+        by_leader: dict[int, dict[str, list[int]]] = {}
+        for t, p in wanted:
+            if (t, p) in leaders:
+                by_leader.setdefault(leaders[(t, p)], {}).setdefault(t, []).append(p)
+        T = ListOffsetsRequest.ListOffsetsTopic
+        P = T.ListOffsetsPartition
+        requests = {
+            b: ListOffsetsRequest(
+                replica_id=-1,
+                isolation_level=0,
+                topics=[
+                    T(name=t, partitions=[P(partition_index=p, timestamp=spec) for p in ps])
+                    for t, ps in sorted(topics.items())
+                ],
+            )
+            for b, topics in by_leader.items()
+        }
+        out: dict[Partition, int] = {}
+        for resp in self._send_each(requests).values():
+            for t in self._answer(resp).topics:
+                for p in t.partitions:
+                    err = item_error(
+                        "ListOffsets", f"{t.name}-{p.partition_index}", p.error_code, None
+                    )
+                    if err is not None:
+                        raise err
+                    out[(t.name, p.partition_index)] = p.offset
+        if spec >= 0:  # no record at or after the time: the end, as Kafka's tools do
+            missing = [k for k in wanted if k in out and out[k] < 0]
+            if missing:
+                out.update(self._list_offsets(missing, LATEST, leaders))
+        return out
+
+    def log_offsets(self, partitions: Iterable[Partition]) -> dict[Partition, tuple[int, int]]:
+        wanted = sorted(set(partitions))
+        if not wanted:
+            return {}
+        leaders = self._leaders(sorted({t for t, _ in wanted}))
+        start = self._list_offsets(wanted, EARLIEST, leaders)
+        end = self._list_offsets(wanted, LATEST, leaders)
+        return {k: (start[k], end[k]) for k in sorted(start) if k in end}
+
+    def alter_group_offsets(
+        self, group_id: str, offsets: Mapping[TopicPartition, int]
+    ) -> PartitionResults:
+        """One OffsetCommit to the group's coordinator, as an admin does it (generation -1,
+        no member id): Kafka refuses it while the group has members."""
+        if not offsets:
+            return {}
+        self._require(OffsetCommitRequest)
+        (node,) = self._coordinators([group_id]).values()
+        by_topic: dict[str, list[tuple[int, int]]] = {}
+        for tp, o in sorted(offsets.items()):
+            by_topic.setdefault(tp.topic, []).append((tp.partition, o))
+        T = OffsetCommitRequest.OffsetCommitRequestTopic
+        P = T.OffsetCommitRequestPartition
+        req = OffsetCommitRequest(
+            group_id=group_id,
+            generation_id_or_member_epoch=-1,
+            member_id="",
+            group_instance_id=None,
+            topics=[
+                T(
+                    name=t,
+                    partitions=[
+                        P(partition_index=p, committed_offset=o, committed_metadata=None)
+                        for p, o in ps
+                    ],
+                )
+                for t, ps in by_topic.items()
+            ],
+        )
+        resp = self._send(req, node)
+        out: dict[TopicPartition, ClusterError | None] = {}
+        for t in resp.topics:
+            for p in t.partitions:
+                tp = TopicPartition(t.name, p.partition_index)
+                out[tp] = item_error("OffsetCommit", str(tp), p.error_code, None)
+        for tp in offsets:
+            out.setdefault(tp, ClusterRequestError(f"{tp}: the broker did not answer"))
+        return out
+
+    def delete_groups(self, group_ids: Sequence[str]) -> Results:
+        """DeleteGroups, one request per coordinator."""
+        if not group_ids:
+            return {}
+        self._require(DeleteGroupsRequest)
+        nodes = self._by_node(list(group_ids))
+        out: dict[str, ClusterError | None] = {}
+        sent = self._send_each({n: DeleteGroupsRequest(groups_names=gs) for n, gs in nodes.items()})
+        for resp in sent.values():
+            for r in self._answer(resp).results:
+                out[r.group_id] = item_error(
+                    "DeleteGroups", f"group {r.group_id}", r.error_code, None
+                )
+        return out

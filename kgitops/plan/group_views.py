@@ -1,0 +1,169 @@
+"""``kgitops get DIR groups|members GROUP|lags GROUP``: consumer groups as the
+``kgitops-get/v1`` JSON and text tables (see ``views``). Pure.
+
+Lag is Kafka's: the partition's end offset (ListOffsets latest) minus the group's committed
+offset; a partition assigned to a member without a committed offset has no lag (``-``), as
+``kafka-consumer-groups.sh --describe`` shows it. A group's ``totalLag`` and ``maxLag`` are
+over the partitions with a lag.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from kgitops.errors import KgitopsError
+from kgitops.groups import ConsumerGroup, GroupsState, Partition
+from kgitops.plan.views import FORMAT, safe_text, table
+
+
+def find_group(state: GroupsState, group_id: str) -> ConsumerGroup:
+    """The group, or a one-line KgitopsError when the cluster does not know it: Kafka answers
+    DescribeGroups for any id, with state Dead (or Empty) and nothing in it."""
+    g = state.groups.get(group_id)
+    if g is None or (not g.members and not g.offsets and g.state in ("Dead", "Empty", "Unknown")):
+        raise KgitopsError(f"consumer group '{safe_text(group_id)}' does not exist")
+    return g
+
+
+def _partitions(g: ConsumerGroup) -> list[Partition]:
+    return sorted(set(g.offsets) | {p for m in g.members for p in m.assignment})
+
+
+def lag_rows(state: GroupsState, g: ConsumerGroup) -> list[dict[str, Any]]:
+    rows = []
+    owners = {p: m for m in g.members for p in m.assignment}
+    for t, p in _partitions(g):
+        committed = g.offsets.get((t, p))
+        start, end = state.log_offsets.get((t, p), (None, None))
+        lag = None if committed is None or end is None else max(end - committed, 0)
+        member = owners.get((t, p))
+        rows.append(
+            {
+                "topic": t,
+                "partition": p,
+                "committed": committed,
+                "logStart": start,
+                "end": end,
+                "lag": lag,
+                "member": member.member_id if member else None,
+                "clientId": member.client_id if member else None,
+                "host": member.host if member else None,
+            }
+        )
+    return rows
+
+
+def _totals(rows: list[dict[str, Any]]) -> tuple[int | None, int | None]:
+    lags = [r["lag"] for r in rows if r["lag"] is not None]
+    return (sum(lags), max(lags)) if lags else (None, None)
+
+
+def groups_view(state: GroupsState) -> dict[str, Any]:
+    rows = []
+    for gid, g in sorted(state.groups.items()):
+        total, worst = _totals(lag_rows(state, g))
+        rows.append(
+            {
+                "group": gid,
+                "state": g.state,
+                "protocol": g.protocol,
+                "members": len(g.members),
+                "topics": sorted({t for t, _ in _partitions(g)}),
+                "totalLag": total,
+                "maxLag": worst,
+            }
+        )
+    return {"format": FORMAT, "view": "groups", "groups": rows}
+
+
+def members_view(state: GroupsState, group_id: str) -> dict[str, Any]:
+    g = find_group(state, group_id)
+    return {
+        "format": FORMAT,
+        "view": "members",
+        "group": group_id,
+        "state": g.state,
+        "members": [
+            {
+                "member": m.member_id,
+                "clientId": m.client_id,
+                "host": m.host,
+                "partitions": [{"topic": t, "partition": p} for t, p in m.assignment],
+            }
+            for m in sorted(g.members, key=lambda m: m.member_id)
+        ],
+    }
+
+
+def lags_view(state: GroupsState, group_id: str) -> dict[str, Any]:
+    g = find_group(state, group_id)
+    rows = lag_rows(state, g)
+    total, worst = _totals(rows)
+    return {
+        "format": FORMAT,
+        "view": "lags",
+        "group": group_id,
+        "state": g.state,
+        "totalLag": total,
+        "maxLag": worst,
+        "partitions": rows,
+    }
+
+
+def render_group_text(view: Mapping[str, Any]) -> list[str]:
+    kind = view["view"]
+    if kind == "groups":
+        return table(
+            ("group", "state", "protocol", "members", "topics", "total-lag", "max-lag"),
+            (
+                (
+                    g["group"],
+                    g["state"],
+                    g["protocol"] or None,
+                    g["members"],
+                    g["topics"],
+                    g["totalLag"],
+                    g["maxLag"],
+                )
+                for g in view["groups"]
+            ),
+        )
+    head = f"group {safe_text(view['group'])}: {safe_text(view['state'])}"
+    if kind == "members":
+        lines = [head + f", {len(view['members'])} member(s)"]
+        lines += table(
+            ("member", "client-id", "host", "partitions"),
+            (
+                (
+                    m["member"],
+                    m["clientId"] or None,
+                    m["host"] or None,
+                    ", ".join(f"{p['topic']}-{p['partition']}" for p in m["partitions"]) or None,
+                )
+                for m in view["members"]
+            ),
+        )
+        return lines
+    if kind == "lags":
+        total = "-" if view["totalLag"] is None else view["totalLag"]
+        worst = "-" if view["maxLag"] is None else view["maxLag"]
+        lines = [head + f"; total lag {total}, max lag {worst}"]
+        lines += table(
+            ("topic", "partition", "committed", "end", "lag", "member", "client-id", "host"),
+            (
+                (
+                    r["topic"],
+                    r["partition"],
+                    r["committed"],
+                    r["end"],
+                    r["lag"],
+                    r["member"],
+                    r["clientId"] or None,
+                    r["host"] or None,
+                )
+                for r in view["partitions"]
+            ),
+        )
+        return lines
+    raise ValueError(f"unknown view {kind!r}")

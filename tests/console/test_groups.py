@@ -1,0 +1,160 @@
+"""Consumer groups and lag on the simulated cluster (Kafka's rules: docs/console.md) and
+in snapshots: `get groups`, `get members GROUP`, `get lags GROUP`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from kgitops.cli import main
+from kgitops.cluster.port import NewTopic
+from kgitops.cluster.simulated import SimulatedCluster
+from kgitops.model import Broker
+from kgitops.spec.schemacheck import schema
+
+CLUSTER_YAML = """\
+apiVersion: kgitops/v1
+kind: Cluster
+name: demo
+simulated:
+  stateFile: .state/demo.json
+  brokers: [{id: 0, rack: az1}, {id: 1, rack: az2}]
+"""
+BROKERS = [Broker(0, "az1"), Broker(1, "az2")]
+VALIDATOR = Draft202012Validator(schema("console.json"))
+
+
+def sim(folder: Path) -> SimulatedCluster:
+    return SimulatedCluster.open(str(folder / ".state" / "demo.json"), BROKERS)
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    """orders (2 partitions) written at 10 KiB/s for 10 s: 50 records per partition (1 KiB
+    each); group billing has two members and committed 40 and 45; group audit has none."""
+    (tmp_path / "cluster.yaml").write_text(CLUSTER_YAML)
+    s = sim(tmp_path)
+    s.create_topics([NewTopic("orders", {0: (0, 1), 1: (1, 0)}), NewTopic("other", {0: (0,)})])
+    s.set_produce_rate("orders", 10 * 1024)
+    s.advance(10)
+    s.join_group("billing", "c1-a", ["orders"])
+    s.join_group("billing", "c2-b", ["orders"])
+    s.commit("billing", {("orders", 0): 40, ("orders", 1): 45})
+    s.commit("audit", {("orders", 0): 50})
+    return tmp_path
+
+
+def get(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(["get", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def get_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, Any]:
+    code, out, err = get(capsys, *argv, "--format", "json")
+    assert code == 0, err
+    data: dict[str, Any] = json.loads(out)
+    VALIDATOR.validate(data)
+    return data
+
+
+def test_simulate_produce_moves_end_offsets(folder: Path) -> None:
+    s = sim(folder)
+    assert s.list_offsets([("orders", 0), ("orders", 1), ("other", 0)], -1) == {
+        ("orders", 0): 50,
+        ("orders", 1): 50,
+        ("other", 0): 0,
+    }
+    s.advance(2)
+    assert s.list_offsets([("orders", 0)], -1) == {("orders", 0): 60}
+    assert s.list_offsets([("orders", 0)], -2) == {("orders", 0): 0}
+
+
+def test_lags_per_partition_with_the_owning_member_and_totals(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = get(capsys, str(folder), "lags", "billing")
+    assert code == 0
+    assert out.splitlines() == [
+        "group billing: Stable; total lag 15, max lag 10",
+        "TOPIC   PARTITION  COMMITTED  END  LAG  MEMBER  CLIENT-ID  HOST",
+        "orders          0         40   50   10  c1-a    c1         /127.0.0.1",
+        "orders          1         45   50    5  c2-b    c2         /127.0.0.1",
+    ]
+    data = get_json(capsys, str(folder), "lags", "audit")
+    assert (data["state"], data["totalLag"], data["maxLag"]) == ("Empty", 0, 0)
+    assert data["partitions"][0]["member"] is None
+
+
+def test_groups_and_members(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = get_json(capsys, str(folder), "groups")
+    assert [(g["group"], g["state"], g["members"], g["totalLag"]) for g in data["groups"]] == [
+        ("audit", "Empty", 0, 0),
+        ("billing", "Stable", 2, 15),
+    ]
+    _, out, _ = get(capsys, str(folder), "members", "billing")
+    assert out.splitlines() == [
+        "group billing: Stable, 2 member(s)",
+        "MEMBER  CLIENT-ID  HOST        PARTITIONS",
+        "c1-a    c1         /127.0.0.1  orders-0",
+        "c2-b    c2         /127.0.0.1  orders-1",
+    ]
+
+
+def test_production_after_a_commit_grows_the_lag(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sim(folder).advance(4)  # 40 KiB more over 2 partitions: 20 records each
+    data = get_json(capsys, str(folder), "lags", "billing")
+    assert [r["lag"] for r in data["partitions"]] == [30, 25]
+
+
+def test_an_unknown_group_is_one_line_and_exit_1(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for view in ("lags", "members"):
+        code, out, err = get(capsys, str(folder), view, "nope\x1b")
+        assert (code, out) == (1, "")
+        assert err == "error: consumer group 'nope\\x1b' does not exist\n"
+
+
+def test_deleting_a_topic_drops_the_offsets_committed_for_it(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    s = sim(folder)
+    s.leave_group("billing", "c1-a")
+    s.leave_group("billing", "c2-b")
+    s.delete_topics(["orders"])
+    code, _, err = get(capsys, str(folder), "lags", "audit")
+    assert code == 1 and "does not exist" in err
+    assert get_json(capsys, str(folder), "groups")["groups"] == []
+
+
+def test_a_snapshot_keeps_groups_and_their_log_offsets(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    snap = folder / "snap.json"
+    assert main(["snapshot", str(folder), "--out", str(snap)]) == 0
+    capsys.readouterr()
+    assert json.loads(snap.read_text())["consumerGroups"]["logOffsets"]["orders"] == {
+        "0": [0, 50],
+        "1": [0, 50],
+    }
+    sim(folder).advance(100)  # the live lag moves on; the snapshot's does not
+    data = get_json(capsys, str(folder), "lags", "billing", "--state", str(snap))
+    assert data["totalLag"] == 15
+
+
+def test_a_snapshot_without_groups_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    snap = tmp_path / "s.json"
+    snap.write_text(json.dumps({"format": "kgitops-state/v1", "brokers": [], "topics": {}}))
+    code, out, err = get(capsys, str(tmp_path), "groups", "--state", str(snap))
+    assert (code, out) == (1, "")
+    assert "the snapshot holds no consumer groups" in err
+    assert len(err.splitlines()) == 1

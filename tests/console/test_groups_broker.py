@@ -1,0 +1,157 @@
+"""Consumer groups and lag on the local broker (Tansu) with a real kafka-python producer and
+a real consumer group: what Kafka clients see, the broker's quirks included (docs/console.md)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kgitops.cli import main
+from kgitops.cluster.kafka.admin import KafkaAdmin
+from kgitops.cluster.port import NewTopic
+from kgitops.model import ClusterSpec, TopicPartition
+
+
+@pytest.fixture
+def count_requests(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+    from kafka.net.connection import KafkaConnection
+
+    counts: Counter[str] = Counter()
+    original = KafkaConnection._send_request
+
+    def counting(self: object, request: object, *args: object, **kwargs: object) -> object:
+        counts[type(request).__name__.removesuffix("Request")] += 1
+        return original(self, request, *args, **kwargs)
+
+    monkeypatch.setattr(KafkaConnection, "_send_request", counting)
+    return counts
+
+
+def _folder(tmp_path: Path, bootstrap: str) -> Path:
+    (tmp_path / "cluster.yaml").write_text(
+        "apiVersion: kgitops/v1\nkind: Cluster\nname: local\n"
+        f"bootstrapServers: [{json.dumps(bootstrap)}]\nrequestTimeoutMs: 60000\n"
+    )
+    return tmp_path
+
+
+def _admin(bootstrap: str) -> KafkaAdmin:
+    return KafkaAdmin(
+        ClusterSpec(
+            name="l", directory=".", bootstrap_servers=(bootstrap,), request_timeout_ms=60_000
+        )
+    )
+
+
+def _topics(bootstrap: str, names: list[str], partitions: int = 2) -> None:
+    admin = _admin(bootstrap)
+    try:
+        b = admin.describe([]).broker_ids[0]
+        results = admin.create_topics(
+            [NewTopic(n, {p: (b,) for p in range(partitions)}) for n in names]
+        )
+        assert all(e is None for e in results.values()), results
+    finally:
+        admin.close()
+
+
+def _json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, Any]:
+    code = main(["get", *argv, "--format", "json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    data: dict[str, Any] = json.loads(out)
+    return data
+
+
+@pytest.mark.slow
+def test_lag_of_a_real_consumer_group(
+    local_broker: str, tmp_path: Path, topic_prefix: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import kafka
+    from kafka.structs import OffsetAndMetadata
+
+    folder = _folder(tmp_path, local_broker)
+    topic = f"{topic_prefix}orders"
+    group = f"{topic_prefix}billing"
+    _topics(local_broker, [topic])
+    producer = kafka.KafkaProducer(bootstrap_servers=local_broker, linger_ms=0)
+    for p, n in ((0, 3), (1, 2)):
+        for i in range(n):  # one record per produce request: the end offset is exact
+            producer.send(topic, value=f"v{i}".encode(), partition=p).get(timeout=10)
+    producer.close()
+    consumer = kafka.KafkaConsumer(
+        topic,
+        bootstrap_servers=local_broker,
+        group_id=group,
+        client_id="billing-1",
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+        session_timeout_ms=6000,
+        heartbeat_interval_ms=1000,
+    )
+    try:
+        seen = 0
+        for _ in range(60):
+            seen += sum(len(r) for r in consumer.poll(timeout_ms=500).values())
+            if seen >= 5:
+                break
+        assert seen == 5
+        consumer.commit(
+            {
+                kafka.TopicPartition(topic, 0): OffsetAndMetadata(1, "", -1),
+                kafka.TopicPartition(topic, 1): OffsetAndMetadata(2, "", -1),
+            }
+        )
+        lags = _json(capsys, str(folder), "lags", group)
+        assert [
+            (r["partition"], r["committed"], r["end"], r["lag"]) for r in lags["partitions"]
+        ] == [
+            (0, 1, 3, 2),
+            (1, 2, 2, 0),
+        ]
+        assert (lags["state"], lags["totalLag"], lags["maxLag"]) == ("Stable", 2, 2)
+        members = _json(capsys, str(folder), "members", group)["members"]
+        assert len(members) == 1 and members[0]["member"]
+        groups = {g["group"]: g for g in _json(capsys, str(folder), "groups")["groups"]}
+        assert groups[group]["members"] == 1
+        assert groups[group]["topics"] == [topic]
+    finally:
+        consumer.close()
+
+
+def test_lags_cost_the_same_requests_for_1_topic_as_for_6(
+    local_broker: str,
+    tmp_path: Path,
+    topic_prefix: str,
+    count_requests: Counter[str],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    folder = _folder(tmp_path, local_broker)
+    seen = []
+    for n in (1, 6):
+        names = [f"{topic_prefix}lag{n}-{i}" for i in range(n)]
+        _topics(local_broker, names)
+        admin = _admin(local_broker)
+        group = f"{topic_prefix}g{n}"
+        offsets = {TopicPartition(t, p): 0 for t in names for p in (0, 1)}
+        assert all(e is None for e in admin.alter_group_offsets(group, offsets).values())
+        admin.close()
+        count_requests.clear()
+        data = _json(capsys, str(folder), "lags", group)
+        assert len(data["partitions"]) == 2 * n
+        seen.append(dict(count_requests))
+    assert seen[0] == seen[1], seen
+    # connecting (ApiVersions, Metadata), the group's coordinator, the group, its offsets,
+    # the partitions' leaders, then the log start and end offsets from each leader
+    assert seen[0] == {
+        "ApiVersions": 2,
+        "Metadata": 2,
+        "FindCoordinator": 1,
+        "DescribeGroups": 1,
+        "OffsetFetch": 1,
+        "ListOffsets": 2,
+    }
