@@ -155,3 +155,51 @@ def test_lags_cost_the_same_requests_for_1_topic_as_for_6(
         "OffsetFetch": 1,
         "ListOffsets": 2,
     }
+
+
+@pytest.mark.slow
+def test_reset_offsets_on_the_local_broker_refuses_a_live_consumer_then_commits(
+    local_broker: str, tmp_path: Path, topic_prefix: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import kafka
+    from kafka.structs import OffsetAndMetadata
+
+    folder = _folder(tmp_path, local_broker)
+    topic = f"{topic_prefix}reset"
+    group = f"{topic_prefix}resetters"
+    _topics(local_broker, [topic], partitions=1)
+    producer = kafka.KafkaProducer(bootstrap_servers=local_broker, linger_ms=0)
+    for i in range(4):
+        producer.send(topic, value=f"v{i}".encode(), partition=0).get(timeout=10)
+    producer.close()
+    consumer = kafka.KafkaConsumer(
+        topic,
+        bootstrap_servers=local_broker,
+        group_id=group,
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+        session_timeout_ms=6000,
+        heartbeat_interval_ms=1000,
+    )
+    tp = kafka.TopicPartition(topic, 0)
+    argv = ["reset-offsets", str(folder), "--group", group, "--topic", topic, "--to-earliest"]
+    try:
+        seen = 0
+        for _ in range(60):
+            seen += sum(len(r) for r in consumer.poll(timeout_ms=500).values())
+            if seen >= 4:
+                break
+        consumer.commit({tp: OffsetAndMetadata(4, "", -1)})
+        assert main([*argv, "--yes"]) == 1
+        out, err = capsys.readouterr()
+        assert out == "" and "has 1 active member(s)" in err and "stop its consumers" in err
+    finally:
+        consumer.close()
+    assert main([*argv, "--yes"]) == 0
+    out = capsys.readouterr().out
+    assert "          0     4   0          0        4  replays 4" in out
+    reader = kafka.KafkaConsumer(bootstrap_servers=local_broker, group_id=group)
+    try:
+        assert reader.committed(tp) == 0  # what another Kafka client reads back
+    finally:
+        reader.close()
