@@ -52,7 +52,7 @@ def port(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Adapter]:
         from kgitops.cluster.simulated import SimulatedCluster
 
         sim = SimulatedCluster.open(str(tmp_path / "state.json"), BROKERS)
-        yield Adapter(sim, prefix, MULTI_BROKER)
+        yield Adapter(sim, prefix, MULTI_BROKER | {"groups"})
         sim.close()
     elif request.param == "fake":
         yield Adapter(FakeCluster(brokers=list(BROKERS)), prefix, MULTI_BROKER)
@@ -69,7 +69,9 @@ def port(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Adapter]:
                 request_timeout_ms=3000,
             )
         )
-        yield Adapter(admin, f"{request.getfixturevalue('topic_prefix')}{prefix}", frozenset())
+        yield Adapter(
+            admin, f"{request.getfixturevalue('topic_prefix')}{prefix}", frozenset({"groups"})
+        )
         admin.close()
 
 
@@ -272,3 +274,43 @@ def test_quotas_are_set_and_removed_per_entity(port: Adapter) -> None:
     removed = QuotaChange(delete=("producer_byte_rate",))
     assert port.admin.alter_client_quotas({who: removed}) == {who.key: None}
     assert who not in port.admin.describe_client_quotas()
+
+
+# ------------------------------------------------------------ consumer groups (the console)
+
+
+def test_an_admin_commit_to_a_new_group_is_read_back_with_its_log_offsets(
+    port: Adapter,
+) -> None:
+    needs(port, "groups")
+    b = port.ids[0]
+    t, g = port.topic("grp"), port.topic("group")
+    assert port.admin.create_topics([NewTopic(t, {0: (b,), 1: (b,)})]) == {t: None}
+    offsets = {TopicPartition(t, 0): 0, TopicPartition(t, 1): 0}
+    assert port.admin.alter_group_offsets(g, offsets) == dict.fromkeys(offsets)
+    state = port.admin.describe_groups([g])
+    group = state.groups[g]
+    assert (group.members, dict(group.offsets)) == ((), {(t, 0): 0, (t, 1): 0})
+    assert dict(state.log_offsets) == {(t, 0): (0, 0), (t, 1): (0, 0)}
+    assert g in port.admin.describe_groups().groups
+    assert port.admin.list_offsets([(t, 0), (t, 1)], -1) == {(t, 0): 0, (t, 1): 0}
+
+
+def test_a_group_never_seen_has_no_member_and_no_offset(port: Adapter) -> None:
+    needs(port, "groups")
+    g = port.topic("never")
+    group = port.admin.describe_groups([g]).groups[g]
+    assert (group.members, dict(group.offsets)) == ((), {})
+    assert group.state in ("Dead", "Empty")
+
+
+def test_a_deleted_group_keeps_no_offsets(port: Adapter) -> None:
+    needs(port, "groups")
+    b = port.ids[0]
+    t, g = port.topic("gdel"), port.topic("gdel")
+    assert port.admin.create_topics([NewTopic(t, {0: (b,)})]) == {t: None}
+    assert port.admin.alter_group_offsets(g, {TopicPartition(t, 0): 0}) == {
+        TopicPartition(t, 0): None
+    }
+    assert port.admin.delete_groups([g]) == {g: None}
+    assert dict(port.admin.describe_groups([g]).groups[g].offsets) == {}
