@@ -6,6 +6,9 @@
     kgitops simulate topics/demo set-size orders 2GB   give a topic's partitions data
     kgitops simulate topics/demo produce orders 5MB/s  keep writing to it as time passes
     kgitops simulate topics/demo show               clock, brokers, health, copies in flight
+    kgitops simulate topics/demo consume billing orders     a consumer joins group billing
+    kgitops simulate topics/demo commit billing orders --lag 10   the group commits
+    kgitops simulate topics/demo leave billing billing-1    that consumer leaves
 
 Each prints what changed; `kgitops status DIR` shows the full health and `kgitops plan DIR`
 the plan (with `decommission: [3]` in cluster.yaml, the plan that re-replicates away from a
@@ -41,6 +44,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p = sub.add_parser("produce", help="write to a topic at a rate as time passes (5MB/s; 0 stops)")
     p.add_argument("topic", metavar="TOPIC")
     p.add_argument("rate", metavar="RATE")
+    p = sub.add_parser("consume", help="a consumer joins a group on a topic (range assignor)")
+    p.add_argument("group", metavar="GROUP")
+    p.add_argument("topic", metavar="TOPIC")
+    p.add_argument("--member", metavar="ID", help="its member id (default GROUP-N)")
+    p = sub.add_parser("leave", help="a consumer leaves its group")
+    p.add_argument("group", metavar="GROUP")
+    p.add_argument("member", metavar="ID")
+    p = sub.add_parser("commit", help="a group commits offsets on a topic, N behind the end")
+    p.add_argument("group", metavar="GROUP")
+    p.add_argument("topic", metavar="TOPIC")
+    p.add_argument("--lag", type=int, default=0, metavar="N", help="this far behind (default 0)")
     p = sub.add_parser("show", help="the clock, brokers, health and replicas catching up")
     p.add_argument(
         "--limit", type=int, default=20, metavar="N", help="replicas listed (default 20; 0: all)"
@@ -92,6 +106,8 @@ def run(args: argparse.Namespace) -> int:
             raise KgitopsError(f"{exc} per second") from None
         sim.set_produce_rate(args.topic, rate)
         print(f"{args.topic}: written at {rate} bytes/s" if rate else f"{args.topic}: no writes")
+    elif cmd in ("consume", "leave", "commit"):
+        _group_action(sim, args)
     after = assess(sim.describe())
     if cmd == "show":
         _show(sim, after, args.limit)
@@ -173,3 +189,37 @@ def _show(sim: SimulatedCluster, health: Health, limit: int) -> None:
         if len(lines) > len(shown):
             print(f"  ... and {len(lines) - len(shown)} more (show --limit 0 lists all)")
     print("HEALTHY" if health.healthy else "UNHEALTHY (kgitops status for details)")
+
+
+def _group_action(sim: SimulatedCluster, args: argparse.Namespace) -> None:
+    """consume / leave / commit: what a consumer group does, on the simulated cluster."""
+    from kgitops.errors import KgitopsError
+
+    cmd = args.sim_command
+    if cmd == "leave":
+        sim.leave_group(args.group, args.member)
+        print(f"group {args.group}: {args.member} left")
+        return
+    counts = {t: ts.partition_count for t, ts in sim.describe([args.topic]).topics.items()}
+    if args.topic not in counts:
+        raise KgitopsError(f"no topic {args.topic!r} in the simulated cluster")
+    if cmd == "consume":
+        known = sim.describe_groups([args.group]).groups[args.group]
+        member = args.member or f"{args.group}-{len(known.members) + 1}"
+        sim.join_group(args.group, member, [args.topic])
+        mine = next(
+            m
+            for m in sim.describe_groups([args.group]).groups[args.group].members
+            if m.member_id == member
+        )
+        parts = ", ".join(f"{t}-{p}" for t, p in mine.assignment) or "nothing"
+        print(f"group {args.group}: {member} joined; it is assigned {parts}")
+        return
+    if args.lag < 0:
+        raise KgitopsError("--lag cannot be negative")
+    keys = [(args.topic, p) for p in range(counts[args.topic])]
+    ends = sim.list_offsets(keys, -1)
+    offsets = {k: max(ends[k] - args.lag, 0) for k in keys}
+    sim.commit(args.group, offsets)
+    shown = ", ".join(f"{p}: {o}" for (_, p), o in sorted(offsets.items()))
+    print(f"group {args.group} committed on {args.topic}: {shown}")

@@ -158,3 +158,27 @@ def test_a_snapshot_without_groups_says_so(
     assert (code, out) == (1, "")
     assert "the snapshot holds no consumer groups" in err
     assert len(err.splitlines()) == 1
+
+
+def test_simulate_consume_commit_and_leave_drive_a_group(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "cluster.yaml").write_text(CLUSTER_YAML)
+    sim(tmp_path).create_topics([NewTopic("orders", {0: (0, 1), 1: (1, 0)})])
+    d = str(tmp_path)
+    assert main(["simulate", d, "produce", "orders", "2KiB/s"]) == 0
+    assert main(["simulate", d, "advance", "30s"]) == 0  # 30 records per partition
+    assert main(["simulate", d, "consume", "billing", "orders"]) == 0
+    assert main(["simulate", d, "consume", "billing", "orders", "--member", "b-2"]) == 0
+    assert main(["simulate", d, "commit", "billing", "orders", "--lag", "4"]) == 0
+    out = capsys.readouterr().out
+    assert "group billing: billing-1 joined; it is assigned orders-0, orders-1" in out
+    assert "group billing committed on orders: 0: 26, 1: 26" in out
+    data = get_json(capsys, d, "lags", "billing")
+    assert [(r["lag"], r["member"]) for r in data["partitions"]] == [(4, "b-2"), (4, "billing-1")]
+    assert main(["simulate", d, "leave", "billing", "b-2"]) == 0
+    assert main(["simulate", d, "leave", "billing", "billing-1"]) == 0
+    capsys.readouterr()
+    assert get_json(capsys, d, "groups")["groups"][0]["state"] == "Empty"
+    assert main(["simulate", d, "consume", "billing", "nope"]) == 1
+    assert capsys.readouterr().err == "error: no topic 'nope' in the simulated cluster\n"
