@@ -121,7 +121,8 @@ class GroupStore:
             for p in range(n):
                 start, end = self._log((topic, p))
                 self.logs[(topic, p)] = (start, end + per)
-        self.times.append((clock, {k: v[1] for k, v in self.logs.items()}))
+        if self.logs:  # the last 100 advances are enough to find an offset by time
+            self.times = [*self.times[-99:], (clock, {k: v[1] for k, v in self.logs.items()})]
 
     def join(
         self, group: str, member: str, topics: Sequence[str], partitions: Mapping[str, int]
