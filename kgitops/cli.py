@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from kgitops import __version__
-from kgitops.errors import KgitopsError
+from kgitops.errors import KgitopsError, scrub_secrets
 
 
 def _command_modules() -> list[ModuleType]:
@@ -103,7 +103,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(code)
     except KgitopsError as exc:
         for line in exc.lines():
-            print(line, file=sys.stderr)
+            print(scrub_secrets(line), file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
@@ -113,8 +113,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # the last guard: no traceback for a user
         if os.environ.get("KGITOPS_DEBUG"):
             traceback.print_exc()
+        text = scrub_secrets(str(exc))  # never a credential read in this run
         print(
-            f"internal error: {type(exc).__name__}: {exc} "
+            f"internal error: {type(exc).__name__}: {text} "
             "(this is a bug in kgitops; set KGITOPS_DEBUG=1 for the traceback)",
             file=sys.stderr,
         )

@@ -371,3 +371,30 @@ class AnalyticsError(KgitopsError):
 
 class GitHubError(KgitopsError):
     """The GitHub API refused or failed a request."""
+
+
+# Every credential value kgitops has read in this process (SASL user names and passwords, key
+# passwords, OAUTHBEARER tokens): what the CLI's last guard scrubs from an unexpected
+# exception's text, as the Kafka adapter scrubs its own messages.
+_KNOWN_SECRETS: list[str] = []
+
+
+def remember_secrets(values: Iterable[str]) -> None:
+    """Record credential values so that no message printed by this process shows them."""
+    for value in values:
+        if value and value not in _KNOWN_SECRETS:
+            _KNOWN_SECRETS.append(value)
+
+
+def scrub_secrets(text: str, secrets: Iterable[str] | None = None) -> str:
+    """``text`` with each of ``secrets`` (default: every value remembered so far) as ``***``;
+    longest first, so a secret that contains another is hidden whole."""
+    values = _KNOWN_SECRETS if secrets is None else list(secrets)
+    for secret in sorted((s for s in values if s), key=len, reverse=True):
+        text = text.replace(secret, "***")
+    return text
+
+
+def forget_secrets() -> None:
+    """Start afresh (a process that runs several unrelated commands: the test suite)."""
+    _KNOWN_SECRETS.clear()

@@ -21,6 +21,16 @@ settings.register_profile("ci", deadline=None, print_blob=True, derandomize=True
 settings.load_profile("ci" if os.environ.get("CI") else "kgitops")
 
 
+@pytest.fixture(autouse=True)
+def _no_secrets_from_other_tests() -> Iterator[None]:
+    """Each test starts with no credential remembered (the CLI scrubs every one it read)."""
+    from kgitops.errors import forget_secrets
+
+    forget_secrets()
+    yield
+    forget_secrets()
+
+
 def pytest_configure(config: pytest.Config) -> None:
     # kafka-python 3.0 loads its protocol schemas with importlib.resources.read_text, which
     # Python 3.11 deprecates; that is the library's business, not a kgitops failure.

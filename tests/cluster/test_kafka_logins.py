@@ -91,12 +91,16 @@ def test_a_jwt_is_fetched_again_a_minute_before_it_expires(tmp_path: Path) -> No
 
 def test_a_failing_token_command_is_named_and_its_output_never_shown(tmp_path: Path) -> None:
     script = tmp_path / "bad.py"
-    script.write_text(f"import sys\nprint({TOKEN!r})\nsys.exit('denied: account locked')\n")
+    leaked = "refresh-token-s3cr3t"  # a helper that prints a credential as it fails
+    script.write_text(
+        f"import sys\nprint({TOKEN!r})\nsys.exit('denied: bad refresh token {leaked}')\n"
+    )
     with pytest.raises(ClusterAuthError) as info:
-        TokenSource(command=[sys.executable, str(script)]).token()
+        TokenSource(command=[sys.executable, str(script)], where="cluster.yaml:4:5").token()
     text = str(info.value)
-    assert "exited with status 1: denied: account locked" in text
-    assert "bad.py" in text and TOKEN not in text
+    assert "cluster.yaml:4:5: security.sasl.tokenCommand" in text
+    assert "exited with status 1" in text and "bad.py" in text
+    assert leaked not in text and "denied" not in text and TOKEN not in text
     with pytest.raises(ClusterAuthError, match="no such program 'no-such-token-tool'"):
         TokenSource(command=["no-such-token-tool"]).token()
 

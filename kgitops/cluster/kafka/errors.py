@@ -17,6 +17,7 @@ from kgitops.errors import (
     ClusterTimeout,
     ClusterUnreachable,
     UnsupportedOperation,
+    scrub_secrets,
 )
 
 logging.getLogger("kafka").addHandler(logging.NullHandler())
@@ -166,10 +167,8 @@ def said(text: str, secrets: Sequence[str] = (), *, quote: bool = True) -> str:
 
 
 def scrub(text: str, secrets: Sequence[str]) -> str:
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "***")
-    return text
+    """``text`` without ``secrets`` nor any credential this process has read."""
+    return scrub_secrets(scrub_secrets(text, secrets))
 
 
 def retriable_exc(exc: BaseException) -> bool:

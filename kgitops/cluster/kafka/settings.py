@@ -26,7 +26,7 @@ from typing import Any
 from kgitops import __version__
 from kgitops.cluster.kafka.tls import TlsAdvice, TlsFile, client_context
 from kgitops.cluster.kafka.token import TokenSource
-from kgitops.errors import ClusterError, ClusterTlsError
+from kgitops.errors import ClusterError, ClusterTlsError, remember_secrets
 from kgitops.files import path_problem, read_bytes
 from kgitops.model import ClusterSpec, SslSpec
 
@@ -132,6 +132,7 @@ def secret_values(config: Mapping[str, object]) -> tuple[str, ...]:
     source = config.get("sasl_oauth_token_provider")
     if isinstance(source, TokenSource):
         out += source.seen
+    remember_secrets(out)
     return out
 
 
@@ -231,4 +232,5 @@ def _secret(env: Mapping[str, str], name: str, spec: ClusterSpec, field: str) ->
             f"{spec.mark_of('security')}: the environment variable {name} ({field} in "
             f"cluster.yaml) is not set; export it before running kgitops"
         )
+    remember_secrets([value])
     return value

@@ -10,9 +10,9 @@
 authenticates. A command's token is reused until it is ``tokenRefreshSeconds`` old or, for a
 JWT, until a minute before its ``exp``; then the command runs again (no shell, in the
 cluster folder, 30 s at most). A variable is read again on every call. A failing command is a
-``ClusterAuthError`` naming the command and its exit status, with every token seen so far
-scrubbed from what it printed. No kafka import here: the adapter wraps this in kafka-python's
-``AbstractTokenProvider`` (``bootstrap.py``).
+``ClusterAuthError`` naming the setting, the command and its exit status, never what the
+command printed (a credential helper's output may be a credential). No kafka import here:
+the adapter wraps this in kafka-python's ``AbstractTokenProvider`` (``bootstrap.py``).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
 
-from kgitops.errors import ClusterAuthError
+from kgitops.errors import ClusterAuthError, remember_secrets
 
 COMMAND_TIMEOUT_SECONDS = 30.0
 EXPIRY_MARGIN_SECONDS = 60.0
@@ -107,6 +107,7 @@ class TokenSource:
     def _remember(self, value: str) -> str:
         if value not in self._seen:
             self._seen.append(value)
+        remember_secrets([value])
         return value
 
     def _run(self) -> str:
@@ -136,21 +137,15 @@ class TokenSource:
             ) from None
         token = done.stdout.strip()
         if done.returncode != 0 or not token or len(token.split()) != 1:
-            said = self._scrub(done.stderr.strip().splitlines()[-1:] or [""])[0]
+            # Never its output: what a failing credential helper prints (stdout or stderr)
+            # may be a credential, and this message can reach a pull-request comment.
             why = (
                 f"exited with status {done.returncode}"
                 if done.returncode != 0
                 else "printed no single token on its standard output"
             )
             raise ClusterAuthError(
-                f"{self._where}: tokenCommand `{shown}` {why}" + (f": {said}" if said else "")
+                f"{self._where}: security.sasl.tokenCommand `{shown}` {why} (its output is "
+                "not shown, as it may hold a credential: run the command yourself to see why)"
             )
         return token
-
-    def _scrub(self, lines: list[str]) -> list[str]:
-        out = []
-        for line in lines:
-            for secret in self._seen:
-                line = line.replace(secret, "***")
-            out.append(line[:300])
-        return out
