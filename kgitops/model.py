@@ -214,6 +214,8 @@ class ClusterSpec:
     marks: Mapping[str, Mark] = field(default_factory=dict)
     #: policies.names: (folder as written, its owners), for ``kgitops codeowners``
     folder_owners: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    #: retentionDropStep as written: a share (0.5) or a duration ("1d"); see spec.dropstep
+    retention_drop_step: float | int | str = 0.5
 
     def mark_of(self, path: str) -> Mark:
         return self.marks.get(path, self.mark)

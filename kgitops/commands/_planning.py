@@ -62,12 +62,14 @@ def plan_directory(
     analyse_keys: bool = True,
     leaders: bool = False,
     base: Base | None = None,
+    allow_retention_drop: bool = False,
 ) -> PlanResult:
     """Plan ``directory`` against its cluster (or the saved state in ``state_file``, or
     ``state`` itself: a saved plan's recorded state, when apply checks the plan).
 
     ``locked``: LockError unless kgitops.lock is exactly what this plan would write.
     ``update_lock``: write the lock when it changed.
+    ``allow_retention_drop``: cut retention in one step (``kgitops.plan.retention``).
     ``analyse_keys``: run the key analysis of KEY_REMAP warnings (Spark; figures only).
     ``base``: the cluster.yaml of a git ref to compare the connection settings with; a
     change is a CONNECTION_CHANGED finding, and without ``base.allow`` kgitops does not
@@ -86,6 +88,7 @@ def plan_directory(
             analyse_keys,
             leaders,
             base,
+            allow_retention_drop,
         )
 
 
@@ -99,6 +102,7 @@ def _plan_directory(
     analyse_keys: bool,
     leaders: bool = False,
     base: Base | None = None,
+    allow_retention_drop: bool = False,
 ) -> PlanResult:
     from kgitops.spec.load import load_specs
 
@@ -146,6 +150,7 @@ def _plan_directory(
         leaders=leaders,
         write_rates=write_rates,
         throttle_record=_throttle_record(cluster) if state_file is None else None,
+        allow_retention_drop=allow_retention_drop,
     )
     if access:
         plan = with_access(plan, specs.access, state, cluster)

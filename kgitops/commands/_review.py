@@ -66,6 +66,7 @@ def verify_saved_plan(path: str, plan: Plan, directory: str) -> ClusterState:
         state=state,
         rebalance=bool(options.get("rebalance")),
         leaders=bool(options.get("leaders")),
+        allow_retention_drop=bool(options.get("allowRetentionDrop")),
         analyse_keys=False,
     ).plan
     reasons = state_mismatch(plan, expected) + unrequested_actions(plan, expected)

@@ -27,6 +27,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
     parser.add_argument("--allow-delete", action="store_true", help="let the plan delete topics")
     parser.add_argument(
+        "--allow-retention-drop",
+        action="store_true",
+        help="cut retention.ms in one apply instead of retentionDropStep steps (with --plan: "
+        "the saved plan's own choice counts)",
+    )
+    parser.add_argument(
         "--no-wait",
         action="store_true",
         help="submit the reassignments and return; a later apply waits for them",
@@ -147,7 +153,7 @@ def load_plan(args: argparse.Namespace) -> tuple[Any, Any, Any]:
         return plan, cluster, recorded
     from kgitops.commands._planning import plan_directory
 
-    result = plan_directory(args.directory)
+    result = plan_directory(args.directory, allow_retention_drop=args.allow_retention_drop)
     return result.plan, result.cluster, result.state
 
 

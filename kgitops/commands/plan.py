@@ -56,6 +56,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="with --base: the connection change is reviewed; plan with the new settings",
     )
     parser.add_argument(
+        "--allow-retention-drop",
+        action="store_true",
+        help="cut retention.ms in one apply instead of retentionDropStep steps across applies",
+    )
+    parser.add_argument(
         "--color",
         choices=("auto", "always", "never"),
         default="auto",
@@ -89,6 +94,7 @@ def run(args: argparse.Namespace) -> int:
         state_file=args.state,
         rebalance=args.rebalance,
         leaders=args.leaders,
+        allow_retention_drop=args.allow_retention_drop,
         locked=args.locked,
         update_lock=args.update_lock,
     )
@@ -98,7 +104,11 @@ def run(args: argparse.Namespace) -> int:
 
         saved = {
             **data,
-            "options": {"rebalance": bool(args.rebalance), "leaders": bool(args.leaders)},
+            "options": {
+                "rebalance": bool(args.rebalance),
+                "leaders": bool(args.leaders),
+                "allowRetentionDrop": bool(args.allow_retention_drop),
+            },
             "recordedState": state_to_json(result.state),
         }
         from kgitops.files import write_atomic

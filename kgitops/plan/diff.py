@@ -40,6 +40,7 @@ from kgitops.plan.actions import (
     RemoveThrottles,
 )
 from kgitops.plan.goals import Pending, drain_hotspot, goal_one, settle
+from kgitops.plan.retention import RETENTION, DropStep, retention_cut
 from kgitops.plan.spread import broker_spread
 from kgitops.plan.throttles import MoveThrottle, stale_throttles, throttle_pressure
 from kgitops.plan.transfer import estimate_transfer
@@ -99,6 +100,7 @@ class _Context:
     _arranged: dict[bool, list[int]] = field(default_factory=dict)
     online: frozenset[int] = frozenset()
     mode: Mode = "placed"
+    allow_retention_drop: bool = False
     pending: list[
         tuple[TopicSpec, TopicState, dict[int, tuple[int, ...]], AlterConfig | None, Pending]
     ] = field(default_factory=list)
@@ -153,11 +155,14 @@ def compute_plan(
     large_move_share: float = LARGE_MOVE_SHARE,
     write_rates: Mapping[str, float] | None = None,
     throttle_record: Mapping[str, Any] | None = None,
+    allow_retention_drop: bool = False,
 ) -> tuple[Plan, Lock]:
     """The plan from ``state`` to ``specs``, and the lock it would write.
 
     ``rebalance`` (``plan --rebalance``) moves replicas and leaders towards the goals of
     ``kgitops.placement.balance``; ``leaders`` (``plan --leaders``) only reorders replicas.
+    ``allow_retention_drop`` (``--allow-retention-drop``) cuts retention in one step instead
+    of ``retentionDropStep`` steps across applies (``kgitops.plan.retention``).
 
     Raises SpecError (with file:line:col) for specs the cluster cannot satisfy (a partition
     decrease, a replication factor above the broker count) and PlanError when unmanaged
@@ -171,6 +176,7 @@ def compute_plan(
     ctx = _Context(specs, cluster, state, lock, rebalance, eligible)
     ctx.online = state.online_broker_ids
     ctx.mode = "all" if rebalance else "leaders" if leaders else "placed"
+    ctx.allow_retention_drop = allow_retention_drop
 
     managed = {t.name for t in specs.topics}
     for spec in sorted(specs.topics, key=lambda t: t.name):
@@ -525,10 +531,34 @@ def _configs(ctx: _Context, spec: TopicSpec, live: TopicState) -> AlterConfig | 
     have = {k: _normal(k, v) for k, v in live.config.items() if k not in THROTTLED_REPLICAS_CONFIGS}
     to_set = {k: v for k, v in desired.items() if have.get(k) != v}
     to_delete = tuple(sorted(k for k in have if k not in desired))
+    if RETENTION in to_set and RETENTION in have:
+        cut = retention_cut(
+            spec.name,
+            have[RETENTION],
+            to_set[RETENTION],
+            DropStep.parse(ctx.cluster.retention_drop_step),
+            _topic_size(live),
+            allow=ctx.allow_retention_drop,
+        )
+        if cut is not None:
+            value, warning = cut
+            ctx.warnings.append(warning)
+            if value is None:
+                del to_set[RETENTION]
+            else:
+                to_set[RETENTION] = value
     if to_set or to_delete:
         previous = {k: have[k] for k in [*to_set, *to_delete] if k in have}
         return AlterConfig(spec.name, to_set, to_delete, previous)
     return None
+
+
+def _topic_size(live: TopicState) -> int | None:
+    """The topic's bytes (every partition's leader copy), None when any is unknown."""
+    sizes = [p.size_bytes for p in live.partitions.values()]
+    if not sizes or any(size is None for size in sizes):
+        return None
+    return sum(size for size in sizes if size is not None)
 
 
 def _order_config(

@@ -43,6 +43,7 @@ from kgitops.names import THROTTLED_REPLICAS_CONFIGS
 from kgitops.spec import rules as specrules
 from kgitops.spec import schemacheck
 from kgitops.spec.access import ACCESS_KINDS, build_access
+from kgitops.spec.dropstep import DropStep
 from kgitops.spec.layers import layered
 from kgitops.spec.policies import check_policies
 from kgitops.spec.topic_configs import CONFIGS, check_config
@@ -301,6 +302,7 @@ def _build_cluster(doc: Document, directory: str) -> ClusterSpec:
         limits=_limits(v.get("limits") or {}),
         unmanaged_acls=cast(UnmanagedAclPolicy, v.get("unmanagedAcls", "warn")),
         cluster_id=v.get("clusterId"),
+        retention_drop_step=_drop_step(v.get("retentionDropStep", 0.5)),
         folder_owners=tuple(
             (str(rule["folder"]), tuple(rule.get("owners", ())))
             for rule in (v.get("policies") or {}).get("names", ())
@@ -308,6 +310,26 @@ def _build_cluster(doc: Document, directory: str) -> ClusterSpec:
         mark=doc.mark(""),
         marks=Marks(doc.path, doc.positions, doc.files),
     )
+
+
+def _drop_step(raw: Any) -> float | int | str:
+    """retentionDropStep as written when it reads as one, else the default (the error is
+    reported by ``_check_drop_step``)."""
+    try:
+        DropStep.parse(raw)
+    except ValueError:
+        return 0.5
+    return cast(float | int | str, raw)
+
+
+def _check_drop_step(doc: Document, diags: list[Diagnostic]) -> None:
+    raw = doc.value.get("retentionDropStep")
+    if raw is None:
+        return
+    try:
+        DropStep.parse(raw)
+    except ValueError as exc:
+        diags.append(Diagnostic(doc.mark("retentionDropStep"), "error", str(exc)))
 
 
 def _limits(raw: dict[str, Any]) -> Limits:
@@ -424,6 +446,7 @@ def _load(directory: str, brokers: Sequence[Broker] | None) -> Specs:
                     cluster = _build_cluster(doc, directory)
                     cluster_doc = doc
                     _layer_configs(doc, diags)
+                    _check_drop_step(doc, diags)
                 continue
             diags.extend(found)
             if not found:

@@ -53,7 +53,7 @@ def test_a_stale_plan_is_refused_and_names_what_changed(demo: Folder, tmp_path: 
     plan = tmp_path / "plan.json"
     save_plan(demo, plan)
     demo.topics(topic("orders", 3, 2, config={"retention.ms": "5"}))
-    demo.apply()  # someone else changed the cluster after the review
+    demo.apply("--allow-retention-drop")  # someone else changed the cluster after the review
     demo.topics(topic("orders", 3, 2, config={"retention.ms": "2000"}))  # the reviewed specs
     code, _, err = demo.cli_plain("apply", "--plan", str(plan), "--yes")
     assert code == 1

@@ -102,7 +102,11 @@ def test_json_output_round_trips_and_out_saves_the_same_plan(
     printed = json.loads(capsys.readouterr().out)
     saved = json.loads(out.read_text())
     # the saved plan also records how and on what state it was made (apply --plan checks it)
-    assert saved.pop("options") == {"rebalance": False, "leaders": False}
+    assert saved.pop("options") == {
+        "rebalance": False,
+        "leaders": False,
+        "allowRetentionDrop": False,
+    }
     assert saved.pop("recordedState")["format"] == "kgitops-state/v1"
     assert printed == saved
     assert printed["summary"]["create_topic"] == 1

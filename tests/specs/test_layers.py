@@ -252,10 +252,10 @@ def test_a_changed_default_is_applied_to_every_topic_that_inherits_it(tmp_path: 
         b=BARE.format(name="b") + "config:\n  retention.ms: 2d\n",
     )
     assert main(["apply", str(d), "--yes"]) == 0
-    (d / "cluster.yaml").write_text(LAYERED.replace("retention.ms: 7d", "retention.ms: 3d"))
+    (d / "cluster.yaml").write_text(LAYERED.replace("retention.ms: 7d", "retention.ms: 4d"))
     assert main(["apply", str(d), "--yes"]) == 0
     state = SimulatedCluster.open(str(d / ".state" / "test.json"), BROKERS).describe()
-    assert state.topics["a"].config["retention.ms"] == str(3 * 86_400_000)
+    assert state.topics["a"].config["retention.ms"] == str(4 * 86_400_000)
     assert state.topics["b"].config["retention.ms"] == str(2 * 86_400_000)
     assert state.topics["a"].replication_factor == 3
     assert main(["plan", str(d), "--detailed-exitcode"]) == 0

@@ -208,7 +208,7 @@ def test_seven_days_against_a_live_604800000_is_no_change(tmp_path: Path) -> Non
         TOPIC + "config:\n  retention.ms: 1d\n  segment.bytes: 512MiB\n"
     )
     assert main(["plan", str(tmp_path), "--detailed-exitcode"]) == 2
-    assert main(["apply", str(tmp_path), "--yes"]) == 0
+    assert main(["apply", str(tmp_path), "--yes", "--allow-retention-drop"]) == 0
     reread = SimulatedCluster.open(str(tmp_path / ".state" / "demo.json"), [Broker(0)])
     assert reread.describe().topics["t"].config["retention.ms"] == "86400000"
 
