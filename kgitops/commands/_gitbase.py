@@ -1,17 +1,18 @@
 """``plan --base REF``: the cluster.yaml a git ref holds, read with ``git show REF:path``.
 
-The old file is only parsed (``cluster_from_text``): no path it names is read and nothing it
-names is contacted. A ref that is not a commit is an error; a cluster.yaml the ref does not
+The old file is only parsed (``cluster_from_text``): nothing it names is contacted; its TLS
+files are read from the ref as blobs only to compare their sha256 (``tls_contents``). A ref that is not a commit is an error; a cluster.yaml the ref does not
 have (a new cluster folder) is ``None``, which makes every connection setting a change.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import subprocess
 
-from kgitops.errors import PlanError
+from kgitops.errors import KgitopsError, PlanError
 from kgitops.model import ClusterSpec
 
 MAX_BYTES = 1_000_000
@@ -61,3 +62,53 @@ def cluster_at(ref: str, directory: str) -> ClusterSpec | None:
     except UnicodeDecodeError:
         return None
     return cluster_from_text(text, f"{ref}:{rel}", directory)
+
+
+MISSING = "(no such file)"
+
+
+def tls_contents(spec: ClusterSpec | None, ref: str | None = None) -> dict[str, str]:
+    """What each TLS file of ``spec`` (caFile, certFile, keyFile) holds, as ``sha256 <hex>``
+    (or ``(no such file)``): at commit ``ref`` when given (``git cat-file``), else in the
+    working tree. A pull request that keeps the path but swaps the bytes (another CA) changes
+    this; a path outside the repository (which a pull request cannot change) is left out."""
+    from kgitops.files import read_bytes
+    from kgitops.plan.connection import TLS_FIELDS
+
+    ssl = None if spec is None else spec.security.ssl
+    if spec is None or ssl is None:
+        return {}
+    paths = {"caFile": ssl.ca_file, "certFile": ssl.cert_file, "keyFile": ssl.key_file}
+    folder = os.path.realpath(spec.directory)
+    top = _git(["rev-parse", "--show-toplevel"], folder)
+    if top.returncode != 0:
+        raise PlanError(f"--base: {spec.directory} is not inside a git repository")
+    root = os.path.realpath(top.stdout.decode("utf-8", "replace").strip())
+    sha = None
+    if ref is not None:
+        commit = _git(
+            ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}"], root
+        )
+        if commit.returncode != 0:
+            raise PlanError(f"--base {ref}: no such commit in {root} (fetch it first)")
+        sha = commit.stdout.decode().strip()
+    out: dict[str, str] = {}
+    for field in TLS_FIELDS:
+        path = paths[field]
+        if path is None:
+            continue
+        full = os.path.normpath(os.path.join(folder, path))
+        rel = os.path.relpath(full, root)
+        if rel.startswith(".."):
+            continue
+        data: bytes | None
+        if sha is not None:
+            shown = _git(["cat-file", "blob", f"{sha}:{rel.replace(os.sep, '/')}"], root)
+            data = shown.stdout if shown.returncode == 0 else None
+        else:
+            try:
+                data = read_bytes(full, root=folder)
+            except (OSError, KgitopsError):
+                data = None
+        out[field] = MISSING if data is None else "sha256 " + hashlib.sha256(data).hexdigest()
+    return out

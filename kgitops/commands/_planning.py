@@ -122,7 +122,17 @@ def _plan_directory(
         raise PlanError(f"{directory}: no cluster.yaml")
     findings: tuple[Finding, ...] = ()
     if base is not None:
-        findings = tuple(connection_changes(base.cluster, cluster, base=base.ref))
+        from kgitops.commands._gitbase import tls_contents
+
+        findings = tuple(
+            connection_changes(
+                base.cluster,
+                cluster,
+                base=base.ref,
+                old_contents=tls_contents(base.cluster, base.ref),
+                new_contents=tls_contents(cluster),
+            )
+        )
         if findings and state is None and not base.allow:
             raise ConnectionChanged(
                 f"{os.path.join(directory, 'cluster.yaml')} changes how kgitops connects to the "

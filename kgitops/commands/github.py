@@ -287,13 +287,21 @@ def _check_plan(args: argparse.Namespace) -> int:
     state = verify_saved_plan(args.plan, plan, directory)
     findings = [f.message for f in plan.findings if f.code == "CONNECTION_CHANGED"]
     if args.base:
-        from kgitops.commands._gitbase import cluster_at
+        from kgitops.commands._gitbase import cluster_at, tls_contents
         from kgitops.commands.apply import load_cluster
         from kgitops.plan.connection import connection_changes
 
         old = cluster_at(args.base, directory)
+        new = load_cluster(directory)
         findings = [
-            f.message for f in connection_changes(old, load_cluster(directory), base=args.base)
+            f.message
+            for f in connection_changes(
+                old,
+                new,
+                base=args.base,
+                old_contents=tls_contents(old, args.base),
+                new_contents=tls_contents(new),
+            )
         ]
     if findings and not args.allow_connection_change:
         from kgitops.errors import ConnectionChanged

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 
 from kgitops.model import ClusterSpec
 from kgitops.plan.value import Finding
@@ -30,14 +31,24 @@ def _path(directory: str, path: str | None) -> str | None:
     return os.path.relpath(path, directory) if os.path.isabs(path) else path
 
 
-def connection_settings(cluster: ClusterSpec) -> dict[str, str | None]:
+TLS_FIELDS = ("caFile", "certFile", "keyFile")
+
+
+def connection_settings(
+    cluster: ClusterSpec, contents: Mapping[str, str] | None = None
+) -> dict[str, str | None]:
     """Every setting that decides where kgitops connects and with which credentials, as
-    text: field path in cluster.yaml -> value (None when unset)."""
+    text: field path in cluster.yaml -> value (None when unset).
+
+    ``contents``: what each TLS file named holds (``caFile`` -> ``sha256 <hex>``, read by the
+    caller), shown as ``security.ssl.caFile content``: the same path with other bytes (another
+    CA) is a change of where kgitops' trust goes."""
     sec = cluster.security
     sasl, ssl, sim = sec.sasl, sec.ssl, cluster.simulated
     d = cluster.directory
-    return {
+    out: dict[str, str | None] = {
         "name": cluster.name,
+        "clusterId": cluster.cluster_id,
         "bootstrapServers": ", ".join(cluster.bootstrap_servers) or None,
         "security.protocol": sec.protocol,
         "security.allowPlaintextPassword": "true" if sec.allow_plaintext_password else None,
@@ -65,13 +76,30 @@ def connection_settings(cluster: ClusterSpec) -> dict[str, str | None]:
             else None
         ),
     }
+    if contents is not None and ssl is not None:
+        for field in TLS_FIELDS:
+            if getattr(ssl, _ATTR[field]) is not None:
+                out[f"security.ssl.{field} content"] = contents.get(field)
+    return out
 
 
-def connection_changes(old: ClusterSpec | None, new: ClusterSpec, *, base: str) -> list[Finding]:
+_ATTR = {"caFile": "ca_file", "certFile": "cert_file", "keyFile": "key_file"}
+
+
+def connection_changes(
+    old: ClusterSpec | None,
+    new: ClusterSpec,
+    *,
+    base: str,
+    old_contents: Mapping[str, str] | None = None,
+    new_contents: Mapping[str, str] | None = None,
+) -> list[Finding]:
     """The CONNECTION_CHANGED findings from ``old`` (cluster.yaml at ``base``; None when it
-    has none) to ``new``, one per setting that differs, in cluster.yaml order."""
-    after = connection_settings(new)
-    before = connection_settings(old) if old is not None else dict.fromkeys(after)
+    has none) to ``new``, one per setting that differs, in cluster.yaml order. With
+    ``old_contents``/``new_contents`` (the TLS files' digests at ``base`` and now), a TLS
+    file whose bytes changed is a change too."""
+    after = connection_settings(new, new_contents)
+    before = connection_settings(old, old_contents) if old is not None else dict.fromkeys(after)
     out = []
     for field, value in after.items():
         was = before.get(field)

@@ -262,3 +262,50 @@ def test_a_changed_token_command_is_a_connection_change_even_when_its_words_join
         'CONNECTION_CHANGED security.sasl.tokenCommand: ["get-token", "--audience kafka"] -> '
         '["get-token", "--audience", "kafka"]' in err
     )
+
+
+def test_other_bytes_at_the_same_tls_path_are_a_connection_change(repo: Path) -> None:
+    """A pull request that keeps `caFile: certs/ca.pem` but swaps the CA's bytes changes whom
+    kgitops trusts with the credentials: CONNECTION_CHANGED, and the PR check fails."""
+    certs = repo / "topics" / "prod" / "certs"
+    certs.mkdir()
+    (certs / "ca.pem").write_bytes(b"-----BEGIN CERTIFICATE-----\nthe real CA\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "ca")
+    state = str(repo / "state.json")
+    argv = ["plan", folder(repo), "--base", "main", "--state", state, "--detailed-exitcode"]
+    code, text, _ = cli(*argv)
+    assert code == 0 and "CONNECTION_CHANGED" not in text
+
+    (certs / "ca.pem").write_bytes(b"-----BEGIN CERTIFICATE-----\nthe attacker's CA\n")
+    code, text, _ = cli(*argv)
+    assert code == 2
+    assert "!! CONNECTION_CHANGED security.ssl.caFile content: sha256 " in text
+    code, _, err = cli("plan", folder(repo), "--base", "main")  # would connect: refused
+    assert code == 1 and "security.ssl.caFile content" in err
+
+    plan = repo.parent / "plan.json"
+    assert cli(*argv, "--out", str(plan))[0] == 2
+    code, _, err = cli("github", "check-plan", str(plan), "--base", "main", "--state", state)
+    assert code == 1 and "security.ssl.caFile content" in err
+
+    (certs / "ca.pem").unlink()
+    code, text, _ = cli(*argv)
+    assert code == 2 and "-> (no such file)" in text
+
+
+def test_removing_or_changing_the_cluster_id_pin_is_a_connection_change(repo: Path) -> None:
+    d = repo / "topics" / "prod"
+    (d / "cluster.yaml").write_text(REAL + "clusterId: c\n")
+    git(repo, "commit", "-qam", "pin")
+    state = str(repo / "state.json")
+    argv = ["plan", folder(repo), "--base", "main", "--state", state, "--detailed-exitcode"]
+    assert cli(*argv)[0] == 0
+    (d / "cluster.yaml").write_text(REAL)
+    code, text, _ = cli(*argv)
+    assert code == 2 and "!! CONNECTION_CHANGED clusterId: c -> (unset)" in text
+    state_b = json.dumps({**STATE, "clusterId": "other"})
+    (repo / "state_b.json").write_text(state_b)
+    (d / "cluster.yaml").write_text(REAL + "clusterId: other\n")
+    code, text, _ = cli(*argv[:-2], str(repo / "state_b.json"), "--detailed-exitcode")
+    assert code == 2 and "!! CONNECTION_CHANGED clusterId: c -> other" in text
