@@ -23,6 +23,7 @@ Pure: documents in, a document (and diagnostics) out.
 from __future__ import annotations
 
 import difflib
+import fnmatch
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -35,6 +36,8 @@ from kgitops.spec.yamlload import Document
 
 #: The topic fields a layer may set (besides ``config``, merged key by key).
 LAYERED_FIELDS = ("replicationFactor", "placement")
+#: What ``overrides:`` may change of a topic, per cluster.
+OVERRIDDEN_FIELDS = ("partitions", "replicationFactor")
 TOPIC = "topic"
 DEFAULTS = "defaults"
 
@@ -68,13 +71,49 @@ def layers_of(
     return out
 
 
+def overrides_for(name: object, cluster: Document | None) -> list[tuple[str, Mapping[str, Any]]]:
+    """The ``overrides:`` entries of cluster.yaml that match topic ``name``, weakest first:
+    globs in file order, then the exact name (which wins)."""
+    if cluster is None or not isinstance(name, str) or not isinstance(cluster.value, dict):
+        return []
+    raw = cluster.value.get("overrides")
+    if not isinstance(raw, dict):
+        return []
+    globs: list[tuple[str, Mapping[str, Any]]] = [
+        (k, v)
+        for k, v in raw.items()
+        if k != name and isinstance(v, dict) and fnmatch.fnmatchcase(name, k)
+    ]
+    exact: list[tuple[str, Mapping[str, Any]]] = (
+        [(name, raw[name])] if isinstance(raw.get(name), dict) else []
+    )
+    return globs + exact
+
+
+def unused_overrides(cluster: Document, names: list[str]) -> list[Diagnostic]:
+    """A warning at every ``overrides:`` key that matches no topic (a typo, or a topic gone)."""
+    raw = cluster.value.get("overrides") if isinstance(cluster.value, dict) else None
+    if not isinstance(raw, dict):
+        return []
+    return [
+        Diagnostic(
+            cluster.key_mark(f"overrides.{key}"),
+            "warning",
+            f"override {key!r} matches no topic of this cluster",
+        )
+        for key in raw
+        if not any(fnmatch.fnmatchcase(n, key) for n in names)
+    ]
+
+
 def layered(topic: Document, cluster: Document | None, diags: list[Diagnostic]) -> Document:
     """``topic`` with the values of ``defaults:`` and its profile filled in where it says
     nothing; the document itself when no layer applies."""
     if not isinstance(topic.value, dict):
         return topic
     layers = layers_of(topic, cluster, diags)
-    if not layers or cluster is None:
+    overrides = overrides_for(topic.value.get("name"), cluster)
+    if (not layers and not overrides) or cluster is None:
         return topic
     value = dict(topic.value)
     positions = dict(topic.positions)
@@ -115,6 +154,18 @@ def layered(topic: Document, cluster: Document | None, diags: list[Diagnostic]) 
         if merged:
             merged.update(own)
             value["config"] = merged
+    for key, override in overrides:  # the cluster's word on a shared topic: over the topic
+        origin = f"override {key}"
+        for name in OVERRIDDEN_FIELDS:
+            if name in override:
+                value[name] = override[name]
+                inherit(name, f"overrides.{key}.{name}", origin)
+        config = override.get("config")
+        current = value.get("config")
+        if isinstance(config, dict) and (current is None or isinstance(current, dict)):
+            value["config"] = {**(current or {}), **config}
+            for k in config:
+                inherit(f"config.{k}", f"overrides.{key}.config.{k}", origin)
     return replace(
         topic, value=value, positions=positions, key_positions=keys, files=files, origins=origins
     )

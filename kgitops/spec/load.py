@@ -44,7 +44,8 @@ from kgitops.spec import rules as specrules
 from kgitops.spec import schemacheck
 from kgitops.spec.access import ACCESS_KINDS, build_access
 from kgitops.spec.dropstep import DropStep
-from kgitops.spec.layers import layered
+from kgitops.spec.include import included_topics
+from kgitops.spec.layers import layered, unused_overrides
 from kgitops.spec.policies import check_policies
 from kgitops.spec.topic_configs import CONFIGS, check_config
 from kgitops.spec.yamlload import Document, Marks, load_file, load_text
@@ -141,6 +142,9 @@ def _layer_configs(cluster: Document, diags: list[Diagnostic]) -> None:
     profiles = v.get("profiles")
     if isinstance(profiles, dict):
         prefixes.extend(f"profiles.{name}" for name in profiles)
+    overrides = v.get("overrides")
+    if isinstance(overrides, dict):
+        prefixes.extend(f"overrides.{key}" for key in overrides)
     for prefix in prefixes:
         _topic_config(cluster, diags, prefix + ".config")
 
@@ -451,6 +455,8 @@ def _load(directory: str, brokers: Sequence[Broker] | None) -> Specs:
             diags.extend(found)
             if not found:
                 access_docs.append((kind, doc))
+    if cluster_doc is not None:
+        topic_sources.extend(included_topics(directory, cluster_doc, diags))
     for source in topic_sources:
         doc = layered(source, cluster_doc, diags)
         found = schemacheck.check(doc, "Topic")
@@ -472,6 +478,7 @@ def _load(directory: str, brokers: Sequence[Broker] | None) -> Specs:
     topics = specrules.check_folder(directory, cluster, cluster_doc, topic_docs, known, diags)
     if cluster_doc is not None:
         check_policies(cluster_doc, directory, topics, diags)
+        diags.extend(unused_overrides(cluster_doc, [t.name for t, _ in topic_docs]))
     access = build_access(access_docs, [d for _, d in topic_docs], diags)
     return Specs(
         directory=directory,
