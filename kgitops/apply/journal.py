@@ -12,7 +12,9 @@ folder finds them and waits for them::
     {"format": "kgitops-moves/v1", "cluster": "prod",
      "moves": {"orders": {"0": [4, 2, 3]}}}          # topic -> partition -> target
 
-A move counts as kgitops' when the record has that partition with the same target. Without
+A move counts as kgitops' when the record has that partition with the same target. A record
+that git tracks (committed, or added) is ignored with a note and never written: it would be a
+pull request's say over which moves apply waits for and cancels. Without
 the record (a fresh CI checkout, a deleted folder) moves in flight count as another tool's:
 reported, never waited for or cancelled -- the safe side. An unreadable record is treated
 the same way, with a note; a record that cannot be written is a note too, never a failure of
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from collections.abc import Iterable, Mapping
 
 from kgitops.errors import KgitopsError
@@ -58,6 +61,18 @@ class MoveJournal:
         path = os.path.join(directory, JOURNAL)
         journal = cls(path, cluster=cluster, root=directory)
         if not os.path.lexists(path):
+            return journal
+        tracked = tracked_by_git(directory, JOURNAL)
+        if tracked is not False:
+            # A committed record is anyone's word (a pull request's), not this checkout's
+            # memory: kept in memory only, it is neither read nor overwritten.
+            why = "it is committed to git" if tracked else f"git cannot tell ({tracked})"
+            journal.path = None
+            journal.notes.append(
+                f"note: {JOURNAL} ignored ({why}; it is this checkout's own record and must "
+                "not be committed: git rm --cached it): moves in flight count as not started "
+                "by kgitops, and are left alone"
+            )
             return journal
         try:
             data = read_json(path, root=directory)
@@ -112,3 +127,52 @@ class MoveJournal:
             )
             if note not in self.notes:
                 self.notes.append(note)
+
+
+_C = {"LC_ALL": "C", "LANGUAGE": "C"}  # git's messages untranslated
+
+
+def tracked_by_git(directory: str, path: str) -> bool | str:
+    """Whether git tracks ``path`` (relative to ``directory``): True, False (untracked, or
+    ``directory`` not in a git repository, or no git), or why git could not tell (then the
+    file is treated as tracked: the safe side)."""
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", **_C}
+    try:
+        done = subprocess.run(
+            ["git", "ls-files", "--error-unmatch", "--", path],
+            cwd=directory,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            env=env,
+            check=False,
+        )
+    except FileNotFoundError:
+        return False
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"git ls-files failed: {type(exc).__name__}"
+    if done.returncode == 0:
+        return True
+    if "did not match any file" in done.stderr or "not a git repository" in done.stderr:
+        return False
+    return f"git ls-files exited with status {done.returncode}"
+
+
+def tracked_records(directory: str) -> list[str]:
+    """The files under ``directory``/.kgitops/ that git tracks (none outside a repository)."""
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", **_C}
+    try:
+        done = subprocess.run(
+            ["git", "ls-files", "-z", "--", ".kgitops"],
+            cwd=directory,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            env=env,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    if done.returncode != 0:
+        return []
+    return [os.path.join(directory, p) for p in done.stdout.split("\0") if p]

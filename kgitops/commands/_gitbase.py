@@ -1,8 +1,9 @@
 """``plan --base REF``: the cluster.yaml a git ref holds, read with ``git show REF:path``.
 
 The old file is only parsed (``cluster_from_text``): nothing it names is contacted; its TLS
-files are read from the ref as blobs only to compare their sha256 (``tls_contents``). A ref that is not a commit is an error; a cluster.yaml the ref does not
-have (a new cluster folder) is ``None``, which makes every connection setting a change.
+files are read from the ref as blobs only to compare their sha256 (``tls_contents``). A ref
+that is not a commit is an error; a cluster.yaml the ref does not have (a new cluster
+folder) is ``None``, which makes every connection setting a change.
 """
 
 from __future__ import annotations

@@ -122,6 +122,14 @@ def _plan_directory(
         raise PlanError(f"{directory}: no cluster.yaml")
     findings: tuple[Finding, ...] = ()
     if base is not None:
+        from kgitops.apply.journal import tracked_records
+
+        committed = tracked_records(directory)
+        if committed:
+            raise PlanError(
+                f"{committed[0]}: .kgitops/ is kgitops' local record of this checkout and must "
+                "not be committed (apply ignores it): git rm --cached it"
+            )
         from kgitops.commands._gitbase import tls_contents
 
         findings = tuple(

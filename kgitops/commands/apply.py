@@ -212,6 +212,8 @@ def apply_with(
             if journal.ours((t, p), tuple(r for r in replicas if r not in removing))
         ]
         if args.dry_run or args.no_wait or not ours:
+            for note in journal.notes:
+                print(note, file=sys.stderr)
             print(f"No changes. Cluster {plan.cluster!r} matches the plan.")
             return 0
         # nothing to change, but moves a --no-wait apply left running: finish them

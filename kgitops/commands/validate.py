@@ -58,7 +58,9 @@ def run(args: argparse.Namespace) -> int:
     found: list[Diagnostic] = []
     for folder in cluster_dirs(args.directory):
         specs = load_specs(folder, brokers=brokers)
-        diagnostics = sorted([*specs.diagnostics, *_lock_problems(folder)])
+        diagnostics = sorted(
+            [*specs.diagnostics, *_lock_problems(folder), *_committed_records(folder)]
+        )
         folder_errors = sum(1 for d in diagnostics if d.is_error)
         errors += folder_errors
         shown = [d for d in diagnostics if d.is_error or not args.quiet]
@@ -113,6 +115,25 @@ def _lock_problems(folder: str) -> list[Diagnostic]:
         message = text.removeprefix(f"{path}: ")
         return [Diagnostic(Mark(path), "error", message)]
     return []
+
+
+def _committed_records(folder: str) -> list[Diagnostic]:
+    """A file under ``.kgitops/`` that git tracks: that folder is this checkout's own record
+    (the moves apply started), and a committed one would let a pull request say which moves
+    apply waits for and cancels."""
+    from kgitops.apply.journal import tracked_records
+
+    if not os.path.isdir(folder):
+        return []
+    return [
+        Diagnostic(
+            Mark(path),
+            "error",
+            ".kgitops/ is kgitops' local record of this checkout and must not be committed "
+            "(apply ignores it): git rm --cached it",
+        )
+        for path in tracked_records(folder)
+    ]
 
 
 def _conflict_line(path: str) -> int:
