@@ -568,3 +568,49 @@ def test_a_failed_merge_plan_says_nothing_is_applied_in_a_fence_it_cannot_close(
     comment = (Path(out["dir"]) / "comment.md").read_text(encoding="utf-8")
     assert comment.startswith("### kgitops apply: `demo`: the plan failed, nothing will be applied")
     assert "\n````\n" in comment  # a fence longer than the log's backtick run
+
+
+# -- what the action installs -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("install", "installed"),
+    [
+        ("", "{action}"),  # the default: the action's own code, the commit `uses:` pinned
+        ("kgitops==1.2.3", "kgitops==1.2.3"),
+        ("./base", "./base"),
+        ("kgitops", None),  # whatever PyPI's `kgitops` is today: refused
+        ("kgitops>=1.0", None),
+        ("kgitops[aws]", None),
+    ],
+)
+def test_the_action_installs_its_own_code_or_an_exact_pin_never_an_unpinned_name(
+    tmp_path: Path, install: str, installed: str | None
+) -> None:
+    [found] = [
+        s for s in load(ROOT / "action.yml")["runs"]["steps"] if s.get("name") == "Install kgitops"
+    ]
+    assert load(ROOT / "action.yml")["inputs"]["install"]["default"] == ""
+    fake = tmp_path / "fakebin"
+    fake.mkdir()
+    log = tmp_path / "pip.log"
+    for name in ("python", "kgitops"):
+        (fake / name).write_text(f'#!/bin/sh\necho "{name} $*" >>{log}\n', encoding="utf-8")
+        (fake / name).chmod(0o755)
+    action = tmp_path / "action-checkout"
+    action.mkdir()
+    (tmp_path / "base").mkdir()
+    env = {
+        "INSTALL": install,
+        "ACTION_PATH": str(action),
+        "PATH": f"{fake}{os.pathsep}{os.environ['PATH']}",
+    }
+    proc, _ = run_step(found, tmp_path, env, tmp_path)
+    ran = log.read_text(encoding="utf-8") if log.exists() else ""
+    if installed is None:
+        assert proc.returncode == 1 and "is not pinned" in proc.stdout
+        assert "pip install" not in ran
+    else:
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        expected = installed.format(action=action)
+        assert f"python -m pip install --disable-pip-version-check --quiet {expected}\n" in ran
