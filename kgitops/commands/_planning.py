@@ -177,6 +177,11 @@ def _plan_directory(
     if analyse_keys:
         plan = _with_key_analysis(plan, specs.topics, directory)
     plan = replace(plan, cluster_dir=os.path.normpath(directory), findings=findings)
+    if specs.policy:  # mode: warn (errors stopped above): the reviewer sees them on the plan
+        policy = tuple(
+            PlanWarning(topic, "POLICY", f"{d.mark}: {d.message}") for topic, d in specs.policy
+        )
+        plan = replace(plan, warnings=plan.warnings + policy)
     written = False
     if update_lock and new_lock != lock:
         write_lock(directory, new_lock)

@@ -65,6 +65,7 @@ class Specs:
     topics: tuple[TopicSpec, ...]  # sorted by name
     diagnostics: tuple[Diagnostic, ...]  # every problem found, sorted
     access: AccessSpecs = NO_ACCESS  # ACL, User, Quota documents and topic access
+    policy: tuple[tuple[str, Diagnostic], ...] = ()  # (topic, finding) of cluster.yaml policies
 
     @property
     def errors(self) -> list[Diagnostic]:
@@ -476,8 +477,9 @@ def _load(directory: str, brokers: Sequence[Broker] | None) -> Specs:
     if known is None and cluster is not None and cluster.simulated is not None:
         known = list(cluster.simulated.brokers)
     topics = specrules.check_folder(directory, cluster, cluster_doc, topic_docs, known, diags)
+    policy: list[tuple[str, Diagnostic]] = []
     if cluster_doc is not None:
-        check_policies(cluster_doc, directory, topics, diags)
+        policy = check_policies(cluster_doc, directory, topics, diags)
         diags.extend(unused_overrides(cluster_doc, [t.name for t, _ in topic_docs]))
     access = build_access(access_docs, [d for _, d in topic_docs], diags)
     return Specs(
@@ -486,6 +488,7 @@ def _load(directory: str, brokers: Sequence[Broker] | None) -> Specs:
         topics=tuple(sorted(topics, key=lambda t: t.name)),
         diagnostics=tuple(sorted(set(diags))),
         access=access,
+        policy=tuple(policy),
     )
 
 

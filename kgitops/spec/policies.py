@@ -89,11 +89,13 @@ def name_rules(cluster: Document, out: list[Diagnostic]) -> list[NameRule]:
 
 def check_policies(
     cluster: Document, directory: str, topics: Sequence[TopicSpec], out: list[Diagnostic]
-) -> None:
-    """Every policy of cluster.yaml against every topic not marked for deletion."""
+) -> list[tuple[str, Diagnostic]]:
+    """Every policy of cluster.yaml against every topic not marked for deletion. Each finding
+    goes to ``out`` and is returned with its topic's name (the plan shows them too)."""
     policies = cluster.value.get("policies")
+    findings: list[tuple[str, Diagnostic]] = []
     if not isinstance(policies, dict):
-        return
+        return findings
     severity: Severity = "warning" if policies.get("mode") == "warn" else "error"
     rules = name_rules(cluster, out)
     max_retention = _max_retention(cluster, policies, out)
@@ -165,7 +167,11 @@ def check_policies(
                     )
                 )
         found.extend(_names(topic, directory, rules))
-        out.extend(Diagnostic(mark, severity, message) for mark, message in found)
+        for mark, message in found:
+            diagnostic = Diagnostic(mark, severity, message)
+            out.append(diagnostic)
+            findings.append((topic.name, diagnostic))
+    return findings
 
 
 def _min_isr(topic: TopicSpec, minimum: int, cluster: Document) -> list[tuple[Mark, str]]:

@@ -3,6 +3,7 @@ value that breaks it and citing the policy's line; ``mode: warn`` only warns."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -190,3 +191,20 @@ def test_owners_must_look_like_codeowners_names(problems: Problems) -> None:
     cluster = POLICIES.replace("'@acme/team-a'", "'acme team'")
     found = problems({}, cluster=cluster)
     assert len(found) == 1 and found[0].startswith("cluster.yaml:16:")
+
+
+def test_plan_shows_a_warned_policy_as_a_plan_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "cluster.yaml").write_text(POLICIES.replace("mode: error", "mode: warn"))
+    (tmp_path / "t.yaml").write_text(
+        GOOD.format(name="t").replace("partitions: 10", "partitions: 500")
+    )
+    assert main(["plan", str(tmp_path), "--format", "json"]) == 0
+    warnings = json.loads(capsys.readouterr().out)["warnings"]
+    assert {
+        "topic": "t",
+        "code": "POLICY",
+        "message": f"{tmp_path}/t.yaml:4:13: partitions 500 is above the policy maxPartitions "
+        f"100 ({tmp_path}/cluster.yaml:8:18)",
+    } in warnings
