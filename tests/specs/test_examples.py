@@ -103,3 +103,42 @@ def test_the_topic_and_cluster_examples_in_the_docs_validate(tmp_path: Path) -> 
     (tmp_path / "samples").mkdir()
     (tmp_path / "samples" / "orders-keys.csv").write_text("key\na\n")
     assert [str(d) for d in load_specs(str(tmp_path)).diagnostics] == []
+
+
+def test_the_readme_what_if_drain_flow_works_on_a_copy_of_the_demo(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """README.md "What-if on a simulated cluster", step by step, with the edits it tells."""
+    import re
+    import shutil
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "add `decommission: [3]` to cluster.yaml" in readme
+    edits = re.findall(r"\[([\d, ]+)\] -> \[([\d, ]+)\]", readme.split("What-if")[1][:1500])
+    assert edits == [("4, 5, 3", "4, 5, 0"), ("2, 3, 1", "2, 0, 1")]
+    d = tmp_path / "demo"
+    shutil.copytree(ROOT / "topics" / "demo", d, ignore=shutil.ignore_patterns(".state"))
+    assert main(["apply", str(d), "--yes"]) == 0
+    assert main(["simulate", str(d), "fail-broker", "3"]) == 0
+    assert main(["status", str(d)]) == 2
+    cluster = d / "cluster.yaml"
+    cluster.write_text(cluster.read_text(encoding="utf-8") + "decommission: [3]\n")
+    payments = d / "payments.yaml"
+    text = payments.read_text(encoding="utf-8")
+    for old, new in edits:
+        assert f"  - [{old}]\n" in text
+        text = text.replace(f"  - [{old}]\n", f"  - [{new}]\n")
+    payments.write_text(text, encoding="utf-8")
+    capsys.readouterr()
+    assert main(["plan", str(d)]) == 0
+    assert "Plan: 5 to reassign." in capsys.readouterr().out
+    assert main(["apply", str(d), "--yes", "--no-wait"]) == 3
+    assert main(["simulate", str(d), "advance", "5m"]) == 0
+    assert main(["apply", str(d), "--yes"]) == 0
+    assert main(["status", str(d)]) == 0
+    state = json.loads((d / ".state" / "demo.json").read_text(encoding="utf-8"))
+    parts = [p for t in state["topics"].values() for p in t["partitions"].values()]
+    assert parts and all(
+        3 not in p["replicas"] and sorted(p["isr"]) == sorted(p["replicas"]) for p in parts
+    )
+    assert main(["plan", str(d), "--detailed-exitcode"]) == 0
