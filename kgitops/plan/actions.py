@@ -197,6 +197,8 @@ class AlterConfig(Action):
     delete: tuple[str, ...] = ()
     previous: Mapping[str, str] = field(default_factory=dict)
     after_reassign: bool = False
+    #: for a value cluster.yaml set: config -> "defaults at topics/prod/cluster.yaml:10:19"
+    origins: Mapping[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -208,6 +210,8 @@ class AlterConfig(Action):
         }
         if self.after_reassign:
             out["afterReassign"] = True
+        if self.origins:
+            out["origins"] = dict(sorted(self.origins.items()))
         return out
 
     @classmethod
@@ -218,6 +222,7 @@ class AlterConfig(Action):
             delete=tuple(str(k) for k in data.get("delete", [])),
             previous=_strings(data.get("previous", {})),
             after_reassign=data.get("afterReassign") is True,
+            origins=_strings(data.get("origins", {})),
         )
 
     @classmethod
@@ -228,10 +233,14 @@ class AlterConfig(Action):
     @classmethod
     def details(cls, data: Mapping[str, Any]) -> tuple[list[str], list[str]]:
         previous = data.get("previous", {})
+        origins = data.get("origins", {})
         out = [
-            f"~ {k}: {_held(k, previous[k])} -> {_held(k, v)}"
-            if k in previous
-            else f"+ {k} = {_held(k, v)}"
+            (
+                f"~ {k}: {_held(k, previous[k])} -> {_held(k, v)}"
+                if k in previous
+                else f"+ {k} = {_held(k, v)}"
+            )
+            + (f"  ({origins[k]})" if k in origins else "")
             for k, v in data.get("set", {}).items()
         ]
         for k in data.get("delete", []):

@@ -549,7 +549,12 @@ def _configs(ctx: _Context, spec: TopicSpec, live: TopicState) -> AlterConfig | 
                 to_set[RETENTION] = value
     if to_set or to_delete:
         previous = {k: have[k] for k in [*to_set, *to_delete] if k in have}
-        return AlterConfig(spec.name, to_set, to_delete, previous)
+        origins = {
+            k: f"{spec.origins[f'config.{k}']} at {spec.mark_of(f'config.{k}')}"
+            for k in to_set
+            if f"config.{k}" in spec.origins
+        }
+        return AlterConfig(spec.name, to_set, to_delete, previous, origins=origins)
     return None
 
 

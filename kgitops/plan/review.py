@@ -30,6 +30,7 @@ def _essence(action: Action) -> dict[str, Any]:
     data = action.to_json()
     data.pop("bytesToMove", None)
     data.pop("sizeBytes", None)
+    data.pop("origins", None)  # where a value was written: for readers, not sent
     if isinstance(data.get("moves"), Mapping):
         data["moves"] = {p: {"from": m["from"], "to": m["to"]} for p, m in data["moves"].items()}
     return data

@@ -259,3 +259,24 @@ def test_a_changed_default_is_applied_to_every_topic_that_inherits_it(tmp_path: 
     assert state.topics["b"].config["retention.ms"] == str(2 * 86_400_000)
     assert state.topics["a"].replication_factor == 3
     assert main(["plan", str(d), "--detailed-exitcode"]) == 0
+
+
+def test_the_plan_says_where_an_inherited_change_comes_from(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    d = folder(tmp_path, LAYERED, a=BARE.format(name="a"))
+    assert main(["apply", str(d), "--yes"]) == 0
+    (d / "cluster.yaml").write_text(LAYERED.replace("retention.ms: 7d", "retention.ms: 4d"))
+    capsys.readouterr()
+    assert main(["plan", str(d)]) == 0
+    out = capsys.readouterr().out
+    assert (
+        f"~ retention.ms: 604800000 (7d) -> 345600000 (4d)  (defaults at {d}/cluster.yaml:10:19)"
+        in out
+    )
+    out_file = tmp_path / "plan.json"
+    assert main(["plan", str(d), "--out", str(out_file)]) == 0
+    saved = json.loads(out_file.read_text())
+    [action] = [a for a in saved["actions"] if a["type"] == "alter_config"]
+    assert action["origins"] == {"retention.ms": f"defaults at {d}/cluster.yaml:10:19"}
+    assert main(["apply", "--plan", str(out_file), "--yes"]) == 0  # a saved plan replays
