@@ -46,7 +46,7 @@ def _size(text: str) -> int:
 
     try:
         value = parse_size(text)
-    except ValueError as exc:
+    except (ValueError, OverflowError) as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1 byte: {text!r}")
@@ -86,18 +86,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run kgitops; return the exit code (0 ok, 2 changes with --detailed-exitcode,
     1 invalid input or failure, 3 partial apply)."""
     parser = build_parser()
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:  # argparse: --help (0) or a usage error (2 -> 1)
-        code = exc.code if isinstance(exc.code, int) else 1
-        return 0 if code == 0 else 1
-    run = getattr(args, "_run", None)
-    if run is None:
-        parser.print_help(sys.stderr)
-        return 1
     from kgitops.files import DEFAULT_MAX_FILE_SIZE, file_size_limit
 
-    try:
+    try:  # parsing too: a flag's converter is code, and the last guard covers it
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as exc:  # argparse: --help (0) or a usage error (2 -> 1)
+            code = exc.code if isinstance(exc.code, int) else 1
+            return 0 if code == 0 else 1
+        run = getattr(args, "_run", None)
+        if run is None:
+            parser.print_help(sys.stderr)
+            return 1
         with file_size_limit(getattr(args, "max_file_size", DEFAULT_MAX_FILE_SIZE)):
             code = run(args)
         return int(code)

@@ -248,6 +248,35 @@ def nesting_problem(text: str, shown: str) -> FileRefused | None:
 _TOO_DEEP = f"nested more than {MAX_DEPTH} deep"
 
 
+class _NotANumber(ValueError):
+    pass
+
+
+def _refuse_constant(name: str) -> Any:
+    """``json.loads`` reads ``NaN``, ``Infinity`` and ``-Infinity``, which JSON does not have
+    (and a clock or a size of Infinity breaks what reads it): refuse them."""
+    raise _NotANumber(name)
+
+
+def _constant_at(text: str) -> int:
+    """The offset of the first ``NaN``/``Infinity``/``-Infinity`` outside a string (slow; only
+    for a refused file): outside strings, valid JSON has no capital letter."""
+    in_string = escaped = False
+    for i, ch in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "NI":
+            return i - 1 if i and text[i - 1] == "-" else i
+    return 0  # pragma: no cover - only called when the parser met one
+
+
 def loads_json(data: bytes | str, shown: str, *, check_depth: bool = True) -> Any:
     """Parse JSON from a file's content; ``FileRefused`` with ``shown:line:col`` for binary
     content, bad UTF-8, nesting deeper than MAX_DEPTH, or malformed JSON.
@@ -260,7 +289,12 @@ def loads_json(data: bytes | str, shown: str, *, check_depth: bool = True) -> An
     if check_depth and (problem := nesting_problem(text, shown)) is not None:
         raise problem
     try:
-        return json.loads(text)
+        return json.loads(text, parse_constant=_refuse_constant)
+    except _NotANumber:
+        at = _constant_at(text)
+        raise FileRefused(
+            Mark(shown, *position(text, at)), "invalid JSON: NaN and Infinity are not JSON numbers"
+        ) from None
     except json.JSONDecodeError as exc:
         raise FileRefused(Mark(shown, exc.lineno, exc.colno), f"invalid JSON: {exc.msg}") from None
     except RecursionError:

@@ -24,6 +24,7 @@ print back in the largest unit that says the value exactly::
 
 from __future__ import annotations
 
+import math
 import re
 from fractions import Fraction
 
@@ -39,7 +40,6 @@ _SIZE_UNITS = {
     "gib": 2**30,
     "tib": 2**40,
 }
-_DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 
 
 def human_bytes(n: float | None) -> str:
@@ -56,6 +56,8 @@ def human_bytes(n: float | None) -> str:
 
 def human_seconds(seconds: float) -> str:
     """``3725`` -> ``1h 2m 5s``; ``150`` -> ``2m 30s``; ``6.666`` -> ``6.67s``."""
+    if not math.isfinite(seconds):
+        return f"{seconds}s"
     if seconds < 60:
         return f"{max(seconds, 0):.3g}s"
     total = round(seconds)
@@ -67,30 +69,68 @@ def human_seconds(seconds: float) -> str:
     return " ".join(parts)
 
 
+# ------------------------------------------------------------------ the one grammar of each
+#
+# A duration is one or more parts ``<number><unit>`` with no space (``90s``, ``1h30m``,
+# ``1.5s``, ``2w``), units ``ms``, ``s``, ``m``, ``h``, ``d``, ``w``; a size is ``<number>`` and
+# one unit, ``B``, ``kB``/``MB``/``GB``/``TB`` (1000) or ``KiB``/``MiB``/``GiB``/``TiB`` (1024),
+# case aside. A number is ASCII digits with an optional ASCII decimal part (``1.5``): no sign,
+# no exponent, no other script's digits, no spaces. Amounts are exact (Fraction), never float.
+# The command line (``--timeout``, ``--max-file-size``, ``simulate``) and the topic configs
+# read the same words; only what a bare number means differs (seconds or bytes on the command
+# line, milliseconds or bytes in a config) and what a caller does with a fraction.
+
+_NUMBER = r"[0-9]+(?:\.[0-9]+)?"
+_MILLIS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}
+_MILLIS_TEXT = re.compile(rf"(?:{_NUMBER}(?:ms|s|m|h|d|w))+", re.ASCII)
+_MILLIS_PART = re.compile(rf"({_NUMBER})(ms|s|m|h|d|w)", re.ASCII)
+_BYTES_TEXT = re.compile(rf"({_NUMBER})([kKmMgGtT]i?[bB]|[bB])?", re.ASCII)
+_BARE = re.compile(_NUMBER, re.ASCII)
+
+MAX_AMOUNT = 2**63 - 1
+"""The most a size (bytes) or a duration (milliseconds) can be: Kafka's Long.MAX_VALUE. The
+command line refuses more (``simulate advance 99999999d`` would be 292 million years)."""
+
+
+def _millis(text: str, *, bare_unit: int | None) -> Fraction | None:
+    if bare_unit is not None and _BARE.fullmatch(text):
+        return Fraction(text) * bare_unit
+    if _MILLIS_TEXT.fullmatch(text) is None:
+        return None
+    return sum((Fraction(n) * _MILLIS[u] for n, u in _MILLIS_PART.findall(text)), Fraction(0))
+
+
+def _bytes(text: str, *, bare: bool) -> Fraction | None:
+    m = _BYTES_TEXT.fullmatch(text)
+    if m is None or (m.group(2) is None and not bare):
+        return None
+    return Fraction(m.group(1)) * _SIZE_UNITS[(m.group(2) or "").lower()]
+
+
 def parse_size(text: str) -> int:
-    """``"1.5GB"`` -> 1500000000; ValueError with a readable message otherwise."""
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", text)
-    unit = m.group(2).lower() if m else ""
-    if m is None or unit not in _SIZE_UNITS:
+    """``"1.5GB"`` -> 1500000000, ``"512"`` -> 512 (bytes); ValueError with a readable
+    message otherwise, and above MAX_AMOUNT. A fraction of a byte is dropped."""
+    amount = _bytes(text, bare=True)
+    if amount is None:
         raise ValueError(f"{text!r} is not a size (e.g. 500MB, 1.5GB, 1073741824)")
-    return int(float(m.group(1)) * _SIZE_UNITS[unit])
+    if amount > MAX_AMOUNT:
+        raise ValueError(f"{text!r} is too big: at most {MAX_AMOUNT} bytes (about 8 EiB)")
+    return int(amount)
 
 
 def parse_duration(text: str) -> float:
-    """``"90"``, ``"90s"``, ``"2m30s"``, ``"1h"`` -> seconds."""
-    parts = re.findall(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)?", text.strip())
-    joined = "".join(n + (u or "") for n, u in parts)
-    if not parts or joined != text.strip().replace(" ", ""):
-        raise ValueError(f"{text!r} is not a duration (e.g. 90, 90s, 2m30s, 1h)")
-    return sum(float(n) * _DURATION_UNITS[u or "s"] for n, u in parts)
+    """``"90"``, ``"90s"``, ``"2m30s"``, ``"1h"``, ``"1w"`` -> seconds; ValueError otherwise,
+    and above MAX_AMOUNT milliseconds (about 292 million years)."""
+    millis = _millis(text, bare_unit=1000)
+    if millis is None:
+        raise ValueError(f"{text!r} is not a duration (e.g. 90, 90s, 2m30s, 1h, 7d)")
+    if millis > MAX_AMOUNT:
+        raise ValueError(f"{text!r} is too long: at most {MAX_AMOUNT} milliseconds")
+    return float(millis / 1000)
 
 
 # ------------------------------------------------------------ exact amounts in topic configs
 
-_MILLIS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}
-_MILLIS_TEXT = re.compile(r"\s*((?:\d+(?:\.\d+)?\s*(?:ms|s|m|h|d|w)\s*)+)")
-_MILLIS_PART = re.compile(r"(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)")
-_BYTES_TEXT = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([kKmMgGtT]i?[bB]|[bB])\s*")
 #: Printed, largest first: binary when the amount is a whole number of them, else decimal.
 _BYTES_PRINT = (
     ("TiB", 2**40),
@@ -108,22 +148,16 @@ def spec_millis(text: str) -> int | None:
     """``"7d"`` -> 604800000, ``"1h30m"`` -> 5400000, ``"1.5s"`` -> 1500; None when ``text``
     is not a duration with units or is not a whole number of milliseconds (``"0.5ms"``).
     Units: ``ms``, ``s``, ``m``, ``h``, ``d``, ``w``; a bare number is the caller's business."""
-    m = _MILLIS_TEXT.fullmatch(text)
-    if m is None:
-        return None
-    total = sum(Fraction(n) * _MILLIS[u] for n, u in _MILLIS_PART.findall(m.group(1)))
-    return int(total) if total.denominator == 1 else None
+    total = _millis(text, bare_unit=None)
+    return None if total is None or total.denominator != 1 else int(total)
 
 
 def spec_bytes(text: str) -> int | None:
     """``"1GiB"`` -> 1073741824, ``"10MB"`` -> 10000000, ``"1.5KiB"`` -> 1536; None when
     ``text`` is not a size with a unit or not a whole number of bytes. ``kB``/``MB``/``GB``/``TB``
     are decimal (1000), ``KiB``/``MiB``/``GiB``/``TiB`` binary (1024), case aside."""
-    m = _BYTES_TEXT.fullmatch(text)
-    if m is None:
-        return None
-    total = Fraction(m.group(1)) * _SIZE_UNITS[m.group(2).lower()]
-    return int(total) if total.denominator == 1 else None
+    total = _bytes(text, bare=False)
+    return None if total is None or total.denominator != 1 else int(total)
 
 
 def spec_millis_text(ms: int) -> str:

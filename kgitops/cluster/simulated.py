@@ -31,6 +31,7 @@ the state, its file, and the port's operations.
 from __future__ import annotations
 
 import functools
+import math
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -252,6 +253,8 @@ class SimulatedCluster:
             }
             at = sim.get("leaderBalanceAt")
             self.balance_at: float | None = None if at is None else float(at)
+            if not math.isfinite(self.clock) or self.clock < 0:
+                raise ValueError(f"clock {self.clock} is not a time")
         except (TypeError, ValueError, AttributeError) as exc:
             raise StateFileError(self.path, [f"simulation: malformed ({exc})"]) from None
         self.cluster_id = state.cluster_id
@@ -852,6 +855,8 @@ class SimulatedCluster:
         """Let simulated time pass: replicas catch up, reassignments complete, and the
         controller's automatic preferred-leader election runs when it is due."""
         end = self.clock + max(0.0, seconds)
+        if not math.isfinite(end):
+            raise ValueError(f"cannot advance the clock by {seconds} seconds")
         while True:
             self._schedule_balance()
             stop = end if self.balance_at is None else min(end, self.balance_at)

@@ -241,3 +241,32 @@ def test_the_plan_shows_a_changed_duration_with_its_units() -> None:
         "t", set={"retention.ms": "86400000"}, previous={"retention.ms": "604800000"}
     ).to_json()
     assert AlterConfig.details(data)[0] == ["~ retention.ms: 604800000 (7d) -> 86400000 (1d)"]
+
+
+@pytest.mark.parametrize("text", ["١٢d", "１２h", "1٠5d", "12d\n", " 7d", "7 d", "1h 30m", "٥GiB"])
+def test_only_ascii_digits_and_no_spaces_make_an_amount(text: str) -> None:
+    from kgitops.units import parse_duration, parse_size, spec_bytes, spec_millis
+
+    assert spec_millis(text) is None and spec_bytes(text) is None
+    for parse in (parse_duration, parse_size):
+        with pytest.raises(ValueError):
+            parse(text)
+
+
+def test_the_command_line_and_the_configs_read_one_grammar() -> None:
+    from kgitops.units import parse_duration, parse_size, spec_bytes, spec_millis
+
+    for text in ("1w", "1h30m", "1.5s", "2d12h", "500ms"):
+        assert parse_duration(text) * 1000 == spec_millis(text)
+    for text in ("10MB", "1.5KiB", "2gib", "1TB", "7b"):
+        assert parse_size(text) == spec_bytes(text)
+
+
+def test_other_scripts_digits_in_a_config_point_at_the_value(problems: Problems) -> None:
+    bad = TOPIC + 'config:\n  retention.ms: "١٢d"\n  segment.ms: "１２h"\n  retention.bytes: "١٢"\n'
+    errors = [p for p in problems({"a.yaml": bad}) if ": error: " in p]
+    assert [e.split(": error: ")[0] for e in errors] == [
+        "a.yaml:7:17",
+        "a.yaml:8:15",
+        "a.yaml:9:20",
+    ]

@@ -1,0 +1,138 @@
+"""Amounts that overflow or are absurd: one line, exit 1, nothing written; a state file
+with NaN or Infinity is refused where it says so; 1 PB partitions still plan at once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kgitops.cli import main
+from kgitops.cluster.port import NewTopic
+from kgitops.cluster.simulated import SimulatedCluster
+from kgitops.errors import FileRefused
+from kgitops.files import loads_json
+from kgitops.model import Broker
+from kgitops.plan import schedule as sched
+
+CLUSTER_YAML = """\
+apiVersion: kgitops/v1
+kind: Cluster
+name: demo
+simulated:
+  stateFile: .state/demo.json
+  brokers: [{id: 0, rack: az1}, {id: 1, rack: az2}, {id: 2, rack: az3}]
+"""
+BROKERS = [Broker(0, "az1"), Broker(1, "az2"), Broker(2, "az3")]
+HUGE = "9" * 400
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    (tmp_path / "cluster.yaml").write_text(CLUSTER_YAML)
+    SimulatedCluster.open(str(tmp_path / ".state" / "demo.json"), BROKERS).create_topics(
+        [NewTopic("a", {0: (0, 1), 1: (1, 2)})]
+    )
+    return tmp_path
+
+
+def _state(folder: Path) -> bytes:
+    return (folder / ".state" / "demo.json").read_bytes()
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        ["advance", "999999999999d"],
+        ["advance", f"{HUGE}d"],
+        ["advance", HUGE],
+        ["set-size", "a", f"{HUGE}GB"],
+        ["set-size", "a", "9223372036854775808"],
+        ["produce", "a", f"{HUGE}MB/s"],
+        ["produce", "a", "999999999999TB/s"],
+    ],
+)
+def test_an_overflowing_amount_is_one_line_and_nothing_is_written(
+    folder: Path, action: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = _state(folder)
+    assert main(["simulate", str(folder), *action]) == 1
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1, err
+    assert "too " in err and "internal error" not in err
+    assert _state(folder) == before
+    assert main(["simulate", str(folder), "advance", "10m"]) == 0
+
+
+def test_the_longest_duration_keeps_the_clock_a_number(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["simulate", str(folder), "advance", "9223372036854775807ms"]) == 0
+    assert b"Infinity" not in _state(folder)
+    assert main(["simulate", str(folder), "show"]) == 0
+
+
+@pytest.mark.parametrize("constant", ["Infinity", "-Infinity", "NaN"])
+def test_a_state_file_with_a_non_json_number_is_refused_where_it_says_so(
+    folder: Path, constant: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = folder / ".state" / "demo.json"
+    text = path.read_text()
+    head, tail = text.split('"clock": ', 1)
+    path.write_text(head + '"clock": ' + constant + tail[tail.index(",") :])
+    line = head.count("\n") + 1
+    col = len(head.rsplit("\n", 1)[-1]) + len('"clock": ') + 1
+    assert main(["simulate", str(folder), "show"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.splitlines() == [
+        f"{path}:{line}:{col}: error: invalid JSON: NaN and Infinity are not JSON numbers"
+    ] or err.startswith(f"{path}:{line}:{col}:"), err
+    assert "internal error" not in err
+
+
+def test_nan_inside_a_string_is_just_text() -> None:
+    assert loads_json('{"a": "NaN Infinity", "b": 1}', "x.json") == {
+        "a": "NaN Infinity",
+        "b": 1,
+    }
+    with pytest.raises(FileRefused, match=r"x.json:2:7"):
+        loads_json('{"a": "NaN",\n "b": -Infinity}', "x.json")
+
+
+def test_a_huge_max_file_size_is_one_line_not_a_traceback(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["--max-file-size", f"{HUGE}GB", "validate", str(folder)]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "internal error" not in err
+    assert "too big" in err
+
+
+def test_petabyte_partitions_schedule_in_a_few_polls(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = []
+    real = sched._run_until
+
+    def counted(*args: object, **kwargs: object) -> float:
+        calls.append(1)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sched, "_run_until", counted)
+    jobs = [sched.MoveJob(("t", p), p % 3, (3 + p % 2,), 10**15) for p in range(6)]
+    result = sched.schedule(jobs, max_concurrent_moves=2, throttle_bytes_per_sec=10_000_000)
+    # 6 PB at 10 MB/s per broker take years: 20 million 5-second polls, run in a handful
+    assert result.total_seconds > 10**8
+    assert len(calls) < 50
+
+
+def test_skipping_idle_polls_does_not_change_the_schedule() -> None:
+    jobs = [
+        sched.MoveJob(("t", 0), 0, (6,), 100_000_000),
+        sched.MoveJob(("t", 1), 1, (6,), 100_000_000),
+        sched.MoveJob(("t", 2), 2, (7,), 100_000_000),
+    ]
+    got = sched.schedule(jobs, max_concurrent_moves=2, throttle_bytes_per_sec=10_000_000)
+    assert got.total_seconds == 20.0
+    assert [(w.moves, w.start_seconds, w.end_seconds) for w in got.windows] == [
+        (2, 0.0, 10.0),
+        (1, 10.0, 20.0),
+    ]
