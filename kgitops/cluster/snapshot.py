@@ -30,7 +30,7 @@ from dataclasses import fields, replace
 from typing import Any
 
 from kgitops.access import AccessState
-from kgitops.cluster.statecheck import check_state, problem_lines
+from kgitops.cluster.statecheck import INT32_MAX, check_state, problem_lines
 from kgitops.errors import FileRefused, StateFileError
 from kgitops.files import decode_utf8, loads_json, nesting_problem, read_bytes, write_atomic
 from kgitops.groups import GroupsState
@@ -263,7 +263,7 @@ def _fast_load(data: dict[str, Any]) -> ClusterState:
         raise _Bad
     brokers = tuple(
         Broker(
-            id=_int(b["id"]),
+            id=_id(b["id"]),
             rack=_rack(b.get("rack")),
             online=_bool(b.get("online", True)),
         )
@@ -282,7 +282,7 @@ def _fast_load(data: dict[str, Any]) -> ClusterState:
                 raise _Bad
         got = tuples.get(key)
         if got is None:
-            if len(set(key)) != len(key):
+            if len(set(key)) != len(key) or (key and not 0 <= min(key) <= max(key) <= INT32_MAX):
                 raise _Bad
             tuples[key] = got = key
         if not got and not allow_empty:
@@ -318,8 +318,12 @@ def _fast_load(data: dict[str, Any]) -> ClusterState:
                 if type(v) is not int:
                     raise _Bad
             replicas = tuples.get(key)
-            if replicas is None:
-                if not key or len(set(key)) != len(key):
+            if replicas is None:  # a new tuple: checked once (isr <= replicas, leader in them)
+                if (
+                    not key
+                    or len(set(key)) != len(key)
+                    or not 0 <= min(key) <= max(key) <= INT32_MAX
+                ):
                     raise _Bad
                 tuples[key] = replicas = key
             isr: tuple[int, ...] | None = None
@@ -377,7 +381,7 @@ def _fast_load(data: dict[str, Any]) -> ClusterState:
         topics=topics,
         reassignments=reassignments,
         cluster_id=_opt_str(cluster_id),
-        controller_id=None if controller is None else _int(controller),
+        controller_id=None if controller is None else _id(controller),
         broker_configs=broker_configs,
         broker_defaults=broker_defaults,
     )
@@ -414,6 +418,13 @@ def _contiguous(parts: Mapping[int, PartitionState]) -> bool:
 
 def _int(v: object) -> int:
     if type(v) is not int:
+        raise _Bad
+    return v
+
+
+def _id(v: object) -> int:
+    """A broker id: Kafka's are int32, and never negative for a broker."""
+    if type(v) is not int or not 0 <= v <= INT32_MAX:
         raise _Bad
     return v
 

@@ -104,8 +104,17 @@ def _is_int(v: object) -> bool:
     return type(v) is int
 
 
+INT32_MAX = 2**31 - 1
+"""Kafka's broker ids are int32 (``node.id``, and every id in a metadata response)."""
+_ID_WORDS = f"a broker id (an integer 0..{INT32_MAX})"
+
+
+def _is_id(v: object) -> bool:
+    return type(v) is int and 0 <= v <= INT32_MAX
+
+
 def _int_key(key: str) -> bool:
-    return key.isdigit() and key.isascii()
+    return key.isdigit() and key.isascii() and int(key) <= INT32_MAX
 
 
 class _Checker:
@@ -123,8 +132,8 @@ class _Checker:
             self.bad(("format",), f"expected {STATE_FORMAT!r}, found {data.get('format')!r}")
         if data.get("clusterId") is not None and not isinstance(data["clusterId"], str):
             self.bad(("clusterId",), "expected a string")
-        if data.get("controllerId") is not None and not _is_int(data["controllerId"]):
-            self.bad(("controllerId",), "expected an integer broker id")
+        if data.get("controllerId") is not None and not _is_id(data["controllerId"]):
+            self.bad(("controllerId",), f"expected {_ID_WORDS}")
         self.check_brokers(data.get("brokers"))
         topics = data.get("topics", {})
         if not isinstance(topics, dict):
@@ -156,8 +165,8 @@ class _Checker:
             if not isinstance(b, dict):
                 self.bad(where, "expected an object {id, rack}")
                 continue
-            if not _is_int(b.get("id")):
-                self.bad((*where, "id"), "expected an integer broker id")
+            if not _is_id(b.get("id")):
+                self.bad((*where, "id"), f"expected {_ID_WORDS}")
             elif b["id"] in seen:
                 self.bad((*where, "id"), f"broker {b['id']} is listed twice")
             else:
@@ -170,8 +179,8 @@ class _Checker:
                 self.bad((*where, "online"), "expected true or false")
 
     def check_ids(self, where: Path, raw: object, allow_empty: bool = False) -> None:
-        if not isinstance(raw, list) or not all(_is_int(b) for b in raw):
-            self.bad(where, "expected a list of integer broker ids")
+        if not isinstance(raw, list) or not all(_is_id(b) for b in raw):
+            self.bad(where, f"expected a list of broker ids (integers 0..{INT32_MAX})")
         elif not raw and not allow_empty:
             self.bad(where, "expected at least one broker id")
         elif len(set(raw)) != len(raw):
@@ -208,14 +217,14 @@ class _Checker:
         if p.get("isr") is not None:
             self.check_ids((*where, "isr"), p["isr"], allow_empty=True)
         leader = p.get("leader")
-        if leader is not None and not _is_int(leader):
-            self.bad((*where, "leader"), "expected an integer broker id or null")
+        if leader is not None and not (_is_int(leader) and leader <= INT32_MAX):
+            self.bad((*where, "leader"), f"expected {_ID_WORDS}, -1 or null")
         replicas = p.get("replicas")
-        if isinstance(replicas, list) and all(_is_int(b) for b in replicas):
+        if isinstance(replicas, list) and all(_is_id(b) for b in replicas):
             if isinstance(leader, int) and leader >= 0 and leader not in replicas:
                 self.bad((*where, "leader"), f"leader {leader} is not one of the replicas")
             isr = p.get("isr")
-            if isinstance(isr, list) and all(_is_int(b) for b in isr):
+            if isinstance(isr, list) and all(_is_id(b) for b in isr):
                 stray = sorted(set(isr) - set(replicas))
                 if stray:
                     shown = ", ".join(map(str, stray))

@@ -19,7 +19,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import ValidationError
 
 from kgitops.errors import Diagnostic
@@ -54,7 +54,7 @@ def schema(name: str) -> dict[str, Any]:
 
 
 @cache
-def validator(kind: str) -> Draft202012Validator:
+def validator(kind: str) -> Any:
     """The compiled validator for a document kind (``Topic`` or ``Cluster``).
 
     For topics, ``config`` is checked as a mapping only: ``topic_configs`` checks its entries.
@@ -73,7 +73,19 @@ def validator(kind: str) -> Draft202012Validator:
         data["$defs"]["topicConfig"] = {"type": "object"}
     else:
         data = schema(KIND_SCHEMAS[kind])
-    return Draft202012Validator(data)
+    return _Strict(data)
+
+
+def _whole(checker: object, instance: object) -> bool:
+    """An integer is a JSON/YAML integer: ``48.0`` is a float (YAML's ``!!float``), refused
+    where a count or an id is expected, never read as 48."""
+    return type(instance) is int
+
+
+_Strict = validators.extend(  # type: ignore[no-untyped-call]
+    Draft202012Validator,
+    type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", _whole),
+)
 
 
 def _join(path: str, key: object) -> str:
@@ -294,7 +306,7 @@ def conforms(kind: str) -> Predicate:
 
 def _is_type(name: str) -> Predicate:
     def is_integer(v: Any) -> bool:
-        return type(v) is int or (type(v) is float and v.is_integer())
+        return type(v) is int
 
     def is_number(v: Any) -> bool:
         return type(v) is int or type(v) is float

@@ -143,9 +143,10 @@ def test_wrong_shapes_are_all_reported_with_their_json_path() -> None:
     lines = info.value.lines()
     expected = [
         "s.json: error: brokers[1].id: broker 1 is listed twice",
-        "s.json: error: brokers[2].id: expected an integer broker id",
+        "s.json: error: brokers[2].id: expected a broker id (an integer 0..2147483647)",
         "s.json: error: topics.t.partitions.0.replicas: a broker id appears more than once",
-        "s.json: error: topics.t.partitions.2.isr: expected a list of integer broker ids",
+        "s.json: error: topics.t.partitions.2.isr: expected a list of broker ids "
+        "(integers 0..2147483647)",
         "s.json: error: topics.t.partitions.2.sizeBytes: expected a non-negative integer",
         "s.json: error: topics.t.partitions.x: partition ids must be non-negative integer strings",
         "s.json: error: topics.t.partitions.x.replicas: expected at least one broker id",
@@ -234,7 +235,7 @@ def test_shape_errors_in_a_file_carry_line_and_column(tmp_path: Path) -> None:
     with pytest.raises(StateFileError) as info:
         read_state(str(path))
     assert info.value.lines() == [
-        f"{path}:2:32: error: brokers[1].id: expected an integer broker id",
+        f"{path}:2:32: error: brokers[1].id: expected a broker id (an integer 0..2147483647)",
         f"{path}:4:23: error: topics.a.b.partitions.0.replicas: a broker id appears more than once",
         f"{path}:5:31: error: topics.a.b.config.retention.ms: config values are strings as Kafka "
         "holds them: 5",
@@ -269,3 +270,21 @@ def test_partitions_built_slot_by_slot_equal_constructed_ones() -> None:
     assert loaded == made
     assert hash(loaded) == hash(made)
     assert repr(loaded) == repr(made)
+
+
+@pytest.mark.parametrize("big", ["2147483648", "99999999999999999999999", "-2"])
+def test_a_broker_id_beyond_kafkas_int32_is_refused_where_it_is(tmp_path: Path, big: str) -> None:
+    path = tmp_path / "s.json"
+    path.write_text(
+        '{"format": "kgitops-state/v1",\n'
+        f' "brokers": [{{"id": 1}}, {{"id": {big}}}],\n'
+        ' "topics": {"a": {"partitions": {\n'
+        f'    "0": {{"replicas": [1, {big}], "isr": [1]}}}}}}}}}}\n'
+    )
+    with pytest.raises(StateFileError) as info:
+        read_state(str(path))
+    assert info.value.lines() == [
+        f"{path}:2:32: error: brokers[1].id: expected a broker id (an integer 0..2147483647)",
+        f"{path}:4:23: error: topics.a.partitions.0.replicas: expected a list of broker ids "
+        "(integers 0..2147483647)",
+    ]

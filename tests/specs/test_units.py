@@ -270,3 +270,12 @@ def test_other_scripts_digits_in_a_config_point_at_the_value(problems: Problems)
         "a.yaml:8:15",
         "a.yaml:9:20",
     ]
+
+
+@pytest.mark.parametrize("field", ["partitions", "replicationFactor"])
+def test_a_whole_float_is_not_an_integer(problems: Problems, field: str) -> None:
+    text = TOPIC.replace(f"{field}: 1", f"{field}: 48.0")
+    errors = [p for p in problems({"a.yaml": text}) if ": error: " in p]
+    line = 4 if field == "partitions" else 5
+    assert len(errors) == 1 and errors[0].startswith(f"a.yaml:{line}:"), errors
+    assert "48.0" in errors[0]
