@@ -2,15 +2,42 @@
 
 from __future__ import annotations
 
+import argparse
+import re
+
+_INTEGER = re.compile(r"[+-]?[0-9]+", re.ASCII)
+_SECONDS = re.compile(r"[0-9]+(?:\.[0-9]+)?", re.ASCII)
+#: The longest wait a SECONDS flag takes: Kafka's Long.MAX_VALUE milliseconds.
+MAX_SECONDS = (2**63 - 1) // 1000
+
+
+def is_digits(text: str) -> bool:
+    """ASCII digits only (``str.isdigit`` says yes to ``٣`` and ``²`` too)."""
+    return text.isascii() and text.isdigit()
+
+
+def integer(text: str) -> int:
+    """An argparse ``type`` for ids and counts: ASCII digits with an optional sign (``int()``
+    reads other scripts' digits, ``٣`` as 3, and underscores); else a usage error."""
+    if not _INTEGER.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}")
+    return int(text)
+
+
+def seconds(text: str) -> float:
+    """An argparse ``type`` for a wait in seconds: ``5``, ``0.5``; not ``nan``, ``inf``,
+    ``1e400`` or a negative number, and at most MAX_SECONDS."""
+    if not _SECONDS.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}")
+    value = float(text)
+    if value > MAX_SECONDS:
+        raise argparse.ArgumentTypeError(f"too long: {text} seconds (at most {MAX_SECONDS})")
+    return value
+
 
 def positive_int(text: str) -> int:
     """An argparse ``type`` for counts: an integer of at least 1, or a usage error."""
-    import argparse
-
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    value = integer(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1: {value}")
     return value

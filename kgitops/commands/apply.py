@@ -14,6 +14,7 @@ import os
 import sys
 from typing import Any
 
+from kgitops.commands._units import seconds
 from kgitops.errors import KgitopsError, PlanError
 
 NAME = "apply"
@@ -46,7 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--poll-interval",
-        type=float,
+        type=seconds,
         default=5.0,
         metavar="SECONDS",
         help="how often to poll reassignment progress (default 5)",

@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from kgitops.commands._units import integer
 from kgitops.errors import KgitopsError
 
 NAME = "assign"
@@ -33,24 +34,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--racks",
         help="one rack per broker, in --brokers order; an empty entry means no rack: r1,,r2",
     )
-    parser.add_argument("--partitions", required=True, type=int, metavar="N")
-    parser.add_argument("--replication-factor", required=True, type=int, metavar="R")
+    parser.add_argument("--partitions", required=True, type=integer, metavar="N")
+    parser.add_argument("--replication-factor", required=True, type=integer, metavar="R")
     parser.add_argument(
         "--start-index",
-        type=int,
+        type=integer,
         default=0,
         metavar="I",
         help="Kafka's fixedStartIndex: position of partition 0's leader (default 0)",
     )
     parser.add_argument(
         "--replica-shift",
-        type=int,
+        type=integer,
         metavar="K",
         help="Kafka's nextReplicaShift (default: the start index)",
     )
     parser.add_argument(
         "--start-partition",
-        type=int,
+        type=integer,
         default=0,
         metavar="S",
         help="first partition id to place (the existing count when adding partitions)",

@@ -23,6 +23,7 @@ import argparse
 import os
 import sys
 
+from kgitops.commands._units import integer, seconds
 from kgitops.errors import GitHubError, KgitopsError, SpecError
 
 NAME = "github"
@@ -45,7 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="OWNER/NAME (default: $GITHUB_REPOSITORY)",
     )
     target = c.add_mutually_exclusive_group(required=True)
-    target.add_argument("--pr", type=int, help="pull request number")
+    target.add_argument("--pr", type=integer, help="pull request number")
     target.add_argument("--commit", help="comment on the pull request that merged this commit")
     c.add_argument("--file", required=True, help="the markdown to post ('-' for stdin)")
     c.add_argument("--marker", default="plan", help="marker name (default: plan)")
@@ -62,7 +63,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     c.add_argument("--artifact-url", help="where the full plan is, linked if the body is cut")
     c.add_argument(
         "--max-wait",
-        type=float,
+        type=seconds,
         default=300.0,
         metavar="SECONDS",
         help="longest wait for a rate limit to reset before giving up (default: 300)",
@@ -124,7 +125,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         ),
     )
     f.add_argument("file", metavar="FILE")
-    f.add_argument("--tail", type=int, default=400, metavar="N", help="last N lines (400)")
+    f.add_argument("--tail", type=integer, default=400, metavar="N", help="last N lines (400)")
     f.add_argument("--info", default="", help="the fence's info string, e.g. diff")
     f.set_defaults(_github=_fence)
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import argparse
 
+from kgitops.commands._units import integer
+
 NAME = "local"
 HELP = "start, stop or check the embedded local Kafka-protocol broker (Tansu)"
 
@@ -31,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         if name == "up":
             p.add_argument(
                 "--port",
-                type=int,
+                type=integer,
                 default=DEFAULT_PORT,
                 help=f"loopback port to listen on (default: {DEFAULT_PORT})",
             )

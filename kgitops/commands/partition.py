@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from kgitops.commands._units import integer
 from kgitops.errors import KgitopsError
 
 NAME = "partition"
@@ -22,7 +23,7 @@ HELP = "print the partition Kafka's default partitioner picks for each key"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--partitions", required=True, type=int, metavar="N")
+    parser.add_argument("--partitions", required=True, type=integer, metavar="N")
     parser.add_argument("--hex", action="store_true", help="keys are hex-encoded bytes")
     parser.add_argument(
         "keys",

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from kgitops.commands._units import integer, is_digits
 from kgitops.errors import ClusterError, KgitopsError
 
 if TYPE_CHECKING:
@@ -37,16 +38,13 @@ def _time(text: str) -> int:
 
 
 def _offset(text: str) -> int:
-    if not text.isdigit():
+    if not is_digits(text):
         raise argparse.ArgumentTypeError(f"not an offset (0 or more): {text!r}")
     return int(text)
 
 
 def _shift(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    return integer(text)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -17,7 +17,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from kgitops.commands._units import positive_int
+from kgitops.commands._units import positive_int, seconds
 from kgitops.errors import KgitopsError, SpecError
 from kgitops.model import TopicSpec
 
@@ -43,7 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--timeout",
-        type=float,
+        type=seconds,
         default=60.0,
         metavar="SECONDS",
         help="stop reading after this long (default: 60)",

@@ -20,6 +20,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from kgitops.commands._units import integer
+
 if TYPE_CHECKING:
     from kgitops.cluster.simulated import SimulatedCluster
     from kgitops.plan.health import Health
@@ -32,15 +34,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("dir", metavar="DIR", help="the cluster folder (simulated cluster.yaml)")
     sub = parser.add_subparsers(dest="sim_command", metavar="ACTION", required=True)
     p = sub.add_parser("fail-broker", help="stop a broker: it leaves every ISR")
-    p.add_argument("broker", type=int, metavar="ID")
+    p.add_argument("broker", type=integer, metavar="ID")
     p = sub.add_parser("restore-broker", help="bring a failed broker back")
-    p.add_argument("broker", type=int, metavar="ID")
+    p.add_argument("broker", type=integer, metavar="ID")
     p = sub.add_parser("advance", help="let simulated time pass (90, 90s, 5m, 1h30m)")
     p.add_argument("duration", metavar="DURATION")
     p = sub.add_parser("set-size", help="set the bytes a topic's partitions hold (e.g. 2GB)")
     p.add_argument("topic", metavar="TOPIC")
     p.add_argument("size", metavar="SIZE")
-    p.add_argument("--partition", type=int, default=None, help="only this partition")
+    p.add_argument("--partition", type=integer, default=None, help="only this partition")
     p = sub.add_parser("produce", help="write to a topic at a rate as time passes (5MB/s; 0 stops)")
     p.add_argument("topic", metavar="TOPIC")
     p.add_argument("rate", metavar="RATE")
@@ -54,10 +56,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p = sub.add_parser("commit", help="a group commits offsets on a topic, N behind the end")
     p.add_argument("group", metavar="GROUP")
     p.add_argument("topic", metavar="TOPIC")
-    p.add_argument("--lag", type=int, default=0, metavar="N", help="this far behind (default 0)")
+    p.add_argument(
+        "--lag", type=integer, default=0, metavar="N", help="this far behind (default 0)"
+    )
     p = sub.add_parser("show", help="the clock, brokers, health and replicas catching up")
     p.add_argument(
-        "--limit", type=int, default=20, metavar="N", help="replicas listed (default 20; 0: all)"
+        "--limit",
+        type=integer,
+        default=20,
+        metavar="N",
+        help="replicas listed (default 20; 0: all)",
     )
 
 

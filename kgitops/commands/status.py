@@ -17,6 +17,8 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
+from kgitops.commands._units import integer
+
 if TYPE_CHECKING:
     from kgitops.plan.health import Health, PartitionHealth
 
@@ -53,7 +55,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=("text", "json"), default="text")
     parser.add_argument(
         "--limit",
-        type=int,
+        type=integer,
         default=20,
         metavar="N",
         help="partitions listed per section in text output (default 20; 0: all)",

@@ -8,7 +8,7 @@ import argparse
 import json
 import sys
 
-from kgitops.commands._units import positive_int
+from kgitops.commands._units import is_digits, positive_int, seconds
 from kgitops.errors import KgitopsError
 
 NAME = "tail"
@@ -18,13 +18,13 @@ HELP = "print the last (or first) messages of a topic, without joining a consume
 def _start(text: str) -> str | int:
     if text in ("earliest", "latest"):
         return text
-    if text.isdigit():
+    if is_digits(text):
         return int(text)
     raise argparse.ArgumentTypeError(f"expected earliest, latest or an offset, not {text!r}")
 
 
 def _partition(text: str) -> int:
-    if not text.isdigit():
+    if not is_digits(text):
         raise argparse.ArgumentTypeError(f"not a partition id: {text!r}")
     return int(text)
 
@@ -61,7 +61,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--timeout",
-        type=float,
+        type=seconds,
         default=30.0,
         metavar="SECONDS",
         help="stop reading after this long (default 30)",

@@ -136,3 +136,26 @@ def test_skipping_idle_polls_does_not_change_the_schedule() -> None:
         (2, 0.0, 10.0),
         (1, 10.0, 20.0),
     ]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["simulate", "{d}", "fail-broker", "٣"],
+        ["simulate", "{d}", "fail-broker", "1_0"],
+        ["simulate", "{d}", "show", "--limit", "１２"],
+        ["apply", "{d}", "--poll-interval", "nan", "--yes"],
+        ["apply", "{d}", "--poll-interval", "inf", "--yes"],
+        ["apply", "{d}", "--poll-interval", "1e400", "--yes"],
+        ["apply", "{d}", "--timeout", "١h", "--yes"],
+    ],
+)
+def test_every_flag_reads_ascii_numbers_only(
+    folder: Path, argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = _state(folder)
+    assert main([a.format(d=folder) for a in argv]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "internal error" not in err
+    assert err.strip().splitlines()[-1].startswith("kgitops ")  # argparse's usage error line
+    assert _state(folder) == before
