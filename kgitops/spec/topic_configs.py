@@ -700,8 +700,8 @@ def value_schema(spec: TopicConfig) -> dict[str, Any]:
 
 
 _UNIT_PATTERN = {
-    "ms": r"([0-9]+(\.[0-9]+)?\s*(ms|s|m|h|d|w)\s*)+",
-    "bytes": r"[0-9]+(\.[0-9]+)?\s*([kKmMgGtT]i?[bB]|[bB])",
+    "ms": r"([0-9]+(\.[0-9]+)?(ms|s|m|h|d|w))+",
+    "bytes": r"[0-9]+(\.[0-9]+)?([kKmMgGtT]i?[bB]|[bB])",
 }
 _UNIT_NOTE = {
     "ms": " In milliseconds, or with units: 500ms, 15m, 36h, 7d, 1w, 1h30m.",
@@ -713,10 +713,11 @@ def _amount_pattern(spec: TopicConfig) -> str:
     """What a string value may say: the integer Kafka holds, or a human amount."""
     if spec.unit is None:
         return INT_TEXT.pattern
-    words = [r"[+-]?[0-9]+", _UNIT_PATTERN[spec.unit]]
+    # the grammar of kgitops/units.py: no space inside or around an amount with units
+    words = [r"\s*[+-]?[0-9]+\s*", _UNIT_PATTERN[spec.unit]]
     if spec.infinite:
-        words.append("[Ii][Nn][Ff][Ii][Nn][Ii][Tt][Ee]")
-    return r"^\s*(" + "|".join(words) + r")\s*$"
+        words.append(r"\s*[Ii][Nn][Ff][Ii][Nn][Ii][Tt][Ee]\s*")
+    return "^(" + "|".join(words) + ")$"
 
 
 def _list_pattern(choices: tuple[str, ...]) -> str:

@@ -159,3 +159,41 @@ def test_every_flag_reads_ascii_numbers_only(
     assert "Traceback" not in err and "internal error" not in err
     assert err.strip().splitlines()[-1].startswith("kgitops ")  # argparse's usage error line
     assert _state(folder) == before
+
+
+def test_a_drain_of_petabyte_partitions_plans_in_a_bounded_number_of_polls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The README's what-if drain on the demo, with 1 PB in every shop.orders partition."""
+    import shutil
+
+    root = Path(__file__).resolve().parents[2]
+    d = tmp_path / "demo"
+    shutil.copytree(root / "topics" / "demo", d, ignore=shutil.ignore_patterns(".state"))
+    assert main(["apply", str(d), "--yes"]) == 0
+    assert main(["simulate", str(d), "set-size", "shop.orders", "1000TB"]) == 0
+    assert main(["simulate", str(d), "fail-broker", "3"]) == 0
+    cluster = d / "cluster.yaml"
+    cluster.write_text(cluster.read_text(encoding="utf-8") + "decommission: [3]\n")
+    payments = d / "payments.yaml"
+    text = payments.read_text(encoding="utf-8")
+    for old, new in (("4, 5, 3", "4, 5, 0"), ("2, 3, 1", "2, 0, 1")):
+        text = text.replace(f"  - [{old}]\n", f"  - [{new}]\n")
+    payments.write_text(text, encoding="utf-8")
+    calls = []
+    real = sched._run_until
+
+    def counted(*args: object, **kwargs: object) -> float:
+        calls.append(1)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sched, "_run_until", counted)
+    capsys.readouterr()
+    assert main(["plan", str(d), "--format", "json"]) == 0
+    import json
+
+    plan = json.loads(capsys.readouterr().out)
+    moved = [a for a in plan["actions"] if a.get("topic") == "shop.orders"]
+    assert moved, "the drain moves shop.orders replicas off broker 3"
+    # 1 PB at the demo's 50 MB/s throttle: about 2e7 s, 4 million 5-second polls, in a few
+    assert 0 < len(calls) < 200

@@ -279,3 +279,18 @@ def test_a_whole_float_is_not_an_integer(problems: Problems, field: str) -> None
     line = 4 if field == "partitions" else 5
     assert len(errors) == 1 and errors[0].startswith(f"a.yaml:{line}:"), errors
     assert "48.0" in errors[0]
+
+
+def test_the_editor_schema_reads_amounts_as_kgitops_does() -> None:
+    validator = Draft202012Validator(json.loads(SCHEMA.read_text()))
+
+    def ok(value: str) -> bool:
+        doc = {"apiVersion": "kgitops/v1", "kind": "Topic", "name": "t", "partitions": 1}
+        return validator.is_valid(
+            {**doc, "replicationFactor": 1, "config": {"retention.ms": value}}
+        )
+
+    for value in ("7d", "1h30m", " 604800000 ", "infinite", "2w"):
+        assert ok(value) and (normalize_config("retention.ms", value) is not None), value
+    for value in ("7 d", " 7d", "١٢d", "１２h", "1h 30m"):
+        assert not ok(value), value
