@@ -107,14 +107,19 @@ def _bytes(text: str, *, bare: bool) -> Fraction | None:
     return Fraction(m.group(1)) * _SIZE_UNITS[(m.group(2) or "").lower()]
 
 
+def _shown(text: str) -> str:
+    """``text`` quoted, or its length when it is too long to read in a message."""
+    return repr(text) if len(text) <= 40 else f"a {len(text)}-character value"
+
+
 def parse_size(text: str) -> int:
     """``"1.5GB"`` -> 1500000000, ``"512"`` -> 512 (bytes); ValueError with a readable
     message otherwise, and above MAX_AMOUNT. A fraction of a byte is dropped."""
     amount = _bytes(text, bare=True)
     if amount is None:
-        raise ValueError(f"{text!r} is not a size (e.g. 500MB, 1.5GB, 1073741824)")
+        raise ValueError(f"{_shown(text)} is not a size (e.g. 500MB, 1.5GB, 1073741824)")
     if amount > MAX_AMOUNT:
-        raise ValueError(f"{text!r} is too big: at most {MAX_AMOUNT} bytes (about 8 EiB)")
+        raise ValueError(f"{_shown(text)} is too big: at most {MAX_AMOUNT} bytes (about 8 EiB)")
     return int(amount)
 
 
@@ -123,9 +128,9 @@ def parse_duration(text: str) -> float:
     and above MAX_AMOUNT milliseconds (about 292 million years)."""
     millis = _millis(text, bare_unit=1000)
     if millis is None:
-        raise ValueError(f"{text!r} is not a duration (e.g. 90, 90s, 2m30s, 1h, 7d)")
+        raise ValueError(f"{_shown(text)} is not a duration (e.g. 90, 90s, 2m30s, 1h, 7d)")
     if millis > MAX_AMOUNT:
-        raise ValueError(f"{text!r} is too long: at most {MAX_AMOUNT} milliseconds")
+        raise ValueError(f"{_shown(text)} is too long: at most {MAX_AMOUNT} milliseconds")
     return float(millis / 1000)
 
 
