@@ -215,9 +215,9 @@ def _nesting_fits(text: str) -> bool:
     return not flow
 
 
-def _too_deep_at(text: str) -> int:
-    """The offset where nesting first passes MAX_DEPTH (slow; only for a refused file)."""
-    depth = 0
+def _outside_strings(text: str) -> Iterator[tuple[int, str]]:
+    """Each character of JSON ``text`` that stands outside a string, with its offset (slow;
+    only to place the error in a refused file)."""
     in_string = escaped = False
     for i, ch in enumerate(text):
         if in_string:
@@ -229,7 +229,15 @@ def _too_deep_at(text: str) -> int:
                 in_string = False
         elif ch == '"':
             in_string = True
-        elif ch in "[{":
+        else:
+            yield i, ch
+
+
+def _too_deep_at(text: str) -> int:
+    """The offset where nesting first passes MAX_DEPTH."""
+    depth = 0
+    for i, ch in _outside_strings(text):
+        if ch in "[{":
             depth += 1
             if depth > MAX_DEPTH:
                 return i
@@ -259,20 +267,10 @@ def _refuse_constant(name: str) -> Any:
 
 
 def _constant_at(text: str) -> int:
-    """The offset of the first ``NaN``/``Infinity``/``-Infinity`` outside a string (slow; only
-    for a refused file): outside strings, valid JSON has no capital letter."""
-    in_string = escaped = False
-    for i, ch in enumerate(text):
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "NI":
+    """The offset of the first ``NaN``/``Infinity``/``-Infinity`` outside a string: outside
+    strings, valid JSON has no capital letter."""
+    for i, ch in _outside_strings(text):
+        if ch in "NI":
             return i - 1 if i and text[i - 1] == "-" else i
     return 0  # pragma: no cover - only called when the parser met one
 

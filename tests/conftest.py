@@ -7,8 +7,10 @@ shared): use the ``topic_prefix`` fixture.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
+from collections import Counter
 from collections.abc import Iterator
 
 import pytest
@@ -64,3 +66,28 @@ def topic_prefix(request: pytest.FixtureRequest) -> str:
     """A topic-name prefix unique to this test, e.g. ``t-test_create_is_batched-``."""
     name = re.sub(r"[^a-zA-Z0-9._-]", "_", request.node.name)[:180]
     return f"t-{name}-"
+
+
+@pytest.fixture
+def count_requests(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+    """Counts every request kafka-python writes to a broker connection, by API."""
+    from kafka.net.connection import KafkaConnection
+
+    counts: Counter[str] = Counter()
+    original = KafkaConnection._send_request
+
+    def counting(self: object, request: object, *args: object, **kwargs: object) -> object:
+        counts[type(request).__name__.removesuffix("Request")] += 1
+        return original(self, request, *args, **kwargs)
+
+    monkeypatch.setattr(KafkaConnection, "_send_request", counting)
+    return counts
+
+
+def pytest_make_parametrize_id(config: pytest.Config, val: object, argname: str) -> str | None:
+    """A long text or bytes parameter (a 100,000-bracket file) is named by its length and a
+    digest, so test ids, the slowest-tests list and CI logs stay readable."""
+    if isinstance(val, str | bytes) and len(val) > 60:
+        data = val.encode("utf-8", "surrogatepass") if isinstance(val, str) else val
+        return f"{argname}-{len(val)}-{hashlib.sha256(data).hexdigest()[:8]}"
+    return None

@@ -299,22 +299,6 @@ def test_sasl_the_broker_does_not_offer_is_an_auth_error_without_the_password(
 # ---------------------------------------------------------------- batching
 
 
-@pytest.fixture
-def count_requests(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
-    """Counts every request kafka-python writes to a broker connection, by API."""
-    from kafka.net.connection import KafkaConnection
-
-    counts: Counter[str] = Counter()
-    original = KafkaConnection._send_request
-
-    def counting(self: object, request: object, *args: object, **kwargs: object) -> object:
-        counts[type(request).__name__.removesuffix("Request")] += 1
-        return original(self, request, *args, **kwargs)
-
-    monkeypatch.setattr(KafkaConnection, "_send_request", counting)
-    return counts
-
-
 @pytest.mark.slow
 def test_describing_a_thousand_topics_costs_as_many_requests_as_describing_ten(
     local_broker: str, topic_prefix: str, count_requests: Counter[str]

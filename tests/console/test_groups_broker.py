@@ -16,21 +16,6 @@ from kgitops.cluster.port import NewTopic
 from kgitops.model import ClusterSpec, TopicPartition
 
 
-@pytest.fixture
-def count_requests(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
-    from kafka.net.connection import KafkaConnection
-
-    counts: Counter[str] = Counter()
-    original = KafkaConnection._send_request
-
-    def counting(self: object, request: object, *args: object, **kwargs: object) -> object:
-        counts[type(request).__name__.removesuffix("Request")] += 1
-        return original(self, request, *args, **kwargs)
-
-    monkeypatch.setattr(KafkaConnection, "_send_request", counting)
-    return counts
-
-
 def _folder(tmp_path: Path, bootstrap: str) -> Path:
     (tmp_path / "cluster.yaml").write_text(
         "apiVersion: kgitops/v1\nkind: Cluster\nname: local\n"

@@ -24,21 +24,6 @@ VALUES: list[bytes | None] = [
 
 
 @pytest.fixture
-def count_requests(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
-    from kafka.net.connection import KafkaConnection
-
-    counts: Counter[str] = Counter()
-    original = KafkaConnection._send_request
-
-    def counting(self: object, request: object, *args: object, **kwargs: object) -> object:
-        counts[type(request).__name__.removesuffix("Request")] += 1
-        return original(self, request, *args, **kwargs)
-
-    monkeypatch.setattr(KafkaConnection, "_send_request", counting)
-    return counts
-
-
-@pytest.fixture
 def topic(local_broker: str, topic_prefix: str, tmp_path: Path) -> tuple[Path, str]:
     """A folder for the local broker, and a topic of 2 partitions: partition 0 holds VALUES
     (keys k0..k4, one record per produce request, so the broker's end offsets are exact),
