@@ -707,14 +707,17 @@ def _leaders(
     as Kafka counts it then, without the replicas being removed), or left where it is."""
     online = ctx.online
     removing = {p: set(r.removing) for p, r in ctx.state.reassignments.get(spec.name, {}).items()}
+    skip = planned | flying if flying else planned
     elect, under = [], []
     for p, ps in live.partitions.items():
         replicas, isr, leader = ps.replicas, ps.isr, ps.leader
         if isr is None or not replicas:
             continue
-        if len(isr) < len(replicas) - len(removing.get(p, ())):
+        if len(isr) < len(replicas) and (
+            not removing or len(isr) < len(replicas) - len(removing.get(p, ()))
+        ):
             under.append(p)
-        if leader is None or leader == replicas[0] or p in planned or p in flying:
+        if leader is None or leader == replicas[0] or p in skip:
             continue
         if replicas[0] in online and replicas[0] in isr:
             elect.append(p)
