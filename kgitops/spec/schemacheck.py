@@ -215,10 +215,7 @@ def _messages(error: ValidationError, doc: Document, doc_kind: str) -> Iterator[
     if kind == "exclusiveMinimum":
         yield _error(mark, f"{what} must be greater than {rule}, not {value}")
         return
-    if kind == "minItems":
-        yield _error(mark, f"{what} must not be empty")
-        return
-    if kind == "minLength":
+    if kind in ("minItems", "minLength"):
         yield _error(mark, f"{what} must not be empty")
         return
     if kind == "uniqueItems":
