@@ -142,9 +142,11 @@ class CreateTopic(Action):
     assignment: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
     config: Mapping[str, str] = field(default_factory=dict)
     placement: str = "rack-unaware"
+    #: for a value cluster.yaml set, as on AlterConfig: config -> "profile ... at file:line:col"
+    origins: Mapping[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "type": self.kind,
             "topic": self.topic,
             "partitions": self.partitions,
@@ -154,6 +156,9 @@ class CreateTopic(Action):
             "assignment": _assignment_json(self.assignment),
             "config": dict(sorted(self.config.items())),
         }
+        if self.origins:
+            out["origins"] = dict(sorted(self.origins.items()))
+        return out
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> CreateTopic:
@@ -166,6 +171,7 @@ class CreateTopic(Action):
             assignment=_assignment_from(data["assignment"]),
             config=_strings(data.get("config", {})),
             placement=str(data.get("placement", "rack-unaware")),
+            origins=_strings(data.get("origins", {})),
         )
 
     @classmethod
@@ -179,7 +185,11 @@ class CreateTopic(Action):
 
     @classmethod
     def details(cls, data: Mapping[str, Any]) -> tuple[list[str], list[str]]:
-        changes = [f"+ {k} = {_held(k, v)}" for k, v in data.get("config", {}).items()]
+        origins = data.get("origins") or {}
+        changes = [
+            f"+ {k} = {_held(k, v)}" + (f"  ({origins[k]})" if k in origins else "")
+            for k, v in data.get("config", {}).items()
+        ]
         return changes, _assignment_rows(data)
 
 
@@ -233,7 +243,7 @@ class AlterConfig(Action):
     @classmethod
     def details(cls, data: Mapping[str, Any]) -> tuple[list[str], list[str]]:
         previous = data.get("previous", {})
-        origins = data.get("origins", {})
+        origins = data.get("origins") or {}
         out = [
             (
                 f"~ {k}: {_held(k, previous[k])} -> {_held(k, v)}"

@@ -16,7 +16,7 @@ The start index is chosen by ``kgitops.placement.startindex`` (worked example th
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, Protocol
@@ -304,6 +304,7 @@ def _create(ctx: _Context, spec: TopicSpec) -> None:
         ctx.error(spec, "replicationFactor", f"cannot place {spec.name}: {exc}")
         return
     ctx.load.add(assignment.values())
+    config = _desired_config(spec)
     ctx.actions.append(
         CreateTopic(
             topic=spec.name,
@@ -311,8 +312,9 @@ def _create(ctx: _Context, spec: TopicSpec) -> None:
             replication_factor=spec.replication_factor,
             start_index=start,
             assignment=assignment,
-            config=_desired_config(spec),
+            config=config,
             placement=placement,
+            origins=_origins(spec, config),
         )
     )
     ctx.entries[spec.name] = LockEntry(
@@ -549,13 +551,20 @@ def _configs(ctx: _Context, spec: TopicSpec, live: TopicState) -> AlterConfig | 
                 to_set[RETENTION] = value
     if to_set or to_delete:
         previous = {k: have[k] for k in [*to_set, *to_delete] if k in have}
-        origins = {
-            k: f"{spec.origins[f'config.{k}']} at {spec.mark_of(f'config.{k}')}"
-            for k in to_set
-            if f"config.{k}" in spec.origins
-        }
+        origins = _origins(spec, to_set)
         return AlterConfig(spec.name, to_set, to_delete, previous, origins=origins)
     return None
+
+
+def _origins(spec: TopicSpec, configs: Iterable[str]) -> dict[str, str]:
+    """Where cluster.yaml set each of ``configs`` (defaults, a profile, an override), for a
+    reader of the plan: ``{"retention.ms": "profile standard at topics/prod/cluster.yaml:9:21"}``.
+    A value the topic file sets itself has no entry (its line is the topic's)."""
+    return {
+        k: f"{spec.origins[f'config.{k}']} at {spec.mark_of(f'config.{k}')}"
+        for k in configs
+        if f"config.{k}" in spec.origins
+    }
 
 
 def _topic_size(live: TopicState) -> int | None:

@@ -280,3 +280,27 @@ def test_the_plan_says_where_an_inherited_change_comes_from(
     [action] = [a for a in saved["actions"] if a["type"] == "alter_config"]
     assert action["origins"] == {"retention.ms": f"defaults at {d}/cluster.yaml:10:19"}
     assert main(["apply", "--plan", str(out_file), "--yes"]) == 0  # a saved plan replays
+
+
+def test_a_created_topic_says_where_each_inherited_value_comes_from_in_every_format(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    own = BARE.format(name="c") + "profile: critical\nconfig:\n  retention.ms: 90d\n"
+    d = folder(tmp_path, LAYERED, c=own)
+    assert main(["plan", str(d)]) == 0
+    text = capsys.readouterr().out
+    assert f"+ min.insync.replicas = 2  (profile critical at {d}/cluster.yaml:16:28)" in text
+    assert "+ retention.ms = 7776000000 (90d)\n" in text  # the topic's own: no origin
+    assert main(["plan", str(d), "--format", "markdown"]) == 0
+    md = capsys.readouterr().out
+    assert f"+ min.insync.replicas = 2  (profile critical at {d}/cluster.yaml:16:28)" in md
+    out_file = tmp_path / "plan.json"
+    assert main(["plan", str(d), "--out", str(out_file)]) == 0
+    [action] = json.loads(out_file.read_text())["actions"]
+    assert action["type"] == "create_topic"
+    assert action["origins"] == {
+        "min.insync.replicas": f"profile critical at {d}/cluster.yaml:16:28"
+    }
+    assert main(["apply", "--plan", str(out_file), "--yes"]) == 0  # the schema takes it
+    state = SimulatedCluster.open(str(d / ".state" / "test.json"), BROKERS).describe()
+    assert state.topics["c"].config["min.insync.replicas"] == "2"
