@@ -4,12 +4,18 @@ scaled to the busiest partition::
 
     | p | messages | share |                      |
     | 0 | 711      | 14.1% | ███████████████▏     |
+
+A key is the data's, so anything (a backtick, ``|``, ``</details>``, ``@team``, HTML): in
+markdown every value goes through the plan's escapers (``kgitops.plan.mdescape``: a key is a
+code span nothing inside can close, shown as it is), in text control characters are shown.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from kgitops.plan.mdescape import md_code, md_text, visible
 
 _EIGHTHS = " ▏▎▍▌▋▊▉"
 BAR_WIDTH = 24
@@ -30,7 +36,11 @@ def _pct(x: float) -> str:
     return f"{x * 100:.1f}%"
 
 
+KEY_SHOWN = 200
+
+
 def _key_label(item: Mapping[str, Any]) -> str:
+    """The key as text (``repr`` when not printable), or ``0x`` and its bytes in hex."""
     if "key" in item:
         text = str(item["key"])
         return repr(text) if not text.isprintable() or text == "" else text
@@ -59,7 +69,7 @@ def _bars(messages: Sequence[int], total: int) -> list[tuple[int, int, str, str]
 
 def render_text(report: Mapping[str, Any]) -> str:
     """The report for a terminal."""
-    out = [f"Key analysis of {report.get('input', 'the sample')}", *_header(report), ""]
+    out = [f"Key analysis of {visible(report.get('input', 'the sample'))}", *_header(report), ""]
     out.append(f"{'partitions':>10}  {'max/mean':>8}  {'cv':>6}  {'empty':>5}")
     for n, entry in _counts(report):
         out.append(
@@ -79,7 +89,8 @@ def render_text(report: Mapping[str, Any]) -> str:
         for item in report["hotKeys"]:
             where = " ".join(f"p{n}={p}" for n, p in item["partitions"].items())
             out.append(
-                f"  {_key_label(item)}  {item['messages']:,} ({_pct(item['share'])})  {where}"
+                f"  {visible(_key_label(item), KEY_SHOWN)}  {item['messages']:,} "
+                f"({_pct(item['share'])})  {where}"
             )
     for n, entry in _counts(report):
         msgs = entry["messages"]
@@ -102,7 +113,7 @@ def _placement_text(entry: Mapping[str, Any]) -> list[str]:
     if placement:
         out.append(f"  brokers ({placement['source']} assignment): leader / all replicas")
         for b in placement["brokers"]:
-            rack = f" ({b['rack']})" if b.get("rack") else ""
+            rack = f" ({visible(b['rack'])})" if b.get("rack") else ""
             out.append(
                 f"    broker {b['id']}{rack}: {b['leaderMessages']:,} / {b['replicaMessages']:,}"
             )
@@ -110,7 +121,7 @@ def _placement_text(entry: Mapping[str, Any]) -> list[str]:
     if consumers:
         for strategy in ("range", "roundrobin"):
             rows = consumers[strategy]["assignment"]
-            loads = ", ".join(f"{r['member']}={r['messages']:,}" for r in rows)
+            loads = ", ".join(f"{visible(r['member'])}={r['messages']:,}" for r in rows)
             out.append(f"  consumers ({strategy}): {loads}")
     return out
 
@@ -138,8 +149,8 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     if report["hotKeys"]:
         out += ["", "| hot key | messages | share |", "| --- | ---: | ---: |"]
         for item in report["hotKeys"]:
-            label = _key_label(item).replace("|", "\\|").replace("`", "'")
-            out.append(f"| `{label}` | {item['messages']:,} | {_pct(item['share'])} |")
+            label = md_code(_key_label(item), KEY_SHOWN)
+            out.append(f"| {label} | {item['messages']:,} | {_pct(item['share'])} |")
     for n, entry in _counts(report):
         msgs = entry["messages"]
         if len(msgs) > MAX_BAR_ROWS:
@@ -158,8 +169,8 @@ def render_markdown(report: Mapping[str, Any]) -> str:
             ]
             for b in placement["brokers"]:
                 out.append(
-                    f"| {b['id']} | {b.get('rack') or ''} | {b['leaderMessages']:,} "
-                    f"| {b['replicaMessages']:,} |"
+                    f"| {md_text(b['id'])} | {md_text(b.get('rack') or '')} "
+                    f"| {b['leaderMessages']:,} | {b['replicaMessages']:,} |"
                 )
         consumers = entry.get("consumers")
         if consumers:
@@ -171,7 +182,7 @@ def render_markdown(report: Mapping[str, Any]) -> str:
             ranged = consumers["range"]["assignment"]
             robin = consumers["roundrobin"]["assignment"]
             for a, b in zip(ranged, robin, strict=True):
-                out.append(f"| {a['member']} | {a['messages']:,} | {b['messages']:,} |")
+                out.append(f"| {md_text(a['member'])} | {a['messages']:,} | {b['messages']:,} |")
         out += ["", "</details>"]
     return "\n".join(out) + "\n"
 

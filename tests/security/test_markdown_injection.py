@@ -165,3 +165,57 @@ def test_a_config_value_with_a_newline_or_control_character_is_a_validation_erro
         "t.yaml:15:27: error: message.format.version: the value holds the control character U+202E"
         in text
     )
+
+
+KEY = "a`b``|c</details>\n# Owned by @acme/admins <img src=x> ![i](http://x/p.png) \\"
+
+
+def hostile_key_report() -> dict[str, object]:
+    from kgitops.analytics.report import HotKey, LoadRow, Placement, ReportInput, build_report
+    from kgitops.model import Broker
+
+    rows = tuple(LoadRow(n, p, keys=1, messages=10 + p, bytes=10) for n in (2, 4) for p in range(n))
+    placement = Placement({p: (0, 1) for p in range(4)}, (Broker(0, "a"), Broker(1, "b")))
+    report = build_report(
+        ReportInput(
+            counts=(2, 4),
+            base=2,
+            rows=rows,
+            hot=(HotKey(KEY.encode(), 11, 10, {2: 1, 4: 1}),),
+            placements={4: placement},
+            consumers=2,
+        )
+    )
+    entry = report["partitionCounts"]["4"]  # a report is JSON: any field may be edited
+    entry["placement"]["brokers"][0]["rack"] = HOSTILE
+    entry["consumers"]["range"]["assignment"][0]["member"] = "c|`0` @acme/admins </details>"
+    return report
+
+
+def test_analyze_keys_markdown_keeps_a_hostile_key_rack_and_member_in_their_cells() -> None:
+    from kgitops.analytics.render import render_markdown as keys_markdown
+    from kgitops.analytics.render import render_text as keys_text
+
+    md = keys_markdown(hostile_key_report())
+    assert_harmless(md, details=2)
+    tokens = MarkdownIt("commonmark", {"html": True}).enable("table").parse(md)
+    rows: list[int] = []
+    for t in tokens:
+        if t.type == "tr_open":
+            rows.append(0)
+        elif t.type in ("th_open", "td_open"):
+            rows[-1] += 1
+    tables = [t for t in tokens if t.type == "table_open"]
+    assert len(tables) == 8  # summary, moves, hot keys; per count: bars, consumers (brokers)
+    assert sorted(set(rows)) == [3, 4], "a value split or joined a table cell"
+    # the key is shown as it is (repr: it holds a newline), in one code span
+    html = html_of(md)
+    assert f"<code>{escape(repr(KEY))}</code>" in html
+    text = keys_text(hostile_key_report())
+    assert "\n# Owned" not in text and "\\n# Owned" in text
+
+
+def escape(text: str) -> str:
+    import html
+
+    return html.escape(text, quote=False)
