@@ -1,5 +1,5 @@
 """``kgitops get DIR topics|partitions|brokers|config TOPIC|balance|groups|members GROUP|lags
-GROUP``: the everyday questions
+GROUP [--topic GLOB]...``: the everyday questions
 about a cluster, as sorted aligned tables or ``--format json`` (``kgitops-get/v1``, schema
 ``kgitops/schemas/console.json``). See docs/console.md.
 
@@ -11,6 +11,7 @@ broker), whatever the number of topics.
 from __future__ import annotations
 
 import argparse
+import sys
 
 from kgitops.commands._console import add_source, emit, read_groups, read_state
 from kgitops.errors import KgitopsError
@@ -48,12 +49,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p = sub.add_parser("config", parents=[plain], help="the configs set on one topic")
     p.add_argument("topic_name", metavar="TOPIC")
     sub.add_parser(
-        "groups", parents=[plain], help="consumer groups: state, members, topics, total lag"
+        "groups", parents=[filtered], help="consumer groups: state, members, topics, total lag"
     )
-    p = sub.add_parser("members", parents=[plain], help="a group's members and their partitions")
+    p = sub.add_parser("members", parents=[filtered], help="a group's members and their partitions")
     p.add_argument("group", metavar="GROUP")
     p = sub.add_parser(
-        "lags", parents=[plain], help="a group's committed offset, end offset and lag per partition"
+        "lags",
+        parents=[filtered],
+        help="a group's committed offset, end offset and lag per partition",
     )
     p.add_argument("group", metavar="GROUP")
 
@@ -80,8 +83,6 @@ def run(args: argparse.Namespace) -> int:
         }[args.view]
         view = make(state, args.topic)
         if args.topic and not views.select(state, args.topic):
-            import sys
-
             print(f"note: no topic matches {', '.join(args.topic)}", file=sys.stderr)
     emit(view, args.format, views.render_text(view) if args.format == "text" else [])
     return 0
@@ -89,12 +90,25 @@ def run(args: argparse.Namespace) -> int:
 
 def _groups(args: argparse.Namespace) -> int:
     from kgitops.plan import group_views as gv
+    from kgitops.plan.views import safe_text
 
+    globs = ", ".join(safe_text(t) for t in args.topic)
     if args.view == "groups":
-        view = gv.groups_view(read_groups(args))
+        view = gv.groups_view(read_groups(args), args.topic)
+        shown = view["groups"]
+        nothing = f"no consumer group has an offset or a partition of a topic matching {globs}"
     else:
         groups = read_groups(args, [args.group])
         make = gv.members_view if args.view == "members" else gv.lags_view
-        view = make(groups, args.group)
+        view = make(groups, args.group, args.topic)
+        shown = view["members" if args.view == "members" else "partitions"]
+        gid = safe_text(args.group)
+        nothing = (
+            f"no member of group {gid} is assigned a partition of a topic matching {globs}"
+            if args.view == "members"
+            else f"group {gid} has no offset or partition of a topic matching {globs}"
+        )
+    if args.topic and not shown:
+        print(f"note: {nothing}", file=sys.stderr)
     emit(view, args.format, gv.render_group_text(view) if args.format == "text" else [])
     return 0

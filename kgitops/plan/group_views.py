@@ -5,16 +5,24 @@ Lag is Kafka's: the partition's end offset (ListOffsets latest) minus the group'
 offset; a partition assigned to a member without a committed offset has no lag (``-``), as
 ``kafka-consumer-groups.sh --describe`` shows it. A group's ``totalLag`` and ``maxLag`` are
 over the partitions with a lag.
+
+``--topic GLOB`` (repeatable, the shell globs of the other ``get`` views) narrows each view to
+the partitions of the matching topics: ``groups`` lists only the groups with a committed
+offset or an assigned partition there, and their topics, total and max lag count only those
+partitions; ``members`` lists only the members assigned one of them; ``lags`` only those
+partitions, its totals over them. The filter is applied to what was read: it costs no
+request.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from kgitops.errors import KgitopsError
 from kgitops.groups import ConsumerGroup, GroupsState, Partition
-from kgitops.plan.views import FORMAT, safe_text, table
+from kgitops.plan.views import FORMAT, matches, safe_text, table
 
 
 def find_group(state: GroupsState, group_id: str) -> ConsumerGroup:
@@ -24,6 +32,22 @@ def find_group(state: GroupsState, group_id: str) -> ConsumerGroup:
     if g is None or (not g.members and not g.offsets and g.state in ("Dead", "Empty", "Unknown")):
         raise KgitopsError(f"consumer group '{safe_text(group_id)}' does not exist")
     return g
+
+
+def on_topics(g: ConsumerGroup, patterns: Sequence[str]) -> ConsumerGroup:
+    """The group as it touches the topics matching ``patterns`` (all of it when none): its
+    committed offsets and its members' assignments of those topics only (every member kept,
+    with what is left of its assignment)."""
+    if not patterns:
+        return g
+    return replace(
+        g,
+        offsets={tp: o for tp, o in g.offsets.items() if matches(tp[0], patterns)},
+        members=tuple(
+            replace(m, assignment=tuple(tp for tp in m.assignment if matches(tp[0], patterns)))
+            for m in g.members
+        ),
+    )
 
 
 def _partitions(g: ConsumerGroup) -> list[Partition]:
@@ -59,16 +83,19 @@ def _totals(rows: list[dict[str, Any]]) -> tuple[int | None, int | None]:
     return (sum(lags), max(lags)) if lags else (None, None)
 
 
-def groups_view(state: GroupsState) -> dict[str, Any]:
+def groups_view(state: GroupsState, patterns: Sequence[str] = ()) -> dict[str, Any]:
     rows = []
-    for gid, g in sorted(state.groups.items()):
+    for gid, whole in sorted(state.groups.items()):
+        g = on_topics(whole, patterns)
+        if patterns and not _partitions(g):
+            continue
         total, worst = _totals(lag_rows(state, g))
         rows.append(
             {
                 "group": gid,
                 "state": g.state,
                 "protocol": g.protocol,
-                "members": len(g.members),
+                "members": len(whole.members),
                 "topics": sorted({t for t, _ in _partitions(g)}),
                 "totalLag": total,
                 "maxLag": worst,
@@ -77,8 +104,8 @@ def groups_view(state: GroupsState) -> dict[str, Any]:
     return {"format": FORMAT, "view": "groups", "groups": rows}
 
 
-def members_view(state: GroupsState, group_id: str) -> dict[str, Any]:
-    g = find_group(state, group_id)
+def members_view(state: GroupsState, group_id: str, patterns: Sequence[str] = ()) -> dict[str, Any]:
+    g = on_topics(find_group(state, group_id), patterns)
     return {
         "format": FORMAT,
         "view": "members",
@@ -92,12 +119,13 @@ def members_view(state: GroupsState, group_id: str) -> dict[str, Any]:
                 "partitions": [{"topic": t, "partition": p} for t, p in m.assignment],
             }
             for m in sorted(g.members, key=lambda m: m.member_id)
+            if m.assignment or not patterns
         ],
     }
 
 
-def lags_view(state: GroupsState, group_id: str) -> dict[str, Any]:
-    g = find_group(state, group_id)
+def lags_view(state: GroupsState, group_id: str, patterns: Sequence[str] = ()) -> dict[str, Any]:
+    g = on_topics(find_group(state, group_id), patterns)
     rows = lag_rows(state, g)
     total, worst = _totals(rows)
     return {

@@ -63,13 +63,19 @@ def safe_cut(text: str, limit: int | None) -> tuple[str, bool]:
     return "".join(out), False
 
 
+def matches(topic: str, patterns: Sequence[str] = ()) -> bool:
+    """Whether ``topic`` matches any of the shell globs of ``--topic`` (true when none):
+    case-sensitive, as Kafka's names are.
+
+    >>> matches("payments.orders", ["payments.*"]), matches("Payments", ["payments*"])
+    (True, False)
+    """
+    return not patterns or any(fnmatch.fnmatchcase(topic, p) for p in patterns)
+
+
 def select(state: ClusterState, patterns: Sequence[str] = ()) -> dict[str, TopicState]:
     """The topics whose name matches any of the shell globs (all when none), by name."""
-    return {
-        n: t
-        for n, t in sorted(state.topics.items())
-        if not patterns or any(fnmatch.fnmatchcase(n, p) for p in patterns)
-    }
+    return {n: t for n, t in sorted(state.topics.items()) if matches(n, patterns)}
 
 
 def _size(t: TopicState) -> int | None:

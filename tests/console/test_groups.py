@@ -182,3 +182,86 @@ def test_simulate_consume_commit_and_leave_drive_a_group(
     assert get_json(capsys, d, "groups")["groups"][0]["state"] == "Empty"
     assert main(["simulate", d, "consume", "billing", "nope"]) == 1
     assert capsys.readouterr().err == "error: no topic 'nope' in the simulated cluster\n"
+
+
+@pytest.fixture
+def two_topics(folder: Path) -> Path:
+    """The folder, plus: billing's member c1-a also consumes `other` and committed 90 of its
+    100 records; audit commits on orders only."""
+    s = sim(folder)
+    s.set_produce_rate("other", 10 * 1024)
+    s.advance(10)  # orders: 100 per partition, other: 100
+    s.join_group("billing", "c1-a", ["orders", "other"])
+    s.commit("billing", {("other", 0): 90})
+    return folder
+
+
+def test_the_topic_glob_keeps_the_groups_that_consume_it_and_their_lag_there(
+    two_topics: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    whole = get_json(capsys, str(two_topics), "groups")["groups"]
+    assert [(g["group"], g["topics"], g["totalLag"]) for g in whole] == [
+        ("audit", ["orders"], 50),
+        ("billing", ["orders", "other"], 125),
+    ]
+    data = get_json(capsys, str(two_topics), "groups", "--topic", "oth*")
+    assert [(g["group"], g["topics"], g["totalLag"], g["maxLag"]) for g in data["groups"]] == [
+        ("billing", ["other"], 10, 10),
+    ]
+    assert data["groups"][0]["members"] == 2  # the group's members, whatever they consume
+    both = get_json(capsys, str(two_topics), "groups", "--topic", "other", "--topic", "ord?rs")
+    assert [g["group"] for g in both["groups"]] == ["audit", "billing"]
+
+
+def test_the_topic_glob_narrows_a_groups_lags_and_members(
+    two_topics: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lags = get_json(capsys, str(two_topics), "lags", "billing", "--topic", "other")
+    assert [(r["topic"], r["partition"], r["lag"]) for r in lags["partitions"]] == [
+        ("other", 0, 10)
+    ]
+    assert (lags["totalLag"], lags["maxLag"]) == (10, 10)
+    members = get_json(capsys, str(two_topics), "members", "billing", "--topic", "other")
+    assert [(m["member"], m["partitions"]) for m in members["members"]] == [
+        ("c1-a", [{"topic": "other", "partition": 0}])
+    ]
+    code, out, err = get(capsys, str(two_topics), "lags", "billing", "--topic", "other")
+    assert code == 0 and err == ""
+    assert out.splitlines()[0] == "group billing: Stable; total lag 10, max lag 10"
+    assert [line.split()[0] for line in out.splitlines()[2:]] == ["other"]
+
+
+def test_a_topic_glob_matching_nothing_is_an_empty_view_and_a_note(
+    two_topics: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = get(capsys, str(two_topics), "groups", "--topic", "nope*")
+    assert (code, out.splitlines()[1:]) == (0, [])
+    assert err == (
+        "note: no consumer group has an offset or a partition of a topic matching nope*\n"
+    )
+    code, out, err = get(capsys, str(two_topics), "lags", "audit", "--topic", "other")
+    assert code == 0
+    assert err == "note: group audit has no offset or partition of a topic matching other\n"
+    code, out, err = get(capsys, str(two_topics), "members", "audit", "--topic", "\x1b[2J")
+    assert code == 0
+    assert err == (
+        "note: no member of group audit is assigned a partition of a topic matching \\x1b[2J\n"
+    )
+    # an unknown group is still an error, filter or not
+    code, out, err = get(capsys, str(two_topics), "lags", "nope", "--topic", "orders")
+    assert (code, out, err) == (1, "", "error: consumer group 'nope' does not exist\n")
+
+
+def test_the_topic_glob_works_on_a_snapshot_too(
+    two_topics: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    snap = two_topics / "snap.json"
+    assert main(["snapshot", str(two_topics), "--out", str(snap)]) == 0
+    capsys.readouterr()
+    data = get_json(
+        capsys, str(two_topics), "lags", "billing", "--topic", "o*s", "--state", str(snap)
+    )
+    assert [(r["topic"], r["lag"]) for r in data["partitions"]] == [
+        ("orders", 60),
+        ("orders", 55),
+    ]

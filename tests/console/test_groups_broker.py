@@ -142,6 +142,38 @@ def test_lags_cost_the_same_requests_for_1_topic_as_for_6(
     }
 
 
+def test_the_topic_filter_costs_no_request(
+    local_broker: str,
+    tmp_path: Path,
+    topic_prefix: str,
+    count_requests: Counter[str],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    folder = _folder(tmp_path, local_broker)
+    names = [f"{topic_prefix}f-{i}" for i in range(3)]
+    _topics(local_broker, names)
+    group = f"{topic_prefix}g"
+    admin = _admin(local_broker)
+    offsets = {TopicPartition(t, p): 0 for t in names for p in (0, 1)}
+    assert all(e is None for e in admin.alter_group_offsets(group, offsets).values())
+    admin.close()
+    seen = {}
+    for view in (["lags", group], ["groups"]):
+        for narrowed in ([], ["--topic", f"{topic_prefix}f-1"]):
+            count_requests.clear()
+            data = _json(capsys, str(folder), *view, *narrowed)
+            seen[(view[0], bool(narrowed))] = dict(count_requests)
+            if view[0] == "lags":
+                rows = [(r["topic"], r["partition"]) for r in data["partitions"]]
+                expected = [(t, p) for t in (names[1:2] if narrowed else names) for p in (0, 1)]
+                assert rows == expected
+            else:
+                mine = [g for g in data["groups"] if g["group"] == group]
+                assert mine[0]["topics"] == (names[1:2] if narrowed else names)
+    assert seen[("lags", True)] == seen[("lags", False)]
+    assert seen[("groups", True)] == seen[("groups", False)]
+
+
 @pytest.mark.slow
 def test_reset_offsets_on_the_local_broker_refuses_a_live_consumer_then_commits(
     local_broker: str, tmp_path: Path, topic_prefix: str, capsys: pytest.CaptureFixture[str]
