@@ -34,6 +34,8 @@ SCHEMA_FILES = (
     "plan.json",
     "state.json",
     "console.json",
+    "tail.json",
+    "reset-offsets.json",
 )
 #: The schema of each document kind.
 KIND_SCHEMAS = {

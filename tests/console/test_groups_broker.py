@@ -9,11 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from jsonschema import Draft202012Validator
 
 from kgitops.cli import main
 from kgitops.cluster.kafka.admin import KafkaAdmin
 from kgitops.cluster.port import NewTopic
 from kgitops.model import ClusterSpec, TopicPartition
+from kgitops.spec.schemacheck import schema
 
 
 def _folder(tmp_path: Path, bootstrap: str) -> Path:
@@ -215,6 +217,14 @@ def test_reset_offsets_on_the_local_broker_refuses_a_live_consumer_then_commits(
     assert main([*argv, "--yes"]) == 0
     out = capsys.readouterr().out
     assert "          0     4   0          0        4  replays 4" in out
+    assert main([*argv, "--format", "json"]) == 0  # now nothing to change
+    data = json.loads(capsys.readouterr().out)
+    Draft202012Validator(schema("reset-offsets.json")).validate(data)
+    assert (data["applied"], data["partitions"][0]["from"], data["partitions"][0]["to"]) == (
+        False,
+        0,
+        0,
+    )
     reader = kafka.KafkaConsumer(bootstrap_servers=local_broker, group_id=group)
     try:
         assert reader.committed(tp) == 0  # what another Kafka client reads back

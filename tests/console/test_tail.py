@@ -10,9 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from jsonschema import Draft202012Validator
 
 from kgitops.cli import main
 from kgitops.plan.messages import Message, message_lines, shown
+from kgitops.spec.schemacheck import schema
+
+VALIDATOR = Draft202012Validator(schema("tail.json"))
 
 VALUES: list[bytes | None] = [
     b"hello",
@@ -77,6 +81,8 @@ def test_json_lines_give_back_every_message_exactly(
     code, out, err = tail(capsys, str(folder), name, "--from", "earliest", "--format", "json")
     assert code == 0, err
     rows: list[dict[str, Any]] = [json.loads(line) for line in out.splitlines()]
+    for row in rows:
+        VALIDATOR.validate(row)
     by_partition = sorted(rows, key=lambda r: (r["partition"], r["offset"]))
     assert [(r["partition"], r["offset"]) for r in by_partition] == [
         (0, 0),
