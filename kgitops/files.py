@@ -13,7 +13,8 @@ A cluster folder comes from a pull request, so its contents are hostile until ch
   ``--max-file-size`` raises it) before reading it;
 * ``loads_json`` turns bytes into JSON with one positioned line for every way a file can be
   wrong: binary content, bad UTF-8 (a UTF-8 BOM is accepted), nesting deeper than
-  ``MAX_DEPTH``, malformed JSON;
+  ``MAX_DEPTH``, malformed JSON, ``NaN``/``Infinity``, a number that reads as infinity
+  (``1e400``) or an integer too long to read;
 * ``write_atomic`` writes a temporary file next to the target (a fresh random name,
   ``O_EXCL``: a committed ``kgitops.lock.tmp`` symlink is never opened) and renames it over
   the target; a target that is a symlink is refused, not replaced, and missing folders are
@@ -26,11 +27,13 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import re
 import stat
+import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from typing import Any
 
@@ -260,6 +263,65 @@ class _NotANumber(ValueError):
     pass
 
 
+class _OutOfRange(ValueError):
+    """A number ``json.loads`` would read as infinity (``1e400``) or cannot read at all (an
+    integer longer than Python's ``int_max_str_digits``)."""
+
+
+def number_problem(token: str) -> str:
+    """Why the number written ``token`` is refused, for the JSON and the YAML loaders:
+    ``'1e400' is too large a number: it reads as infinity (at most about 1.8e308)``. A long
+    token is named by its length, not echoed."""
+    text = token.strip()
+    shown = repr(text) if len(text) <= 40 else f"a {len(text):,}-character number"
+    bare = text.lower().lstrip("+-")
+    if bare in (".nan", "nan"):
+        return f"{shown} is not a number (NaN)"
+    if bare in (".inf", "inf", "infinity"):
+        return (
+            f"{shown} is infinity, not a number kgitops reads "
+            "(a config with no limit takes 'infinite')"
+        )
+    if not any(c in bare for c in ".e"):
+        digits = sum(c.isdigit() for c in text)
+        return (
+            f"an integer of {digits:,} digits is too long to read "
+            f"(at most {sys.get_int_max_str_digits():,})"
+        )
+    return f"{shown} is too large a number: it reads as infinity (at most about 1.8e308)"
+
+
+def _finite(token: str) -> float:
+    value = float(token)
+    if value in (math.inf, -math.inf):
+        raise _OutOfRange(token)
+    return value
+
+
+_STRING_OR_NUMBER = re.compile(r'"(?:[^"\\]|\\.)*"|-?[0-9][0-9.eE+-]*')
+
+
+def _number_at(text: str, bad: Callable[[str], bool]) -> tuple[int, str]:
+    """The offset and text of the first number outside strings that ``bad`` says is the
+    one (slow; only to place the error in a refused file)."""
+    for m in _STRING_OR_NUMBER.finditer(text):
+        token = m.group()
+        if token[0] != '"' and bad(token):
+            return m.start(), token
+    return 0, ""  # pragma: no cover - only called when the parser met one
+
+
+def _too_large(token: str) -> bool:
+    try:
+        return not math.isfinite(float(token))
+    except ValueError:
+        return False
+
+
+def _too_long(token: str) -> bool:
+    return sum(c.isdigit() for c in token) > sys.get_int_max_str_digits() > 0
+
+
 def _refuse_constant(name: str) -> Any:
     """``json.loads`` reads ``NaN``, ``Infinity`` and ``-Infinity``, which JSON does not have
     (and a clock or a size of Infinity breaks what reads it): refuse them."""
@@ -287,7 +349,7 @@ def loads_json(data: bytes | str, shown: str, *, check_depth: bool = True) -> An
     if check_depth and (problem := nesting_problem(text, shown)) is not None:
         raise problem
     try:
-        return json.loads(text, parse_constant=_refuse_constant)
+        return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite)
     except _NotANumber:
         at = _constant_at(text)
         raise FileRefused(
@@ -295,6 +357,11 @@ def loads_json(data: bytes | str, shown: str, *, check_depth: bool = True) -> An
         ) from None
     except json.JSONDecodeError as exc:
         raise FileRefused(Mark(shown, exc.lineno, exc.colno), f"invalid JSON: {exc.msg}") from None
+    except ValueError as exc:  # _OutOfRange, or an integer past int_max_str_digits
+        at, token = _number_at(text, _too_large if isinstance(exc, _OutOfRange) else _too_long)
+        raise FileRefused(
+            Mark(shown, *position(text, at)), f"invalid JSON: {number_problem(token)}"
+        ) from None
     except RecursionError:
         raise nesting_problem(text, shown) or FileRefused(Mark(shown), _TOO_DEEP) from None
 

@@ -421,11 +421,14 @@ def _load(directory: str, brokers: Sequence[Broker] | None) -> Specs:
     cluster: ClusterSpec | None = None
     cluster_doc: Document | None = None
     cluster_seen: Mark | None = None
+    cluster_unread = False
     access_docs: list[tuple[str, Document]] = []
     topic_sources: list[Document] = []
     for filename in spec_files(directory, diags):
         documents, problems = load_file(filename, root=directory)
         diags.extend(problems)
+        if problems and os.path.basename(filename) in CLUSTER_FILES:
+            cluster_unread = True  # its own error says why; no second one for the folder
         for doc in documents:
             kind = _kind_of(doc, diags)
             if kind is None:
@@ -465,7 +468,7 @@ def _load(directory: str, brokers: Sequence[Broker] | None) -> Specs:
         config = _topic_config(doc, diags)
         if not found:
             topic_docs.append((_build_topic(doc, config), doc))
-    if cluster_seen is None:
+    if cluster_seen is None and not cluster_unread:
         diags.append(
             Diagnostic(
                 Mark(os.path.normpath(directory)),

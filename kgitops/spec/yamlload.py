@@ -22,6 +22,7 @@ is line 3, column 17.
 from __future__ import annotations
 
 import codecs
+import math
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -32,7 +33,7 @@ import yaml
 from yaml.constructor import SafeConstructor
 
 from kgitops.errors import Diagnostic, FileRefused, Mark
-from kgitops.files import read_bytes
+from kgitops.files import number_problem, read_bytes
 
 try:  # libyaml: ~10x faster composing; the pure-Python loader is the fallback
     _Base: Any = yaml.CSafeLoader
@@ -270,7 +271,11 @@ def _scalar(node: yaml.ScalarNode) -> Any:
                 return int(text)  # the common case; YAML 1.1 reads 012 as octal
             return _CONSTRUCTOR.construct_yaml_int(node)
         if tag == _FLOAT:
-            return _CONSTRUCTOR.construct_yaml_float(node)
+            value = _CONSTRUCTOR.construct_yaml_float(node)
+            if not math.isfinite(value):
+                line, col = _pos(node)
+                raise _Failure(line, col, number_problem(node.value))
+            return value
         if tag == _BOOL:
             return _CONSTRUCTOR.construct_yaml_bool(node)
         if tag == _NULL:
@@ -279,6 +284,8 @@ def _scalar(node: yaml.ScalarNode) -> Any:
             return node.value  # dates stay text: no field of kgitops is a date
     except (ValueError, yaml.YAMLError) as exc:
         line, col = _pos(node)
+        if tag == _INT and "digits" in str(exc):  # Python's int_max_str_digits
+            raise _Failure(line, col, number_problem(node.value)) from None
         raise _Failure(line, col, f"invalid {tag.rsplit(':', 1)[-1]}: {exc}") from None
     line, col = _pos(node)
     raise _Failure(line, col, f"unsupported YAML tag {tag!r}")

@@ -198,3 +198,52 @@ def test_a_drain_of_petabyte_partitions_plans_in_a_bounded_number_of_polls(
     assert moved, "the drain moves shop.orders replicas off broker 3"
     # 1 PB at the demo's 50 MB/s throttle: about 2e7 s, 4 million 5-second polls, in a few
     assert 0 < len(calls) < 200
+
+
+@pytest.mark.parametrize("number", ["1e400", "-1E+400", "1" * 5000])
+@pytest.mark.parametrize("action", [["advance", "10m"], ["show"]])
+def test_a_state_number_too_large_to_read_is_one_positioned_line_and_nothing_changes(
+    folder: Path, number: str, action: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["simulate", str(folder), "produce", "a", "5MB/s"]) == 0
+    path = folder / ".state" / "demo.json"
+    text = path.read_text()
+    head, tail = text.split('"a": 5000000.0', 1)
+    path.write_text(head + f'"a": {number}' + tail)  # a rate: read as a float, not the clock
+    before = _state(folder)
+    line = head.count("\n") + 1
+    col = len(head.rsplit("\n", 1)[-1]) + len('"a": ') + 1
+    capsys.readouterr()
+    assert main(["simulate", str(folder), *action]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith(f"{path}:{line}:{col}: error: invalid JSON: "), err
+    assert ("reads as infinity" if "e" in number.lower() else "5,000 digits") in err
+    assert number not in err or len(number) < 10
+    assert _state(folder) == before
+
+
+def test_a_number_that_reads_as_infinity_is_refused_where_it_is_not_inside_a_string() -> None:
+    assert loads_json('{"a": "1e400", "b": 1e308}', "x.json") == {"a": "1e400", "b": 1e308}
+    with pytest.raises(FileRefused, match=r"x.json:3:9: error: invalid JSON: '-1e999' is too"):
+        loads_json('{"a": "x\\" 1e400",\n "b": [1.5,\n  2, 3, -1e999]}', "x.json")
+
+
+def test_a_saved_plan_with_a_number_too_large_is_refused_and_nothing_is_applied(
+    folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (folder / "b.yaml").write_text(
+        "apiVersion: kgitops/v1\nkind: Topic\nname: b\npartitions: 1\nreplicationFactor: 1\n"
+    )
+    out = tmp_path / "plan.json"
+    assert main(["plan", str(folder), "--out", str(out)]) == 0
+    text = out.read_text()
+    assert '"actions": [' in text
+    out.write_text(text.replace('"actions": [', '"extra": 1e400, "actions": [', 1))
+    before = _state(folder)
+    capsys.readouterr()
+    assert main(["apply", "--plan", str(out), "--yes"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"{out}:") and "'1e400' is too large a number" in err, err
+    assert len(err.splitlines()) == 1
+    assert _state(folder) == before

@@ -6,9 +6,11 @@ from __future__ import annotations
 import codecs
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kgitops.cli import main
 from kgitops.errors import Mark
 from kgitops.spec.yamlload import load_file, load_text
 
@@ -150,3 +152,47 @@ def test_a_billion_laughs_is_stopped_early() -> None:
         lines.append(f"{level}: &{level} [" + ", ".join([f"*{prev}"] * 10) + "]")
     _, [problem] = load_text("\n".join(lines) + "\n", "t.yaml")
     assert problem.message == "aliases expand to more than 100,000 values"
+
+
+NON_FINITE = [
+    (".inf", "'.inf' is infinity, not a number kgitops reads"),
+    ("-.Inf", "'-.Inf' is infinity, not a number kgitops reads"),
+    (".nan", "'.nan' is not a number (NaN)"),
+    ("1.0e+400", "'1.0e+400' is too large a number: it reads as infinity"),
+    ("9" * 5000, "an integer of 5,000 digits is too long to read (at most 4,300)"),
+]
+
+
+@pytest.mark.parametrize(("number", "message"), NON_FINITE)
+@pytest.mark.parametrize(
+    ("where", "line", "col"),
+    [("topic", 4, 13), ("cluster", 7, 32)],
+)
+def test_a_yaml_number_that_is_not_finite_is_one_positioned_error_and_nothing_is_written(
+    tmp_path: Path,
+    number: str,
+    message: str,
+    where: str,
+    line: int,
+    col: int,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    timeout = number if where == "cluster" else "60"
+    partitions = number if where == "topic" else "1"
+    (tmp_path / "cluster.yaml").write_text(
+        "apiVersion: kgitops/v1\nkind: Cluster\nname: t\nsimulated:\n  stateFile: s.json\n"
+        f"  brokers: [{{id: 0}}]\nreassignment: {{timeoutSeconds: {timeout}}}\n"
+    )
+    (tmp_path / "a.yaml").write_text(
+        f"apiVersion: kgitops/v1\nkind: Topic\nname: a\npartitions: {partitions}\n"
+        "replicationFactor: 1\n"
+    )
+    for command in ("validate", "plan"):
+        assert main([command, str(tmp_path)]) == 1
+        out = capsys.readouterr()
+        errors = [x for x in (out.out + out.err).splitlines() if ": error: " in x]
+        file = tmp_path / ("a.yaml" if where == "topic" else "cluster.yaml")
+        assert len(errors) == 1, errors
+        assert errors[0].startswith(f"{file}:{line}:{col}: error: {message}"), errors
+        assert "sys.set_int_max_str_digits" not in out.err + out.out
+    assert not (tmp_path / "s.json").exists()
