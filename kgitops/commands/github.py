@@ -3,6 +3,8 @@
 - ``comment``: keep one pull-request comment per marker up to date;
 - ``check-plan PLAN``: the safety gates apply will run, on a saved plan, so a pull request
   fails before merge rather than the apply after it;
+- ``check-label``: whether the label that allows a connection change counts (added last by
+  someone with write, maintain or admin permission who did not open the pull request);
 - ``export-secrets DIR``: copy the secrets the cluster file names (``usernameEnv`` ...) from
   the workflow's secrets into the job's environment, printing names only.
 
@@ -27,6 +29,7 @@ from kgitops.commands._units import integer, seconds
 from kgitops.errors import GitHubError, KgitopsError, SpecError
 
 NAME = "github"
+CONNECTION_LABEL = "kgitops:allow-connection-change"
 HELP = "GitHub integration: post or update the plan comment on a pull request"
 
 
@@ -97,9 +100,48 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--allow-connection-change",
         action="store_true",
-        help="a CONNECTION_CHANGED finding was reviewed and is allowed (a label or an input)",
+        help="a CONNECTION_CHANGED finding was reviewed and is allowed (the workflows pass it "
+        "when `check-label` accepts the label, or from an input)",
     )
     g.set_defaults(_github=_check_plan)
+
+    k = sub.add_parser(
+        "check-label",
+        help="whether the label allowing a connection change counts (who added it, and their "
+        "permission)",
+        description=(
+            "Exit 0 when pull request --pr carries --label and the person who added it most "
+            "recently (the pull request's issue events) has write, maintain or admin "
+            "permission on the repository and did not open the pull request; exit 1 with the "
+            "reason otherwise, also when GitHub cannot be asked (a label is not a review: "
+            "triage permission may add one). The token is read from GITHUB_TOKEN "
+            "(`pull-requests: read`)."
+        ),
+    )
+    k.add_argument(
+        "--repo",
+        default=os.environ.get("GITHUB_REPOSITORY"),
+        help="OWNER/NAME (default: $GITHUB_REPOSITORY)",
+    )
+    k.add_argument("--pr", type=integer, required=True, help="pull request number")
+    k.add_argument(
+        "--label",
+        default=CONNECTION_LABEL,
+        help=f"the label (default: {CONNECTION_LABEL})",
+    )
+    k.add_argument(
+        "--api-url",
+        default=os.environ.get("GITHUB_API_URL") or "https://api.github.com",
+        help="GitHub API base URL (default: $GITHUB_API_URL or https://api.github.com)",
+    )
+    k.add_argument(
+        "--max-wait",
+        type=seconds,
+        default=60.0,
+        metavar="SECONDS",
+        help="longest wait for a rate limit to reset before giving up (default: 60)",
+    )
+    k.set_defaults(_github=_check_label)
 
     e = sub.add_parser(
         "export-secrets",
@@ -279,6 +321,37 @@ def _comment(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_label(args: argparse.Namespace) -> int:
+    """Fail closed: every way of not knowing who added the label is exit 1 with the reason."""
+    from kgitops.integrations.approval import label_approval
+    from kgitops.integrations.github import GitHubClient, check_repo, one_line
+
+    label = args.label.strip()
+    if not label or len(label) > 50 or not label.isprintable():
+        raise GitHubError(f"invalid label {one_line(repr(args.label), 60)}")
+    if not args.repo:
+        raise GitHubError("no repository: pass --repo OWNER/NAME (or set GITHUB_REPOSITORY)")
+    repo = check_repo(args.repo)
+    if args.pr < 1:
+        raise GitHubError(f"invalid pull request number {args.pr}")
+    if args.max_wait < 0:
+        raise GitHubError("--max-wait must be 0 or more seconds")
+    where = f"the label {label!r} on {repo}#{args.pr}"
+    token = os.environ.get("GITHUB_TOKEN", "").strip()
+    if not token:
+        raise GitHubError(
+            f"{where} does not count: GITHUB_TOKEN is not set, so who added it cannot be "
+            "verified (in a workflow: `env: GITHUB_TOKEN: ${{ github.token }}` with "
+            "`permissions: {pull-requests: read}`)"
+        )
+    client = GitHubClient(token, args.api_url, max_wait=args.max_wait)
+    approval = label_approval(client, repo, args.pr, label)
+    if not approval.counts:
+        raise GitHubError(f"{where} does not count: {approval.reason}")
+    print(f"{where} counts: {approval.reason}")
+    return 0
+
+
 def _check_plan(args: argparse.Namespace) -> int:
     from kgitops.commands._review import verify_saved_plan
     from kgitops.commands.apply import cluster_dir_of, read_plan
@@ -309,8 +382,9 @@ def _check_plan(args: argparse.Namespace) -> int:
 
         raise ConnectionChanged(
             f"{args.plan}: cluster.yaml changes how kgitops connects to the cluster; the check "
-            "fails until that is explicitly allowed (label kgitops:allow-connection-change, "
-            "or --allow-connection-change)",
+            "fails until that is explicitly allowed (--allow-connection-change; on a pull "
+            f"request: the label {CONNECTION_LABEL}, added by someone else with write, "
+            "maintain or admin permission)",
             findings,
         )
     if args.state:

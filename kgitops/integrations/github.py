@@ -17,6 +17,7 @@ host it was given for (pagination links elsewhere are refused) and never appears
 
 from __future__ import annotations
 
+import http.client
 import json
 import re
 import time
@@ -28,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from kgitops import __version__
-from kgitops.errors import GitHubError
+from kgitops.errors import GitHubError, remember_secrets
 
 GITHUB_API_URL = "https://api.github.com"
 COMMENT_LIMIT = 65_536
@@ -39,6 +40,13 @@ REPO_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$
 ARTIFACT_URL_RE = re.compile(r"^https://[A-Za-z0-9.-]+(?::[0-9]+)?(?:/[A-Za-z0-9._~%/+=&?-]*)?$")
 SECONDARY_LIMIT_WAIT = 60.0
 """GitHub's advice for a secondary rate limit that gives no Retry-After: wait a minute."""
+MAX_RESPONSE_BYTES = 32 * 1024 * 1024
+"""The largest answer read (a page of 100 comments of 65,536 characters fits): a larger one
+is refused, not read into memory."""
+MAX_PAGES = 100
+"""Pages of a listing followed (10,000 items at 100 a page) before kgitops stops."""
+LOGIN_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?$")
+"""A GitHub login: letters, digits and single hyphens, at most 39 (an app's ends in [bot])."""
 
 
 def marker_tag(name: str) -> str:
@@ -183,6 +191,27 @@ class CommentResult:
 
 
 @dataclass(frozen=True)
+class PullRequest:
+    """What kgitops reads of a pull request: who opened it, its labels now, its head."""
+
+    number: int
+    author: str
+    labels: tuple[str, ...]
+    head_sha: str
+
+
+@dataclass(frozen=True)
+class LabelEvent:
+    """One ``labeled`` or ``unlabeled`` event of an issue or pull request, as GitHub lists
+    them (oldest first). ``actor`` is None for a deleted account."""
+
+    event: Literal["labeled", "unlabeled"]
+    label: str
+    actor: str | None
+    created_at: str
+
+
+@dataclass(frozen=True)
 class _Response:
     status: int
     headers: Mapping[str, str]
@@ -229,6 +258,7 @@ class GitHubClient:
         if parsed.username or parsed.password or parsed.query or parsed.fragment:
             raise GitHubError(f"invalid GitHub API URL {api_url!r}: expected https://HOST[/PATH]")
         self._token = token
+        remember_secrets([token])  # the CLI scrubs it from anything it prints
         self.api_url = api_url.rstrip("/")
         self._origin = (parsed.scheme, parsed.netloc)
         self._opener = urllib.request.build_opener(_SameOriginRedirects(self._origin))
@@ -313,6 +343,71 @@ class GitHubClient:
         except (KeyError, TypeError):
             raise GitHubError(f"{what}: GitHub's answer has no head commit") from None
 
+    def pull_request(self, repo: str, pr: int) -> PullRequest:
+        """Pull request ``pr`` as it is now: its author, its labels and its head commit."""
+        what = f"reading pull request #{pr} in {repo}"
+        resp = self._request(
+            "GET", f"{self.api_url}/repos/{repo}/pulls/{pr}", what=what, need="pull-requests: read"
+        )
+        data = resp.data
+        try:
+            author = data["user"]["login"]
+            labels = tuple(item["name"] for item in data["labels"])
+            head = data["head"]["sha"]
+            number = data["number"]
+        except (KeyError, TypeError):
+            raise GitHubError(f"{what}: GitHub's answer is not a pull request") from None
+        if not (
+            isinstance(author, str)
+            and isinstance(head, str)
+            and isinstance(number, int)
+            and all(isinstance(name, str) for name in labels)
+        ):
+            raise GitHubError(f"{what}: GitHub's answer is not a pull request")
+        if number != pr:
+            raise GitHubError(f"{what}: GitHub answered with pull request #{number}")
+        return PullRequest(number, author, labels, head)
+
+    def label_events(self, repo: str, pr: int) -> Iterator[LabelEvent]:
+        """Every ``labeled`` and ``unlabeled`` event of pull request ``pr``, oldest first (the
+        issue events API, following pagination for at most ``MAX_PAGES`` pages)."""
+        url: str | None = f"{self.api_url}/repos/{repo}/issues/{pr}/events?per_page=100"
+        what = f"listing the events of pull request #{pr} in {repo}"
+        pages = 0
+        while url is not None:
+            pages += 1
+            if pages > MAX_PAGES:
+                raise GitHubError(
+                    f"{what}: more than {MAX_PAGES} pages of events; kgitops stops there"
+                )
+            resp = self._request("GET", url, what=what, need="pull-requests: read")
+            if not isinstance(resp.data, list):
+                raise GitHubError(f"{what}: GitHub answered with something other than a list")
+            for item in resp.data:
+                event = _label_event(item, what)
+                if event is not None:
+                    yield event
+            url = _next_link(resp.headers.get("link", ""))
+            if url is not None:
+                self._check_same_origin(url)
+
+    def collaborator_permission(self, repo: str, login: str) -> tuple[str, str]:
+        """(permission, role) of ``login`` on ``repo``: GitHub's base permission (``admin``,
+        ``write``, ``read`` or ``none``; maintain counts as write, triage as read) and the
+        role's own name (``maintain``, ``triage``, a custom role...)."""
+        if not LOGIN_RE.match(login):
+            raise GitHubError(f"invalid GitHub login {one_line(repr(login), 60)}")
+        what = f"reading the permission of @{login} on {repo}"
+        user = urllib.parse.quote(login, safe="")
+        url = f"{self.api_url}/repos/{repo}/collaborators/{user}/permission"
+        resp = self._request("GET", url, what=what, need="metadata: read")
+        data = resp.data
+        permission = data.get("permission") if isinstance(data, dict) else None
+        if permission not in ("admin", "write", "read", "none"):
+            raise GitHubError(f"{what}: GitHub's answer names no permission")
+        role = data.get("role_name")
+        return permission, role if isinstance(role, str) and role else permission
+
     def pull_for_commit(self, repo: str, sha: str) -> int | None:
         """The pull request that merged ``sha`` (None for a direct push)."""
         if not re.fullmatch(r"[0-9a-fA-F]{7,40}", sha):
@@ -339,6 +434,17 @@ class GitHubClient:
 
     def _request(
         self, method: str, url: str, payload: object = None, *, what: str, need: str
+    ) -> _Response:
+        try:
+            return self._request_once(method, url, payload, what=what, need=need)
+        except GitHubError as exc:  # an answer that echoes the token never shows it
+            text = str(exc)
+            if self._token in text:
+                raise GitHubError(text.replace(self._token, "***")) from None
+            raise
+
+    def _request_once(
+        self, method: str, url: str, payload: object, *, what: str, need: str
     ) -> _Response:
         rate_waits = 0
         server_errors = 0
@@ -396,7 +502,8 @@ class GitHubClient:
             request.add_header("Content-Type", "application/json")
         try:
             with self._opener.open(request, timeout=self.timeout) as raw:
-                return _Response(raw.status, _lower(raw.headers.items()), _json(raw.read()))
+                body = _read_capped(raw, what)
+                return _Response(raw.status, _lower(raw.headers.items()), _json(body))
         except _CrossOriginRedirect as exc:
             raise GitHubError(
                 f"{what}: GitHub redirected to another host ({exc.netloc}); refusing to send "
@@ -404,13 +511,17 @@ class GitHubClient:
             ) from None
         except urllib.error.HTTPError as exc:
             with exc:
-                return _Response(exc.code, _lower(exc.headers.items()), _json(exc.read()))
+                body = _read_capped(exc, what)
+                return _Response(exc.code, _lower(exc.headers.items()), _json(body))
         except urllib.error.URLError as exc:
             raise GitHubError(
-                f"{what}: cannot reach the GitHub API at {self.api_url}: {exc.reason}"
+                f"{what}: cannot reach the GitHub API at {self.api_url}: "
+                + one_line(str(exc.reason))
             ) from None
-        except (TimeoutError, OSError) as exc:
-            raise GitHubError(f"{what}: no answer from {self.api_url}: {exc}") from None
+        except (TimeoutError, OSError, http.client.HTTPException) as exc:
+            raise GitHubError(
+                f"{what}: no answer from {self.api_url}: {one_line(str(exc) or type(exc).__name__)}"
+            ) from None
 
 
 class _CrossOriginRedirect(urllib.error.URLError):
@@ -441,6 +552,33 @@ class _SameOriginRedirects(urllib.request.HTTPRedirectHandler):
         return super().redirect_request(req, fp, code, msg, headers, newurl)
 
 
+def _read_capped(raw: Any, what: str) -> bytes:
+    """The answer's body, refused past ``MAX_RESPONSE_BYTES`` without reading the rest."""
+    body: bytes = raw.read(MAX_RESPONSE_BYTES + 1)
+    if len(body) > MAX_RESPONSE_BYTES:
+        raise GitHubError(
+            f"{what}: GitHub's answer is larger than {MAX_RESPONSE_BYTES // (1024 * 1024)} MiB; "
+            "refusing it"
+        )
+    return body
+
+
+def one_line(text: str, limit: int = 200) -> str:
+    """``text`` as one printable line of at most ``limit`` characters: control characters
+    (newlines, escapes, direction overrides) shown as escapes, a longer text cut with "...".
+    Text from GitHub (a message, a login) goes through this before it is shown."""
+    out: list[str] = []
+    size = 0
+    for ch in text:
+        shown = ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii")
+        if size + len(shown) > limit:
+            out.append("...")
+            break
+        out.append(shown)
+        size += len(shown)
+    return "".join(out)
+
+
 def _lower(items: Any) -> dict[str, str]:
     return {str(k).lower(): str(v) for k, v in items}
 
@@ -450,14 +588,14 @@ def _json(raw: bytes) -> Any:
         return None
     try:
         return json.loads(raw)
-    except ValueError:
-        return raw.decode("utf-8", "replace")[:200]
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than Python recurses
+        return raw[:400].decode("utf-8", "replace")
 
 
 def _message(data: Any) -> str:
     if isinstance(data, dict):
-        return str(data.get("message", ""))
-    return data if isinstance(data, str) else ""
+        return one_line(str(data.get("message", "")))
+    return one_line(data) if isinstance(data, str) else ""
 
 
 def _comment(item: Any, what: str) -> Comment:
@@ -465,6 +603,29 @@ def _comment(item: Any, what: str) -> Comment:
         return Comment(int(item["id"]), str(item.get("body") or ""), str(item.get("html_url", "")))
     except (KeyError, TypeError, ValueError):
         raise GitHubError(f"{what}: GitHub's answer is not a comment") from None
+
+
+def _label_event(item: Any, what: str) -> LabelEvent | None:
+    """A ``labeled``/``unlabeled`` event, None for any other kind; an answer that is not an
+    event, or a label event without its label, is an error (the list cannot be trusted)."""
+    if not isinstance(item, dict) or not isinstance(item.get("event"), str):
+        raise GitHubError(f"{what}: GitHub's answer holds something that is not an event")
+    kind = item["event"]
+    if kind not in ("labeled", "unlabeled"):
+        return None
+    label = item.get("label")
+    name = label.get("name") if isinstance(label, dict) else None
+    if not isinstance(name, str):
+        raise GitHubError(f"{what}: GitHub's answer holds a {kind} event without its label")
+    actor = item.get("actor")
+    login = actor.get("login") if isinstance(actor, dict) else None
+    created = item.get("created_at")
+    return LabelEvent(
+        kind,
+        name,
+        login if isinstance(login, str) else None,
+        created if isinstance(created, str) else "",
+    )
 
 
 def _issue(item: Any, what: str) -> Issue:
@@ -502,9 +663,11 @@ def _error_message(resp: _Response, *, what: str, need: str) -> str:
         )
     detail = ""
     if isinstance(resp.data, dict) and isinstance(resp.data.get("errors"), list):
-        detail = "; ".join(
-            str(e.get("message") or e.get("code") or e) if isinstance(e, dict) else str(e)
-            for e in resp.data["errors"]
+        detail = one_line(
+            "; ".join(
+                str(e.get("message") or e.get("code") or e) if isinstance(e, dict) else str(e)
+                for e in resp.data["errors"][:10]
+            )
         )
     return f"{what}: GitHub answered {status} {message}" + (f" ({detail})" if detail else "")
 

@@ -1,9 +1,12 @@
 """A local stand-in for GitHub's issue-comments API, served on 127.0.0.1 from a thread.
 
 It speaks the parts of the REST API kgitops uses, the way GitHub does: paginated listing
-with a ``Link`` header, create, update, the commit -> pull requests lookup, bearer-token auth,
-the 65,536-character body limit (422), and scripted failures (401, 403, 404, 429, 5xx) with
-GitHub's rate-limit headers.
+with a ``Link`` header, create, update, the commit -> pull requests lookup, a pull request's
+author and labels, its issue events (labeled / unlabeled, oldest first, paginated), a
+collaborator's permission (maintain reads as write, triage as read, as GitHub maps them),
+bearer-token auth, the 65,536-character body limit (422), and scripted failures (401, 403,
+404, 429, 5xx with GitHub's rate-limit headers, or any raw bytes) for every request or for
+the paths matching a pattern.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 TOKEN = "ghs_s3cr3tTOKENvalue0123456789"
 
@@ -25,6 +28,8 @@ class Failure:
     headers: dict[str, str] = field(default_factory=dict)
     body: dict[str, Any] = field(default_factory=dict)
     method: str | None = None  # only fail requests with this method
+    path: str | None = None  # only fail requests whose path matches this regular expression
+    raw: bytes | None = None  # send these bytes as the body instead of JSON
 
 
 @dataclass
@@ -42,6 +47,9 @@ class FakeGitHub:
         self.comments: dict[tuple[str, int], list[dict[str, Any]]] = {}
         self.pulls_of_commit: dict[str, list[dict[str, Any]]] = {}
         self.pull_heads: dict[int, str] = {}
+        self.pulls: dict[int, dict[str, Any]] = {}  # acme/topics' pull requests
+        self.events: dict[int, list[dict[str, Any]]] = {}  # issue events per pull request
+        self.roles: dict[str, str] = {}  # login -> role on acme/topics (admin ... read)
         self.issues: list[dict[str, Any]] = []  # acme/topics' issues, numbered from 100
         self.failures: list[Failure] = []
         self.requests: list[Request] = []
@@ -66,6 +74,41 @@ class FakeGitHub:
             )
             return cid
 
+    def add_pull(self, number: int, author: str, head: str = "ab" * 20) -> None:
+        self.pulls[number] = {
+            "number": number,
+            "user": {"login": author, "type": "User"},
+            "labels": [],
+            "head": {"sha": head},
+        }
+
+    def label(self, pr: int, name: str, actor: str | None, event: str = "labeled") -> None:
+        """``actor`` adds (or with ``event="unlabeled"`` removes) label ``name``: the event is
+        recorded and the pull request's labels change, as on GitHub."""
+        with self._lock:
+            events = self.events.setdefault(pr, [])
+            self._next_id += 1
+            events.append(
+                {
+                    "id": self._next_id,
+                    "event": event,
+                    "actor": None if actor is None else {"login": actor, "type": "User"},
+                    "label": {"name": name, "color": "ededed"},
+                    "created_at": f"2026-11-24T10:{len(events) // 60:02d}:{len(events) % 60:02d}Z",
+                }
+            )
+            labels = self.pulls[pr]["labels"]
+            labels[:] = [lb for lb in labels if lb["name"] != name]
+            if event == "labeled":
+                labels.append({"name": name})
+
+    def other_event(self, pr: int, event: str, actor: str) -> None:
+        with self._lock:
+            self._next_id += 1
+            self.events.setdefault(pr, []).append(
+                {"id": self._next_id, "event": event, "actor": {"login": actor}}
+            )
+
     def bodies(self, repo: str = "acme/topics", pr: int = 42) -> list[str]:
         return [c["body"] for c in self.comments.get((repo, pr), [])]
 
@@ -84,8 +127,14 @@ class FakeGitHub:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-            def _send(self, status: int, data: Any, headers: dict[str, str] | None = None) -> None:
-                raw = json.dumps(data).encode()
+            def _send(
+                self,
+                status: int,
+                data: Any,
+                headers: dict[str, str] | None = None,
+                raw: bytes | None = None,
+            ) -> None:
+                raw = json.dumps(data).encode() if raw is None else raw
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(raw)))
@@ -102,9 +151,11 @@ class FakeGitHub:
                     Request(self.command, self.path, self.headers.get("Authorization"), body)
                 )
                 for i, f in enumerate(fake.failures):
-                    if f.method in (None, self.command):
+                    if f.method in (None, self.command) and (
+                        f.path is None or re.search(f.path, urlsplit(self.path).path)
+                    ):
                         del fake.failures[i]
-                        self._send(f.status, f.body or {"message": "failure"}, f.headers)
+                        self._send(f.status, f.body or {"message": "failure"}, f.headers, f.raw)
                         return
                 if self.headers.get("Authorization") != f"Bearer {TOKEN}":
                     self._send(401, {"message": "Bad credentials"})
@@ -174,7 +225,26 @@ class FakeGitHub:
                     found["body"] = body["body"]
                     self._send(200, found)
                     return
+                m = re.fullmatch(r"/repos/([^/]+/[^/]+)/issues/(\d+)/events", url.path)
+                if m and m.group(1) in fake.repos and self.command == "GET":
+                    self._page(fake.events.get(int(m.group(2)), []), query, url.path)
+                    return
+                m = re.fullmatch(r"/repos/([^/]+/[^/]+)/collaborators/([^/]+)/permission", url.path)
+                if m and m.group(1) in fake.repos and self.command == "GET":
+                    login = unquote(m.group(2))
+                    role = fake.roles.get(login)
+                    if role is None:
+                        self._send(404, {"message": f"{login} is not a user"})
+                        return
+                    base = {"maintain": "write", "triage": "read"}.get(role, role)
+                    self._send(
+                        200, {"permission": base, "role_name": role, "user": {"login": login}}
+                    )
+                    return
                 m = re.fullmatch(r"/repos/([^/]+/[^/]+)/pulls/(\d+)", url.path)
+                if m and m.group(1) in fake.repos and int(m.group(2)) in fake.pulls:
+                    self._send(200, fake.pulls[int(m.group(2))])
+                    return
                 if m and m.group(1) in fake.repos and int(m.group(2)) in fake.pull_heads:
                     number = int(m.group(2))
                     self._send(200, {"number": number, "head": {"sha": fake.pull_heads[number]}})
@@ -215,7 +285,9 @@ class FakeGitHub:
                 return None
 
             def _list(self, repo: str, pr: int, query: dict[str, list[str]], path: str) -> None:
-                items = fake.comments.get((repo, pr), [])
+                self._page(fake.comments.get((repo, pr), []), query, path)
+
+            def _page(self, items: list[Any], query: dict[str, list[str]], path: str) -> None:
                 per_page = min(int(query.get("per_page", ["30"])[0]), fake.page_size)
                 page = int(query.get("page", ["1"])[0])
                 chunk = items[(page - 1) * per_page : page * per_page]
