@@ -320,6 +320,8 @@ def plan_env(**extra: str) -> dict[str, str]:
         "ALLOW_DELETE": "false",
         "BASE_REF": "",
         "ALLOW_CONNECTION": "false",
+        "ALLOW_LABEL": "",
+        "LABEL_VERDICT": "",
         "PR_NUMBER": "42",
         "HEAD_SHA": "0123456789abcdef",
         "RUN_URL": "https://github.test/acme/topics/actions/runs/7",
@@ -614,3 +616,116 @@ def test_the_action_installs_its_own_code_or_an_exact_pin_never_an_unpinned_name
         assert proc.returncode == 0, proc.stdout + proc.stderr
         expected = installed.format(action=action)
         assert f"python -m pip install --disable-pip-version-check --quiet {expected}\n" in ran
+
+
+# -- the label that allows a connection change -----------------------------------------------
+
+LABEL = "kgitops:allow-connection-change"
+
+
+def test_pull_requests_pass_the_label_name_and_never_decide_from_its_mere_presence() -> None:
+    jobs = load(WORKFLOWS / "plan.yml")["jobs"]
+    for name in ("plan", "plan-fork"):
+        [plan_step] = [s for s in jobs[name]["steps"] if s.get("uses") == "./base"]
+        assert plan_step["with"]["allow-connection-label"] == LABEL
+        assert "allow-connection-change" not in plan_step["with"]
+        assert jobs[name]["permissions"]["pull-requests"] in ("read", "write")
+    assert "labels.*.name" not in (WORKFLOWS / "plan.yml").read_text(encoding="utf-8")
+    steps = {s.get("id"): s for s in load(ROOT / "action.yml")["runs"]["steps"]}
+    # the runner computes the plan step's allow from the label step's verdict, nothing else
+    assert steps["plan"]["env"]["ALLOW_CONNECTION"] == (
+        "${{ inputs.allow-connection-change == 'true' || steps.label.outputs.allowed == 'true' }}"
+    )
+    assert "GITHUB_TOKEN" not in steps["plan"]["env"]  # never beside the cluster's credentials
+    assert steps["label"]["env"]["GITHUB_TOKEN"] == "${{ inputs.github-token }}"
+
+
+def connection_repo(tmp_path: Path) -> tuple[Path, str]:
+    """A repository whose pull request moves the simulated cluster's state file (a connection
+    change); the base commit's sha."""
+    root = tmp_path / "repo"
+    make_cluster(root)
+    git(root, "init", "-q", "-b", "main")
+    assert main(["plan", str(root / "topics" / "demo"), "--update-lock"]) == 0
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+    base = git(root, "rev-parse", "HEAD")
+    cluster = root / "topics" / "demo" / "cluster.yaml"
+    cluster.write_text(CLUSTER.replace(".state/demo.json", ".state/elsewhere.json"))
+    return root, base
+
+
+def label_then_plan(
+    root: Path, base: str, tmp_path: Path, github: FakeGitHub, api_url: str | None = None
+) -> tuple[dict[str, str], str, str]:
+    """The action's label step, then its plan step with the allow the runner would compute;
+    (the plan step's outputs, the label step's log, the comment)."""
+    label_env = {
+        "GITHUB_TOKEN": TOKEN,
+        "GITHUB_API_URL": api_url or github.url,
+        "GITHUB_REPOSITORY": "acme/topics",
+        "LABEL": LABEL,
+        "PR_NUMBER": "42",
+        "DIR": "topics/demo",
+    }
+    proc, verdict = run_step(step(ROOT / "action.yml", "label"), root, label_env, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert TOKEN not in proc.stdout + proc.stderr
+    allowed = "true" if verdict["allowed"] == "true" else "false"
+    env = plan_env(
+        BASE_REF=base, ALLOW_CONNECTION=allowed, ALLOW_LABEL=LABEL, LABEL_VERDICT=verdict["verdict"]
+    )
+    proc, out = run_step(step(ROOT / "action.yml", "plan"), root, env, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    return out, proc.stdout, Path(out["comment-file"]).read_text(encoding="utf-8")
+
+
+def test_a_connection_change_labelled_by_triage_fails_and_kgitops_connects_nowhere(
+    tmp_path: Path, github: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, base = connection_repo(tmp_path)
+    monkeypatch.chdir(root)
+    github.roles.update({"olga": "admin", "trish": "triage"})
+    github.add_pull(42, "olga")
+    github.label(42, LABEL, "trish")
+    out, _, comment = label_then_plan(root, base, tmp_path, github)
+    assert out["result"] == "connection-changed"
+    assert "CONNECTION_CHANGED simulated.stateFile: .state/demo.json -> .state/elsewhere.json" in (
+        comment
+    )
+    assert "@trish added it last and has triage permission" in comment
+    assert "did not open this pull request reviews it, then adds the label" in comment
+    assert not (root / "topics" / "demo" / ".state" / "elsewhere.json").exists()
+
+
+def test_a_connection_change_labelled_by_another_writer_is_planned(
+    tmp_path: Path, github: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, base = connection_repo(tmp_path)
+    monkeypatch.chdir(root)
+    github.roles.update({"olga": "admin", "wes": "write"})
+    github.add_pull(42, "olga")
+    github.label(42, LABEL, "wes")
+    out, _, comment = label_then_plan(root, base, tmp_path, github)
+    assert out["result"] == "changes"
+    assert "CONNECTION_CHANGED" in comment and "simulated.stateFile" in comment
+    assert (root / "topics" / "demo" / ".state" / "elsewhere.json").exists()
+
+
+def test_a_connection_change_labelled_by_its_author_or_with_github_down_fails(
+    tmp_path: Path, github: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, base = connection_repo(tmp_path)
+    monkeypatch.chdir(root)
+    github.roles.update({"olga": "admin"})
+    github.add_pull(42, "olga")
+    github.label(42, LABEL, "olga")
+    out, _, comment = label_then_plan(root, base, tmp_path, github)
+    assert out["result"] == "connection-changed"
+    assert "@olga added it last and opened the pull request" in comment
+    github.roles["wes"] = "write"
+    github.label(42, LABEL, "wes")
+    out, _, comment = label_then_plan(root, base, tmp_path, github, api_url="http://127.0.0.1:9")
+    assert out["result"] == "connection-changed"
+    assert "cannot reach the GitHub API" in comment
+    assert not (root / "topics" / "demo" / ".state" / "elsewhere.json").exists()
