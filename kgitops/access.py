@@ -8,8 +8,11 @@ Kafka's CreateAcls / DeleteAcls do.
 A SCRAM credential is kept as Kafka keeps it: mechanism, iterations, salt and the stored key
 (``H(HMAC(SaltedPassword, "Client Key"))``, RFC 5802) -- never the password nor the salted
 password. ``password_version`` is the ``passwordVersion`` of the User document the
-credential was last written from, when the adapter can know it (the simulated cluster
-records it; Kafka's DescribeUserScramCredentials returns only mechanism and iterations).
+credential was last written from, when the adapter knows it: the simulated cluster keeps it
+next to the credential; on a real Kafka, whose DescribeUserScramCredentials returns only
+mechanism and iterations, the adapter records it in a topic of the cluster
+(kgitops/cluster/kafka/versions.py). ``None`` is "no record", and ``version_note`` says why
+(the plan counts such a credential as version 1: kgitops/plan/access_diff.py).
 
 Quotas are Kafka's client-quota entities (``user`` and/or ``client-id``; ``None`` is absent,
 ``"<default>"`` the default entity) with Kafka's keys (``producer_byte_rate`` ...).
@@ -134,7 +137,9 @@ class Acl:
 @dataclass(frozen=True, slots=True)
 class ScramCredential:
     """One live SCRAM credential (user, mechanism). ``salt``/``stored_key`` are base64 and
-    empty when the adapter cannot read them (Kafka never returns them)."""
+    empty when the adapter cannot read them (Kafka never returns them). ``version_note``:
+    why ``password_version`` is None ("no record", "the record is for 4096 iterations"...),
+    for the plan's reason; not part of the JSON or of equality."""
 
     name: str
     mechanism: str
@@ -142,6 +147,7 @@ class ScramCredential:
     salt: str = ""
     stored_key: str = ""
     password_version: int | None = None
+    version_note: str = field(default="", compare=False)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {

@@ -357,11 +357,14 @@ class LocalBrokerError(ClusterError):
 
 
 class ClusterRequestError(ClusterError):
-    """The broker refused a request (the error code and message are Kafka's)."""
+    """The broker refused a request (the error code and message are Kafka's). ``changed``:
+    the item is not done, yet the cluster did change (a SCRAM credential written whose
+    passwordVersion could not be recorded): apply exits 3, not 1."""
 
-    def __init__(self, message: str, code: str = "", item: str = "") -> None:
+    def __init__(self, message: str, code: str = "", item: str = "", changed: bool = False) -> None:
         self.code = code
         self.item = item
+        self.changed = changed
         super().__init__(message)
 
 

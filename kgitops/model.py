@@ -28,6 +28,9 @@ from kgitops.groups import GroupsState
 
 Placement = Literal["rack-aware", "rack-unaware", "static"]
 UnmanagedPolicy = Literal["ignore", "warn", "error"]
+#: The topic kgitops keeps SCRAM passwordVersion records in on a real cluster, unless
+#: cluster.yaml names another (``passwordVersionTopic``; kgitops/cluster/kafka/versions.py).
+PASSWORD_VERSION_TOPIC = "_kgitops-password-versions"
 UnmanagedAclPolicy = Literal["ignore", "warn", "delete"]
 
 EMPTY: Mapping[str, str] = MappingProxyType({})
@@ -209,6 +212,7 @@ class ClusterSpec:
     request_timeout_ms: int = 30_000
     unmanaged_acls: UnmanagedAclPolicy = "warn"
     cluster_id: str | None = None  # clusterId: plan and apply refuse another cluster
+    password_version_topic: str = PASSWORD_VERSION_TOPIC  # passwordVersionTopic
     limits: Limits = Limits()
     mark: Mark = NOWHERE
     marks: Mapping[str, Mark] = field(default_factory=dict)
@@ -219,6 +223,12 @@ class ClusterSpec:
 
     def mark_of(self, path: str) -> Mark:
         return self.marks.get(path, self.mark)
+
+    @property
+    def own_topics(self) -> frozenset[str]:
+        """The topics kgitops itself keeps on this cluster (the passwordVersion records):
+        never a spec's, never unmanaged, never imported."""
+        return frozenset({self.password_version_topic})
 
 
 # ------------------------------------------------------------------- live side

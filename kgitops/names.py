@@ -10,11 +10,14 @@ is throttled by two per-broker rates and two per-topic replica lists::
 Apply sets and removes them; the topic lists are never drift, never part of a plan's state,
 and a spec may not set them.
 
-Internal topics: Kafka's own (``__consumer_offsets``...) and, by convention, every name
-starting with ``__`` (Connect's, Streams', Kafka's future ones).
+Internal topics: Kafka's own (``__consumer_offsets``...), by convention every name starting
+with ``__`` (Connect's, Streams', Kafka's future ones), and kgitops' own on a real cluster
+(the passwordVersion records, ``ClusterSpec.own_topics``).
 """
 
 from __future__ import annotations
+
+from collections.abc import Collection
 
 THROTTLE_LEADER_RATE = "leader.replication.throttled.rate"
 THROTTLE_FOLLOWER_RATE = "follower.replication.throttled.rate"
@@ -33,7 +36,8 @@ KAFKA_INTERNAL_TOPICS = frozenset(
 STATE_FORMAT = "kgitops-state/v1"
 
 
-def is_internal_topic(name: str) -> bool:
-    """Kafka's or another framework's internal topic: a name starting with ``__``. Never
-    reported as unmanaged, never imported unless asked."""
-    return name.startswith("__")
+def is_internal_topic(name: str, own: Collection[str] = ()) -> bool:
+    """Kafka's or another framework's internal topic: a name starting with ``__``, or one of
+    kgitops' own topics ``own`` (``ClusterSpec.own_topics``: the passwordVersion records).
+    Never reported as unmanaged, never imported unless asked."""
+    return name.startswith("__") or name in own

@@ -10,9 +10,9 @@
     create_acl   CreateAcls
     delete_acl   DeleteAcls                 only with allow_delete (checked before anything)
 
-Verification reads the ACLs, users and quotas back: a broker that answers success but keeps
-nothing (the local Tansu broker's stubs) leaves every such action "NOT done", and a new plan
-shows the change again.
+Verification reads the ACLs, users (iterations and the passwordVersion recorded) and quotas
+back: a broker that answers success but keeps nothing (the local Tansu broker's stubs) leaves
+every such action "NOT done", and a new plan shows the change again.
 """
 
 from __future__ import annotations
@@ -113,6 +113,14 @@ def access_differences(action: Action, live: AccessState) -> list[str]:
                 f"the credential has {cred.iterations} iterations, the plan said "
                 f"{action.iterations}"
             ]
+        if cred.password_version != action.password_version:
+            note = cred.version_note or "no record"
+            was = (
+                f"the cluster records passwordVersion {cred.password_version}"
+                if cred.password_version is not None
+                else f"the cluster has no passwordVersion for it ({note})"
+            )
+            return [f"{was}, the plan wrote {action.password_version}"]
         return []
     if isinstance(action, AlterQuota):
         have = live.quotas.get(action.entity, {})

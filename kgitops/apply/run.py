@@ -172,6 +172,8 @@ class _Run:
         self._set(i, Status.DONE, detail)
 
     def _fail(self, i: int, error: object, items: Sequence[str] = ()) -> None:
+        if isinstance(error, ClusterRequestError) and error.changed:
+            self.changed = True  # not done, but the cluster changed: exit 3, not 1
         in_doubt = isinstance(error, ClusterTimeout)
         reason = (
             f"{error} -- it may still take effect; a new plan shows" if in_doubt else str(error)

@@ -79,12 +79,19 @@ def run(args: argparse.Namespace) -> int:
     if wanted is not None and wanted - set(state.topics):
         missing = ", ".join(sorted(wanted - set(state.topics)))
         raise KgitopsError(f"no such topic on cluster {specs.cluster.name}: {missing}")
+    own = sorted((wanted or set()) & specs.cluster.own_topics)
+    if own:
+        raise KgitopsError(
+            f"{own[0]} is the topic kgitops keeps SCRAM passwordVersion records in "
+            "(cluster.yaml passwordVersionTopic); it is never imported"
+        )
     names = [
         n
         for n in sorted(state.topics)
         if n not in known
         and (wanted is None or n in wanted)
         and (args.include_internal or not is_internal_topic(n))
+        and n not in specs.cluster.own_topics
     ]
     if not names:
         print(f"nothing to import: every topic of cluster {specs.cluster.name} is in {args.dir}")

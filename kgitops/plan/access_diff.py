@@ -10,6 +10,11 @@
                    live passwordVersion below the spec's + upsert_user  "passwordVersion 1 -> 2"
                    otherwise                             nothing: a password is never
                                                          compared, so a re-plan is empty
+
+A credential whose version the cluster has no record of (written outside kgitops, imported,
+or rewritten outside kgitops with other iterations: ``password_version`` None) counts as
+version 1, the version a User document starts at: an imported user plans nothing, and a
+bump to 2 rotates it once ("passwordVersion 1 (no record) -> 2").
     Quota          values differ                         ~ alter_quota  (set / remove keys)
 
 Users and quota entities that git does not name are left alone. ``with_access`` adds the
@@ -21,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from kgitops.access import AccessSpecs, AccessState, Acl
+from kgitops.access import AccessSpecs, AccessState, Acl, ScramCredential
 from kgitops.model import ClusterSpec, ClusterState
 from kgitops.plan.access_actions import alter_quota, create_acl, delete_acl, upsert_user
 from kgitops.plan.actions import Action
@@ -52,8 +57,11 @@ def access_actions(
             reason = "new credential"
         elif cred.iterations != user.iterations:
             reason = f"iterations {cred.iterations} -> {user.iterations}"
-        elif cred.password_version is not None and cred.password_version < user.password_version:
-            reason = f"passwordVersion {cred.password_version} -> {user.password_version}"
+        elif live_version(cred) < user.password_version:
+            was = f"{live_version(cred)}"
+            if cred.password_version is None:
+                was += f" ({cred.version_note or 'no record'})"
+            reason = f"passwordVersion {was} -> {user.password_version}"
         elif cred.password_version is not None and cred.password_version > user.password_version:
             warnings.append(
                 PlanWarning(
@@ -84,6 +92,11 @@ def access_actions(
             previous = {k: have[k] for k in [*set_, *gone] if k in have}
             actions.append(alter_quota(quota.entity, set_, gone, previous))
     return actions, warnings
+
+
+def live_version(cred: ScramCredential) -> int:
+    """The passwordVersion a live credential counts as: its record's, else 1 (the module doc)."""
+    return 1 if cred.password_version is None else cred.password_version
 
 
 def _unmanaged_warning(extra: list[Acl]) -> PlanWarning:

@@ -869,7 +869,10 @@ def _unmanaged(ctx: _Context, managed: set[str]) -> None:
     policy = ctx.cluster.unmanaged_topics
     if policy == "ignore":
         return
-    names = sorted(n for n in ctx.state.topics if n not in managed and not is_internal_topic(n))
+    own = ctx.cluster.own_topics
+    names = sorted(
+        n for n in ctx.state.topics if n not in managed and not is_internal_topic(n, own)
+    )
     if not names:
         return
     if policy == "error":

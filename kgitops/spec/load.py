@@ -25,6 +25,7 @@ from typing import Any, cast
 from kgitops.access import NO_ACCESS, AccessSpecs
 from kgitops.errors import Diagnostic, Mark, SpecError
 from kgitops.model import (
+    PASSWORD_VERSION_TOPIC,
     Broker,
     ClusterSpec,
     KeySample,
@@ -307,6 +308,7 @@ def _build_cluster(doc: Document, directory: str) -> ClusterSpec:
         limits=_limits(v.get("limits") or {}),
         unmanaged_acls=cast(UnmanagedAclPolicy, v.get("unmanagedAcls", "warn")),
         cluster_id=v.get("clusterId"),
+        password_version_topic=str(v.get("passwordVersionTopic", PASSWORD_VERSION_TOPIC)),
         retention_drop_step=_drop_step(v.get("retentionDropStep", 0.5)),
         folder_owners=tuple(
             (str(rule["folder"]), tuple(rule.get("owners", ())))

@@ -10,6 +10,7 @@ rule                               level    where
 same topic defined twice           error    the second definition's name
 Kafka's internal topic names       error    name
 other names starting with '__'     warning  name
+the passwordVersionTopic           error    name (kgitops' own topic)
 names equal once . and _ alike     error    the later name (Kafka refuses the second)
 replicationFactor > brokers        error    replicationFactor
 replicationFactor > brokers left   error    replicationFactor (after decommission)
@@ -105,6 +106,15 @@ def check_folder(
     for topic in topics:
         check_topic(topic, directory, brokers, drained, out, local=local)
         _check_limits(topic, limits, out)
+        if cluster is not None and topic.name in cluster.own_topics:
+            out.append(
+                _err(
+                    topic.mark_of("name"),
+                    f"{topic.name} is the topic kgitops keeps SCRAM passwordVersion records in "
+                    "(cluster.yaml passwordVersionTopic); kgitops creates and keeps it, a spec "
+                    "may not manage it",
+                )
+            )
     _check_total(topics, cluster, limits, out)
     return topics
 

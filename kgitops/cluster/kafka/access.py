@@ -8,8 +8,10 @@ One request per call, whatever the number of items::
     delete_acls             DeleteAcls, one exact filter per binding
     describe_client_quotas  DescribeClientQuotas with no component (every entity)
     alter_client_quotas     AlterClientQuotas, one entry per entity (set / remove ops)
-    describe_scram_users    DescribeUserScramCredentials for every user
-    upsert_scram_users      AlterUserScramCredentials upsertions (salt + salted password)
+    describe_scram_users    DescribeUserScramCredentials for every user, then the
+                            passwordVersion records (Metadata + Fetch, versions.py)
+    upsert_scram_users      AlterUserScramCredentials upsertions (salt + salted password),
+                            then one Produce of the versions written (versions.py)
 
 The request builders and response readers are pure functions of kafka-python's protocol
 classes (``build_*`` / ``read_*``), so each is tested to encode and decode at every version
@@ -38,6 +40,7 @@ from kafka.protocol.admin import (
 
 from kgitops.access import Acl, QuotaEntity, ScramCredential
 from kgitops.cluster.kafka.errors import item_error
+from kgitops.cluster.kafka.versions import PasswordVersions, join
 from kgitops.cluster.port import QuotaChange, Results, ScramUpsert
 from kgitops.errors import ClusterError, ClusterRequestError
 
@@ -314,9 +317,9 @@ def read_upsert_scram_users(resp: Any, upserts: Sequence[ScramUpsert]) -> Result
 # ------------------------------------------------------------------ the adapter half
 
 
-class AccessRequests:
+class AccessRequests(PasswordVersions):
     """The access operations of the ClusterAdmin port for ``KafkaAdmin`` (which provides
-    ``_require`` and ``_send``)."""
+    ``_require`` and ``_send``); the passwordVersion records are ``PasswordVersions``'."""
 
     def _require(self, request_class: Any) -> None:  # pragma: no cover - KafkaAdmin's
         raise NotImplementedError
@@ -350,9 +353,31 @@ class AccessRequests:
         return read_alter_client_quotas(self._call(build_alter_client_quotas(changes)), changes)
 
     def describe_scram_users(self) -> Mapping[tuple[str, str], ScramCredential]:
-        return read_describe_scram_users(self._call(build_describe_scram_users()))
+        """The credentials, each with the passwordVersion recorded for it (versions.py)."""
+        creds = read_describe_scram_users(self._call(build_describe_scram_users()))
+        if not creds:
+            return creds
+        return join(creds, self.read_versions(), self._version_topic)
 
     def upsert_scram_users(self, upserts: Sequence[ScramUpsert]) -> Results:
+        """AlterUserScramCredentials, then the passwordVersion records of the credentials
+        written. A credential written whose record failed is that item's error: it is not
+        done, and the next plan writes it (and its record) again."""
         if not upserts:
             return {}
-        return read_upsert_scram_users(self._call(build_upsert_scram_users(upserts)), upserts)
+        results = dict(
+            read_upsert_scram_users(self._call(build_upsert_scram_users(upserts)), upserts)
+        )
+        written = [u for u in upserts if results.get(u.key) is None]
+        failed = self.write_versions(written)
+        if failed is not None:
+            for u in written:
+                results[u.key] = ClusterRequestError(
+                    f"{u.key}: the credential was written, but its passwordVersion was not "
+                    f"recorded in topic {self._version_topic} ({failed}); a new plan writes "
+                    "it again",
+                    code="VERSION_NOT_RECORDED",
+                    item=u.key,
+                    changed=True,
+                )
+        return results

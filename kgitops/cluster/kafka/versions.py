@@ -1,0 +1,467 @@
+"""Which ``passwordVersion`` each SCRAM credential was written from, on a real cluster.
+
+Kafka keeps a credential's mechanism, iterations, salt and stored key, and
+DescribeUserScramCredentials returns only the first two: a ``passwordVersion`` bump cannot be
+read from the credential itself. So the adapter writes it down on the same cluster, in a topic
+kgitops owns (cluster.yaml ``passwordVersionTopic``, default ``_kgitops-password-versions``),
+as JulieOps keeps its state in a Kafka topic: the record survives a fresh CI runner, and every
+checkout of the repository reads the same one::
+
+    topic      one partition, cleanup.policy=compact, RF min(3, live brokers),
+               min.insync.replicas min(2, RF); created on the first write, with an explicit
+               replica assignment (Kafka's rule, start index 0: Kafka 3.3+ would otherwise
+               place it at random)
+    key        {"mechanism":"SCRAM-SHA-512","user":"orders-app"}    JSON, sorted keys
+    value      {"iterations":8192,"passwordVersion":2}               never a password, salt
+                                                                    or key
+    tombstone  a credential written without a version: its old record no longer holds
+
+Writes (``write_versions``): after AlterUserScramCredentials, one Produce (acks=all, one
+batch) with a record for each credential the cluster accepted. Reads (``read_versions``):
+Metadata for the topic (none: no records, not an error), then Fetch from the log start until
+the high watermark or an empty answer (so it ends on Tansu, whose empty fetches at the end of
+the log and whose high watermark differ from Kafka's); the last record of a key wins, as
+compaction keeps it.
+
+``join``: a record counts only when its iterations are the credential's (a credential
+rewritten outside kgitops with other iterations has no known version). A credential without
+a record that counts gets ``password_version`` None and a ``version_note`` saying why; the
+plan counts it as version 1 (kgitops/plan/access_diff.py). A record that is not kgitops'
+(not JSON, a wrong type, larger than ``MAX_RECORD_BYTES``) is skipped, and names its offset
+in that note when its key is a credential's.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from kafka.protocol.consumer import FetchRequest
+from kafka.protocol.metadata import MetadataRequest
+from kafka.protocol.producer import ProduceRequest
+from kafka.record import MemoryRecords, MemoryRecordsBuilder
+
+from kgitops.access import ScramCredential
+from kgitops.cluster.kafka.errors import UNKNOWN_TOPIC_OR_PARTITION, item_error, retriable_code
+from kgitops.cluster.port import NewTopic, ScramUpsert
+from kgitops.errors import ClusterError, ClusterRequestError
+from kgitops.model import Broker
+from kgitops.placement.assignment import assign_replicas
+
+#: A key or value larger than this is not one kgitops wrote (a key is ~60 bytes plus the user
+#: name: at most 1,000 characters, at most 12 bytes each in ASCII JSON).
+MAX_RECORD_BYTES = 16 * 1024
+#: The most one read takes from the topic; more is refused (a compacted topic of 100,000
+#: credentials holds ~10 MB).
+MAX_TOPIC_BYTES = 256 * 1024 * 1024
+FETCH_BYTES = 4 * 1024 * 1024
+#: Fetch waits at most this long for data at the end of the log (Tansu answers nothing at
+#: all to a fetch that may not wait).
+FETCH_WAIT_MS = 100
+OFFSET_OUT_OF_RANGE = 1
+PRODUCE_MAX_VERSION = 9  # the last version naming topics (10+ may use topic ids)
+FETCH_MAX_VERSION = 12  # likewise
+
+Raw = tuple[int, bytes | None, bytes | None]  # (offset, key, value) as the topic holds it
+
+
+@dataclass(frozen=True)
+class VersionRecord:
+    """One credential's record: the version written and the iterations it was written with;
+    ``problem`` when the latest record of the key is not one kgitops could have written."""
+
+    version: int = 0
+    iterations: int = 0
+    offset: int = -1
+    problem: str = ""
+
+
+# ------------------------------------------------------------------ records (pure)
+
+
+def record_key(name: str, mechanism: str) -> bytes:
+    """``{"mechanism":"SCRAM-SHA-256","user":"a"}``: any user name, quotes and newlines
+    included, round-trips (JSON escapes them)."""
+    key = {"mechanism": mechanism, "user": name}
+    return json.dumps(key, sort_keys=True, separators=(",", ":")).encode()
+
+
+def record_value(version: int, iterations: int) -> bytes:
+    value = {"iterations": iterations, "passwordVersion": version}
+    return json.dumps(value, sort_keys=True, separators=(",", ":")).encode()
+
+
+def _parse_key(raw: bytes | None) -> tuple[str, str] | None:
+    if raw is None or len(raw) > MAX_RECORD_BYTES:
+        return None
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
+        return None
+    if not isinstance(data, dict) or set(data) != {"mechanism", "user"}:
+        return None
+    user, mechanism = data["user"], data["mechanism"]
+    if not isinstance(user, str) or not isinstance(mechanism, str):
+        return None
+    return user, mechanism
+
+
+def _parse_value(offset: int, raw: bytes | None) -> VersionRecord | None:
+    """The record, None for a tombstone, or a VersionRecord with ``problem``."""
+    if raw is None:
+        return None
+    if len(raw) > MAX_RECORD_BYTES:
+        return VersionRecord(offset=offset, problem=f"{len(raw)} bytes, not a kgitops record")
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
+        return VersionRecord(offset=offset, problem="not JSON")
+    version = data.get("passwordVersion") if isinstance(data, dict) else None
+    iterations = data.get("iterations") if isinstance(data, dict) else None
+    if not _positive(version) or not _positive(iterations):
+        return VersionRecord(
+            offset=offset, problem="passwordVersion and iterations are not positive integers"
+        )
+    assert isinstance(version, int) and isinstance(iterations, int)
+    return VersionRecord(version, iterations, offset)
+
+
+def _positive(v: object) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v > 0
+
+
+def latest(records: Iterable[Raw]) -> dict[tuple[str, str], VersionRecord]:
+    """The last record of each (user, mechanism) key, as compaction keeps it; a tombstone
+    removes the key; a record whose key is not kgitops' is skipped."""
+    out: dict[tuple[str, str], VersionRecord] = {}
+    for offset, key, value in records:
+        k = _parse_key(key)
+        if k is None:
+            continue
+        rec = _parse_value(offset, value)
+        if rec is None:
+            out.pop(k, None)
+        else:
+            out[k] = rec
+    return out
+
+
+def join(
+    creds: Mapping[tuple[str, str], ScramCredential],
+    records: Mapping[tuple[str, str], VersionRecord],
+    topic: str,
+) -> dict[tuple[str, str], ScramCredential]:
+    """Each credential with the version its record says, when the record counts (see the
+    module doc); else ``password_version`` None and the reason in ``version_note``."""
+    out: dict[tuple[str, str], ScramCredential] = {}
+    for k, cred in creds.items():
+        rec = records.get(k)
+        if rec is None:
+            note = f"no record in {topic}"
+        elif rec.problem:
+            note = f"unreadable record at offset {rec.offset} of {topic}: {rec.problem}"
+        elif rec.iterations != cred.iterations:
+            note = (
+                f"the record is for {rec.iterations} iterations, the credential has "
+                f"{cred.iterations}: rewritten outside kgitops"
+            )
+        else:
+            out[k] = replace(cred, password_version=rec.version, version_note="")
+            continue
+        out[k] = replace(cred, password_version=None, version_note=note)
+    return out
+
+
+def version_records(upserts: Sequence[ScramUpsert]) -> list[tuple[bytes, bytes | None]]:
+    """(key, value) to write for credentials just written; a tombstone without a version."""
+    return [
+        (
+            record_key(u.name, u.mechanism),
+            None if u.password_version is None else record_value(u.password_version, u.iterations),
+        )
+        for u in upserts
+    ]
+
+
+def topic_layout(brokers: Sequence[Broker]) -> tuple[tuple[int, ...], dict[str, str]]:
+    """The version topic's one partition (Kafka's placement rule, start index 0, rack-aware
+    when every broker has a rack) and its configs."""
+    rf = min(3, len(brokers))
+    racks = all(b.rack is not None for b in brokers)
+    replicas = assign_replicas(brokers, 1, rf, start_index=0, rack_aware=racks)[0]
+    configs = {"cleanup.policy": "compact", "min.insync.replicas": str(min(2, rf))}
+    return tuple(replicas), configs
+
+
+# ------------------------------------------------------------------ requests (pure)
+
+
+def build_produce(
+    topic: str, records: Sequence[tuple[bytes, bytes | None]], timeout_ms: int, now_ms: int
+) -> Any:
+    """One batch (magic 2, uncompressed) with every record, acks=all."""
+    size = sum(len(k) + len(v or b"") + 64 for k, v in records) + 128
+    builder = MemoryRecordsBuilder(magic=2, compression_type=0, batch_size=size)
+    for k, v in records:
+        if builder.append(timestamp=now_ms, key=k, value=v, headers=[]) is None:
+            raise ClusterError(f"{topic}: a passwordVersion record does not fit its batch")
+    builder.close()
+    T = ProduceRequest.TopicProduceData
+    return ProduceRequest(
+        transactional_id=None,
+        acks=-1,
+        timeout_ms=timeout_ms,
+        topic_data=[
+            T(
+                name=topic,
+                partition_data=[T.PartitionProduceData(index=0, records=builder.buffer())],
+            )
+        ],
+        max_version=PRODUCE_MAX_VERSION,
+    )
+
+
+def read_produce(resp: Any) -> tuple[int, str | None]:
+    """(error code, message) of the one partition written; -2 when the answer lacks it."""
+    for t in resp.responses:
+        for p in t.partition_responses:
+            return int(p.error_code), getattr(p, "error_message", None)
+    return -2, None
+
+
+def build_fetch(topic: str, offset: int) -> Any:
+    T = FetchRequest.FetchTopic
+    return FetchRequest(
+        replica_id=-1,
+        max_wait_ms=FETCH_WAIT_MS,
+        min_bytes=1,
+        max_bytes=FETCH_BYTES,
+        isolation_level=0,
+        session_id=0,
+        session_epoch=-1,
+        topics=[
+            T(
+                topic=topic,
+                partitions=[
+                    T.FetchPartition(
+                        partition=0,
+                        current_leader_epoch=-1,
+                        fetch_offset=offset,
+                        log_start_offset=-1,
+                        partition_max_bytes=FETCH_BYTES,
+                    )
+                ],
+            )
+        ],
+        forgotten_topics_data=[],
+        rack_id="",
+        max_version=FETCH_MAX_VERSION,
+    )
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """One partition's answer: ``next_offset`` is where the next fetch starts (past the last
+    batch, control batches and compacted-away records included), -1 without a batch."""
+
+    code: int
+    high_watermark: int = 0
+    log_start: int = -1
+    records: tuple[Raw, ...] = ()
+    next_offset: int = -1
+    size: int = 0
+
+
+def read_fetch(resp: Any) -> Fetched:
+    """The partition's error code, high watermark, log start and data records (control
+    batches skipped). ClusterError when the records do not decode."""
+    code = int(getattr(resp, "error_code", 0) or 0)
+    for t in resp.responses:
+        for p in t.partitions:
+            data = bytes(p.records or b"")
+            out: list[Raw] = []
+            after = -1
+            try:
+                for batch in MemoryRecords(data):
+                    if not batch.validate_crc():
+                        raise ClusterError(
+                            "Fetch: a record batch of the passwordVersion topic fails its CRC "
+                            f"(offset {batch.base_offset})"
+                        )
+                    records = list(batch)  # one pass: a batch iterates once
+                    last = max((int(r.offset) for r in records), default=-2)
+                    after = max(after, getattr(batch, "next_offset", last + 1))
+                    if getattr(batch, "is_control_batch", False):
+                        continue
+                    for r in records:
+                        key = None if r.key is None else bytes(r.key)
+                        value = None if r.value is None else bytes(r.value)
+                        out.append((int(r.offset), key, value))
+            except ClusterError:
+                raise
+            except Exception as exc:  # a library decode error: never a traceback
+                raise ClusterError(
+                    "Fetch: the records of the passwordVersion topic do not decode "
+                    f"({type(exc).__name__})"
+                ) from None
+            log_start = getattr(p, "log_start_offset", -1)
+            return Fetched(
+                int(p.error_code) or code,
+                int(p.high_watermark),
+                -1 if log_start is None else int(log_start),
+                tuple(out),
+                after,
+                len(data),
+            )
+    return Fetched(code)
+
+
+# ------------------------------------------------------------------ the adapter half
+
+
+class PasswordVersions:
+    """The passwordVersion records for ``KafkaAdmin`` (which provides ``_send``,
+    ``_timeout_ms``, ``_spec`` and ``create_topics``)."""
+
+    _timeout_ms: int
+    _spec: Any
+
+    def _send(self, request: Any, node_id: int | None = None) -> Any:  # pragma: no cover
+        raise NotImplementedError
+
+    def create_topics(self, topics: Sequence[NewTopic]) -> Any:  # pragma: no cover
+        raise NotImplementedError
+
+    @property
+    def _version_topic(self) -> str:
+        return str(self._spec.password_version_topic)
+
+    def _version_partition(self) -> tuple[int, int | None, list[Broker]]:
+        """(error code of the topic, its partition 0 leader, the live brokers): one Metadata
+        request; code UNKNOWN_TOPIC_OR_PARTITION when the topic does not exist."""
+        req = MetadataRequest(
+            topics=[MetadataRequest.MetadataRequestTopic(name=self._version_topic)],
+            allow_auto_topic_creation=False,
+        )
+        md = self._send(req)
+        brokers = [Broker(int(b.node_id), b.rack or None) for b in md.brokers]
+        for t in md.topics:
+            if t.name != self._version_topic:
+                continue
+            if t.error_code:
+                return int(t.error_code), None, brokers
+            for p in t.partitions:
+                if p.partition_index == 0:
+                    leader = int(p.leader_id)
+                    return 0, (leader if leader >= 0 else None), brokers
+            return 0, None, brokers
+        return UNKNOWN_TOPIC_OR_PARTITION, None, brokers
+
+    def _leader(self, *, create: bool) -> int | None:
+        """The leader of the version topic's partition, waiting for one until the deadline;
+        None when the topic does not exist (and ``create`` is False)."""
+        topic = self._version_topic
+        deadline = time.monotonic() + self._timeout_ms / 1000
+        created = False
+        while True:
+            code, leader, brokers = self._version_partition()
+            if code == UNKNOWN_TOPIC_OR_PARTITION and not create and not created:
+                return None
+            if code == UNKNOWN_TOPIC_OR_PARTITION and not created:
+                replicas, configs = topic_layout(brokers)
+                result = self.create_topics([NewTopic(topic, {0: replicas}, configs)])[topic]
+                if result is not None and getattr(result, "code", "") not in (
+                    "TOPIC_ALREADY_EXISTS",  # another apply created it first
+                    "ASSIGNMENT_MISMATCH",  # created, elsewhere (a broker ignoring it)
+                ):
+                    raise result
+                created = True
+                continue
+            if code not in (0, UNKNOWN_TOPIC_OR_PARTITION) and not retriable_code(code):
+                err = item_error("Metadata", topic, code, None)
+                raise err if err is not None else ClusterError(f"{topic}: error {code}")
+            if code == 0 and leader is not None:
+                return leader
+            if time.monotonic() > deadline:
+                raise ClusterRequestError(
+                    f"{topic}: the partition has no leader", code="LEADER_NOT_AVAILABLE", item=topic
+                )
+            time.sleep(0.1)
+
+    def read_versions(self) -> dict[tuple[str, str], VersionRecord]:
+        """Every (user, mechanism) record of the version topic; empty when it does not exist.
+        ClusterError (naming the topic) when it cannot be read."""
+        topic = self._version_topic
+        try:
+            return self._read_versions(topic)
+        except ClusterError as exc:
+            raise type(exc)(
+                f"cannot read the passwordVersion records (topic {topic}): {exc}"
+            ) from None
+
+    def _read_versions(self, topic: str) -> dict[tuple[str, str], VersionRecord]:
+        leader = self._leader(create=False)
+        if leader is None:
+            return {}
+        offset, total = 0, 0
+        records: list[Raw] = []
+        deadline = time.monotonic() + self._timeout_ms / 1000
+        while True:
+            got = read_fetch(self._send(build_fetch(topic, offset), leader))
+            if got.code == OFFSET_OUT_OF_RANGE and got.log_start > offset:
+                offset = got.log_start
+                continue
+            if got.code and retriable_code(got.code) and time.monotonic() < deadline:
+                time.sleep(0.1)
+                leader = self._leader(create=False)
+                if leader is None:
+                    return {}
+                continue
+            if got.code:
+                err = item_error("Fetch", topic, got.code, None)
+                if err is not None:
+                    raise err
+            total += got.size
+            if total > MAX_TOPIC_BYTES:
+                raise ClusterError(
+                    f"{topic} holds more than {MAX_TOPIC_BYTES // 2**20} MiB; kgitops' records "
+                    "take ~100 bytes a credential: is another program writing to it?"
+                )
+            records.extend(r for r in got.records if r[0] >= offset)
+            if got.next_offset <= offset:  # nothing more (an empty answer ends it on Tansu)
+                break
+            offset = got.next_offset
+            if offset >= got.high_watermark:
+                break
+        return latest(records)
+
+    def write_versions(self, upserts: Sequence[ScramUpsert]) -> ClusterError | None:
+        """Record the versions of credentials just written (one Produce, acks=all), creating
+        the topic first when it does not exist; the error, or None."""
+        if not upserts:
+            return None
+        topic = self._version_topic
+        records = version_records(upserts)
+        deadline = time.monotonic() + self._timeout_ms / 1000
+        try:
+            leader = self._leader(create=True)
+            while True:
+                now = int(time.time() * 1000)
+                req = build_produce(topic, records, self._timeout_ms, now)
+                code, message = read_produce(self._send(req, leader))
+                if code == 0:
+                    return None
+                retry = retriable_code(code) or code == UNKNOWN_TOPIC_OR_PARTITION
+                if code == -2:
+                    return ClusterRequestError(
+                        f"{topic}: the broker gave no result for partition 0", item=topic
+                    )
+                if not retry or time.monotonic() > deadline:
+                    return item_error("Produce", topic, code, message)
+                time.sleep(0.1)
+                leader = self._leader(create=True)
+        except ClusterError as exc:
+            return exc

@@ -1,0 +1,108 @@
+"""The passwordVersion topic is kgitops' own: a spec may not manage it, plan never reports it
+as unmanaged (not even under ``unmanagedTopics: error``), ``import`` never adopts it, and its
+name in cluster.yaml follows Kafka's topic-name rule."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kgitops.cli import main
+from kgitops.cluster.port import NewTopic
+from kgitops.cluster.simulated import SimulatedCluster
+from kgitops.model import PASSWORD_VERSION_TOPIC, Broker
+from kgitops.spec.load import load_specs
+
+BROKERS = [Broker(0), Broker(1), Broker(2)]
+
+
+def _cluster(folder: Path, extra: str = "") -> None:
+    (folder / "cluster.yaml").write_text(
+        "apiVersion: kgitops/v1\nkind: Cluster\nname: demo\n"
+        "simulated:\n  stateFile: .state/demo.json\n  brokers: [{id: 0}, {id: 1}, {id: 2}]\n"
+        + extra
+    )
+
+
+def _topic(folder: Path, name: str) -> None:
+    (folder / f"{name}.yaml").write_text(
+        f"apiVersion: kgitops/v1\nkind: Topic\nname: {name}\npartitions: 1\nreplicationFactor: 3\n"
+    )
+
+
+def _live(folder: Path, *names: str) -> None:
+    sim = SimulatedCluster.open(str(folder / ".state" / "demo.json"), BROKERS)
+    sim.create_topics([NewTopic(n, {0: (0, 1, 2)}) for n in names])
+
+
+def test_the_default_name_and_a_configured_one_are_read_from_cluster_yaml(tmp_path: Path) -> None:
+    _cluster(tmp_path)
+    cluster = load_specs(str(tmp_path)).cluster
+    assert cluster is not None
+    assert cluster.password_version_topic == PASSWORD_VERSION_TOPIC == "_kgitops-password-versions"
+    _cluster(tmp_path, "passwordVersionTopic: ops.kgitops-versions\n")
+    cluster = load_specs(str(tmp_path)).cluster
+    assert cluster is not None and cluster.own_topics == {"ops.kgitops-versions"}
+
+
+@pytest.mark.parametrize(
+    "name", ["'has space'", "'..'", "x" * 250, "''", "'a/b'", "'ünïcode'", "42"]
+)
+def test_a_password_version_topic_kafka_would_refuse_is_an_error_at_its_position(
+    tmp_path: Path, name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _cluster(tmp_path, f"passwordVersionTopic: {name}\n")
+    assert main(["validate", str(tmp_path)]) == 1
+    err = "".join(capsys.readouterr())
+    assert f"{tmp_path / 'cluster.yaml'}:7:" in err
+    assert "passwordVersionTopic" in err
+
+
+@pytest.mark.parametrize("configured", [None, "ops.versions"])
+def test_a_topic_document_may_not_manage_the_password_version_topic(
+    tmp_path: Path, configured: str | None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _cluster(tmp_path, f"passwordVersionTopic: {configured}\n" if configured else "")
+    name = configured or PASSWORD_VERSION_TOPIC
+    _topic(tmp_path, name)
+    assert main(["validate", str(tmp_path)]) == 1
+    err = "".join(capsys.readouterr())
+    assert f"{tmp_path / (name + '.yaml')}:3:7: error: {name} is the topic kgitops keeps" in err
+    if configured:  # the default name is then an ordinary topic
+        (tmp_path / f"{name}.yaml").unlink()
+        _topic(tmp_path, PASSWORD_VERSION_TOPIC)
+        assert main(["validate", str(tmp_path)]) == 0
+
+
+@pytest.mark.parametrize("policy", ["warn", "error"])
+def test_plan_never_reports_the_password_version_topic_as_unmanaged(
+    tmp_path: Path, policy: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _cluster(tmp_path, f"unmanagedTopics: {policy}\n")
+    _topic(tmp_path, "orders")
+    _live(tmp_path, "orders", PASSWORD_VERSION_TOPIC)
+    assert main(["plan", str(tmp_path), "--detailed-exitcode"]) == 0
+    out, err = capsys.readouterr()
+    assert PASSWORD_VERSION_TOPIC not in out + err
+    # a topic nobody owns still is unmanaged: the rule is about kgitops' own topic only
+    _live(tmp_path, "stray")
+    code = main(["plan", str(tmp_path)])
+    out, err = capsys.readouterr()
+    assert "stray" in out + err and PASSWORD_VERSION_TOPIC not in out + err
+    assert code == (1 if policy == "error" else 0)
+
+
+def test_import_never_adopts_the_password_version_topic(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _cluster(tmp_path)
+    _live(tmp_path, "orders", PASSWORD_VERSION_TOPIC)
+    assert main(["import", str(tmp_path), "--include-internal"]) == 0
+    capsys.readouterr()
+    assert sorted(p.name for p in tmp_path.glob("*.yaml")) == ["cluster.yaml", "orders.yaml"]
+    assert main(["import", str(tmp_path), "--topic", PASSWORD_VERSION_TOPIC]) == 1
+    err = capsys.readouterr().err
+    assert "is the topic kgitops keeps SCRAM passwordVersion records in" in err
+    assert not (tmp_path / f"{PASSWORD_VERSION_TOPIC}.yaml").exists()
+    assert main(["plan", str(tmp_path), "--detailed-exitcode"]) == 0

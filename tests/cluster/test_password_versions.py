@@ -1,0 +1,284 @@
+"""The passwordVersion records of the kafka-python adapter, without a broker: what a record
+holds (never a secret), which record counts for a credential, hostile records, the topic's
+layout, and the Produce / Fetch requests at every version kgitops sends."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from kafka.protocol.consumer import FetchRequest, FetchResponse
+from kafka.protocol.producer import ProduceRequest, ProduceResponse
+from kafka.record import MemoryRecords, MemoryRecordsBuilder
+
+from kgitops.access import ScramCredential, scram_salted_password
+from kgitops.cluster.kafka import versions as v
+from kgitops.cluster.port import ScramUpsert
+from kgitops.errors import ClusterError
+from kgitops.model import Broker
+
+A = ("orders-app", "SCRAM-SHA-512")
+CRED = ScramCredential("orders-app", "SCRAM-SHA-512", 8192)
+TOPIC = "_kgitops-password-versions"
+
+
+def _key(user: str = A[0], mechanism: str = A[1]) -> bytes:
+    return v.record_key(user, mechanism)
+
+
+def test_a_record_holds_the_user_mechanism_version_and_iterations_never_a_secret() -> None:
+    salt = b"S" * 32
+    salted = scram_salted_password("SCRAM-SHA-512", "hunter2-secret", salt, 8192)
+    upsert = ScramUpsert("orders-app", "SCRAM-SHA-512", 8192, salt, salted, 3)
+    [(key, value)] = v.version_records([upsert])
+    assert json.loads(key) == {"mechanism": "SCRAM-SHA-512", "user": "orders-app"}
+    assert json.loads(value or b"") == {"iterations": 8192, "passwordVersion": 3}
+    for secret in (b"hunter2-secret", salt, salted):
+        assert secret not in key + (value or b"")
+
+
+def test_a_credential_written_without_a_version_gets_a_tombstone() -> None:
+    upsert = ScramUpsert("a", "SCRAM-SHA-256", 4096, b"s", b"p", None)
+    assert v.version_records([upsert]) == [(_key("a", "SCRAM-SHA-256"), None)]
+    records = [(0, _key("a", "SCRAM-SHA-256"), v.record_value(2, 4096))]
+    records.append((1, _key("a", "SCRAM-SHA-256"), None))
+    assert v.latest(records) == {}
+
+
+@given(st.text(min_size=1, max_size=1000), st.sampled_from(["SCRAM-SHA-256", "SCRAM-SHA-512"]))
+def test_any_user_name_round_trips_through_its_key(name: str, mechanism: str) -> None:
+    key = v.record_key(name, mechanism)
+    assert len(key) <= v.MAX_RECORD_BYTES
+    got = v.latest([(0, key, v.record_value(1, 4096))])
+    assert got == {(name, mechanism): v.VersionRecord(1, 4096, 0)}
+
+
+def test_a_user_name_with_quotes_and_newlines_is_one_key_of_its_own() -> None:
+    hostile = 'a"},"user":"b\n\r\u2028'
+    records = [
+        (0, _key(hostile), v.record_value(5, 4096)),
+        (1, _key("b"), v.record_value(7, 4096)),
+    ]
+    assert v.latest(records) == {
+        (hostile, A[1]): v.VersionRecord(5, 4096, 0),
+        ("b", A[1]): v.VersionRecord(7, 4096, 1),
+    }
+
+
+@given(st.lists(st.tuples(st.sampled_from("abc"), st.integers(1, 9) | st.none())))
+def test_the_last_record_of_a_key_wins_as_compaction_keeps_it(
+    writes: list[tuple[str, int | None]],
+) -> None:
+    records = [
+        (i, _key(user), None if ver is None else v.record_value(ver, 4096))
+        for i, (user, ver) in enumerate(writes)
+    ]
+    want: dict[str, int] = {}
+    for user, ver in writes:
+        if ver is None:
+            want.pop(user, None)
+        else:
+            want[user] = ver
+    got = v.latest(records)
+    assert {k[0]: r.version for k, r in got.items()} == want
+
+
+def test_the_record_counts_only_when_its_iterations_are_the_credentials() -> None:
+    records = {A: v.VersionRecord(version=4, iterations=8192, offset=7)}
+    assert v.join({A: CRED}, records, TOPIC)[A].password_version == 4
+    rewritten = ScramCredential("orders-app", "SCRAM-SHA-512", 4096)
+    got = v.join({A: rewritten}, records, TOPIC)[A]
+    assert got.password_version is None
+    assert got.version_note == (
+        "the record is for 8192 iterations, the credential has 4096: rewritten outside kgitops"
+    )
+
+
+def test_a_credential_without_a_record_has_no_version_and_says_so() -> None:
+    got = v.join({A: CRED}, {}, TOPIC)[A]
+    assert got.password_version is None
+    assert got.version_note == f"no record in {TOPIC}"
+    # a record of another user or mechanism does not count
+    other = {("orders-app", "SCRAM-SHA-256"): v.VersionRecord(3, 8192, 0)}
+    assert v.join({A: CRED}, other, TOPIC)[A].password_version is None
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        (b"\xff\xfe\x00garbage", "not JSON"),
+        (b"x" * (v.MAX_RECORD_BYTES + 1), f"{v.MAX_RECORD_BYTES + 1} bytes, not a kgitops record"),
+        (b'{"passwordVersion": "2", "iterations": 8192}', "not positive integers"),
+        (b'{"passwordVersion": true, "iterations": 8192}', "not positive integers"),
+        (b'{"passwordVersion": 2.0, "iterations": 8192}', "not positive integers"),
+        (b'{"passwordVersion": 0, "iterations": 8192}', "not positive integers"),
+        (b'{"passwordVersion": 2}', "not positive integers"),
+        (b"[2, 8192]", "not positive integers"),
+        (b"[" * 10_000, "not JSON"),
+        (b'{"passwordVersion": 1' + b"0" * 5000 + b', "iterations": 8192}', "not JSON"),
+    ],
+    ids=[
+        "bytes",
+        "huge",
+        "string-version",
+        "bool-version",
+        "float-version",
+        "zero",
+        "no-iterations",
+        "array",
+        "deep",
+        "5000-digits",
+    ],
+)
+def test_a_hostile_record_is_skipped_and_named_in_the_credentials_note(
+    value: bytes, problem: str
+) -> None:
+    records = v.latest([(0, _key(), v.record_value(2, 8192)), (9, _key(), value)])
+    got = v.join({A: CRED}, records, TOPIC)[A]
+    assert got.password_version is None  # never the older record: the last one wins
+    assert got.version_note.startswith(f"unreadable record at offset 9 of {TOPIC}: ")
+    assert problem in got.version_note
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        None,
+        b"\xff",
+        b"orders-app",
+        b'{"user": "orders-app"}',
+        b'{"user": 1, "mechanism": 2}',
+        b'{"mechanism":"SCRAM-SHA-512","user":"' + b"a" * v.MAX_RECORD_BYTES + b'"}',
+    ],
+    ids=["null", "bytes", "plain", "no-mechanism", "wrong-types", "huge"],
+)
+def test_a_record_whose_key_is_not_kgitops_is_ignored(key: bytes | None) -> None:
+    records = [(0, _key(), v.record_value(2, 8192)), (1, key, v.record_value(9, 8192))]
+    assert v.latest(records) == {A: v.VersionRecord(2, 8192, 0)}
+
+
+@pytest.mark.parametrize(
+    ("brokers", "replicas", "isr"),
+    [
+        ([Broker(111)], (111,), "1"),
+        ([Broker(1), Broker(2)], (1, 2), "2"),
+        ([Broker(i) for i in range(1, 7)], (1, 2, 3), "2"),
+        ([Broker(1, "a"), Broker(2, "a"), Broker(3, "b"), Broker(4, "c")], (1, 3, 4), "2"),
+        ([Broker(1, "a"), Broker(2)], (1, 2), "2"),  # some racks unknown: rack-unaware
+    ],
+)
+def test_the_topic_has_one_partition_rf_up_to_3_and_min_isr_up_to_2(
+    brokers: list[Broker], replicas: tuple[int, ...], isr: str
+) -> None:
+    got, configs = v.topic_layout(brokers)
+    assert got == replicas
+    assert configs == {"cleanup.policy": "compact", "min.insync.replicas": isr}
+
+
+# ------------------------------------------------------------------ the requests
+
+
+def _records(data: bytes) -> list[tuple[int, bytes | None, bytes | None]]:
+    out = []
+    for batch in MemoryRecords(data):
+        out += [(r.offset, r.key, r.value) for r in batch]
+    return out
+
+
+def test_the_produce_request_is_one_batch_acks_all_at_every_version_it_may_use() -> None:
+    recs = [(_key(), v.record_value(2, 8192)), (_key("b"), None)]
+    request = v.build_produce(TOPIC, recs, 5000, 1_700_000_000_000)
+    assert request.acks == -1
+    versions = range(ProduceRequest.min_version, v.PRODUCE_MAX_VERSION + 1)
+    for version in versions:
+        if version < 3:
+            continue  # magic 2 batches need v3+, which every broker kgitops supports has
+        data = request.encode(version=version, header=False)
+        again = ProduceRequest.decode(data, version=version, header=False)
+        [topic] = again.topic_data
+        assert topic.name == TOPIC
+        [part] = topic.partition_data
+        assert part.index == 0
+        assert len(list(MemoryRecords(bytes(part.records)))) == 1  # one batch
+        assert _records(bytes(part.records)) == [(0, *recs[0]), (1, *recs[1])]
+
+
+@pytest.mark.parametrize("version", [3, 8, 9])
+def test_produce_answers_read_back_as_the_partitions_error(version: int) -> None:
+    R = ProduceResponse.TopicProduceResponse
+    P = R.PartitionProduceResponse
+
+    def answer(code: int) -> object:
+        resp = ProduceResponse(
+            responses=[R(name=TOPIC, partition_responses=[P(index=0, error_code=code)])],
+            throttle_time_ms=0,
+        )
+        return ProduceResponse.decode(resp.encode(version=version, header=False), version=version)
+
+    assert v.read_produce(answer(0))[0] == 0
+    assert v.read_produce(answer(19))[0] == 19  # NOT_ENOUGH_REPLICAS
+    assert v.read_produce(ProduceResponse(responses=[], throttle_time_ms=0)) == (-2, None)
+
+
+def _fetch_response(version: int, data: bytes, hw: int, code: int = 0) -> object:
+    T = FetchResponse.FetchableTopicResponse
+    P = T.PartitionData
+    resp = FetchResponse(
+        throttle_time_ms=0,
+        error_code=0,
+        session_id=0,
+        responses=[
+            T(
+                topic=TOPIC,
+                partitions=[
+                    P(
+                        partition_index=0,
+                        error_code=code,
+                        high_watermark=hw,
+                        last_stable_offset=hw,
+                        log_start_offset=0,
+                        aborted_transactions=[],
+                        preferred_read_replica=-1,
+                        records=data,
+                    )
+                ],
+            )
+        ],
+    )
+    return FetchResponse.decode(resp.encode(version=version, header=False), version=version)
+
+
+def _batch(base: int, items: list[tuple[bytes, bytes | None]]) -> bytes:
+    b = MemoryRecordsBuilder(magic=2, compression_type=0, batch_size=1 << 20, offset=base)
+    for k, val in items:
+        b.append(timestamp=0, key=k, value=val, headers=[])
+    b.close()
+    return bytes(b.buffer())
+
+
+@pytest.mark.parametrize("version", [4, 7, 11, 12])
+def test_a_fetch_reads_every_record_and_where_the_next_fetch_starts(version: int) -> None:
+    request = v.build_fetch(TOPIC, 5)
+    data = request.encode(version=version, header=False)
+    again = FetchRequest.decode(data, version=version, header=False)
+    assert again.topics[0].topic == TOPIC
+    assert again.topics[0].partitions[0].fetch_offset == 5
+    assert again.max_wait_ms > 0  # Tansu answers nothing to a fetch that may not wait
+    two = _batch(3, [(_key(), v.record_value(1, 8192)), (_key("b"), None)])
+    got = v.read_fetch(_fetch_response(version, _batch(0, [(_key(), b"x")]) + two, 5))
+    assert got.code == 0 and got.high_watermark == 5 and got.next_offset == 5
+    assert [r[0] for r in got.records] == [0, 3, 4]
+    empty = v.read_fetch(_fetch_response(version, b"", 5))
+    assert empty.records == () and empty.next_offset == -1
+
+
+def test_a_corrupt_batch_is_one_clear_error_and_a_cut_one_ends_the_read() -> None:
+    good = _batch(0, [(_key(), v.record_value(1, 8192))])
+    corrupt = good[:-8] + b"\x00" * 8 + good  # a batch whose CRC / lengths lie
+    with pytest.raises(ClusterError, match="passwordVersion topic fails its CRC"):
+        v.read_fetch(_fetch_response(12, corrupt, 2))
+    # a batch cut short (as at the end of a fetch's byte limit) is no record, and no progress
+    cut = v.read_fetch(_fetch_response(12, good[:40], 2))
+    assert cut.records == () and cut.next_offset == -1

@@ -1,0 +1,324 @@
+"""The passwordVersion records for real, on the local Tansu broker: the topic is created,
+written and read back through the Kafka protocol. Tansu's SCRAM APIs are stubs (Describe
+never answers, Alter answers success and stores nothing), so the credentials themselves are
+kept by ``KafkaScram``, which answers AlterUserScramCredentials and
+DescribeUserScramCredentials as Kafka's controller does, through kafka-python's real
+response classes; everything else (the version topic, Metadata, Produce, Fetch) is Tansu's.
+
+The lifecycle runs through the CLI (plan, apply, plan) and asserts the final state: the
+credentials KafkaScram holds and the records the topic holds."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kafka.protocol.admin import (
+    AlterUserScramCredentialsRequest,
+    AlterUserScramCredentialsResponse,
+    DescribeUserScramCredentialsRequest,
+    DescribeUserScramCredentialsResponse,
+)
+from kafka.protocol.producer import ProduceRequest
+
+from kgitops.cli import main
+from kgitops.cluster.kafka import versions as v
+from kgitops.cluster.kafka.access import MECHANISMS
+from kgitops.cluster.kafka.admin import KafkaAdmin
+from kgitops.cluster.port import ScramUpsert
+from kgitops.errors import ClusterTimeout
+from kgitops.model import ClusterSpec
+
+TIMEOUT_MS = 2500
+PASSWORD = "correct horse battery staple"
+USER = 'orders "app"'  # quotes: a key is JSON, never a string pasted together
+MECH = "SCRAM-SHA-512"
+
+_BY_CODE = {code: name for name, code in MECHANISMS.items()}
+
+
+class KafkaScram:
+    """SCRAM credentials as Kafka keeps them (mechanism, iterations, salt, salted password),
+    answering the two SCRAM requests with kafka-python's response classes."""
+
+    def __init__(self) -> None:
+        self.creds: dict[tuple[str, str], tuple[int, bytes]] = {}
+        self.writes = 0
+
+    def answer(self, request: Any) -> Any:
+        if isinstance(request, DescribeUserScramCredentialsRequest):
+            R = DescribeUserScramCredentialsResponse.DescribeUserScramCredentialsResult
+            users = sorted({u for u, _ in self.creds})
+            return DescribeUserScramCredentialsResponse(
+                throttle_time_ms=0,
+                error_code=0,
+                error_message=None,
+                results=[
+                    R(
+                        user=u,
+                        error_code=0,
+                        error_message=None,
+                        credential_infos=[
+                            R.CredentialInfo(mechanism=MECHANISMS[m], iterations=it)
+                            for (name, m), (it, _) in sorted(self.creds.items())
+                            if name == u
+                        ],
+                    )
+                    for u in users
+                ],
+            )
+        assert isinstance(request, AlterUserScramCredentialsRequest)
+        U = AlterUserScramCredentialsResponse.AlterUserScramCredentialsResult
+        for up in request.upsertions:
+            self.creds[(up.name, _BY_CODE[up.mechanism])] = (up.iterations, bytes(up.salt))
+            self.writes += 1
+        return AlterUserScramCredentialsResponse(
+            throttle_time_ms=0,
+            results=[
+                U(user=up.name, error_code=0, error_message=None) for up in request.upsertions
+            ],
+        )
+
+
+@pytest.fixture
+def scram(monkeypatch: pytest.MonkeyPatch) -> KafkaScram:
+    """The SCRAM requests of every KafkaAdmin go to a ``KafkaScram``; all others to Tansu."""
+    fake = KafkaScram()
+    real = KafkaAdmin._call
+
+    def call(self: KafkaAdmin, request: Any) -> Any:
+        scram_requests = (DescribeUserScramCredentialsRequest, AlterUserScramCredentialsRequest)
+        if isinstance(request, scram_requests):
+            return fake.answer(request)
+        return real(self, request)
+
+    monkeypatch.setattr(KafkaAdmin, "_call", call)
+    return fake
+
+
+def _spec(bootstrap: str, topic: str) -> ClusterSpec:
+    return ClusterSpec(
+        name="local",
+        directory=".",
+        bootstrap_servers=(bootstrap,),
+        request_timeout_ms=TIMEOUT_MS,
+        password_version_topic=topic,
+    )
+
+
+@pytest.fixture
+def admin(local_broker: str, topic_prefix: str) -> Iterator[KafkaAdmin]:
+    a = KafkaAdmin(_spec(local_broker, topic_prefix + "pv"))
+    try:
+        yield a
+    finally:
+        a.close()
+
+
+def _raw(admin: KafkaAdmin, records: list[tuple[bytes, bytes | None]]) -> None:
+    """Write records to the version topic as another program would (a topic of the cluster
+    anyone with Write on it can write)."""
+    leader = admin._leader(create=True)
+    req = v.build_produce(admin._version_topic, records, TIMEOUT_MS, 0)
+    assert v.read_produce(admin._send(req, leader))[0] == 0
+
+
+@pytest.mark.slow
+def test_records_round_trip_through_the_topic_created_compacted_on_the_first_write(
+    admin: KafkaAdmin,
+) -> None:
+    topic = admin._version_topic
+    assert admin.read_versions() == {}  # no topic: no records, not an error
+    assert topic not in admin.describe([topic]).topics  # reading created nothing
+    hostile = 'a"b\nc\u2028'
+    ups = [
+        ScramUpsert(hostile, "SCRAM-SHA-256", 4096, b"s" * 32, b"p" * 32, 2),
+        ScramUpsert("x", MECH, 8192, b"s" * 32, b"p" * 64, 1),
+    ]
+    assert admin.write_versions(ups) is None
+    live = admin.describe([topic]).topics[topic]
+    assert list(live.partitions) == [0]
+    assert live.config == {"cleanup.policy": "compact", "min.insync.replicas": "1"}
+    assert admin.read_versions() == {
+        (hostile, "SCRAM-SHA-256"): v.VersionRecord(2, 4096, 0),
+        ("x", MECH): v.VersionRecord(1, 8192, 1),
+    }
+    # later writes win; a credential written without a version loses its record
+    assert admin.write_versions([ScramUpsert("x", MECH, 8192, b"s", b"p", 3)]) is None
+    assert admin.write_versions([ScramUpsert(hostile, "SCRAM-SHA-256", 4096, b"s", b"p")]) is None
+    assert admin.read_versions() == {("x", MECH): v.VersionRecord(3, 8192, 2)}
+
+
+@pytest.mark.slow
+def test_reading_ends_after_many_single_record_batches(admin: KafkaAdmin) -> None:
+    for i in range(1, 41):
+        assert admin.write_versions([ScramUpsert(f"u{i % 7}", MECH, 4096, b"s", b"p", i)]) is None
+    got = admin.read_versions()
+    assert {k[0]: r.version for k, r in got.items()} == {f"u{i % 7}": i for i in range(34, 41)}
+
+
+@pytest.mark.slow
+def test_hostile_records_in_the_topic_are_notes_never_a_traceback(
+    admin: KafkaAdmin, scram: KafkaScram
+) -> None:
+    for user in ("garbage", "huge", "typed", "good"):
+        scram.creds[(user, MECH)] = (8192, b"s")
+    _raw(
+        admin,
+        [
+            (v.record_key("garbage", MECH), b"\xff\x00\xfe not json"),
+            (v.record_key("huge", MECH), b"9" * 200_000),
+            (v.record_key("typed", MECH), b'{"passwordVersion":"2","iterations":8192}'),
+            (b"\xff\xfe", v.record_value(9, 8192)),  # not a kgitops key: ignored
+            (v.record_key("good", MECH), v.record_value(4, 8192)),
+        ],
+    )
+    got = admin.describe_scram_users()
+    assert got[("good", MECH)].password_version == 4
+    notes = {u: got[(u, MECH)].version_note for u in ("garbage", "huge", "typed")}
+    assert all(got[(u, MECH)].password_version is None for u in notes)
+    assert "offset 0" in notes["garbage"] and "not JSON" in notes["garbage"]
+    assert "200000 bytes, not a kgitops record" in notes["huge"]
+    assert "not positive integers" in notes["typed"]
+
+
+# ------------------------------------------------------------------ the lifecycle (CLI)
+
+
+def _folder(tmp: Path, bootstrap: str, topic: str, version: int, iterations: int = 8192) -> None:
+    (tmp / "cluster.yaml").write_text(
+        "apiVersion: kgitops/v1\nkind: Cluster\nname: local\n"
+        f'bootstrapServers: ["{bootstrap}"]\nunmanagedTopics: ignore\n'
+        f"requestTimeoutMs: {TIMEOUT_MS}\npasswordVersionTopic: {topic}\n"
+    )
+    (tmp / "users.yaml").write_text(
+        f"apiVersion: kgitops/v1\nkind: User\nname: '{USER}'\nmechanism: {MECH}\n"
+        f"passwordEnv: ORDERS_PW\niterations: {iterations}\npasswordVersion: {version}\n"
+    )
+
+
+def _plan(tmp: Path, capsys: pytest.CaptureFixture[str]) -> list[dict[str, Any]]:
+    code = main(["plan", str(tmp), "--format", "json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    return list(json.loads(out)["actions"])
+
+
+def _apply(tmp: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    code = main(["apply", str(tmp), "--yes"])
+    out, err = capsys.readouterr()
+    return code, out + err
+
+
+def _reasons(actions: list[dict[str, Any]]) -> list[str]:
+    return [a["reason"] for a in actions if a["type"] == "upsert_user"]
+
+
+@pytest.mark.slow
+def test_a_password_version_bump_rotates_once_on_a_real_cluster_and_a_replan_is_empty(
+    local_broker: str,
+    topic_prefix: str,
+    tmp_path: Path,
+    scram: KafkaScram,
+    admin: KafkaAdmin,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("ORDERS_PW", PASSWORD)
+    topic = admin._version_topic
+    key = (USER, MECH)
+
+    def record() -> v.VersionRecord | None:
+        return admin.read_versions().get(key)
+
+    # create
+    _folder(tmp_path, local_broker, topic, 1)
+    assert _reasons(_plan(tmp_path, capsys)) == ["new credential"]
+    assert _apply(tmp_path, capsys)[0] == 0
+    assert scram.creds[key][0] == 8192 and scram.writes == 1
+    assert record() == v.VersionRecord(1, 8192, 0)
+    assert _plan(tmp_path, capsys) == []
+
+    # bump -> rotates once (a new salt), recorded; a re-plan is empty
+    _folder(tmp_path, local_broker, topic, 2)
+    assert _reasons(_plan(tmp_path, capsys)) == ["passwordVersion 1 -> 2"]
+    salt = scram.creds[key][1]
+    code, text = _apply(tmp_path, capsys)
+    assert code == 0, text
+    assert scram.writes == 2 and scram.creds[key][1] != salt
+    assert record() == v.VersionRecord(2, 8192, 1)
+    assert _plan(tmp_path, capsys) == []
+
+    # iterations changed outside kgitops (kafka-configs.sh): written back, re-recorded
+    scram.creds[key] = (4096, b"by hand")
+    assert _reasons(_plan(tmp_path, capsys)) == ["iterations 4096 -> 8192"]
+    assert _apply(tmp_path, capsys)[0] == 0
+    assert scram.creds[key][0] == 8192 and record() == v.VersionRecord(2, 8192, 2)
+    assert _plan(tmp_path, capsys) == []
+
+    # a record that does not match the credential's iterations counts as none (version 1)
+    _raw(admin, [(v.record_key(*key), v.record_value(2, 4096))])
+    [reason] = _reasons(_plan(tmp_path, capsys))
+    assert reason == (
+        "passwordVersion 1 (the record is for 4096 iterations, the credential has 8192: "
+        "rewritten outside kgitops) -> 2"
+    )
+    assert _apply(tmp_path, capsys)[0] == 0
+    assert _plan(tmp_path, capsys) == []
+
+    # the record write fails after the credential was written: NOT done, exit 3, and a new
+    # plan finishes the job
+    _folder(tmp_path, local_broker, topic, 3)
+    real_send = KafkaAdmin._send
+
+    def produce_times_out(self: KafkaAdmin, request: Any, *args: Any, **kw: Any) -> Any:
+        if isinstance(request, ProduceRequest):
+            raise ClusterTimeout("Produce: the cluster did not answer in time")
+        return real_send(self, request, *args, **kw)
+
+    monkeypatch.setattr(KafkaAdmin, "_send", produce_times_out)
+    writes = scram.writes
+    code, text = _apply(tmp_path, capsys)
+    assert code == 3, text
+    assert "NOT done: + upsert_user" in text
+    assert "the credential was written, but its passwordVersion was not recorded" in text
+    assert scram.writes == writes + 1  # the credential itself was written
+    monkeypatch.setattr(KafkaAdmin, "_send", real_send)
+    assert record() is not None and record().version == 2  # type: ignore[union-attr]
+    assert _reasons(_plan(tmp_path, capsys)) == ["passwordVersion 2 -> 3"]
+    assert _apply(tmp_path, capsys)[0] == 0
+    assert record() is not None and record().version == 3  # type: ignore[union-attr]
+    assert _plan(tmp_path, capsys) == []
+
+    # nothing secret ever reached the topic
+    leader = admin._leader(create=False)
+    fetched = v.read_fetch(admin._send(v.build_fetch(topic, 0), leader))
+    blob = b"".join((k or b"") + (val or b"") for _, k, val in fetched.records)
+    assert PASSWORD.encode() not in blob
+    assert all(salt not in blob for _, salt in scram.creds.values())
+
+
+@pytest.mark.slow
+def test_a_credential_kgitops_never_wrote_counts_as_version_1_until_a_bump(
+    local_broker: str,
+    topic_prefix: str,
+    tmp_path: Path,
+    scram: KafkaScram,
+    admin: KafkaAdmin,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("ORDERS_PW", PASSWORD)
+    topic = admin._version_topic
+    scram.creds[(USER, MECH)] = (8192, b"made by kafka-configs.sh")
+    _folder(tmp_path, local_broker, topic, 1)
+    assert _plan(tmp_path, capsys) == []
+    assert scram.writes == 0
+    _folder(tmp_path, local_broker, topic, 2)
+    assert _reasons(_plan(tmp_path, capsys)) == [f"passwordVersion 1 (no record in {topic}) -> 2"]
+    assert _apply(tmp_path, capsys)[0] == 0
+    assert admin.read_versions() == {(USER, MECH): v.VersionRecord(2, 8192, 0)}
+    assert _plan(tmp_path, capsys) == []
