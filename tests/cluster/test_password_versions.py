@@ -282,3 +282,112 @@ def test_a_corrupt_batch_is_one_clear_error_and_a_cut_one_ends_the_read() -> Non
     # a batch cut short (as at the end of a fetch's byte limit) is no record, and no progress
     cut = v.read_fetch(_fetch_response(12, good[:40], 2))
     assert cut.records == () and cut.next_offset == -1
+
+
+# ------------------------------------------------------------------ the read loop
+
+
+class Partition:
+    """Metadata as kafka-python reads it, for the one partition of the version topic."""
+
+    def __init__(self, leader: int, code: int = 0) -> None:
+        self.leader, self.code = leader, code
+
+    def metadata(self) -> object:
+        from types import SimpleNamespace as NS
+
+        part = NS(partition_index=0, leader_id=self.leader)
+        return NS(
+            brokers=[NS(node_id=1, rack=None)],
+            topics=[NS(name=TOPIC, error_code=self.code, partitions=[part])],
+        )
+
+
+class Scripted(v.PasswordVersions):
+    """A broker answering from a script: Metadata from ``partition``, each Fetch with the
+    next answer of ``fetches`` (what a real broker sent, in kafka-python's classes)."""
+
+    _timeout_ms = 2000
+
+    def __init__(self, partition: Partition, fetches: list[object]) -> None:
+        from types import SimpleNamespace as NS
+
+        self._spec = NS(password_version_topic=TOPIC)
+        self.partition = partition
+        self.fetches = fetches
+        self.offsets: list[int] = []
+
+    def _send(self, request: object, node_id: int | None = None) -> object:
+        if isinstance(request, FetchRequest):
+            self.offsets.append(request.topics[0].partitions[0].fetch_offset)
+            return self.fetches.pop(0)
+        return self.partition.metadata()
+
+
+def test_reading_starts_again_at_the_log_start_after_offset_out_of_range() -> None:
+    T = FetchResponse.FetchableTopicResponse
+    gone = FetchResponse(
+        throttle_time_ms=0,
+        error_code=0,
+        session_id=0,
+        responses=[
+            T(
+                topic=TOPIC,
+                partitions=[
+                    T.PartitionData(
+                        partition_index=0,
+                        error_code=v.OFFSET_OUT_OF_RANGE,
+                        high_watermark=9,
+                        log_start_offset=7,
+                        records=b"",
+                    )
+                ],
+            )
+        ],
+    )
+    data = _batch(7, [(_key(), v.record_value(6, 8192)), (_key("b"), v.record_value(1, 4096))])
+    broker = Scripted(Partition(1), [gone, _fetch_response(12, data, 9)])
+    assert broker.read_versions() == {
+        A: v.VersionRecord(6, 8192, 7),
+        ("b", A[1]): v.VersionRecord(1, 4096, 8),
+    }
+    assert broker.offsets == [0, 7]
+
+
+def test_a_leader_change_is_retried_and_an_empty_answer_ends_the_read() -> None:
+    moved = _fetch_response(12, b"", 0, code=6)  # NOT_LEADER_OR_FOLLOWER
+    first = _fetch_response(12, _batch(0, [(_key(), v.record_value(2, 8192))]), 5)
+    empty = _fetch_response(12, b"", 5)  # a high watermark past the data: Tansu's quirk
+    broker = Scripted(Partition(1), [moved, first, empty])
+    assert broker.read_versions() == {A: v.VersionRecord(2, 8192, 0)}
+    assert broker.offsets == [0, 0, 1]
+
+
+def test_a_missing_topic_is_no_records_and_a_refused_one_is_one_line_naming_it() -> None:
+    assert Scripted(Partition(-1, code=3), []).read_versions() == {}
+    with pytest.raises(ClusterError) as info:
+        Scripted(Partition(-1, code=29), []).read_versions()  # TOPIC_AUTHORIZATION_FAILED
+    assert str(info.value).startswith(f"cannot read the passwordVersion records (topic {TOPIC})")
+    assert "\n" not in str(info.value)
+
+
+def test_a_corrupt_batch_in_the_topic_stops_the_read_in_one_line() -> None:
+    good = _batch(0, [(_key(), v.record_value(1, 8192))])
+    corrupt = good[:-8] + b"\x00" * 8
+    with pytest.raises(ClusterError) as info:
+        Scripted(Partition(1), [_fetch_response(12, corrupt, 1)]).read_versions()
+    assert str(info.value) == (
+        f"cannot read the passwordVersion records (topic {TOPIC}): Fetch: a record batch of "
+        "the passwordVersion topic fails its CRC (offset 0)"
+    )
+
+
+def test_a_topic_far_larger_than_kgitops_records_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(v, "MAX_TOPIC_BYTES", 1000)
+    batches = [_batch(i, [(_key(), b"x" * 600)]) for i in range(3)]
+    broker = Scripted(Partition(1), [_fetch_response(12, b, 3) for b in batches])
+    with pytest.raises(ClusterError, match="holds more than"):
+        broker.read_versions()
+    assert broker.offsets == [0, 1]

@@ -47,7 +47,7 @@ from kafka.record import MemoryRecords, MemoryRecordsBuilder
 from kgitops.access import ScramCredential
 from kgitops.cluster.kafka.errors import UNKNOWN_TOPIC_OR_PARTITION, item_error, retriable_code
 from kgitops.cluster.port import NewTopic, ScramUpsert
-from kgitops.errors import ClusterError, ClusterRequestError
+from kgitops.errors import ClusterError, ClusterRequestError, UnsupportedOperation
 from kgitops.model import Broker
 from kgitops.placement.assignment import assign_replicas
 
@@ -322,6 +322,10 @@ def read_fetch(resp: Any) -> Fetched:
 # ------------------------------------------------------------------ the adapter half
 
 
+def _reading(topic: str, exc: ClusterError) -> str:
+    return f"cannot read the passwordVersion records (topic {topic}): {exc}"
+
+
 class PasswordVersions:
     """The passwordVersion records for ``KafkaAdmin`` (which provides ``_send``,
     ``_timeout_ms``, ``_spec`` and ``create_topics``)."""
@@ -397,10 +401,12 @@ class PasswordVersions:
         topic = self._version_topic
         try:
             return self._read_versions(topic)
-        except ClusterError as exc:
-            raise type(exc)(
-                f"cannot read the passwordVersion records (topic {topic}): {exc}"
-            ) from None
+        except UnsupportedOperation:
+            raise
+        except ClusterRequestError as exc:
+            raise ClusterRequestError(_reading(topic, exc), exc.code, exc.item) from None
+        except ClusterError as exc:  # the others take one message: keep the class
+            raise type(exc)(_reading(topic, exc)) from None
 
     def _read_versions(self, topic: str) -> dict[tuple[str, str], VersionRecord]:
         leader = self._leader(create=False)
