@@ -51,7 +51,9 @@ class KafkaScram:
     def answer(self, request: Any) -> Any:
         if isinstance(request, DescribeUserScramCredentialsRequest):
             R = DescribeUserScramCredentialsResponse.DescribeUserScramCredentialsResult
-            users = sorted({u for u, _ in self.creds})
+            known = sorted({u for u, _ in self.creds})
+            # every user, or those named: an unknown one is RESOURCE_NOT_FOUND (91)
+            asked = [u.name for u in request.users] if request.users else known
             return DescribeUserScramCredentialsResponse(
                 throttle_time_ms=0,
                 error_code=0,
@@ -59,7 +61,7 @@ class KafkaScram:
                 results=[
                     R(
                         user=u,
-                        error_code=0,
+                        error_code=0 if u in known else 91,
                         error_message=None,
                         credential_infos=[
                             R.CredentialInfo(mechanism=MECHANISMS[m], iterations=it)
@@ -67,7 +69,7 @@ class KafkaScram:
                             if name == u
                         ],
                     )
-                    for u in users
+                    for u in asked
                 ],
             )
         assert isinstance(request, AlterUserScramCredentialsRequest)
@@ -87,15 +89,15 @@ class KafkaScram:
 def scram(monkeypatch: pytest.MonkeyPatch) -> KafkaScram:
     """The SCRAM requests of every KafkaAdmin go to a ``KafkaScram``; all others to Tansu."""
     fake = KafkaScram()
-    real = KafkaAdmin._call
+    real = KafkaAdmin._send
 
-    def call(self: KafkaAdmin, request: Any) -> Any:
+    def send(self: KafkaAdmin, request: Any, *args: Any, **kwargs: Any) -> Any:
         scram_requests = (DescribeUserScramCredentialsRequest, AlterUserScramCredentialsRequest)
         if isinstance(request, scram_requests):
             return fake.answer(request)
-        return real(self, request)
+        return real(self, request, *args, **kwargs)
 
-    monkeypatch.setattr(KafkaAdmin, "_call", call)
+    monkeypatch.setattr(KafkaAdmin, "_send", send)
     return fake
 
 
@@ -279,7 +281,7 @@ def test_a_password_version_bump_rotates_once_on_a_real_cluster_and_a_replan_is_
             raise ClusterTimeout("Produce: the cluster did not answer in time")
         return real_send(self, request, *args, **kw)
 
-    monkeypatch.setattr(KafkaAdmin, "_send", produce_times_out)
+    monkeypatch.setattr(KafkaAdmin, "_send", produce_times_out)  # over the SCRAM fake
     writes = scram.writes
     code, text = _apply(tmp_path, capsys)
     assert code == 3, text
