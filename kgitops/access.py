@@ -83,6 +83,22 @@ QUOTA_KEYS: Mapping[str, str] = {
 DEFAULT_ENTITY = "<default>"
 #: What can be read of a cluster's access, each with its own request.
 ACCESS_PARTS = ("acls", "users", "quotas")
+#: The Kafka API that reads each part (probed before the part is read: docs/access.md).
+READ_APIS = {
+    "acls": "DescribeAcls",
+    "users": "DescribeUserScramCredentials",
+    "quotas": "DescribeClientQuotas",
+}
+#: Every access API: the reads, and the writes apply sends access changes in.
+ACCESS_APIS = frozenset(
+    {
+        *READ_APIS.values(),
+        "CreateAcls",
+        "DeleteAcls",
+        "AlterUserScramCredentials",
+        "AlterClientQuotas",
+    }
+)
 NOWHERE = Mark("<memory>")
 
 

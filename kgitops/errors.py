@@ -39,6 +39,8 @@ boundary: each adapter translates at its edge.
      │    │                            certificate, client certificate missing or refused,
      │    │                            plaintext and TLS mixed up, an unusable key or CA file
      │    ├── UnsupportedOperation     the broker lacks an API ("does not support CreatePartitions")
+     │    │    └── AccessUnsupported   an access API not listed, or a small probe of it not
+     │    │                            answered in a few seconds (refused before any change)
      │    ├── LocalBrokerError         the local broker cannot be started, found or stopped
      │    └── ClusterRequestError      the broker refused a request (per topic, with Kafka's code)
      ├── AnalyticsError               the Spark job cannot run or its input is bad
@@ -350,6 +352,16 @@ class UnsupportedOperation(ClusterError):
         self.operation = operation
         msg = f"the broker does not support {operation}"
         super().__init__(msg + (f": {detail}" if detail else ""))
+
+
+class AccessUnsupported(UnsupportedOperation):
+    """The cluster does not serve an access API (ACLs, SCRAM credentials, client quotas): its
+    ApiVersions answer does not list it, or a small probe of it got no well-formed answer
+    within a few seconds. Raised before that access is read or changed (docs/access.md)."""
+
+    def __init__(self, operation: str, message: str) -> None:
+        self.operation = operation
+        ClusterError.__init__(self, message)
 
 
 class LocalBrokerError(ClusterError):

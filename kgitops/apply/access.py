@@ -10,21 +10,26 @@
     create_acl   CreateAcls
     delete_acl   DeleteAcls                 only with allow_delete (checked before anything)
 
+Before anything is changed, ``require_access_support`` probes each of these APIs the plan
+needs (``ClusterAdmin.probe_access``: a request that changes nothing, a few seconds): a
+cluster that does not serve one is refused in one line, exit 1, nothing changed.
 Verification reads the ACLs, users (iterations and the passwordVersion recorded) and quotas
-back: a broker that answers success but keeps nothing (the local Tansu broker's stubs) leaves
-every such action "NOT done", and a new plan shows the change again.
+back: a broker that answers success but keeps nothing (the local Tansu broker's
+AlterUserScramCredentials) leaves every such action "NOT done", and a new plan shows the
+change again.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from kgitops.access import AccessState, scram_salted_password
-from kgitops.cluster.port import QuotaChange, ScramUpsert
-from kgitops.errors import KgitopsError
-from kgitops.plan.access_actions import AlterQuota, CreateAcl, DeleteAcl, UpsertUser
+from kgitops.cluster.port import ClusterAdmin, QuotaChange, ScramUpsert
+from kgitops.errors import AccessUnsupported, KgitopsError
+from kgitops.plan.access_actions import AlterQuota, CreateAcl, DeleteAcl, UpsertUser, write_apis
 from kgitops.plan.actions import Action
 from kgitops.plan.value import Plan
 
@@ -96,6 +101,31 @@ def require_passwords(plan: Plan, environ: Mapping[str, str] | None = None) -> N
         raise KgitopsError(
             "environment variable(s) not set: " + "; ".join(missing) + "; nothing was changed"
         )
+
+
+NOTHING_CHANGED = "; nothing was changed"
+
+
+@contextmanager
+def before_any_change() -> Iterator[None]:
+    """Around apply's steps before its first change: an AccessUnsupported from them (a read
+    or write probe refused) says that nothing was changed."""
+    try:
+        yield
+    except AccessUnsupported as exc:
+        if str(exc).endswith(NOTHING_CHANGED):
+            raise
+        raise AccessUnsupported(exc.operation, f"{exc}{NOTHING_CHANGED}") from None
+
+
+def require_access_support(plan: Plan, admin: ClusterAdmin) -> None:
+    """Before anything is sent: the cluster serves every access API the plan's actions are
+    sent in (``probe_access``); else AccessUnsupported, one line ending "nothing was
+    changed" (exit 1)."""
+    apis = write_apis(plan.actions)
+    if apis:
+        with before_any_change():
+            admin.probe_access(apis)
 
 
 def access_differences(action: Action, live: AccessState) -> list[str]:

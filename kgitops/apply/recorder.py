@@ -12,7 +12,7 @@ since the same code produces them. Reads (describe, list_reassignments) always g
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from kgitops.access import Acl, QuotaEntity, ScramCredential, json_number
@@ -142,6 +142,9 @@ class Recorder:
         return fake if fake is not None else self.inner.delete_groups(group_ids)
 
     # ------------------------------------------------------------ access
+
+    def probe_access(self, apis: Collection[str]) -> None:
+        self.inner.probe_access(apis)  # changes nothing: sent in --dry-run too
 
     def describe_acls(self) -> frozenset[Acl]:
         return self.inner.describe_acls()

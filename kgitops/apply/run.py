@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from kgitops.apply.access import require_passwords, run_access
+from kgitops.apply.access import require_access_support, require_passwords, run_access
 from kgitops.apply.journal import MoveJournal
 from kgitops.apply.progress import Progress, SilentProgress
 from kgitops.apply.reassign import Reassigner, ReassignResult
@@ -463,13 +463,16 @@ def apply_plan(
     journal: MoveJournal | None = None,
     record: ThrottleRecord | None = None,
 ) -> ApplyReport:
-    """Run ``plan`` through ``admin``; see the module docstring. Raises DeletionNotAllowed
+    """Run ``plan`` through ``admin``; see the module docstring. Raises DeletionNotAllowed,
+    and AccessUnsupported (a cluster that does not serve an access API the plan needs),
     before sending anything, and PartialApply (exit 3; NothingApplied, exit 1, when nothing
     was done) when some actions failed or verification found a difference. ``journal``
     records the moves this apply starts (``kgitops.apply.journal``): only moves it records
     are waited for or cancelled; without one, only moves started by this call are."""
     plan.raise_if_deletes(allow_delete=allow_delete)
     require_passwords(plan)
+    if not dry_run:
+        require_access_support(plan, admin)
     recorder = Recorder(admin, send=not dry_run)
     run = _Run(
         plan,

@@ -16,7 +16,14 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-from kgitops.access import ACCESS_PARTS, AccessState, Acl, QuotaEntity, ScramCredential
+from kgitops.access import (
+    ACCESS_PARTS,
+    READ_APIS,
+    AccessState,
+    Acl,
+    QuotaEntity,
+    ScramCredential,
+)
 from kgitops.errors import ClusterError
 from kgitops.groups import GroupsState
 from kgitops.model import ClusterState, TopicPartition
@@ -120,6 +127,15 @@ class ClusterAdmin(Protocol):
 
     # ------------------------------------------------------------ access (ACLs, quotas, SCRAM)
 
+    def probe_access(self, apis: Collection[str]) -> None:
+        """Raise ``AccessUnsupported`` (one line, naming the API) unless the cluster serves
+        each of these access APIs (Kafka's names: ``CreateAcls``, ...): listed in its
+        ApiVersions answer, and a small probe that changes nothing (an empty CreateAcls, a
+        one-user DescribeUserScramCredentials) answered well-formed within a few seconds,
+        whatever requestTimeoutMs says. Each API is probed at most once per adapter. Plan
+        probes the reads it needs, apply also the writes of its plan, before any change."""
+        ...
+
     def describe_acls(self) -> frozenset[Acl]:
         """Every ACL binding: one DescribeAcls with the match-any filter."""
         ...
@@ -185,7 +201,8 @@ class ClusterAdmin(Protocol):
 
 def describe_access(admin: ClusterAdmin, parts: Collection[str] = ACCESS_PARTS) -> AccessState:
     """The ``parts`` of the cluster's access (``acls``, ``users``, ``quotas``), one request
-    each; a part not asked for is empty."""
+    each after the probe of each read (``probe_access``); a part not asked for is empty."""
+    admin.probe_access([READ_APIS[p] for p in ACCESS_PARTS if p in parts])
     return AccessState(
         acls=admin.describe_acls() if "acls" in parts else frozenset(),
         users=dict(admin.describe_scram_users()) if "users" in parts else {},

@@ -33,11 +33,11 @@ from __future__ import annotations
 import functools
 import math
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
-from kgitops.access import Acl, QuotaEntity, ScramCredential
+from kgitops.access import ACCESS_APIS, Acl, QuotaEntity, ScramCredential
 from kgitops.cluster import controller as kraft
 from kgitops.cluster import replication as repl
 from kgitops.cluster.access_sim import AccessStore
@@ -805,6 +805,12 @@ class SimulatedCluster:
         return results
 
     # ---------------------------------------------------------------- access
+
+    def probe_access(self, apis: Collection[str]) -> None:
+        """The simulated cluster serves every access API (its AccessStore keeps them all)."""
+        unknown = sorted(set(apis) - ACCESS_APIS)
+        if unknown:
+            raise ValueError(f"not an access API: {', '.join(unknown)}")
 
     @_operation
     def describe_acls(self) -> frozenset[Acl]:

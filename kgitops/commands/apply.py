@@ -175,12 +175,14 @@ def fresh_state(plan: Any, admin: Any, recorded: Any) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
+    from kgitops.apply.access import before_any_change
     from kgitops.apply.exclusive import exclusive_apply
     from kgitops.apply.signals import signals_interrupt
     from kgitops.cluster.connect import open_cluster
 
     with signals_interrupt():  # SIGTERM and SIGHUP stop apply as Ctrl-C does
-        plan, cluster, recorded = load_plan(args)
+        with before_any_change():
+            plan, cluster, recorded = load_plan(args)
         with contextlib.ExitStack() as stack:
             if not args.dry_run:
                 stack.enter_context(exclusive_apply(cluster))  # one apply per cluster
@@ -194,6 +196,7 @@ def run(args: argparse.Namespace) -> int:
 def apply_with(
     args: argparse.Namespace, plan: Any, cluster: Any, admin: Any, recorded: Any = None
 ) -> int:
+    from kgitops.apply.access import before_any_change, require_access_support
     from kgitops.apply.journal import MoveJournal
     from kgitops.apply.progress import for_stream
     from kgitops.apply.record import ThrottleRecord
@@ -218,7 +221,8 @@ def apply_with(
             print(f"No changes. Cluster {plan.cluster!r} matches the plan.")
             return 0
         # nothing to change, but moves a --no-wait apply left running: finish them
-    state = fresh_state(plan, admin, recorded)
+    with before_any_change():
+        state = fresh_state(plan, admin, recorded)
     check_cluster_id(cluster, state, doing="apply")
     plan.raise_if_unsafe(allow_delete=args.allow_delete, state=state)
     if not args.dry_run and not args.no_wait:
@@ -235,6 +239,7 @@ def apply_with(
         print("\n".join(report.lines()))
         return 0
     if plan.has_changes:
+        require_access_support(plan, admin)  # before the plan is shown and confirmed
         print(show(plan))
         if confirm(plan, args):
             fresh_state(plan, admin, state)

@@ -18,7 +18,7 @@ environment variable apply reads it from.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -41,6 +41,7 @@ class UpsertUser(Action):
     order: ClassVar[int] = 52
     symbol: ClassVar[str] = "+"
     verb: ClassVar[str] = "SCRAM credential(s) to write"
+    api: ClassVar[str] = "AlterUserScramCredentials"  # the Kafka API apply sends it in
     name: str = ""
     mechanism: str = ""
     iterations: int = 8192
@@ -98,6 +99,7 @@ class AlterQuota(Action):
     order: ClassVar[int] = 54
     symbol: ClassVar[str] = "~"
     verb: ClassVar[str] = "quota(s) to change"
+    api: ClassVar[str] = "AlterClientQuotas"  # the Kafka API apply sends it in
     entity: QuotaEntity = _NO_ENTITY
     set: Mapping[str, float] = field(default_factory=dict)
     delete: tuple[str, ...] = ()
@@ -148,6 +150,7 @@ class CreateAcl(Action):
     order: ClassVar[int] = 56
     symbol: ClassVar[str] = "+"
     verb: ClassVar[str] = "ACL(s) to create"
+    api: ClassVar[str] = "CreateAcls"  # the Kafka API apply sends it in
     acl: Acl = _NO_ACL
     source: str = ""
 
@@ -172,6 +175,7 @@ class DeleteAcl(Action):
     order: ClassVar[int] = 58
     symbol: ClassVar[str] = "-"
     verb: ClassVar[str] = "ACL(s) to delete"
+    api: ClassVar[str] = "DeleteAcls"  # the Kafka API apply sends it in
     acl: Acl = _NO_ACL
 
     def to_json(self) -> dict[str, Any]:
@@ -192,3 +196,12 @@ def create_acl(acl: Acl, source: str = "") -> CreateAcl:
 
 def delete_acl(acl: Acl) -> DeleteAcl:
     return DeleteAcl(acl.key, acl)
+
+
+_ACCESS_CLASSES = (UpsertUser, AlterQuota, CreateAcl, DeleteAcl)
+
+
+def write_apis(actions: Iterable[Action]) -> list[str]:
+    """The Kafka APIs apply sends ``actions``' access changes in, sorted: what apply's
+    preflight probes before it changes anything (``kgitops.apply.access``)."""
+    return sorted({a.api for a in actions if isinstance(a, _ACCESS_CLASSES)})

@@ -4,7 +4,8 @@ Small on purpose: partitions, configs, broker configs, and reassignments that co
 ``speed`` bytes per second per adding replica while the adding brokers are online; ACLs,
 quotas and SCRAM users are the simulated cluster's own store (access_sim.AccessStore). Faults
 are injected by hooks: ``refuse`` (per-item errors), ``down`` (every call raises
-ClusterUnreachable), ``on_sleep`` (called with the clock after each sleep).
+ClusterUnreachable), ``on_sleep`` (called with the clock after each sleep), ``unserved``
+(access APIs whose probe is refused, as a cluster that does not answer them).
 
 tests/cluster/test_port_contract.py runs the same contract against this fake, the simulated
 cluster and the kafka-python adapter: where they disagree, this fake is the one to fix.
@@ -12,7 +13,7 @@ cluster and the kafka-python adapter: where they disagree, this fake is the one 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +30,7 @@ from kgitops.cluster.port import (
     ScramUpsert,
 )
 from kgitops.errors import (
+    AccessUnsupported,
     ClusterError,
     ClusterRequestError,
     ClusterUnreachable,
@@ -68,6 +70,7 @@ class FakeCluster:
     max_in_flight: int = 0
     leaders: dict[tuple[str, int], int] = field(default_factory=dict)
     access: AccessStore = field(default_factory=AccessStore)
+    unserved: frozenset[str] = frozenset()  # access APIs this cluster does not serve
 
     # ---------------------------------------------------------------- helpers
 
@@ -97,6 +100,7 @@ class FakeCluster:
             "describe_acls",
             "describe_client_quotas",
             "describe_scram_users",
+            "probe_access",
         }
         return [n for n, _ in self.calls if n not in reads]
 
@@ -254,6 +258,12 @@ class FakeCluster:
                 self.configs.pop(n, None)
             res[n] = err
         return res
+
+    def probe_access(self, apis: Collection[str]) -> None:
+        self._check("probe_access", sorted(apis))
+        for api in sorted(apis):
+            if api in self.unserved:
+                raise AccessUnsupported(api, f"the cluster did not answer {api} (a probe)")
 
     def describe_acls(self) -> frozenset[Acl]:
         self._check("describe_acls", None)

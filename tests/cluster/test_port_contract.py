@@ -16,15 +16,17 @@ from pathlib import Path
 
 import pytest
 
+from kgitops.access import ACCESS_APIS
 from kgitops.cluster.port import ClusterAdmin, ConfigChange, NewPartitions, NewTopic
-from kgitops.errors import ClusterRequestError
+from kgitops.errors import AccessUnsupported, ClusterRequestError
 from kgitops.model import Broker, TopicPartition
 from tests.apply.apply_fakes import FakeCluster
 
 BROKERS = [Broker(1, "a"), Broker(2, "b"), Broker(3, "c")]
 # Calls the Tansu broker lacks, or answers unlike Kafka: IncrementalAlterConfigs of a topic it
-# does not have succeeds there (Kafka: UNKNOWN_TOPIC_OR_PARTITION); it describes ACLs but
-# never answers CreateAcls and lacks DeleteAcls and the client-quota APIs.
+# does not have succeeds there (Kafka: UNKNOWN_TOPIC_OR_PARTITION); it describes ACLs (none)
+# but answers CreateAcls with a body that does not decode, and lacks DeleteAcls and the
+# client-quota APIs (tests/cluster/test_kafka_access_tansu.py).
 MULTI_BROKER = frozenset(
     {"create_partitions", "reassign", "elect", "unknown-topic-config", "acls", "quotas"}
 )
@@ -104,6 +106,15 @@ def test_nothing_is_reported_in_flight_when_nothing_moves(port: Adapter) -> None
 
 def test_a_cluster_without_acls_describes_none(port: Adapter) -> None:
     assert port.admin.describe_acls() == frozenset()
+
+
+def test_the_access_apis_the_adapter_serves_pass_their_probe(port: Adapter) -> None:
+    port.admin.probe_access(["DescribeAcls", "AlterUserScramCredentials"])  # Tansu has these
+    if "acls" in port.can and "quotas" in port.can:
+        port.admin.probe_access(ACCESS_APIS)
+    else:
+        with pytest.raises(AccessUnsupported):
+            port.admin.probe_access(["DescribeClientQuotas"])
 
 
 # -------------------------------------------------------------------- topics

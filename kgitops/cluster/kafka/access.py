@@ -18,14 +18,18 @@ classes (``build_*`` / ``read_*``), so each is tested to encode and decode at ev
 kafka-python has, without a broker. Codes are Kafka's (``ResourceType``, ``PatternType``,
 ``AclOperation``, ``AclPermissionType``, ``ScramMechanism``).
 
-A broker that answers without doing the work (the local Tansu broker stores no ACL, quota or
-credential) is caught by apply's read-back: the change is reported NOT done and the next plan
-shows it again.
+Before the first request of each access API, ``probe_access`` sends the smallest request of
+it that changes nothing (``build_probe``) with its own short deadline (``PROBE_SECONDS``), so
+a broker that advertises an API but does not serve it is refused in one line in seconds,
+before anything is read or changed, instead of after requestTimeoutMs. A broker that answers
+a change with success without doing it (the local Tansu broker's AlterUserScramCredentials
+keeps nothing) passes the probe and is caught by apply's read-back: the change is reported
+NOT done and the next plan shows it again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from kafka.protocol.admin import (
@@ -39,10 +43,19 @@ from kafka.protocol.admin import (
 )
 
 from kgitops.access import Acl, QuotaEntity, ScramCredential
-from kgitops.cluster.kafka.errors import item_error
+from kgitops.cluster.kafka.errors import api_name, item_error
 from kgitops.cluster.kafka.versions import PasswordVersions, join
 from kgitops.cluster.port import QuotaChange, Results, ScramUpsert
-from kgitops.errors import ClusterError, ClusterRequestError
+from kgitops.errors import (
+    AccessUnsupported,
+    ClusterAuthError,
+    ClusterError,
+    ClusterRequestError,
+    ClusterTimeout,
+    ClusterTlsError,
+    ClusterUnreachable,
+    UnsupportedOperation,
+)
 
 RESOURCE_TYPES = {"topic": 2, "group": 3, "cluster": 4, "transactional_id": 5}
 PATTERN_TYPES = {"literal": 3, "prefixed": 4}
@@ -183,6 +196,77 @@ def build_upsert_scram_users(upserts: Sequence[ScramUpsert]) -> Any:
     )
 
 
+# ------------------------------------------------------------------ probes
+
+#: A probe's deadline (seconds; requestTimeoutMs when that is shorter). Kafka answers these
+#: requests from memory, or with one controller event that writes no record; a broker that
+#: does not serve the API must not cost requestTimeoutMs (30 s by default) to find out.
+PROBE_SECONDS = 3.0
+#: The one user (and quota entity) the read probes ask for: Kafka answers an unknown name
+#: with RESOURCE_NOT_FOUND / no entry, and an empty or null list would mean every user.
+PROBE_NAME = "kgitops-probe"
+#: What a cluster that does not serve the API lacks, as the refusal says it.
+FAMILY = {
+    "DescribeAcls": "ACLs",
+    "CreateAcls": "ACLs",
+    "DeleteAcls": "deleting ACLs",
+    "DescribeUserScramCredentials": "SCRAM credentials",
+    "AlterUserScramCredentials": "SCRAM credentials",
+    "DescribeClientQuotas": "client quotas",
+    "AlterClientQuotas": "client quotas",
+}
+#: The probes, as the refusal names them.
+PROBE_WHAT = {
+    "DescribeAcls": "a probe for the cluster resource's ACLs",
+    "CreateAcls": "an empty probe",
+    "DeleteAcls": "an empty probe",
+    "DescribeUserScramCredentials": "a probe for one user",
+    "AlterUserScramCredentials": "an empty probe",
+    "DescribeClientQuotas": "a probe for one user's quotas",
+    "AlterClientQuotas": "an empty, validate-only probe",
+}
+
+
+def build_probe(api: str) -> Any:
+    """The smallest request of ``api`` that reads next to nothing and changes nothing.
+
+    Kafka (``AclApis``, ``KafkaApis``, ``ControllerApis``; KRaft and ZooKeeper): the empty
+    writes are valid (the arrays are not nullable, an empty one is allowed) and are answered
+    with an empty result list, whatever the principal may do (an unauthorised one gets one
+    error per item: none); on KRaft they are forwarded to the controller, whose event writes
+    no record. The reads name one thing: DescribeUserScramCredentials with ``users`` empty
+    or null describes every user (``ScramImage.describe``, ``ZkAdminManager``).
+    """
+    if api == "DescribeAcls":
+        return DescribeAclsRequest(
+            resource_type_filter=RESOURCE_TYPES["cluster"],
+            resource_name_filter="kafka-cluster",
+            pattern_type_filter=PATTERN_TYPES["literal"],
+            principal_filter=None,
+            host_filter=None,
+            operation=ANY,
+            permission_type=ANY,
+        )
+    if api == "CreateAcls":
+        return CreateAclsRequest(creations=[])
+    if api == "DeleteAcls":
+        return DeleteAclsRequest(filters=[])
+    if api == "DescribeUserScramCredentials":
+        user = DescribeUserScramCredentialsRequest.UserName
+        return DescribeUserScramCredentialsRequest(users=[user(name=PROBE_NAME)])
+    if api == "AlterUserScramCredentials":
+        return AlterUserScramCredentialsRequest(deletions=[], upsertions=[])
+    if api == "DescribeClientQuotas":
+        component = DescribeClientQuotasRequest.ComponentData
+        return DescribeClientQuotasRequest(
+            components=[component(entity_type="user", match_type=0, match=PROBE_NAME)],
+            strict=True,
+        )
+    if api == "AlterClientQuotas":
+        return AlterClientQuotasRequest(entries=[], validate_only=True)
+    raise ValueError(f"not an access API: {api}")
+
+
 # ------------------------------------------------------------------ readers
 
 
@@ -319,17 +403,72 @@ def read_upsert_scram_users(resp: Any, upserts: Sequence[ScramUpsert]) -> Result
 
 class AccessRequests(PasswordVersions):
     """The access operations of the ClusterAdmin port for ``KafkaAdmin`` (which provides
-    ``_require`` and ``_send``); the passwordVersion records are ``PasswordVersions``'."""
+    ``supports``, ``_send`` and the ``_access_*`` fields); the passwordVersion records are
+    ``PasswordVersions``'."""
 
-    def _require(self, request_class: Any) -> None:  # pragma: no cover - KafkaAdmin's
+    def _send(  # pragma: no cover - KafkaAdmin's
+        self, request: Any, node_id: int | None = None, *, timeout_ms: int | None = None
+    ) -> Any:
         raise NotImplementedError
 
-    def _send(self, request: Any, node_id: int | None = None) -> Any:  # pragma: no cover
+    def supports(self, request_class: Any) -> bool:  # pragma: no cover - KafkaAdmin's
         raise NotImplementedError
+
+    _access_served: set[str]
+    _access_refused: dict[str, AccessUnsupported]
+    _access_where: str  # the cluster, as a refusal names it (its bootstrap servers)
+    _access_timeout_ms: int  # requestTimeoutMs
 
     def _call(self, request: Any) -> Any:
-        self._require(type(request))
+        """Send an access request, its API probed first (once per adapter)."""
+        self.probe_access([api_name(type(request).__name__)])
         return self._send(request)
+
+    def probe_access(self, apis: Collection[str]) -> None:
+        """``ClusterAdmin.probe_access``: each API not probed yet on this adapter, the ones
+        not advertised first (no request), then one probe each, in order, the first that
+        fails refused. Only a well-formed answer within the deadline passes (any error code
+        in it is the real request's business); a time-out or an answer kafka-python cannot
+        decode is the refusal. Unreachable, authentication and TLS failures are what they
+        are, not a verdict on the API."""
+        todo = [api for api in sorted(set(apis)) if api not in self._access_served]
+        for api in todo:
+            if api in self._access_refused:
+                raise self._access_refused[api]
+        requests = {api: build_probe(api) for api in todo}
+        where = self._access_where
+        for api in todo:
+            if not self.supports(type(requests[api])):
+                raise self._refuse(
+                    api,
+                    f"the cluster at {where} does not list {api} among its APIs: "
+                    f"it does not support {FAMILY[api]}",
+                )
+        ms = max(1, min(int(PROBE_SECONDS * 1000), self._access_timeout_ms))
+        for api in todo:
+            what = PROBE_WHAT[api]
+            why = ""
+            try:
+                self._send(requests[api], timeout_ms=ms)
+            except ClusterTimeout:
+                why = f"did not answer {api} ({what}, {ms / 1000:g} s)"
+            except (ClusterUnreachable, ClusterAuthError, ClusterTlsError, ClusterRequestError):
+                raise  # not a verdict on the API (a refused request is an answer)
+            except UnsupportedOperation:
+                why = f"refused {api} ({what}) as unsupported"
+            except ClusterError:
+                why = f"answered {api} ({what}) with a reply that does not decode"
+            if not why:
+                self._access_served.add(api)
+                continue
+            raise self._refuse(
+                api, f"the cluster at {where} {why}: it does not support {FAMILY[api]}"
+            )
+
+    def _refuse(self, api: str, message: str) -> AccessUnsupported:
+        """The refusal, kept: a refused API is not probed again on this adapter."""
+        self._access_refused[api] = AccessUnsupported(api, message)
+        return self._access_refused[api]
 
     def describe_acls(self) -> frozenset[Acl]:
         return read_describe_acls(self._call(build_describe_acls()))

@@ -43,6 +43,7 @@ from kgitops.cluster.port import (
     Results,
 )
 from kgitops.errors import (
+    AccessUnsupported,
     ClusterAuthError,
     ClusterError,
     ClusterRequestError,
@@ -155,6 +156,10 @@ class KafkaAdmin(AccessRequests, GroupRequests):
         self._token_source = source if isinstance(source, TokenSource) else None
         self._secrets = secret_values(config)
         self._timeout_ms = int(config["request_timeout_ms"])
+        self._access_timeout_ms = self._timeout_ms
+        self._access_served: set[str] = set()
+        self._access_refused: dict[str, AccessUnsupported] = {}
+        self._access_where = ",".join(spec.bootstrap_servers)
         self._controller: int | None = None
         self._live_brokers: tuple[int, ...] | None = None
         self._tls = tls_advice(spec)
@@ -186,10 +191,13 @@ class KafkaAdmin(AccessRequests, GroupRequests):
 
     # ---- the request primitive
 
-    def _send(self, request: Any, node_id: int | None = None) -> Any:
-        """Send one request, retrying transport and retriable errors until the deadline."""
+    def _send(
+        self, request: Any, node_id: int | None = None, *, timeout_ms: int | None = None
+    ) -> Any:
+        """Send one request, retrying transport and retriable errors until the deadline
+        (``timeout_ms``, requestTimeoutMs by default)."""
         op = type(request).__name__
-        deadline = time.monotonic() + self._timeout_ms / 1000
+        deadline = time.monotonic() + (timeout_ms or self._timeout_ms) / 1000
         backoff = 0.1
         while True:
             remaining_ms = max(int((deadline - time.monotonic()) * 1000), 1)
