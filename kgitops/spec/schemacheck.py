@@ -13,7 +13,6 @@ from __future__ import annotations
 import copy
 import difflib
 import json
-import re
 from collections.abc import Callable, Iterator, Mapping
 from functools import cache
 from importlib import resources
@@ -23,6 +22,7 @@ from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import ValidationError
 
 from kgitops.errors import Diagnostic
+from kgitops.spec.ecmaregex import schema_regex
 from kgitops.spec.yamlload import Document
 
 SCHEMA_FILES = (
@@ -84,8 +84,28 @@ def _whole(checker: object, instance: object) -> bool:
     return type(instance) is int
 
 
+def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[ValidationError]:
+    """``pattern`` as an editor reads it (ECMA-262: ``$`` is the end of the text, ``\\s``
+    ECMA's white space), not as Python's ``re.search`` would (``"12d\\n"`` passes ``^..d$``)."""
+    if type(instance) is str and schema_regex(pattern).search(instance) is None:
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+def _pattern_properties(
+    validator: Any, rules: Mapping[str, Any], instance: Any, schema: Any
+) -> Iterator[ValidationError]:
+    if type(instance) is not dict:
+        return
+    for pattern, subschema in rules.items():
+        regex = schema_regex(pattern)
+        for key, value in instance.items():
+            if regex.search(key) is not None:
+                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
+
+
 _Strict = validators.extend(  # type: ignore[no-untyped-call]
     Draft202012Validator,
+    {"pattern": _pattern, "patternProperties": _pattern_properties},
     type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", _whole),
 )
 
@@ -420,7 +440,7 @@ def _keyword(key: str, rule: Any) -> Predicate | None:
     if key == "maxLength":
         return lambda v: type(v) is not str or len(v) <= rule
     if key == "pattern":
-        search = re.compile(rule).search
+        search = schema_regex(rule).search
         return lambda v: type(v) is not str or search(v) is not None
     if key == "not":
         inner = compile_schema(rule)

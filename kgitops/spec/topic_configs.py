@@ -35,13 +35,13 @@ from __future__ import annotations
 import difflib
 import json
 import math
-import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from kgitops.spec.ecmaregex import schema_regex
 from kgitops.units import spec_bytes, spec_bytes_text, spec_millis, spec_millis_text
 
 ConfigType = Literal["long", "int", "double", "boolean", "string", "list"]
@@ -408,10 +408,16 @@ def suggest(name: str, candidates: list[str] | None = None) -> str | None:
 # ------------------------------------------------------------------ values
 
 
-# The text forms Kafka's ConfigDef parses (it trims first); the schema uses the same patterns.
-INT_TEXT = re.compile(r"^\s*[+-]?[0-9]+\s*$")
-DOUBLE_TEXT = re.compile(r"^\s*[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\s*$")
-BOOLEAN_TEXT = re.compile(r"^\s*([Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee])\s*$")
+# The text forms Kafka's ConfigDef parses (it trims spaces first); the schema uses the same
+# patterns, read as an editor reads them (ECMA-262, kgitops.spec.ecmaregex). Only a space is
+# trimmed: a tab or a newline is a control character (refused in any config value), and
+# ECMA's and Python's \s disagree (U+FEFF, U+001C..U+001F), so no pattern uses \s.
+INT_PATTERN = r"^ *[+-]?[0-9]+ *$"
+DOUBLE_PATTERN = r"^ *[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)? *$"
+BOOLEAN_PATTERN = r"^ *([Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee]) *$"
+INT_TEXT = schema_regex(INT_PATTERN)
+DOUBLE_TEXT = schema_regex(DOUBLE_PATTERN)
+BOOLEAN_TEXT = schema_regex(BOOLEAN_PATTERN)
 
 
 def _as_int(value: object) -> int | None:
@@ -440,17 +446,20 @@ def _as_bool(value: object) -> bool | None:
     if isinstance(value, bool):
         return value
     if isinstance(value, str) and BOOLEAN_TEXT.match(value):
-        return value.strip().lower() == "true"
+        return value.strip(" ").lower() == "true"
     return None
 
 
 def _list_items(value: object) -> list[str] | None:
+    """The items of a list config: ``"compact, delete"`` (spaces around items trimmed, as
+    Kafka does; no other white space, as the schema's pattern says) or a YAML list (items
+    as written)."""
     if isinstance(value, str):
-        return [item.strip() for item in value.split(",") if item.strip()]
+        return [item.strip(" ") for item in value.split(",")] if value.strip(" ") else []
     if isinstance(value, list | tuple):
         if not all(isinstance(item, str) for item in value):
             return None
-        return [item.strip() for item in value]
+        return list(value)
     return None
 
 
@@ -493,7 +502,7 @@ def _as_amount(spec: TopicConfig, value: object) -> int | None:
     number = _as_int(value)
     if number is not None or not isinstance(value, str) or spec.unit is None:
         return number
-    if spec.infinite and value.strip().lower() == "infinite":
+    if spec.infinite and value.strip(" ").lower() == "infinite":
         return -1
     return spec_millis(value) if spec.unit == "ms" else spec_bytes(value)
 
@@ -561,7 +570,7 @@ def check_config(name: str, value: object, *, units: bool = True) -> tuple[str |
                     )
             if len(set(items)) != len(items):
                 return None, f"{name} lists a value twice: {','.join(items)}"
-        return ",".join(items), None
+        return ",".join(item for item in items if item), None
     # string
     if not isinstance(value, str):
         hint = " (put it in quotes)" if isinstance(value, int | float) else ""
@@ -671,10 +680,10 @@ def value_schema(spec: TopicConfig) -> dict[str, Any]:
             num["minimum"] = lo_f
         if math.isfinite(hi_f):
             num["maximum"] = hi_f
-        out["anyOf"] = [num, {"type": "string", "pattern": DOUBLE_TEXT.pattern}]
+        out["anyOf"] = [num, {"type": "string", "pattern": DOUBLE_PATTERN}]
         out["default"] = float(spec.default)
     elif spec.type == "boolean":
-        out["anyOf"] = [{"type": "boolean"}, {"type": "string", "pattern": BOOLEAN_TEXT.pattern}]
+        out["anyOf"] = [{"type": "boolean"}, {"type": "string", "pattern": BOOLEAN_PATTERN}]
         out["default"] = spec.default == "true"
     elif spec.type == "list":
         if spec.choices:
@@ -712,17 +721,17 @@ _UNIT_NOTE = {
 def _amount_pattern(spec: TopicConfig) -> str:
     """What a string value may say: the integer Kafka holds, or a human amount."""
     if spec.unit is None:
-        return INT_TEXT.pattern
+        return INT_PATTERN
     # the grammar of kgitops/units.py: no space inside or around an amount with units
-    words = [r"\s*[+-]?[0-9]+\s*", _UNIT_PATTERN[spec.unit]]
+    words = [r" *[+-]?[0-9]+ *", _UNIT_PATTERN[spec.unit]]
     if spec.infinite:
-        words.append(r"\s*[Ii][Nn][Ff][Ii][Nn][Ii][Tt][Ee]\s*")
+        words.append(r" *[Ii][Nn][Ff][Ii][Nn][Ii][Tt][Ee] *")
     return "^(" + "|".join(words) + ")$"
 
 
 def _list_pattern(choices: tuple[str, ...]) -> str:
     alt = "|".join(choices)
-    return f"^\\s*({alt})?(\\s*,\\s*({alt}))*\\s*$"
+    return f"^ *(({alt})( *, *({alt}))*)? *$"
 
 
 def config_schema() -> dict[str, Any]:
