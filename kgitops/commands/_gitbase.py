@@ -39,7 +39,7 @@ def cluster_at(ref: str, directory: str) -> ClusterSpec | None:
     lived in ``directory``), or None when ``ref`` has no such file or it does not validate."""
     from kgitops.spec.load import cluster_from_text
 
-    if not _REF.match(ref) or ".." in ref:
+    if not _REF.fullmatch(ref) or ".." in ref:
         raise PlanError(f"--base {ref!r}: not a git ref (a branch, tag or commit)")
     folder = os.path.realpath(directory)
     top = _git(["rev-parse", "--show-toplevel"], folder)

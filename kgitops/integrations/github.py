@@ -51,7 +51,7 @@ LOGIN_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?$")
 
 def marker_tag(name: str) -> str:
     """The hidden line that identifies a comment: ``<!-- kgitops:plan-prod -->``."""
-    if not MARKER_RE.match(name):
+    if not MARKER_RE.fullmatch(name):
         raise GitHubError(
             f"invalid marker {name!r}: use letters, digits, '.', '_', '/' or '-' (at most 100)"
         )
@@ -59,7 +59,7 @@ def marker_tag(name: str) -> str:
 
 
 def check_repo(repo: str) -> str:
-    if not REPO_RE.match(repo) or repo.endswith((".", "/")) or "/.." in repo:
+    if not REPO_RE.fullmatch(repo) or repo.endswith((".", "/")) or "/.." in repo:
         raise GitHubError(f"invalid repository {repo!r}: expected OWNER/NAME, e.g. acme/topics")
     return repo
 
@@ -109,7 +109,7 @@ def compose_body(
     the top, the note, then the last lines (at most 1,000 characters).
     """
     tag = marker_tag(marker)
-    if artifact_url is not None and not ARTIFACT_URL_RE.match(artifact_url):
+    if artifact_url is not None and not ARTIFACT_URL_RE.fullmatch(artifact_url):
         raise GitHubError(f"invalid artifact URL {artifact_url!r}: expected https://HOST/PATH")
     text = text.replace("\r\n", "\n")
     whole = f"{tag}\n{text}"

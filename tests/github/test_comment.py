@@ -15,6 +15,7 @@ from kgitops.errors import GitHubError
 from kgitops.integrations.github import (
     COMMENT_LIMIT,
     GitHubClient,
+    check_repo,
     compose_body,
     marker_tag,
     upsert_comment,
@@ -421,3 +422,14 @@ def test_head_sha_guard_comments_only_on_the_pull_request_at_that_commit(
     assert github.bodies() == []
     assert comment(github, path, "--pr", "42", "--head-sha", "d" * 40) == 0
     assert github.bodies() == ["<!-- kgitops:plan -->\nfork plan\n"]
+
+
+@pytest.mark.parametrize("tail", ["\n", "\r\n"])
+def test_a_trailing_newline_is_not_a_valid_marker_repository_or_artifact_link(tail: str) -> None:
+    # Python's $ matches before a final newline: each check must hold to the end of the text
+    with pytest.raises(GitHubError, match="invalid marker"):
+        marker_tag("plan-prod" + tail)
+    with pytest.raises(GitHubError, match="invalid repository"):
+        check_repo("acme/topics" + tail)
+    with pytest.raises(GitHubError, match="invalid artifact URL"):
+        compose_body("y\n" * 40_000, "plan", artifact_url="https://github.com/a/b" + tail)

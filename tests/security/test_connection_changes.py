@@ -231,7 +231,7 @@ def test_the_pr_check_fails_on_a_connection_change_unless_allowed(repo: Path) ->
     assert code == 0, err
 
 
-@pytest.mark.parametrize("ref", ["--output=/tmp/x", "no-such-branch", "main..HEAD"])
+@pytest.mark.parametrize("ref", ["--output=/tmp/x", "no-such-branch", "main..HEAD", "main\n"])
 def test_a_base_that_is_not_a_commit_is_one_clear_error(repo: Path, ref: str) -> None:
     code, _, err = cli("plan", folder(repo), f"--base={ref}", "--state", str(repo / "state.json"))
     assert code == 1
