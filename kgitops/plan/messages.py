@@ -55,12 +55,13 @@ def shown(data: bytes | None, width: int) -> str:
     if data is None:
         return "null"
     text = _text(data)
-    if text is not None:
-        inner, cut = safe_cut(text, None)
-        if len(inner) + 2 > width:
-            inner, cut = safe_cut(text, max(width - 5, 0))
+    if text is not None:  # only the characters that can show are escaped (a 10 MB value)
+        inner, cut = safe_cut(text[: width + 1], max(width - 2, 0))
+        if cut or len(text) > width + 1:
+            inner, cut = safe_cut(text[:width], max(width - 5, 0))
+            cut = True
         return f'"{inner}"' + ("..." if cut else "")
-    hexed = "0x" + data.hex()
+    hexed = "0x" + data[: width // 2 + 1].hex()
     return hexed if len(hexed) <= width else hexed[: max(width - 3, 0)] + "..."
 
 
@@ -99,22 +100,50 @@ def message_json(m: Message) -> dict[str, Any]:
     }
 
 
+HEADER = ("partition", "offset", "timestamp", "size", "key", "value")
+_NUMBERS = (True, True, False, True, False, False)  # right-aligned
+
+
+def _cells(m: Message, width: int) -> tuple[str, ...]:
+    return (
+        str(m.partition),
+        str(m.offset),
+        (_when(m.timestamp_ms) or "-").replace("+00:00", "Z"),  # digits only
+        str(m.size),
+        shown(m.key, min(width, 40)),
+        shown(m.value, width),
+    )
+
+
 def message_lines(messages: Sequence[Message], width: int) -> list[str]:
     """The text of ``tail``: one aligned row per message."""
     from kgitops.plan.views import table
 
-    return table(
-        ("partition", "offset", "timestamp", "size", "key", "value"),
-        (
-            (
-                m.partition,
-                m.offset,
-                (_when(m.timestamp_ms) or "-").replace("+00:00", "Z"),  # digits only
-                m.size,
-                shown(m.key, min(width, 40)),
-                shown(m.value, width),
-            )
-            for m in messages
-        ),
-        escaped=True,
-    )
+    return table(HEADER, (_cells(m, width) for m in messages), escaped=True)
+
+
+class FollowedRows:
+    """The text of ``tail --follow``: rows printed as messages come, under one header printed
+    with the first of them; each column as wide as its widest cell so far (the backlog is
+    aligned as one table; a wider cell later widens the rows after it)."""
+
+    def __init__(self, width: int) -> None:
+        self.width = width
+        self.widths = [len(h) for h in HEADER]
+        self.started = False
+
+    def lines(self, messages: Sequence[Message]) -> list[str]:
+        rows = [_cells(m, self.width) for m in messages]
+        for r in rows:
+            self.widths = [max(w, len(c)) for w, c in zip(self.widths, r, strict=True)]
+        out = []
+        if rows and not self.started:
+            out.append(self._line([h.upper() for h in HEADER]))
+            self.started = True
+        return out + [self._line(r) for r in rows]
+
+    def _line(self, cells: Sequence[str]) -> str:
+        return "  ".join(
+            c.rjust(w) if right else c.ljust(w)
+            for c, w, right in zip(cells, self.widths, _NUMBERS, strict=True)
+        ).rstrip()

@@ -215,3 +215,25 @@ def test_shown_cuts_on_the_escaped_text_and_marks_the_cut() -> None:
     assert shown(None, 1) == "null"
     m = Message("t", 0, 1, None, "none", None, b"v", size=1)
     assert message_lines([m], 20)[1].split() == ["0", "1", "-", "1", "null", '"v"']
+
+
+def test_a_huge_value_is_one_short_cell_in_text() -> None:
+    assert shown(b"\n" * 10_000_000, 12) == '"\\n\\n\\n"...'
+    assert shown(b"\xff" * 10_000_000, 12) == "0xfffffff..."
+    assert shown(b"a" * 10, 12) == '"aaaaaaaaaa"'  # fits: not cut
+    assert shown(b"a" * 11, 12) == '"aaaaaaa"...'
+
+
+def test_followed_rows_print_the_header_once_and_widen_for_a_wider_cell() -> None:
+    from kgitops.plan.messages import FollowedRows
+
+    rows = FollowedRows(40)
+    assert rows.lines([]) == []  # nothing read yet: not even the header
+    first = rows.lines([Message("t", 0, 7, None, "none", None, b"v", size=1)])
+    assert first == [
+        "PARTITION  OFFSET  TIMESTAMP  SIZE  KEY   VALUE",
+        '        0       7  -             1  null  "v"',
+    ]
+    (later,) = rows.lines([Message("t", 12, 123456789, None, "none", b"k", b"\x1b", size=2)])
+    assert later == '       12  123456789  -             2  "k"   "\\x1b"'
+    assert rows.lines([]) == []

@@ -1,12 +1,15 @@
-"""Read a few messages of a topic (``kgitops tail``) without joining a consumer group: the
-consumer is assigned partitions (no group id, no JoinGroup, no FindCoordinator, nothing
-committed), as ``sample.py`` reads keys."""
+"""Read messages of a topic (``kgitops tail``) without joining a consumer group: the consumer
+is assigned partitions (no group id, no JoinGroup, no FindCoordinator, nothing committed), as
+``sample.py`` reads keys.
+
+``read_messages`` reads what is there now and stops; ``follow_messages`` goes on reading new
+messages until the caller stops it (``tail --follow``)."""
 
 from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from typing import Any
 
 from kgitops.cluster.kafka.bootstrap import open_client
@@ -18,6 +21,80 @@ from kgitops.plan.messages import Message
 from kgitops.plan.views import safe_text
 
 _TIMESTAMP_TYPES = {0: "CreateTime", 1: "LogAppendTime"}
+
+#: ``tail --follow``: after this many seconds without a message, one ListOffsets asks the
+#: partitions' leaders whether they still answer (kafka-python retries a dead connection
+#: forever and silently; this turns a dead cluster into one line and exit 1).
+IDLE_CHECK_SECONDS = 5.0
+
+
+def _order(m: Message) -> tuple[int, int, int]:
+    return (m.timestamp_ms or 0, m.partition, m.offset)
+
+
+@contextlib.contextmanager
+def _assigned(
+    spec: ClusterSpec,
+    topic: str,
+    partitions: Sequence[int] | None,
+    start: str | int,
+    backlog: int | None,
+    environ: Mapping[str, str] | None,
+) -> Iterator[tuple[Any, list[Any], dict[Any, int]]]:
+    """A consumer assigned the chosen partitions of ``topic``, each at its first offset, with
+    the partitions and their end offsets when reading began. ``backlog``: with ``latest``,
+    each partition starts that many messages before its end. Any library error, in the
+    block too, becomes one ``ClusterError`` line."""
+    from kafka import KafkaConsumer, TopicPartition
+
+    config = client_config(spec, environ)
+    secrets = secret_values(config)
+    tls = tls_advice(spec)
+    allowed = set(KafkaConsumer.DEFAULT_CONFIG)
+    settings = {k: v for k, v in config.items() if k in allowed}
+    settings.update(group_id=None, enable_auto_commit=False, auto_offset_reset="earliest")
+    consumer: Any = None
+    try:
+        consumer = open_client(KafkaConsumer, spec, settings, tls, secrets)
+        ids = consumer.partitions_for_topic(topic)
+        if not ids:
+            raise ClusterRequestError(
+                f"topic '{safe_text(topic)}' does not exist on the cluster", code="UNKNOWN_TOPIC"
+            )
+        chosen = sorted(ids) if partitions is None else list(partitions)
+        missing = [p for p in chosen if p not in ids]
+        if missing:
+            raise KgitopsError(
+                f"topic '{safe_text(topic)}' has no partition {missing[0]} "
+                f"(it has {len(ids)}: 0-{max(ids)})"
+            )
+        tps = [TopicPartition(topic, p) for p in chosen]
+        consumer.assign(tps)
+        begin = consumer.beginning_offsets(tps)
+        end = consumer.end_offsets(tps)
+        for tp in tps:
+            if start == "earliest":
+                first = begin[tp]
+            elif start == "latest":
+                first = max(begin[tp], end[tp] - (backlog or 0))
+            else:
+                assert isinstance(start, int)
+                if not begin[tp] <= start <= end[tp]:
+                    raise KgitopsError(
+                        f"offset {start} is out of range for {safe_text(topic)}-{tp.partition} "
+                        f"(log start {begin[tp]}, end {end[tp]})"
+                    )
+                first = start
+            consumer.seek(tp, first)
+        yield consumer, tps, end
+    except (ClusterError, KgitopsError):
+        raise
+    except Exception as exc:
+        raise translate(exc, "Fetch", secrets=secrets, tls=tls) from None
+    finally:
+        if consumer is not None:
+            with contextlib.suppress(Exception):  # never mask the real error
+                consumer.close()
 
 
 def read_messages(
@@ -41,74 +118,90 @@ def read_messages(
 
     ``KgitopsError`` for a topic or partition the cluster lacks and an offset outside a
     partition's log (naming its start and end)."""
-    from kafka import KafkaConsumer, TopicPartition
-
-    config = client_config(spec, environ)
-    secrets = secret_values(config)
-    tls = tls_advice(spec)
-    allowed = set(KafkaConsumer.DEFAULT_CONFIG)
-    settings = {k: v for k, v in config.items() if k in allowed}
-    settings.update(group_id=None, enable_auto_commit=False, auto_offset_reset="earliest")
-    consumer: Any = None
     out: list[Message] = []
-    try:
-        consumer = open_client(KafkaConsumer, spec, settings, tls, secrets)
-        ids = consumer.partitions_for_topic(topic)
-        if not ids:
-            raise ClusterRequestError(
-                f"topic '{safe_text(topic)}' does not exist on the cluster", code="UNKNOWN_TOPIC"
-            )
-        chosen = sorted(ids) if partitions is None else list(partitions)
-        missing = [p for p in chosen if p not in ids]
-        if missing:
-            raise KgitopsError(
-                f"topic '{safe_text(topic)}' has no partition {missing[0]} "
-                f"(it has {len(ids)}: 0-{max(ids)})"
-            )
-        tps = [TopicPartition(topic, p) for p in chosen]
-        consumer.assign(tps)
-        begin = consumer.beginning_offsets(tps)
-        end = consumer.end_offsets(tps)
-        for tp in tps:
-            if start == "earliest":
-                first = begin[tp]
-            elif start == "latest":
-                first = max(begin[tp], end[tp] - max_messages)
-            else:
-                assert isinstance(start, int)
-                if not begin[tp] <= start <= end[tp]:
-                    raise KgitopsError(
-                        f"offset {start} is out of range for {safe_text(topic)}-{tp.partition} "
-                        f"(log start {begin[tp]}, end {end[tp]})"
-                    )
-                first = start
-            consumer.seek(tp, first)
-        todo = {tp for tp in tps if consumer.position(tp) < end[tp]}
+    with _assigned(spec, topic, partitions, start, max_messages, environ) as (c, tps, end):
+        todo = {tp for tp in tps if c.position(tp) < end[tp]}
         for tp in set(tps) - todo:
-            consumer.pause(tp)
+            c.pause(tp)
         deadline = time.monotonic() + timeout
         taken = dict.fromkeys(tps, 0)
         while todo and time.monotonic() < deadline:
-            batch = consumer.poll(timeout_ms=200, max_records=1000)
+            batch = c.poll(timeout_ms=200, max_records=1000)
             for tp, records in batch.items():
                 for r in records:
                     if r.offset >= end[tp] or taken[tp] >= max_messages:
                         break
                     taken[tp] += 1
                     out.append(_message(r))
-                if taken[tp] >= max_messages or consumer.position(tp) >= end[tp]:
+                if taken[tp] >= max_messages or c.position(tp) >= end[tp]:
                     todo.discard(tp)
-                    consumer.pause(tp)
-    except (ClusterError, KgitopsError):
-        raise
-    except Exception as exc:
-        raise translate(exc, "Fetch", secrets=secrets, tls=tls) from None
-    finally:
-        if consumer is not None:
-            with contextlib.suppress(Exception):  # never mask the real error
-                consumer.close()
-    out.sort(key=lambda m: (m.timestamp_ms or 0, m.partition, m.offset))
+                    c.pause(tp)
+    out.sort(key=_order)
     return out[-max_messages:] if start == "latest" else out[:max_messages]
+
+
+def follow_messages(
+    spec: ClusterSpec,
+    topic: str,
+    *,
+    partitions: Sequence[int] | None = None,
+    start: str | int = "latest",
+    backlog: int = 20,
+    timeout: float | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Generator[list[Message], None, None]:
+    """``tail --follow``: batches of messages as they are read, until the caller stops
+    iterating (a signal), ``timeout`` seconds pass (None: never), or the cluster stops
+    answering (``ClusterError``). A poll that read nothing yields an empty batch (at most
+    every half second).
+
+    ``start``: ``"latest"`` first yields the last ``backlog`` messages by timestamp (as
+    ``read_messages`` picks them), then every message written after them; ``"earliest"`` or
+    an offset: every message from there on. After the backlog, each batch is in the order it
+    was read (each partition's messages by offset).
+
+    No message is missed or repeated: the position of each partition only moves past what
+    was yielded. A record read while the backlog was gathered at or past a partition's end
+    offset (the end a broker reported when reading began: Tansu reports the base offset of
+    the last record batch + 1, short of its other records) is kept and yielded right after
+    the backlog, never dropped. Memory is bounded: the backlog holds at most ``backlog``
+    messages per partition plus one fetch, and each later batch at most 500 messages."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    with _assigned(spec, topic, partitions, start, backlog, environ) as (c, tps, end):
+        if start == "latest":
+            head: list[Message] = []
+            later: list[Message] = []
+            todo = {tp for tp in tps if c.position(tp) < end[tp]}
+            for tp in set(tps) - todo:
+                c.pause(tp)
+            quiet_since = time.monotonic()
+            while todo and (deadline is None or time.monotonic() < deadline):
+                batch = c.poll(timeout_ms=200, max_records=1000)
+                for tp, records in batch.items():
+                    for r in records:
+                        (head if r.offset < end[tp] else later).append(_message(r))
+                    if c.position(tp) >= end[tp]:
+                        todo.discard(tp)
+                        c.pause(tp)  # a paused partition's fetched records wait, unread
+                if batch:
+                    quiet_since = time.monotonic()
+                elif time.monotonic() - quiet_since >= IDLE_CHECK_SECONDS:
+                    break  # nothing more to read below the end offsets (transaction markers)
+            c.resume(*tps)
+            head.sort(key=_order)
+            yield head[-backlog:] + later
+        idle_since = time.monotonic()
+        while deadline is None or time.monotonic() < deadline:
+            left = 500.0 if deadline is None else (deadline - time.monotonic()) * 1000
+            polled = c.poll(timeout_ms=max(0, min(500, int(left))), max_records=500)
+            batch = [_message(r) for records in polled.values() for r in records]
+            now = time.monotonic()
+            if batch:
+                idle_since = now
+            elif now - idle_since >= IDLE_CHECK_SECONDS:
+                c.end_offsets(tps)  # the leaders answer, or this raises (one line, exit 1)
+                idle_since = time.monotonic()
+            yield batch  # empty too: the caller can look at its output while all is quiet
 
 
 def _message(r: Any) -> Message:
