@@ -40,7 +40,8 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections import deque
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 from kgitops.model import Broker
@@ -66,6 +67,32 @@ RECEIVER_AIM = 0.92
 and no further (every byte above it would be a byte moved that no goal asks for)."""
 
 
+@dataclass(frozen=True)
+class Band:
+    """Goal 3 as the balancer left it: each eligible broker's bytes (its replica count when a
+    size is unknown, ``by_count``) against the mean +- ``BYTES_TOLERANCE``. ``outside``: the
+    brokers the moves could not bring inside (a partition larger than the band, every
+    candidate move blocked by a topic's even share or the rack rule)."""
+
+    loads: Mapping[int, int]
+    mean: float
+    by_count: bool
+
+    @property
+    def low(self) -> float:
+        return (1 - BYTES_TOLERANCE) * self.mean
+
+    @property
+    def high(self) -> float:
+        return (1 + BYTES_TOLERANCE) * self.mean
+
+    @property
+    def outside(self) -> dict[int, int]:
+        if self.mean <= 0:
+            return {}
+        return {b: v for b, v in sorted(self.loads.items()) if not self.low <= v <= self.high}
+
+
 def balance(
     layouts: Sequence[TopicLayout],
     brokers: Sequence[Broker],
@@ -73,16 +100,17 @@ def balance(
     drain: Collection[int] = (),
     mode: Mode = "all",
     fixed: Sequence[tuple[Sequence[int], int | None]] = (),
-) -> None:
+) -> Band | None:
     """Move replicas and preferred leaders of ``layouts`` (in place; reasons in each layout's
     ``reasons``) towards goals 2-4. ``fixed``: (replicas, size) of every other partition the
-    cluster holds (other topics, new topics), counted but never moved."""
+    cluster holds (other topics, new topics), counted but never moved. Returns where goal 3
+    ended (mode ``all``, two eligible brokers or more), else None."""
     by_count = any(s is None for lay in layouts for s in lay.sizes.values()) or any(
         s is None for _, s in fixed
     )
     cluster = Cluster(brokers, drain, by_count)
     if not cluster.eligible:
-        return
+        return None
     for reps, size in fixed:
         for i, b in enumerate(reps):
             load = cluster.load.get(b)
@@ -106,6 +134,10 @@ def balance(
         for t in movable:
             spread_leaders(t)
         even_leaders(cluster, movable)
+    if mode != "all" or n < 2:
+        return None
+    loads = {b: cluster.load[b].bytes for b in cluster.eligible}
+    return Band(loads, sum(loads.values()) / n, by_count)
 
 
 # ------------------------------------------------------------------------ goal 2

@@ -39,7 +39,7 @@ from kgitops.plan.actions import (
     Reassign,
     RemoveThrottles,
 )
-from kgitops.plan.goals import Pending, drain_hotspot, goal_one, settle
+from kgitops.plan.goals import Pending, band_unreached, drain_hotspot, goal_one, settle
 from kgitops.plan.retention import RETENTION, DropStep, retention_cut
 from kgitops.plan.spread import broker_spread
 from kgitops.plan.throttles import MoveThrottle, stale_throttles, throttle_pressure
@@ -438,9 +438,13 @@ def _settle(ctx: _Context) -> None:
         for a in ctx.actions:
             if isinstance(a, CreateTopic):
                 fixed.extend((r, 0) for r in a.assignment.values())
-        finals = settle(
+        finals, band = settle(
             [item for *_, item in pending], ctx.state, fixed, drain=drained, mode=ctx.mode
         )
+        unreached = band_unreached(band)
+        if unreached is not None:
+            message, data = unreached
+            ctx.warn("", "BALANCE_BAND_UNREACHED", message, **data)
     else:
         finals = {
             item.topic: {p: (t, goal_one(why)) for p, (t, why) in item.targets.items()}

@@ -13,8 +13,9 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from kgitops.model import Broker, ClusterState
-from kgitops.placement.balance import Mode, balance
+from kgitops.placement.balance import BYTES_TOLERANCE, Band, Mode, balance
 from kgitops.placement.layout import TopicLayout
+from kgitops.units import human_bytes
 
 
 @dataclass(frozen=True)
@@ -39,8 +40,9 @@ def settle(
     *,
     drain: Collection[int],
     mode: Mode,
-) -> dict[str, dict[int, tuple[tuple[int, ...], str]]]:
-    """Per topic, partition -> (target, reason) for every partition that changes."""
+) -> tuple[dict[str, dict[int, tuple[tuple[int, ...], str]]], Band | None]:
+    """Per topic, partition -> (target, reason) for every partition that changes; and where
+    the bytes goal ended (``--rebalance`` only)."""
     layouts = [
         TopicLayout(
             name=item.topic,
@@ -58,7 +60,7 @@ def settle(
         )
         for item in pending
     ]
-    balance(layouts, _brokers(state), drain=drain, mode=mode, fixed=fixed)
+    band = balance(layouts, _brokers(state), drain=drain, mode=mode, fixed=fixed)
     out: dict[str, dict[int, tuple[tuple[int, ...], str]]] = {}
     for item, layout in zip(pending, layouts, strict=True):
         changed: dict[int, tuple[tuple[int, ...], str]] = {}
@@ -71,7 +73,52 @@ def settle(
             changed[p] = (target, _reason(why))
         if changed:
             out[item.topic] = changed
-    return out
+    return out, band
+
+
+BAND_SHOWN = 10
+
+
+def band_unreached(band: Band | None) -> tuple[str, dict[str, object]] | None:
+    """The ``BALANCE_BAND_UNREACHED`` warning (message, data) when ``--rebalance`` left
+    brokers outside goal 3's band, or None. Bytes are replica counts when a size is unknown::
+
+        bytes per broker stay outside 10% of the mean (2.0 GiB) after --rebalance: broker 0
+        3.1 GiB (+55%); the best spread reached is 1.8 GiB .. 3.1 GiB (-10% .. +55%) ...
+    """
+    if band is None or not band.outside:
+        return None
+    unit = _replicas if band.by_count else human_bytes
+    what = "replicas" if band.by_count else "bytes"
+
+    def pct(v: int) -> str:
+        return f"{(v - band.mean) / band.mean:+.0%}"
+
+    outside = band.outside
+    named = [f"broker {b} {unit(v)} ({pct(v)})" for b, v in list(outside.items())[:BAND_SHOWN]]
+    if len(outside) > BAND_SHOWN:
+        named.append(f"and {len(outside) - BAND_SHOWN} more")
+    lo, hi = min(band.loads.values()), max(band.loads.values())
+    message = (
+        f"{what} per broker stay outside {BYTES_TOLERANCE:.0%} of the mean "
+        f"({unit(round(band.mean))}) after --rebalance: {', '.join(named)}; the best spread "
+        f"reached is {unit(lo)} .. {unit(hi)} ({pct(lo)} .. {pct(hi)}): no further replica "
+        "move keeps every topic's even spread and the rack rule (a partition larger than "
+        "the band, or too few partitions to share)"
+    )
+    data: dict[str, object] = {
+        "unit": what,
+        "mean": round(band.mean),
+        "brokers": {str(b): v for b, v in outside.items()},
+        "min": lo,
+        "max": hi,
+        "spread": [round((lo - band.mean) / band.mean, 4), round((hi - band.mean) / band.mean, 4)],
+    }
+    return message, data
+
+
+def _replicas(n: int) -> str:
+    return f"{n} replica(s)"
 
 
 def goal_one(reason: str) -> str:

@@ -293,3 +293,44 @@ def test_other_topics_load_steers_where_bytes_go() -> None:
     balance([layout], [Broker(i) for i in range(6)], fixed=fixed)
     counts = Counter(b for r in layout.replicas.values() for b in r)
     assert spread([counts[b] for b in range(6)]) <= 1  # goal 2 first: still 4 each
+
+
+# ------------------------------------------------------------------ the band not reached
+
+
+def test_a_band_the_moves_cannot_reach_is_a_warning_naming_the_brokers_and_the_spread() -> None:
+    # one 10 GiB partition cannot be shared: broker 0 stays at +200 %, 1 and 2 near -100 %
+    brokers = tuple(Broker(i) for i in range(3))
+    state = cluster_state(
+        brokers,
+        {"big": {0: (0,)}, "small": {p: (p,) for p in range(3)}},
+        {"big": 10 * GiB, "small": MiB},
+    )
+    wanted = [topic("big", 1, 1), topic("small", 3, 1)]
+    plan, _ = compute_plan(specs(*wanted), state, None, rebalance=True)  # type: ignore[arg-type]
+    (w,) = [w for w in plan.warnings if w.code == "BALANCE_BAND_UNREACHED"]
+    mean = (10 * GiB + 3 * MiB) / 3
+    assert w.data["brokers"] == {"0": 10 * GiB + MiB, "1": MiB, "2": MiB}
+    assert w.data["unit"] == "bytes" and w.data["mean"] == round(mean)
+    assert w.data["min"] == MiB and w.data["max"] == 10 * GiB + MiB
+    assert w.data["spread"] == [round(MiB / mean - 1, 4), round((10 * GiB + MiB) / mean - 1, 4)]
+    assert "broker 0 10.0 GiB (+200%), broker 1 1.0 MiB (-100%), broker 2 1.0 MiB" in w.message
+    assert "outside 10% of the mean (3.3 GiB) after --rebalance" in w.message
+    plain, _ = compute_plan(specs(*wanted), state, None)  # type: ignore[arg-type]
+    assert not [w for w in plain.warnings if w.code == "BALANCE_BAND_UNREACHED"]
+
+
+def test_a_band_reached_says_nothing() -> None:
+    state, wanted = demo(9)
+    plan, _ = compute_plan(specs(*wanted), state, None, rebalance=True)  # type: ignore[arg-type]
+    assert plan.of_kind(Reassign)
+    assert not [w for w in plan.warnings if w.code == "BALANCE_BAND_UNREACHED"]
+
+
+def test_unknown_sizes_name_the_band_in_replicas() -> None:
+    brokers = tuple(Broker(i) for i in range(3))
+    state = cluster_state(brokers, {"a": {0: (0, 1)}}, {"a": None})
+    plan, _ = compute_plan(specs(topic("a", 1, 2)), state, None, rebalance=True)
+    (w,) = [w for w in plan.warnings if w.code == "BALANCE_BAND_UNREACHED"]
+    assert w.data["unit"] == "replicas" and w.data["brokers"] == {"0": 1, "1": 1, "2": 0}
+    assert "replicas per broker stay outside 10%" in w.message
