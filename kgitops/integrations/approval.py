@@ -76,7 +76,7 @@ def _decide(client: GitHubClient, repo: str, pr: int, label: str) -> LabelApprov
     login = last.actor
     if login is None:
         return LabelApproval(False, "the account that added it last no longer exists")
-    if not LOGIN_RE.match(login):
+    if not LOGIN_RE.fullmatch(login):
         return LabelApproval(
             False,
             f"GitHub names whoever added it last {one_line(repr(login), 60)}, "

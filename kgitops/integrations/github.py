@@ -45,8 +45,9 @@ MAX_RESPONSE_BYTES = 32 * 1024 * 1024
 is refused, not read into memory."""
 MAX_PAGES = 100
 """Pages of a listing followed (10,000 items at 100 a page) before kgitops stops."""
-LOGIN_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?$")
-"""A GitHub login: letters, digits and single hyphens, at most 39 (an app's ends in [bot])."""
+LOGIN_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,38}(?:\[bot\])?")
+"""A GitHub login (``fullmatch``): letters, digits and hyphens, not first, at most 39 (an
+app's ends in [bot])."""
 
 
 def marker_tag(name: str) -> str:
@@ -395,7 +396,7 @@ class GitHubClient:
         """(permission, role) of ``login`` on ``repo``: GitHub's base permission (``admin``,
         ``write``, ``read`` or ``none``; maintain counts as write, triage as read) and the
         role's own name (``maintain``, ``triage``, a custom role...)."""
-        if not LOGIN_RE.match(login):
+        if not LOGIN_RE.fullmatch(login):
             raise GitHubError(f"invalid GitHub login {one_line(repr(login), 60)}")
         what = f"reading the permission of @{login} on {repo}"
         user = urllib.parse.quote(login, safe="")

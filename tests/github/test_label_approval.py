@@ -211,6 +211,7 @@ def test_a_collaborator_who_lost_write_permission_since_no_longer_counts(
         "wes?role=admin",
         "wes#",
         "wes\n::error::injected",
+        "wes\n",  # a trailing newline: what $ in a regular expression lets through
         "wes\u202eadmin",
         "-wes",
         "w" * 40,
