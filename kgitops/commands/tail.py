@@ -7,7 +7,9 @@ joining a consumer group; ``--follow`` keeps printing new ones, line by line, un
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import select
 import signal
 import sys
@@ -181,6 +183,10 @@ def _write(lines: list[str]) -> None:
     try:
         sys.stdout.write("\n".join(lines) + "\n")
         sys.stdout.flush()
+    except BrokenPipeError:  # the reader left mid-write: what is buffered goes nowhere,
+        with contextlib.suppress(OSError, ValueError):  # not into an error at exit
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise
     finally:
         if mask is not None:
             mask(signal.SIG_UNBLOCK, blocked)

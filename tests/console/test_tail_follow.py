@@ -74,7 +74,8 @@ class Tail:
         )
         self.lines: queue.Queue[bytes] = queue.Queue()
         assert self.proc.stdout is not None
-        threading.Thread(target=self._read, args=(self.proc.stdout,), daemon=True).start()
+        self.reader = threading.Thread(target=self._read, args=(self.proc.stdout,), daemon=True)
+        self.reader.start()
 
     def _read(self, stream: Any) -> None:
         for line in iter(stream.readline, b""):
@@ -103,6 +104,7 @@ class Tail:
             self.proc.kill()
             pytest.fail("tail did not end")
         assert self.proc.stderr is not None
+        self.reader.join(timeout=10)  # every line it printed is in the queue
         return self.proc.returncode, self.proc.stderr.read()
 
     def rest(self) -> list[bytes]:
@@ -251,7 +253,7 @@ def test_follow_from_earliest_with_max_stops_by_itself_after_n(
     out = capsys.readouterr().out
     assert [json.loads(x)["offset"] for x in out.splitlines()] == [0, 1, 2]
     start = time.monotonic()
-    assert main([*argv, "--from", "4", "--timeout", "1"]) == 0  # 1 of 3, then the timeout
+    assert main([*argv, "--from", "4", "--timeout", "2"]) == 0  # 1 of 3, then the timeout
     out = capsys.readouterr().out
     assert len(out.splitlines()) == 2 and out.splitlines()[1].endswith('"v4"')
     assert time.monotonic() - start < 10
@@ -349,3 +351,21 @@ def test_a_closed_pipe_ends_follow_quietly(
     assert run.stdout.splitlines()[0].split()[:2] == [b"PARTITION", b"OFFSET"]
     assert len(run.stdout.splitlines()) == 2
     assert run.stderr == b"1\n"  # tail's own status: a closed pipe is a failure, quietly
+
+
+def test_a_pipe_closed_mid_write_leaves_no_noise_at_exit() -> None:
+    """The reader leaves between the check and the write: the line stays buffered, and
+    Python would report the failed flush at exit ("Exception ignored ... BrokenPipeError")."""
+    code = (
+        "import os, sys\n"
+        "r, w = os.pipe(); os.close(r); os.dup2(w, 1)\n"
+        "from kgitops.commands.tail import _write\n"
+        "try:\n"
+        "    _write(['a line'])\n"
+        "except BrokenPipeError:\n"
+        "    sys.exit(1)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("PYTHONUNBUFFERED", None)
+    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, timeout=30)
+    assert (run.returncode, run.stderr) == (1, b"")

@@ -166,8 +166,8 @@ def follow_messages(
     the last record batch + 1, short of its other records) is kept and yielded right after
     the backlog, never dropped. Memory is bounded: the backlog holds at most ``backlog``
     messages per partition plus one fetch, and each later batch at most 500 messages."""
-    deadline = None if timeout is None else time.monotonic() + timeout
     with _assigned(spec, topic, partitions, start, backlog, environ) as (c, tps, end):
+        deadline = None if timeout is None else time.monotonic() + timeout  # once connected
         if start == "latest":
             head: list[Message] = []
             later: list[Message] = []
