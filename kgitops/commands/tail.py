@@ -25,7 +25,9 @@ if TYPE_CHECKING:
     from kgitops.model import ClusterSpec
 
 NAME = "tail"
-HELP = "print the last (or first) messages of a topic, without joining a consumer group"
+HELP = (
+    "print the last (or first) messages of a topic, or follow it, without joining a consumer group"
+)
 
 
 def _start(text: str) -> str | int:
