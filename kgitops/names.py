@@ -12,7 +12,10 @@ and a spec may not set them.
 
 Internal topics: Kafka's own (``__consumer_offsets``...), by convention every name starting
 with ``__`` (Connect's, Streams', Kafka's future ones), and kgitops' own on a real cluster
-(the passwordVersion records, ``ClusterSpec.own_topics``).
+(the passwordVersion records, ``ClusterSpec.own_topics``). The brokers hold their replicas
+like any other topic's: they are read, counted by ``status`` and moved by a drain, but never
+managed by a spec, reported as unmanaged, imported or rebalanced (docs/planning.md,
+"Internal topics").
 """
 
 from __future__ import annotations
@@ -32,6 +35,11 @@ KAFKA_INTERNAL_TOPICS = frozenset(
     {"__consumer_offsets", "__transaction_state", "__cluster_metadata", "__share_group_state"}
 )
 
+#: KRaft's metadata log: no topic of the admin API (Metadata never lists it, CreateTopics
+#: refuses the name, AlterPartitionReassignments does not know it); its replicas are the
+#: controller quorum's voters (``kafka-metadata-quorum.sh``). Never reassigned.
+KAFKA_METADATA_TOPIC = "__cluster_metadata"
+
 #: The cluster state JSON's format (docs/simulated-cluster.md, kgitops/schemas/state.json).
 STATE_FORMAT = "kgitops-state/v1"
 
@@ -39,5 +47,6 @@ STATE_FORMAT = "kgitops-state/v1"
 def is_internal_topic(name: str, own: Collection[str] = ()) -> bool:
     """Kafka's or another framework's internal topic: a name starting with ``__``, or one of
     kgitops' own topics ``own`` (``ClusterSpec.own_topics``: the passwordVersion records).
-    Never reported as unmanaged, never imported unless asked."""
+    Never reported as unmanaged, never imported unless asked (Kafka's own never), drained
+    whatever ``unmanagedTopics`` says."""
     return name.startswith("__") or name in own

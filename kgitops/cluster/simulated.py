@@ -68,7 +68,7 @@ from kgitops.model import (
     TopicPartition,
     TopicState,
 )
-from kgitops.names import STATE_FORMAT
+from kgitops.names import KAFKA_METADATA_TOPIC, STATE_FORMAT
 
 UNCLEAN = "unclean.leader.election.enable"
 #: Kafka's defaults for the broker-level configs topics inherit (a state file's
@@ -567,6 +567,10 @@ class SimulatedCluster:
         problem = kraft.topic_name_error(name)
         if problem:
             return kraft.error("INVALID_TOPIC_EXCEPTION", problem, name)
+        if name == KAFKA_METADATA_TOPIC:  # ControllerApis.scala createTopics
+            return kraft.error(
+                "INVALID_REQUEST", f"Creation of internal topic {name} is prohibited.", name
+            )
         if name in self.topics:
             return kraft.error("TOPIC_ALREADY_EXISTS", f"Topic '{name}' already exists.", name)
         other = kraft.collision(name, self.topics)

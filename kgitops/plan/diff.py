@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 from kgitops.errors import AssignmentError, Diagnostic, PlanError, SpecError
 from kgitops.model import Broker, ClusterSpec, ClusterState, TopicSpec, TopicState
-from kgitops.names import THROTTLED_REPLICAS_CONFIGS, is_internal_topic
+from kgitops.names import KAFKA_METADATA_TOPIC, THROTTLED_REPLICAS_CONFIGS, is_internal_topic
 from kgitops.placement.assignment import assign_added_partitions, assign_replicas
 from kgitops.placement.balance import Mode
 from kgitops.placement.racks import RackRule
@@ -792,11 +792,19 @@ def _drain_unmanaged(ctx: _Context, managed: set[str]) -> set[str]:
     decommissioned broker are moved by the same minimal-movement rule (only the replicas on
     drained brokers move; nothing else about the topic is touched). Their assignment is not
     in git, so each move says so. With ``unmanagedTopics: ignore`` they are left, and the plan
-    says the drain is not complete, naming every topic left. Returns the topics moved."""
+    says the drain is not complete, naming every topic left. Returns the topics moved.
+
+    Internal topics (``__consumer_offsets``..., kgitops' own passwordVersion topic:
+    ``names.is_internal_topic``) are never unmanaged, so they are moved whatever
+    ``unmanagedTopics`` says: removing a broker that still holds a ``__consumer_offsets``
+    replica loses consumer offsets. The KRaft metadata log (``__cluster_metadata``) is never
+    reassigned: it is the controller quorum's."""
     drained = set(ctx.cluster.decommission)
     if not drained:
         return set()
-    left: dict[str, int] = {}
+    ignored: dict[str, int] = {}
+    blocked: dict[str, int] = {}
+    quorum: dict[str, int] = {}
     moved: set[str] = set()
     for name in sorted(n for n in ctx.state.topics if n not in managed):
         live = ctx.state.topics[name]
@@ -808,38 +816,63 @@ def _drain_unmanaged(ctx: _Context, managed: set[str]) -> set[str]:
         }
         if not current:
             continue
-        if ctx.cluster.unmanaged_topics == "ignore":
-            left[name] = len(current)
+        internal = is_internal_topic(name, ctx.cluster.own_topics)
+        if name == KAFKA_METADATA_TOPIC:
+            quorum[name] = len(current)
             continue
-        moves = _drain_moves(ctx, name, live, current)
+        if ctx.cluster.unmanaged_topics == "ignore" and not internal:
+            ignored[name] = len(current)
+            continue
+        moves = _drain_moves(ctx, name, live, current, internal=internal)
         if moves is None:
-            left[name] = len(current)
+            blocked[name] = len(current)
             continue
         ctx.load.add((m.source for m in moves.values()), -1)
         ctx.load.add(m.target for m in moves.values())
         total = sum(m.size_bytes * len(m.adding) for m in moves.values())
         ctx.actions.append(Reassign(name, moves, total))
         moved.add(name)
+    left = {**ignored, **blocked, **quorum}
     if left:
+        reasons = []
+        if ignored:
+            reasons.append(
+                "unmanagedTopics: ignore leaves them alone -- set it to warn (or import them) "
+                "so that the plan moves them"
+                if len(ignored) == len(left)
+                else f"unmanagedTopics: ignore leaves {', '.join(sorted(ignored))} alone -- set "
+                "it to warn (or import them) so that the plan moves them"
+            )
+        if blocked:
+            reasons.append(
+                "they could not be placed elsewhere"
+                if len(blocked) == len(left)
+                else f"{', '.join(sorted(blocked))} could not be placed elsewhere"
+            )
+        if quorum:
+            reasons.append(
+                f"{KAFKA_METADATA_TOPIC} is KRaft's metadata log, never reassigned: remove "
+                "the broker from the controller quorum (kafka-metadata-quorum.sh "
+                "remove-controller)"
+            )
         shown = ", ".join(f"{n} ({k} partition(s))" for n, k in sorted(left.items()))
         ctx.warn(
             "",
             "DRAIN_INCOMPLETE",
             f"the drain of broker(s) {sorted(drained)} is not complete: topics not in git "
-            f"keep replicas there ({shown}); "
-            + (
-                "unmanagedTopics: ignore leaves them alone -- set it to warn (or import them) "
-                "so that the plan moves them"
-                if ctx.cluster.unmanaged_topics == "ignore"
-                else "they could not be placed elsewhere"
-            ),
+            f"keep replicas there ({shown}); " + "; ".join(reasons),
             topics=sorted(left),
         )
     return moved
 
 
 def _drain_moves(
-    ctx: _Context, name: str, live: TopicState, current: dict[int, tuple[int, ...]]
+    ctx: _Context,
+    name: str,
+    live: TopicState,
+    current: dict[int, tuple[int, ...]],
+    *,
+    internal: bool,
 ) -> dict[int, Move] | None:
     from kgitops.placement.rebalance import rebalance
 
@@ -857,13 +890,18 @@ def _drain_moves(
     except AssignmentError as exc:
         ctx.warn(name, "DRAIN_BLOCKED", f"cannot move {name} off the drained brokers: {exc}")
         return None
+    why = (
+        "(an internal topic, not in git: its assignment is the live one)"
+        if internal
+        else "(the topic is not in git: its assignment is the live one)"
+    )
     moves = {}
     for p, t in sorted(result.items()):
         ps = live.partitions[p]
         moves[p] = Move(
             source=ps.replicas,
             target=t.replicas,
-            reason=f"{t.reason} (the topic is not in git: its assignment is the live one)",
+            reason=f"{t.reason} {why}",
             size_bytes=ps.size_bytes or 0,
         )
     return moves

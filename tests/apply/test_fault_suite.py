@@ -247,6 +247,60 @@ def test_with_unmanaged_ignore_the_plan_names_every_topic_the_drain_leaves(
     assert code == 2 and "broker 2: 2 replica(s)" in out, out
 
 
+OFFSETS = "__consumer_offsets"
+
+
+@pytest.mark.parametrize("policy", ["warn", "ignore"])
+def test_a_drain_moves_consumer_offsets_whatever_unmanaged_topics_says(
+    tmp_path: Path, policy: str
+) -> None:
+    """Removing a broker that still holds a ``__consumer_offsets`` replica loses consumer
+    offsets, so a drain moves Kafka's internal topics like any topic not in git, by the same
+    minimal-movement rule, even under ``unmanagedTopics: ignore`` (they are never
+    "unmanaged"); status is UNHEALTHY until the broker holds none, HEALTHY only then."""
+    demo = Folder(tmp_path)
+    demo.cluster(extra=f"unmanagedTopics: {policy}\n")
+    demo.topics(topic("orders", 6, 2))
+    demo.apply()
+    sim = SimulatedCluster.open(str(demo.state_file), [])
+    layout = {p: (p % 6 + 1, (p + 1) % 6 + 1, (p + 2) % 6 + 1) for p in range(12)}
+    assert sim.create_topics([NewTopic(OFFSETS, layout, {"cleanup.policy": "compact"})]) == {
+        OFFSETS: None
+    }
+    sim.set_size(OFFSETS, 2_000_000)
+    sim.close()
+    before = demo.replicas(OFFSETS)
+    assert sum(2 in r for r in before.values()) == 6
+    demo.cluster(decommission=[2], extra=f"unmanagedTopics: {policy}\n")
+    code, out, _ = demo.cli("status")
+    assert code == 2 and "broker 2:" in out, out
+
+    plan = demo.plan_json()
+    (move,) = [a for a in plan["actions"] if a["topic"] == OFFSETS]
+    assert move["type"] == "reassign"
+    assert sorted(move["moves"]) == sorted(str(p) for p, r in before.items() if 2 in r)
+    assert all("internal topic" in m["reason"] for m in move["moves"].values())
+    codes = {(w["topic"], w["code"]) for w in plan["warnings"]}
+    assert not {c for _, c in codes} & {"DRAIN_INCOMPLETE", "DRAIN_BLOCKED"}, codes
+    assert (OFFSETS, "UNMANAGED_TOPIC") not in codes
+
+    code, out, err = demo.cli("apply", "--yes")
+    assert code == 0, out + err
+    after = demo.replicas(OFFSETS)
+    assert [p for p, r in after.items() if 2 in r] == [], "no offsets replica left on 2"
+    for p, r in after.items():
+        assert len(r) == 3 and len(set(r)) == 3, "the replication factor is kept"
+        assert set(before[p]) - {2} <= set(r), "only the replica on broker 2 moved"
+        if 2 not in before[p]:
+            assert r == before[p], "a partition not on broker 2 never moves"
+    assert demo.state()["topics"][OFFSETS]["config"] == {"cleanup.policy": "compact"}
+    converged(demo)
+    code, _, err = demo.cli("simulate", "fail-broker", "2")
+    assert code == 0, err
+    code, out, _ = demo.cli("status")
+    assert "offline" not in out.split("\n", 2)[1], out
+
+
 def test_a_plan_longer_than_the_timeout_warns_and_apply_refuses_it_unless_told(
     rf_raise: Folder,
 ) -> None:

@@ -229,6 +229,46 @@ def test_a_reassignment_is_in_flight_until_done_then_the_target_holds(port: Adap
     assert port.admin.describe([t]).topics[t].partitions[0].replicas == (3, 2)
 
 
+OFFSETS = "__consumer_offsets"
+
+
+@pytest.fixture
+def offsets(port: Adapter) -> Iterator[str]:
+    """Kafka's ``__consumer_offsets``, made by hand (Tansu and the simulation do not make it
+    when a group commits; Kafka does), removed afterwards: the shared broker keeps no trace."""
+    b = port.ids[0]
+    assert port.admin.create_topics(
+        [NewTopic(OFFSETS, {0: (b,), 1: (b,)}, {"cleanup.policy": "compact"})]
+    ) == {OFFSETS: None}
+    try:
+        yield OFFSETS
+    finally:
+        port.admin.delete_topics([OFFSETS])
+
+
+def test_internal_topics_are_described_like_any_other(port: Adapter, offsets: str) -> None:
+    b = port.ids[0]
+    for state in (port.admin.describe(), port.admin.describe([offsets])):
+        topic = state.topics[offsets]
+        assert {p: s.replicas for p, s in topic.partitions.items()} == {0: (b,), 1: (b,)}
+        assert topic.config == {"cleanup.policy": "compact"}
+
+
+def test_an_internal_topic_is_reassigned_like_any_other(port: Adapter, offsets: str) -> None:
+    """ReplicationControlManager.java alterPartitionReassignment looks the topic up by name
+    and checks nothing about it being internal: kafka-reassign-partitions.sh moves
+    ``__consumer_offsets`` as kgitops' drain does."""
+    needs(port, "reassign")
+    assert port.admin.alter_reassignments({TopicPartition(offsets, 0): (3,)}) == {
+        TopicPartition(offsets, 0): None
+    }
+    for _ in range(100):
+        if not port.admin.list_reassignments():
+            break
+        port.admin.sleep(1.0)
+    assert port.admin.describe([offsets]).topics[offsets].partitions[0].replicas == (3,)
+
+
 def test_cancelling_when_nothing_moves_is_that_partitions_error(port: Adapter) -> None:
     needs(port, "reassign")
     t = port.topic("still")

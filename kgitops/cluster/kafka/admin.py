@@ -127,6 +127,35 @@ def topic_configs_from(entries: Sequence[Any], *, enumerating: bool) -> dict[str
     return out
 
 
+def partitions_from(topics: Iterable[Any]) -> dict[str, dict[int, PartitionState]]:
+    """Every topic of a Metadata response with its partitions' replicas, ISR and leader.
+
+    Kafka's internal topics (``__consumer_offsets``, ``__transaction_state``,
+    ``__share_group_state``; ``is_internal`` in the response) are kept like any other: their
+    replicas sit on the brokers too, so a drain must move them and ``status`` must see them
+    (docs/planning.md, "Internal topics"). The KRaft metadata log ``__cluster_metadata`` is no
+    topic of the TopicsImage Metadata is answered from (KRaftMetadataCache.getAllTopics), so
+    it never appears here. A topic named in the request that is absent
+    (UNKNOWN_TOPIC_OR_PARTITION) is left out; any other topic error is raised."""
+    out: dict[str, dict[int, PartitionState]] = {}
+    for t in topics:
+        if t.error_code == UNKNOWN_TOPIC_OR_PARTITION or not t.name:
+            continue
+        if t.error_code != 0:
+            err = item_error("Metadata", t.name, t.error_code, None)
+            assert err is not None
+            raise err
+        out[t.name] = {
+            p.partition_index: PartitionState(
+                replicas=tuple(p.replica_nodes),
+                isr=tuple(p.isr_nodes),
+                leader=p.leader_id if p.leader_id >= 0 else None,
+            )
+            for p in t.partitions
+        }
+    return out
+
+
 def response_enumerates(results: Iterable[Any]) -> bool:
     """True when a DescribeConfigs response lists every config with its source (real Kafka).
 
@@ -307,24 +336,7 @@ class KafkaAdmin(AccessRequests, GroupRequests):
         wanted = None if topics is None else sorted(set(topics))
         md = self._settled_metadata(wanted)
         live = {b.node_id: b.rack for b in md.brokers}
-        states: dict[str, dict[int, PartitionState]] = {}
-        for t in md.topics:
-            if t.error_code == 3:  # UNKNOWN_TOPIC_OR_PARTITION: a named topic that is absent
-                continue
-            if t.is_internal or not t.name:
-                continue
-            if t.error_code != 0:
-                err = item_error("Metadata", t.name, t.error_code, None)
-                assert err is not None
-                raise err
-            states[t.name] = {
-                p.partition_index: PartitionState(
-                    replicas=tuple(p.replica_nodes),
-                    isr=tuple(p.isr_nodes),
-                    leader=p.leader_id if p.leader_id >= 0 else None,
-                )
-                for p in t.partitions
-            }
+        states = partitions_from(md.topics)
         names = sorted(states)
         configs = self._topic_configs(names)
         broker_configs, broker_defaults = self._broker_config_reads(sorted(live))
