@@ -32,9 +32,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="GLOB",
         help="only topics matching this shell glob (repeatable; e.g. 'payments.*')",
     )
-    sub.add_parser("topics", parents=[filtered], help="topics: partitions, RF, bytes, health")
+    listed = argparse.ArgumentParser(add_help=False)
+    listed.add_argument(
+        "--include-internal",
+        action="store_true",
+        help="also list internal __* topics (__consumer_offsets...; a --topic glob starting "
+        "with __ lists the ones it matches)",
+    )
     sub.add_parser(
-        "partitions", parents=[filtered], help="partitions: leader, replicas, ISR, bytes"
+        "topics", parents=[filtered, listed], help="topics: partitions, RF, bytes, health"
+    )
+    sub.add_parser(
+        "partitions",
+        parents=[filtered, listed],
+        help="partitions: leader, replicas, ISR, bytes",
     )
     sub.add_parser(
         "brokers", parents=[filtered], help="brokers: rack, liveness, replicas, leaders, bytes"
@@ -75,14 +86,16 @@ def run(args: argparse.Namespace) -> int:
         view = views.config_view(state, args.topic_name)
     else:
         state = read_state(args)
-        make = {
-            "topics": views.topics_view,
-            "partitions": views.partitions_view,
-            "brokers": views.brokers_view,
-            "balance": views.balance_view,
-        }[args.view]
-        view = make(state, args.topic)
-        if args.topic and not views.select(state, args.topic):
+        if args.view in ("topics", "partitions"):
+            internal = args.include_internal
+            make = views.topics_view if args.view == "topics" else views.partitions_view
+            view = make(state, args.topic, internal=internal)
+        else:
+            internal = True  # a broker's replicas are all its replicas
+            view = (views.brokers_view if args.view == "brokers" else views.balance_view)(
+                state, args.topic
+            )
+        if args.topic and not views.select(state, args.topic, internal=internal):
             print(f"note: no topic matches {', '.join(args.topic)}", file=sys.stderr)
     emit(view, args.format, views.render_text(view) if args.format == "text" else [])
     return 0

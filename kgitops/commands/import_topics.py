@@ -1,7 +1,9 @@
 """`kgitops import DIR`: adopt live topics that git does not know yet.
 
-For every live topic without a Topic document in DIR (Kafka's internal ``__*`` topics aside),
-write ``DIR/<topic>.yaml`` with its partitions, replication factor and the configs set on it,
+For every live topic without a Topic document in DIR (internal ``__*`` topics aside:
+``--include-internal`` takes those of Connect or Streams, never Kafka's own, which a spec may
+not name), write ``DIR/<topic>.yaml`` with its partitions, replication factor and the configs
+set on it,
 and add its entry to kgitops.lock with its placement recovered where Kafka's own algorithm
 explains it (see ``kgitops.plan.adopt``). Before writing, the result is planned against the same
 live state: a topic the planner would still move is written more literally until it would
@@ -21,7 +23,7 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from kgitops.names import is_internal_topic
+from kgitops.names import KAFKA_INTERNAL_TOPICS, is_internal_topic
 
 if TYPE_CHECKING:
     from kgitops.model import ClusterSpec, ClusterState
@@ -46,7 +48,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--state", metavar="FILE", help="import from a saved snapshot instead of the live cluster"
     )
     parser.add_argument(
-        "--include-internal", action="store_true", help="also import Kafka's internal __* topics"
+        "--include-internal",
+        action="store_true",
+        help="also import other internal __* topics (Connect's, Streams'); Kafka's own "
+        "(__consumer_offsets...) never",
     )
     parser.add_argument(
         "--dry-run", action="store_true", help="print the files instead of writing them"
@@ -85,6 +90,12 @@ def run(args: argparse.Namespace) -> int:
             f"{own[0]} is the topic kgitops keeps SCRAM passwordVersion records in "
             "(cluster.yaml passwordVersionTopic); it is never imported"
         )
+    kafkas = sorted((wanted or set()) & KAFKA_INTERNAL_TOPICS)
+    if kafkas:
+        raise KgitopsError(
+            f"{', '.join(kafkas)}: Kafka's internal topic(s); the brokers create and manage "
+            "them, so kgitops never imports them (a drain still moves their replicas)"
+        )
     names = [
         n
         for n in sorted(state.topics)
@@ -92,6 +103,7 @@ def run(args: argparse.Namespace) -> int:
         and (wanted is None or n in wanted)
         and (args.include_internal or not is_internal_topic(n))
         and n not in specs.cluster.own_topics
+        and n not in KAFKA_INTERNAL_TOPICS
     ]
     if not names:
         print(f"nothing to import: every topic of cluster {specs.cluster.name} is in {args.dir}")

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from kgitops.model import ClusterState, TopicState
+from kgitops.names import is_internal_topic
 from kgitops.plan.spread import broker_spread
 from kgitops.units import human_bytes
 
@@ -73,9 +74,28 @@ def matches(topic: str, patterns: Sequence[str] = ()) -> bool:
     return not patterns or any(fnmatch.fnmatchcase(topic, p) for p in patterns)
 
 
-def select(state: ClusterState, patterns: Sequence[str] = ()) -> dict[str, TopicState]:
-    """The topics whose name matches any of the shell globs (all when none), by name."""
-    return {n: t for n, t in sorted(state.topics.items()) if matches(n, patterns)}
+def select(
+    state: ClusterState, patterns: Sequence[str] = (), *, internal: bool = True
+) -> dict[str, TopicState]:
+    """The topics whose name matches any of the shell globs (all when none), by name.
+
+    ``internal=False`` (``get topics|partitions`` without ``--include-internal``) leaves out
+    internal topics (``__consumer_offsets``...) unless a glob that matches them starts with
+    ``__`` (``--topic '__consumer_offsets'`` asks for one by name)::
+
+        >>> state = ClusterState(brokers=(), topics={"__consumer_offsets": TopicState(
+        ...     "__consumer_offsets", {}), "orders": TopicState("orders", {})})
+        >>> list(select(state, internal=False)), list(select(state, ["*"], internal=False))
+        (['orders'], ['orders'])
+        >>> list(select(state, ["__*"], internal=False)), list(select(state))
+        (['__consumer_offsets'], ['__consumer_offsets', 'orders'])
+    """
+    asked = [p for p in patterns if p.startswith("__")]
+    return {
+        n: t
+        for n, t in sorted(state.topics.items())
+        if matches(n, patterns) and (internal or not is_internal_topic(n) or matches(n, asked))
+    }
 
 
 def _size(t: TopicState) -> int | None:
@@ -89,7 +109,9 @@ def _under(t: TopicState) -> int | None:
     return sum(1 for p in t.partitions.values() if len(p.isr or ()) < len(p.replicas))
 
 
-def topics_view(state: ClusterState, patterns: Sequence[str] = ()) -> dict[str, Any]:
+def topics_view(
+    state: ClusterState, patterns: Sequence[str] = (), *, internal: bool = False
+) -> dict[str, Any]:
     rows = [
         {
             "name": n,
@@ -100,14 +122,16 @@ def topics_view(state: ClusterState, patterns: Sequence[str] = ()) -> dict[str, 
             "offline": sum(1 for p in t.partitions.values() if p.leader is None),
             "configOverrides": len(t.config),
         }
-        for n, t in select(state, patterns).items()
+        for n, t in select(state, patterns, internal=internal).items()
     ]
     return {"format": FORMAT, "view": "topics", "topics": rows}
 
 
-def partitions_view(state: ClusterState, patterns: Sequence[str] = ()) -> dict[str, Any]:
+def partitions_view(
+    state: ClusterState, patterns: Sequence[str] = (), *, internal: bool = False
+) -> dict[str, Any]:
     rows = []
-    for n, t in select(state, patterns).items():
+    for n, t in select(state, patterns, internal=internal).items():
         moving = state.reassignments.get(n, {})
         for p, ps in sorted(t.partitions.items()):
             r = moving.get(p)

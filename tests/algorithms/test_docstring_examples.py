@@ -1,4 +1,4 @@
-"""The worked examples in the algorithm modules' docstrings are true."""
+"""The worked examples in the algorithm modules' (and the get views') docstrings are true."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import kgitops.placement.assignment
 import kgitops.placement.consumers
 import kgitops.placement.partitioner
 import kgitops.placement.rebalance
+import kgitops.plan.views
 
 
 @pytest.mark.parametrize(
@@ -20,6 +21,7 @@ import kgitops.placement.rebalance
         kgitops.placement.partitioner,
         kgitops.placement.consumers,
         kgitops.placement.rebalance,
+        kgitops.plan.views,
     ],
     ids=lambda m: m.__name__,
 )

@@ -91,6 +91,33 @@ def test_import_writes_files_and_lock_so_the_next_plan_is_empty(
     assert plan_exit(folder) == 2  # only the leftover throttle, ~ remove_throttles aware
 
 
+def test_include_internal_never_imports_kafkas_own_internal_topics(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A spec may not name ``__consumer_offsets`` (validate refuses it), so importing it would
+    write a folder that no longer validates: ``--include-internal`` takes other ``__*``
+    topics only (Connect's), and naming Kafka's own is one line, nothing written."""
+    sim(folder).create_topics(
+        [
+            NewTopic("__consumer_offsets", {0: (0, 1)}),
+            NewTopic("__transaction_state", {0: (1, 2)}),
+            NewTopic("__connect-offsets", {0: (2, 3)}),
+        ]
+    )
+    assert main(["import", str(folder), "--topic", "__consumer_offsets"]) == 1
+    assert "never imports" in capsys.readouterr().err
+    assert sorted(p.name for p in folder.glob("*.yaml")) == ["cluster.yaml"]
+    assert main(["import", str(folder), "--include-internal"]) == 0
+    capsys.readouterr()
+    assert sorted(p.name for p in folder.glob("*.yaml")) == [
+        "__connect-offsets.yaml",
+        "cluster.yaml",
+    ]
+    specs = load_specs(str(folder))
+    assert specs.errors == [], [str(d) for d in specs.diagnostics]
+    assert plan_exit(folder) == 0, "adopting moved nothing, and no internal topic is unmanaged"
+
+
 def test_a_topic_already_in_git_is_left_alone(
     folder: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

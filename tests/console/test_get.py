@@ -88,6 +88,30 @@ def test_the_topic_glob_filters_every_view(
     ]
 
 
+def test_internal_topics_are_listed_only_when_asked_for_and_brokers_count_them(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    s = SimulatedCluster.open(str(folder / ".state" / "demo.json"), BROKERS)
+    s.create_topics([NewTopic("__consumer_offsets", {0: (0, 1), 1: (1, 2)})])
+    s.close()
+    topics = [t["name"] for t in get_json(capsys, str(folder), "topics")["topics"]]
+    assert topics == ["audit", "clicks", "orders"]
+    every = get_json(capsys, str(folder), "topics", "--include-internal")["topics"]
+    assert [t["name"] for t in every] == ["__consumer_offsets", "audit", "clicks", "orders"]
+    for glob in ("*", "*offsets"):
+        view = get_json(capsys, str(folder), "partitions", "--topic", glob)
+        assert {p["topic"] for p in view["partitions"]} <= {"audit", "clicks", "orders"}
+    code, _, err = get(capsys, str(folder), "partitions", "--topic", "*offsets")
+    assert code == 0 and "no topic matches" in err
+    named = get_json(capsys, str(folder), "partitions", "--topic", "__consumer_offsets")
+    assert [(p["topic"], p["replicas"]) for p in named["partitions"]] == [
+        ("__consumer_offsets", [0, 1]),
+        ("__consumer_offsets", [1, 2]),
+    ]
+    held = {b["id"]: b["replicas"] for b in get_json(capsys, str(folder), "brokers")["brokers"]}
+    assert held == {0: 5, 1: 5, 2: 3, 3: 3}, "a broker's replicas are all of them"
+
+
 def test_a_glob_matching_nothing_says_so_and_shows_an_empty_table(
     folder: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
