@@ -94,7 +94,8 @@ def select(
     return {
         n: t
         for n, t in sorted(state.topics.items())
-        if matches(n, patterns) and (internal or not is_internal_topic(n) or matches(n, asked))
+        if matches(n, patterns)
+        and (internal or not is_internal_topic(n) or (bool(asked) and matches(n, asked)))
     }
 
 
