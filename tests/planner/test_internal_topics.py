@@ -1,0 +1,52 @@
+"""What the planner does with internal topics (docs/planning.md, "Internal topics"): a drain
+moves them; nothing else does, but their replicas count where they are."""
+
+from __future__ import annotations
+
+import pytest
+from planner_builders import brokers, live, specs, state, topic
+
+from kgitops.plan.actions import Reassign
+from kgitops.plan.diff import compute_plan
+
+OFFSETS = "__consumer_offsets"
+
+
+def test_rebalance_never_moves_internal_topics_but_balances_around_their_load() -> None:
+    """``t`` must put one of its two replicas elsewhere; broker 1 already holds 20 replicas
+    of ``__consumer_offsets``, so it goes to broker 2 (without them: to broker 1, the lowest
+    id), and ``__consumer_offsets`` itself stays where it is."""
+    t = live("t", {0: [0], 1: [0]})
+    offsets = live(OFFSETS, {p: [1] for p in range(20)})
+    targets = {}
+    for held in ((t,), (t, offsets)):
+        plan, _ = compute_plan(
+            specs(topic("t", 2, 1)), state(brokers(3), *held), None, rebalance=True
+        )
+        assert [a.topic for a in plan.actions] == ["t"]
+        (move,) = plan.actions
+        assert isinstance(move, Reassign)
+        targets[len(held)] = {m.target for m in move.moves.values()}
+    assert targets == {1: {(1,)}, 2: {(2,)}}
+
+
+@pytest.mark.parametrize("mode", ["rebalance", "leaders"])
+def test_rebalance_and_leaders_leave_internal_topics_alone(mode: str) -> None:
+    """Every preferred leader of ``__consumer_offsets`` on broker 0: a managed topic so
+    placed would be spread; moving an offsets partition moves its groups' coordinator."""
+    layout = {p: [0, 1, 2] for p in range(12)}
+    managed, _ = compute_plan(
+        specs(topic("t", 12, 3)), state(brokers(3), live("t", layout)), None, **{mode: True}
+    )
+    assert managed.actions, "the same layout in git is spread"
+    offsets = live(OFFSETS, layout, {"cleanup.policy": "compact"})
+    plan, _ = compute_plan(specs(), state(brokers(3), offsets), None, **{mode: True})
+    assert plan.actions == ()
+    assert plan.warnings == ()
+
+
+def test_internal_topics_are_neither_unmanaged_nor_drift_under_unmanaged_error() -> None:
+    offsets = live(OFFSETS, {0: [0, 1]}, {"cleanup.policy": "compact", "segment.bytes": "1"})
+    txn = live("__transaction_state", {0: [1, 0]})
+    plan, _ = compute_plan(specs(unmanaged_topics="error"), state(brokers(2), offsets, txn), None)
+    assert plan.actions == () and plan.warnings == ()
