@@ -50,3 +50,20 @@ def test_internal_topics_are_neither_unmanaged_nor_drift_under_unmanaged_error()
     txn = live("__transaction_state", {0: [1, 0]})
     plan, _ = compute_plan(specs(unmanaged_topics="error"), state(brokers(2), offsets, txn), None)
     assert plan.actions == () and plan.warnings == ()
+
+
+def test_kgitops_own_topic_is_drained_under_unmanaged_ignore_too() -> None:
+    """The passwordVersion records are kgitops' own state, never unmanaged: a drain moves
+    them like Kafka's internal topics, where a plain topic not in git is left and named."""
+    from kgitops.model import PASSWORD_VERSION_TOPIC
+
+    own = live(PASSWORD_VERSION_TOPIC, {0: [0, 1]})
+    stray = live("stray", {0: [0, 2]})
+    plan, _ = compute_plan(
+        specs(decommission=(0,), unmanaged_topics="ignore"), state(brokers(3), own, stray), None
+    )
+    assert [a.topic for a in plan.actions] == [PASSWORD_VERSION_TOPIC]
+    (move,) = plan.actions
+    assert isinstance(move, Reassign) and move.moves[0].target in ((2, 1), (1, 2))
+    (left,) = [w for w in plan.warnings if w.code == "DRAIN_INCOMPLETE"]
+    assert left.data["topics"] == ["stray"]
