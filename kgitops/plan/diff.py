@@ -104,6 +104,9 @@ class _Context:
     pending: list[
         tuple[TopicSpec, TopicState, dict[int, tuple[int, ...]], AlterConfig | None, Pending]
     ] = field(default_factory=list)
+    #: (source, target, size, rack-aware) of every partition moved off a drained broker,
+    #: managed or not: what DRAIN_HOTSPOT weighs
+    drain_moves: list[tuple[Sequence[int], Sequence[int], int, bool]] = field(default_factory=list)
 
     def arranged(self, rack_aware: bool) -> list[int]:
         """The eligible brokers in Kafka's placement order (rack-alternated when rack-aware)."""
@@ -197,6 +200,7 @@ def compute_plan(
     _settle(ctx)
 
     drained_too = _drain_unmanaged(ctx, managed)
+    _drain_hotspot(ctx)
     _unmanaged(ctx, managed)
     _throttles(ctx, throttle_record)
     if any(d.is_error for d in ctx.diagnostics):
@@ -450,10 +454,15 @@ def _settle(ctx: _Context) -> None:
             item.topic: {p: (t, goal_one(why)) for p, (t, why) in item.targets.items()}
             for *_, item in pending
         }
-    drain_moves: list[tuple[Sequence[int], Sequence[int], int, bool]] = []
     for spec, live, both, config_change, item in pending:
         topic_finals = finals.get(spec.name, {})
-        _emit(ctx, spec, live, both, config_change, topic_finals, item.rack_aware, drain_moves)
+        _emit(ctx, spec, live, both, config_change, topic_finals, item.rack_aware, ctx.drain_moves)
+
+
+def _drain_hotspot(ctx: _Context) -> None:
+    """DRAIN_HOTSPOT, over every replica the drain moves: managed, unmanaged and internal."""
+    drained = set(ctx.cluster.decommission)
+    drain_moves = ctx.drain_moves
     hot = drain_hotspot(drain_moves, ctx.state.brokers, drained) if drain_moves else None
     if hot is not None:
         broker, share, most, total, why = hot
@@ -831,6 +840,8 @@ def _drain_unmanaged(ctx: _Context, managed: set[str]) -> set[str]:
         ctx.load.add(m.target for m in moves.values())
         total = sum(m.size_bytes * len(m.adding) for m in moves.values())
         ctx.actions.append(Reassign(name, moves, total))
+        racked = all(b.rack is not None for b in ctx.state.brokers)
+        ctx.drain_moves.extend((m.source, m.target, m.size_bytes, racked) for m in moves.values())
         moved.add(name)
     left = {**ignored, **blocked, **quorum}
     if left:

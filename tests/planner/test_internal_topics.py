@@ -67,3 +67,19 @@ def test_kgitops_own_topic_is_drained_under_unmanaged_ignore_too() -> None:
     assert isinstance(move, Reassign) and move.moves[0].target in ((2, 1), (1, 2))
     (left,) = [w for w in plan.warnings if w.code == "DRAIN_INCOMPLETE"]
     assert left.data["topics"] == ["stray"]
+
+
+def test_drain_hotspot_weighs_the_internal_replicas_the_drain_moves() -> None:
+    """Broker 3 (rack a) is drained and broker 0 is the only other broker of rack a: every
+    ``__consumer_offsets`` replica on 3 must go there to keep its partition on three racks.
+    The warning counts them, as the drain sends them, not only the topics in git."""
+    offsets = live(OFFSETS, {p: [3, 1, 2] for p in range(4)}, size=None)
+    plan, _ = compute_plan(
+        specs(decommission=(3,)), state(brokers(4, ["a", "b", "c"]), offsets), None
+    )
+    (move,) = plan.actions
+    assert isinstance(move, Reassign)
+    assert {m.target for m in move.moves.values()} == {(0, 1, 2)}
+    (hot,) = [w for w in plan.warnings if w.code == "DRAIN_HOTSPOT"]
+    assert (hot.data["broker"], hot.data["bytes"], hot.data["total"]) == (0, 4, 4)
+    assert "sends 4 replica(s) of 4 replica(s) (100%) to broker 0" in hot.message
