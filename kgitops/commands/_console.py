@@ -13,7 +13,7 @@ from typing import Any
 
 from kgitops.errors import KgitopsError
 from kgitops.groups import GroupsState
-from kgitops.model import ClusterState
+from kgitops.model import ClusterSpec, ClusterState
 
 
 def add_source(parser: argparse.ArgumentParser) -> None:
@@ -28,21 +28,28 @@ def read_state(args: argparse.Namespace, topics: Iterable[str] | None = None) ->
     """The state ``args`` point at: ``--state FILE`` (DIR need not hold a cluster.yaml), else
     the cluster DIR's cluster.yaml describes, through one ``describe`` (a constant number of
     admin requests: Metadata, and DescribeConfigs for the topics and each broker)."""
+    return read_state_of(args, topics)[0]
+
+
+def read_state_of(
+    args: argparse.Namespace, topics: Iterable[str] | None = None
+) -> tuple[ClusterState, ClusterSpec | None]:
+    """``read_state`` and the cluster.yaml read for it (None: ``--state`` without one)."""
+    from kgitops.commands._clusterdir import load_cluster
+
     if args.state is not None:
         from kgitops.cluster.snapshot import read_state as read_file
 
         state = read_file(args.state)
         if os.path.exists(os.path.join(args.dir, "cluster.yaml")):
-            from kgitops.commands._clusterdir import load_cluster
-
-            load_cluster(args.dir)  # a broken cluster.yaml still stops us
-        return state
+            return state, load_cluster(args.dir)  # a broken cluster.yaml still stops us
+        return state, None
     from kgitops.cluster.connect import open_cluster
-    from kgitops.commands._clusterdir import load_cluster
 
-    admin = open_cluster(load_cluster(args.dir))
+    cluster = load_cluster(args.dir)
+    admin = open_cluster(cluster)
     try:
-        return admin.describe(None if topics is None else list(topics))
+        return admin.describe(None if topics is None else list(topics)), cluster
     finally:
         admin.close()
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from kgitops.commands._console import add_source, emit, read_groups, read_state
+from kgitops.commands._console import add_source, emit, read_groups, read_state, read_state_of
 from kgitops.errors import KgitopsError
 
 NAME = "get"
@@ -36,8 +36,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     listed.add_argument(
         "--include-internal",
         action="store_true",
-        help="also list internal __* topics (__consumer_offsets...; a --topic glob starting "
-        "with __ lists the ones it matches)",
+        help="also list internal topics: __* (__consumer_offsets...; a --topic glob starting "
+        "with __ lists the ones it matches) and kgitops' passwordVersion topic (or --topic NAME)",
     )
     sub.add_parser(
         "topics", parents=[filtered, listed], help="topics: partitions, RF, bytes, health"
@@ -73,6 +73,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from kgitops.model import PASSWORD_VERSION_TOPIC
     from kgitops.plan import views
 
     if args.view in ("groups", "members", "lags"):
@@ -85,17 +86,18 @@ def run(args: argparse.Namespace) -> int:
             )
         view = views.config_view(state, args.topic_name)
     else:
-        state = read_state(args)
+        state, cluster = read_state_of(args)
+        own = cluster.own_topics if cluster is not None else {PASSWORD_VERSION_TOPIC}
         if args.view in ("topics", "partitions"):
             internal = args.include_internal
             make = views.topics_view if args.view == "topics" else views.partitions_view
-            view = make(state, args.topic, internal=internal)
+            view = make(state, args.topic, internal=internal, own=own)
         else:
             internal = True  # a broker's replicas are all its replicas
             view = (views.brokers_view if args.view == "brokers" else views.balance_view)(
                 state, args.topic
             )
-        if args.topic and not views.select(state, args.topic, internal=internal):
+        if args.topic and not views.select(state, args.topic, internal=internal, own=own):
             print(f"note: no topic matches {', '.join(args.topic)}", file=sys.stderr)
     emit(view, args.format, views.render_text(view) if args.format == "text" else [])
     return 0

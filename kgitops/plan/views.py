@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import fnmatch
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from kgitops.model import ClusterState, TopicState
@@ -75,13 +75,18 @@ def matches(topic: str, patterns: Sequence[str] = ()) -> bool:
 
 
 def select(
-    state: ClusterState, patterns: Sequence[str] = (), *, internal: bool = True
+    state: ClusterState,
+    patterns: Sequence[str] = (),
+    *,
+    internal: bool = True,
+    own: Collection[str] = (),
 ) -> dict[str, TopicState]:
     """The topics whose name matches any of the shell globs (all when none), by name.
 
     ``internal=False`` (``get topics|partitions`` without ``--include-internal``) leaves out
     internal topics (``__consumer_offsets``...) unless a glob that matches them starts with
-    ``__`` (``--topic '__consumer_offsets'`` asks for one by name)::
+    ``__`` (``--topic '__consumer_offsets'`` asks for one by name). kgitops' own topics
+    (``own``: the passwordVersion records) are internal too, listed when named exactly::
 
         >>> state = ClusterState(brokers=(), topics={"__consumer_offsets": TopicState(
         ...     "__consumer_offsets", {}), "orders": TopicState("orders", {})})
@@ -90,12 +95,12 @@ def select(
         >>> list(select(state, ["__*"], internal=False)), list(select(state))
         (['__consumer_offsets'], ['__consumer_offsets', 'orders'])
     """
-    asked = [p for p in patterns if p.startswith("__")]
+    asked = [p for p in patterns if p.startswith("__") or p in own]
     return {
         n: t
         for n, t in sorted(state.topics.items())
         if matches(n, patterns)
-        and (internal or not is_internal_topic(n) or (bool(asked) and matches(n, asked)))
+        and (internal or not is_internal_topic(n, own) or (bool(asked) and matches(n, asked)))
     }
 
 
@@ -111,7 +116,11 @@ def _under(t: TopicState) -> int | None:
 
 
 def topics_view(
-    state: ClusterState, patterns: Sequence[str] = (), *, internal: bool = False
+    state: ClusterState,
+    patterns: Sequence[str] = (),
+    *,
+    internal: bool = False,
+    own: Collection[str] = (),
 ) -> dict[str, Any]:
     rows = [
         {
@@ -123,16 +132,20 @@ def topics_view(
             "offline": sum(1 for p in t.partitions.values() if p.leader is None),
             "configOverrides": len(t.config),
         }
-        for n, t in select(state, patterns, internal=internal).items()
+        for n, t in select(state, patterns, internal=internal, own=own).items()
     ]
     return {"format": FORMAT, "view": "topics", "topics": rows}
 
 
 def partitions_view(
-    state: ClusterState, patterns: Sequence[str] = (), *, internal: bool = False
+    state: ClusterState,
+    patterns: Sequence[str] = (),
+    *,
+    internal: bool = False,
+    own: Collection[str] = (),
 ) -> dict[str, Any]:
     rows = []
-    for n, t in select(state, patterns, internal=internal).items():
+    for n, t in select(state, patterns, internal=internal, own=own).items():
         moving = state.reassignments.get(n, {})
         for p, ps in sorted(t.partitions.items()):
             r = moving.get(p)

@@ -4,6 +4,7 @@ name in cluster.yaml follows Kafka's topic-name rule."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -106,3 +107,33 @@ def test_import_never_adopts_the_password_version_topic(
     assert "is the topic kgitops keeps SCRAM passwordVersion records in" in err
     assert not (tmp_path / f"{PASSWORD_VERSION_TOPIC}.yaml").exists()
     assert main(["plan", str(tmp_path), "--detailed-exitcode"]) == 0
+
+
+def _names(capsys: pytest.CaptureFixture[str], *argv: str) -> list[str]:
+    assert main(["get", *argv, "--format", "json"]) == 0
+    view = json.loads(capsys.readouterr().out)
+    return sorted({row.get("name", row.get("topic")) for row in view[argv[1]]})
+
+
+@pytest.mark.parametrize("configured", [None, "ops.versions"])
+def test_get_topics_leaves_the_password_version_topic_out_unless_asked(
+    tmp_path: Path, configured: str | None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _cluster(tmp_path, f"passwordVersionTopic: {configured}\n" if configured else "")
+    own = configured or PASSWORD_VERSION_TOPIC
+    _live(tmp_path, "orders", own, "__consumer_offsets")
+    d = str(tmp_path)
+    assert _names(capsys, d, "topics") == ["orders"]
+    assert _names(capsys, d, "partitions", "--topic", "*") == ["orders"]
+    assert _names(capsys, d, "topics", "--include-internal") == sorted(
+        ["__consumer_offsets", "orders", own]
+    )
+    assert _names(capsys, d, "partitions", "--topic", own) == [own]
+    # a snapshot read without a cluster.yaml knows only the default name
+    state = tmp_path / "snap.json"
+    assert main(["snapshot", d, "--out", str(state)]) == 0
+    capsys.readouterr()
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    shown = _names(capsys, str(bare), "topics", "--state", str(state))
+    assert shown == (sorted(["orders", own]) if configured else ["orders"])
