@@ -106,6 +106,14 @@ def test_lag_of_a_real_consumer_group(
         groups = {g["group"]: g for g in _json(capsys, str(folder), "groups")["groups"]}
         assert groups[group]["members"] == 1
         assert groups[group]["topics"] == [topic]
+        # Tansu keeps the committed offsets without a __consumer_offsets topic (Kafka would
+        # have made it): the internal-topic tests use real Kafka Metadata responses instead
+        # (tests/cluster/test_kafka_internal_topics.py, docs/local-broker.md)
+        admin = _admin(local_broker)
+        try:
+            assert admin.describe(["__consumer_offsets"]).topics == {}
+        finally:
+            admin.close()
     finally:
         consumer.close()
 
