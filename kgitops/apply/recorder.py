@@ -176,9 +176,16 @@ class Recorder:
         return fake if fake is not None else self.inner.alter_client_quotas(changes)
 
     def upsert_scram_users(self, upserts: Sequence[ScramUpsert]) -> Results:
-        # The salt and salted password are never written down.
+        # The salt and salted password are never written down. passwordVersion: what a real
+        # cluster's adapter then records in its passwordVersion topic (one Produce).
         body = [
-            {"name": u.name, "mechanism": u.mechanism, "iterations": u.iterations} for u in upserts
+            {
+                "name": u.name,
+                "mechanism": u.mechanism,
+                "iterations": u.iterations,
+                "passwordVersion": u.password_version,
+            }
+            for u in upserts
         ]
         fake = self._write(f"AlterUserScramCredentials {_j(body)}", (u.key for u in upserts))
         return fake if fake is not None else self.inner.upsert_scram_users(upserts)

@@ -3,11 +3,16 @@ rule for every adapter (the simulated cluster's credentials without a version fo
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from kgitops.access import AccessSpecs, AccessState, ScramCredential, UserSpec
 from kgitops.apply.access import access_differences
+from kgitops.cli import main
 from kgitops.plan.access_actions import upsert_user
 from kgitops.plan.access_diff import access_actions
 
@@ -62,3 +67,28 @@ def test_apply_reads_back_the_version_it_recorded() -> None:
     assert access_differences(action, live(version_note="no record in t")) == [
         "the cluster has no passwordVersion for it (no record in t), the plan wrote 3"
     ]
+
+
+def test_a_dry_run_shows_the_version_that_would_be_recorded_and_records_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("A_PW", "s3cret-pw")
+    (tmp_path / "cluster.yaml").write_text(
+        "apiVersion: kgitops/v1\nkind: Cluster\nname: demo\n"
+        "simulated:\n  stateFile: .state/demo.json\n  brokers: [{id: 0}]\n"
+    )
+    user = "apiVersion: kgitops/v1\nkind: User\nname: a\nmechanism: SCRAM-SHA-512\n"
+    user += "passwordEnv: A_PW\npasswordVersion: {}\n"
+    (tmp_path / "users.yaml").write_text(user.format(1))
+    assert main(["apply", str(tmp_path), "--yes"]) == 0
+    (tmp_path / "users.yaml").write_text(user.format(2))
+    capsys.readouterr()
+    assert main(["apply", str(tmp_path), "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    [line] = [x for x in out.splitlines() if x.startswith("AlterUserScramCredentials ")]
+    assert json.loads(line.split(" ", 1)[1]) == [
+        {"iterations": 8192, "mechanism": MECH, "name": "a", "passwordVersion": 2}
+    ]
+    assert "s3cret-pw" not in out
+    state = json.loads((tmp_path / ".state" / "demo.json").read_text())
+    assert [u["passwordVersion"] for u in state["access"]["users"]] == [1]
