@@ -324,3 +324,20 @@ def test_a_credential_kgitops_never_wrote_counts_as_version_1_until_a_bump(
     assert _apply(tmp_path, capsys)[0] == 0
     assert admin.read_versions() == {(USER, MECH): v.VersionRecord(2, 8192, 0)}
     assert _plan(tmp_path, capsys) == []
+
+
+@pytest.mark.slow
+def test_no_credential_is_written_when_the_version_topic_cannot_be_made(
+    local_broker: str, scram: KafkaScram
+) -> None:
+    """A name the broker refuses stands for any reason the topic cannot be created (no
+    Create permission, too few brokers): the credentials stay as they were."""
+    admin = KafkaAdmin(_spec(local_broker, "no such topic name!"))
+    try:
+        results = admin.upsert_scram_users([ScramUpsert("a", MECH, 8192, b"s", b"p", 2)])
+    finally:
+        admin.close()
+    err = results["a " + MECH]
+    assert err is not None and "not written: the passwordVersion topic" in str(err)
+    assert "\n" not in str(err)
+    assert scram.writes == 0 and scram.creds == {}

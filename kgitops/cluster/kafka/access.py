@@ -500,10 +500,22 @@ class AccessRequests(PasswordVersions):
 
     def upsert_scram_users(self, upserts: Sequence[ScramUpsert]) -> Results:
         """AlterUserScramCredentials, then the passwordVersion records of the credentials
-        written. A credential written whose record failed is that item's error: it is not
-        done, and the next plan writes it (and its record) again."""
+        written. The version topic is made ready first (created, a leader): when it cannot
+        be, no credential is written. A credential written whose record failed is that
+        item's error: it is not done, and the next plan writes it (and its record) again."""
         if not upserts:
             return {}
+        unready = self.prepare_versions()
+        if unready is not None:
+            return {
+                u.key: ClusterRequestError(
+                    f"{u.key}: not written: the passwordVersion topic {self._version_topic} "
+                    f"is not available ({unready})",
+                    code="VERSION_TOPIC_UNAVAILABLE",
+                    item=u.key,
+                )
+                for u in upserts
+            }
         results = dict(
             read_upsert_scram_users(self._call(build_upsert_scram_users(upserts)), upserts)
         )

@@ -16,8 +16,10 @@ checkout of the repository reads the same one::
                                                                     or key
     tombstone  a credential written without a version: its old record no longer holds
 
-Writes (``write_versions``): after AlterUserScramCredentials, one Produce (acks=all, one
-batch) with a record for each credential the cluster accepted. Reads (``read_versions``):
+Writes: before AlterUserScramCredentials the topic is made ready (``prepare_versions``:
+created if missing, a leader), so a topic that cannot be created stops the credentials from
+being written at all; after it, one Produce (``write_versions``, acks=all, one batch) with a
+record for each credential the cluster accepted. Reads (``read_versions``):
 Metadata for the topic (none: no records, not an error), then Fetch from the log start until
 the high watermark or an empty answer (so it ends on Tansu, whose empty fetches at the end of
 the log and whose high watermark differ from Kafka's); the last record of a key wins, as
@@ -443,6 +445,15 @@ class PasswordVersions:
             if offset >= got.high_watermark:
                 break
         return latest(records)
+
+    def prepare_versions(self) -> ClusterError | None:
+        """Before a credential is written: the version topic exists (created when it does
+        not) and has a leader; the error, or None."""
+        try:
+            self._leader(create=True)
+        except ClusterError as exc:
+            return exc
+        return None
 
     def write_versions(self, upserts: Sequence[ScramUpsert]) -> ClusterError | None:
         """Record the versions of credentials just written (one Produce, acks=all), creating
