@@ -3,7 +3,8 @@ written and read back through the Kafka protocol. Tansu's SCRAM APIs are stubs (
 answer is cut short and never decodes, Alter answers success and stores nothing: see
 docs/access.md), so the credentials themselves are kept by ``KafkaScram``, which answers
 AlterUserScramCredentials and DescribeUserScramCredentials (their access probes included)
-as Kafka's controller does, through kafka-python's real response classes; everything else (the version topic, Metadata, Produce, Fetch) is Tansu's.
+as Kafka's controller does, through kafka-python's real response classes; everything else
+(the version topic, Metadata, Produce, Fetch) is Tansu's.
 
 The lifecycle runs through the CLI (plan, apply, plan) and asserts the final state: the
 credentials KafkaScram holds and the records the topic holds."""
