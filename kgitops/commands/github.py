@@ -4,7 +4,8 @@
 - ``check-plan PLAN``: the safety gates apply will run, on a saved plan, so a pull request
   fails before merge rather than the apply after it;
 - ``check-label``: whether the label that allows a connection change counts (added last by
-  someone with write, maintain or admin permission who did not open the pull request);
+  someone with write, maintain or admin permission who did not open the pull request and
+  approved the commit the workflow plans);
 - ``export-secrets DIR``: copy the secrets the cluster file names (``usernameEnv`` ...) from
   the workflow's secrets into the job's environment, printing names only.
 
@@ -107,15 +108,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     k = sub.add_parser(
         "check-label",
-        help="whether the label allowing a connection change counts (who added it, and their "
-        "permission)",
+        help="whether the label allowing a connection change counts (who added it, their "
+        "permission, and their approval of the commit planned)",
         description=(
-            "Exit 0 when pull request --pr carries --label and the person who added it most "
-            "recently (the pull request's issue events) has write, maintain or admin "
-            "permission on the repository and did not open the pull request; exit 1 with the "
-            "reason otherwise, also when GitHub cannot be asked (a label is not a review: "
-            "triage permission may add one). The token is read from GITHUB_TOKEN "
-            "(`pull-requests: read`)."
+            "Exit 0 when pull request --pr carries --label, its head is --head-sha (the commit "
+            "the workflow plans), and the person who added the label most recently (the pull "
+            "request's issue events) has write, maintain or admin permission on the "
+            "repository, did not open the pull request, and approved that commit (their "
+            "latest review that is not a comment is APPROVED with commit_id --head-sha); "
+            "exit 1 with the reason otherwise, also when GitHub cannot be asked (a label is "
+            "not a review: triage permission may add one, and it stays on through later "
+            "pushes). The token is read from GITHUB_TOKEN (`pull-requests: read`)."
         ),
     )
     k.add_argument(
@@ -124,6 +127,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="OWNER/NAME (default: $GITHUB_REPOSITORY)",
     )
     k.add_argument("--pr", type=integer, required=True, help="pull request number")
+    k.add_argument(
+        "--head-sha",
+        required=True,
+        metavar="SHA",
+        help="the full commit SHA the workflow plans (github.event.pull_request.head.sha): "
+        "the approval must be of it, and the pull request's head must still be it",
+    )
     k.add_argument(
         "--label",
         default=CONNECTION_LABEL,
@@ -324,7 +334,7 @@ def _comment(args: argparse.Namespace) -> int:
 def _check_label(args: argparse.Namespace) -> int:
     """Fail closed: every way of not knowing who added the label is exit 1 with the reason."""
     from kgitops.integrations.approval import label_approval
-    from kgitops.integrations.github import GitHubClient, check_repo, one_line
+    from kgitops.integrations.github import SHA_RE, GitHubClient, check_repo, one_line
 
     label = args.label.strip()
     if not label or len(label) > 50 or not label.isprintable():
@@ -336,6 +346,11 @@ def _check_label(args: argparse.Namespace) -> int:
         raise GitHubError(f"invalid pull request number {args.pr}")
     if args.max_wait < 0:
         raise GitHubError("--max-wait must be 0 or more seconds")
+    if not SHA_RE.fullmatch(args.head_sha):
+        raise GitHubError(
+            f"invalid --head-sha {one_line(repr(args.head_sha), 60)}: expected the full commit "
+            "SHA the workflow plans (40 hexadecimal digits: github.event.pull_request.head.sha)"
+        )
     where = f"the label {label!r} on {repo}#{args.pr}"
     token = os.environ.get("GITHUB_TOKEN", "").strip()
     if not token:
@@ -345,7 +360,7 @@ def _check_label(args: argparse.Namespace) -> int:
             "`permissions: {pull-requests: read}`)"
         )
     client = GitHubClient(token, args.api_url, max_wait=args.max_wait)
-    approval = label_approval(client, repo, args.pr, label)
+    approval = label_approval(client, repo, args.pr, label, head_sha=args.head_sha)
     if not approval.counts:
         raise GitHubError(f"{where} does not count: {approval.reason}")
     print(f"{where} counts: {approval.reason}")
@@ -384,7 +399,7 @@ def _check_plan(args: argparse.Namespace) -> int:
             f"{args.plan}: cluster.yaml changes how kgitops connects to the cluster; the check "
             "fails until that is explicitly allowed (--allow-connection-change; on a pull "
             f"request: the label {CONNECTION_LABEL}, added by someone else with write, "
-            "maintain or admin permission)",
+            "maintain or admin permission who approved the commit planned)",
             findings,
         )
     if args.state:

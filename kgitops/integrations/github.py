@@ -48,6 +48,10 @@ MAX_PAGES = 100
 LOGIN_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,38}(?:\[bot\])?")
 """A GitHub login (``fullmatch``): letters, digits and hyphens, not first, at most 39 (an
 app's ends in [bot])."""
+SHA_RE = re.compile(r"[0-9a-fA-F]{40}|[0-9a-fA-F]{64}")
+"""A full commit SHA (``fullmatch``): SHA-1, or SHA-256 for a repository that uses it."""
+REVIEW_STATES = ("APPROVED", "CHANGES_REQUESTED", "COMMENTED", "DISMISSED", "PENDING")
+"""The states GitHub gives a pull-request review; anything else is not GitHub's answer."""
 
 
 def marker_tag(name: str) -> str:
@@ -213,6 +217,17 @@ class LabelEvent:
 
 
 @dataclass(frozen=True)
+class Review:
+    """One pull-request review, as GitHub lists them (oldest first). ``reviewer`` is None for
+    a deleted account; ``commit`` (lower-case) is None when GitHub no longer has the commit
+    the review was of (garbage collected after a force push: GitHub's ``commit_id: null``)."""
+
+    reviewer: str | None
+    state: Literal["APPROVED", "CHANGES_REQUESTED", "COMMENTED", "DISMISSED", "PENDING"]
+    commit: str | None
+
+
+@dataclass(frozen=True)
 class _Response:
     status: int
     headers: Mapping[str, str]
@@ -361,36 +376,34 @@ class GitHubClient:
         if not (
             isinstance(author, str)
             and isinstance(head, str)
+            and SHA_RE.fullmatch(head)
             and isinstance(number, int)
             and all(isinstance(name, str) for name in labels)
         ):
             raise GitHubError(f"{what}: GitHub's answer is not a pull request")
         if number != pr:
             raise GitHubError(f"{what}: GitHub answered with pull request #{number}")
-        return PullRequest(number, author, labels, head)
+        return PullRequest(number, author, labels, head.lower())
 
     def label_events(self, repo: str, pr: int) -> Iterator[LabelEvent]:
         """Every ``labeled`` and ``unlabeled`` event of pull request ``pr``, oldest first (the
         issue events API, following pagination for at most ``MAX_PAGES`` pages)."""
-        url: str | None = f"{self.api_url}/repos/{repo}/issues/{pr}/events?per_page=100"
+        url = f"{self.api_url}/repos/{repo}/issues/{pr}/events?per_page=100"
         what = f"listing the events of pull request #{pr} in {repo}"
-        pages = 0
-        while url is not None:
-            pages += 1
-            if pages > MAX_PAGES:
-                raise GitHubError(
-                    f"{what}: more than {MAX_PAGES} pages of events; kgitops stops there"
-                )
-            resp = self._request("GET", url, what=what, need="pull-requests: read")
-            if not isinstance(resp.data, list):
-                raise GitHubError(f"{what}: GitHub answered with something other than a list")
-            for item in resp.data:
-                event = _label_event(item, what)
-                if event is not None:
-                    yield event
-            url = _next_link(resp.headers.get("link", ""))
-            if url is not None:
-                self._check_same_origin(url)
+        for item in self._pages(url, what=what, need="pull-requests: read", items="events"):
+            event = _label_event(item, what)
+            if event is not None:
+                yield event
+
+    def reviews(self, repo: str, pr: int) -> Iterator[Review]:
+        """Every review of pull request ``pr``, oldest first (``GET .../pulls/{pr}/reviews``,
+        following pagination for at most ``MAX_PAGES`` pages). A review that is not what the
+        API returns (an unknown state, a ``commit_id`` that is not a SHA or is missing) is an
+        error: the list cannot be trusted."""
+        url = f"{self.api_url}/repos/{repo}/pulls/{pr}/reviews?per_page=100"
+        what = f"listing the reviews of pull request #{pr} in {repo}"
+        for item in self._pages(url, what=what, need="pull-requests: read", items="reviews"):
+            yield _review(item, what)
 
     def collaborator_permission(self, repo: str, login: str) -> tuple[str, str]:
         """(permission, role) of ``login`` on ``repo``: GitHub's base permission (``admin``,
@@ -424,6 +437,25 @@ class GitHubClient:
         return int(ranked[0]["number"]) if ranked and "number" in ranked[0] else None
 
     # -- transport, errors, rate limits -------------------------------------------------------
+
+    def _pages(self, url: str, *, what: str, need: str, items: str) -> Iterator[Any]:
+        """The items of a listing, page after page (GitHub's ``Link: rel="next"``), at most
+        ``MAX_PAGES`` pages, every link on the API's own host."""
+        next_url: str | None = url
+        pages = 0
+        while next_url is not None:
+            pages += 1
+            if pages > MAX_PAGES:
+                raise GitHubError(
+                    f"{what}: more than {MAX_PAGES} pages of {items}; kgitops stops there"
+                )
+            resp = self._request("GET", next_url, what=what, need=need)
+            if not isinstance(resp.data, list):
+                raise GitHubError(f"{what}: GitHub answered with something other than a list")
+            yield from resp.data
+            next_url = _next_link(resp.headers.get("link", ""))
+            if next_url is not None:
+                self._check_same_origin(next_url)
 
     def _check_same_origin(self, url: str) -> None:
         parsed = urllib.parse.urlsplit(url)
@@ -627,6 +659,27 @@ def _label_event(item: Any, what: str) -> LabelEvent | None:
         login if isinstance(login, str) else None,
         created if isinstance(created, str) else "",
     )
+
+
+def _review(item: Any, what: str) -> Review:
+    """A review as GitHub lists it: a known state, a reviewer (or null: a deleted account)
+    and a ``commit_id`` that is a full SHA or null; anything else is an error."""
+    state = item.get("state") if isinstance(item, dict) else None
+    if state not in REVIEW_STATES:
+        raise GitHubError(f"{what}: GitHub's answer holds something that is not a review")
+    user = item.get("user")
+    login = user.get("login") if isinstance(user, dict) else None
+    if user is not None and not isinstance(login, str):
+        raise GitHubError(f"{what}: GitHub's answer holds a review without its reviewer")
+    if "commit_id" not in item:
+        raise GitHubError(f"{what}: GitHub's answer holds a review without its commit_id")
+    commit = item["commit_id"]
+    if commit is not None and not (isinstance(commit, str) and SHA_RE.fullmatch(commit)):
+        shown = one_line(repr(commit) if isinstance(commit, str) else type(commit).__name__, 60)
+        raise GitHubError(
+            f"{what}: GitHub's answer holds a review whose commit_id {shown} is not a commit SHA"
+        )
+    return Review(login, state, None if commit is None else commit.lower())
 
 
 def _issue(item: Any, what: str) -> Issue:

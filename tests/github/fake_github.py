@@ -2,7 +2,8 @@
 
 It speaks the parts of the REST API kgitops uses, the way GitHub does: paginated listing
 with a ``Link`` header, create, update, the commit -> pull requests lookup, a pull request's
-author and labels, its issue events (labeled / unlabeled, oldest first, paginated), a
+author, labels and head, its issue events (labeled / unlabeled, oldest first, paginated),
+its reviews (oldest first, paginated; a dismissed review's state becomes DISMISSED), a
 collaborator's permission (maintain reads as write, triage as read, as GitHub maps them),
 bearer-token auth, the 65,536-character body limit (422), and scripted failures (401, 403,
 404, 429, 5xx with GitHub's rate-limit headers, or any raw bytes) for every request or for
@@ -49,6 +50,7 @@ class FakeGitHub:
         self.pull_heads: dict[int, str] = {}
         self.pulls: dict[int, dict[str, Any]] = {}  # acme/topics' pull requests
         self.events: dict[int, list[dict[str, Any]]] = {}  # issue events per pull request
+        self.reviews: dict[int, list[dict[str, Any]]] = {}  # reviews per pull request
         self.roles: dict[str, str] = {}  # login -> role on acme/topics (admin ... read)
         self.issues: list[dict[str, Any]] = []  # acme/topics' issues, numbered from 100
         self.failures: list[Failure] = []
@@ -101,6 +103,29 @@ class FakeGitHub:
             labels[:] = [lb for lb in labels if lb["name"] != name]
             if event == "labeled":
                 labels.append({"name": name})
+
+    def push(self, pr: int, head: str) -> None:
+        """A push to pull request ``pr``: its head is now ``head``."""
+        self.pulls[pr]["head"]["sha"] = head
+
+    def review(
+        self, pr: int, reviewer: str | None, state: str = "APPROVED", commit: str | None = None
+    ) -> dict[str, Any]:
+        """``reviewer`` submits a review of ``commit`` (default: the head now), as GitHub
+        lists it; returned so a test can dismiss it (``["state"] = "DISMISSED"``)."""
+        with self._lock:
+            self._next_id += 1
+            review = {
+                "id": self._next_id,
+                "user": None if reviewer is None else {"login": reviewer, "type": "User"},
+                "body": "",
+                "state": state,
+                "commit_id": self.pulls[pr]["head"]["sha"] if commit is None else commit,
+                "submitted_at": "2026-11-24T11:00:00Z",
+                "author_association": "MEMBER",
+            }
+            self.reviews.setdefault(pr, []).append(review)
+            return review
 
     def other_event(self, pr: int, event: str, actor: str) -> None:
         with self._lock:
@@ -228,6 +253,10 @@ class FakeGitHub:
                 m = re.fullmatch(r"/repos/([^/]+/[^/]+)/issues/(\d+)/events", url.path)
                 if m and m.group(1) in fake.repos and self.command == "GET":
                     self._page(fake.events.get(int(m.group(2)), []), query, url.path)
+                    return
+                m = re.fullmatch(r"/repos/([^/]+/[^/]+)/pulls/(\d+)/reviews", url.path)
+                if m and m.group(1) in fake.repos and self.command == "GET":
+                    self._page(fake.reviews.get(int(m.group(2)), []), query, url.path)
                     return
                 m = re.fullmatch(r"/repos/([^/]+/[^/]+)/collaborators/([^/]+)/permission", url.path)
                 if m and m.group(1) in fake.repos and self.command == "GET":
