@@ -640,9 +640,10 @@ def test_pull_requests_pass_the_label_name_and_never_decide_from_its_mere_presen
     assert steps["label"]["env"]["GITHUB_TOKEN"] == "${{ inputs.github-token }}"
 
 
-def connection_repo(tmp_path: Path) -> tuple[Path, str]:
+def connection_repo(tmp_path: Path) -> tuple[Path, str, str]:
     """A repository whose pull request moves the simulated cluster's state file (a connection
-    change); the base commit's sha."""
+    change), checked out at the pull request's head commit; (the checkout, the base commit,
+    the head commit)."""
     root = tmp_path / "repo"
     make_cluster(root)
     git(root, "init", "-q", "-b", "main")
@@ -652,41 +653,56 @@ def connection_repo(tmp_path: Path) -> tuple[Path, str]:
     base = git(root, "rev-parse", "HEAD")
     cluster = root / "topics" / "demo" / "cluster.yaml"
     cluster.write_text(CLUSTER.replace(".state/demo.json", ".state/elsewhere.json"))
-    return root, base
+    git(root, "commit", "-q", "-am", "the pull request")
+    return root, base, git(root, "rev-parse", "HEAD")
 
 
 def label_then_plan(
-    root: Path, base: str, tmp_path: Path, github: FakeGitHub, api_url: str | None = None
+    root: Path,
+    base: str,
+    tmp_path: Path,
+    github: FakeGitHub,
+    api_url: str | None = None,
+    head: str | None = None,
 ) -> tuple[dict[str, str], str, str]:
-    """The action's label step, then its plan step with the allow the runner would compute;
-    (the plan step's outputs, the label step's log, the comment)."""
+    """The action's label step, then its plan step with the allow the runner would compute,
+    for the event whose head is ``head`` (default: the commit checked out); (the plan step's
+    outputs, the label step's log, the comment)."""
+    head = head or git(root, "rev-parse", "HEAD")
     label_env = {
         "GITHUB_TOKEN": TOKEN,
         "GITHUB_API_URL": api_url or github.url,
         "GITHUB_REPOSITORY": "acme/topics",
         "LABEL": LABEL,
         "PR_NUMBER": "42",
+        "HEAD_SHA": head,
         "DIR": "topics/demo",
     }
     proc, verdict = run_step(step(ROOT / "action.yml", "label"), root, label_env, tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert TOKEN not in proc.stdout + proc.stderr
+    label_log = proc.stdout
     allowed = "true" if verdict["allowed"] == "true" else "false"
     env = plan_env(
-        BASE_REF=base, ALLOW_CONNECTION=allowed, ALLOW_LABEL=LABEL, LABEL_VERDICT=verdict["verdict"]
+        BASE_REF=base,
+        ALLOW_CONNECTION=allowed,
+        ALLOW_LABEL=LABEL,
+        LABEL_VERDICT=verdict["verdict"],
+        HEAD_SHA=head,
     )
     proc, out = run_step(step(ROOT / "action.yml", "plan"), root, env, tmp_path)
     assert proc.returncode == 0, proc.stderr
-    return out, proc.stdout, Path(out["comment-file"]).read_text(encoding="utf-8")
+    return out, label_log, Path(out["comment-file"]).read_text(encoding="utf-8")
 
 
 def test_a_connection_change_labelled_by_triage_fails_and_kgitops_connects_nowhere(
     tmp_path: Path, github: FakeGitHub, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root, base = connection_repo(tmp_path)
+    root, base, head = connection_repo(tmp_path)
     monkeypatch.chdir(root)
     github.roles.update({"olga": "admin", "trish": "triage"})
-    github.add_pull(42, "olga")
+    github.add_pull(42, "olga", head=head)
+    github.review(42, "trish")  # triage may approve: it is no review that counts
     github.label(42, LABEL, "trish")
     out, _, comment = label_then_plan(root, base, tmp_path, github)
     assert out["result"] == "connection-changed"
@@ -694,36 +710,81 @@ def test_a_connection_change_labelled_by_triage_fails_and_kgitops_connects_nowhe
         comment
     )
     assert "@trish added it last and has triage permission" in comment
-    assert "did not open this pull request reviews it, then adds the label" in comment
+    assert (
+        "who did not open this pull request approves this commit "
+        f"(`{head[:7]}`) and adds the label `{LABEL}` (added before the approval: re-run "
+        "the failed job)"
+    ) in comment
     assert not (root / "topics" / "demo" / ".state" / "elsewhere.json").exists()
 
 
 def test_a_connection_change_labelled_by_another_writer_is_planned(
     tmp_path: Path, github: FakeGitHub, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root, base = connection_repo(tmp_path)
+    root, base, head = connection_repo(tmp_path)
     monkeypatch.chdir(root)
     github.roles.update({"olga": "admin", "wes": "write"})
-    github.add_pull(42, "olga")
+    github.add_pull(42, "olga", head=head)
+    github.review(42, "wes")
     github.label(42, LABEL, "wes")
-    out, _, comment = label_then_plan(root, base, tmp_path, github)
+    out, log, comment = label_then_plan(root, base, tmp_path, github)
+    assert f"did not open the pull request and approved its head {head[:7]}" in log
     assert out["result"] == "changes"
     assert "CONNECTION_CHANGED" in comment and "simulated.stateFile" in comment
     assert (root / "topics" / "demo" / ".state" / "elsewhere.json").exists()
 
 
+def test_a_push_after_the_writers_approval_fails_and_kgitops_connects_nowhere(
+    tmp_path: Path, github: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, base, head = connection_repo(tmp_path)
+    monkeypatch.chdir(root)
+    github.roles.update({"olga": "admin", "wes": "write"})
+    github.add_pull(42, "olga", head=base)  # wes approved an earlier commit and labelled it
+    github.review(42, "wes")
+    github.label(42, LABEL, "wes")
+    github.push(42, head)  # then the author pushed the connection change
+    out, _, comment = label_then_plan(root, base, tmp_path, github)
+    assert out["result"] == "connection-changed"
+    assert f"@wes approved {base[:7]}, the head is {head[:7]} (pushed since)" in comment
+    assert not (root / "topics" / "demo" / ".state" / "elsewhere.json").exists()
+
+
+def test_a_checkout_that_is_not_the_events_head_does_not_count_and_github_is_not_asked(
+    tmp_path: Path, github: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The event names the approved head, but the folder holds another commit (the pull
+    request's ref fetched after a later push): the label does not count for what is planned."""
+    root, base, head = connection_repo(tmp_path)
+    monkeypatch.chdir(root)
+    github.roles.update({"olga": "admin", "wes": "write"})
+    approved = "5d6e7f8" + "e" * 33
+    github.add_pull(42, "olga", head=approved)
+    github.review(42, "wes")
+    github.label(42, LABEL, "wes")
+    out, _, comment = label_then_plan(root, base, tmp_path, github, head=approved)
+    assert out["result"] == "connection-changed"
+    assert (
+        f"does not count: topics/demo is a checkout of {head}, not of the pull request's head "
+        f"{approved}; check out github.event.pull_request.head.sha"
+    ) in comment
+    assert github.requests == []
+    assert not (root / "topics" / "demo" / ".state" / "elsewhere.json").exists()
+
+
 def test_a_connection_change_labelled_by_its_author_or_with_github_down_fails(
     tmp_path: Path, github: FakeGitHub, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root, base = connection_repo(tmp_path)
+    root, base, head = connection_repo(tmp_path)
     monkeypatch.chdir(root)
     github.roles.update({"olga": "admin"})
-    github.add_pull(42, "olga")
+    github.add_pull(42, "olga", head=head)
     github.label(42, LABEL, "olga")
     out, _, comment = label_then_plan(root, base, tmp_path, github)
     assert out["result"] == "connection-changed"
     assert "@olga added it last and opened the pull request" in comment
     github.roles["wes"] = "write"
+    github.review(42, "wes")
     github.label(42, LABEL, "wes")
     out, _, comment = label_then_plan(root, base, tmp_path, github, api_url="http://127.0.0.1:9")
     assert out["result"] == "connection-changed"

@@ -202,7 +202,8 @@ def test_pull_requests_never_run_their_own_action_or_package() -> None:
                 assert uses == "./base"
                 assert s["with"]["install"] == "./base"
             if uses.startswith("actions/checkout@") and s["with"].get("path") == "pr":
-                assert "refs/pull/" in s["with"]["ref"]
+                # the commit the event names, which the label's approval must be of
+                assert s["with"]["ref"] == "${{ github.event.pull_request.head.sha }}"
         if name == "plan-fork":
             assert "secrets." not in json.dumps(job), "a fork's job gets no secret"
             assert "environment" not in job
