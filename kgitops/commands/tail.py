@@ -7,15 +7,9 @@ joining a consumer group; ``--follow`` keeps printing new ones, line by line, un
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import os
-import select
-import signal
 import sys
-from collections.abc import Iterator
-from contextlib import closing, contextmanager
-from types import FrameType
+from contextlib import closing
 from typing import TYPE_CHECKING
 
 from kgitops.commands._units import is_digits, positive_int, seconds
@@ -130,80 +124,17 @@ def _partitions_of(args: argparse.Namespace) -> list[int] | None:
     return None if args.partition is None else sorted(set(args.partition))
 
 
-_STOPPING = ("SIGTERM", "SIGHUP")
-
-
-class _Stop(KeyboardInterrupt):
-    """SIGTERM or SIGHUP: the end of a follow (a KeyboardInterrupt, so no library's
-    ``except Exception`` can swallow it)."""
-
-
-@contextmanager
-def _stopped_by_sigterm() -> Iterator[None]:
-    """Within the block, SIGTERM and SIGHUP raise ``_Stop`` (once; later ones are ignored);
-    SIGINT keeps raising KeyboardInterrupt (Ctrl-C: exit 130)."""
-    fired: list[int] = []
-
-    def handler(signum: int, frame: FrameType | None) -> None:
-        if not fired:
-            fired.append(signum)
-            raise _Stop
-
-    wanted = [s for s in (getattr(signal, n, None) for n in _STOPPING) if s is not None]
-    try:
-        previous = {s: signal.signal(s, handler) for s in wanted}
-    except ValueError:  # not the main thread
-        yield
-        return
-    try:
-        yield
-    finally:
-        for s, old in previous.items():
-            signal.signal(s, old)
-
-
-def _reader_gone() -> bool:
-    """Whether stdout is a pipe nobody reads any more (``| head -n 5`` ended): the write end
-    of such a pipe polls as an error. Checked on every batch, so a quiet topic cannot keep
-    ``tail -f | head`` waiting forever (as GNU ``tail -f`` checks)."""
-    try:
-        fd = sys.stdout.fileno()
-        poller = select.poll()
-        poller.register(fd, 0)  # errors and hang-ups are always reported
-        return any(ev & (select.POLLERR | select.POLLHUP) for _, ev in poller.poll(0))
-    except (AttributeError, OSError, ValueError):  # not a file (a test's capture)
-        return False
-
-
-def _write(lines: list[str]) -> None:
-    """Whole lines, flushed; a SIGTERM arriving meanwhile waits until they are out, so a
-    reader never gets half a line."""
-    blocked = {s for s in (getattr(signal, n, None) for n in _STOPPING) if s is not None}
-    mask = getattr(signal, "pthread_sigmask", None)
-    if mask is not None:
-        mask(signal.SIG_BLOCK, blocked)
-    try:
-        sys.stdout.write("\n".join(lines) + "\n")
-        sys.stdout.flush()
-    except BrokenPipeError:  # the reader left mid-write: what is buffered goes nowhere,
-        with contextlib.suppress(OSError, ValueError):  # not into an error at exit
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        raise
-    finally:
-        if mask is not None:
-            mask(signal.SIG_UNBLOCK, blocked)
-
-
 def _follow(args: argparse.Namespace, spec: ClusterSpec) -> int:
     """Print each batch as it is read, flushed, until a signal, --timeout or --max."""
     from kgitops.cluster.kafka.tail import follow_messages
+    from kgitops.commands._stream import Stop, reader_gone, stopped_by_sigterm, write_lines
     from kgitops.plan.messages import FollowedRows, message_json
 
     latest = args.start == "latest"
     limit = None if latest else args.max  # latest: --max is the backlog, then every message
     rows = FollowedRows(args.width)
     printed = 0
-    with _stopped_by_sigterm():
+    with stopped_by_sigterm():
         try:
             batches = follow_messages(
                 spec,
@@ -215,7 +146,7 @@ def _follow(args: argparse.Namespace, spec: ClusterSpec) -> int:
             )
             with closing(batches):
                 for batch in batches:
-                    if _reader_gone():
+                    if reader_gone():
                         raise BrokenPipeError  # exit 1, as for any closed pipe
                     if limit is not None:
                         batch = batch[: limit - printed]
@@ -224,10 +155,10 @@ def _follow(args: argparse.Namespace, spec: ClusterSpec) -> int:
                     else:
                         lines = rows.lines(batch)
                     if lines:
-                        _write(lines)
+                        write_lines(lines)
                     printed += len(batch)
                     if limit is not None and printed >= limit:
                         break
-        except _Stop:
+        except Stop:
             pass
     return 0

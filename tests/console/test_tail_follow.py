@@ -359,9 +359,9 @@ def test_a_pipe_closed_mid_write_leaves_no_noise_at_exit() -> None:
     code = (
         "import os, sys\n"
         "r, w = os.pipe(); os.close(r); os.dup2(w, 1)\n"
-        "from kgitops.commands.tail import _write\n"
+        "from kgitops.commands._stream import write_lines\n"
         "try:\n"
-        "    _write(['a line'])\n"
+        "    write_lines(['a line'])\n"
         "except BrokenPipeError:\n"
         "    sys.exit(1)\n"
     )
