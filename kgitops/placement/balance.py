@@ -10,7 +10,9 @@ The goals (each rack-aware: a move never leaves a partition on fewer racks):
    must span every rack, RF >= racks: then a rack's share is fixed and is spread over its
    brokers);
 3. bytes per broker within 10 % of the mean (replica counts when a size is unknown), by moves
-   the per-topic shares leave room for;
+   the per-topic shares leave room for, then by swaps (two replicas change places between a
+   heavy and a light broker: counts stay, bytes even out) where the shares block every move;
+   ``balance`` returns where it ended (``Band``: the plan's ``BALANCE_BAND_UNREACHED``);
 4. preferred leaders balanced cluster-wide (reordering replicas: no data moves);
 5. the fewest bytes: a replica this plan places anyway moves for free and is used first; a
    paid move is chosen by the size that brings the receiver closest to the mean, so a new
@@ -56,7 +58,7 @@ from kgitops.placement.layout import (
     move_replica,
 )
 from kgitops.placement.leaders import even_leaders, spread_leaders
-from kgitops.units import human_bytes
+from kgitops.placement.swaps import SWAP_PASSES, Budget, swap_bytes
 
 Mode = Literal["all", "placed", "leaders"]
 PICK_TRIES = 512
@@ -100,11 +102,14 @@ def balance(
     drain: Collection[int] = (),
     mode: Mode = "all",
     fixed: Sequence[tuple[Sequence[int], int | None]] = (),
+    swaps: bool = True,
 ) -> Band | None:
     """Move replicas and preferred leaders of ``layouts`` (in place; reasons in each layout's
     ``reasons``) towards goals 2-4. ``fixed``: (replicas, size) of every other partition the
-    cluster holds (other topics, new topics), counted but never moved. Returns where goal 3
-    ended (mode ``all``, two eligible brokers or more), else None."""
+    cluster holds (other topics, new topics), counted but never moved. ``swaps``: goal 3 may
+    exchange two replicas when single moves stop outside the band (False: single moves only,
+    for comparison). Returns where goal 3 ended (mode ``all``, two eligible brokers or more),
+    else None."""
     by_count = any(s is None for lay in layouts for s in lay.sizes.values()) or any(
         s is None for _, s in fixed
     )
@@ -130,6 +135,13 @@ def balance(
             for t in movable:
                 _spread_topic(t)
             _even_bytes(cluster, movable)
+            if swaps and not by_count:
+                budget = Budget()
+                for _ in range(SWAP_PASSES):
+                    if not swap_bytes(cluster, movable, BYTES_TOLERANCE, budget):
+                        break
+                    if not _even_bytes(cluster, movable):
+                        break
     if mode != "placed":
         for t in movable:
             spread_leaders(t)
@@ -285,16 +297,17 @@ def _pick(topic: Topic, entries: list[int], donor: int, taker: int, aim: float) 
 # ------------------------------------------------------------------------ goal 3
 
 
-def _even_bytes(cluster: Cluster, topics: Sequence[Topic], rounds: int = 100_000) -> None:
+def _even_bytes(cluster: Cluster, topics: Sequence[Topic], rounds: int = 100_000) -> bool:
     """Move replicas from brokers above the mean + 10 % to brokers below the mean - 10 %,
-    only where both brokers stay inside the topic's share."""
+    only where both brokers stay inside the topic's share. True when it moved one."""
     n = len(cluster.eligible)
     if n < 2 or not topics:
-        return
+        return False
     load = cluster.load
     mean = sum(v.bytes for v in load.values()) / n
     if mean <= 0:
-        return
+        return False
+    any_moved = False
     high, low = (1 + BYTES_TOLERANCE) * mean, (1 - BYTES_TOLERANCE) * mean
     stuck: set[tuple[int, int]] = set()
     for _ in range(rounds):
@@ -305,7 +318,7 @@ def _even_bytes(cluster: Cluster, topics: Sequence[Topic], rounds: int = 100_000
             (b for b in cluster.eligible if load[b].bytes < low), key=lambda b: load[b].bytes
         )
         if not heavy and not light:
-            return
+            return any_moved
         givers = heavy or sorted(cluster.eligible, key=lambda b: -load[b].bytes)
         takers = (light or sorted(cluster.eligible, key=lambda b: load[b].bytes))[:8]
         rack_of = cluster.rack_of
@@ -323,12 +336,13 @@ def _even_bytes(cluster: Cluster, topics: Sequence[Topic], rounds: int = 100_000
                 stuck.add((d, r))
                 continue
             if _bytes_move(cluster, topics, d, r, want, mean):
-                moved = True
+                moved = any_moved = True
                 stuck.clear()  # the move may have opened a pair that was stuck
                 break
             stuck.add((d, r))
         if not moved:
-            return
+            return any_moved
+    return any_moved
 
 
 def _bytes_move(
@@ -375,13 +389,9 @@ def _bytes_move(
     _, _, t, p = best
     load = cluster.load
     why = (
-        f"goal 3, bytes: broker {donor} held {_amount(cluster, load[donor].bytes)} and "
-        f"broker {taker} {_amount(cluster, load[taker].bytes)}, mean "
-        f"{_amount(cluster, round(mean))}"
+        f"goal 3, bytes: broker {donor} held {cluster.amount(load[donor].bytes)} and "
+        f"broker {taker} {cluster.amount(load[taker].bytes)}, mean "
+        f"{cluster.amount(round(mean))}"
     )
     move_replica(t, p, t.layout.replicas[p].index(donor), taker, why)
     return True
-
-
-def _amount(cluster: Cluster, value: int) -> str:
-    return f"{value} replicas" if cluster.by_count else human_bytes(value)

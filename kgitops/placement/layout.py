@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from kgitops.model import Broker
 from kgitops.placement.racks import RackRule
+from kgitops.units import human_bytes
 
 
 @dataclass
@@ -58,6 +59,10 @@ class Cluster:
 
     def weight(self, size: int | None) -> int:
         return 1 if self.by_count else (size or 0)
+
+    def amount(self, value: int) -> str:
+        """A load as a reason words it: ``2.0 GiB``, or ``12 replicas`` when counting."""
+        return f"{value} replicas" if self.by_count else human_bytes(value)
 
     def can_swap(self, replicas: Sequence[int], slot: int, new: int, rack_aware: bool) -> bool:
         """Whether ``replicas[slot]`` may become ``new``: not already there, and (rack-aware)

@@ -103,7 +103,7 @@ def band_unreached(band: Band | None) -> tuple[str, dict[str, object]] | None:
         f"{what} per broker stay outside {BYTES_TOLERANCE:.0%} of the mean "
         f"({unit(round(band.mean))}) after --rebalance: {', '.join(named)}; the best spread "
         f"reached is {unit(lo)} .. {unit(hi)} ({pct(lo)} .. {pct(hi)}): no further replica "
-        "move keeps every topic's even spread and the rack rule (a partition larger than "
+        "move or swap keeps every topic's even spread and the rack rule (a partition larger than "
         "the band, or too few partitions to share)"
     )
     data: dict[str, object] = {

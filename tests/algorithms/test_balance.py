@@ -334,3 +334,125 @@ def test_unknown_sizes_name_the_band_in_replicas() -> None:
     (w,) = [w for w in plan.warnings if w.code == "BALANCE_BAND_UNREACHED"]
     assert w.data["unit"] == "replicas" and w.data["brokers"] == {"0": 1, "1": 1, "2": 0}
     assert "replicas per broker stay outside 10%" in w.message
+
+
+# ------------------------------------------------------------------ swaps
+
+
+def _sized_layout(name: str, current: Mapping[int, tuple[int, ...]],
+                  sizes: Mapping[int, int]) -> TopicLayout:  # fmt: skip
+    return TopicLayout(name, {p: list(r) for p, r in current.items()}, current, sizes, False)
+
+
+def test_a_swap_evens_bytes_when_each_topic_already_has_its_share() -> None:
+    # each topic holds one partition per broker (its even share): no single move may go, but
+    # a-0 (8 GiB) and a-1 (2 GiB) changing places brings both brokers to the mean
+    a = _sized_layout("a", {0: (0,), 1: (1,)}, {0: 8 * GiB, 1: 2 * GiB})
+    b = _sized_layout("b", {0: (0,), 1: (1,)}, {0: 8 * GiB, 1: 2 * GiB})
+    single = [_sized_layout(t.name, t.original, t.sizes) for t in (a, b)]
+    band = balance(single, [Broker(0), Broker(1)], swaps=False)
+    assert band is not None and band.outside == {0: 16 * GiB, 1: 4 * GiB}
+    band = balance([a, b], [Broker(0), Broker(1)])
+    assert band is not None and band.outside == {}
+    assert band.loads == {0: 10 * GiB, 1: 10 * GiB}
+    moved = [(t.name, p, tuple(r)) for t in (a, b) for p, r in t.replicas.items()
+             if tuple(r) != t.original[p]]  # fmt: skip
+    assert len(moved) == 2 and moved[0][0] == moved[1][0]  # one swap, inside one topic
+    (why,) = {w for t in (a, b) for ws in t.reasons.values() for w in ws}
+    assert why.startswith("goal 3, bytes (a swap): broker 0 held 16.0 GiB and broker 1 4.0 GiB")
+
+
+@st.composite
+def sized_clusters(draw: st.DrawFn) -> tuple[list[TopicLayout], tuple[Broker, ...]]:
+    """Small clusters whose partitions differ in size (swaps need that), racks or not."""
+    n_racks = draw(st.integers(0, 3))
+    n = draw(st.integers(2, 6))
+    brokers = tuple(Broker(i, f"r{i % n_racks}" if n_racks else None) for i in range(n))
+    layouts = []
+    for ti in range(draw(st.integers(1, 3))):
+        rf = draw(st.integers(1, min(3, n)))
+        parts = draw(st.integers(1, 8))
+        reps = st.lists(st.integers(0, n - 1), min_size=rf, max_size=rf, unique=True)
+        current = {p: tuple(draw(reps)) for p in range(parts)}
+        sizes = {p: draw(st.sampled_from([1, 10, 100, 1000, 5000])) * MiB for p in range(parts)}
+        aware = n_racks > 0 and draw(st.booleans())
+        layouts.append(TopicLayout(f"t{ti}", {p: list(r) for p, r in current.items()},
+                                   current, sizes, aware))  # fmt: skip
+    return layouts, brokers
+
+
+def _copy(layouts: Sequence[TopicLayout]) -> list[TopicLayout]:
+    return [TopicLayout(t.name, {p: list(r) for p, r in t.original.items()}, t.original,
+                        t.sizes, t.rack_aware) for t in layouts]  # fmt: skip
+
+
+def _bytes_moved(layouts: Sequence[TopicLayout]) -> int:
+    return sum(
+        (t.sizes[p] or 0) * len(set(r) - set(t.original[p]))
+        for t in layouts
+        for p, r in t.replicas.items()
+    )
+
+
+def _out(band: object) -> float:
+    b = band  # a Band: how far, in all, the brokers lie outside it
+    return sum(max(0.0, v - b.high, b.low - v) for v in b.loads.values())  # type: ignore[attr-defined]
+
+
+@settings(max_examples=80, deadline=None)
+@given(sized_clusters())
+def test_swaps_never_move_bytes_single_moves_do_not_need_nor_break_a_rule(
+    case: tuple[list[TopicLayout], tuple[Broker, ...]],
+) -> None:
+    layouts, brokers = case
+    rack_of = {b.id: b.rack for b in brokers}
+    single = _copy(layouts)
+    plain = balance(single, brokers, swaps=False)
+    band = balance(layouts, brokers)
+    assert band is not None and plain is not None
+    if not plain.outside:  # single moves reach the band: swaps add nothing, not a byte
+        assert [t.replicas for t in layouts] == [t.replicas for t in single]
+    else:  # a swap is made only to come closer to the band
+        assert _out(band) <= _out(plain)
+        if _bytes_moved(layouts) > _bytes_moved(single):
+            assert _out(band) < _out(plain)
+    for t in layouts:
+        counts = Counter(b for r in t.replicas.values() for b in r)
+        before = Counter(b for r in t.original.values() for b in r)
+        assert sum(counts.values()) == sum(before.values())
+        for p, r in t.replicas.items():
+            assert len(set(r)) == len(r) == len(t.original[p])
+            if t.rack_aware:
+                had = {rack_of[b] for b in t.original[p]}
+                assert len({rack_of[b] for b in r}) >= min(len(had), len(r))
+        if not any(rack_of.values()):
+            assert spread([counts[b.id] for b in brokers]) <= max(
+                1, spread([before[b.id] for b in brokers])
+            )
+
+
+@settings(max_examples=60, deadline=None)
+@given(sized_clusters())
+def test_a_second_rebalance_after_swaps_finds_nothing(
+    case: tuple[list[TopicLayout], tuple[Broker, ...]],
+) -> None:
+    layouts, brokers = case
+    state = ClusterState(
+        brokers=brokers,
+        topics={
+            t.name: TopicState(
+                t.name,
+                {p: PartitionState(r, r, r[0], t.sizes[p]) for p, r in t.original.items()},
+            )
+            for t in layouts
+        },
+    )
+    wanted = [
+        topic(t.name, len(t.original), len(t.original[0]),
+              placement="rack-aware" if t.rack_aware else "rack-unaware")
+        for t in layouts
+    ]  # fmt: skip
+    plan, _ = compute_plan(specs(*wanted), state, None, rebalance=True)  # type: ignore[arg-type]
+    final = after(state, plan)
+    again, _ = compute_plan(specs(*wanted), final, None, rebalance=True)  # type: ignore[arg-type]
+    assert again.of_kind(Reassign) == [], [a.to_json() for a in again.of_kind(Reassign)]
