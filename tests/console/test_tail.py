@@ -237,3 +237,54 @@ def test_followed_rows_print_the_header_once_and_widen_for_a_wider_cell() -> Non
     (later,) = rows.lines([Message("t", 12, 123456789, None, "none", b"k", b"\x1b", size=2)])
     assert later == '       12  123456789  -             2  "k"   "\\x1b"'
     assert rows.lines([]) == []
+
+
+class _NotUtf8(str):
+    """A header key a producer writes as bytes that are not UTF-8 (on the wire it is a
+    STRING; Java clients replace the bad bytes, kafka-python refuses the record)."""
+
+    def encode(self, *args: object, **kwargs: object) -> bytes:
+        return b"\xff\xfe"
+
+
+def test_a_record_kafka_python_cannot_decode_is_one_line_naming_where_to_skip(
+    local_broker: str, tmp_path: Path, topic_prefix: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import kafka
+
+    from kgitops.cluster.kafka.admin import KafkaAdmin
+    from kgitops.cluster.port import NewTopic
+    from kgitops.model import ClusterSpec
+
+    name = f"{topic_prefix}undecodable"
+    admin = KafkaAdmin(ClusterSpec(name="l", directory=".", bootstrap_servers=(local_broker,)))
+    try:
+        b = admin.describe([]).broker_ids[0]
+        (error,) = admin.create_topics([NewTopic(name, {0: (b,)})]).values()
+        assert error is None, error
+    finally:
+        admin.close()
+    producer = kafka.KafkaProducer(bootstrap_servers=local_broker, linger_ms=0)
+    producer.send(name, b"ok0", partition=0).get(timeout=10)
+    producer.send(name, b"bad", partition=0, headers=[(_NotUtf8("k"), b"v")]).get(timeout=10)
+    producer.send(name, b"ok2", partition=0).get(timeout=10)
+    producer.close()
+    (tmp_path / "cluster.yaml").write_text(
+        "apiVersion: kgitops/v1\nkind: Cluster\nname: local\n"
+        f"bootstrapServers: [{json.dumps(local_broker)}]\n"
+    )
+    argv = [str(tmp_path), name, "--from", "earliest", "--format", "json"]
+    for follow in ([], ["--follow"]):
+        code, out, err = tail(capsys, *argv, *follow)
+        assert code == 1
+        assert err.startswith(f"error: topic '{name}': kafka-python cannot decode a record (")
+        assert err.endswith(
+            "reading stopped before it (partition 0 at offset 1): read past it with "
+            "--partition P --from OFFSET+1\n"
+        )
+        assert len(err.splitlines()) == 1 and "\\xff" in err
+        # --follow prints what it read before the record; the bounded read prints nothing
+        assert [json.loads(x)["offset"] for x in out.splitlines()] == ([0] if follow else [])
+    code, out, err = tail(capsys, str(tmp_path), name, "--partition", "0", "--from", "2")
+    assert code == 0, err
+    assert out.splitlines()[1].endswith('"ok2"')

@@ -46,6 +46,7 @@ def _assigned(
     each partition starts that many messages before its end. Any library error, in the
     block too, becomes one ``ClusterError`` line."""
     from kafka import KafkaConsumer, TopicPartition
+    from kafka.errors import CorruptRecordError
 
     config = client_config(spec, environ)
     secrets = secret_values(config)
@@ -54,6 +55,7 @@ def _assigned(
     settings = {k: v for k, v in config.items() if k in allowed}
     settings.update(group_id=None, enable_auto_commit=False, auto_offset_reset="earliest")
     consumer: Any = None
+    tps: list[Any] = []
     try:
         consumer = open_client(KafkaConsumer, spec, settings, tls, secrets)
         ids = consumer.partitions_for_topic(topic)
@@ -90,11 +92,29 @@ def _assigned(
     except (ClusterError, KgitopsError):
         raise
     except Exception as exc:
+        if isinstance(exc, CorruptRecordError) and tps:
+            raise _undecodable(topic, consumer, tps, exc) from None
         raise translate(exc, "Fetch", secrets=secrets, tls=tls) from None
     finally:
         if consumer is not None:
             with contextlib.suppress(Exception):  # never mask the real error
                 consumer.close()
+
+
+def _undecodable(topic: str, consumer: Any, tps: Sequence[Any], exc: Exception) -> ClusterError:
+    """A record kafka-python cannot decode (a CRC that fails, a header key that is not UTF-8,
+    which Java clients would replace): reading stops before it, at the positions named, so
+    ``--partition P --from OFFSET`` past it reads on."""
+    at = []
+    for tp in tps[:6]:
+        with contextlib.suppress(Exception):
+            at.append(f"{tp.partition} at offset {consumer.position(tp)}")
+    more = f" and {len(tps) - 6} more" if len(tps) > 6 else ""
+    return ClusterError(
+        f"topic '{safe_text(topic)}': kafka-python cannot decode a record "
+        f"({safe_text(str(exc), 200)}); reading stopped before it (partition "
+        f"{', '.join(at)}{more}): read past it with --partition P --from OFFSET+1"
+    )
 
 
 def read_messages(
