@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from types import FrameType
 
@@ -54,9 +54,19 @@ def signals_interrupt() -> Iterator[None]:
         name = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
         raise Interrupted(name)
 
+    with handled(SIGNALS, handler):
+        yield
+
+
+@contextmanager
+def handled(
+    signals: Iterable[int], handler: Callable[[int, FrameType | None], None]
+) -> Iterator[None]:
+    """Within the block, ``handler`` handles ``signals``; the previous handlers come back
+    after it. Off the main thread (where signals cannot be handled) the block just runs."""
     try:
-        previous = {s: signal.signal(s, handler) for s in SIGNALS}
-    except ValueError:  # not the main thread: signals cannot be handled here
+        previous = {s: signal.signal(s, handler) for s in signals}
+    except ValueError:  # not the main thread
         yield
         return
     try:

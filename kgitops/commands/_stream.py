@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
 
+from kgitops.apply.signals import handled
+
 STOPPING = ("SIGTERM", "SIGHUP")
 
 
@@ -34,16 +36,8 @@ def stopped_by_sigterm() -> Iterator[None]:
             raise Stop
 
     wanted = [s for s in (getattr(signal, n, None) for n in STOPPING) if s is not None]
-    try:
-        previous = {s: signal.signal(s, handler) for s in wanted}
-    except ValueError:  # not the main thread
+    with handled(wanted, handler):
         yield
-        return
-    try:
-        yield
-    finally:
-        for s, old in previous.items():
-            signal.signal(s, old)
 
 
 def reader_gone() -> bool:

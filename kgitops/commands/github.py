@@ -34,6 +34,14 @@ CONNECTION_LABEL = "kgitops:allow-connection-change"
 HELP = "GitHub integration: post or update the plan comment on a pull request"
 
 
+def _api_url(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--api-url",
+        default=os.environ.get("GITHUB_API_URL") or "https://api.github.com",
+        help="GitHub API base URL (default: $GITHUB_API_URL or https://api.github.com)",
+    )
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="github_command", metavar="SUBCOMMAND", required=True)
     c = sub.add_parser(
@@ -54,11 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     target.add_argument("--commit", help="comment on the pull request that merged this commit")
     c.add_argument("--file", required=True, help="the markdown to post ('-' for stdin)")
     c.add_argument("--marker", default="plan", help="marker name (default: plan)")
-    c.add_argument(
-        "--api-url",
-        default=os.environ.get("GITHUB_API_URL") or "https://api.github.com",
-        help="GitHub API base URL (default: $GITHUB_API_URL or https://api.github.com)",
-    )
+    _api_url(c)
     c.add_argument(
         "--head-sha",
         metavar="SHA",
@@ -139,11 +143,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=CONNECTION_LABEL,
         help=f"the label (default: {CONNECTION_LABEL})",
     )
-    k.add_argument(
-        "--api-url",
-        default=os.environ.get("GITHUB_API_URL") or "https://api.github.com",
-        help="GitHub API base URL (default: $GITHUB_API_URL or https://api.github.com)",
-    )
+    _api_url(k)
     k.add_argument(
         "--max-wait",
         type=seconds,
@@ -200,11 +200,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     i.add_argument("--label", default="kgitops-drift", help="label (default: kgitops-drift)")
     i.add_argument("--file", required=True, help="the markdown body or closing comment")
     i.add_argument("--close", action="store_true", help="close the open issue if there is one")
-    i.add_argument(
-        "--api-url",
-        default=os.environ.get("GITHUB_API_URL") or "https://api.github.com",
-        help="GitHub API base URL (default: $GITHUB_API_URL or https://api.github.com)",
-    )
+    _api_url(i)
     i.set_defaults(_github=_issue)
 
 

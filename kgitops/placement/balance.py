@@ -58,7 +58,7 @@ from kgitops.placement.layout import (
     move_replica,
 )
 from kgitops.placement.leaders import even_leaders, spread_leaders
-from kgitops.placement.swaps import SWAP_PASSES, Budget, swap_bytes
+from kgitops.placement.swaps import SWAP_PASSES, Budget, outside_band, swap_bytes
 
 Mode = Literal["all", "placed", "leaders"]
 PICK_TRIES = 512
@@ -311,12 +311,7 @@ def _even_bytes(cluster: Cluster, topics: Sequence[Topic], rounds: int = 100_000
     high, low = (1 + BYTES_TOLERANCE) * mean, (1 - BYTES_TOLERANCE) * mean
     stuck: set[tuple[int, int]] = set()
     for _ in range(rounds):
-        heavy = sorted(
-            (b for b in cluster.eligible if load[b].bytes > high), key=lambda b: -load[b].bytes
-        )
-        light = sorted(
-            (b for b in cluster.eligible if load[b].bytes < low), key=lambda b: load[b].bytes
-        )
+        heavy, light = outside_band(cluster, low, high)
         if not heavy and not light:
             return any_moved
         givers = heavy or sorted(cluster.eligible, key=lambda b: -load[b].bytes)

@@ -43,6 +43,18 @@ class Budget:
         self.left = checks
 
 
+def outside_band(cluster: Cluster, low: float, high: float) -> tuple[list[int], list[int]]:
+    """The brokers above the byte band, heaviest first, and those below it, lightest first."""
+    load = cluster.load
+    heavy = sorted(
+        (b for b in cluster.eligible if load[b].bytes > high), key=lambda b: -load[b].bytes
+    )
+    light = sorted(
+        (b for b in cluster.eligible if load[b].bytes < low), key=lambda b: load[b].bytes
+    )
+    return heavy, light
+
+
 def _outside(value: float, low: float, high: float) -> float:
     """How far ``value`` lies outside the band [low, high] (0 inside)."""
     return max(0.0, value - high, low - value)
@@ -72,12 +84,7 @@ def swap_bytes(
     sized: dict[int, Sized] = {}
     made = False
     for _ in range(rounds):
-        heavy = sorted(
-            (b for b in cluster.eligible if load[b].bytes > high), key=lambda b: -load[b].bytes
-        )
-        light = sorted(
-            (b for b in cluster.eligible if load[b].bytes < low), key=lambda b: load[b].bytes
-        )
+        heavy, light = outside_band(cluster, low, high)
         if not heavy and not light:
             return made
         givers = heavy[:PAIRS] or sorted(cluster.eligible, key=lambda b: -load[b].bytes)[:PAIRS]
