@@ -176,6 +176,54 @@ def test_pull_requests_are_planned_by_the_base_branch_and_forks_offline() -> Non
     assert "env" not in fork and "environment" not in fork
 
 
+
+def pr_head_checkouts(doc: dict[Any, Any]) -> list[dict[str, Any]]:
+    """The actions/checkout steps of a workflow that fetch the pull request's own commits (its
+    head or merge commit, a refs/pull/ ref, or the fork's repository)."""
+    found = []
+    for job in doc["jobs"].values():
+        for s in job.get("steps", []):
+            if not str(s.get("uses", "")).startswith("actions/checkout@"):
+                continue
+            given = s.get("with", {})
+            text = f"{given.get('ref', '')} {given.get('repository', '')}"
+            if any(
+                marker in text
+                for marker in ("pull_request.head", "merge_commit_sha", "refs/pull/", "head.repo")
+            ):
+                found.append(s)
+    return found
+
+
+def test_every_checkout_of_the_pull_requests_code_under_pull_request_target_is_data_only() -> None:
+    """actions/checkout (from v5.1.0) refuses a fork's head under pull_request_target (and
+    workflow_run) unless `allow-unsafe-pr-checkout: true`: without it every fork's pull request
+    fails at checkout. Opting in is safe only where that checkout keeps no credentials and is
+    data: it is never the action run (`uses:`) nor what is installed (a `run:` step only reads
+    it with git)."""
+    checked = 0
+    for path in sorted(WORKFLOWS.glob("*.yml")):
+        doc = load(path)
+        events = doc[True] if isinstance(doc[True], dict) else {e: None for e in doc[True]}
+        trusted = {"pull_request_target", "workflow_run"} & set(events)
+        for s in pr_head_checkouts(doc):
+            given = s["with"]
+            assert given.get("persist-credentials") is False, (path.name, s["name"])
+            if trusted:
+                assert given.get("allow-unsafe-pr-checkout") is True, (path.name, s["name"])
+                checked += 1
+        for job in doc["jobs"].values():
+            for s in job.get("steps", []):
+                if s not in pr_head_checkouts(doc):
+                    assert "allow-unsafe-pr-checkout" not in s.get("with", {}), (path.name, s)
+                # the pull request's checkout is never code: not an action, not installed
+                assert s.get("uses") not in ("./pr", "./"), (path.name, s)
+                assert s.get("with", {}).get("install", "") in ("", "./base") or (
+                    "==" in s["with"]["install"]
+                ), (path.name, s)
+    assert checked == 3  # plan.yml: the job listing the changed folders, plan, plan-fork
+
+
 @pytest.mark.parametrize(
     ("changes", "plan", "passes"),
     [
