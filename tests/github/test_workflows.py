@@ -176,7 +176,6 @@ def test_pull_requests_are_planned_by_the_base_branch_and_forks_offline() -> Non
     assert "env" not in fork and "environment" not in fork
 
 
-
 def pr_head_checkouts(doc: dict[Any, Any]) -> list[dict[str, Any]]:
     """The actions/checkout steps of a workflow that fetch the pull request's own commits (its
     head or merge commit, a refs/pull/ ref, or the fork's repository)."""
@@ -681,9 +680,11 @@ def test_pull_requests_pass_the_label_name_and_never_decide_from_its_mere_presen
     assert "labels.*.name" not in (WORKFLOWS / "plan.yml").read_text(encoding="utf-8")
     steps = {s.get("id"): s for s in load(ROOT / "action.yml")["runs"]["steps"]}
     # the runner computes the plan step's allow from the label step's verdict, nothing else
-    assert steps["plan"]["env"]["ALLOW_CONNECTION"] == (
-        "${{ inputs.allow-connection-change == 'true' || steps.label.outputs.allowed == 'true' }}"
+    assert (
+        steps["plan"]["env"]["ALLOW_CONNECTION"] == "${{ steps.label.outputs.allowed == 'true' }}"
     )
+    assert steps["plan"]["env"]["ALLOW_INPUT"] == "${{ inputs.allow-connection-change }}"
+    assert steps["plan"]["env"]["EVENT_NAME"] == "${{ github.event_name }}"
     assert "GITHUB_TOKEN" not in steps["plan"]["env"]  # never beside the cluster's credentials
     assert steps["label"]["env"]["GITHUB_TOKEN"] == "${{ inputs.github-token }}"
 
@@ -838,3 +839,48 @@ def test_a_connection_change_labelled_by_its_author_or_with_github_down_fails(
     assert out["result"] == "connection-changed"
     assert "cannot reach the GitHub API" in comment
     assert not (root / "topics" / "demo" / ".state" / "elsewhere.json").exists()
+
+
+@pytest.mark.parametrize("event", ["pull_request_target", "pull_request"])
+def test_the_old_label_expression_in_allow_connection_change_allows_nothing_on_a_pull_request(
+    event: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A workflow written for the previous action passes
+    `allow-connection-change: ${{ contains(...labels.*.name, 'kgitops:allow-connection-change') }}`:
+    a label anyone with triage may add. On a pull request's event the input is ignored (a
+    warning annotation says to pass allow-connection-label): the check fails, kgitops connects
+    nowhere."""
+    root, base, head = connection_repo(tmp_path)
+    monkeypatch.chdir(root)
+    env = plan_env(BASE_REF=base, HEAD_SHA=head, ALLOW_INPUT="true", EVENT_NAME=event)
+    proc, out = run_step(step(ROOT / "action.yml", "plan"), root, env, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert out["result"] == "connection-changed"
+    assert proc.stdout.startswith(
+        "::warning title=kgitops allow-connection-change::the input allow-connection-change is "
+        f"ignored on a pull request's event ({event}): pass allow-connection-label: "
+        "kgitops:allow-connection-change instead"
+    )
+    comment = Path(out["comment-file"]).read_text(encoding="utf-8")
+    assert "The input `allow-connection-change` is ignored on a pull request" in comment
+    assert "only a verified label allows it" in comment
+    assert not (root / "topics" / "demo" / ".state" / "elsewhere.json").exists()
+
+
+def test_allow_connection_change_is_honoured_outside_pull_requests(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, base, head = connection_repo(tmp_path)
+    monkeypatch.chdir(root)
+    env = plan_env(
+        BASE_REF=base,
+        HEAD_SHA=head,
+        ALLOW_INPUT="true",
+        EVENT_NAME="workflow_dispatch",
+        PR_NUMBER="",
+    )
+    proc, out = run_step(step(ROOT / "action.yml", "plan"), root, env, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "::warning" not in proc.stdout
+    assert out["result"] == "changes"
+    assert (root / "topics" / "demo" / ".state" / "elsewhere.json").exists()
