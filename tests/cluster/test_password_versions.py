@@ -174,7 +174,11 @@ def test_the_topic_has_one_partition_rf_up_to_3_and_min_isr_up_to_2(
 ) -> None:
     got, configs = v.topic_layout(brokers)
     assert got == replicas
-    assert configs == {"cleanup.policy": "compact", "min.insync.replicas": isr}
+    assert configs == {
+        "cleanup.policy": "compact",
+        "compression.type": "uncompressed",
+        "min.insync.replicas": isr,
+    }
 
 
 # ------------------------------------------------------------------ the requests
@@ -391,3 +395,64 @@ def test_a_topic_far_larger_than_kgitops_records_is_refused(
     with pytest.raises(ClusterError, match="holds more than"):
         broker.read_versions()
     assert broker.offsets == [0, 1]
+
+
+# ------------------------------------------------------------------ batches kgitops cannot decode
+
+
+def _with_codec(base: int, items: list[tuple[bytes, bytes | None]], codec: int) -> bytes:
+    """One v2 batch of ``items`` at ``base`` labelled as compressed with ``codec``, its CRC
+    recomputed: what a broker with that ``compression.type`` stores, as kafka-python sees it
+    without the codec's library."""
+    import struct
+
+    from kafka.record.util import calc_crc32c
+
+    raw = bytearray(_batch(0, items))
+    raw[0:8] = struct.pack(">q", base)  # the base offset (outside the CRC)
+    at = 8 + 4 + 4 + 1 + 4  # baseOffset, length, leaderEpoch, magic, crc
+    attrs = struct.unpack(">h", raw[at : at + 2])[0]
+    raw[at : at + 2] = struct.pack(">h", (attrs & ~7) | codec)
+    raw[17:21] = struct.pack(">I", calc_crc32c(bytes(raw[at:])))
+    return bytes(raw)
+
+
+def test_the_topic_is_created_uncompressed_whatever_the_brokers_compression() -> None:
+    _, configs = v.topic_layout([Broker(1)])
+    assert configs["compression.type"] == "uncompressed"
+    request = v.build_produce(TOPIC, [(_key(), v.record_value(2, 8192))], 5000, 0)
+    data = request.encode(version=9, header=False)
+    [part] = ProduceRequest.decode(data, version=9, header=False).topic_data[0].partition_data
+    assert [b.compression_type for b in MemoryRecords(bytes(part.records))] == [0]
+
+
+@pytest.mark.parametrize(("codec", "package"), [(2, "python-snappy"), (3, "lz4"), (4, "zstandard")])
+def test_a_batch_compressed_with_a_codec_not_installed_is_skipped_not_a_failed_read(
+    codec: int, package: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name, _, _ = v.CODECS[codec]
+    monkeypatch.setitem(v.CODECS, codec, (name, lambda: False, package))
+    before = _batch(0, [(_key(), v.record_value(1, 8192)), (_key("b"), v.record_value(3, 8192))])
+    hidden = _with_codec(2, [(_key(), v.record_value(2, 8192))], codec)
+    after = _batch(3, [(_key("b"), v.record_value(4, 8192))])
+    broker = Scripted(Partition(1), [_fetch_response(12, before + hidden + after, 4)])
+    got = broker.read_versions()
+    assert broker.offsets == [0]
+    # b's record after the batch holds; orders-app's record before it may be stale
+    assert got[("b", A[1])] == v.VersionRecord(4, 8192, 3)
+    cred = v.join({A: CRED}, got, TOPIC)[A]
+    assert cred.password_version is None  # counts as 1: a rotation is planned, never skipped
+    assert f"offset 2 of {TOPIC}" in cred.version_note
+    assert f"compressed with {name}" in cred.version_note
+    assert f"pip install {package}" in cred.version_note
+
+
+def test_a_batch_whose_records_do_not_decode_is_skipped_and_the_read_goes_on() -> None:
+    good = _batch(0, [(_key(), v.record_value(5, 8192))])
+    broken = _with_codec(1, [(_key("b"), v.record_value(2, 8192))], 1)  # gzip: not gzip
+    later = _batch(2, [(_key("c"), v.record_value(7, 8192))])
+    got = v.read_fetch(_fetch_response(12, good + broken + later, 3))
+    assert [r[0] for r in got.records] == [0, 2]
+    assert got.next_offset == 3
+    [u] = got.undecoded
+    assert (u.first, u.last) == (1, 1) and "do not decode" in u.reason

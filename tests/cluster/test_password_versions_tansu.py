@@ -144,7 +144,11 @@ def test_records_round_trip_through_the_topic_created_compacted_on_the_first_wri
     assert admin.write_versions(ups) is None
     live = admin.describe([topic]).topics[topic]
     assert list(live.partitions) == [0]
-    assert live.config == {"cleanup.policy": "compact", "min.insync.replicas": "1"}
+    assert live.config == {
+        "cleanup.policy": "compact",
+        "compression.type": "uncompressed",
+        "min.insync.replicas": "1",
+    }
     assert admin.read_versions() == {
         (hostile, "SCRAM-SHA-256"): v.VersionRecord(2, 4096, 0),
         ("x", MECH): v.VersionRecord(1, 8192, 1),

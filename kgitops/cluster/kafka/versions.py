@@ -7,10 +7,10 @@ kgitops owns (cluster.yaml ``passwordVersionTopic``, default ``_kgitops-password
 as JulieOps keeps its state in a Kafka topic: the record survives a fresh CI runner, and every
 checkout of the repository reads the same one::
 
-    topic      one partition, cleanup.policy=compact, RF min(3, live brokers),
-               min.insync.replicas min(2, RF); created on the first write, with an explicit
-               replica assignment (Kafka's rule, start index 0: Kafka 3.3+ would otherwise
-               place it at random)
+    topic      one partition, cleanup.policy=compact, compression.type=uncompressed,
+               RF min(3, live brokers), min.insync.replicas min(2, RF); created on the
+               first write, with an explicit replica assignment (Kafka's rule, start index
+               0: Kafka 3.3+ would otherwise place it at random)
     key        {"mechanism":"SCRAM-SHA-512","user":"orders-app"}    JSON, sorted keys
     value      {"iterations":8192,"passwordVersion":2}               never a password, salt
                                                                     or key
@@ -30,7 +30,12 @@ rewritten outside kgitops with other iterations has no known version). A credent
 a record that counts gets ``password_version`` None and a ``version_note`` saying why; the
 plan counts it as version 1 (kgitops/plan/access_diff.py). A record that is not kgitops'
 (not JSON, a wrong type, larger than ``MAX_RECORD_BYTES``) is skipped, and names its offset
-in that note when its key is a credential's.
+in that note when its key is a credential's. A batch whose records cannot be decoded here
+(compressed with lz4, snappy or zstd, whose libraries kafka-python may lack: a broker-wide
+``compression.type``, or another writer) is skipped too, never a failed read: each
+credential recorded before it has no known version (its note names the batch and the
+package to install), so the plan may rotate it again (the same password, a new salt) but
+never skips a rotation the batch may have recorded.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from kafka import codec
 from kafka.protocol.consumer import FetchRequest
 from kafka.protocol.metadata import MetadataRequest
 from kafka.protocol.producer import ProduceRequest
@@ -64,6 +70,14 @@ FETCH_BYTES = 4 * 1024 * 1024
 #: all to a fetch that may not wait).
 FETCH_WAIT_MS = 100
 OFFSET_OUT_OF_RANGE = 1
+#: Kafka's record batch codecs (the low 3 bits of a v2 batch's attributes): name, whether
+#: kafka-python can decode it here, and what to install when it cannot.
+CODECS = {
+    1: ("gzip", codec.has_gzip, "gzip"),
+    2: ("snappy", codec.has_snappy, "python-snappy"),
+    3: ("lz4", codec.has_lz4, "lz4"),
+    4: ("zstd", codec.has_zstd, "zstandard"),
+}
 PRODUCE_MAX_VERSION = 9  # the last version naming topics (10+ may use topic ids)
 FETCH_MAX_VERSION = 12  # likewise
 
@@ -79,6 +93,23 @@ class VersionRecord:
     iterations: int = 0
     offset: int = -1
     problem: str = ""
+
+
+@dataclass(frozen=True)
+class Undecoded:
+    """A record batch of the topic that cannot be decoded here (its codec's library is not
+    installed, or its records do not decode): offsets ``first``..``last``, and why."""
+
+    first: int
+    last: int
+    reason: str
+
+    @property
+    def problem(self) -> str:
+        return (
+            f"the batch at offsets {self.first}-{self.last} cannot be decoded ({self.reason}) "
+            "and may hold a newer record of it"
+        )
 
 
 # ------------------------------------------------------------------ records (pure)
@@ -135,11 +166,19 @@ def _positive(v: object) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and v > 0
 
 
-def latest(records: Iterable[Raw]) -> dict[tuple[str, str], VersionRecord]:
+def latest(
+    records: Iterable[Raw], undecoded: Sequence[Undecoded] = ()
+) -> dict[tuple[str, str], VersionRecord]:
     """The last record of each (user, mechanism) key, as compaction keeps it; a tombstone
-    removes the key; a record whose key is not kgitops' is skipped."""
+    removes the key; a record whose key is not kgitops' is skipped. A batch that cannot be
+    decoded (``undecoded``) may hold a newer record of any key recorded before it: each such
+    key gets that batch as its ``problem`` (no known version, so it counts as version 1 and
+    a rotation may be planned again), until a later record of the key."""
     out: dict[tuple[str, str], VersionRecord] = {}
+    pending = sorted(undecoded, key=lambda u: u.first)
     for offset, key, value in records:
+        while pending and pending[0].first < offset:
+            _cannot_tell(out, pending.pop(0))
         k = _parse_key(key)
         if k is None:
             continue
@@ -148,7 +187,14 @@ def latest(records: Iterable[Raw]) -> dict[tuple[str, str], VersionRecord]:
             out.pop(k, None)
         else:
             out[k] = rec
+    for batch in pending:
+        _cannot_tell(out, batch)
     return out
+
+
+def _cannot_tell(out: dict[tuple[str, str], VersionRecord], batch: Undecoded) -> None:
+    for k in out:
+        out[k] = VersionRecord(offset=batch.first, problem=batch.problem)
 
 
 def join(
@@ -194,7 +240,11 @@ def topic_layout(brokers: Sequence[Broker]) -> tuple[tuple[int, ...], dict[str, 
     rf = min(3, len(brokers))
     racks = all(b.rack is not None for b in brokers)
     replicas = assign_replicas(brokers, 1, rf, start_index=0, rack_aware=racks)[0]
-    configs = {"cleanup.policy": "compact", "min.insync.replicas": str(min(2, rf))}
+    configs = {
+        "cleanup.policy": "compact",
+        "compression.type": "uncompressed",  # never the broker's codec: see read_fetch
+        "min.insync.replicas": str(min(2, rf)),
+    }
     return tuple(replicas), configs
 
 
@@ -267,7 +317,8 @@ def build_fetch(topic: str, offset: int) -> Any:
 @dataclass(frozen=True)
 class Fetched:
     """One partition's answer: ``next_offset`` is where the next fetch starts (past the last
-    batch, control batches and compacted-away records included), -1 without a batch."""
+    batch, control batches and compacted-away records included), -1 without a batch;
+    ``undecoded`` the batches whose records cannot be decoded here."""
 
     code: int
     high_watermark: int = 0
@@ -275,16 +326,21 @@ class Fetched:
     records: tuple[Raw, ...] = ()
     next_offset: int = -1
     size: int = 0
+    undecoded: tuple[Undecoded, ...] = ()
 
 
 def read_fetch(resp: Any) -> Fetched:
     """The partition's error code, high watermark, log start and data records (control
-    batches skipped). ClusterError when the records do not decode."""
+    batches skipped). A batch compressed with a codec whose library is not installed (the
+    broker's ``compression.type``, or another writer's) or whose records do not decode is
+    ``undecoded``, not an error: the read goes on past it. ClusterError when a batch fails
+    its CRC or the batches themselves do not decode."""
     code = int(getattr(resp, "error_code", 0) or 0)
     for t in resp.responses:
         for p in t.partitions:
             data = bytes(p.records or b"")
             out: list[Raw] = []
+            undecoded: list[Undecoded] = []
             after = -1
             try:
                 for batch in MemoryRecords(data):
@@ -293,9 +349,13 @@ def read_fetch(resp: Any) -> Fetched:
                             "Fetch: a record batch of the passwordVersion topic fails its CRC "
                             f"(offset {batch.base_offset})"
                         )
-                    records = list(batch)  # one pass: a batch iterates once
-                    last = max((int(r.offset) for r in records), default=-2)
-                    after = max(after, getattr(batch, "next_offset", last + 1))
+                    first = int(batch.base_offset)
+                    last = first + int(getattr(batch, "last_offset_delta", 0))
+                    after = max(after, last + 1)
+                    records = _undecodable(batch) or _records(batch)
+                    if isinstance(records, str):
+                        undecoded.append(Undecoded(first, last, records))
+                        continue
                     if getattr(batch, "is_control_batch", False):
                         continue
                     for r in records:
@@ -317,8 +377,31 @@ def read_fetch(resp: Any) -> Fetched:
                 tuple(out),
                 after,
                 len(data),
+                tuple(undecoded),
             )
     return Fetched(code)
+
+
+def _undecodable(batch: Any) -> str:
+    """Why the batch's records cannot be decoded here (its codec's library is missing), or
+    ""."""
+    number = int(getattr(batch, "compression_type", 0) or 0)
+    if number == 0:
+        return ""
+    if number not in CODECS:
+        return f"unknown compression codec {number}"
+    name, installed, package = CODECS[number]
+    if installed():
+        return ""
+    return f"compressed with {name}, whose library is not installed: pip install {package}"
+
+
+def _records(batch: Any) -> list[Any] | str:
+    """The batch's records (one pass: a batch iterates once), or why they do not decode."""
+    try:
+        return list(batch)
+    except Exception as exc:  # a library decode error: that batch only
+        return f"its records do not decode ({type(exc).__name__})"
 
 
 # ------------------------------------------------------------------ the adapter half
@@ -416,6 +499,7 @@ class PasswordVersions:
             return {}
         offset, total = 0, 0
         records: list[Raw] = []
+        undecoded: list[Undecoded] = []
         deadline = time.monotonic() + self._timeout_ms / 1000
         while True:
             got = read_fetch(self._send(build_fetch(topic, offset), leader))
@@ -439,12 +523,13 @@ class PasswordVersions:
                     "take ~100 bytes a credential: is another program writing to it?"
                 )
             records.extend(r for r in got.records if r[0] >= offset)
+            undecoded.extend(u for u in got.undecoded if u.last >= offset)
             if got.next_offset <= offset:  # nothing more (an empty answer ends it on Tansu)
                 break
             offset = got.next_offset
             if offset >= got.high_watermark:
                 break
-        return latest(records)
+        return latest(records, undecoded)
 
     def prepare_versions(self) -> ClusterError | None:
         """Before a credential is written: the version topic exists (created when it does
