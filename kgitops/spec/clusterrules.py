@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from kgitops.errors import Diagnostic, Mark
 from kgitops.files import path_problem
 from kgitops.model import RACK_RULE, Broker, ClusterSpec, SaslSpec, legal_rack
+from kgitops.names import KAFKA_INTERNAL_TOPICS
 from kgitops.spec.yamlload import Document
 
 
@@ -133,6 +134,7 @@ def check_cluster(
             )
         seen.add(server)
     _check_secrets(cluster, doc, out)
+    _check_version_topic(cluster, doc, out)
     sec = cluster.security
     sasl_protocol = sec.protocol.startswith("SASL_")
     ssl_protocol = sec.protocol in ("SSL", "SASL_SSL")
@@ -193,6 +195,23 @@ def check_cluster(
             out.append(
                 _err(doc.key_mark("decommission"), "decommission lists every broker of the cluster")
             )
+
+
+def _check_version_topic(cluster: ClusterSpec, doc: Document, out: list[Diagnostic]) -> None:
+    """``passwordVersionTopic`` never names an internal topic: kgitops appends its records
+    there and reads the whole topic on every plan (kgitops/cluster/kafka/versions.py)."""
+    name = cluster.password_version_topic
+    if "passwordVersionTopic" not in doc.value:
+        return
+    if name in KAFKA_INTERNAL_TOPICS or name.startswith("__"):
+        out.append(
+            _err(
+                cluster.mark_of("passwordVersionTopic"),
+                f"passwordVersionTopic: {name} is an internal topic (Kafka's, or a framework's: "
+                "a name starting with __); kgitops would write its records into it. Name a "
+                "topic of kgitops' own, e.g. _kgitops-password-versions (the default)",
+            )
+        )
 
 
 def _check_simulated(cluster: ClusterSpec, doc: Document, out: list[Diagnostic]) -> None:

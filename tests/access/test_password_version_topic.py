@@ -137,3 +137,16 @@ def test_get_topics_leaves_the_password_version_topic_out_unless_asked(
     bare.mkdir()
     shown = _names(capsys, str(bare), "topics", "--state", str(state))
     assert shown == (sorted(["orders", own]) if configured else ["orders"])
+
+
+@pytest.mark.parametrize(
+    "name", ["__consumer_offsets", "__cluster_metadata", "__transaction_state", "__connect-offsets"]
+)
+def test_a_password_version_topic_naming_an_internal_topic_is_an_error_at_its_position(
+    tmp_path: Path, name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _cluster(tmp_path, f"passwordVersionTopic: {name}\n")
+    assert main(["validate", str(tmp_path)]) == 1
+    err = "".join(capsys.readouterr())
+    assert f"{tmp_path / 'cluster.yaml'}:7:23: error: passwordVersionTopic: {name} is an " in err
+    assert err.count("error:") == 1

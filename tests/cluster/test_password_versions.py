@@ -9,6 +9,7 @@ import json
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from kafka.protocol.admin import DescribeConfigsRequest, DescribeConfigsResponse
 from kafka.protocol.consumer import FetchRequest, FetchResponse
 from kafka.protocol.producer import ProduceRequest, ProduceResponse
 from kafka.record import MemoryRecords, MemoryRecordsBuilder
@@ -291,20 +292,66 @@ def test_a_corrupt_batch_is_one_clear_error_and_a_cut_one_ends_the_read() -> Non
 # ------------------------------------------------------------------ the read loop
 
 
-class Partition:
-    """Metadata as kafka-python reads it, for the one partition of the version topic."""
+def _configs_answer(configs: dict[str, str], version: int = 4, name: str = TOPIC) -> object:
+    """A DescribeConfigs answer for the version topic, as kafka-python decodes it."""
+    R = DescribeConfigsResponse.DescribeConfigsResult
+    E = R.DescribeConfigsResourceResult
+    entries = [
+        E(
+            name=k,
+            value=val,
+            read_only=False,
+            is_default=False,
+            config_source=5,
+            is_sensitive=False,
+            synonyms=[],
+            config_type=2,
+            documentation=None,
+        )
+        for k, val in configs.items()
+    ]
+    resp = DescribeConfigsResponse(
+        throttle_time_ms=0,
+        results=[
+            R(
+                error_code=0,
+                error_message=None,
+                resource_type=2,
+                resource_name=name,
+                configs=entries,
+            )
+        ],
+    )
+    return DescribeConfigsResponse.decode(
+        resp.encode(version=version, header=False), version=version
+    )
 
-    def __init__(self, leader: int, code: int = 0) -> None:
-        self.leader, self.code = leader, code
+
+COMPACTED = {"cleanup.policy": "compact", "compression.type": "uncompressed"}
+
+
+class Partition:
+    """Metadata as kafka-python reads it, for the version topic (``count`` partitions), and
+    its configs as DescribeConfigs answers them."""
+
+    def __init__(
+        self, leader: int, code: int = 0, count: int = 1, configs: dict[str, str] = COMPACTED
+    ) -> None:
+        self.leader, self.code, self.count, self.configs = leader, code, count, configs
 
     def metadata(self) -> object:
         from types import SimpleNamespace as NS
 
-        part = NS(partition_index=0, leader_id=self.leader)
+        parts = [NS(partition_index=i, leader_id=self.leader) for i in range(self.count)]
         return NS(
             brokers=[NS(node_id=1, rack=None)],
-            topics=[NS(name=TOPIC, error_code=self.code, partitions=[part])],
+            topics=[NS(name=TOPIC, error_code=self.code, partitions=parts)],
         )
+
+    def answer(self, request: object) -> object:
+        if isinstance(request, DescribeConfigsRequest):
+            return _configs_answer(self.configs)
+        return self.metadata()
 
 
 class Scripted(v.PasswordVersions):
@@ -325,7 +372,7 @@ class Scripted(v.PasswordVersions):
         if isinstance(request, FetchRequest):
             self.offsets.append(request.topics[0].partitions[0].fetch_offset)
             return self.fetches.pop(0)
-        return self.partition.metadata()
+        return self.partition.answer(request)
 
 
 def test_reading_starts_again_at_the_log_start_after_offset_out_of_range() -> None:
@@ -456,3 +503,100 @@ def test_a_batch_whose_records_do_not_decode_is_skipped_and_the_read_goes_on() -
     assert got.next_offset == 3
     [u] = got.undecoded
     assert (u.first, u.last) == (1, 1) and "do not decode" in u.reason
+
+
+# ------------------------------------------------------------------ a topic that is not kgitops'
+
+
+@pytest.mark.parametrize(
+    ("count", "configs", "problem"),
+    [
+        (
+            3,
+            {"cleanup.policy": "delete"},
+            "3 partitions, not 1; cleanup.policy delete, not compact",
+        ),
+        (1, {"cleanup.policy": "delete"}, "cleanup.policy delete, not compact"),
+        (2, COMPACTED, "2 partitions, not 1"),
+    ],
+)
+def test_an_existing_topic_that_is_not_kgitops_is_neither_read_nor_written(
+    count: int, configs: dict[str, str], problem: str
+) -> None:
+    from kgitops.cluster.port import ScramUpsert
+
+    reader = Scripted(Partition(1, count=count, configs=configs), [])
+    with pytest.raises(ClusterError) as info:
+        reader.read_versions()
+    assert reader.offsets == []  # not one Fetch
+    message = str(info.value)
+    assert f"topic {TOPIC} exists and is not kgitops' passwordVersion topic ({problem})" in message
+    assert "passwordVersionTopic" in message and "\n" not in message
+    writer = Producing(Partition(1, count=count, configs=configs))
+    assert writer.prepare_versions() is not None
+    failed = writer.write_versions([ScramUpsert("a", "SCRAM-SHA-512", 8192, b"s", b"p", 2)])
+    assert failed is not None and problem in str(failed)
+    assert writer.produced == []  # nothing written into another program's topic
+
+
+@pytest.mark.parametrize("policy", ["compact", "compact,delete", "delete, compact"])
+def test_a_compacted_topic_of_one_partition_is_kgitops(policy: str) -> None:
+    broker = Scripted(Partition(1, configs={"cleanup.policy": policy}), [])
+    broker.fetches.append(_fetch_response(12, _batch(0, [(_key(), v.record_value(2, 8192))]), 1))
+    assert broker.read_versions() == {A: v.VersionRecord(2, 8192, 0)}
+
+
+def test_an_existing_topic_whose_codec_is_missing_here_is_read_but_never_written(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from kgitops.cluster.port import ScramUpsert
+
+    monkeypatch.setitem(v.CODECS, 4, ("zstd", lambda: False, "zstandard"))
+    zstd = {"cleanup.policy": "compact", "compression.type": "zstd"}
+    broker = Scripted(Partition(1, configs=zstd), [_fetch_response(12, b"", 0)])
+    assert broker.read_versions() == {}
+    writer = Producing(Partition(1, configs=zstd))
+    failed = writer.write_versions([ScramUpsert("a", "SCRAM-SHA-512", 8192, b"s", b"p", 2)])
+    assert failed is not None
+    assert "compression.type zstd, which kgitops cannot read back here" in str(failed)
+    assert "pip install zstandard" in str(failed) and writer.produced == []
+
+
+@pytest.mark.parametrize("version", [0, 1, 2, 3, 4])
+def test_describe_configs_asks_for_the_shape_configs_at_every_version(version: int) -> None:
+    request = v.build_describe_configs(TOPIC)
+    again = DescribeConfigsRequest.decode(
+        request.encode(version=version, header=False), version=version, header=False
+    )
+    [res] = again.resources
+    assert (res.resource_type, res.resource_name) == (2, TOPIC)
+    assert res.configuration_keys is None  # every config: Tansu refuses a key list
+    got = v.read_describe_configs(
+        _configs_answer({"cleanup.policy": "delete", "x": "y"}, version), TOPIC
+    )
+    assert got == {"cleanup.policy": "delete"}
+
+
+class Producing(v.PasswordVersions):
+    """A broker for writes: Metadata and DescribeConfigs from ``partition``; each Produce is
+    kept and answered with success."""
+
+    _timeout_ms = 2000
+
+    def __init__(self, partition: Partition) -> None:
+        from types import SimpleNamespace as NS
+
+        self._spec = NS(password_version_topic=TOPIC, decommission=())
+        self.partition = partition
+        self.produced: list[object] = []
+
+    def _send(self, request: object, node_id: int | None = None) -> object:
+        if isinstance(request, ProduceRequest):
+            self.produced.append(request)
+            R = ProduceResponse.TopicProduceResponse
+            P = R.PartitionProduceResponse
+            return ProduceResponse(
+                responses=[R(name=TOPIC, partition_responses=[P(index=0, error_code=0)])],
+                throttle_time_ms=0,
+            )
+        return self.partition.answer(request)

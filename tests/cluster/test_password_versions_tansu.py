@@ -346,3 +346,36 @@ def test_no_credential_is_written_when_the_version_topic_cannot_be_made(
     assert err is not None and "not written: the passwordVersion topic" in str(err)
     assert "\n" not in str(err)
     assert scram.writes == 0 and scram.creds == {}
+
+
+@pytest.mark.slow
+def test_another_programs_topic_named_as_the_version_topic_is_never_written(
+    local_broker: str,
+    topic_prefix: str,
+    tmp_path: Path,
+    scram: KafkaScram,
+    admin: KafkaAdmin,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from kgitops.cluster.port import NewTopic
+
+    monkeypatch.setenv("ORDERS_PW", PASSWORD)
+    events = topic_prefix + "payments.events"  # another team's: 3 partitions, delete
+    assignment = {p: (admin.describe().brokers[0].id,) for p in range(3)}
+    configs = {"cleanup.policy": "delete", "retention.ms": "86400000"}
+    assert admin.create_topics([NewTopic(events, assignment, configs)])[events] is None
+    scram.creds[(USER, MECH)] = (8192, b"s")
+    _folder(tmp_path, local_broker, events, 2)
+    assert main(["plan", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert f"topic {events} exists and is not kgitops' passwordVersion topic (3 partitions, " in err
+    assert "cleanup.policy delete, not compact" in err and len(err.strip().splitlines()) == 1
+    code, text = _apply(tmp_path, capsys)
+    assert code == 1, text
+    assert scram.writes == 0  # no credential written
+    for p in range(3):  # and nothing appended to their topic
+        leader = admin.describe([events]).topics[events].partitions[p].leader
+        req = v.build_fetch(events, 0)
+        req.topics[0].partitions[0].partition = p
+        assert v.read_fetch(admin._send(req, leader)).records == ()

@@ -47,6 +47,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from kafka import codec
+from kafka.protocol.admin import DescribeConfigsRequest
 from kafka.protocol.consumer import FetchRequest
 from kafka.protocol.metadata import MetadataRequest
 from kafka.protocol.producer import ProduceRequest
@@ -248,6 +249,33 @@ def topic_layout(brokers: Sequence[Broker]) -> tuple[tuple[int, ...], dict[str, 
     return tuple(replicas), configs
 
 
+#: The configs of an existing topic that say whether it is kgitops' (see ``shape_problems``).
+SHAPE_CONFIGS = ("cleanup.policy", "compression.type")
+
+
+def shape_problems(partitions: int, configs: Mapping[str, str], *, writing: bool) -> list[str]:
+    """Why an existing topic is not kgitops' passwordVersion topic (empty when it is): more
+    than one partition (another program's topic; kgitops reads only partition 0), a cleanup
+    policy without ``compact`` (its records would expire, and every credential count as
+    version 1 again). Before a write also a ``compression.type`` whose library is not
+    installed here: every record written would be recompressed into a batch kgitops cannot
+    read back. A config the broker does not report is not held against the topic."""
+    out = []
+    if partitions != 1:
+        out.append(f"{partitions} partitions, not 1")
+    policy = configs.get("cleanup.policy")
+    if policy is not None and "compact" not in [p.strip() for p in policy.split(",")]:
+        out.append(f"cleanup.policy {policy}, not compact")
+    codec = configs.get("compression.type")
+    by_name = {name: (installed, package) for name, installed, package in CODECS.values()}
+    if writing and codec in by_name and not by_name[codec][0]():
+        out.append(
+            f"compression.type {codec}, which kgitops cannot read back here (pip install "
+            f"{by_name[codec][1]}, or set compression.type=uncompressed on the topic)"
+        )
+    return out
+
+
 # ------------------------------------------------------------------ requests (pure)
 
 
@@ -312,6 +340,34 @@ def build_fetch(topic: str, offset: int) -> Any:
         rack_id="",
         max_version=FETCH_MAX_VERSION,
     )
+
+
+def build_describe_configs(topic: str) -> Any:
+    """Every config of the topic (the effective values; the reader keeps ``SHAPE_CONFIGS``).
+    No key list: the local Tansu broker closes the connection on one."""
+    R = DescribeConfigsRequest
+    return R(
+        resources=[
+            R.DescribeConfigsResource(resource_type=2, resource_name=topic, configuration_keys=None)
+        ],
+        include_synonyms=False,
+    )
+
+
+def read_describe_configs(resp: Any, topic: str) -> dict[str, str]:
+    """The effective values of ``SHAPE_CONFIGS`` the broker reports for the topic."""
+    out: dict[str, str] = {}
+    for r in resp.results:
+        if r.resource_name != topic:
+            continue
+        if r.error_code:
+            err = item_error("DescribeConfigs", topic, r.error_code, r.error_message)
+            if err is not None:
+                raise err
+        for e in r.configs:
+            if e.name in SHAPE_CONFIGS and e.value is not None:
+                out[e.name] = str(e.value)
+    return out
 
 
 @dataclass(frozen=True)
@@ -428,9 +484,10 @@ class PasswordVersions:
     def _version_topic(self) -> str:
         return str(self._spec.password_version_topic)
 
-    def _version_partition(self) -> tuple[int, int | None, list[Broker]]:
-        """(error code of the topic, its partition 0 leader, the live brokers): one Metadata
-        request; code UNKNOWN_TOPIC_OR_PARTITION when the topic does not exist."""
+    def _version_partition(self) -> tuple[int, int | None, list[Broker], int]:
+        """(error code of the topic, its partition 0 leader, the live brokers, its partition
+        count): one Metadata request; code UNKNOWN_TOPIC_OR_PARTITION when the topic does not
+        exist."""
         req = MetadataRequest(
             topics=[MetadataRequest.MetadataRequestTopic(name=self._version_topic)],
             allow_auto_topic_creation=False,
@@ -441,22 +498,25 @@ class PasswordVersions:
             if t.name != self._version_topic:
                 continue
             if t.error_code:
-                return int(t.error_code), None, brokers
+                return int(t.error_code), None, brokers, 0
+            count = len(t.partitions)
             for p in t.partitions:
                 if p.partition_index == 0:
                     leader = int(p.leader_id)
-                    return 0, (leader if leader >= 0 else None), brokers
-            return 0, None, brokers
-        return UNKNOWN_TOPIC_OR_PARTITION, None, brokers
+                    return 0, (leader if leader >= 0 else None), brokers, count
+            return 0, None, brokers, count
+        return UNKNOWN_TOPIC_OR_PARTITION, None, brokers, 0
 
     def _leader(self, *, create: bool) -> int | None:
         """The leader of the version topic's partition, waiting for one until the deadline;
-        None when the topic does not exist (and ``create`` is False)."""
+        None when the topic does not exist (and ``create`` is False). An existing topic that
+        is not kgitops' (``shape_problems``; before a write when ``create``) is refused: its
+        records are never read nor written."""
         topic = self._version_topic
         deadline = time.monotonic() + self._timeout_ms / 1000
         created = False
         while True:
-            code, leader, brokers = self._version_partition()
+            code, leader, brokers, count = self._version_partition()
             if code == UNKNOWN_TOPIC_OR_PARTITION and not create and not created:
                 return None
             if code == UNKNOWN_TOPIC_OR_PARTITION and not created:
@@ -472,6 +532,8 @@ class PasswordVersions:
             if code not in (0, UNKNOWN_TOPIC_OR_PARTITION) and not retriable_code(code):
                 err = item_error("Metadata", topic, code, None)
                 raise err if err is not None else ClusterError(f"{topic}: error {code}")
+            if code == 0 and count:
+                self._check_shape(count, writing=create)
             if code == 0 and leader is not None:
                 return leader
             if time.monotonic() > deadline:
@@ -479,6 +541,23 @@ class PasswordVersions:
                     f"{topic}: the partition has no leader", code="LEADER_NOT_AVAILABLE", item=topic
                 )
             time.sleep(0.1)
+
+    def _check_shape(self, partitions: int, *, writing: bool) -> None:
+        """ClusterError when the existing topic is not kgitops' (``shape_problems``); its
+        configs are asked once per adapter and purpose."""
+        checked: set[bool] = self.__dict__.setdefault("_version_shape_checked", set())
+        if writing in checked and partitions == 1:
+            return
+        topic = self._version_topic
+        configs = read_describe_configs(self._send(build_describe_configs(topic)), topic)
+        problems = shape_problems(partitions, configs, writing=writing)
+        if problems:
+            raise ClusterError(
+                f"topic {topic} exists and is not kgitops' passwordVersion topic "
+                f"({'; '.join(problems)}); kgitops neither reads nor writes it: name a topic "
+                "of its own in cluster.yaml passwordVersionTopic"
+            )
+        checked.add(writing)
 
     def read_versions(self) -> dict[tuple[str, str], VersionRecord]:
         """Every (user, mechanism) record of the version topic; empty when it does not exist.
