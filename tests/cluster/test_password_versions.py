@@ -367,6 +367,13 @@ class Scripted(v.PasswordVersions):
         self.partition = partition
         self.fetches = fetches
         self.offsets: list[int] = []
+        self.log_start = 0
+        self.listed: list[tuple[list[tuple[str, int]], int]] = []
+
+    def list_offsets(self, partitions: object, spec: int) -> dict[tuple[str, int], int]:
+        wanted = list(partitions)  # type: ignore[call-overload]
+        self.listed.append((wanted, spec))
+        return {tp: self.log_start for tp in wanted}
 
     def _send(self, request: object, node_id: int | None = None) -> object:
         if isinstance(request, FetchRequest):
@@ -375,7 +382,9 @@ class Scripted(v.PasswordVersions):
         return self.partition.answer(request)
 
 
-def test_reading_starts_again_at_the_log_start_after_offset_out_of_range() -> None:
+def _out_of_range(version: int = 12) -> object:
+    """Kafka's answer to a consumer Fetch below the log start (``ReplicaManager``
+    ``createLogReadResult(exception)``): high watermark and log start both unknown (-1)."""
     T = FetchResponse.FetchableTopicResponse
     gone = FetchResponse(
         throttle_time_ms=0,
@@ -388,21 +397,40 @@ def test_reading_starts_again_at_the_log_start_after_offset_out_of_range() -> No
                     T.PartitionData(
                         partition_index=0,
                         error_code=v.OFFSET_OUT_OF_RANGE,
-                        high_watermark=9,
-                        log_start_offset=7,
+                        high_watermark=-1,
+                        last_stable_offset=-1,
+                        log_start_offset=-1,
+                        aborted_transactions=[],
+                        preferred_read_replica=-1,
                         records=b"",
                     )
                 ],
             )
         ],
     )
+    return FetchResponse.decode(gone.encode(version=version, header=False), version=version)
+
+
+@pytest.mark.parametrize("version", [4, 12])
+def test_reading_starts_again_at_the_log_start_after_offset_out_of_range(version: int) -> None:
     data = _batch(7, [(_key(), v.record_value(6, 8192)), (_key("b"), v.record_value(1, 4096))])
-    broker = Scripted(Partition(1), [gone, _fetch_response(12, data, 9)])
+    broker = Scripted(Partition(1), [_out_of_range(version), _fetch_response(12, data, 9)])
+    broker.log_start = 7  # what ListOffsets (EARLIEST) says after kafka-delete-records.sh
     assert broker.read_versions() == {
         A: v.VersionRecord(6, 8192, 7),
         ("b", A[1]): v.VersionRecord(1, 4096, 8),
     }
     assert broker.offsets == [0, 7]
+    assert broker.listed == [([(TOPIC, 0)], v.EARLIEST)]
+
+
+def test_offset_out_of_range_at_the_log_start_itself_is_one_line_not_a_loop() -> None:
+    broker = Scripted(Partition(1), [_out_of_range(), _out_of_range()])
+    broker.log_start = 0
+    with pytest.raises(ClusterError) as info:
+        broker.read_versions()
+    assert "OFFSET_OUT_OF_RANGE" in str(info.value) and "\n" not in str(info.value)
+    assert broker.offsets == [0]
 
 
 def test_a_leader_change_is_retried_and_an_empty_answer_ends_the_read() -> None:

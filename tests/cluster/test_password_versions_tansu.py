@@ -157,6 +157,7 @@ def test_records_round_trip_through_the_topic_created_compacted_on_the_first_wri
     assert admin.write_versions([ScramUpsert("x", MECH, 8192, b"s", b"p", 3)]) is None
     assert admin.write_versions([ScramUpsert(hostile, "SCRAM-SHA-256", 4096, b"s", b"p")]) is None
     assert admin.read_versions() == {("x", MECH): v.VersionRecord(3, 8192, 2)}
+    assert admin._log_start(topic) == 0  # ListOffsets EARLIEST, the OFFSET_OUT_OF_RANGE path
 
 
 @pytest.mark.slow

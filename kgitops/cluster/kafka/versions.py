@@ -20,7 +20,8 @@ Writes: before AlterUserScramCredentials the topic is made ready (``prepare_vers
 created if missing, a leader), so a topic that cannot be created stops the credentials from
 being written at all; after it, one Produce (``write_versions``, acks=all, one batch) with a
 record for each credential the cluster accepted. Reads (``read_versions``):
-Metadata for the topic (none: no records, not an error), then Fetch from the log start until
+Metadata for the topic (none: no records, not an error), then Fetch from offset 0 (after
+OFFSET_OUT_OF_RANGE: from the log start ListOffsets reports) until
 the high watermark or an empty answer (so it ends on Tansu, whose empty fetches at the end of
 the log and whose high watermark differ from Kafka's); the last record of a key wins, as
 compaction keeps it.
@@ -44,7 +45,7 @@ import json
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka import codec
 from kafka.protocol.admin import DescribeConfigsRequest
@@ -71,6 +72,7 @@ FETCH_BYTES = 4 * 1024 * 1024
 #: all to a fetch that may not wait).
 FETCH_WAIT_MS = 100
 OFFSET_OUT_OF_RANGE = 1
+EARLIEST = -2  # ListOffsets' timestamp for the log start offset
 #: Kafka's record batch codecs (the low 3 bits of a v2 batch's attributes): name, whether
 #: kafka-python can decode it here, and what to install when it cannot.
 CODECS = {
@@ -480,6 +482,18 @@ class PasswordVersions:
     def create_topics(self, topics: Sequence[NewTopic]) -> Any:  # pragma: no cover
         raise NotImplementedError
 
+    if TYPE_CHECKING:  # KafkaAdmin's (GroupRequests'): a stub here would hide it
+
+        def list_offsets(
+            self, partitions: Iterable[tuple[str, int]], spec: int
+        ) -> dict[tuple[str, int], int]: ...
+
+    def _log_start(self, topic: str) -> int:
+        """The partition's log start offset (ListOffsets, EARLIEST): where a read continues
+        after OFFSET_OUT_OF_RANGE, since Kafka's answer to that carries no log start (-1:
+        ``ReplicaManager`` answers an out-of-range fetch with unknown offsets)."""
+        return int(self.list_offsets([(topic, 0)], EARLIEST)[(topic, 0)])
+
     @property
     def _version_topic(self) -> str:
         return str(self._spec.password_version_topic)
@@ -582,9 +596,11 @@ class PasswordVersions:
         deadline = time.monotonic() + self._timeout_ms / 1000
         while True:
             got = read_fetch(self._send(build_fetch(topic, offset), leader))
-            if got.code == OFFSET_OUT_OF_RANGE and got.log_start > offset:
-                offset = got.log_start
-                continue
+            if got.code == OFFSET_OUT_OF_RANGE:
+                start = self._log_start(topic)
+                if start > offset:  # records deleted below it (delete-records, retention)
+                    offset = start
+                    continue
             if got.code and retriable_code(got.code) and time.monotonic() < deadline:
                 time.sleep(0.1)
                 leader = self._leader(create=False)
