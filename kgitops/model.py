@@ -210,6 +210,7 @@ class ClusterSpec:
     unmanaged_topics: UnmanagedPolicy = "warn"
     simulated: SimulatedSpec | None = None
     request_timeout_ms: int = 30_000
+    access_probe_timeout_ms: int = 3_000  # accessProbeTimeoutMs: each access probe's deadline
     unmanaged_acls: UnmanagedAclPolicy = "warn"
     cluster_id: str | None = None  # clusterId: plan and apply refuse another cluster
     password_version_topic: str = PASSWORD_VERSION_TOPIC  # passwordVersionTopic

@@ -131,8 +131,8 @@ class ClusterAdmin(Protocol):
         """Raise ``AccessUnsupported`` (one line, naming the API) unless the cluster serves
         each of these access APIs (Kafka's names: ``CreateAcls``, ...): listed in its
         ApiVersions answer, and a small probe that changes nothing (an empty CreateAcls, a
-        one-user DescribeUserScramCredentials) answered well-formed within a few seconds,
-        whatever requestTimeoutMs says. Each API is probed at most once per adapter. Plan
+        one-user DescribeUserScramCredentials) answered well-formed within
+        accessProbeTimeoutMs (3 s by default; requestTimeoutMs when shorter). Each API is probed at most once per adapter. Plan
         probes the reads it needs, apply also the writes of its plan, before any change."""
         ...
 

@@ -181,6 +181,7 @@ def _access_file(
     assert specs.cluster is not None
     live = state.access
     skipped: list[str] = []
+    read = list(ACCESS_PARTS)  # the parts read (all of them from a snapshot)
     if live is None and args.state is None:
         from kgitops.cluster.connect import open_cluster
         from kgitops.cluster.port import describe_access
@@ -192,6 +193,7 @@ def _access_file(
                 try:
                     parts.append(describe_access(admin, (part,)))
                 except ClusterError as exc:
+                    read.remove(part)
                     skipped.append(f"{part} not imported: {exc}")
         finally:
             admin.close()
@@ -206,7 +208,9 @@ def _access_file(
     adopted = unmanaged(specs.access, live)
     text = access_yaml(adopted, specs.cluster.name)
     if not text:
-        return path, "", "access: every ACL, SCRAM user and quota of the cluster is in git" + why
+        if not read:
+            return path, "", "access: nothing imported, no part could be read" + why
+        return path, "", f"access: every {_PART_WORDS[tuple(read)]} of the cluster is in git" + why
     counts = (
         f"{len(adopted.acls)} ACL binding(s), {len(adopted.users)} SCRAM credential(s), "
         f"{len(adopted.quotas)} quota entit(ies)"
@@ -223,6 +227,18 @@ def _access_file(
         "bumping its passwordVersion"
     ) + why
     return path, text, note
+
+
+#: The parts read, as the summary names them.
+_PART_WORDS = {
+    ("acls", "users", "quotas"): "ACL, SCRAM user and quota",
+    ("acls", "users"): "ACL and SCRAM user",
+    ("acls", "quotas"): "ACL and quota",
+    ("users", "quotas"): "SCRAM user and quota",
+    ("acls",): "ACL",
+    ("users",): "SCRAM user",
+    ("quotas",): "quota",
+}
 
 
 def _record_cluster_id(args: argparse.Namespace, cluster: ClusterSpec, state: ClusterState) -> None:

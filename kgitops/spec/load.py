@@ -305,6 +305,7 @@ def _build_cluster(doc: Document, directory: str) -> ClusterSpec:
         unmanaged_topics=cast(UnmanagedPolicy, v.get("unmanagedTopics", "warn")),
         simulated=simulated,
         request_timeout_ms=int(v.get("requestTimeoutMs", 30_000)),
+        access_probe_timeout_ms=int(v.get("accessProbeTimeoutMs", 3_000)),
         limits=_limits(v.get("limits") or {}),
         unmanaged_acls=cast(UnmanagedAclPolicy, v.get("unmanagedAcls", "warn")),
         cluster_id=v.get("clusterId"),

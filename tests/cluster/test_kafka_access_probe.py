@@ -205,7 +205,8 @@ def test_no_answer_within_the_probes_deadline_is_refused_in_one_line() -> None:
         wire.probe_access(["CreateAcls", "AlterUserScramCredentials"])
     assert str(caught.value) == (
         "the cluster at kafka-1:9092,kafka-2:9092 did not answer AlterUserScramCredentials "
-        "(an empty probe, 3 s): it does not support SCRAM credentials"
+        "within 3 s (an empty probe): it does not support SCRAM credentials, or it is too slow "
+        "right now (run again, or raise accessProbeTimeoutMs in cluster.yaml)"
     )
     assert caught.value.operation == "AlterUserScramCredentials"
     assert "\n" not in str(caught.value)
@@ -217,7 +218,7 @@ def test_no_answer_within_the_probes_deadline_is_refused_in_one_line() -> None:
 
 def test_a_short_request_timeout_shortens_the_probe_too() -> None:
     wire = Wire(_raises(kerr.RequestTimedOutError()), timeout_ms=1500)
-    with pytest.raises(AccessUnsupported, match=r"CreateAcls \(an empty probe, 1\.5 s\)"):
+    with pytest.raises(AccessUnsupported, match=r"CreateAcls within 1\.5 s \(an empty probe\)"):
         wire.probe_access(["CreateAcls"])
     assert wire.sent == [("CreateAcls", 1500)]
 
@@ -277,3 +278,37 @@ def test_every_access_request_is_probed_first_once() -> None:
     assert wire.describe_acls() == frozenset()
     assert wire.describe_acls() == frozenset()
     assert calls == ["DescribeAcls", "DescribeAcls", "DescribeAcls"]  # probe, read, read
+
+
+def test_the_probe_deadline_is_access_probe_timeout_ms_and_a_time_out_names_it() -> None:
+    """A slow controller (an election, a busy queue) is given the time cluster.yaml allows; a
+    time-out is not worded as proof that the API is missing."""
+    wire = Wire(_raises(kerr.RequestTimedOutError("Request timed out after 10000 ms")))
+    wire._access_probe_ms = 10_000
+    with pytest.raises(AccessUnsupported) as caught:
+        wire.probe_access(["CreateAcls"])
+    assert wire.sent == [("CreateAcls", 10_000)]
+    assert "did not answer CreateAcls within 10 s (an empty probe)" in str(caught.value)
+    assert "or it is too slow right now" in str(caught.value)
+    assert "raise accessProbeTimeoutMs in cluster.yaml" in str(caught.value)
+
+
+def test_a_probe_bounded_by_a_shorter_request_timeout_names_request_timeout_ms() -> None:
+    wire = Wire(_raises(kerr.RequestTimedOutError("timed out")), timeout_ms=1500)
+    with pytest.raises(AccessUnsupported) as caught:
+        wire.probe_access(["DescribeAcls"])
+    assert wire.sent == [("DescribeAcls", 1500)]
+    assert str(caught.value).endswith(
+        "did not answer DescribeAcls within 1.5 s (a probe for the cluster resource's ACLs): it "
+        "does not support ACLs, or it is too slow right now (run again, or raise "
+        "requestTimeoutMs in cluster.yaml)"
+    )
+
+
+def test_an_api_refused_as_unsupported_is_still_said_to_be_unsupported() -> None:
+    """Only a time-out is worded as 'or too slow': a refusal is an answer."""
+    wire = Wire(_raises(kerr.UnsupportedVersionError("no")))
+    with pytest.raises(AccessUnsupported) as caught:
+        wire.probe_access(["CreateAcls"])
+    assert "too slow" not in str(caught.value)
+    assert str(caught.value).endswith(": it does not support ACLs")

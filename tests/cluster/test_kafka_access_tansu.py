@@ -42,11 +42,13 @@ USER = (
 QUOTA = "---\napiVersion: kgitops/v1\nkind: Quota\nuser: orders-app\nproducerByteRate: 1024\n"
 
 
-def _folder(path: Path, bootstrap: str, body: str, timeout_ms: int = TIMEOUT_MS) -> str:
+def _folder(
+    path: Path, bootstrap: str, body: str, timeout_ms: int = TIMEOUT_MS, extra: str = ""
+) -> str:
     (path / "cluster.yaml").write_text(
         "apiVersion: kgitops/v1\nkind: Cluster\nname: local\n"
         f'bootstrapServers: ["{bootstrap}"]\nunmanagedTopics: ignore\n'
-        f"requestTimeoutMs: {timeout_ms}\n"
+        f"requestTimeoutMs: {timeout_ms}\n{extra}"
     )
     (path / "t.yaml").write_text(body)
     return str(path)
@@ -101,8 +103,9 @@ def test_an_acl_apply_is_refused_up_front_in_seconds_and_a_replan_still_shows_it
     assert code == 1, out + err
     assert out == ""  # refused before the plan is shown, nothing applied
     assert _one_error_line(err) == (
-        f"error: the cluster at {local_broker} did not answer CreateAcls (an empty probe, "
-        "3 s): it does not support ACLs; nothing was changed"
+        f"error: the cluster at {local_broker} did not answer CreateAcls within 3 s (an empty "
+        "probe): it does not support ACLs, or it is too slow right now (run again, or raise "
+        "accessProbeTimeoutMs in cluster.yaml); nothing was changed"
     )
     assert elapsed < 30, elapsed  # not requestTimeoutMs (60 s)
     assert _read_back(local_broker, topic) == (set(), frozenset())  # no topic, no ACL
@@ -120,10 +123,13 @@ def test_a_folder_with_users_is_refused_at_plan_and_apply_and_nothing_is_created
 ) -> None:
     monkeypatch.setenv("KGITOPS_TEST_ORDERS_PW", "s3cret-pw")
     topic = topic_prefix + "user"
-    folder = _folder(tmp_path, local_broker, TOPIC.format(name=topic) + USER)
+    # the probe's deadline is cluster.yaml's accessProbeTimeoutMs (requestTimeoutMs is 60 s)
+    body = TOPIC.format(name=topic) + USER
+    folder = _folder(tmp_path, local_broker, body, 60_000, "accessProbeTimeoutMs: 1000\n")
     refusal = (
         f"error: the cluster at {local_broker} did not answer DescribeUserScramCredentials "
-        "(a probe for one user, 1 s): it does not support SCRAM credentials"
+        "within 1 s (a probe for one user): it does not support SCRAM credentials, or it is too "
+        "slow right now (run again, or raise accessProbeTimeoutMs in cluster.yaml)"
     )
     assert main(["plan", folder]) == 1
     out, err = capsys.readouterr()
@@ -175,7 +181,7 @@ def test_the_probes_pass_only_what_the_broker_answers_and_name_the_rest(
             "DescribeClientQuotas",
             "DescribeUserScramCredentials",
         ]
-        assert "did not answer CreateAcls (an empty probe, 1 s)" in refused["CreateAcls"]
+        assert "did not answer CreateAcls within 1 s (an empty probe)" in refused["CreateAcls"]
         assert "does not list DeleteAcls among its APIs" in refused["DeleteAcls"]
         # Tansu answers AlterUserScramCredentials with success and keeps nothing: the probe
         # passes, and apply's read-back (which needs DescribeUserScramCredentials, refused

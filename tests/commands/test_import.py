@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -212,3 +213,32 @@ def test_importing_some_topics_works_under_unmanaged_topics_error(folder: Path) 
     sim(folder).create_topics([NewTopic("x", {0: (0,)}), NewTopic("y", {0: (1,)})])
     assert main(["import", str(folder), "--topic", "x"]) == 0
     assert (folder / "x.yaml").exists()
+
+
+def test_import_summary_names_only_the_access_parts_it_could_read(
+    folder: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cluster that does not serve DescribeUserScramCredentials (or answers it too slowly):
+    the summary does not claim every SCRAM user is in git next to 'users not imported'."""
+    from kgitops.errors import AccessUnsupported
+
+    sim(folder).create_topics([NewTopic("orders", {0: (0,)})])
+
+    def refused(self: SimulatedCluster, apis: object) -> None:
+        if "DescribeUserScramCredentials" in apis:  # type: ignore[operator]
+            raise AccessUnsupported("DescribeUserScramCredentials", "did not answer it")
+
+    real_describe = SimulatedCluster.describe
+
+    def like_kafka(self: SimulatedCluster, topics: object) -> object:
+        # a real cluster's describe() carries no access: import reads each part itself
+        return dataclasses.replace(real_describe(self, topics), access=None)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(SimulatedCluster, "describe", like_kafka)
+    monkeypatch.setattr(SimulatedCluster, "probe_access", refused)
+    assert main(["import", str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert "access: every ACL and quota of the cluster is in git\n" in out
+    assert "users not imported: did not answer it" in out
+    assert "SCRAM user" not in out
+    assert not (folder / "access.yaml").exists()

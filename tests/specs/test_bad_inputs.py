@@ -773,3 +773,20 @@ def test_hidden_folders_and_other_files_are_skipped(problems: Problems) -> None:
         )
         == []
     )
+
+
+def test_the_access_probe_deadline_is_read_from_cluster_yaml_and_must_be_positive(
+    problems: Problems, tmp_path: Path
+) -> None:
+    from kgitops.spec.load import load_specs
+
+    assert problems({}, cluster=CLUSTER + "accessProbeTimeoutMs: 10000\n") == []
+    cluster = load_specs(str(tmp_path)).cluster
+    assert cluster is not None and cluster.access_probe_timeout_ms == 10_000
+    (tmp_path / "cluster.yaml").write_text(CLUSTER)
+    cluster = load_specs(str(tmp_path)).cluster
+    assert cluster is not None and cluster.access_probe_timeout_ms == 3_000
+    [line] = problems({}, cluster=CLUSTER + "accessProbeTimeoutMs: 0\n")
+    assert line.startswith("cluster.yaml:7:23: error: ")
+    [line] = problems({}, cluster=CLUSTER + "accessProbeTimeoutMs: 3s\n")
+    assert line.startswith("cluster.yaml:7:23: error: ")

@@ -19,7 +19,7 @@ kafka-python has, without a broker. Codes are Kafka's (``ResourceType``, ``Patte
 ``AclOperation``, ``AclPermissionType``, ``ScramMechanism``).
 
 Before the first request of each access API, ``probe_access`` sends the smallest request of
-it that changes nothing (``build_probe``) with its own short deadline (``PROBE_SECONDS``), so
+it that changes nothing (``build_probe``) with its own short deadline (``PROBE_MS``), so
 a broker that advertises an API but does not serve it is refused in one line in seconds,
 before anything is read or changed, instead of after requestTimeoutMs. A broker that answers
 a change with success without doing it (the local Tansu broker's AlterUserScramCredentials
@@ -198,10 +198,12 @@ def build_upsert_scram_users(upserts: Sequence[ScramUpsert]) -> Any:
 
 # ------------------------------------------------------------------ probes
 
-#: A probe's deadline (seconds; requestTimeoutMs when that is shorter). Kafka answers these
-#: requests from memory, or with one controller event that writes no record; a broker that
-#: does not serve the API must not cost requestTimeoutMs (30 s by default) to find out.
-PROBE_SECONDS = 3.0
+#: A probe's deadline by default (milliseconds; cluster.yaml's accessProbeTimeoutMs, and
+#: requestTimeoutMs when that is shorter). Kafka answers these requests from memory, or with
+#: one controller event that writes no record; a broker that does not serve the API must not
+#: cost requestTimeoutMs (30 s by default) to find out. A slow controller (an election, a
+#: busy queue) may miss it too: the refusal says so.
+PROBE_MS = 3_000
 #: The one user (and quota entity) the read probes ask for: Kafka answers an unknown name
 #: with RESOURCE_NOT_FOUND / no entry, and an empty or null list would mean every user.
 PROBE_NAME = "kgitops-probe"
@@ -418,6 +420,7 @@ class AccessRequests(PasswordVersions):
     _access_refused: dict[str, AccessUnsupported]
     _access_where: str  # the cluster, as a refusal names it (its bootstrap servers)
     _access_timeout_ms: int  # requestTimeoutMs
+    _access_probe_ms: int = PROBE_MS  # accessProbeTimeoutMs
 
     def _call(self, request: Any) -> Any:
         """Send an access request, its API probed first (once per adapter)."""
@@ -444,14 +447,21 @@ class AccessRequests(PasswordVersions):
                     f"the cluster at {where} does not list {api} among its APIs: "
                     f"it does not support {FAMILY[api]}",
                 )
-        ms = max(1, min(int(PROBE_SECONDS * 1000), self._access_timeout_ms))
+        ms = max(1, min(self._access_probe_ms, self._access_timeout_ms))
+        setting = "accessProbeTimeoutMs" if ms == self._access_probe_ms else "requestTimeoutMs"
         for api in todo:
             what = PROBE_WHAT[api]
             why = ""
             try:
                 self._send(requests[api], timeout_ms=ms)
             except ClusterTimeout:
-                why = f"did not answer {api} ({what}, {ms / 1000:g} s)"
+                # no answer is no proof: a slow controller misses the deadline as well
+                raise self._refuse(
+                    api,
+                    f"the cluster at {where} did not answer {api} within {ms / 1000:g} s "
+                    f"({what}): it does not support {FAMILY[api]}, or it is too slow right "
+                    f"now (run again, or raise {setting} in cluster.yaml)",
+                ) from None
             except (ClusterUnreachable, ClusterAuthError, ClusterTlsError, ClusterRequestError):
                 raise  # not a verdict on the API (a refused request is an answer)
             except UnsupportedOperation:

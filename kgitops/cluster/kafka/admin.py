@@ -186,6 +186,7 @@ class KafkaAdmin(AccessRequests, GroupRequests):
         self._secrets = secret_values(config)
         self._timeout_ms = int(config["request_timeout_ms"])
         self._access_timeout_ms = self._timeout_ms
+        self._access_probe_ms = int(spec.access_probe_timeout_ms)
         self._access_served: set[str] = set()
         self._access_refused: dict[str, AccessUnsupported] = {}
         self._access_where = ",".join(spec.bootstrap_servers)
