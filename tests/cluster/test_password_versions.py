@@ -628,3 +628,43 @@ class Producing(v.PasswordVersions):
                 throttle_time_ms=0,
             )
         return self.partition.answer(request)
+
+
+# ------------------------------------------------------------------ quotas
+
+
+def _throttled(throttle_ms: int, version: int = 12) -> object:
+    """Kafka's answer to a sessionless fetch over the principal's quota
+    (``SessionlessFetchContext.getThrottledResponse``, KIP-219): no partition at all."""
+    resp = FetchResponse(throttle_time_ms=throttle_ms, error_code=0, session_id=0, responses=[])
+    return FetchResponse.decode(resp.encode(version=version, header=False), version=version)
+
+
+@pytest.mark.parametrize("version", [4, 12])
+def test_a_quota_throttled_answer_is_waited_out_never_taken_for_the_end_of_the_log(
+    version: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    slept: list[float] = []
+    monkeypatch.setattr(v.time, "sleep", slept.append)
+    first = _fetch_response(12, _batch(0, [(_key(), v.record_value(1, 8192))]), 2)
+    later = _fetch_response(12, _batch(1, [(_key(), v.record_value(2, 8192))]), 2)
+    broker = Scripted(Partition(7), [first, _throttled(300, version), later])
+    assert broker.read_versions() == {A: v.VersionRecord(2, 8192, 1)}
+    assert broker.offsets == [0, 1, 1]  # the throttled fetch is sent again
+    assert slept == [0.3]  # its throttle_time_ms
+    assert v.read_fetch(_throttled(300, version)).answered is False
+
+
+def test_a_read_throttled_until_its_deadline_fails_in_one_line_naming_the_quota(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock = [0.0]
+    monkeypatch.setattr(v.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(v.time, "sleep", lambda s: clock.__setitem__(0, clock[0] + s))
+    broker = Scripted(Partition(1), [_throttled(60_000) for _ in range(10)])
+    with pytest.raises(ClusterError) as info:
+        broker.read_versions()
+    message = str(info.value)
+    assert "throttled 60000 ms" in message and "quota" in message and "\n" not in message
+    assert clock[0] <= broker._timeout_ms / 1000 + v.MAX_THROTTLE_WAIT  # bounded
+    assert broker.offsets == [0, 0]  # one wait (capped by the 2 s deadline), one retry

@@ -21,7 +21,8 @@ created if missing, a leader), so a topic that cannot be created stops the crede
 being written at all; after it, one Produce (``write_versions``, acks=all, one batch) with a
 record for each credential the cluster accepted. Reads (``read_versions``):
 Metadata for the topic (none: no records, not an error), then Fetch from offset 0 (after
-OFFSET_OUT_OF_RANGE: from the log start ListOffsets reports) until
+OFFSET_OUT_OF_RANGE: from the log start ListOffsets reports; an answer without the
+partition, a quota's throttle, is waited out and fetched again, within requestTimeoutMs) until
 the high watermark or an empty answer (so it ends on Tansu, whose empty fetches at the end of
 the log and whose high watermark differ from Kafka's); the last record of a key wins, as
 compaction keeps it.
@@ -71,6 +72,9 @@ FETCH_BYTES = 4 * 1024 * 1024
 #: Fetch waits at most this long for data at the end of the log (Tansu answers nothing at
 #: all to a fetch that may not wait).
 FETCH_WAIT_MS = 100
+#: The longest wait for one throttled Fetch answer (Kafka's throttle_time_ms); the read's
+#: whole deadline is requestTimeoutMs.
+MAX_THROTTLE_WAIT = 5.0
 OFFSET_OUT_OF_RANGE = 1
 EARLIEST = -2  # ListOffsets' timestamp for the log start offset
 #: Kafka's record batch codecs (the low 3 bits of a v2 batch's attributes): name, whether
@@ -385,6 +389,10 @@ class Fetched:
     next_offset: int = -1
     size: int = 0
     undecoded: tuple[Undecoded, ...] = ()
+    #: False when the answer holds no result for the partition: Kafka's answer to a fetch
+    #: over the principal's quota (``throttle_ms`` > 0; KIP-219: no partition at all)
+    answered: bool = True
+    throttle_ms: int = 0
 
 
 def read_fetch(resp: Any) -> Fetched:
@@ -437,7 +445,8 @@ def read_fetch(resp: Any) -> Fetched:
                 len(data),
                 tuple(undecoded),
             )
-    return Fetched(code)
+    throttle = int(getattr(resp, "throttle_time_ms", 0) or 0)
+    return Fetched(code, answered=False, throttle_ms=throttle)
 
 
 def _undecodable(batch: Any) -> str:
@@ -463,6 +472,14 @@ def _records(batch: Any) -> list[Any] | str:
 
 
 # ------------------------------------------------------------------ the adapter half
+
+
+def _throttled(topic: str, offset: int, throttle_ms: int) -> str:
+    return (
+        f"Fetch: the broker kept answering without partition 0 of {topic} (offset {offset}; "
+        f"throttled {throttle_ms} ms): the principal kgitops logs in as is over its fetch or "
+        "request quota; raise it (kind: Quota) or run again later"
+    )
 
 
 def _reading(topic: str, exc: ClusterError) -> str:
@@ -611,6 +628,12 @@ class PasswordVersions:
                 err = item_error("Fetch", topic, got.code, None)
                 if err is not None:
                     raise err
+            if not got.answered:  # throttled (a quota), never the end of the log
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise ClusterError(_throttled(topic, offset, got.throttle_ms))
+                time.sleep(min(left, MAX_THROTTLE_WAIT, max(got.throttle_ms / 1000, 0.1)))
+                continue
             total += got.size
             if total > MAX_TOPIC_BYTES:
                 raise ClusterError(
