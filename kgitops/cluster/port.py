@@ -132,8 +132,9 @@ class ClusterAdmin(Protocol):
         each of these access APIs (Kafka's names: ``CreateAcls``, ...): listed in its
         ApiVersions answer, and a small probe that changes nothing (an empty CreateAcls, a
         one-user DescribeUserScramCredentials) answered well-formed within
-        accessProbeTimeoutMs (3 s by default; requestTimeoutMs when shorter). Each API is probed at most once per adapter. Plan
-        probes the reads it needs, apply also the writes of its plan, before any change."""
+        accessProbeTimeoutMs (3 s by default; requestTimeoutMs when shorter). Each API is
+        probed at most once per adapter. Plan probes the reads it needs, apply also the
+        writes of its plan, before any change."""
         ...
 
     def describe_acls(self) -> frozenset[Acl]:
