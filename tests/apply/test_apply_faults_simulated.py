@@ -154,3 +154,38 @@ def test_after_no_wait_an_apply_with_no_changes_waits_for_the_moves_and_removes_
     assert code == 0, out + err
     assert "done: ~ reassign orders (moves in flight from an earlier apply)" in out
     no_throttles_left(demo)
+
+
+def test_a_no_wait_drain_of_consumer_offsets_leaves_throttles_the_next_apply_removes(
+    tmp_path: Path,
+) -> None:
+    """A drain moves ``__consumer_offsets`` throttled like any move; after a ``--no-wait``
+    drain whose moves have finished, the throttle left on it is apply's own leftover: the next
+    plan removes exactly that, and the topic's other configs are as the brokers set them."""
+    from kgitops.cluster.port import NewTopic
+
+    demo = Folder(tmp_path)
+    demo.topics(topic("orders", 1, 2))
+    demo.apply()
+    sim = SimulatedCluster.open(str(demo.state_file), [])
+    sim.create_topics(
+        [NewTopic("__consumer_offsets", {0: (1, 2), 1: (2, 3)}, {"cleanup.policy": "compact"})]
+    )
+    demo.set_sizes("__consumer_offsets", 100_000_000)
+    demo.cluster(decommission=[1])
+    code, out, err = demo.cli("apply", "--yes", "--no-wait")
+    assert code == 0, out + err
+    assert "~ reassign __consumer_offsets" in out
+    code, out, err = demo.cli("simulate", "advance", "1h")
+    assert code == 0, out + err
+    offsets = demo.state()["topics"]["__consumer_offsets"]
+    assert set(offsets["config"]) & {THROTTLE_LEADER_REPLICAS, THROTTLE_FOLLOWER_REPLICAS}
+    plan = demo.plan_json()
+    kinds = {(a["type"], a.get("topic", "")) for a in plan["actions"]}
+    assert ("remove_throttles", "__consumer_offsets") in kinds
+    assert {k for k, t in kinds if t == "__consumer_offsets"} == {"remove_throttles"}
+    code, out, err = demo.cli("apply", "--yes")
+    assert code == 0, out + err
+    no_throttles_left(demo)
+    assert demo.state()["topics"]["__consumer_offsets"]["config"] == {"cleanup.policy": "compact"}
+    assert all(1 not in p["replicas"] for p in offsets["partitions"].values())

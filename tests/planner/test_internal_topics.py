@@ -83,3 +83,45 @@ def test_drain_hotspot_weighs_the_internal_replicas_the_drain_moves() -> None:
     (hot,) = [w for w in plan.warnings if w.code == "DRAIN_HOTSPOT"]
     assert (hot.data["broker"], hot.data["bytes"], hot.data["total"]) == (0, 4, 4)
     assert "sends 4 replica(s) of 4 replica(s) (100%) to broker 0" in hot.message
+
+
+def test_a_leftover_throttle_on_an_internal_topic_is_removed_and_nothing_else_of_it_changes() -> (
+    None
+):
+    """A `--no-wait` or killed drain leaves its throttle on ``__consumer_offsets`` (and on
+    kgitops' own topic) as on any topic it moved: the plan removes exactly those entries,
+    as docs/planning.md's "Internal topics" table says, and no other config of theirs."""
+    from kgitops.model import PASSWORD_VERSION_TOPIC
+    from kgitops.plan.actions import RemoveThrottles
+
+    offsets = live(
+        OFFSETS,
+        {0: [0, 1], 1: [1, 0]},
+        {
+            "cleanup.policy": "compact",
+            "segment.bytes": "1",
+            "leader.replication.throttled.replicas": "*",
+        },
+    )
+    own = live(
+        PASSWORD_VERSION_TOPIC,
+        {0: [0, 1]},
+        {"cleanup.policy": "compact", "follower.replication.throttled.replicas": "0:1"},
+    )
+    plan, _ = compute_plan(specs(), state(brokers(2), offsets, own), None)
+    assert all(isinstance(a, RemoveThrottles) for a in plan.actions)
+    removed = {a.topic: dict(a.remove) for a in plan.actions if isinstance(a, RemoveThrottles)}
+    assert removed == {
+        OFFSETS: {"leader.replication.throttled.replicas": "*"},
+        PASSWORD_VERSION_TOPIC: {"follower.replication.throttled.replicas": "0:1"},
+    }
+    assert plan.warnings == ()
+
+    # what the docs promise for the internal topics' configs is what the planner does
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "planning.md").read_text()
+    table = doc[doc.index("### Internal topics") : doc.index("## Warnings")]
+    [row] = [line for line in table.splitlines() if line.startswith("| configs, policies |")]
+    assert "a leftover replication throttle" in row and "`~ remove_throttles`" in row
+    assert "no other config of theirs is ever changed" in row
