@@ -98,7 +98,17 @@ def run(args: argparse.Namespace) -> int:
                 state, args.topic
             )
         if args.topic and not views.select(state, args.topic, internal=internal, own=own):
-            print(f"note: no topic matches {', '.join(args.topic)}", file=sys.stderr)
+            globs = ", ".join(views.safe_text(t) for t in args.topic)
+            hidden = sorted(views.select(state, args.topic, internal=True, own=own))
+            if hidden:  # internal topics match, but only --include-internal shows them
+                print(
+                    f"note: no topic shown matches {globs}: {len(hidden)} internal topic(s) "
+                    f"match ({', '.join(views.safe_text(n) for n in hidden[:5])}"
+                    f"{', ...' if len(hidden) > 5 else ''}); add --include-internal",
+                    file=sys.stderr,
+                )
+            else:
+                print(f"note: no topic matches {globs}", file=sys.stderr)
     emit(view, args.format, views.render_text(view) if args.format == "text" else [])
     return 0
 

@@ -102,7 +102,12 @@ def test_internal_topics_are_listed_only_when_asked_for_and_brokers_count_them(
         view = get_json(capsys, str(folder), "partitions", "--topic", glob)
         assert {p["topic"] for p in view["partitions"]} <= {"audit", "clicks", "orders"}
     code, _, err = get(capsys, str(folder), "partitions", "--topic", "*offsets")
-    assert code == 0 and "no topic matches" in err
+    assert code == 0 and err == (
+        "note: no topic shown matches *offsets: 1 internal topic(s) match "
+        "(__consumer_offsets); add --include-internal\n"
+    )
+    every = get_json(capsys, str(folder), "partitions", "--topic", "*offsets", "--include-internal")
+    assert {p["topic"] for p in every["partitions"]} == {"__consumer_offsets"}
     named = get_json(capsys, str(folder), "partitions", "--topic", "__consumer_offsets")
     assert [(p["topic"], p["replicas"]) for p in named["partitions"]] == [
         ("__consumer_offsets", [0, 1]),
@@ -262,3 +267,21 @@ def test_safe_text_escapes_what_a_terminal_would_act_on(text: str, shown: str) -
 
 def test_safe_text_cuts_long_values() -> None:
     assert safe_text("x" * 100, limit=10) == "xxxxxxx..."
+
+
+def test_a_glob_matching_only_kgitops_own_topic_says_it_is_hidden_not_absent(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from kgitops.model import PASSWORD_VERSION_TOPIC
+
+    s = SimulatedCluster.open(str(folder / ".state" / "demo.json"), BROKERS)
+    s.create_topics([NewTopic(PASSWORD_VERSION_TOPIC, {0: (0, 1)})])
+    s.close()
+    for view in ("topics", "partitions"):
+        code, _, err = get(capsys, str(folder), view, "--topic", "_kgitops*")
+        assert code == 0 and err == (
+            "note: no topic shown matches _kgitops*: 1 internal topic(s) match "
+            f"({PASSWORD_VERSION_TOPIC}); add --include-internal\n"
+        )
+    shown = get_json(capsys, str(folder), "topics", "--topic", "_kgitops*", "--include-internal")
+    assert [t["name"] for t in shown["topics"]] == [PASSWORD_VERSION_TOPIC]
