@@ -155,7 +155,8 @@ class ScramCredential:
     """One live SCRAM credential (user, mechanism). ``salt``/``stored_key`` are base64 and
     empty when the adapter cannot read them (Kafka never returns them). ``version_note``:
     why ``password_version`` is None ("no record", "the record is for 4096 iterations"...),
-    for the plan's reason; not part of the JSON or of equality."""
+    for the plan's reason; not part of the JSON or of equality (nor is
+    ``version_unrecorded``)."""
 
     name: str
     mechanism: str
@@ -164,6 +165,9 @@ class ScramCredential:
     stored_key: str = ""
     password_version: int | None = None
     version_note: str = field(default="", compare=False)
+    #: The cluster holds no passwordVersion record at all (its version topic is missing or
+    #: empty): kgitops never recorded one there, e.g. the first plan since it records them.
+    version_unrecorded: bool = field(default=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {

@@ -14,7 +14,10 @@
 A credential whose version the cluster has no record of (written outside kgitops, imported,
 or rewritten outside kgitops with other iterations: ``password_version`` None) counts as
 version 1, the version a User document starts at: an imported user plans nothing, and a
-bump to 2 rotates it once ("passwordVersion 1 (no record) -> 2").
+bump to 2 rotates it once ("passwordVersion 1 (no record) -> 2"). When the cluster holds
+no record at all (``version_unrecorded``: the first plan since kgitops records versions on a
+real cluster, where a bump used to plan nothing), the users so rewritten are named in one
+PASSWORD_VERSION_UNRECORDED warning.
     Quota          values differ                         ~ alter_quota  (set / remove keys)
 
 Users and quota entities that git does not name are left alone. ``with_access`` adds the
@@ -27,7 +30,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from kgitops.access import AccessSpecs, AccessState, Acl, ScramCredential
-from kgitops.model import ClusterSpec, ClusterState
+from kgitops.model import PASSWORD_VERSION_TOPIC, ClusterSpec, ClusterState
 from kgitops.plan.access_actions import alter_quota, create_acl, delete_acl, upsert_user
 from kgitops.plan.actions import Action
 from kgitops.plan.value import ACCESS_FINGERPRINT, ACCESS_PARTS_FIELD, Plan, PlanWarning
@@ -36,11 +39,15 @@ _SHOWN = 10
 
 
 def access_actions(
-    desired: AccessSpecs, live: AccessState, unmanaged: str = "warn"
+    desired: AccessSpecs,
+    live: AccessState,
+    unmanaged: str = "warn",
+    version_topic: str = PASSWORD_VERSION_TOPIC,
 ) -> tuple[list[Action], list[PlanWarning]]:
     """The access actions and warnings from ``live`` to ``desired`` (see the module doc)."""
     actions: list[Action] = []
     warnings: list[PlanWarning] = []
+    unrecorded: list[tuple[str, str, int]] = []
     wanted = {s.acl: s for s in desired.acls}
     for acl, spec in sorted(wanted.items()):
         if acl not in live.acls:
@@ -62,6 +69,8 @@ def access_actions(
             if cred.password_version is None:
                 was += f" ({cred.version_note or 'no record'})"
             reason = f"passwordVersion {was} -> {user.password_version}"
+            if cred.password_version is None and cred.version_unrecorded:
+                unrecorded.append((user.name, user.mechanism, user.password_version))
         elif cred.password_version is not None and cred.password_version > user.password_version:
             warnings.append(
                 PlanWarning(
@@ -84,6 +93,8 @@ def access_actions(
                     reason,
                 )
             )
+    if unrecorded:
+        warnings.append(_unrecorded_warning(unrecorded, version_topic))
     for quota in desired.quotas:
         have = live.quotas.get(quota.entity, {})
         set_ = {k: v for k, v in quota.values.items() if have.get(k) != v}
@@ -97,6 +108,24 @@ def access_actions(
 def live_version(cred: ScramCredential) -> int:
     """The passwordVersion a live credential counts as: its record's, else 1 (the module doc)."""
     return 1 if cred.password_version is None else cred.password_version
+
+
+def _unrecorded_warning(users: list[tuple[str, str, int]], topic: str) -> PlanWarning:
+    """The cluster has no passwordVersion record at all, yet some credentials are to be
+    rewritten for a version above 1: the first plan since kgitops records versions on real
+    clusters (before, a bump there planned nothing), or a deleted topic."""
+    shown = "; ".join(f"{n} ({m}, passwordVersion {v})" for n, m, v in users[:_SHOWN])
+    more = f" and {len(users) - _SHOWN} more" if len(users) > _SHOWN else ""
+    return PlanWarning(
+        "",
+        "PASSWORD_VERSION_UNRECORDED",
+        f"{len(users)} SCRAM credential(s) will be rewritten from their passwordEnv although "
+        f"their password may not have changed: the cluster holds no passwordVersion record at "
+        f"all (topic {topic} is missing or empty: the first apply since kgitops records them, "
+        f"or the topic was deleted), so each counts as version 1: {shown}{more}; make sure "
+        "each passwordEnv holds the password its clients use now (docs/access.md, upgrading)",
+        {"users": [n for n, _, _ in users]},
+    )
 
 
 def _unmanaged_warning(extra: list[Acl]) -> PlanWarning:
@@ -117,7 +146,9 @@ def with_access(
     """``plan`` plus the access actions, warnings and ``accessFingerprint``; ``state.access``
     must have been read."""
     assert state.access is not None
-    actions, warnings = access_actions(desired, state.access, cluster.unmanaged_acls)
+    actions, warnings = access_actions(
+        desired, state.access, cluster.unmanaged_acls, cluster.password_version_topic
+    )
     extra = dict(plan.extra)
     parts = needed_parts(desired, cluster)
     extra[ACCESS_FINGERPRINT] = state.access.digest(parts)

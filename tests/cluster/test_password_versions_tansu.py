@@ -327,6 +327,11 @@ def test_a_credential_kgitops_never_wrote_counts_as_version_1_until_a_bump(
     assert scram.writes == 0
     _folder(tmp_path, local_broker, topic, 2)
     assert _reasons(_plan(tmp_path, capsys)) == [f"passwordVersion 1 (no record in {topic}) -> 2"]
+    assert main(["plan", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "PASSWORD_VERSION_UNRECORDED" in out and f"{USER} (SCRAM-SHA-512, passwordVersion 2)" in out
+    )
     assert _apply(tmp_path, capsys)[0] == 0
     assert admin.read_versions() == {(USER, MECH): v.VersionRecord(2, 8192, 0)}
     assert _plan(tmp_path, capsys) == []

@@ -210,7 +210,8 @@ def join(
     topic: str,
 ) -> dict[tuple[str, str], ScramCredential]:
     """Each credential with the version its record says, when the record counts (see the
-    module doc); else ``password_version`` None and the reason in ``version_note``."""
+    module doc); else ``password_version`` None and the reason in ``version_note``, and
+    ``version_unrecorded`` when the topic holds no record at all."""
     out: dict[tuple[str, str], ScramCredential] = {}
     for k, cred in creds.items():
         rec = records.get(k)
@@ -226,7 +227,9 @@ def join(
         else:
             out[k] = replace(cred, password_version=rec.version, version_note="")
             continue
-        out[k] = replace(cred, password_version=None, version_note=note)
+        out[k] = replace(
+            cred, password_version=None, version_note=note, version_unrecorded=not records
+        )
     return out
 
 
