@@ -297,3 +297,25 @@ def test_the_fast_path_accepts_a_valid_topic() -> None:
 
 def test_the_fast_path_says_no_to_a_keyword_it_does_not_know() -> None:
     assert not compile_schema({"type": "object", "dependentRequired": {"a": ["b"]}})({})
+
+
+def test_the_state_schema_says_where_a_real_clusters_password_version_is_kept() -> None:
+    """passwordVersion is no longer 'simulated clusters only': a real cluster keeps it in the
+    passwordVersion topic, and its snapshot (no access read: access None) holds none."""
+    root = Path(__file__).resolve().parents[2] / "kgitops" / "schemas" / "state.json"
+
+    def found(node: Any) -> Iterator[str]:
+        if isinstance(node, dict):
+            props = node.get("properties", {})
+            if isinstance(props, dict) and "passwordVersion" in props:
+                yield props["passwordVersion"]["description"]
+            for v in node.values():
+                yield from found(v)
+        elif isinstance(node, list):
+            for v in node:
+                yield from found(v)
+
+    [description] = found(json.loads(root.read_text(encoding="utf-8")))
+    assert "simulated clusters only" not in description
+    assert "passwordVersionTopic" in description
+    assert "access" not in state_to_json(ClusterState(brokers=(), topics={}))
