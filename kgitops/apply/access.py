@@ -12,7 +12,11 @@
 
 Before anything is changed, ``require_access_support`` probes each of these APIs the plan
 needs (``ClusterAdmin.probe_access``: a request that changes nothing, a few seconds): a
-cluster that does not serve one is refused in one line, exit 1, nothing changed.
+cluster that does not serve one is refused in one line, exit 1, nothing changed. With an
+upsert_user it also makes sure the passwordVersion can be recorded
+(``ClusterAdmin.ready_scram_versions``): on a real cluster a topic that cannot be created,
+is not kgitops', or may not be written is refused the same way, before the plan's topics
+are created.
 Verification reads the ACLs, users (iterations and the passwordVersion recorded) and quotas
 back: a broker that answers success but keeps nothing (the local Tansu broker's
 AlterUserScramCredentials) leaves every such action "NOT done", and a new plan shows the
@@ -28,7 +32,7 @@ from typing import TYPE_CHECKING
 
 from kgitops.access import AccessState, scram_salted_password
 from kgitops.cluster.port import ClusterAdmin, QuotaChange, ScramUpsert
-from kgitops.errors import AccessUnsupported, KgitopsError
+from kgitops.errors import AccessUnsupported, ClusterError, ClusterRequestError, KgitopsError
 from kgitops.plan.access_actions import AlterQuota, CreateAcl, DeleteAcl, UpsertUser, write_apis
 from kgitops.plan.actions import Action
 from kgitops.plan.value import Plan
@@ -120,12 +124,22 @@ def before_any_change() -> Iterator[None]:
 
 def require_access_support(plan: Plan, admin: ClusterAdmin) -> None:
     """Before anything is sent: the cluster serves every access API the plan's actions are
-    sent in (``probe_access``); else AccessUnsupported, one line ending "nothing was
-    changed" (exit 1)."""
+    sent in (``probe_access``), and, when the plan writes SCRAM credentials, their
+    passwordVersion can be recorded (``ready_scram_versions``: on a real cluster the topic
+    exists, is kgitops', and may be written); else one line ending "nothing was changed"
+    ("nothing else was changed" when only the empty topic was created), exit 1, before the
+    plan's topics are created."""
     apis = write_apis(plan.actions)
     if apis:
         with before_any_change():
             admin.probe_access(apis)
+    if plan.of_kind(UpsertUser):
+        try:
+            admin.ready_scram_versions()
+        except ClusterError as exc:
+            created = isinstance(exc, ClusterRequestError) and exc.changed  # the empty topic
+            tail = "; nothing else was changed" if created else NOTHING_CHANGED
+            raise ClusterError(f"{exc}{tail}") from None
 
 
 def access_differences(action: Action, live: AccessState) -> list[str]:

@@ -146,6 +146,9 @@ class Recorder:
     def probe_access(self, apis: Collection[str]) -> None:
         self.inner.probe_access(apis)  # changes nothing: sent in --dry-run too
 
+    def ready_scram_versions(self) -> None:
+        self.inner.ready_scram_versions()  # apply's preflight: never in --dry-run
+
     def describe_acls(self) -> frozenset[Acl]:
         return self.inner.describe_acls()
 

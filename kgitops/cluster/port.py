@@ -137,6 +137,15 @@ class ClusterAdmin(Protocol):
         writes of its plan, before any change."""
         ...
 
+    def ready_scram_versions(self) -> None:
+        """Apply's preflight before it writes SCRAM credentials: where the adapter records
+        each credential's passwordVersion outside Kafka's credential (a real cluster: the
+        passwordVersion topic), that record can be written now: the topic exists (created
+        when missing), is kgitops-shaped, has a leader, and the principal may read and
+        write it. Else ClusterError, one line (apply adds "nothing was changed"). The
+        simulated cluster keeps versions in its state file: nothing to check."""
+        ...
+
     def describe_acls(self) -> frozenset[Acl]:
         """Every ACL binding: one DescribeAcls with the match-any filter."""
         ...

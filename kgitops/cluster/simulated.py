@@ -816,6 +816,9 @@ class SimulatedCluster:
         if unknown:
             raise ValueError(f"not an access API: {', '.join(unknown)}")
 
+    def ready_scram_versions(self) -> None:
+        """The state file records each credential's passwordVersion: nothing to prepare."""
+
     @_operation
     def describe_acls(self) -> frozenset[Acl]:
         return frozenset(self.access.acls)

@@ -265,6 +265,9 @@ class FakeCluster:
             if api in self.unserved:
                 raise AccessUnsupported(api, f"the cluster did not answer {api} (a probe)")
 
+    def ready_scram_versions(self) -> None:
+        self._check("ready_scram_versions", None)
+
     def describe_acls(self) -> frozenset[Acl]:
         self._check("describe_acls", None)
         return frozenset(self.access.acls)

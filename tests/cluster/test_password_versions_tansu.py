@@ -385,3 +385,47 @@ def test_another_programs_topic_named_as_the_version_topic_is_never_written(
         req = v.build_fetch(events, 0)
         req.topics[0].partitions[0].partition = p
         assert v.read_fetch(admin._send(req, leader)).records == ()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("refusal", ["create", "write"])
+def test_a_version_topic_that_cannot_be_written_refuses_apply_before_the_topics_are_created(
+    refusal: str,
+    local_broker: str,
+    topic_prefix: str,
+    tmp_path: Path,
+    scram: KafkaScram,
+    admin: KafkaAdmin,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from kgitops.errors import ClusterRequestError
+
+    monkeypatch.setenv("ORDERS_PW", PASSWORD)
+    orders = topic_prefix + "orders"
+    _folder(tmp_path, local_broker, admin._version_topic, 1)
+    (tmp_path / "t.yaml").write_text(
+        f"apiVersion: kgitops/v1\nkind: Topic\nname: {orders}\npartitions: 1\n"
+        "replicationFactor: 1\n"
+    )
+    if refusal == "create":  # a principal without Create on it
+
+        def no_create(self: KafkaAdmin, topics: Any) -> Any:
+            if any(t.name == admin._version_topic for t in topics):
+                raise ClusterRequestError(
+                    "CreateTopics: TOPIC_AUTHORIZATION_FAILED", code="TOPIC_AUTHORIZATION_FAILED"
+                )
+            return real_create(self, topics)
+
+        real_create = KafkaAdmin.create_topics
+        monkeypatch.setattr(KafkaAdmin, "create_topics", no_create)
+    else:  # Create allowed, no Write ACL on the new topic: Metadata v8+ says so
+        monkeypatch.setattr(KafkaAdmin, "_topic_operations", lambda self: (1 << 8) | (1 << 3))
+    code, text = _apply(tmp_path, capsys)
+    assert code == 1, text
+    # without Write the (new) version topic was created, empty, and nothing else
+    tail = "nothing was changed" if refusal == "create" else "(created just now, empty)"
+    assert tail in text and text.rstrip().endswith("was changed"), text
+    assert "done:" not in text
+    assert orders not in admin.describe().topics  # the plan's topic was not created
+    assert scram.writes == 0  # nor any credential written

@@ -285,6 +285,22 @@ def shape_problems(partitions: int, configs: Mapping[str, str], *, writing: bool
     return out
 
 
+#: Kafka's AclOperation codes, as bits of a Metadata answer's topic_authorized_operations.
+OPERATION_BITS = {"read": 3, "write": 4, "describe": 8}
+NOT_REPORTED = -(2**31)  # Kafka's "authorized operations were not requested"
+
+
+def missing_operations(bits: int | None) -> list[str]:
+    """What the principal may not do on the version topic that apply needs: ``write`` (the
+    records) and ``read`` (the next plan). Empty when the broker did not report the
+    operations (Metadata before v8, ``NOT_REPORTED``, or a broker such as the local one that
+    answers 0: Kafka lists a topic only to a principal with ``describe``, so a real answer
+    always has that bit)."""
+    if bits is None or bits == NOT_REPORTED or not bits & (1 << OPERATION_BITS["describe"]):
+        return []
+    return [op for op in ("write", "read") if not bits & (1 << OPERATION_BITS[op])]
+
+
 # ------------------------------------------------------------------ requests (pure)
 
 
@@ -651,6 +667,49 @@ class PasswordVersions:
             if offset >= got.high_watermark:
                 break
         return latest(records, undecoded)
+
+    def ready_scram_versions(self) -> None:
+        """``ClusterAdmin.ready_scram_versions``: apply's preflight (see ``missing_operations``
+        for the rights check); once per adapter. A refusal after the topic was created here
+        is a ClusterRequestError with ``changed``."""
+        if self.__dict__.get("_versions_ready"):
+            return
+        topic = self._version_topic
+        try:
+            existed = self._version_partition()[0] != UNKNOWN_TOPIC_OR_PARTITION
+            self._leader(create=True)
+            missing = missing_operations(self._topic_operations())
+        except ClusterError as exc:
+            raise ClusterError(
+                f"the passwordVersion topic {topic} is not available ({exc}): kgitops records "
+                "there which passwordVersion each SCRAM credential was written from"
+            ) from None
+        if missing:
+            created = "" if existed else " (created just now, empty)"
+            raise ClusterRequestError(
+                f"the principal kgitops logs in as may not {' or '.join(missing)} the "
+                f"passwordVersion topic {topic}{created}: credentials would be written without "
+                "their record, and rewritten by every apply; grant it "
+                f"{' and '.join(m.capitalize() for m in missing)} on that topic",
+                code="TOPIC_AUTHORIZATION_FAILED",
+                item=topic,
+                changed=not existed,
+            )
+        self.__dict__["_versions_ready"] = True
+
+    def _topic_operations(self) -> int | None:
+        """The operations the principal may perform on the version topic, as Metadata v8+
+        reports them (``include_topic_authorized_operations``); None when not reported."""
+        req = MetadataRequest(
+            topics=[MetadataRequest.MetadataRequestTopic(name=self._version_topic)],
+            allow_auto_topic_creation=False,
+            include_topic_authorized_operations=True,
+        )
+        for t in self._send(req).topics:
+            if t.name == self._version_topic:
+                bits = getattr(t, "topic_authorized_operations", None)
+                return None if bits is None else int(bits)
+        return None
 
     def prepare_versions(self) -> ClusterError | None:
         """Before a credential is written: the version topic exists (created when it does
