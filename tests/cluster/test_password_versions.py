@@ -668,3 +668,50 @@ def test_a_read_throttled_until_its_deadline_fails_in_one_line_naming_the_quota(
     assert "throttled 60000 ms" in message and "quota" in message and "\n" not in message
     assert clock[0] <= broker._timeout_ms / 1000 + v.MAX_THROTTLE_WAIT  # bounded
     assert broker.offsets == [0, 0]  # one wait (capped by the 2 s deadline), one retry
+
+
+# ------------------------------------------------------------------ placement
+
+
+@pytest.mark.parametrize(
+    ("drained", "replicas"),
+    [((1,), (2, 3, 4)), ((1, 3), (2, 4)), ((1, 2, 3, 4), (1, 2, 3)), ((9,), (1, 2, 3))],
+)
+def test_the_topic_is_never_placed_on_a_broker_being_decommissioned(
+    drained: tuple[int, ...], replicas: tuple[int, ...]
+) -> None:
+    brokers = [Broker(i) for i in (1, 2, 3, 4)]
+    assert v.topic_layout(brokers, drained)[0] == replicas  # all drained: every broker
+
+
+def test_the_topic_created_by_apply_leaves_the_decommissioned_broker_out() -> None:
+    from types import SimpleNamespace as NS
+
+    from kgitops.cluster.port import NewTopic
+
+    class Creating(v.PasswordVersions):
+        """Metadata of brokers 1-4 (the topic missing until created), and CreateTopics."""
+
+        _timeout_ms = 2000
+
+        def __init__(self) -> None:
+            self._spec = NS(password_version_topic=TOPIC, decommission=(1,))
+            self.created: list[NewTopic] = []
+
+        def _send(self, request: object, node_id: int | None = None) -> object:
+            if isinstance(request, DescribeConfigsRequest):
+                return _configs_answer(COMPACTED)
+            parts = [NS(partition_index=0, leader_id=2)] if self.created else []
+            return NS(
+                brokers=[NS(node_id=b, rack=None) for b in (1, 2, 3, 4)],
+                topics=[NS(name=TOPIC, error_code=0 if self.created else 3, partitions=parts)],
+            )
+
+        def create_topics(self, topics: list[NewTopic]) -> dict[str, None]:
+            self.created.extend(topics)
+            return {t.name: None for t in topics}
+
+    c = Creating()
+    assert c.prepare_versions() is None
+    [made] = c.created
+    assert made.assignment == {0: (2, 3, 4)}  # broker 1 neither a replica nor the leader

@@ -8,9 +8,10 @@ as JulieOps keeps its state in a Kafka topic: the record survives a fresh CI run
 checkout of the repository reads the same one::
 
     topic      one partition, cleanup.policy=compact, compression.type=uncompressed,
-               RF min(3, live brokers), min.insync.replicas min(2, RF); created on the
-               first write, with an explicit replica assignment (Kafka's rule, start index
-               0: Kafka 3.3+ would otherwise place it at random)
+               RF min(3, live brokers not decommissioned), min.insync.replicas min(2, RF);
+               created on the first write (or apply's preflight), with an explicit
+               replica assignment (Kafka's rule, start index 0: Kafka 3.3+ would
+               otherwise place it at random)
     key        {"mechanism":"SCRAM-SHA-512","user":"orders-app"}    JSON, sorted keys
     value      {"iterations":8192,"passwordVersion":2}               never a password, salt
                                                                     or key
@@ -44,7 +45,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -244,9 +245,14 @@ def version_records(upserts: Sequence[ScramUpsert]) -> list[tuple[bytes, bytes |
     ]
 
 
-def topic_layout(brokers: Sequence[Broker]) -> tuple[tuple[int, ...], dict[str, str]]:
+def topic_layout(
+    brokers: Sequence[Broker], drained: Collection[int] = ()
+) -> tuple[tuple[int, ...], dict[str, str]]:
     """The version topic's one partition (Kafka's placement rule, start index 0, rack-aware
-    when every broker has a rack) and its configs."""
+    when every broker has a rack) and its configs. ``brokers`` are the live ones (Metadata
+    lists no other); the ``drained`` ones (cluster.yaml ``decommission``) are left out, so
+    the next plan's drain has nothing of kgitops' own to move, unless no other is left."""
+    brokers = [b for b in brokers if b.id not in drained] or list(brokers)
     rf = min(3, len(brokers))
     racks = all(b.rack is not None for b in brokers)
     replicas = assign_replicas(brokers, 1, rf, start_index=0, rack_aware=racks)[0]
@@ -570,7 +576,7 @@ class PasswordVersions:
             if code == UNKNOWN_TOPIC_OR_PARTITION and not create and not created:
                 return None
             if code == UNKNOWN_TOPIC_OR_PARTITION and not created:
-                replicas, configs = topic_layout(brokers)
+                replicas, configs = topic_layout(brokers, self._spec.decommission)
                 result = self.create_topics([NewTopic(topic, {0: replicas}, configs)])[topic]
                 if result is not None and getattr(result, "code", "") not in (
                     "TOPIC_ALREADY_EXISTS",  # another apply created it first
