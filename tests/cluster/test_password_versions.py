@@ -164,13 +164,13 @@ def test_a_record_whose_key_is_not_kgitops_is_ignored(key: bytes | None) -> None
     ("brokers", "replicas", "isr"),
     [
         ([Broker(111)], (111,), "1"),
-        ([Broker(1), Broker(2)], (1, 2), "2"),
+        ([Broker(1), Broker(2)], (1, 2), "1"),  # RF 2: one broker down still takes writes
         ([Broker(i) for i in range(1, 7)], (1, 2, 3), "2"),
         ([Broker(1, "a"), Broker(2, "a"), Broker(3, "b"), Broker(4, "c")], (1, 3, 4), "2"),
-        ([Broker(1, "a"), Broker(2)], (1, 2), "2"),  # some racks unknown: rack-unaware
+        ([Broker(1, "a"), Broker(2)], (1, 2), "1"),  # some racks unknown: rack-unaware
     ],
 )
-def test_the_topic_has_one_partition_rf_up_to_3_and_min_isr_up_to_2(
+def test_the_topic_has_one_partition_rf_up_to_3_and_min_isr_one_below_it(
     brokers: list[Broker], replicas: tuple[int, ...], isr: str
 ) -> None:
     got, configs = v.topic_layout(brokers)
@@ -715,3 +715,53 @@ def test_the_topic_created_by_apply_leaves_the_decommissioned_broker_out() -> No
     assert c.prepare_versions() is None
     [made] = c.created
     assert made.assignment == {0: (2, 3, 4)}  # broker 1 neither a replica nor the leader
+
+
+# ------------------------------------------------------------------ many credentials at once
+
+
+def _upserts(n: int) -> list[ScramUpsert]:
+    return [ScramUpsert(f"user-{i:06d}", "SCRAM-SHA-512", 8192, b"s", b"p", 2) for i in range(n)]
+
+
+def test_twenty_thousand_records_go_in_batches_each_below_the_brokers_message_size() -> None:
+    writer = Producing(Partition(1))
+    ups = _upserts(20_000)
+    assert writer.write_versions(ups) is None
+    assert len(writer.produced) > 1
+    seen = []
+    for request in writer.produced:
+        data = request.encode(version=9, header=False)  # type: ignore[attr-defined]
+        [part] = ProduceRequest.decode(data, version=9, header=False).topic_data[0].partition_data
+        raw = bytes(part.records)
+        assert len(raw) < v.MAX_BATCH_BYTES <= 1024 * 1024  # Kafka's default: 1 MiB
+        assert len(list(MemoryRecords(raw))) == 1  # one batch a request (Produce v3+)
+        seen += [json.loads(k)["user"] for _, k, _ in _records(raw)]
+    assert seen == [u.name for u in ups]  # every record, in order
+
+
+def test_a_failed_batch_leaves_the_earlier_ones_recorded_and_names_the_rest() -> None:
+    writer = Producing(Partition(1))
+    answers = iter([0, 87, 0])  # 87: INVALID_RECORD, not retriable
+    real = writer._send
+
+    def send(request: object, node_id: int | None = None) -> object:
+        if isinstance(request, ProduceRequest):
+            code = next(answers)
+            writer.produced.append(request)
+            R = ProduceResponse.TopicProduceResponse
+            P = R.PartitionProduceResponse
+            return ProduceResponse(
+                responses=[R(name=TOPIC, partition_responses=[P(index=0, error_code=code)])],
+                throttle_time_ms=0,
+            )
+        return real(request, node_id)
+
+    writer._send = send  # type: ignore[method-assign]
+    ups = _upserts(12_000)
+    chunks = v.split_batches([(u, r) for u, r in zip(ups, v.version_records(ups), strict=True)])
+    assert len(chunks) >= 3
+    failed = writer.record_versions(ups)
+    assert len(writer.produced) == 2  # nothing sent after the failed batch
+    assert set(failed) == {u.key for chunk in chunks[1:] for u, _ in chunk}
+    assert all("INVALID_RECORD" in str(e) for e in failed.values())

@@ -11,7 +11,7 @@ One request per call, whatever the number of items::
     describe_scram_users    DescribeUserScramCredentials for every user, then the
                             passwordVersion records (Metadata + Fetch, versions.py)
     upsert_scram_users      AlterUserScramCredentials upsertions (salt + salted password),
-                            then one Produce of the versions written (versions.py)
+                            then the versions written (Produce, versions.py)
 
 The request builders and response readers are pure functions of kafka-python's protocol
 classes (``build_*`` / ``read_*``), so each is tested to encode and decode at every version
@@ -530,15 +530,13 @@ class AccessRequests(PasswordVersions):
             read_upsert_scram_users(self._call(build_upsert_scram_users(upserts)), upserts)
         )
         written = [u for u in upserts if results.get(u.key) is None]
-        failed = self.write_versions(written)
-        if failed is not None:
-            for u in written:
-                results[u.key] = ClusterRequestError(
-                    f"{u.key}: the credential was written, but its passwordVersion was not "
-                    f"recorded in topic {self._version_topic} ({failed}); a new plan writes "
-                    "it again",
-                    code="VERSION_NOT_RECORDED",
-                    item=u.key,
-                    changed=True,
-                )
+        for key, failed in self.record_versions(written).items():
+            results[key] = ClusterRequestError(
+                f"{key}: the credential was written, but its passwordVersion was not "
+                f"recorded in topic {self._version_topic} ({failed}); a new plan writes "
+                "it again",
+                code="VERSION_NOT_RECORDED",
+                item=key,
+                changed=True,
+            )
         return results

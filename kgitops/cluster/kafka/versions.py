@@ -8,7 +8,8 @@ as JulieOps keeps its state in a Kafka topic: the record survives a fresh CI run
 checkout of the repository reads the same one::
 
     topic      one partition, cleanup.policy=compact, compression.type=uncompressed,
-               RF min(3, live brokers not decommissioned), min.insync.replicas min(2, RF);
+               RF min(3, live brokers not decommissioned), min.insync.replicas RF-1
+               (at least 1, at most 2: RF 3 -> 2, RF 2 -> 1);
                created on the first write (or apply's preflight), with an explicit
                replica assignment (Kafka's rule, start index 0: Kafka 3.3+ would
                otherwise place it at random)
@@ -19,8 +20,8 @@ checkout of the repository reads the same one::
 
 Writes: before AlterUserScramCredentials the topic is made ready (``prepare_versions``:
 created if missing, a leader), so a topic that cannot be created stops the credentials from
-being written at all; after it, one Produce (``write_versions``, acks=all, one batch) with a
-record for each credential the cluster accepted. Reads (``read_versions``):
+being written at all; after it, one Produce per batch of at most 512 KiB (``record_versions``,
+acks=all) with a record for each credential the cluster accepted. Reads (``read_versions``):
 Metadata for the topic (none: no records, not an error), then Fetch from offset 0 (after
 OFFSET_OUT_OF_RANGE: from the log start ListOffsets reports; an answer without the
 partition, a quota's throttle, is waited out and fetched again, within requestTimeoutMs) until
@@ -245,6 +246,13 @@ def version_records(upserts: Sequence[ScramUpsert]) -> list[tuple[bytes, bytes |
     ]
 
 
+def min_isr(rf: int) -> int:
+    """Kafka's usual pairing: RF 3 -> 2, so one broker down still takes writes; below RF 3,
+    1 (RF 2 with min.insync.replicas 2 stops every record write while one broker restarts:
+    the layout MIN_ISR_EQUALS_RF warns about)."""
+    return max(1, min(2, rf - 1))
+
+
 def topic_layout(
     brokers: Sequence[Broker], drained: Collection[int] = ()
 ) -> tuple[tuple[int, ...], dict[str, str]]:
@@ -259,7 +267,7 @@ def topic_layout(
     configs = {
         "cleanup.policy": "compact",
         "compression.type": "uncompressed",  # never the broker's codec: see read_fetch
-        "min.insync.replicas": str(min(2, rf)),
+        "min.insync.replicas": str(min_isr(rf)),
     }
     return tuple(replicas), configs
 
@@ -307,14 +315,44 @@ def missing_operations(bits: int | None) -> list[str]:
     return [op for op in ("write", "read") if not bits & (1 << OPERATION_BITS[op])]
 
 
+#: The most one Produce's batch of records holds: half the 1 MiB a Kafka broker accepts in one
+#: batch by default (``message.max.bytes``, the topic's ``max.message.bytes``).
+MAX_BATCH_BYTES = 512 * 1024
+RECORD_OVERHEAD = 64  # a v2 record's varints, attributes and deltas, at most
+BATCH_OVERHEAD = 128  # a v2 batch header (61 bytes) and then some
+
+
+def record_size(record: tuple[bytes, bytes | None]) -> int:
+    key, value = record
+    return len(key) + len(value or b"") + RECORD_OVERHEAD
+
+
+def split_batches(
+    items: Sequence[tuple[Any, tuple[bytes, bytes | None]]], limit: int = MAX_BATCH_BYTES
+) -> list[list[tuple[Any, tuple[bytes, bytes | None]]]]:
+    """``items`` (anything, record) in order, cut into runs whose records fit one batch of
+    ``limit`` bytes (a record is at most ~12 KiB: every run holds at least one)."""
+    out: list[list[tuple[Any, tuple[bytes, bytes | None]]]] = []
+    size = limit
+    for item in items:
+        need = record_size(item[1])
+        if size + need > limit - BATCH_OVERHEAD:
+            out.append([])
+            size = 0
+        out[-1].append(item)
+        size += need
+    return out
+
+
 # ------------------------------------------------------------------ requests (pure)
 
 
 def build_produce(
     topic: str, records: Sequence[tuple[bytes, bytes | None]], timeout_ms: int, now_ms: int
 ) -> Any:
-    """One batch (magic 2, uncompressed) with every record, acks=all."""
-    size = sum(len(k) + len(v or b"") + 64 for k, v in records) + 128
+    """One batch (magic 2, uncompressed) with every record, acks=all (``split_batches``
+    keeps it under ``MAX_BATCH_BYTES``)."""
+    size = sum(record_size(r) for r in records) + BATCH_OVERHEAD
     builder = MemoryRecordsBuilder(magic=2, compression_type=0, batch_size=size)
     for k, v in records:
         if builder.append(timestamp=now_ms, key=k, value=v, headers=[]) is None:
@@ -727,12 +765,29 @@ class PasswordVersions:
         return None
 
     def write_versions(self, upserts: Sequence[ScramUpsert]) -> ClusterError | None:
-        """Record the versions of credentials just written (one Produce, acks=all), creating
-        the topic first when it does not exist; the error, or None."""
+        """``record_versions``, as one outcome: the first error, or None when every record
+        was written."""
+        failed = self.record_versions(upserts)
+        return next(iter(failed.values()), None)
+
+    def record_versions(self, upserts: Sequence[ScramUpsert]) -> dict[str, ClusterError]:
+        """Record the versions of credentials just written (acks=all, one Produce per batch
+        of at most ``MAX_BATCH_BYTES``, in order), creating the topic first when it does not
+        exist; the error of each credential (``ScramUpsert.key``) whose record was not
+        written: those of the batch that failed and of every batch after it."""
         if not upserts:
-            return None
+            return {}
+        chunks = split_batches(list(zip(upserts, version_records(upserts), strict=True)))
+        for n, chunk in enumerate(chunks):
+            err = self._produce([r for _, r in chunk])
+            if err is not None:
+                return {u.key: err for rest in chunks[n:] for u, _ in rest}
+        return {}
+
+    def _produce(self, records: Sequence[tuple[bytes, bytes | None]]) -> ClusterError | None:
+        """One Produce of one batch to the leader, retried until the deadline while the
+        error is retriable; the error, or None."""
         topic = self._version_topic
-        records = version_records(upserts)
         deadline = time.monotonic() + self._timeout_ms / 1000
         try:
             leader = self._leader(create=True)
