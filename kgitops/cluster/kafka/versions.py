@@ -18,10 +18,15 @@ checkout of the repository reads the same one::
                                                                     or key
     tombstone  a credential written without a version: its old record no longer holds
 
-Writes: before AlterUserScramCredentials the topic is made ready (``prepare_versions``:
-created if missing, a leader), so a topic that cannot be created stops the credentials from
-being written at all; after it, one Produce per batch of at most 512 KiB (``record_versions``,
-acks=all) with a record for each credential the cluster accepted. Reads (``read_versions``):
+An existing topic is used only when it is kgitops-shaped (``shape_problems``: one partition,
+compacted; before a write, a codec kgitops can read back), else refused in one line.
+
+Writes: apply's preflight (``ready_scram_versions``) makes the topic ready before anything
+is changed (created if missing, a leader, Write and Read for the principal where Metadata
+reports them); before AlterUserScramCredentials it is checked again (``prepare_versions``),
+so a topic that cannot be created stops the credentials from being written at all; after
+it, one Produce per batch of at most 512 KiB (``record_versions``, acks=all) with a record
+for each credential the cluster accepted. Reads (``read_versions``):
 Metadata for the topic (none: no records, not an error), then Fetch from offset 0 (after
 OFFSET_OUT_OF_RANGE: from the log start ListOffsets reports; an answer without the
 partition, a quota's throttle, is waited out and fetched again, within requestTimeoutMs) until
@@ -626,7 +631,7 @@ class PasswordVersions:
             if code not in (0, UNKNOWN_TOPIC_OR_PARTITION) and not retriable_code(code):
                 err = item_error("Metadata", topic, code, None)
                 raise err if err is not None else ClusterError(f"{topic}: error {code}")
-            if code == 0 and count:
+            if code == 0 and count and not created:  # one made here is kgitops' own
                 self._check_shape(count, writing=create)
             if code == 0 and leader is not None:
                 return leader
