@@ -6,7 +6,7 @@ says so, naming them (PASSWORD_VERSION_UNRECORDED)."""
 from __future__ import annotations
 
 from kgitops.access import AccessSpecs, AccessState, ScramCredential, UserSpec
-from kgitops.cluster.kafka import versions as v
+from kgitops.cluster.kafka import version_records as r
 from kgitops.plan.access_diff import access_actions
 
 TOPIC = "_kgitops-password-versions"
@@ -16,9 +16,9 @@ def _users(*versions: int) -> list[UserSpec]:
     return [UserSpec(f"app{i}", "SCRAM-SHA-512", f"PW{i}", 8192, n) for i, n in enumerate(versions)]
 
 
-def _live(users: list[UserSpec], records: dict[tuple[str, str], v.VersionRecord]) -> AccessState:
+def _live(users: list[UserSpec], records: dict[tuple[str, str], r.VersionRecord]) -> AccessState:
     creds = {(u.name, u.mechanism): ScramCredential(u.name, u.mechanism, 8192) for u in users}
-    return AccessState(users=v.join(creds, records, TOPIC))
+    return AccessState(users=r.join(creds, records, TOPIC))
 
 
 def test_no_record_at_all_names_every_credential_it_rewrites_in_one_warning() -> None:
@@ -38,7 +38,7 @@ def test_no_record_at_all_names_every_credential_it_rewrites_in_one_warning() ->
 
 def test_once_the_topic_holds_records_a_missing_one_is_an_ordinary_rotation() -> None:
     users = _users(3, 2)
-    records = {("app1", "SCRAM-SHA-512"): v.VersionRecord(2, 8192, 0)}
+    records = {("app1", "SCRAM-SHA-512"): r.VersionRecord(2, 8192, 0)}
     actions, warnings = access_actions(AccessSpecs(users=tuple(users)), _live(users, records))
     assert [a.name for a in actions] == ["app0"]  # type: ignore[attr-defined]
     assert warnings == []

@@ -15,6 +15,7 @@ from kafka.protocol.producer import ProduceRequest, ProduceResponse
 from kafka.record import MemoryRecords, MemoryRecordsBuilder
 
 from kgitops.access import ScramCredential, scram_salted_password
+from kgitops.cluster.kafka import version_records as r
 from kgitops.cluster.kafka import versions as v
 from kgitops.cluster.port import ScramUpsert
 from kgitops.errors import ClusterError
@@ -26,14 +27,14 @@ TOPIC = "_kgitops-password-versions"
 
 
 def _key(user: str = A[0], mechanism: str = A[1]) -> bytes:
-    return v.record_key(user, mechanism)
+    return r.record_key(user, mechanism)
 
 
 def test_a_record_holds_the_user_mechanism_version_and_iterations_never_a_secret() -> None:
     salt = b"S" * 32
     salted = scram_salted_password("SCRAM-SHA-512", "hunter2-secret", salt, 8192)
     upsert = ScramUpsert("orders-app", "SCRAM-SHA-512", 8192, salt, salted, 3)
-    [(key, value)] = v.version_records([upsert])
+    [(key, value)] = r.version_records([upsert])
     assert json.loads(key) == {"mechanism": "SCRAM-SHA-512", "user": "orders-app"}
     assert json.loads(value or b"") == {"iterations": 8192, "passwordVersion": 3}
     for secret in (b"hunter2-secret", salt, salted):
@@ -42,29 +43,29 @@ def test_a_record_holds_the_user_mechanism_version_and_iterations_never_a_secret
 
 def test_a_credential_written_without_a_version_gets_a_tombstone() -> None:
     upsert = ScramUpsert("a", "SCRAM-SHA-256", 4096, b"s", b"p", None)
-    assert v.version_records([upsert]) == [(_key("a", "SCRAM-SHA-256"), None)]
-    records = [(0, _key("a", "SCRAM-SHA-256"), v.record_value(2, 4096))]
+    assert r.version_records([upsert]) == [(_key("a", "SCRAM-SHA-256"), None)]
+    records = [(0, _key("a", "SCRAM-SHA-256"), r.record_value(2, 4096))]
     records.append((1, _key("a", "SCRAM-SHA-256"), None))
-    assert v.latest(records) == {}
+    assert r.latest(records) == {}
 
 
 @given(st.text(min_size=1, max_size=1000), st.sampled_from(["SCRAM-SHA-256", "SCRAM-SHA-512"]))
 def test_any_user_name_round_trips_through_its_key(name: str, mechanism: str) -> None:
-    key = v.record_key(name, mechanism)
-    assert len(key) <= v.MAX_RECORD_BYTES
-    got = v.latest([(0, key, v.record_value(1, 4096))])
-    assert got == {(name, mechanism): v.VersionRecord(1, 4096, 0)}
+    key = r.record_key(name, mechanism)
+    assert len(key) <= r.MAX_RECORD_BYTES
+    got = r.latest([(0, key, r.record_value(1, 4096))])
+    assert got == {(name, mechanism): r.VersionRecord(1, 4096, 0)}
 
 
 def test_a_user_name_with_quotes_and_newlines_is_one_key_of_its_own() -> None:
     hostile = 'a"},"user":"b\n\r\u2028'
     records = [
-        (0, _key(hostile), v.record_value(5, 4096)),
-        (1, _key("b"), v.record_value(7, 4096)),
+        (0, _key(hostile), r.record_value(5, 4096)),
+        (1, _key("b"), r.record_value(7, 4096)),
     ]
-    assert v.latest(records) == {
-        (hostile, A[1]): v.VersionRecord(5, 4096, 0),
-        ("b", A[1]): v.VersionRecord(7, 4096, 1),
+    assert r.latest(records) == {
+        (hostile, A[1]): r.VersionRecord(5, 4096, 0),
+        ("b", A[1]): r.VersionRecord(7, 4096, 1),
     }
 
 
@@ -73,7 +74,7 @@ def test_the_last_record_of_a_key_wins_as_compaction_keeps_it(
     writes: list[tuple[str, int | None]],
 ) -> None:
     records = [
-        (i, _key(user), None if ver is None else v.record_value(ver, 4096))
+        (i, _key(user), None if ver is None else r.record_value(ver, 4096))
         for i, (user, ver) in enumerate(writes)
     ]
     want: dict[str, int] = {}
@@ -82,15 +83,15 @@ def test_the_last_record_of_a_key_wins_as_compaction_keeps_it(
             want.pop(user, None)
         else:
             want[user] = ver
-    got = v.latest(records)
+    got = r.latest(records)
     assert {k[0]: r.version for k, r in got.items()} == want
 
 
 def test_the_record_counts_only_when_its_iterations_are_the_credentials() -> None:
-    records = {A: v.VersionRecord(version=4, iterations=8192, offset=7)}
-    assert v.join({A: CRED}, records, TOPIC)[A].password_version == 4
+    records = {A: r.VersionRecord(version=4, iterations=8192, offset=7)}
+    assert r.join({A: CRED}, records, TOPIC)[A].password_version == 4
     rewritten = ScramCredential("orders-app", "SCRAM-SHA-512", 4096)
-    got = v.join({A: rewritten}, records, TOPIC)[A]
+    got = r.join({A: rewritten}, records, TOPIC)[A]
     assert got.password_version is None
     assert got.version_note == (
         "the record is for 8192 iterations, the credential has 4096: rewritten outside kgitops"
@@ -98,19 +99,19 @@ def test_the_record_counts_only_when_its_iterations_are_the_credentials() -> Non
 
 
 def test_a_credential_without_a_record_has_no_version_and_says_so() -> None:
-    got = v.join({A: CRED}, {}, TOPIC)[A]
+    got = r.join({A: CRED}, {}, TOPIC)[A]
     assert got.password_version is None
     assert got.version_note == f"no record in {TOPIC}"
     # a record of another user or mechanism does not count
-    other = {("orders-app", "SCRAM-SHA-256"): v.VersionRecord(3, 8192, 0)}
-    assert v.join({A: CRED}, other, TOPIC)[A].password_version is None
+    other = {("orders-app", "SCRAM-SHA-256"): r.VersionRecord(3, 8192, 0)}
+    assert r.join({A: CRED}, other, TOPIC)[A].password_version is None
 
 
 @pytest.mark.parametrize(
     ("value", "problem"),
     [
         (b"\xff\xfe\x00garbage", "not JSON"),
-        (b"x" * (v.MAX_RECORD_BYTES + 1), f"{v.MAX_RECORD_BYTES + 1} bytes, not a kgitops record"),
+        (b"x" * (r.MAX_RECORD_BYTES + 1), f"{r.MAX_RECORD_BYTES + 1} bytes, not a kgitops record"),
         (b'{"passwordVersion": "2", "iterations": 8192}', "not positive integers"),
         (b'{"passwordVersion": true, "iterations": 8192}', "not positive integers"),
         (b'{"passwordVersion": 2.0, "iterations": 8192}', "not positive integers"),
@@ -136,8 +137,8 @@ def test_a_credential_without_a_record_has_no_version_and_says_so() -> None:
 def test_a_hostile_record_is_skipped_and_named_in_the_credentials_note(
     value: bytes, problem: str
 ) -> None:
-    records = v.latest([(0, _key(), v.record_value(2, 8192)), (9, _key(), value)])
-    got = v.join({A: CRED}, records, TOPIC)[A]
+    records = r.latest([(0, _key(), r.record_value(2, 8192)), (9, _key(), value)])
+    got = r.join({A: CRED}, records, TOPIC)[A]
     assert got.password_version is None  # never the older record: the last one wins
     assert got.version_note.startswith(f"unreadable record at offset 9 of {TOPIC}: ")
     assert problem in got.version_note
@@ -151,13 +152,13 @@ def test_a_hostile_record_is_skipped_and_named_in_the_credentials_note(
         b"orders-app",
         b'{"user": "orders-app"}',
         b'{"user": 1, "mechanism": 2}',
-        b'{"mechanism":"SCRAM-SHA-512","user":"' + b"a" * v.MAX_RECORD_BYTES + b'"}',
+        b'{"mechanism":"SCRAM-SHA-512","user":"' + b"a" * r.MAX_RECORD_BYTES + b'"}',
     ],
     ids=["null", "bytes", "plain", "no-mechanism", "wrong-types", "huge"],
 )
 def test_a_record_whose_key_is_not_kgitops_is_ignored(key: bytes | None) -> None:
-    records = [(0, _key(), v.record_value(2, 8192)), (1, key, v.record_value(9, 8192))]
-    assert v.latest(records) == {A: v.VersionRecord(2, 8192, 0)}
+    records = [(0, _key(), r.record_value(2, 8192)), (1, key, r.record_value(9, 8192))]
+    assert r.latest(records) == {A: r.VersionRecord(2, 8192, 0)}
 
 
 @pytest.mark.parametrize(
@@ -173,7 +174,7 @@ def test_a_record_whose_key_is_not_kgitops_is_ignored(key: bytes | None) -> None
 def test_the_topic_has_one_partition_rf_up_to_3_and_min_isr_one_below_it(
     brokers: list[Broker], replicas: tuple[int, ...], isr: str
 ) -> None:
-    got, configs = v.topic_layout(brokers)
+    got, configs = r.topic_layout(brokers)
     assert got == replicas
     assert configs == {
         "cleanup.policy": "compact",
@@ -193,10 +194,10 @@ def _records(data: bytes) -> list[tuple[int, bytes | None, bytes | None]]:
 
 
 def test_the_produce_request_is_one_batch_acks_all_at_every_version_it_may_use() -> None:
-    recs = [(_key(), v.record_value(2, 8192)), (_key("b"), None)]
-    request = v.build_produce(TOPIC, recs, 5000, 1_700_000_000_000)
+    recs = [(_key(), r.record_value(2, 8192)), (_key("b"), None)]
+    request = r.build_produce(TOPIC, recs, 5000, 1_700_000_000_000)
     assert request.acks == -1
-    versions = range(ProduceRequest.min_version, v.PRODUCE_MAX_VERSION + 1)
+    versions = range(ProduceRequest.min_version, r.PRODUCE_MAX_VERSION + 1)
     for version in versions:
         if version < 3:
             continue  # magic 2 batches need v3+, which every broker kgitops supports has
@@ -222,9 +223,9 @@ def test_produce_answers_read_back_as_the_partitions_error(version: int) -> None
         )
         return ProduceResponse.decode(resp.encode(version=version, header=False), version=version)
 
-    assert v.read_produce(answer(0))[0] == 0
-    assert v.read_produce(answer(19))[0] == 19  # NOT_ENOUGH_REPLICAS
-    assert v.read_produce(ProduceResponse(responses=[], throttle_time_ms=0)) == (-2, None)
+    assert r.read_produce(answer(0))[0] == 0
+    assert r.read_produce(answer(19))[0] == 19  # NOT_ENOUGH_REPLICAS
+    assert r.read_produce(ProduceResponse(responses=[], throttle_time_ms=0)) == (-2, None)
 
 
 def _fetch_response(version: int, data: bytes, hw: int, code: int = 0) -> object:
@@ -265,27 +266,27 @@ def _batch(base: int, items: list[tuple[bytes, bytes | None]]) -> bytes:
 
 @pytest.mark.parametrize("version", [4, 7, 11, 12])
 def test_a_fetch_reads_every_record_and_where_the_next_fetch_starts(version: int) -> None:
-    request = v.build_fetch(TOPIC, 5)
+    request = r.build_fetch(TOPIC, 5)
     data = request.encode(version=version, header=False)
     again = FetchRequest.decode(data, version=version, header=False)
     assert again.topics[0].topic == TOPIC
     assert again.topics[0].partitions[0].fetch_offset == 5
     assert again.max_wait_ms > 0  # Tansu answers nothing to a fetch that may not wait
-    two = _batch(3, [(_key(), v.record_value(1, 8192)), (_key("b"), None)])
-    got = v.read_fetch(_fetch_response(version, _batch(0, [(_key(), b"x")]) + two, 5))
+    two = _batch(3, [(_key(), r.record_value(1, 8192)), (_key("b"), None)])
+    got = r.read_fetch(_fetch_response(version, _batch(0, [(_key(), b"x")]) + two, 5))
     assert got.code == 0 and got.high_watermark == 5 and got.next_offset == 5
     assert [r[0] for r in got.records] == [0, 3, 4]
-    empty = v.read_fetch(_fetch_response(version, b"", 5))
+    empty = r.read_fetch(_fetch_response(version, b"", 5))
     assert empty.records == () and empty.next_offset == -1
 
 
 def test_a_corrupt_batch_is_one_clear_error_and_a_cut_one_ends_the_read() -> None:
-    good = _batch(0, [(_key(), v.record_value(1, 8192))])
+    good = _batch(0, [(_key(), r.record_value(1, 8192))])
     corrupt = good[:-8] + b"\x00" * 8 + good  # a batch whose CRC / lengths lie
     with pytest.raises(ClusterError, match="passwordVersion topic fails its CRC"):
-        v.read_fetch(_fetch_response(12, corrupt, 2))
+        r.read_fetch(_fetch_response(12, corrupt, 2))
     # a batch cut short (as at the end of a fetch's byte limit) is no record, and no progress
-    cut = v.read_fetch(_fetch_response(12, good[:40], 2))
+    cut = r.read_fetch(_fetch_response(12, good[:40], 2))
     assert cut.records == () and cut.next_offset == -1
 
 
@@ -413,12 +414,12 @@ def _out_of_range(version: int = 12) -> object:
 
 @pytest.mark.parametrize("version", [4, 12])
 def test_reading_starts_again_at_the_log_start_after_offset_out_of_range(version: int) -> None:
-    data = _batch(7, [(_key(), v.record_value(6, 8192)), (_key("b"), v.record_value(1, 4096))])
+    data = _batch(7, [(_key(), r.record_value(6, 8192)), (_key("b"), r.record_value(1, 4096))])
     broker = Scripted(Partition(1), [_out_of_range(version), _fetch_response(12, data, 9)])
     broker.log_start = 7  # what ListOffsets (EARLIEST) says after kafka-delete-records.sh
     assert broker.read_versions() == {
-        A: v.VersionRecord(6, 8192, 7),
-        ("b", A[1]): v.VersionRecord(1, 4096, 8),
+        A: r.VersionRecord(6, 8192, 7),
+        ("b", A[1]): r.VersionRecord(1, 4096, 8),
     }
     assert broker.offsets == [0, 7]
     assert broker.listed == [([(TOPIC, 0)], v.EARLIEST)]
@@ -435,10 +436,10 @@ def test_offset_out_of_range_at_the_log_start_itself_is_one_line_not_a_loop() ->
 
 def test_a_leader_change_is_retried_and_an_empty_answer_ends_the_read() -> None:
     moved = _fetch_response(12, b"", 0, code=6)  # NOT_LEADER_OR_FOLLOWER
-    first = _fetch_response(12, _batch(0, [(_key(), v.record_value(2, 8192))]), 5)
+    first = _fetch_response(12, _batch(0, [(_key(), r.record_value(2, 8192))]), 5)
     empty = _fetch_response(12, b"", 5)  # a high watermark past the data: Tansu's quirk
     broker = Scripted(Partition(1), [moved, first, empty])
-    assert broker.read_versions() == {A: v.VersionRecord(2, 8192, 0)}
+    assert broker.read_versions() == {A: r.VersionRecord(2, 8192, 0)}
     assert broker.offsets == [0, 0, 1]
 
 
@@ -451,7 +452,7 @@ def test_a_missing_topic_is_no_records_and_a_refused_one_is_one_line_naming_it()
 
 
 def test_a_corrupt_batch_in_the_topic_stops_the_read_in_one_line() -> None:
-    good = _batch(0, [(_key(), v.record_value(1, 8192))])
+    good = _batch(0, [(_key(), r.record_value(1, 8192))])
     corrupt = good[:-8] + b"\x00" * 8
     with pytest.raises(ClusterError) as info:
         Scripted(Partition(1), [_fetch_response(12, corrupt, 1)]).read_versions()
@@ -493,9 +494,9 @@ def _with_codec(base: int, items: list[tuple[bytes, bytes | None]], codec: int) 
 
 
 def test_the_topic_is_created_uncompressed_whatever_the_brokers_compression() -> None:
-    _, configs = v.topic_layout([Broker(1)])
+    _, configs = r.topic_layout([Broker(1)])
     assert configs["compression.type"] == "uncompressed"
-    request = v.build_produce(TOPIC, [(_key(), v.record_value(2, 8192))], 5000, 0)
+    request = r.build_produce(TOPIC, [(_key(), r.record_value(2, 8192))], 5000, 0)
     data = request.encode(version=9, header=False)
     [part] = ProduceRequest.decode(data, version=9, header=False).topic_data[0].partition_data
     assert [b.compression_type for b in MemoryRecords(bytes(part.records))] == [0]
@@ -505,17 +506,17 @@ def test_the_topic_is_created_uncompressed_whatever_the_brokers_compression() ->
 def test_a_batch_compressed_with_a_codec_not_installed_is_skipped_not_a_failed_read(
     codec: int, package: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    name, _, _ = v.CODECS[codec]
-    monkeypatch.setitem(v.CODECS, codec, (name, lambda: False, package))
-    before = _batch(0, [(_key(), v.record_value(1, 8192)), (_key("b"), v.record_value(3, 8192))])
-    hidden = _with_codec(2, [(_key(), v.record_value(2, 8192))], codec)
-    after = _batch(3, [(_key("b"), v.record_value(4, 8192))])
+    name, _, _ = r.CODECS[codec]
+    monkeypatch.setitem(r.CODECS, codec, (name, lambda: False, package))
+    before = _batch(0, [(_key(), r.record_value(1, 8192)), (_key("b"), r.record_value(3, 8192))])
+    hidden = _with_codec(2, [(_key(), r.record_value(2, 8192))], codec)
+    after = _batch(3, [(_key("b"), r.record_value(4, 8192))])
     broker = Scripted(Partition(1), [_fetch_response(12, before + hidden + after, 4)])
     got = broker.read_versions()
     assert broker.offsets == [0]
     # b's record after the batch holds; orders-app's record before it may be stale
-    assert got[("b", A[1])] == v.VersionRecord(4, 8192, 3)
-    cred = v.join({A: CRED}, got, TOPIC)[A]
+    assert got[("b", A[1])] == r.VersionRecord(4, 8192, 3)
+    cred = r.join({A: CRED}, got, TOPIC)[A]
     assert cred.password_version is None  # counts as 1: a rotation is planned, never skipped
     assert f"offset 2 of {TOPIC}" in cred.version_note
     assert f"compressed with {name}" in cred.version_note
@@ -523,10 +524,10 @@ def test_a_batch_compressed_with_a_codec_not_installed_is_skipped_not_a_failed_r
 
 
 def test_a_batch_whose_records_do_not_decode_is_skipped_and_the_read_goes_on() -> None:
-    good = _batch(0, [(_key(), v.record_value(5, 8192))])
-    broken = _with_codec(1, [(_key("b"), v.record_value(2, 8192))], 1)  # gzip: not gzip
-    later = _batch(2, [(_key("c"), v.record_value(7, 8192))])
-    got = v.read_fetch(_fetch_response(12, good + broken + later, 3))
+    good = _batch(0, [(_key(), r.record_value(5, 8192))])
+    broken = _with_codec(1, [(_key("b"), r.record_value(2, 8192))], 1)  # gzip: not gzip
+    later = _batch(2, [(_key("c"), r.record_value(7, 8192))])
+    got = r.read_fetch(_fetch_response(12, good + broken + later, 3))
     assert [r[0] for r in got.records] == [0, 2]
     assert got.next_offset == 3
     [u] = got.undecoded
@@ -570,8 +571,8 @@ def test_an_existing_topic_that_is_not_kgitops_is_neither_read_nor_written(
 @pytest.mark.parametrize("policy", ["compact", "compact,delete", "delete, compact"])
 def test_a_compacted_topic_of_one_partition_is_kgitops(policy: str) -> None:
     broker = Scripted(Partition(1, configs={"cleanup.policy": policy}), [])
-    broker.fetches.append(_fetch_response(12, _batch(0, [(_key(), v.record_value(2, 8192))]), 1))
-    assert broker.read_versions() == {A: v.VersionRecord(2, 8192, 0)}
+    broker.fetches.append(_fetch_response(12, _batch(0, [(_key(), r.record_value(2, 8192))]), 1))
+    assert broker.read_versions() == {A: r.VersionRecord(2, 8192, 0)}
 
 
 def test_an_existing_topic_whose_codec_is_missing_here_is_read_but_never_written(
@@ -579,7 +580,7 @@ def test_an_existing_topic_whose_codec_is_missing_here_is_read_but_never_written
 ) -> None:
     from kgitops.cluster.port import ScramUpsert
 
-    monkeypatch.setitem(v.CODECS, 4, ("zstd", lambda: False, "zstandard"))
+    monkeypatch.setitem(r.CODECS, 4, ("zstd", lambda: False, "zstandard"))
     zstd = {"cleanup.policy": "compact", "compression.type": "zstd"}
     broker = Scripted(Partition(1, configs=zstd), [_fetch_response(12, b"", 0)])
     assert broker.read_versions() == {}
@@ -592,14 +593,14 @@ def test_an_existing_topic_whose_codec_is_missing_here_is_read_but_never_written
 
 @pytest.mark.parametrize("version", [0, 1, 2, 3, 4])
 def test_describe_configs_asks_for_the_shape_configs_at_every_version(version: int) -> None:
-    request = v.build_describe_configs(TOPIC)
+    request = r.build_describe_configs(TOPIC)
     again = DescribeConfigsRequest.decode(
         request.encode(version=version, header=False), version=version, header=False
     )
     [res] = again.resources
     assert (res.resource_type, res.resource_name) == (2, TOPIC)
     assert res.configuration_keys is None  # every config: Tansu refuses a key list
-    got = v.read_describe_configs(
+    got = r.read_describe_configs(
         _configs_answer({"cleanup.policy": "delete", "x": "y"}, version), TOPIC
     )
     assert got == {"cleanup.policy": "delete"}
@@ -646,13 +647,13 @@ def test_a_quota_throttled_answer_is_waited_out_never_taken_for_the_end_of_the_l
 ) -> None:
     slept: list[float] = []
     monkeypatch.setattr(v.time, "sleep", slept.append)
-    first = _fetch_response(12, _batch(0, [(_key(), v.record_value(1, 8192))]), 2)
-    later = _fetch_response(12, _batch(1, [(_key(), v.record_value(2, 8192))]), 2)
+    first = _fetch_response(12, _batch(0, [(_key(), r.record_value(1, 8192))]), 2)
+    later = _fetch_response(12, _batch(1, [(_key(), r.record_value(2, 8192))]), 2)
     broker = Scripted(Partition(7), [first, _throttled(300, version), later])
-    assert broker.read_versions() == {A: v.VersionRecord(2, 8192, 1)}
+    assert broker.read_versions() == {A: r.VersionRecord(2, 8192, 1)}
     assert broker.offsets == [0, 1, 1]  # the throttled fetch is sent again
     assert slept == [0.3]  # its throttle_time_ms
-    assert v.read_fetch(_throttled(300, version)).answered is False
+    assert r.read_fetch(_throttled(300, version)).answered is False
 
 
 def test_a_read_throttled_until_its_deadline_fails_in_one_line_naming_the_quota(
@@ -681,7 +682,7 @@ def test_the_topic_is_never_placed_on_a_broker_being_decommissioned(
     drained: tuple[int, ...], replicas: tuple[int, ...]
 ) -> None:
     brokers = [Broker(i) for i in (1, 2, 3, 4)]
-    assert v.topic_layout(brokers, drained)[0] == replicas  # all drained: every broker
+    assert r.topic_layout(brokers, drained)[0] == replicas  # all drained: every broker
 
 
 def test_the_topic_created_by_apply_leaves_the_decommissioned_broker_out() -> None:
@@ -734,7 +735,7 @@ def test_twenty_thousand_records_go_in_batches_each_below_the_brokers_message_si
         data = request.encode(version=9, header=False)  # type: ignore[attr-defined]
         [part] = ProduceRequest.decode(data, version=9, header=False).topic_data[0].partition_data
         raw = bytes(part.records)
-        assert len(raw) < v.MAX_BATCH_BYTES <= 1024 * 1024  # Kafka's default: 1 MiB
+        assert len(raw) < r.MAX_BATCH_BYTES <= 1024 * 1024  # Kafka's default: 1 MiB
         assert len(list(MemoryRecords(raw))) == 1  # one batch a request (Produce v3+)
         seen += [json.loads(k)["user"] for _, k, _ in _records(raw)]
     assert seen == [u.name for u in ups]  # every record, in order
@@ -759,7 +760,7 @@ def test_a_failed_batch_leaves_the_earlier_ones_recorded_and_names_the_rest() ->
 
     writer._send = send  # type: ignore[method-assign]
     ups = _upserts(12_000)
-    chunks = v.split_batches([(u, r) for u, r in zip(ups, v.version_records(ups), strict=True)])
+    chunks = r.split_batches([(u, r) for u, r in zip(ups, r.version_records(ups), strict=True)])
     assert len(chunks) >= 3
     failed = writer.record_versions(ups)
     assert len(writer.produced) == 2  # nothing sent after the failed batch

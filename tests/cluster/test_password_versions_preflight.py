@@ -12,6 +12,7 @@ import pytest
 from kafka.protocol.admin import DescribeConfigsRequest
 from kafka.protocol.metadata import MetadataRequest
 
+from kgitops.cluster.kafka import version_records as r
 from kgitops.cluster.kafka import versions as v
 from kgitops.cluster.port import NewTopic
 from kgitops.errors import ClusterError
@@ -54,7 +55,7 @@ class Cluster(v.PasswordVersions):
         return {t.name: None for t in topics}
 
 
-@pytest.mark.parametrize("operations", [None, v.NOT_REPORTED, 0, DESCRIBE | READ | WRITE])
+@pytest.mark.parametrize("operations", [None, r.NOT_REPORTED, 0, DESCRIBE | READ | WRITE])
 def test_a_topic_that_may_be_written_or_whose_rights_are_not_reported_is_ready(
     operations: int | None,
 ) -> None:

@@ -26,7 +26,7 @@ from kafka.protocol.admin import (
 from kafka.protocol.producer import ProduceRequest
 
 from kgitops.cli import main
-from kgitops.cluster.kafka import versions as v
+from kgitops.cluster.kafka import version_records as r
 from kgitops.cluster.kafka.access import MECHANISMS
 from kgitops.cluster.kafka.admin import KafkaAdmin
 from kgitops.cluster.port import ScramUpsert
@@ -125,8 +125,8 @@ def _raw(admin: KafkaAdmin, records: list[tuple[bytes, bytes | None]]) -> None:
     """Write records to the version topic as another program would (a topic of the cluster
     anyone with Write on it can write)."""
     leader = admin._leader(create=True)
-    req = v.build_produce(admin._version_topic, records, TIMEOUT_MS, 0)
-    assert v.read_produce(admin._send(req, leader))[0] == 0
+    req = r.build_produce(admin._version_topic, records, TIMEOUT_MS, 0)
+    assert r.read_produce(admin._send(req, leader))[0] == 0
 
 
 @pytest.mark.slow
@@ -150,13 +150,13 @@ def test_records_round_trip_through_the_topic_created_compacted_on_the_first_wri
         "min.insync.replicas": "1",
     }
     assert admin.read_versions() == {
-        (hostile, "SCRAM-SHA-256"): v.VersionRecord(2, 4096, 0),
-        ("x", MECH): v.VersionRecord(1, 8192, 1),
+        (hostile, "SCRAM-SHA-256"): r.VersionRecord(2, 4096, 0),
+        ("x", MECH): r.VersionRecord(1, 8192, 1),
     }
     # later writes win; a credential written without a version loses its record
     assert admin.write_versions([ScramUpsert("x", MECH, 8192, b"s", b"p", 3)]) is None
     assert admin.write_versions([ScramUpsert(hostile, "SCRAM-SHA-256", 4096, b"s", b"p")]) is None
-    assert admin.read_versions() == {("x", MECH): v.VersionRecord(3, 8192, 2)}
+    assert admin.read_versions() == {("x", MECH): r.VersionRecord(3, 8192, 2)}
     assert admin._log_start(topic) == 0  # ListOffsets EARLIEST, the OFFSET_OUT_OF_RANGE path
 
 
@@ -177,11 +177,11 @@ def test_hostile_records_in_the_topic_are_notes_never_a_traceback(
     _raw(
         admin,
         [
-            (v.record_key("garbage", MECH), b"\xff\x00\xfe not json"),
-            (v.record_key("huge", MECH), b"9" * 200_000),
-            (v.record_key("typed", MECH), b'{"passwordVersion":"2","iterations":8192}'),
-            (b"\xff\xfe", v.record_value(9, 8192)),  # not a kgitops key: ignored
-            (v.record_key("good", MECH), v.record_value(4, 8192)),
+            (r.record_key("garbage", MECH), b"\xff\x00\xfe not json"),
+            (r.record_key("huge", MECH), b"9" * 200_000),
+            (r.record_key("typed", MECH), b'{"passwordVersion":"2","iterations":8192}'),
+            (b"\xff\xfe", r.record_value(9, 8192)),  # not a kgitops key: ignored
+            (r.record_key("good", MECH), r.record_value(4, 8192)),
         ],
     )
     got = admin.describe_scram_users()
@@ -239,7 +239,7 @@ def test_a_password_version_bump_rotates_once_on_a_real_cluster_and_a_replan_is_
     topic = admin._version_topic
     key = (USER, MECH)
 
-    def record() -> v.VersionRecord | None:
+    def record() -> r.VersionRecord | None:
         return admin.read_versions().get(key)
 
     # create
@@ -247,7 +247,7 @@ def test_a_password_version_bump_rotates_once_on_a_real_cluster_and_a_replan_is_
     assert _reasons(_plan(tmp_path, capsys)) == ["new credential"]
     assert _apply(tmp_path, capsys)[0] == 0
     assert scram.creds[key][0] == 8192 and scram.writes == 1
-    assert record() == v.VersionRecord(1, 8192, 0)
+    assert record() == r.VersionRecord(1, 8192, 0)
     assert _plan(tmp_path, capsys) == []
 
     # bump -> rotates once (a new salt), recorded; a re-plan is empty
@@ -257,18 +257,18 @@ def test_a_password_version_bump_rotates_once_on_a_real_cluster_and_a_replan_is_
     code, text = _apply(tmp_path, capsys)
     assert code == 0, text
     assert scram.writes == 2 and scram.creds[key][1] != salt
-    assert record() == v.VersionRecord(2, 8192, 1)
+    assert record() == r.VersionRecord(2, 8192, 1)
     assert _plan(tmp_path, capsys) == []
 
     # iterations changed outside kgitops (kafka-configs.sh): written back, re-recorded
     scram.creds[key] = (4096, b"by hand")
     assert _reasons(_plan(tmp_path, capsys)) == ["iterations 4096 -> 8192"]
     assert _apply(tmp_path, capsys)[0] == 0
-    assert scram.creds[key][0] == 8192 and record() == v.VersionRecord(2, 8192, 2)
+    assert scram.creds[key][0] == 8192 and record() == r.VersionRecord(2, 8192, 2)
     assert _plan(tmp_path, capsys) == []
 
     # a record that does not match the credential's iterations counts as none (version 1)
-    _raw(admin, [(v.record_key(*key), v.record_value(2, 4096))])
+    _raw(admin, [(r.record_key(*key), r.record_value(2, 4096))])
     [reason] = _reasons(_plan(tmp_path, capsys))
     assert reason == (
         "passwordVersion 1 (the record is for 4096 iterations, the credential has 8192: "
@@ -303,7 +303,7 @@ def test_a_password_version_bump_rotates_once_on_a_real_cluster_and_a_replan_is_
 
     # nothing secret ever reached the topic
     leader = admin._leader(create=False)
-    fetched = v.read_fetch(admin._send(v.build_fetch(topic, 0), leader))
+    fetched = r.read_fetch(admin._send(r.build_fetch(topic, 0), leader))
     blob = b"".join((k or b"") + (val or b"") for _, k, val in fetched.records)
     assert PASSWORD.encode() not in blob
     assert all(salt not in blob for _, salt in scram.creds.values())
@@ -333,7 +333,7 @@ def test_a_credential_kgitops_never_wrote_counts_as_version_1_until_a_bump(
         "PASSWORD_VERSION_UNRECORDED" in out and f"{USER} (SCRAM-SHA-512, passwordVersion 2)" in out
     )
     assert _apply(tmp_path, capsys)[0] == 0
-    assert admin.read_versions() == {(USER, MECH): v.VersionRecord(2, 8192, 0)}
+    assert admin.read_versions() == {(USER, MECH): r.VersionRecord(2, 8192, 0)}
     assert _plan(tmp_path, capsys) == []
 
 
@@ -382,9 +382,9 @@ def test_another_programs_topic_named_as_the_version_topic_is_never_written(
     assert scram.writes == 0  # no credential written
     for p in range(3):  # and nothing appended to their topic
         leader = admin.describe([events]).topics[events].partitions[p].leader
-        req = v.build_fetch(events, 0)
+        req = r.build_fetch(events, 0)
         req.topics[0].partitions[0].partition = p
-        assert v.read_fetch(admin._send(req, leader)).records == ()
+        assert r.read_fetch(admin._send(req, leader)).records == ()
 
 
 @pytest.mark.slow

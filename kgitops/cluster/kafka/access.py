@@ -44,7 +44,8 @@ from kafka.protocol.admin import (
 
 from kgitops.access import Acl, QuotaEntity, ScramCredential
 from kgitops.cluster.kafka.errors import api_name, item_error
-from kgitops.cluster.kafka.versions import PasswordVersions, join
+from kgitops.cluster.kafka.version_records import join
+from kgitops.cluster.kafka.versions import PasswordVersions
 from kgitops.cluster.port import QuotaChange, Results, ScramUpsert
 from kgitops.errors import (
     AccessUnsupported,

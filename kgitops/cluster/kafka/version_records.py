@@ -1,0 +1,495 @@
+"""The passwordVersion topic's records, layout and requests, pure (no I/O): what
+kgitops/cluster/kafka/versions.py reads and writes, as functions of kafka-python's protocol
+and record classes, so each is tested without a broker.
+
+::
+
+    record_key / record_value / version_records   what a record holds (never a secret)
+    latest / join                                  which record counts for a credential
+    topic_layout / min_isr                         the topic kgitops creates
+    shape_problems / missing_operations            an existing topic, the principal's rights
+    split_batches / build_produce / read_produce   writes, in batches under 1 MiB
+    build_fetch / read_fetch                       reads (undecodable batches kept apart)
+    build_describe_configs / read_describe_configs the configs ``shape_problems`` needs
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from kafka import codec
+from kafka.protocol.admin import DescribeConfigsRequest
+from kafka.protocol.consumer import FetchRequest
+from kafka.protocol.producer import ProduceRequest
+from kafka.record import MemoryRecords, MemoryRecordsBuilder
+
+from kgitops.access import ScramCredential
+from kgitops.cluster.kafka.errors import item_error
+from kgitops.cluster.port import ScramUpsert
+from kgitops.errors import ClusterError
+from kgitops.model import Broker
+from kgitops.placement.assignment import assign_replicas
+
+#: A key or value larger than this is not one kgitops wrote (a key is ~60 bytes plus the user
+#: name: at most 1,000 characters, at most 12 bytes each in ASCII JSON).
+MAX_RECORD_BYTES = 16 * 1024
+FETCH_BYTES = 4 * 1024 * 1024
+#: Fetch waits at most this long for data at the end of the log (Tansu answers nothing at
+#: all to a fetch that may not wait).
+FETCH_WAIT_MS = 100
+#: Kafka's record batch codecs (the low 3 bits of a v2 batch's attributes): name, whether
+#: kafka-python can decode it here, and what to install when it cannot.
+CODECS = {
+    1: ("gzip", codec.has_gzip, "gzip"),
+    2: ("snappy", codec.has_snappy, "python-snappy"),
+    3: ("lz4", codec.has_lz4, "lz4"),
+    4: ("zstd", codec.has_zstd, "zstandard"),
+}
+PRODUCE_MAX_VERSION = 9  # the last version naming topics (10+ may use topic ids)
+FETCH_MAX_VERSION = 12  # likewise
+
+Raw = tuple[int, bytes | None, bytes | None]  # (offset, key, value) as the topic holds it
+
+
+@dataclass(frozen=True)
+class VersionRecord:
+    """One credential's record: the version written and the iterations it was written with;
+    ``problem`` when the latest record of the key is not one kgitops could have written."""
+
+    version: int = 0
+    iterations: int = 0
+    offset: int = -1
+    problem: str = ""
+
+
+@dataclass(frozen=True)
+class Undecoded:
+    """A record batch of the topic that cannot be decoded here (its codec's library is not
+    installed, or its records do not decode): offsets ``first``..``last``, and why."""
+
+    first: int
+    last: int
+    reason: str
+
+    @property
+    def problem(self) -> str:
+        return (
+            f"the batch at offsets {self.first}-{self.last} cannot be decoded ({self.reason}) "
+            "and may hold a newer record of it"
+        )
+
+
+# ------------------------------------------------------------------ records (pure)
+
+
+def record_key(name: str, mechanism: str) -> bytes:
+    """``{"mechanism":"SCRAM-SHA-256","user":"a"}``: any user name, quotes and newlines
+    included, round-trips (JSON escapes them)."""
+    key = {"mechanism": mechanism, "user": name}
+    return json.dumps(key, sort_keys=True, separators=(",", ":")).encode()
+
+
+def record_value(version: int, iterations: int) -> bytes:
+    value = {"iterations": iterations, "passwordVersion": version}
+    return json.dumps(value, sort_keys=True, separators=(",", ":")).encode()
+
+
+def _parse_key(raw: bytes | None) -> tuple[str, str] | None:
+    if raw is None or len(raw) > MAX_RECORD_BYTES:
+        return None
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
+        return None
+    if not isinstance(data, dict) or set(data) != {"mechanism", "user"}:
+        return None
+    user, mechanism = data["user"], data["mechanism"]
+    if not isinstance(user, str) or not isinstance(mechanism, str):
+        return None
+    return user, mechanism
+
+
+def _parse_value(offset: int, raw: bytes | None) -> VersionRecord | None:
+    """The record, None for a tombstone, or a VersionRecord with ``problem``."""
+    if raw is None:
+        return None
+    if len(raw) > MAX_RECORD_BYTES:
+        return VersionRecord(offset=offset, problem=f"{len(raw)} bytes, not a kgitops record")
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
+        return VersionRecord(offset=offset, problem="not JSON")
+    version = data.get("passwordVersion") if isinstance(data, dict) else None
+    iterations = data.get("iterations") if isinstance(data, dict) else None
+    if not _positive(version) or not _positive(iterations):
+        return VersionRecord(
+            offset=offset, problem="passwordVersion and iterations are not positive integers"
+        )
+    assert isinstance(version, int) and isinstance(iterations, int)
+    return VersionRecord(version, iterations, offset)
+
+
+def _positive(v: object) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v > 0
+
+
+def latest(
+    records: Iterable[Raw], undecoded: Sequence[Undecoded] = ()
+) -> dict[tuple[str, str], VersionRecord]:
+    """The last record of each (user, mechanism) key, as compaction keeps it; a tombstone
+    removes the key; a record whose key is not kgitops' is skipped. A batch that cannot be
+    decoded (``undecoded``) may hold a newer record of any key recorded before it: each such
+    key gets that batch as its ``problem`` (no known version, so it counts as version 1 and
+    a rotation may be planned again), until a later record of the key."""
+    out: dict[tuple[str, str], VersionRecord] = {}
+    pending = sorted(undecoded, key=lambda u: u.first)
+    for offset, key, value in records:
+        while pending and pending[0].first < offset:
+            _cannot_tell(out, pending.pop(0))
+        k = _parse_key(key)
+        if k is None:
+            continue
+        rec = _parse_value(offset, value)
+        if rec is None:
+            out.pop(k, None)
+        else:
+            out[k] = rec
+    for batch in pending:
+        _cannot_tell(out, batch)
+    return out
+
+
+def _cannot_tell(out: dict[tuple[str, str], VersionRecord], batch: Undecoded) -> None:
+    for k in out:
+        out[k] = VersionRecord(offset=batch.first, problem=batch.problem)
+
+
+def join(
+    creds: Mapping[tuple[str, str], ScramCredential],
+    records: Mapping[tuple[str, str], VersionRecord],
+    topic: str,
+) -> dict[tuple[str, str], ScramCredential]:
+    """Each credential with the version its record says, when the record counts (see the
+    module doc); else ``password_version`` None and the reason in ``version_note``, and
+    ``version_unrecorded`` when the topic holds no record at all."""
+    out: dict[tuple[str, str], ScramCredential] = {}
+    for k, cred in creds.items():
+        rec = records.get(k)
+        if rec is None:
+            note = f"no record in {topic}"
+        elif rec.problem:
+            note = f"unreadable record at offset {rec.offset} of {topic}: {rec.problem}"
+        elif rec.iterations != cred.iterations:
+            note = (
+                f"the record is for {rec.iterations} iterations, the credential has "
+                f"{cred.iterations}: rewritten outside kgitops"
+            )
+        else:
+            out[k] = replace(cred, password_version=rec.version, version_note="")
+            continue
+        out[k] = replace(
+            cred, password_version=None, version_note=note, version_unrecorded=not records
+        )
+    return out
+
+
+def version_records(upserts: Sequence[ScramUpsert]) -> list[tuple[bytes, bytes | None]]:
+    """(key, value) to write for credentials just written; a tombstone without a version."""
+    return [
+        (
+            record_key(u.name, u.mechanism),
+            None if u.password_version is None else record_value(u.password_version, u.iterations),
+        )
+        for u in upserts
+    ]
+
+
+def min_isr(rf: int) -> int:
+    """Kafka's usual pairing: RF 3 -> 2, so one broker down still takes writes; below RF 3,
+    1 (RF 2 with min.insync.replicas 2 stops every record write while one broker restarts:
+    the layout MIN_ISR_EQUALS_RF warns about)."""
+    return max(1, min(2, rf - 1))
+
+
+def topic_layout(
+    brokers: Sequence[Broker], drained: Collection[int] = ()
+) -> tuple[tuple[int, ...], dict[str, str]]:
+    """The version topic's one partition (Kafka's placement rule, start index 0, rack-aware
+    when every broker has a rack) and its configs. ``brokers`` are the live ones (Metadata
+    lists no other); the ``drained`` ones (cluster.yaml ``decommission``) are left out, so
+    the next plan's drain has nothing of kgitops' own to move, unless no other is left."""
+    brokers = [b for b in brokers if b.id not in drained] or list(brokers)
+    rf = min(3, len(brokers))
+    racks = all(b.rack is not None for b in brokers)
+    replicas = assign_replicas(brokers, 1, rf, start_index=0, rack_aware=racks)[0]
+    configs = {
+        "cleanup.policy": "compact",
+        "compression.type": "uncompressed",  # never the broker's codec: see read_fetch
+        "min.insync.replicas": str(min_isr(rf)),
+    }
+    return tuple(replicas), configs
+
+
+#: The configs of an existing topic that say whether it is kgitops' (see ``shape_problems``).
+SHAPE_CONFIGS = ("cleanup.policy", "compression.type")
+
+
+def shape_problems(partitions: int, configs: Mapping[str, str], *, writing: bool) -> list[str]:
+    """Why an existing topic is not kgitops' passwordVersion topic (empty when it is): more
+    than one partition (another program's topic; kgitops reads only partition 0), a cleanup
+    policy without ``compact`` (its records would expire, and every credential count as
+    version 1 again). Before a write also a ``compression.type`` whose library is not
+    installed here: every record written would be recompressed into a batch kgitops cannot
+    read back. A config the broker does not report is not held against the topic."""
+    out = []
+    if partitions != 1:
+        out.append(f"{partitions} partitions, not 1")
+    policy = configs.get("cleanup.policy")
+    if policy is not None and "compact" not in [p.strip() for p in policy.split(",")]:
+        out.append(f"cleanup.policy {policy}, not compact")
+    codec = configs.get("compression.type")
+    by_name = {name: (installed, package) for name, installed, package in CODECS.values()}
+    if writing and codec in by_name and not by_name[codec][0]():
+        out.append(
+            f"compression.type {codec}, which kgitops cannot read back here (pip install "
+            f"{by_name[codec][1]}, or set compression.type=uncompressed on the topic)"
+        )
+    return out
+
+
+#: Kafka's AclOperation codes, as bits of a Metadata answer's topic_authorized_operations.
+OPERATION_BITS = {"read": 3, "write": 4, "describe": 8}
+NOT_REPORTED = -(2**31)  # Kafka's "authorized operations were not requested"
+
+
+def missing_operations(bits: int | None) -> list[str]:
+    """What the principal may not do on the version topic that apply needs: ``write`` (the
+    records) and ``read`` (the next plan). Empty when the broker did not report the
+    operations (Metadata before v8, ``NOT_REPORTED``, or a broker such as the local one that
+    answers 0: Kafka lists a topic only to a principal with ``describe``, so a real answer
+    always has that bit)."""
+    if bits is None or bits == NOT_REPORTED or not bits & (1 << OPERATION_BITS["describe"]):
+        return []
+    return [op for op in ("write", "read") if not bits & (1 << OPERATION_BITS[op])]
+
+
+#: The most one Produce's batch of records holds: half the 1 MiB a Kafka broker accepts in one
+#: batch by default (``message.max.bytes``, the topic's ``max.message.bytes``).
+MAX_BATCH_BYTES = 512 * 1024
+RECORD_OVERHEAD = 64  # a v2 record's varints, attributes and deltas, at most
+BATCH_OVERHEAD = 128  # a v2 batch header (61 bytes) and then some
+
+
+def record_size(record: tuple[bytes, bytes | None]) -> int:
+    key, value = record
+    return len(key) + len(value or b"") + RECORD_OVERHEAD
+
+
+def split_batches(
+    items: Sequence[tuple[Any, tuple[bytes, bytes | None]]], limit: int = MAX_BATCH_BYTES
+) -> list[list[tuple[Any, tuple[bytes, bytes | None]]]]:
+    """``items`` (anything, record) in order, cut into runs whose records fit one batch of
+    ``limit`` bytes (a record is at most ~12 KiB: every run holds at least one)."""
+    out: list[list[tuple[Any, tuple[bytes, bytes | None]]]] = []
+    size = limit
+    for item in items:
+        need = record_size(item[1])
+        if size + need > limit - BATCH_OVERHEAD:
+            out.append([])
+            size = 0
+        out[-1].append(item)
+        size += need
+    return out
+
+
+# ------------------------------------------------------------------ requests (pure)
+
+
+def build_produce(
+    topic: str, records: Sequence[tuple[bytes, bytes | None]], timeout_ms: int, now_ms: int
+) -> Any:
+    """One batch (magic 2, uncompressed) with every record, acks=all (``split_batches``
+    keeps it under ``MAX_BATCH_BYTES``)."""
+    size = sum(record_size(r) for r in records) + BATCH_OVERHEAD
+    builder = MemoryRecordsBuilder(magic=2, compression_type=0, batch_size=size)
+    for k, v in records:
+        if builder.append(timestamp=now_ms, key=k, value=v, headers=[]) is None:
+            raise ClusterError(f"{topic}: a passwordVersion record does not fit its batch")
+    builder.close()
+    T = ProduceRequest.TopicProduceData
+    return ProduceRequest(
+        transactional_id=None,
+        acks=-1,
+        timeout_ms=timeout_ms,
+        topic_data=[
+            T(
+                name=topic,
+                partition_data=[T.PartitionProduceData(index=0, records=builder.buffer())],
+            )
+        ],
+        max_version=PRODUCE_MAX_VERSION,
+    )
+
+
+def read_produce(resp: Any) -> tuple[int, str | None]:
+    """(error code, message) of the one partition written; -2 when the answer lacks it."""
+    for t in resp.responses:
+        for p in t.partition_responses:
+            return int(p.error_code), getattr(p, "error_message", None)
+    return -2, None
+
+
+def build_fetch(topic: str, offset: int) -> Any:
+    T = FetchRequest.FetchTopic
+    return FetchRequest(
+        replica_id=-1,
+        max_wait_ms=FETCH_WAIT_MS,
+        min_bytes=1,
+        max_bytes=FETCH_BYTES,
+        isolation_level=0,
+        session_id=0,
+        session_epoch=-1,
+        topics=[
+            T(
+                topic=topic,
+                partitions=[
+                    T.FetchPartition(
+                        partition=0,
+                        current_leader_epoch=-1,
+                        fetch_offset=offset,
+                        log_start_offset=-1,
+                        partition_max_bytes=FETCH_BYTES,
+                    )
+                ],
+            )
+        ],
+        forgotten_topics_data=[],
+        rack_id="",
+        max_version=FETCH_MAX_VERSION,
+    )
+
+
+def build_describe_configs(topic: str) -> Any:
+    """Every config of the topic (the effective values; the reader keeps ``SHAPE_CONFIGS``).
+    No key list: the local Tansu broker closes the connection on one."""
+    R = DescribeConfigsRequest
+    return R(
+        resources=[
+            R.DescribeConfigsResource(resource_type=2, resource_name=topic, configuration_keys=None)
+        ],
+        include_synonyms=False,
+    )
+
+
+def read_describe_configs(resp: Any, topic: str) -> dict[str, str]:
+    """The effective values of ``SHAPE_CONFIGS`` the broker reports for the topic."""
+    out: dict[str, str] = {}
+    for r in resp.results:
+        if r.resource_name != topic:
+            continue
+        if r.error_code:
+            err = item_error("DescribeConfigs", topic, r.error_code, r.error_message)
+            if err is not None:
+                raise err
+        for e in r.configs:
+            if e.name in SHAPE_CONFIGS and e.value is not None:
+                out[e.name] = str(e.value)
+    return out
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """One partition's answer: ``next_offset`` is where the next fetch starts (past the last
+    batch, control batches and compacted-away records included), -1 without a batch;
+    ``undecoded`` the batches whose records cannot be decoded here."""
+
+    code: int
+    high_watermark: int = 0
+    log_start: int = -1
+    records: tuple[Raw, ...] = ()
+    next_offset: int = -1
+    size: int = 0
+    undecoded: tuple[Undecoded, ...] = ()
+    #: False when the answer holds no result for the partition: Kafka's answer to a fetch
+    #: over the principal's quota (``throttle_ms`` > 0; KIP-219: no partition at all)
+    answered: bool = True
+    throttle_ms: int = 0
+
+
+def read_fetch(resp: Any) -> Fetched:
+    """The partition's error code, high watermark, log start and data records (control
+    batches skipped). A batch compressed with a codec whose library is not installed (the
+    broker's ``compression.type``, or another writer's) or whose records do not decode is
+    ``undecoded``, not an error: the read goes on past it. ClusterError when a batch fails
+    its CRC or the batches themselves do not decode."""
+    code = int(getattr(resp, "error_code", 0) or 0)
+    for t in resp.responses:
+        for p in t.partitions:
+            data = bytes(p.records or b"")
+            out: list[Raw] = []
+            undecoded: list[Undecoded] = []
+            after = -1
+            try:
+                for batch in MemoryRecords(data):
+                    if not batch.validate_crc():
+                        raise ClusterError(
+                            "Fetch: a record batch of the passwordVersion topic fails its CRC "
+                            f"(offset {batch.base_offset})"
+                        )
+                    first = int(batch.base_offset)
+                    last = first + int(getattr(batch, "last_offset_delta", 0))
+                    after = max(after, last + 1)
+                    records = _undecodable(batch) or _records(batch)
+                    if isinstance(records, str):
+                        undecoded.append(Undecoded(first, last, records))
+                        continue
+                    if getattr(batch, "is_control_batch", False):
+                        continue
+                    for r in records:
+                        key = None if r.key is None else bytes(r.key)
+                        value = None if r.value is None else bytes(r.value)
+                        out.append((int(r.offset), key, value))
+            except ClusterError:
+                raise
+            except Exception as exc:  # a library decode error: never a traceback
+                raise ClusterError(
+                    "Fetch: the records of the passwordVersion topic do not decode "
+                    f"({type(exc).__name__})"
+                ) from None
+            log_start = getattr(p, "log_start_offset", -1)
+            return Fetched(
+                int(p.error_code) or code,
+                int(p.high_watermark),
+                -1 if log_start is None else int(log_start),
+                tuple(out),
+                after,
+                len(data),
+                tuple(undecoded),
+            )
+    throttle = int(getattr(resp, "throttle_time_ms", 0) or 0)
+    return Fetched(code, answered=False, throttle_ms=throttle)
+
+
+def _undecodable(batch: Any) -> str:
+    """Why the batch's records cannot be decoded here (its codec's library is missing), or
+    ""."""
+    number = int(getattr(batch, "compression_type", 0) or 0)
+    if number == 0:
+        return ""
+    if number not in CODECS:
+        return f"unknown compression codec {number}"
+    name, installed, package = CODECS[number]
+    if installed():
+        return ""
+    return f"compressed with {name}, whose library is not installed: pip install {package}"
+
+
+def _records(batch: Any) -> list[Any] | str:
+    """The batch's records (one pass: a batch iterates once), or why they do not decode."""
+    try:
+        return list(batch)
+    except Exception as exc:  # a library decode error: that batch only
+        return f"its records do not decode ({type(exc).__name__})"
