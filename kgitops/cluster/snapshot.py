@@ -212,8 +212,10 @@ def read_state_file(path: str) -> tuple[str, dict[str, Any]]:
 
 def read_state(path: str) -> ClusterState:
     """Load a state file; StateFileError naming the file, line and column on bad input."""
-    text, data = read_state_file(path)
-    return state_from_json(data, source=path, text=text)
+    with paused_gc():  # one pause: re-enabled between the two steps, the collector would
+        # walk the millions of objects the parse just made before the load begins
+        text, data = read_state_file(path)
+        return state_from_json(data, source=path, text=text)
 
 
 def state_from_json(data: object, source: str = "<state>", text: str | None = None) -> ClusterState:
