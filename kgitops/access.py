@@ -371,6 +371,21 @@ NO_ACCESS = AccessSpecs()
 # ------------------------------------------------------------------ SCRAM (RFC 5802)
 
 
+def version_topic_problems(partitions: int, cleanup_policy: str | None) -> list[str]:
+    """Why a live topic is not kgitops' passwordVersion topic (empty when it may be): more than
+    one partition (another program's topic; kgitops reads only partition 0), or a cleanup
+    policy without ``compact`` (its records would expire). A policy the broker does not report
+    is not held against the topic."""
+    out = []
+    if partitions != 1:
+        out.append(f"{partitions} partitions, not 1")
+    if cleanup_policy is not None and "compact" not in [
+        p.strip() for p in cleanup_policy.split(",")
+    ]:
+        out.append(f"cleanup.policy {cleanup_policy}, not compact")
+    return out
+
+
 def scram_stored_key(mechanism: str, password: str, salt: bytes, iterations: int) -> bytes:
     """Kafka's ScramFormatter: SaltedPassword = PBKDF2(HMAC-H, password, salt, i);
     ClientKey = HMAC(SaltedPassword, "Client Key"); StoredKey = H(ClientKey)."""

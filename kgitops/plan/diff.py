@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, Protocol
 
+from kgitops.access import version_topic_problems
 from kgitops.errors import AssignmentError, Diagnostic, PlanError, SpecError
 from kgitops.model import Broker, ClusterSpec, ClusterState, TopicSpec, TopicState
 from kgitops.names import KAFKA_METADATA_TOPIC, THROTTLED_REPLICAS_CONFIGS, is_internal_topic
@@ -923,8 +924,15 @@ def _unmanaged(ctx: _Context, managed: set[str]) -> None:
     if policy == "ignore":
         return
     own = ctx.cluster.own_topics
+    not_own: dict[str, list[str]] = {}  # named passwordVersionTopic, but not kgitops' shape
+    for n in sorted(own & ctx.state.topics.keys()):
+        t = ctx.state.topics[n]
+        if problems := version_topic_problems(t.partition_count, t.config.get("cleanup.policy")):
+            not_own[n] = problems
     names = sorted(
-        n for n in ctx.state.topics if n not in managed and not is_internal_topic(n, own)
+        n
+        for n in ctx.state.topics
+        if n not in managed and (n in not_own or not is_internal_topic(n, own))
     )
     if not names:
         return
@@ -935,6 +943,15 @@ def _unmanaged(ctx: _Context, managed: set[str]) -> None:
             f"not in git (unmanagedTopics: error): {shown}; add them with `kgitops import`"
         )
     for n in names:
+        if n in not_own:
+            ctx.warn(
+                n,
+                "UNMANAGED_TOPIC",
+                f"cluster.yaml's passwordVersionTopic names this topic, but it is not kgitops' "
+                f"({'; '.join(not_own[n])}): another program's topic? kgitops will neither read "
+                "nor write it; name a topic of kgitops' own",
+            )
+            continue
         ctx.warn(
             n,
             "UNMANAGED_TOPIC",

@@ -94,6 +94,41 @@ def test_plan_never_reports_the_password_version_topic_as_unmanaged(
     assert code == (1 if policy == "error" else 0)
 
 
+@pytest.mark.parametrize(
+    ("partitions", "config", "why"),
+    [
+        (3, {}, "3 partitions, not 1"),
+        (1, {"cleanup.policy": "delete"}, "cleanup.policy delete, not compact"),
+    ],
+)
+def test_a_password_version_topic_naming_another_programs_topic_is_still_unmanaged(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    partitions: int,
+    config: dict[str, str],
+    why: str,
+) -> None:
+    """A cluster.yaml pointing passwordVersionTopic at another team's topic must not silence
+    that topic's UNMANAGED_TOPIC warning, even in a folder without User documents."""
+    _cluster(tmp_path, "passwordVersionTopic: payments.events\n")
+    _topic(tmp_path, "orders")
+    _live(tmp_path, "orders")
+    sim = SimulatedCluster.open(str(tmp_path / ".state" / "demo.json"), BROKERS)
+    layout = {p: (0, 1, 2) for p in range(partitions)}
+    sim.create_topics([NewTopic("payments.events", layout, config)])
+    assert main(["plan", str(tmp_path), "--format", "json"]) == 0
+    warnings = json.loads(capsys.readouterr().out)["warnings"]
+    mine = [w for w in warnings if w.get("topic") == "payments.events"]
+    assert [w["code"] for w in mine] == ["UNMANAGED_TOPIC"]
+    assert why in mine[0]["message"] and "passwordVersionTopic" in mine[0]["message"]
+    # kgitops' own shape (one partition, compacted) is still kgitops' own: no warning
+    _cluster(tmp_path, "passwordVersionTopic: ops.versions\n")
+    sim.create_topics([NewTopic("ops.versions", {0: (0, 1, 2)}, {"cleanup.policy": "compact"})])
+    assert main(["plan", str(tmp_path), "--format", "json"]) == 0
+    topics = {w.get("topic") for w in json.loads(capsys.readouterr().out)["warnings"]}
+    assert "ops.versions" not in topics and "payments.events" in topics
+
+
 def test_import_never_adopts_the_password_version_topic(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

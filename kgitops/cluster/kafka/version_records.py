@@ -26,7 +26,7 @@ from kafka.protocol.consumer import FetchRequest
 from kafka.protocol.producer import ProduceRequest
 from kafka.record import MemoryRecords, MemoryRecordsBuilder
 
-from kgitops.access import ScramCredential
+from kgitops.access import ScramCredential, version_topic_problems
 from kgitops.cluster.kafka.errors import item_error
 from kgitops.cluster.port import ScramUpsert
 from kgitops.errors import ClusterError
@@ -244,12 +244,7 @@ def shape_problems(partitions: int, configs: Mapping[str, str], *, writing: bool
     version 1 again). Before a write also a ``compression.type`` whose library is not
     installed here: every record written would be recompressed into a batch kgitops cannot
     read back. A config the broker does not report is not held against the topic."""
-    out = []
-    if partitions != 1:
-        out.append(f"{partitions} partitions, not 1")
-    policy = configs.get("cleanup.policy")
-    if policy is not None and "compact" not in [p.strip() for p in policy.split(",")]:
-        out.append(f"cleanup.policy {policy}, not compact")
+    out = version_topic_problems(partitions, configs.get("cleanup.policy"))
     codec = configs.get("compression.type")
     by_name = {name: (installed, package) for name, installed, package in CODECS.values()}
     if writing and codec in by_name and not by_name[codec][0]():
