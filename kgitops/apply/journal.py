@@ -132,21 +132,27 @@ class MoveJournal:
 _C = {"LC_ALL": "C", "LANGUAGE": "C"}  # git's messages untranslated
 
 
+def _git_ls_files(directory: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """``git ls-files ARGS`` in ``directory``: never prompting, taking no lock, in English,
+    at most 30 s (OSError, FileNotFoundError or TimeoutExpired as subprocess raises them)."""
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", **_C}
+    return subprocess.run(
+        ["git", "ls-files", *args],
+        cwd=directory,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=env,
+        check=False,
+    )
+
+
 def tracked_by_git(directory: str, path: str) -> bool | str:
     """Whether git tracks ``path`` (relative to ``directory``): True, False (untracked, or
     ``directory`` not in a git repository, or no git), or why git could not tell (then the
     file is treated as tracked: the safe side)."""
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", **_C}
     try:
-        done = subprocess.run(
-            ["git", "ls-files", "--error-unmatch", "--", path],
-            cwd=directory,
-            capture_output=True,
-            text=True,
-            timeout=30,
-            env=env,
-            check=False,
-        )
+        done = _git_ls_files(directory, "--error-unmatch", "--", path)
     except FileNotFoundError:
         return False
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -160,17 +166,8 @@ def tracked_by_git(directory: str, path: str) -> bool | str:
 
 def tracked_records(directory: str) -> list[str]:
     """The files under ``directory``/.kgitops/ that git tracks (none outside a repository)."""
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", **_C}
     try:
-        done = subprocess.run(
-            ["git", "ls-files", "-z", "--", ".kgitops"],
-            cwd=directory,
-            capture_output=True,
-            text=True,
-            timeout=30,
-            env=env,
-            check=False,
-        )
+        done = _git_ls_files(directory, "-z", "--", ".kgitops")
     except (OSError, subprocess.TimeoutExpired):
         return []
     if done.returncode != 0:

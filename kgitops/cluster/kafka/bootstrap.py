@@ -24,11 +24,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import kafka.errors as kerr
+from kafka import KafkaConsumer
 from kafka.admin import KafkaAdminClient
 from kafka.net.compat import KafkaNetClient
 from kafka.net.sasl.oauth import AbstractTokenProvider
 
 from kgitops.cluster.kafka.errors import ExceptionTrap, said, translate
+from kgitops.cluster.kafka.settings import client_config, secret_values, tls_advice
 from kgitops.cluster.kafka.tls import TlsAdvice, is_ambiguous
 from kgitops.cluster.kafka.token import TokenSource
 from kgitops.errors import (
@@ -78,6 +80,19 @@ def open_admin_client(
 ) -> Any:
     """A bootstrapped ``KafkaAdminClient``, or the ``ClusterError`` saying why not."""
     return open_client(KafkaAdminClient, spec, config, advice, secrets)
+
+
+def reader_settings(
+    spec: ClusterSpec, environ: Mapping[str, str] | None = None
+) -> tuple[dict[str, Any], TlsAdvice, tuple[str, ...]]:
+    """The settings of a ``KafkaConsumer`` that reads without a group (it never joins one nor
+    commits) from the earliest offset it is sent to, with the TLS advice and the secret values
+    to scrub from its errors (``tail``, ``sample-keys``)."""
+    config = client_config(spec, environ)
+    allowed = set(KafkaConsumer.DEFAULT_CONFIG)
+    settings = {k: v for k, v in config.items() if k in allowed}
+    settings.update(group_id=None, enable_auto_commit=False, auto_offset_reset="earliest")
+    return settings, tls_advice(spec), secret_values(config)
 
 
 def open_client(

@@ -6,11 +6,10 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from kgitops.cluster.kafka.bootstrap import open_client
+from kgitops.cluster.kafka.bootstrap import open_client, reader_settings
 from kgitops.cluster.kafka.errors import (
     translate,
 )
-from kgitops.cluster.kafka.settings import client_config, secret_values, tls_advice
 from kgitops.errors import (
     ClusterError,
     ClusterRequestError,
@@ -45,12 +44,7 @@ def sample_keys(
 
     from kafka import KafkaConsumer, TopicPartition
 
-    config = client_config(spec, environ)
-    secrets = secret_values(config)
-    tls = tls_advice(spec)
-    allowed = set(KafkaConsumer.DEFAULT_CONFIG)
-    settings = {k: v for k, v in config.items() if k in allowed}
-    settings.update(group_id=None, enable_auto_commit=False, auto_offset_reset="earliest")
+    settings, tls, secrets = reader_settings(spec, environ)
     out: list[tuple[bytes | None, int]] = []
     consumer: Any = None
     try:

@@ -12,9 +12,8 @@ import time
 from collections.abc import Generator, Iterator, Mapping, Sequence
 from typing import Any
 
-from kgitops.cluster.kafka.bootstrap import open_client
+from kgitops.cluster.kafka.bootstrap import open_client, reader_settings
 from kgitops.cluster.kafka.errors import translate
-from kgitops.cluster.kafka.settings import client_config, secret_values, tls_advice
 from kgitops.errors import ClusterError, ClusterRequestError, KgitopsError
 from kgitops.model import ClusterSpec
 from kgitops.plan.messages import Message
@@ -48,12 +47,7 @@ def _assigned(
     from kafka import KafkaConsumer, TopicPartition
     from kafka.errors import CorruptRecordError
 
-    config = client_config(spec, environ)
-    secrets = secret_values(config)
-    tls = tls_advice(spec)
-    allowed = set(KafkaConsumer.DEFAULT_CONFIG)
-    settings = {k: v for k, v in config.items() if k in allowed}
-    settings.update(group_id=None, enable_auto_commit=False, auto_offset_reset="earliest")
+    settings, tls, secrets = reader_settings(spec, environ)
     consumer: Any = None
     tps: list[Any] = []
     try:
