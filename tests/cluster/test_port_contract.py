@@ -1,6 +1,7 @@
 """One contract for every adapter of the cluster port (kgitops/cluster/port.py): the same tests
-run against the simulated cluster, the kafka-python adapter on the local Tansu broker and the
-in-memory fake apply's tests use (tests/apply/apply_fakes.py), so the three cannot drift.
+run against the simulated cluster, the kafka-python adapter on the local Tansu broker and on a
+real Apache Kafka cluster (4 brokers, racks; tests/conftest.py ``kafka_cluster``), and the
+in-memory fake apply's tests use (tests/apply/apply_fakes.py), so they cannot drift.
 
 Tansu is one broker without CreatePartitions, AlterPartitionReassignments or ElectLeaders:
 the tests of those calls run on the adapters that have them (``needs``), and the Tansu test
@@ -47,7 +48,7 @@ class Adapter:
         return sorted(b.id for b in self.admin.describe([]).brokers)
 
 
-@pytest.fixture(params=["simulated", "fake", "kafka"])
+@pytest.fixture(params=["simulated", "fake", "kafka", "apache-kafka"])
 def port(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Adapter]:
     prefix = f"c{next(_names)}-"
     if request.param == "simulated":
@@ -58,6 +59,25 @@ def port(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Adapter]:
         sim.close()
     elif request.param == "fake":
         yield Adapter(FakeCluster(brokers=list(BROKERS)), prefix, MULTI_BROKER)
+    elif request.param == "apache-kafka":
+        from kgitops.cluster.kafka.admin import KafkaAdmin
+        from kgitops.model import ClusterSpec
+
+        cluster = request.getfixturevalue("kafka_cluster")
+        admin = KafkaAdmin(
+            ClusterSpec(
+                name="kafka",
+                directory=".",
+                bootstrap_servers=tuple(cluster.bootstrap.split(",")),
+                request_timeout_ms=10000,
+            )
+        )
+        yield Adapter(
+            admin,
+            f"{request.getfixturevalue('topic_prefix')}{prefix}",
+            MULTI_BROKER | {"groups"},
+        )
+        admin.close()
     else:
         from kgitops.cluster.kafka.admin import KafkaAdmin
         from kgitops.model import ClusterSpec

@@ -1,0 +1,697 @@
+"""A real Apache Kafka KRaft cluster on 127.0.0.1: one controller and N brokers, each its own
+JVM, so stopping a broker with SIGKILL is a real crash (``kgitops local up --kafka``, the
+``kafka`` tests and the benchmarks).
+
+Layout of the cluster folder (default ``.kgitops/kafka``, mode 0700):
+
+* ``cluster.json``: Kafka version, cluster id, ports, racks, and per node its pid and the
+  process's start time (``/proc/<pid>/stat``). Like the Tansu broker's ``broker.json`` it may
+  come from a repository, so a pid is signalled only when its command line is exactly the one
+  kgitops runs for that node and its start time is the one recorded;
+* ``admin.env``: the super user's SASL name and password (mode 0600), made at ``up``;
+* ``nodes/<id>/``: ``server.properties``, ``data/`` and ``node.log``.
+
+Node ids: the controller is 100 (or 1000 with more than 99 brokers is not offered), brokers
+1..N. Ports from ``base`` (default 19100): the controller listens on ``base``, broker ``i`` on
+``base + i`` (PLAINTEXT) and ``base + 50 + i`` (SASL_PLAINTEXT: PLAIN and SCRAM-SHA-512).
+Every node runs the StandardAuthorizer; the super users are ``User:admin`` and
+``User:ANONYMOUS`` (the PLAINTEXT listeners, which the brokers also use among themselves), so
+access rules are enforced on the SASL listener only. Ready means every broker is unfenced in
+DescribeCluster, never a sleep.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import time
+import uuid
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from kgitops.cluster.kafka.runtime import DEFAULT_VERSION, Runtime, ensure_runtime
+from kgitops.errors import FileRefused, LocalBrokerError
+from kgitops.files import read_json, write_atomic
+
+HOST = "127.0.0.1"
+DEFAULT_DIR = os.path.join(".kgitops", "kafka")
+DEFAULT_BASE_PORT = 19100
+DEFAULT_BROKERS = 4
+DEFAULT_RACKS = ("az1", "az2", "az3")
+MAX_BROKERS = 49
+SASL_OFFSET = 50
+CONTROLLER_ID = 100
+ADMIN_USER = "admin"
+STATE_FILE = "cluster.json"
+CREDENTIALS_FILE = "admin.env"
+USERNAME_VAR = "KGITOPS_LOCAL_KAFKA_USERNAME"
+PASSWORD_VAR = "KGITOPS_LOCAL_KAFKA_PASSWORD"
+START_TIMEOUT = 120.0
+CONTROLLER_HEAP = "-Xmx192m"
+BROKER_HEAP = "-Xmx320m"
+
+# Settings that make a small test cluster fast and small (Kafka's own broker test config,
+# TestUtils.createBrokerConfig, marked there); see docs/local-broker.md.
+_SPEED = {
+    "group.initial.rebalance.delay.ms": "0",
+    "num.partitions": "1",
+    "auto.create.topics.enable": "false",
+    "log.segment.bytes": "1048576",
+    "log.cleaner.dedupe.buffer.size": "2097152",
+    "log.initial.task.delay.ms": "100",
+    "log.delete.delay.ms": "1000",
+    "replica.socket.timeout.ms": "1500",
+    "controller.socket.timeout.ms": "1500",
+    "replica.lag.time.max.ms": "10000",
+    "num.network.threads": "2",
+    "background.threads": "2",
+    "num.io.threads": "2",
+    "group.coordinator.threads": "1",
+    "num.recovery.threads.per.data.dir": "1",
+    "broker.heartbeat.interval.ms": "500",
+    "broker.session.timeout.ms": "3000",
+    "auto.leader.rebalance.enable": "false",
+    "unclean.leader.election.enable": "false",
+    "share.coordinator.state.topic.replication.factor": "1",
+    "share.coordinator.state.topic.min.isr": "1",
+}
+_JVM = ["-XX:+UseSerialGC", "-Djava.awt.headless=true", "-XX:TieredStopAtLevel=1"]
+
+
+@dataclass
+class Node:
+    id: int
+    role: str  # "controller" or "broker"
+    rack: str | None
+    port: int  # PLAINTEXT for a broker, CONTROLLER for the controller
+    sasl_port: int | None = None
+    pid: int | None = None
+    start_time: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "role": self.role,
+            "rack": self.rack,
+            "port": self.port,
+            "saslPort": self.sasl_port,
+            "pid": self.pid,
+            "startTime": self.start_time,
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> Node:
+        if not isinstance(data, dict):
+            raise ValueError("a node is an object")
+        node = cls(
+            id=_int(data.get("id")),
+            role=str(data.get("role")),
+            rack=data.get("rack") if isinstance(data.get("rack"), str) else None,
+            port=_int(data.get("port")),
+            sasl_port=_opt_int(data.get("saslPort")),
+            pid=_opt_int(data.get("pid")),
+            start_time=_opt_int(data.get("startTime")),
+        )
+        if node.role not in ("controller", "broker"):
+            raise ValueError(f"node {node.id}: unknown role")
+        return node
+
+
+def _int(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{value!r} is not an integer")
+    return value
+
+
+def _opt_int(value: Any) -> int | None:
+    return None if value is None else _int(value)
+
+
+@dataclass
+class KafkaCluster:
+    """A cluster folder and what it records; ``start``/``stop`` act on its nodes."""
+
+    directory: str
+    version: str
+    cluster_id: str
+    nodes: list[Node]
+    runtime: Runtime | None = field(default=None, repr=False)
+
+    # ------------------------------------------------------------ addresses
+
+    @property
+    def brokers(self) -> list[Node]:
+        return [n for n in self.nodes if n.role == "broker"]
+
+    @property
+    def controller(self) -> Node:
+        return next(n for n in self.nodes if n.role == "controller")
+
+    def node(self, node_id: int) -> Node:
+        for n in self.brokers:
+            if n.id == node_id:
+                return n
+        ids = ", ".join(str(n.id) for n in self.brokers)
+        raise LocalBrokerError(f"no broker {node_id} in the local Kafka cluster (brokers: {ids})")
+
+    @property
+    def bootstrap(self) -> str:
+        return ",".join(f"{HOST}:{n.port}" for n in self.brokers)
+
+    @property
+    def sasl_bootstrap(self) -> str:
+        return ",".join(f"{HOST}:{n.sasl_port}" for n in self.brokers)
+
+    @property
+    def credentials_path(self) -> str:
+        return os.path.join(self.directory, CREDENTIALS_FILE)
+
+    def credentials(self) -> tuple[str, str]:
+        """The super user's name and password, from ``admin.env``."""
+        values: dict[str, str] = {}
+        try:
+            with open(self.credentials_path, encoding="utf-8") as f:
+                for line in f:
+                    key, sep, value = line.strip().partition("=")
+                    if sep:
+                        values[key] = value
+        except OSError as exc:
+            raise LocalBrokerError(f"cannot read {self.credentials_path}: {exc}") from None
+        try:
+            return values[USERNAME_VAR], values[PASSWORD_VAR]
+        except KeyError:
+            raise LocalBrokerError(f"{self.credentials_path} has no admin credentials") from None
+
+    def node_dir(self, node: Node) -> str:
+        return os.path.join(self.directory, "nodes", str(node.id))
+
+    def log_path(self, node: Node) -> str:
+        return os.path.join(self.node_dir(node), "node.log")
+
+    # ------------------------------------------------------------ processes
+
+    def _runtime(self) -> Runtime:
+        if self.runtime is None:
+            self.runtime = ensure_runtime(self.version)
+        return self.runtime
+
+    def command(self, node: Node) -> list[str]:
+        runtime = self._runtime()
+        heap = CONTROLLER_HEAP if node.role == "controller" else BROKER_HEAP
+        return [
+            runtime.java,
+            heap,
+            *_JVM,
+            *runtime.logging_options(),
+            "-cp",
+            runtime.classpath,
+            "kafka.Kafka",
+            os.path.join(os.path.abspath(self.node_dir(node)), "server.properties"),
+        ]
+
+    def running(self, node: Node) -> bool:
+        """Whether the process recorded for ``node`` runs and is that node's JVM."""
+        if node.pid is None or node.pid <= 1 or node.start_time is None:
+            return False
+        if not _alive(node.pid):
+            return False
+        try:
+            expected = self.command(node)
+        except LocalBrokerError:
+            return False
+        return _cmdline(node.pid) == expected and _start_time(node.pid) == node.start_time
+
+    def launch(self, node: Node) -> subprocess.Popen[bytes]:
+        """Start ``node``'s JVM in its own session (it outlives this process)."""
+        path = self.log_path(node)
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+        try:
+            log = os.fdopen(os.open(path, flags, 0o600), "ab")
+        except OSError as exc:
+            raise LocalBrokerError(f"cannot open {path}: {exc}") from None
+        try:
+            proc = subprocess.Popen(
+                self.command(node),
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                cwd=self.node_dir(node),
+            )
+        except OSError as exc:
+            raise LocalBrokerError(f"cannot run java: {exc}") from None
+        finally:
+            log.close()
+        node.pid = proc.pid
+        node.start_time = _start_time(proc.pid)
+        self.save()
+        return proc
+
+    def stop_node(self, node: Node, *, kill: bool = False, timeout: float = 30.0) -> bool:
+        """SIGKILL (a crash) or SIGTERM (a controlled shutdown, waited for). False when the
+        node was not running."""
+        if not self.running(node):
+            return False
+        assert node.pid is not None
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(node.pid, signal.SIGKILL if kill else signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        while _alive(node.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if _alive(node.pid):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(node.pid, signal.SIGKILL)
+            deadline = time.monotonic() + 5
+            while _alive(node.pid) and time.monotonic() < deadline:
+                time.sleep(0.05)
+        node.pid = node.start_time = None
+        self.save()
+        return True
+
+    def start_node(self, node: Node, timeout: float = START_TIMEOUT) -> None:
+        """Start a stopped broker on its data and wait until it is unfenced again."""
+        if self.running(node):
+            return
+        proc = self.launch(node)
+        self.wait_ready(timeout, procs={node.id: proc})
+
+    def wait_ready(
+        self, timeout: float = START_TIMEOUT, procs: dict[int, subprocess.Popen[bytes]] | None = None
+    ) -> float:
+        """Wait until DescribeCluster lists every running broker (unfenced); the seconds it took."""
+        started = time.monotonic()
+        deadline = started + timeout
+        wanted = {n.id for n in self.brokers if self.running(n)}
+        seen: set[int] = set()
+        while True:
+            for node_id, proc in (procs or {}).items():
+                if proc.poll() is not None:
+                    node = self._node_any(node_id)
+                    raise LocalBrokerError(
+                        f"Kafka node {node_id} exited at start (exit code {proc.returncode}); "
+                        f"its log ends with: {_tail(self.log_path(node))}"
+                    )
+            seen = self.unfenced_brokers()
+            if wanted <= seen:
+                return time.monotonic() - started
+            if time.monotonic() > deadline:
+                missing = ", ".join(str(i) for i in sorted(wanted - seen))
+                raise LocalBrokerError(
+                    f"Kafka broker(s) {missing} not unfenced within {timeout:.0f} s; see "
+                    f"{os.path.join(self.directory, 'nodes')}/<id>/node.log"
+                )
+            time.sleep(0.2)
+
+    def unfenced_brokers(self) -> set[int]:
+        """The broker ids DescribeCluster lists (KRaft lists only unfenced brokers); empty
+        when no broker answers."""
+        for node in self.brokers:  # one broker at a time: a dying one must not stall it
+            if _port_open(node.port):
+                ids = describe_cluster_ids(f"{HOST}:{node.port}")
+                if ids:
+                    return ids
+        return set()
+
+    def _node_any(self, node_id: int) -> Node:
+        return next(n for n in self.nodes if n.id == node_id)
+
+    # ------------------------------------------------------------ the record
+
+    def save(self) -> None:
+        data = {
+            "engine": "kafka",
+            "version": self.version,
+            "clusterId": self.cluster_id,
+            "nodes": [n.to_json() for n in self.nodes],
+        }
+        try:
+            write_atomic(
+                os.path.join(self.directory, STATE_FILE),
+                json.dumps(data, indent=2, sort_keys=True) + "\n",
+            )
+        except (OSError, FileRefused) as exc:
+            raise LocalBrokerError(f"cannot record the cluster in {self.directory}: {exc}") from None
+
+
+def describe_cluster_ids(bootstrap: str, timeout_ms: int = 3000) -> set[int]:
+    """Broker ids in a DescribeCluster answer through ``bootstrap`` (PLAINTEXT); empty on any
+    failure (a starting cluster refuses connections)."""
+    from kafka.admin import KafkaAdminClient
+
+    try:
+        admin = KafkaAdminClient(
+            bootstrap_servers=bootstrap.split(","),
+            client_id="kgitops-local",
+            request_timeout_ms=timeout_ms,
+            reconnect_backoff_max_ms=500,
+            bootstrap_timeout_ms=timeout_ms,
+        )
+    except Exception:  # NoBrokersAvailable and friends: not up yet
+        return set()
+    try:
+        answer = admin.describe_cluster()
+        return {
+            int(b["broker_id"]) for b in answer.get("brokers", []) if not b.get("is_fenced")
+        }
+    except Exception:
+        return set()
+    finally:
+        with contextlib.suppress(Exception):
+            admin.close()
+
+
+# ---------------------------------------------------------------- properties
+
+
+def _racks(brokers: int, racks: Sequence[str] | None) -> list[str | None]:
+    if racks is None:
+        return [DEFAULT_RACKS[i % len(DEFAULT_RACKS)] for i in range(brokers)]
+    if len(racks) == 0:
+        return [None] * brokers
+    if len(racks) != brokers:
+        raise LocalBrokerError(
+            f"--racks names {len(racks)} rack(s) for {brokers} broker(s): give one per broker"
+        )
+    for rack in racks:
+        if not rack or not all(c.isalnum() or c in "-_." for c in rack):
+            raise LocalBrokerError(
+                f"--racks: {rack!r} is not a rack name (letters, digits, '-', '_', '.')"
+            )
+    return list(racks)
+
+
+def _properties(cluster: KafkaCluster, node: Node, password: str) -> str:
+    ctrl = cluster.controller
+    brokers = len(cluster.brokers)
+    rf = str(min(3, brokers))
+    props: dict[str, str] = {
+        "node.id": str(node.id),
+        "controller.quorum.voters": f"{ctrl.id}@{HOST}:{ctrl.port}",
+        "controller.listener.names": "CONTROLLER",
+        "listener.security.protocol.map": (
+            "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT"
+        ),
+        "log.dirs": os.path.join(os.path.abspath(cluster.node_dir(node)), "data"),
+        "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+        "super.users": f"User:ANONYMOUS;User:{ADMIN_USER}",
+        "allow.everyone.if.no.acl.found": "false",
+        "broker.session.timeout.ms": "3000",
+    }
+    if node.role == "controller":
+        props["process.roles"] = "controller"
+        props["listeners"] = f"CONTROLLER://{HOST}:{node.port}"
+    else:
+        props["process.roles"] = "broker"
+        listeners = f"PLAINTEXT://{HOST}:{node.port},SASL_PLAINTEXT://{HOST}:{node.sasl_port}"
+        props["listeners"] = listeners
+        props["advertised.listeners"] = listeners
+        props["inter.broker.listener.name"] = "PLAINTEXT"
+        if node.rack is not None:
+            props["broker.rack"] = node.rack
+        props["sasl.enabled.mechanisms"] = "PLAIN,SCRAM-SHA-512"
+        props["listener.name.sasl_plaintext.plain.sasl.jaas.config"] = (
+            "org.apache.kafka.common.security.plain.PlainLoginModule required "
+            f'username="{ADMIN_USER}" password="{password}" user_{ADMIN_USER}="{password}";'
+        )
+        props["listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config"] = (
+            "org.apache.kafka.common.security.scram.ScramLoginModule required;"
+        )
+        props.update(_SPEED)
+        props["offsets.topic.num.partitions"] = "5"
+        props["offsets.topic.replication.factor"] = rf
+        props["transaction.state.log.num.partitions"] = "5"
+        props["transaction.state.log.replication.factor"] = rf
+        props["transaction.state.log.min.isr"] = "1"
+        props["default.replication.factor"] = rf
+    lines = ["# written by kgitops local up --kafka"]
+    lines += [f"{k}={_escape(v)}" for k, v in sorted(props.items())]
+    return "\n".join(lines) + "\n"
+
+
+def _escape(value: str) -> str:
+    return value.replace("\\", "\\\\")
+
+
+def _cluster_id() -> str:
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+
+
+# ---------------------------------------------------------------- up / status / down
+
+
+def load(directory: str = DEFAULT_DIR) -> KafkaCluster | None:
+    """The cluster recorded in ``directory``; None when there is none."""
+    path = os.path.join(directory, STATE_FILE)
+    try:
+        data = read_json(path)
+    except FileNotFoundError:
+        return None
+    except (FileRefused, OSError) as exc:
+        raise LocalBrokerError(f"{path}: unreadable ({exc}); delete it and try again") from None
+    try:
+        if not isinstance(data, dict) or data.get("engine") != "kafka":
+            raise ValueError("not a kgitops Kafka cluster record")
+        version, cluster_id = data.get("version"), data.get("clusterId")
+        if not isinstance(version, str) or not isinstance(cluster_id, str):
+            raise ValueError("no version or cluster id")
+        nodes = [Node.from_json(n) for n in data.get("nodes", [])]
+        if sum(n.role == "controller" for n in nodes) != 1 or not any(
+            n.role == "broker" for n in nodes
+        ):
+            raise ValueError("one controller and at least one broker expected")
+    except ValueError as exc:
+        raise LocalBrokerError(f"{path}: {exc}; delete the folder and try again") from None
+    return KafkaCluster(directory, version, cluster_id, nodes)
+
+
+def up(
+    directory: str = DEFAULT_DIR,
+    *,
+    brokers: int = DEFAULT_BROKERS,
+    racks: Sequence[str] | None = None,
+    version: str = DEFAULT_VERSION,
+    base_port: int = DEFAULT_BASE_PORT,
+    timeout: float = START_TIMEOUT,
+) -> KafkaCluster:
+    """Format (the first time) and start a cluster in ``directory``; wait until every broker
+    is unfenced. A cluster already recorded there is started again on its data."""
+    if os.path.islink(directory):
+        raise LocalBrokerError(f"{directory} is a symbolic link; kgitops keeps clusters in a folder")
+    current = load(directory)
+    if current is not None:
+        return _restart(current, timeout)
+    if not 1 <= brokers <= MAX_BROKERS:
+        raise LocalBrokerError(f"--brokers {brokers}: between 1 and {MAX_BROKERS}")
+    if not 1024 <= base_port <= 65535 - SASL_OFFSET - brokers:
+        raise LocalBrokerError(
+            f"--port {base_port}: a base port between 1024 and {65535 - SASL_OFFSET - brokers}"
+        )
+    rack_list = _racks(brokers, racks)
+    runtime = ensure_runtime(version)
+    nodes = [Node(CONTROLLER_ID, "controller", None, base_port)]
+    nodes += [
+        Node(i, "broker", rack_list[i - 1], base_port + i, base_port + SASL_OFFSET + i)
+        for i in range(1, brokers + 1)
+    ]
+    busy = [p for n in nodes for p in (n.port, n.sasl_port) if p is not None and _port_taken(p)]
+    if busy:
+        raise LocalBrokerError(
+            f"port(s) {', '.join(map(str, busy))} on {HOST} already in use; stop what holds "
+            "them or choose another base with --port"
+        )
+    cluster = KafkaCluster(directory, version, _cluster_id(), nodes, runtime)
+    password = secrets.token_urlsafe(18)
+    _prepare(cluster, password)
+    _format(cluster, password)
+    cluster.save()
+    return _start_all(cluster, timeout)
+
+
+def _prepare(cluster: KafkaCluster, password: str) -> None:
+    try:
+        os.makedirs(cluster.directory, mode=0o700, exist_ok=True)
+        os.chmod(cluster.directory, 0o700)
+        for node in cluster.nodes:
+            os.makedirs(os.path.join(cluster.node_dir(node), "data"), exist_ok=True)
+            _write_private(
+                os.path.join(cluster.node_dir(node), "server.properties"),
+                _properties(cluster, node, password),
+            )
+        _write_private(
+            cluster.credentials_path,
+            f"# the local Kafka cluster's super user (SASL PLAIN and SCRAM-SHA-512)\n"
+            f"{USERNAME_VAR}={ADMIN_USER}\n{PASSWORD_VAR}={password}\n",
+        )
+    except OSError as exc:
+        raise LocalBrokerError(f"cannot prepare {cluster.directory}: {exc}") from None
+
+
+def _write_private(path: str, text: str) -> None:
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+def _format(cluster: KafkaCluster, password: str) -> None:
+    """``kafka-storage format`` for every node, in parallel, with the super user's SCRAM
+    credential in the bootstrap records."""
+    runtime = cluster._runtime()
+
+    def one(node: Node) -> tuple[Node, subprocess.CompletedProcess[str]]:
+        command = [
+            runtime.java,
+            "-Xmx128m",
+            *_JVM,
+            *runtime.logging_options(),
+            "-cp",
+            runtime.classpath,
+            "kafka.tools.StorageTool",
+            "format",
+            "-t",
+            cluster.cluster_id,
+            "-c",
+            os.path.join(cluster.node_dir(node), "server.properties"),
+            "--add-scram",
+            f"SCRAM-SHA-512=[name={ADMIN_USER},password={password}]",
+        ]
+        try:
+            out = subprocess.run(
+                command, capture_output=True, text=True, timeout=120, check=False,
+                stdin=subprocess.DEVNULL,
+            )
+        except subprocess.TimeoutExpired:
+            raise LocalBrokerError(f"formatting Kafka node {node.id} took over 120 s") from None
+        return node, out
+
+    with ThreadPoolExecutor(max_workers=len(cluster.nodes)) as pool:
+        results = list(pool.map(one, cluster.nodes))
+    for node, out in results:
+        if out.returncode != 0:
+            text = (out.stderr or out.stdout).strip().replace(password, "***")
+            raise LocalBrokerError(
+                f"formatting Kafka node {node.id} failed: {text.splitlines()[-1] if text else ''}"
+            )
+
+
+def _start_all(cluster: KafkaCluster, timeout: float) -> KafkaCluster:
+    procs: dict[int, subprocess.Popen[bytes]] = {}
+    try:
+        for node in cluster.nodes:
+            if not cluster.running(node):
+                procs[node.id] = cluster.launch(node)
+        cluster.wait_ready(timeout, procs)
+    except BaseException:
+        for node in cluster.nodes:
+            with contextlib.suppress(LocalBrokerError):
+                cluster.stop_node(node, kill=True)
+        raise
+    return cluster
+
+
+def _restart(cluster: KafkaCluster, timeout: float) -> KafkaCluster:
+    return _start_all(cluster, timeout)
+
+
+def down(directory: str = DEFAULT_DIR, *, keep_data: bool = False) -> KafkaCluster | None:
+    """Stop every node this folder records (brokers first, then the controller) and, unless
+    ``keep_data``, delete the folder's nodes and record. None when nothing is recorded."""
+    cluster = load(directory)
+    if cluster is None:
+        return None
+    for node in [*cluster.brokers, cluster.controller]:
+        cluster.stop_node(node, timeout=20.0)
+    if not keep_data:
+        import shutil
+
+        shutil.rmtree(os.path.join(directory, "nodes"), ignore_errors=True)
+        for name in (STATE_FILE, CREDENTIALS_FILE):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(os.path.join(directory, name))
+    return cluster
+
+
+# ---------------------------------------------------------------- /proc
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            if f.read().split(") ", 1)[-1].startswith("Z"):
+                with contextlib.suppress(ChildProcessError):
+                    os.waitpid(pid, os.WNOHANG)
+                return False
+    except OSError:
+        return False
+    return True
+
+
+def _start_time(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b") ", 1)[-1].split()
+        return int(fields[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _cmdline(pid: int) -> list[str] | None:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            raw = f.read(1 << 20)
+    except OSError:
+        return None
+    return [part.decode("utf-8", "replace") for part in raw.split(b"\0")[:-1]]
+
+
+def _port_open(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.settimeout(0.5)
+        return s.connect_ex((HOST, port)) == 0
+
+
+def _port_taken(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        # as Kafka binds: a port left in TIME_WAIT by a stopped cluster is free to it
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((HOST, port))
+        except OSError:
+            return True
+    return False
+
+
+def free_base_port(brokers: int, attempts: int = 50) -> int:
+    """A base port whose controller, PLAINTEXT and SASL ports are all free (tests)."""
+    for _ in range(attempts):
+        base = 20000 + secrets.randbelow(30000)
+        ports = [base, *(base + i for i in range(1, brokers + 1))]
+        ports += [base + SASL_OFFSET + i for i in range(1, brokers + 1)]
+        if not any(_port_taken(p) for p in ports):
+            return base
+    raise LocalBrokerError("no free range of ports found on 127.0.0.1")
+
+
+def _tail(path: str, limit: int = 400) -> str:
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - limit))
+            data = f.read()
+    except OSError:
+        return ""
+    return " | ".join(line.strip() for line in data.decode("utf-8", "replace").splitlines() if line.strip())
