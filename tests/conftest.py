@@ -126,11 +126,16 @@ def kafka_crash_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ka
     yield from _start_kafka(tmp_path_factory.mktemp("kafka-crash"))
 
 
+# A cluster reused across sessions (KGITOPS_KAFKA_DIR) keeps earlier runs' topics: names carry
+# the session's token.
+_SESSION = os.urandom(3).hex()
+
+
 @pytest.fixture
 def topic_prefix(request: pytest.FixtureRequest) -> str:
     """A topic-name prefix unique to this test, e.g. ``t-test_create_is_batched-``."""
     name = re.sub(r"[^a-zA-Z0-9._-]", "_", request.node.name)[:180]
-    return f"t-{name}-"
+    return f"t-{name}-{_SESSION}-"
 
 
 @pytest.fixture

@@ -11,9 +11,11 @@ file checks that the kafka-python adapter names the missing API instead.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
@@ -32,6 +34,7 @@ MULTI_BROKER = frozenset(
     {"create_partitions", "reassign", "elect", "unknown-topic-config", "acls", "quotas"}
 )
 _names = itertools.count()
+T = TypeVar("T")
 
 
 @dataclass
@@ -39,6 +42,7 @@ class Adapter:
     admin: ClusterAdmin
     prefix: str
     can: frozenset[str]
+    real: bool = False  # Apache Kafka: shared by the session, its internal topics real
 
     def topic(self, name: str) -> str:
         return f"{self.prefix}{name}"
@@ -76,6 +80,7 @@ def port(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Adapter]:
             admin,
             f"{request.getfixturevalue('topic_prefix')}{prefix}",
             MULTI_BROKER | {"groups"},
+            real=True,
         )
         admin.close()
     else:
@@ -102,6 +107,23 @@ def needs(port: Adapter, call: str) -> None:
         pytest.skip(f"the adapter's broker has no {call} (see tests/cluster/test_kafka_tansu.py)")
 
 
+def eventually(
+    port: Adapter, read: Callable[[], T], ok: Callable[[T], bool], seconds: float = 15.0
+) -> T:
+    """``read()`` once ``ok`` holds for it (at most ``seconds``; the last answer otherwise).
+    Kafka's brokers apply the metadata log asynchronously (KRaft: each broker's
+    MetadataLoader), so a Metadata, DescribeAcls or DescribeClientQuotas answer right after
+    the controller accepted a change may still show the old state for a moment, and a new
+    topic may be unknown to a group coordinator; the simulated cluster and the fake answer
+    at once."""
+    value = read()
+    deadline = time.monotonic() + seconds
+    while not ok(value) and time.monotonic() < deadline:
+        port.admin.sleep(0.2)
+        value = read()
+    return value
+
+
 def code(err: object) -> str | None:
     assert isinstance(err, ClusterRequestError), err
     return err.code
@@ -125,7 +147,10 @@ def test_nothing_is_reported_in_flight_when_nothing_moves(port: Adapter) -> None
 
 
 def test_a_cluster_without_acls_describes_none(port: Adapter) -> None:
-    assert port.admin.describe_acls() == frozenset()
+    # a real cluster is shared by the session: its other tests' ACLs are not this test's
+    assert {
+        a for a in port.admin.describe_acls() if not port.real or a.name.startswith(port.prefix)
+    } == set()
 
 
 def test_the_access_apis_the_adapter_serves_pass_their_probe(port: Adapter) -> None:
@@ -210,7 +235,7 @@ def test_delete_removes_topics_and_reports_unknown_ones(port: Adapter) -> None:
     results = port.admin.delete_topics([x, ghost])
     assert results[x] is None
     assert code(results[ghost]) == "UNKNOWN_TOPIC_OR_PARTITION"
-    assert port.admin.describe([x]).topics == {}
+    assert eventually(port, lambda: port.admin.describe([x]).topics, {}.__eq__) == {}
 
 
 def test_broker_configs_are_set_and_removed_per_broker(port: Adapter) -> None:
@@ -246,7 +271,10 @@ def test_a_reassignment_is_in_flight_until_done_then_the_target_holds(port: Adap
             break
         port.admin.sleep(1.0)
     assert port.admin.list_reassignments() == {}
-    assert port.admin.describe([t]).topics[t].partitions[0].replicas == (3, 2)
+    replicas = eventually(
+        port, lambda: port.admin.describe([t]).topics[t].partitions[0].replicas, (3, 2).__eq__
+    )
+    assert replicas == (3, 2)
 
 
 OFFSETS = "__consumer_offsets"
@@ -255,7 +283,17 @@ OFFSETS = "__consumer_offsets"
 @pytest.fixture
 def offsets(port: Adapter) -> Iterator[str]:
     """Kafka's ``__consumer_offsets``, made by hand (Tansu and the simulation do not make it
-    when a group commits; Kafka does), removed afterwards: the shared broker keeps no trace."""
+    when a group commits; Kafka does), removed afterwards: the shared broker keeps no trace.
+    On Apache Kafka the real one, made by a group's first commit and never deleted (its group
+    coordinator lives in it)."""
+    if port.real:
+        t = port.topic("offsets-maker")
+        port.admin.create_topics([NewTopic(t, {0: (port.ids[0],)})])
+        assert port.admin.alter_group_offsets(port.topic("g"), {TopicPartition(t, 0): 0}) == {
+            TopicPartition(t, 0): None
+        }
+        yield OFFSETS
+        return
     b = port.ids[0]
     assert port.admin.create_topics(
         [NewTopic(OFFSETS, {0: (b,), 1: (b,)}, {"cleanup.policy": "compact"})]
@@ -267,6 +305,13 @@ def offsets(port: Adapter) -> Iterator[str]:
 
 
 def test_internal_topics_are_described_like_any_other(port: Adapter, offsets: str) -> None:
+    if port.real:  # offsets.topic.num.partitions=5, replication factor 3 (localcluster.py)
+        for state in (port.admin.describe(), port.admin.describe([offsets])):
+            topic = state.topics[offsets]
+            assert sorted(topic.partitions) == [0, 1, 2, 3, 4]
+            assert all(len(set(s.replicas)) == 3 for s in topic.partitions.values())
+            assert topic.config["cleanup.policy"] == "compact"
+        return
     b = port.ids[0]
     for state in (port.admin.describe(), port.admin.describe([offsets])):
         topic = state.topics[offsets]
@@ -279,14 +324,24 @@ def test_an_internal_topic_is_reassigned_like_any_other(port: Adapter, offsets: 
     and checks nothing about it being internal: kafka-reassign-partitions.sh moves
     ``__consumer_offsets`` as kgitops' drain does."""
     needs(port, "reassign")
-    assert port.admin.alter_reassignments({TopicPartition(offsets, 0): (3,)}) == {
+    target: tuple[int, ...] = (3,)
+    if port.real:  # the session's cluster keeps its coordinator: same RF, one broker swapped
+        now = port.admin.describe([offsets]).topics[offsets].partitions[0].replicas
+        spare = next(b for b in port.ids if b not in now)
+        target = (spare, *now[1:])
+    assert port.admin.alter_reassignments({TopicPartition(offsets, 0): target}) == {
         TopicPartition(offsets, 0): None
     }
     for _ in range(100):
         if not port.admin.list_reassignments():
             break
         port.admin.sleep(1.0)
-    assert port.admin.describe([offsets]).topics[offsets].partitions[0].replicas == (3,)
+    replicas = eventually(
+        port,
+        lambda: port.admin.describe([offsets]).topics[offsets].partitions[0].replicas,
+        target.__eq__,
+    )
+    assert replicas == target
 
 
 def test_cancelling_when_nothing_moves_is_that_partitions_error(port: Adapter) -> None:
@@ -315,7 +370,10 @@ def test_electing_the_preferred_leader_of_a_healthy_partition_succeeds(port: Ada
     assert port.admin.elect_preferred_leaders([TopicPartition(t, 0)]) == {
         TopicPartition(t, 0): None
     }
-    assert port.admin.describe([t]).topics[t].partitions[0].leader == 2
+    leader = eventually(
+        port, lambda: port.admin.describe([t]).topics[t].partitions[0].leader, (2).__eq__
+    )
+    assert leader == 2
 
 
 # --------------------------------------------------------------- access
@@ -328,9 +386,10 @@ def test_acls_are_created_described_and_deleted_by_key(port: Adapter) -> None:
     read = Acl("User:alice", "topic", port.topic("orders"), "literal", "read")
     write = Acl("User:bob", "topic", port.topic("orders"), "prefixed", "write")
     assert port.admin.create_acls([read, write]) == {read.key: None, write.key: None}
-    assert {read, write} <= port.admin.describe_acls()
+    assert {read, write} <= eventually(port, port.admin.describe_acls, {read, write}.issubset)
     assert port.admin.delete_acls([read]) == {read.key: None}
-    assert read not in port.admin.describe_acls() and write in port.admin.describe_acls()
+    acls = eventually(port, port.admin.describe_acls, lambda acls: read not in acls)
+    assert read not in acls and write in acls
 
 
 def test_quotas_are_set_and_removed_per_entity(port: Adapter) -> None:
@@ -344,7 +403,9 @@ def test_quotas_are_set_and_removed_per_entity(port: Adapter) -> None:
     assert port.admin.describe_client_quotas()[who] == {"producer_byte_rate": 1024.0}
     removed = QuotaChange(delete=("producer_byte_rate",))
     assert port.admin.alter_client_quotas({who: removed}) == {who.key: None}
-    assert who not in port.admin.describe_client_quotas()
+    assert who not in eventually(
+        port, port.admin.describe_client_quotas, lambda quotas: who not in quotas
+    )
 
 
 # ------------------------------------------------------------ consumer groups (the console)
@@ -358,7 +419,10 @@ def test_an_admin_commit_to_a_new_group_is_read_back_with_its_log_offsets(
     t, g = port.topic("grp"), port.topic("group")
     assert port.admin.create_topics([NewTopic(t, {0: (b,), 1: (b,)})]) == {t: None}
     offsets = {TopicPartition(t, 0): 0, TopicPartition(t, 1): 0}
-    assert port.admin.alter_group_offsets(g, offsets) == dict.fromkeys(offsets)
+    committed = eventually(
+        port, lambda: port.admin.alter_group_offsets(g, offsets), dict.fromkeys(offsets).__eq__
+    )
+    assert committed == dict.fromkeys(offsets)
     state = port.admin.describe_groups([g])
     group = state.groups[g]
     assert (group.members, dict(group.offsets)) == ((), {(t, 0): 0, (t, 1): 0})

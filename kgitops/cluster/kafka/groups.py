@@ -15,6 +15,7 @@ import struct
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+import kafka.errors as kerr
 from kafka.protocol.admin import DeleteGroupsRequest, DescribeGroupsRequest, ListGroupsRequest
 from kafka.protocol.consumer import ListOffsetsRequest, OffsetCommitRequest, OffsetFetchRequest
 from kafka.protocol.metadata import FindCoordinatorRequest, MetadataRequest
@@ -26,6 +27,7 @@ from kgitops.groups import ConsumerGroup, GroupMember, GroupsState, Partition
 from kgitops.model import TopicPartition
 
 EARLIEST = -2
+GROUP_ID_NOT_FOUND = kerr.GroupIdNotFoundError.errno
 LATEST = -1
 
 
@@ -139,6 +141,8 @@ class GroupRequests:
         offsets: dict[str, dict[Partition, int]] = {g: {} for g in ids}
         for resp in fetched.values():
             for grp in self._answer(resp).groups:
+                if grp.error_code == GROUP_ID_NOT_FOUND:
+                    continue  # no such group: no offsets
                 err = item_error("OffsetFetch", f"group {grp.group_id}", grp.error_code, None)
                 if err is not None:
                     raise err
@@ -149,6 +153,11 @@ class GroupRequests:
         groups: dict[str, ConsumerGroup] = {}
         for resp in described.values():
             for g in self._answer(resp).groups:
+                if g.error_code == GROUP_ID_NOT_FOUND:
+                    # Kafka 4's DescribeGroups v6 names a group it never saw (or deleted)
+                    # GROUP_ID_NOT_FOUND; before, it answered state Dead: the same group
+                    groups[g.group_id] = ConsumerGroup(g.group_id, "Dead", "", "", (), {})
+                    continue
                 err = item_error("DescribeGroups", f"group {g.group_id}", g.error_code, None)
                 if err is not None:
                     raise err
