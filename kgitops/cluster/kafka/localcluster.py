@@ -284,7 +284,9 @@ class KafkaCluster:
         self.wait_ready(timeout, procs={node.id: proc})
 
     def wait_ready(
-        self, timeout: float = START_TIMEOUT, procs: dict[int, subprocess.Popen[bytes]] | None = None
+        self,
+        timeout: float = START_TIMEOUT,
+        procs: dict[int, subprocess.Popen[bytes]] | None = None,
     ) -> float:
         """Wait until DescribeCluster lists every running broker (unfenced); the seconds it took."""
         started = time.monotonic()
@@ -338,7 +340,9 @@ class KafkaCluster:
                 json.dumps(data, indent=2, sort_keys=True) + "\n",
             )
         except (OSError, FileRefused) as exc:
-            raise LocalBrokerError(f"cannot record the cluster in {self.directory}: {exc}") from None
+            raise LocalBrokerError(
+                f"cannot record the cluster in {self.directory}: {exc}"
+            ) from None
 
 
 def describe_cluster_ids(bootstrap: str, timeout_ms: int = 3000) -> set[int]:
@@ -358,9 +362,7 @@ def describe_cluster_ids(bootstrap: str, timeout_ms: int = 3000) -> set[int]:
         return set()
     try:
         answer = admin.describe_cluster()
-        return {
-            int(b["broker_id"]) for b in answer.get("brokers", []) if not b.get("is_fenced")
-        }
+        return {int(b["broker_id"]) for b in answer.get("brokers", []) if not b.get("is_fenced")}
     except Exception:
         return set()
     finally:
@@ -484,7 +486,9 @@ def up(
     """Format (the first time) and start a cluster in ``directory``; wait until every broker
     is unfenced. A cluster already recorded there is started again on its data."""
     if os.path.islink(directory):
-        raise LocalBrokerError(f"{directory} is a symbolic link; kgitops keeps clusters in a folder")
+        raise LocalBrokerError(
+            f"{directory} is a symbolic link; kgitops keeps clusters in a folder"
+        )
     current = load(directory)
     if current is not None:
         return _restart(current, timeout)
@@ -565,7 +569,11 @@ def _format(cluster: KafkaCluster, password: str) -> None:
         ]
         try:
             out = subprocess.run(
-                command, capture_output=True, text=True, timeout=120, check=False,
+                command,
+                capture_output=True,
+                text=True,
+                timeout=120,
+                check=False,
                 stdin=subprocess.DEVNULL,
             )
         except subprocess.TimeoutExpired:
@@ -694,4 +702,6 @@ def _tail(path: str, limit: int = 400) -> str:
             data = f.read()
     except OSError:
         return ""
-    return " | ".join(line.strip() for line in data.decode("utf-8", "replace").splitlines() if line.strip())
+    return " | ".join(
+        line.strip() for line in data.decode("utf-8", "replace").splitlines() if line.strip()
+    )

@@ -1,0 +1,197 @@
+"""`kgitops local up --kafka`: a real Apache Kafka cluster on loopback, its record trusted only
+for the processes it started, and one clear line for every way it cannot start."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from kgitops.cli import main
+from kgitops.cluster.kafka import localcluster
+from kgitops.cluster.kafka.runtime import maven_properties
+
+
+def _one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+def test_without_java_one_line_says_what_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    assert main(["local", "up", "--kafka", "--dir", str(tmp_path / "k")]) == 1
+    line = _one_error_line(capsys)
+    assert "Java 17 or later" in line and "apt-get install openjdk-17-jdk-headless" in line
+    assert not (tmp_path / "k").exists()
+
+
+def test_an_old_java_is_named_with_its_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    java = bin_dir / "java"
+    java.write_text("#!/bin/sh\necho 'openjdk version \"11.0.2\" 2019-01-15' >&2\n")
+    java.chmod(java.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    assert main(["local", "up", "--kafka", "--dir", str(tmp_path / "k")]) == 1
+    assert "found Java 11" in _one_error_line(capsys)
+
+
+def test_without_maven_and_no_cached_jars_one_line_says_what_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    java = os.path.realpath(localcluster.ensure_runtime.__globals__["find_java"]())
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "java").symlink_to(java)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    monkeypatch.setenv("KGITOPS_CACHE_DIR", str(tmp_path / "cache"))
+    assert main(["local", "up", "--kafka", "--dir", str(tmp_path / "k")]) == 1
+    line = _one_error_line(capsys)
+    assert "no `mvn` was found" in line and "apt-get install maven" in line
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--brokers", "0"], "--brokers 0: between 1 and 49"),
+        (["--brokers", "3", "--racks", "a,b"], "--racks names 2 rack(s) for 3 broker(s)"),
+        (["--racks", "a,b;rm,c,d"], "'b;rm' is not a rack name"),
+        (["--port", "80"], "--port 80: a base port between 1024"),
+        (["--kafka-version", "2.8.0"], "KRaft mode, which needs 3.3 or later"),
+        (["--kafka-version", "4.1.2;x"], "a Kafka release such as 4.1.2"),
+    ],
+)
+def test_bad_options_are_one_line_and_start_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], says: str
+) -> None:
+    assert main(["local", "up", "--kafka", "--dir", str(tmp_path / "k"), *args]) == 1
+    assert says in _one_error_line(capsys)
+    assert not (tmp_path / "k" / localcluster.STATE_FILE).exists()
+
+
+def test_tansu_refuses_the_kafka_only_options(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["local", "up", "--brokers", "3", "--dir", str(tmp_path)]) == 1
+    assert "--brokers is for a real Kafka cluster: add --kafka" in _one_error_line(capsys)
+
+
+def test_a_symlinked_cluster_folder_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    assert main(["local", "up", "--kafka", "--dir", str(tmp_path / "link")]) == 1
+    assert "is a symbolic link" in _one_error_line(capsys)
+    assert list((tmp_path / "real").iterdir()) == []
+
+
+def test_a_committed_record_never_gets_a_foreign_process_signalled(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A cluster.json from a repository may name any pid: `down` signals only the JVM kgitops
+    started for that node (its exact command line and recorded start time)."""
+    victim = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        folder = tmp_path / "k"
+        folder.mkdir()
+        node = {"id": 100, "role": "controller", "rack": None, "port": 19999, "saslPort": None}
+        broker = {"id": 1, "role": "broker", "rack": "a", "port": 19998, "saslPort": 19997}
+        (folder / localcluster.STATE_FILE).write_text(
+            json.dumps(
+                {
+                    "engine": "kafka",
+                    "version": "4.1.2",
+                    "clusterId": "x",
+                    "nodes": [
+                        {**node, "pid": victim.pid, "startTime": 1},
+                        {**broker, "pid": os.getpid(), "startTime": None},
+                    ],
+                }
+            )
+        )
+        assert main(["local", "down", "--kafka", "--dir", str(folder)]) == 0
+        time.sleep(0.2)
+        assert victim.poll() is None
+    finally:
+        victim.kill()
+        victim.wait()
+
+
+def test_a_record_that_is_not_a_cluster_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / localcluster.STATE_FILE).write_text('{"engine": "kafka", "nodes": 3}')
+    assert main(["local", "status", "--kafka", "--dir", str(tmp_path)]) == 1
+    assert "delete the folder and try again" in _one_error_line(capsys)
+
+
+def test_maven_is_told_the_logging_binding_of_each_kafka_line() -> None:
+    assert maven_properties("4.1.2") == ["-Dkafka.version=4.1.2", "-Dlog4j2.version=2.25.3"]
+    assert maven_properties("4.1.1") == ["-Dkafka.version=4.1.1", "-Dlog4j2.version=2.24.3"]
+    assert maven_properties("3.9.1") == ["-Dkafka.version=3.9.1", "-Dkafka.reload4j=true"]
+
+
+def test_the_session_cluster_runs_every_broker_unfenced_in_its_rack(
+    kafka_cluster: localcluster.KafkaCluster,
+) -> None:
+    from kafka.admin import KafkaAdminClient
+
+    admin = KafkaAdminClient(bootstrap_servers=kafka_cluster.bootstrap.split(","))
+    try:
+        answer = admin.describe_cluster()
+    finally:
+        admin.close()
+    brokers = {b["broker_id"]: (b["rack"], b["is_fenced"]) for b in answer["brokers"]}
+    assert brokers == {n.id: (n.rack, False) for n in kafka_cluster.brokers}
+
+
+def test_status_prints_both_listeners_and_where_the_credentials_are(
+    kafka_cluster: localcluster.KafkaCluster, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["local", "status", "--kafka", "--dir", kafka_cluster.directory]) == 0
+    out = capsys.readouterr().out
+    assert kafka_cluster.bootstrap in out and kafka_cluster.sasl_bootstrap in out
+    assert kafka_cluster.credentials_path in out
+    _user, password = kafka_cluster.credentials()
+    assert password not in out
+    mode = os.stat(kafka_cluster.credentials_path).st_mode
+    assert stat.S_IMODE(mode) == 0o600
+
+
+@pytest.mark.slow
+def test_stop_broker_kill_is_a_crash_and_start_broker_brings_it_back(
+    kafka_crash_cluster: localcluster.KafkaCluster, capsys: pytest.CaptureFixture[str]
+) -> None:
+    d = kafka_crash_cluster.directory
+    node = kafka_crash_cluster.brokers[-1]
+    pid = node.pid
+    assert main(["local", "stop-broker", str(node.id), "--kill", "--dir", d]) == 0
+    assert f"broker {node.id} killed (SIGKILL)" in capsys.readouterr().out
+    assert pid is not None and not localcluster._alive(pid)
+    cluster = localcluster.load(d)
+    assert cluster is not None
+    deadline = time.monotonic() + 30
+    while node.id in cluster.unfenced_brokers() and time.monotonic() < deadline:
+        time.sleep(0.5)  # fenced after broker.session.timeout.ms (3 s)
+    assert node.id not in cluster.unfenced_brokers()
+    assert main(["local", "start-broker", str(node.id), "--dir", d]) == 0
+    assert "started and unfenced" in capsys.readouterr().out
+    cluster = localcluster.load(d)
+    assert cluster is not None
+    assert cluster.unfenced_brokers() == {n.id for n in cluster.brokers}
