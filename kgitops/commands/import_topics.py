@@ -2,9 +2,9 @@
 
 For every live topic without a Topic document in DIR (internal ``__*`` topics aside:
 ``--include-internal`` takes those of Connect or Streams, never Kafka's own, which a spec may
-not name), write ``DIR/<topic>.yaml`` with its partitions, replication factor and the configs
-set on it,
-and add its entry to kgitops.lock with its placement recovered where Kafka's own algorithm
+not name), write ``DIR/<topic>.yaml`` (``plan.adopt.file_name``: never a hidden file) with its
+partitions, replication factor and the configs set on it, and add its entry to kgitops.lock
+(written first, so an import killed between files is completed by running it again) with its placement recovered where Kafka's own algorithm
 explains it (see ``kgitops.plan.adopt``). Before writing, the result is planned against the same
 live state: a topic the planner would still move is written more literally until it would
 not, so adopting a cluster moves nothing. Existing files are never overwritten.
@@ -128,6 +128,8 @@ def run(args: argparse.Namespace) -> int:
     adoptions, plan = settle(adopt_topics(state, names), specs.topics, specs.cluster, state, lock)
     entries = dict(lock.entries) if lock is not None else {}
     entries.update({n: a.entry for n, a in adoptions.items()})
+    if not args.dry_run:  # the lock first: a kill between files leaves entries a re-run redoes
+        write_lock(args.dir, Lock(entries=dict(sorted(entries.items()))))
     for n, a in adoptions.items():
         text = topic_yaml(a, specs.cluster.name)
         path = os.path.join(args.dir, file_name(n))
@@ -138,8 +140,6 @@ def run(args: argparse.Namespace) -> int:
                 write_atomic(path, text, root=args.dir)
             except OSError as exc:
                 raise KgitopsError(f"{path}: cannot write: {exc.strerror or exc}") from None
-    if not args.dry_run:
-        write_lock(args.dir, Lock(entries=dict(sorted(entries.items()))))
     _report(adoptions, plan, args)
     _finish(args, specs.cluster, state, access)
     return 0

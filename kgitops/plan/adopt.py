@@ -259,5 +259,15 @@ def topic_yaml(adoption: Adoption, cluster: str, values: Mapping[str, str] | Non
 
 
 def file_name(topic: str) -> str:
-    """``payments.orders`` -> ``payments.orders.yaml`` (topic names are file-name safe)."""
+    """The file ``import`` writes a topic to, one the loader reads back.
+
+    Kafka's topic names are file-name safe, but one starting with ``.`` would be a hidden
+    file, which the loader skips; its leading dot is written ``%2E``, as in a URL (``%`` is not
+    in Kafka's topic alphabet, so no other topic's file can have that name).
+
+    >>> file_name("payments.orders"), file_name(".x"), file_name("..y")
+    ('payments.orders.yaml', '%2Ex.yaml', '%2E.y.yaml')
+    """
+    if topic.startswith("."):
+        topic = "%2E" + topic[1:]
     return f"{topic}.yaml"

@@ -242,3 +242,76 @@ def test_import_summary_names_only_the_access_parts_it_could_read(
     assert "users not imported: did not answer it" in out
     assert "SCRAM user" not in out
     assert not (folder / "access.yaml").exists()
+
+
+def test_a_topic_named_with_a_leading_dot_is_written_where_the_loader_reads_it(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``.x`` is a legal Kafka name; ``.x.yaml`` would be a hidden file the loader skips, so
+    the next plan would call the topic unmanaged. Its file is ``%2Ex.yaml``, and the round
+    trip (import, load, plan) finds every topic and changes nothing."""
+    sim(folder).create_topics(
+        [NewTopic(".x", {0: (0, 1)}), NewTopic("..y", {0: (1, 2)}), NewTopic("x", {0: (2,)})]
+    )
+    assert main(["import", str(folder)]) == 0
+    capsys.readouterr()
+    assert sorted(p.name for p in folder.iterdir() if p.suffix == ".yaml") == [
+        "%2E.y.yaml",
+        "%2Ex.yaml",
+        "cluster.yaml",
+        "x.yaml",
+    ]
+    specs = load_specs(str(folder))
+    assert specs.errors == [], [str(d) for d in specs.diagnostics]
+    assert sorted(t.name for t in specs.topics) == ["..y", ".x", "x"]
+    lock = read_lock(str(folder))
+    assert lock is not None and sorted(lock.entries) == ["..y", ".x", "x"]
+    assert plan_exit(folder) == 0
+    assert main(["import", str(folder)]) == 0
+    assert "nothing to import" in capsys.readouterr().out
+
+
+class _Killed(BaseException):
+    """Stands for SIGTERM's default action: nothing after it runs."""
+
+
+def test_import_killed_between_files_is_completed_by_a_rerun(
+    folder: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A kill after the first topic file: the re-run writes the rest and every topic has its
+    lock entry (Kafka's placement recovered), so ``plan --locked`` passes and nothing moves."""
+    import kgitops.files
+
+    s = sim(folder)
+    s.create_topics(
+        [
+            NewTopic("a", assign_replicas(RACKED, 8, 3, start_index=2)),
+            NewTopic("b", assign_replicas(RACKED, 4, 2, start_index=1)),
+            NewTopic("c", assign_replicas(RACKED, 3, 3, start_index=3)),
+        ]
+    )
+    real = kgitops.files.write_atomic
+    written: list[str] = []
+
+    def dying(path: str, data: str | bytes, **kw: object) -> None:
+        if path.endswith(".yaml") and written:
+            raise _Killed
+        real(path, data, **kw)  # type: ignore[arg-type]
+        if path.endswith(".yaml"):
+            written.append(path)
+
+    monkeypatch.setattr(kgitops.files, "write_atomic", dying)
+    with pytest.raises(_Killed):
+        main(["import", str(folder)])
+    monkeypatch.setattr(kgitops.files, "write_atomic", real)
+    assert [Path(p).name for p in written] == ["a.yaml"]
+    assert main(["import", str(folder)]) == 0
+    capsys.readouterr()
+    lock = read_lock(str(folder))
+    assert lock is not None
+    assert {n: (e.placement, e.start_index) for n, e in lock.entries.items()} == {
+        "a": ("rack-aware", 2),
+        "b": ("rack-aware", 1),
+        "c": ("rack-aware", 3),
+    }
+    assert main(["plan", str(folder), "--locked", "--detailed-exitcode"]) == 0
