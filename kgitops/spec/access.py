@@ -72,6 +72,9 @@ def build_access(
     for doc in topic_docs:
         if isinstance(doc.value, dict) and doc.value.get("access"):
             used = True
+            if doc.value.get("delete") is True:  # never grant access to a topic being deleted
+                diags.append(Diagnostic(doc.key_mark("access"), "warning", _DELETED_ACCESS))
+                continue
             acls.extend(expand_topic_access(doc))
     _check_users(users, diags)
     _check_quotas(quotas, diags)
@@ -85,6 +88,12 @@ def build_access(
         quotas=tuple(sorted(quotas, key=lambda q: q.entity)),
         used=used,
     )
+
+
+_DELETED_ACCESS = (
+    "the topic is marked delete: true, so its access grants nothing (a binding created now "
+    "would outlive the topic and apply to any later topic of the same name); remove access:"
+)
 
 
 # ------------------------------------------------------------------ ACL documents

@@ -380,3 +380,29 @@ def test_export_secrets_knows_user_passwords_and_bearer_token_variables(folder: 
         ("KGITOPS_KAFKA_TOKEN", "security.sasl.tokenEnv"),
         ("ORDERS_PW", "passwordEnv of User orders-app"),
     ]
+
+
+def test_a_topic_marked_delete_grants_no_access(folder: Folder) -> None:
+    """``delete: true`` with ``access:``: the ACLs of a topic being deleted are never created
+    (they would outlive it and grant access to any later topic of that name); its live ones
+    are unmanaged, deleted with the opt-in as the topic is."""
+    deleted = TOPIC.replace("replicationFactor: 3\n", "replicationFactor: 3\ndelete: true\n")
+    (folder.root / "orders.yaml").write_text(deleted)
+    code, out = folder.run("validate", str(folder.root))
+    assert code == 0, out
+    assert "orders.yaml:7:1: warning: the topic is marked delete: true" in out
+    assert not any(a["type"] == "create_acl" for a in folder.plan()["actions"])
+    code, out = folder.run("apply", str(folder.root), "--yes")
+    assert code == 0, out
+    assert folder.access()["acls"] == []
+    folder.write(cluster=CLUSTER + "unmanagedAcls: delete\n")
+    code, out = folder.run("apply", str(folder.root), "--yes")
+    assert code == 0, out
+    assert len(folder.access()["acls"]) == 6
+    (folder.root / "orders.yaml").write_text(deleted)
+    assert sorted(kinds(folder.plan()))[-1] == "delete_topic orders"
+    assert sum(k.startswith("delete_acl") for k in kinds(folder.plan())) == 6
+    code, out = folder.run("apply", str(folder.root), "--yes", "--allow-delete")
+    assert code == 0, out
+    assert folder.access()["acls"] == []
+    assert "orders" not in folder.state()["topics"]
