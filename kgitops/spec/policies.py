@@ -111,6 +111,7 @@ def check_policies(
                         f"unknown topic config {name!r}{hint}",
                     )
                 )
+    _contradictions(cluster, policies, out)
 
     for topic in topics:
         if topic.delete:
@@ -172,6 +173,37 @@ def check_policies(
             out.append(diagnostic)
             findings.append((topic.name, diagnostic))
     return findings
+
+
+def _contradictions(cluster: Document, policies: dict[str, Any], out: list[Diagnostic]) -> None:
+    """Policies no topic can meet, each an error at the second of the pair (whatever
+    ``mode``): without it every topic of the folder would be flagged and none could be fixed."""
+    low, high = policies.get("minPartitions"), policies.get("maxPartitions")
+    if isinstance(low, int) and isinstance(high, int) and low > high:
+        out.append(
+            Diagnostic(
+                cluster.mark("policies.minPartitions"),
+                "error",
+                f"minPartitions {low} is above maxPartitions {high} "
+                f"({cluster.mark('policies.maxPartitions')}): no topic can meet both",
+            )
+        )
+    required = policies.get("requiredConfigs")
+    required_at = {
+        name: i for i, name in enumerate(required if isinstance(required, list) else [])
+    }
+    forbidden = policies.get("forbiddenConfigs")
+    for i, name in enumerate(forbidden if isinstance(forbidden, list) else []):
+        if name in required_at:
+            out.append(
+                Diagnostic(
+                    cluster.mark(f"policies.forbiddenConfigs.{i}"),
+                    "error",
+                    f"{name} is both forbidden and required (requiredConfigs at "
+                    f"{cluster.mark(f'policies.requiredConfigs.{required_at[name]}')}): "
+                    "no topic can meet both",
+                )
+            )
 
 
 def _min_isr(topic: TopicSpec, minimum: int, cluster: Document) -> list[tuple[Mark, str]]:

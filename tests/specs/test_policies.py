@@ -139,6 +139,19 @@ def test_an_inherited_value_breaks_a_policy_at_cluster_yaml(problems: Problems) 
             "cluster.yaml:13:21: error: unknown topic config 'min.insync.replica' (did you mean "
             "'min.insync.replicas'?)",
         ),
+        (
+            ("minPartitions: 2", "minPartitions: 101"),
+            "cluster.yaml:9:18: error: minPartitions 101 is above maxPartitions 100 "
+            "(cluster.yaml:8:18): no topic can meet both",
+        ),
+        (
+            (
+                "forbiddenConfigs: [unclean.leader.election.enable]",
+                "forbiddenConfigs: [unclean.leader.election.enable, min.insync.replicas]",
+            ),
+            "cluster.yaml:14:54: error: min.insync.replicas is both forbidden and required "
+            "(requiredConfigs at cluster.yaml:13:21): no topic can meet both",
+        ),
     ],
 )
 def test_a_bad_policy_is_an_error_at_its_line(
