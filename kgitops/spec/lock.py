@@ -37,7 +37,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kgitops.errors import FileRefused, LockError
+from kgitops.errors import FileRefused, LockError, Mark
 from kgitops.files import decode_utf8, read_bytes, write_atomic
 from kgitops.model import RACK_RULE, TOPIC_NAME_RULE, Broker, legal_rack, legal_topic_name
 from kgitops.spec.yamlload import load_text
@@ -173,6 +173,7 @@ def loads_lock(text: str, source: str = FILENAME) -> Lock:
         if not legal_topic_name(name):
             raise bad(f"topics: an illegal topic name (Kafka: {TOPIC_NAME_RULE})")
         entries[str(name)] = _entry(str(name), raw, sets, bad)
+        _check_start_index(entries[str(name)], documents[0].mark(f"topics.{name}.startIndex"))
     return Lock(entries=entries)
 
 
@@ -218,6 +219,19 @@ def _entry(name: str, raw: object, sets: Mapping[str, tuple[Broker, ...]], bad: 
         replication_factor=rf,
         placement=str(placement),
     )
+
+
+def _check_start_index(entry: LockEntry, mark: Mark) -> None:
+    """A start index picks the broker of the entry's list that takes partition 0's first
+    replica: one at or above the list's length (an edit, or a bad merge) is refused at its
+    line, as a spec's ``startIndex`` is (Kafka's ``AdminUtils`` would wrap it silently)."""
+    start = entry.start_index
+    if start is not None and start >= len(entry.brokers):
+        raise LockError(
+            f"{mark}: topics.{entry.topic}.startIndex {start} is not below the number of "
+            f"brokers it was computed for ({len(entry.brokers)}); fix it, or delete the "
+            "entry and run `kgitops plan --update-lock`"
+        )
 
 
 def read_lock(directory: str) -> Lock | None:

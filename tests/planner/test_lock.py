@@ -79,3 +79,36 @@ def test_differences_name_each_topic_and_field() -> None:
     require_fresh(old, old, ".")
     with pytest.raises(LockError, match="missing or stale"):
         require_fresh(old, new, ".")
+
+
+@pytest.mark.parametrize("start", ["3", "7", "99999999999999999999"])
+def test_a_start_index_not_below_the_entrys_broker_count_is_refused_at_the_lock_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], start: str
+) -> None:
+    """3 brokers: start index 3 would be wrapped silently (Kafka's AdminUtils takes it modulo
+    the broker count), 10**20 failed as 'cannot place' at the topic's replicationFactor; both
+    are the lock's line, and plan changes nothing."""
+    from kgitops.cli import main
+
+    (tmp_path / "cluster.yaml").write_text(
+        "apiVersion: kgitops/v1\nkind: Cluster\nname: demo\nsimulated:\n"
+        "  stateFile: .state/demo.json\n  brokers: [{id: 0}, {id: 1}, {id: 2}]\n"
+    )
+    (tmp_path / "t.yaml").write_text(
+        "apiVersion: kgitops/v1\nkind: Topic\nname: payments.orders\npartitions: 3\n"
+        "replicationFactor: 2\n"
+    )
+    assert main(["plan", str(tmp_path), "--update-lock"]) == 0
+    lock = tmp_path / "kgitops.lock"
+    text = lock.read_text().replace("startIndex: 0", f"startIndex: {start}")
+    lock.write_text(text)
+    capsys.readouterr()
+    assert main(["plan", str(tmp_path), "--update-lock"]) == 1
+    err = capsys.readouterr().err
+    line = text.splitlines().index(f"    startIndex: {start}") + 1
+    assert err.splitlines() == [
+        f"error: {lock}:{line}:17: topics.payments.orders.startIndex {start} is not below the "
+        "number of brokers it was computed for (3); fix it, or delete the entry and run "
+        "`kgitops plan --update-lock`"
+    ]
+    assert lock.read_text() == text
