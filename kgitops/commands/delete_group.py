@@ -28,7 +28,11 @@ def run(args: argparse.Namespace) -> int:
     name = safe_text(args.group)
     admin = open_cluster(load_cluster(args.dir))
     try:
-        group = find_group(admin.describe_groups([args.group]), args.group)
+        group = find_group(
+            admin.describe_groups([args.group]),
+            args.group,
+            lambda: admin.describe_groups().groups,
+        )
         refuse_active(group, "delete the group")
         topics = sorted({t for t, _ in group.offsets})
         print(

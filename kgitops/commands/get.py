@@ -125,7 +125,7 @@ def _groups(args: argparse.Namespace) -> int:
     else:
         groups = read_groups(args, [args.group])
         make = gv.members_view if args.view == "members" else gv.lags_view
-        view = make(groups, args.group, args.topic)
+        view = make(groups, args.group, args.topic, lambda: read_groups(args).groups)
         shown = view["members" if args.view == "members" else "partitions"]
         gid = safe_text(args.group)
         nothing = (

@@ -85,7 +85,11 @@ def run(args: argparse.Namespace) -> int:
             None if args.partitions is None else parse_partitions(args.partitions, count, topic),
             count,
         )
-        group = find_group(admin.describe_groups([args.group]), args.group)
+        group = find_group(
+            admin.describe_groups([args.group]),
+            args.group,
+            lambda: admin.describe_groups().groups,
+        )
         refuse_active(group, "reset offsets")
         keys = [(topic, p) for p in chosen]
         starts = admin.list_offsets(keys, -2)

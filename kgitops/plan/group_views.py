@@ -16,7 +16,7 @@ request.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -25,11 +25,24 @@ from kgitops.groups import ConsumerGroup, GroupsState, Partition
 from kgitops.plan.views import FORMAT, matches, safe_text, table
 
 
-def find_group(state: GroupsState, group_id: str) -> ConsumerGroup:
+def find_group(
+    state: GroupsState, group_id: str, listed: Callable[[], Collection[str]] = tuple
+) -> ConsumerGroup:
     """The group, or a one-line KgitopsError when the cluster does not know it: Kafka answers
-    DescribeGroups for any id, with state Dead (or Empty) and nothing in it."""
+    DescribeGroups for any id, with state Dead (some brokers: Empty) and nothing in it.
+
+    An Empty group without members or offsets is also what a group looks like between its
+    last member leaving and the coordinator's clean-up, and ``get groups`` lists it (ListGroups
+    does): ``listed`` (asked only then) gives the ids the cluster lists, and the group exists
+    when it is among them, so ``get groups`` and ``delete-group`` agree."""
     g = state.groups.get(group_id)
-    if g is None or (not g.members and not g.offsets and g.state in ("Dead", "Empty", "Unknown")):
+    if g is not None and (g.members or g.offsets):
+        return g
+    if (
+        g is None
+        or g.state in ("Dead", "Unknown")
+        or (g.state == "Empty" and group_id not in listed())
+    ):
         raise KgitopsError(f"consumer group '{safe_text(group_id)}' does not exist")
     return g
 
@@ -104,8 +117,13 @@ def groups_view(state: GroupsState, patterns: Sequence[str] = ()) -> dict[str, A
     return {"format": FORMAT, "view": "groups", "groups": rows}
 
 
-def members_view(state: GroupsState, group_id: str, patterns: Sequence[str] = ()) -> dict[str, Any]:
-    g = on_topics(find_group(state, group_id), patterns)
+def members_view(
+    state: GroupsState,
+    group_id: str,
+    patterns: Sequence[str] = (),
+    listed: Callable[[], Collection[str]] = tuple,
+) -> dict[str, Any]:
+    g = on_topics(find_group(state, group_id, listed), patterns)
     return {
         "format": FORMAT,
         "view": "members",
@@ -124,8 +142,13 @@ def members_view(state: GroupsState, group_id: str, patterns: Sequence[str] = ()
     }
 
 
-def lags_view(state: GroupsState, group_id: str, patterns: Sequence[str] = ()) -> dict[str, Any]:
-    g = on_topics(find_group(state, group_id), patterns)
+def lags_view(
+    state: GroupsState,
+    group_id: str,
+    patterns: Sequence[str] = (),
+    listed: Callable[[], Collection[str]] = tuple,
+) -> dict[str, Any]:
+    g = on_topics(find_group(state, group_id, listed), patterns)
     rows = lag_rows(state, g)
     total, worst = _totals(rows)
     return {

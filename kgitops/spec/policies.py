@@ -189,9 +189,7 @@ def _contradictions(cluster: Document, policies: dict[str, Any], out: list[Diagn
             )
         )
     required = policies.get("requiredConfigs")
-    required_at = {
-        name: i for i, name in enumerate(required if isinstance(required, list) else [])
-    }
+    required_at = {name: i for i, name in enumerate(required if isinstance(required, list) else [])}
     forbidden = policies.get("forbiddenConfigs")
     for i, name in enumerate(forbidden if isinstance(forbidden, list) else []):
         if name in required_at:

@@ -191,3 +191,33 @@ def test_delete_group_asks_refuses_while_active_then_deletes(
     assert "billing" not in sim(folder).describe().groups.groups  # type: ignore[union-attr]
     assert main(["delete-group", str(folder), "--group", "billing", "--yes"]) == 1
     assert capsys.readouterr().err == "error: consumer group 'billing' does not exist\n"
+
+
+def test_an_empty_group_without_offsets_that_get_groups_lists_can_be_deleted(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A group whose last member left before committing is Empty with nothing in it: ListGroups
+    lists it (so does ``get groups``), and ``get lags`` and ``delete-group`` find it; once
+    deleted, or for an id the cluster never had, it does not exist for all three."""
+    s = sim(folder)
+    s.join_group("idle", "c1-a", ["orders"])
+    s.leave_group("idle", "c1-a")
+    assert main(["get", str(folder), "groups", "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["groups"]
+    assert {r["group"]: (r["state"], r["members"]) for r in rows}["idle"] == ("Empty", 0)
+    assert main(["get", str(folder), "lags", "idle"]) == 0
+    capsys.readouterr()
+    assert main(["delete-group", str(folder), "--group", "idle", "--yes"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "delete group idle (Empty): 0 committed offset(s) on 0 topic(s)",
+        "deleted group idle",
+    ]
+    assert "idle" not in sim(folder).describe_groups().groups
+    assert main(["get", str(folder), "groups", "--format", "json"]) == 0
+    assert "idle" not in {r["group"] for r in json.loads(capsys.readouterr().out)["groups"]}
+    for argv in (
+        ["delete-group", str(folder), "--group", "idle"],
+        ["get", str(folder), "lags", "idle"],
+    ):
+        assert main(argv) == 1
+        assert capsys.readouterr().err == "error: consumer group 'idle' does not exist\n"
