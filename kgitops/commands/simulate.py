@@ -83,7 +83,10 @@ def run(args: argparse.Namespace) -> int:
             "`simulated:` in cluster.yaml); it will not touch a real cluster"
         )
     sim = SimulatedCluster.from_spec(spec.simulated, root=spec.directory)
-    before = assess(sim.describe())
+    def health() -> Health:  # as `kgitops status` judges it, so the two never disagree
+        return assess(sim.describe(), sim.replica_progress(), decommission=spec.decommission)
+
+    before = health()
     cmd = args.sim_command
     if cmd == "fail-broker":
         sim.fail_broker(args.broker)
@@ -116,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"{args.topic}: written at {rate} bytes/s" if rate else f"{args.topic}: no writes")
     elif cmd in ("consume", "leave", "commit"):
         _group_action(sim, args)
-    after = assess(sim.describe())
+    after = health()
     if cmd == "show":
         _show(sim, after, args.limit)
     else:

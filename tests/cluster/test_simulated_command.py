@@ -129,3 +129,20 @@ def test_show_lists_at_most_the_limit(folder: Path, capsys: pytest.CaptureFixtur
     out = capsys.readouterr().out
     assert out.count(" on broker 1: ") == 2
     assert "... and 3 more (show --limit 0 lists all)" in out
+
+
+def test_failing_a_retired_broker_is_healthy_as_status_says(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Broker 2 is listed in decommission: and holds no replica: down, it is retired, not
+    offline. ``simulate`` judges health as ``status`` does, so both say HEALTHY."""
+    (folder / "cluster.yaml").write_text(CLUSTER_YAML + "decommission: [2]\n")
+    sim(folder).create_topics([NewTopic("a", {0: (0, 1), 1: (1, 0)})])
+    assert main(["simulate", str(folder), "fail-broker", "2"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1] == "  HEALTHY", out
+    assert sim(folder).describe().brokers[2].online is False
+    assert main(["status", str(folder)]) == 0
+    assert capsys.readouterr().out.splitlines()[1] == "HEALTHY"
+    assert main(["simulate", str(folder), "show"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "HEALTHY"
