@@ -83,6 +83,7 @@ def run(args: argparse.Namespace) -> int:
             "`simulated:` in cluster.yaml); it will not touch a real cluster"
         )
     sim = SimulatedCluster.from_spec(spec.simulated, root=spec.directory)
+
     def health() -> Health:  # as `kgitops status` judges it, so the two never disagree
         return assess(sim.describe(), sim.replica_progress(), decommission=spec.decommission)
 

@@ -107,8 +107,8 @@ def live_config(topic: TopicState) -> tuple[dict[str, str], list[str]]:
             continue
         if name not in CONFIGS:
             notes.append(
-                f"config {name}={value} is not a topic config kgitops knows; left out "
-                "(the plan will propose removing it)"
+                f"config {name}={value} is not a topic config kgitops knows; left out of "
+                "the file, and left as it is on the cluster"
             )
             continue
         normal, problem = check_config(name, value)

@@ -48,7 +48,7 @@ from kgitops.plan.transfer import estimate_transfer
 from kgitops.plan.value import MIN_ISR, Plan, PlanWarning, min_isr_order, state_fingerprint
 from kgitops.spec.durability import replication_warnings
 from kgitops.spec.lock import Lock, LockEntry, same_brokers
-from kgitops.spec.topic_configs import normalize_config
+from kgitops.spec.topic_configs import CONFIGS, normalize_config
 from kgitops.units import human_bytes, human_seconds
 
 LARGE_MOVE_SHARE = 0.10
@@ -546,7 +546,9 @@ def _configs(ctx: _Context, spec: TopicSpec, live: TopicState) -> AlterConfig | 
     desired = _desired_config(spec)
     have = {k: _normal(k, v) for k, v in live.config.items() if k not in THROTTLED_REPLICAS_CONFIGS}
     to_set = {k: v for k, v in desired.items() if have.get(k) != v}
-    to_delete = tuple(sorted(k for k in have if k not in desired))
+    # a config kgitops does not know (a newer Kafka's, a vendor's) cannot be in a spec, so
+    # its absence there asks nothing: it is left as it is (docs/specs.md#topic-configs)
+    to_delete = tuple(sorted(k for k in have if k not in desired and k in CONFIGS))
     if RETENTION in to_set and RETENTION in have:
         cut = retention_cut(
             spec.name,

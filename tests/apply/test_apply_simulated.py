@@ -186,6 +186,24 @@ def test_change_configs_sets_and_removes_exactly(demo: Folder) -> None:
     assert demo.state()["topics"]["orders"]["config"] == {"retention.ms": "2000"}
 
 
+def test_a_live_config_kgitops_does_not_know_survives_every_apply(demo: Folder) -> None:
+    """A vendor's config (or a newer Kafka's) on the topic: no spec can name it, so apply
+    leaves it; a known config not in git is still removed."""
+    demo.topics(topic("orders", 3, 3, config={"retention.ms": "1000"}))
+    demo.apply()
+    data = demo.state()
+    data["topics"]["orders"]["config"].update(
+        {"confluent.placement.constraints": "{}", "segment.ms": "5000"}
+    )
+    demo.state_file.write_text(json.dumps(data))
+    demo.apply()
+    demo.apply()
+    assert demo.state()["topics"]["orders"]["config"] == {
+        "confluent.placement.constraints": "{}",
+        "retention.ms": "1000",
+    }
+
+
 def test_delete_needs_permission_and_removes_only_what_the_plan_names(demo: Folder) -> None:
     demo.topics(topic("orders", 3, 3), topic("old", 3, 3))
     demo.apply()

@@ -358,3 +358,24 @@ def test_under_replicated_partitions_a_reassignment_in_flight_moves_are_not_clai
     assert "1 of them move in this plan" in warning.message
     assert "1 are being reassigned now and are left out of this plan" in warning.message
     assert "2 of them move" not in warning.message
+
+
+def test_a_live_config_kgitops_does_not_know_is_left_alone() -> None:
+    """A newer Kafka's or a vendor's config cannot be in a spec (unknown topic config), so its
+    absence from git asks nothing: the plan never deletes it, and still deletes a known one."""
+    t = live(
+        "t",
+        {0: [0]},
+        {"confluent.placement.constraints": "{}", "segment.ms": "5000", "x.new.in.kafka.9": "1"},
+    )
+    plan, _ = compute_plan(specs(topic("t", 1, 1)), state(brokers(1), t), None)
+    (alter,) = plan.of_kind(AlterConfig)
+    assert isinstance(alter, AlterConfig)
+    assert (alter.set, alter.delete, alter.previous) == (
+        {},
+        ("segment.ms",),
+        {"segment.ms": "5000"},
+    )
+    t = live("t", {0: [0]}, {"confluent.placement.constraints": "{}"})
+    plan, _ = compute_plan(specs(topic("t", 1, 1)), state(brokers(1), t), None)
+    assert plan.actions == ()
