@@ -261,6 +261,8 @@ def _pattern_message(path: str, value: Any, kind: str, rule: Any, doc_kind: str)
     leaf = path.rsplit(".", 1)[-1]
     if doc_kind == "Cluster" and path == "name":
         return f"cluster name {value!r} may only use letters, digits, '.', '_' and '-'"
+    if doc_kind == "User" and path == "name":
+        return f"user name is {len(value)} characters long; at most 1000"
     if path == "name" and kind == "maxLength":
         return f"topic name is {len(value)} characters long; Kafka allows at most 249"
     if path == "name" and kind == "not":
@@ -274,8 +276,6 @@ def _pattern_message(path: str, value: Any, kind: str, rule: Any, doc_kind: str)
         )
     if leaf == "principal" or path.startswith("access."):
         return f"principal {value!r} must be 'User:<name>' (a type, ':', a name)"
-    if doc_kind == "User" and path == "name":
-        return f"user name is {len(value)} characters long; at most 1000"
     if path.startswith("bootstrapServers"):
         return f"bootstrap server {value!r} is not host:port"
     if leaf.endswith("Env"):

@@ -171,6 +171,10 @@ def test_a_folder_without_access_documents_does_not_read_access(tmp_path: Path) 
             "kind: Quota\nproducerByteRate: 100\n",
             "a.yaml:1:1: error: a Quota names its entity: user, clientId, or both",
         ),
+        (
+            f"kind: User\nname: {'u' * 100_000}\nmechanism: SCRAM-SHA-256\npasswordEnv: P\n",
+            "a.yaml:3:7: error: user name is 100000 characters long; at most 1000",
+        ),
     ],
 )
 def test_each_access_mistake_is_one_positioned_line(
