@@ -37,13 +37,15 @@ def include_problem(directory: str, path: object) -> str | None:
         return "an include is a folder path"
     if os.path.isabs(path) or "\x00" in path or "://" in path:
         return f"{path!r}: give a folder relative to the cluster folder"
+    if path.startswith("~"):
+        return f"{path!r}: give a folder relative to the cluster folder ('~' is not expanded)"
     target = os.path.realpath(os.path.join(directory, path))
     if not inside(repository_root(directory), target):
         return f"{path!r} leads outside the repository"
-    if inside(os.path.realpath(directory), target):
-        return f"{path!r} is inside the cluster folder, which is read anyway"
     if not os.path.isdir(target):
         return f"{path!r} is not a folder"
+    if inside(os.path.realpath(directory), target):
+        return f"{path!r} is inside the cluster folder, which is read anyway"
     if any(os.path.isfile(os.path.join(target, f)) for f in ("cluster.yaml", "cluster.yml")):
         return f"{path!r} is a cluster folder; include a folder of topic specs"
     return None
@@ -55,13 +57,17 @@ def included_topics(directory: str, cluster: Document, diags: list[Diagnostic]) 
 
     raw = cluster.value.get("include")
     out: list[Document] = []
+    seen: dict[str, int] = {}  # real path -> its entry
     for i, path in enumerate(raw if isinstance(raw, list) else []):
         problem = include_problem(directory, path)
+        folder = os.path.normpath(os.path.join(directory, str(path)))
+        root = os.path.realpath(folder)
+        if problem is None:
+            problem = _overlap(root, str(path), seen, raw, cluster)
         if problem is not None:
             diags.append(Diagnostic(cluster.mark(f"include.{i}"), "error", problem))
             continue
-        folder = os.path.normpath(os.path.join(directory, str(path)))
-        root = os.path.realpath(folder)
+        seen[root] = i
         for filename in spec_files(folder, diags):
             documents, problems = load_file(filename, root=root)
             diags.extend(problems)
@@ -79,3 +85,17 @@ def included_topics(directory: str, cluster: Document, diags: list[Diagnostic]) 
                         )
                     )
     return out
+
+
+def _overlap(
+    root: str, path: str, seen: dict[str, int], raw: list[object], cluster: Document
+) -> str | None:
+    """Why the folder ``root`` (entry ``path``) repeats an earlier include, whose files it
+    would read a second time (every topic of them "defined twice"); None when it does not."""
+    for other, j in seen.items():
+        where = f"{raw[j]!r} at {cluster.mark(f'include.{j}')}"
+        if other == root:
+            return f"{path!r} is already included ({where}); list each folder once"
+        if inside(other, root) or inside(root, other):
+            return f"{path!r} overlaps {where}: the files of one are read by the other"
+    return None

@@ -87,6 +87,21 @@ def test_a_topic_defined_in_two_places_names_both(repo: Path) -> None:
     assert found == [f"{shared}:3:7: error: topic 'pay.a' is defined twice (first at {more}:3:7)"]
 
 
+def test_a_folder_included_twice_is_one_error_at_the_second_entry(repo: Path) -> None:
+    """Listed twice (or once inside another listed one), a folder would be read twice and
+    every topic in it reported as defined twice: one error names the entry instead."""
+    (repo / "topics" / "shared" / "sub").mkdir()
+    (repo / "topics" / "shared" / "sub" / "c.yaml").write_text(TOPIC.format(name="pay.c"))
+    d = cluster(repo, "prod", "include: [../shared, ../shared/, ./../shared/sub]\n")
+    assert errors(d) == [
+        f"{d}/cluster.yaml:7:22: error: '../shared/' is already included ('../shared' at "
+        f"{d}/cluster.yaml:7:11); list each folder once",
+        f"{d}/cluster.yaml:7:34: error: './../shared/sub' overlaps '../shared' at "
+        f"{d}/cluster.yaml:7:11: the files of one are read by the other",
+    ]
+    assert [t.name for t in load_specs(d).topics] == ["pay.a", "pay.b", "pay.c"]
+
+
 @pytest.mark.parametrize(
     ("include", "problem"),
     [
@@ -94,6 +109,9 @@ def test_a_topic_defined_in_two_places_names_both(repo: Path) -> None:
         ("/etc", "give a folder relative to the cluster folder"),
         ("../nope", "is not a folder"),
         (".", "is inside the cluster folder"),
+        ("~", "'~': give a folder relative to the cluster folder ('~' is not expanded)"),
+        ("~/topics", "'~/topics': give a folder relative to the cluster folder ('~' is not"),
+        ("missing", "'missing' is not a folder"),
         ("../prod2", "is a cluster folder"),
     ],
 )
