@@ -306,7 +306,7 @@ def _build_cluster(doc: Document, directory: str) -> ClusterSpec:
         simulated=simulated,
         request_timeout_ms=int(v.get("requestTimeoutMs", 30_000)),
         access_probe_timeout_ms=int(v.get("accessProbeTimeoutMs", 3_000)),
-        limits=_limits(v.get("limits") or {}),
+        limits=_limits(v.get("limits")),
         unmanaged_acls=cast(UnmanagedAclPolicy, v.get("unmanagedAcls", "warn")),
         cluster_id=v.get("clusterId"),
         password_version_topic=str(v.get("passwordVersionTopic", PASSWORD_VERSION_TOPIC)),
@@ -340,13 +340,29 @@ def _check_drop_step(doc: Document, diags: list[Diagnostic]) -> None:
         diags.append(Diagnostic(doc.mark("retentionDropStep"), "error", str(exc)))
 
 
-def _limits(raw: dict[str, Any]) -> Limits:
+def _limits(raw: object) -> Limits:
+    """cluster.yaml's ``limits:``, also when the cluster document has errors, so the topics are
+    measured against what it says: a limit left out is the default; one that is wrong (its
+    own error at its line) is no limit here, never the default quoted as if it were set."""
     default = Limits()
+    given = raw if isinstance(raw, dict) else {}
+
+    def limit(key: str, fallback: int, most: int) -> int:
+        if key not in given:
+            return fallback
+        value = given[key]
+        ok = isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= most
+        return int(value) if ok else NO_LIMIT
+
     return Limits(
-        partitions_per_topic=int(raw.get("partitionsPerTopic", default.partitions_per_topic)),
-        total_partitions=int(raw.get("totalPartitions", default.total_partitions)),
-        replication_factor=int(raw.get("replicationFactor", default.replication_factor)),
+        partitions_per_topic=limit("partitionsPerTopic", default.partitions_per_topic, INT32_MAX),
+        total_partitions=limit("totalPartitions", default.total_partitions, INT32_MAX),
+        replication_factor=limit("replicationFactor", default.replication_factor, 32767),
     )
+
+
+INT32_MAX = 2**31 - 1
+NO_LIMIT = 2**63 - 1  # above any count a spec can reach
 
 
 def _kind_of(doc: Document, diags: list[Diagnostic]) -> str | None:
@@ -427,6 +443,7 @@ def _load(directory: str, brokers: Sequence[Broker] | None) -> Specs:
     cluster_unread = False
     access_docs: list[tuple[str, Document]] = []
     topic_sources: list[Document] = []
+    limits = Limits()
     for filename in spec_files(directory, diags):
         documents, problems = load_file(filename, root=directory)
         diags.extend(problems)
@@ -452,6 +469,7 @@ def _load(directory: str, brokers: Sequence[Broker] | None) -> Specs:
                     )
                     continue
                 cluster_seen = doc.mark("kind")
+                limits = _limits(doc.value.get("limits"))
                 diags.extend(found)
                 if not found:
                     cluster = _build_cluster(doc, directory)
@@ -482,7 +500,9 @@ def _load(directory: str, brokers: Sequence[Broker] | None) -> Specs:
     known = list(brokers) if brokers is not None else None
     if known is None and cluster is not None and cluster.simulated is not None:
         known = list(cluster.simulated.brokers)
-    topics = specrules.check_folder(directory, cluster, cluster_doc, topic_docs, known, diags)
+    topics = specrules.check_folder(
+        directory, cluster, cluster_doc, topic_docs, known, diags, limits=limits
+    )
     policy: list[tuple[str, Diagnostic]] = []
     if cluster_doc is not None:
         policy = check_policies(cluster_doc, directory, topics, diags)

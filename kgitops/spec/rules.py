@@ -93,8 +93,11 @@ def check_folder(
     topic_docs: list[tuple[TopicSpec, Document]],
     brokers: Sequence[Broker] | None,
     out: list[Diagnostic],
+    *,
+    limits: Limits | None = None,
 ) -> list[TopicSpec]:
-    """Run every rule; return the topics kept (the first definition of each name)."""
+    """Run every rule; return the topics kept (the first definition of each name).
+    ``limits``: cluster.yaml's, read also when the cluster document has errors."""
     if cluster is not None and cluster_doc is not None:
         check_cluster(cluster, cluster_doc, brokers, out)
     topics = _unique_topics(topic_docs, out)
@@ -102,7 +105,8 @@ def check_folder(
     if brokers is not None:
         drained &= {b.id for b in brokers}
     local = cluster is not None and loopback_only(cluster)
-    limits = cluster.limits if cluster is not None else Limits()
+    if limits is None:
+        limits = cluster.limits if cluster is not None else Limits()
     for topic in topics:
         check_topic(topic, directory, brokers, drained, out, local=local)
         _check_limits(topic, limits, out)

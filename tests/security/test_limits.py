@@ -80,6 +80,27 @@ def test_limits_are_read_from_cluster_yaml_and_checked_per_topic_and_in_all(
     ]
 
 
+@pytest.mark.parametrize(
+    "limits",
+    [
+        "limits: {partitionsPerTopic: 50000, replicationFactor: 0}\n",
+        "limits: {partitionsPerTopic: 50000, totalPartition: 9}\n",
+        "limits: {partitionsPerTopic: 50000}\nunknownField: 1\n",
+        "limits: {partitionsPerTopic: many}\n",
+    ],
+)
+def test_a_cluster_yaml_with_an_error_never_quotes_the_default_limit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], limits: str
+) -> None:
+    """cluster.yaml raised the limit (or wrote it wrong) and has an error: the topics are
+    measured against what it says, never against the default 10,000 as if it were set."""
+    (tmp_path / "cluster.yaml").write_text(CLUSTER + limits)
+    (tmp_path / "a.yaml").write_text(_topic("a", 20_000))
+    assert main(["validate", str(tmp_path)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 1 and out[0].startswith(f"{tmp_path}/cluster.yaml:"), out
+
+
 def test_the_default_limit_is_ten_thousand_partitions_per_topic(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
