@@ -85,19 +85,23 @@ def read_plan(path: str) -> Any:
 
 
 def cluster_dir_of(plan_path: str, cluster_dir: str | None) -> str:
-    """Where the plan's cluster.yaml lives: as recorded, else relative to the plan file."""
+    """Where the plan's cluster.yaml lives: ``clusterDir`` as recorded, a relative one from
+    the plan file's folder (``plan --out`` records it so), never from the working folder,
+    where another cluster's folder of the same name may be."""
     if not cluster_dir:
         raise PlanError(
             f"{plan_path}: the plan does not say which cluster folder it is for (clusterDir);"
             " save it with `kgitops plan DIR --out PLAN`"
         )
-    candidates = [cluster_dir]
-    if not os.path.isabs(cluster_dir):
-        candidates.append(os.path.join(os.path.dirname(os.path.abspath(plan_path)), cluster_dir))
-    for c in candidates:
-        if os.path.isfile(os.path.join(c, "cluster.yaml")):
-            return c
-    raise PlanError(f"{plan_path}: the plan's cluster folder {cluster_dir!r} has no cluster.yaml")
+    folder = os.path.join(os.path.dirname(plan_path), cluster_dir)
+    if os.path.isabs(cluster_dir):
+        folder = cluster_dir
+    if any(os.path.isfile(os.path.join(folder, f)) for f in ("cluster.yaml", "cluster.yml")):
+        return os.path.normpath(folder)
+    raise PlanError(
+        f"{plan_path}: the plan's cluster folder {cluster_dir!r} (from the plan file's folder: "
+        f"{os.path.normpath(folder)}) has no cluster.yaml"
+    )
 
 
 def load_cluster(directory: str) -> Any:

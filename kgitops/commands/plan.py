@@ -104,6 +104,7 @@ def run(args: argparse.Namespace) -> int:
 
         saved = {
             **data,
+            "clusterDir": saved_cluster_dir(args.out, data["clusterDir"]),
             "options": {
                 "rebalance": bool(args.rebalance),
                 "leaders": bool(args.leaders),
@@ -126,3 +127,18 @@ def run(args: argparse.Namespace) -> int:
     if result.lock_written:
         print(f"wrote {os.path.join(args.directory, 'kgitops.lock')}", file=sys.stderr)
     return 2 if args.detailed_exitcode and result.plan.needs_review else 0
+
+
+def saved_cluster_dir(plan_path: str, cluster_dir: str) -> str:
+    """A saved plan's ``clusterDir``: relative to the plan file's folder (``apply --plan``
+    resolves it from there, wherever it runs), unless the folder was given absolute.
+
+    >>> saved_cluster_dir("out/plan.json", "topics/prod")
+    '../topics/prod'
+    """
+    import os
+
+    if os.path.isabs(cluster_dir):
+        return cluster_dir
+    where = os.path.dirname(os.path.abspath(plan_path))
+    return os.path.relpath(os.path.abspath(cluster_dir), where)

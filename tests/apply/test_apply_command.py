@@ -37,6 +37,37 @@ def test_a_saved_plan_is_applied_as_saved(demo: Folder, tmp_path: Path) -> None:
     assert demo.state()["topics"]["orders"]["config"] == {"retention.ms": "2000"}
 
 
+def test_a_saved_plans_cluster_folder_is_found_from_the_plan_file_never_the_working_folder(
+    demo: Folder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``plan demo --out saved/plan.json`` run in one folder, ``apply --plan`` in another that
+    has a ``demo/`` of its own (same cluster name, another state): the plan's folder is the
+    one it was made from, wherever apply runs; the other is never read nor written."""
+    demo.topics(topic("orders", 3, 2, config={"retention.ms": "2000"}))
+    (tmp_path / "saved").mkdir()
+    monkeypatch.chdir(tmp_path)
+    code, _, err = demo.cli_plain("plan", "demo", "--out", "saved/plan.json")
+    assert code == 0, err
+    assert json.loads((tmp_path / "saved" / "plan.json").read_text())["clusterDir"] == "../demo"
+    decoy = tmp_path / "elsewhere" / "demo"
+    decoy.mkdir(parents=True)
+    (decoy / "cluster.yaml").write_text((demo.dir / "cluster.yaml").read_text())
+    (decoy / "topics.yaml").write_text((demo.dir / "topics.yaml").read_text())
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    code, out, err = demo.cli_plain("apply", "--plan", "../saved/plan.json", "--yes")
+    assert code == 0, out + err
+    assert demo.state()["topics"]["orders"]["config"] == {"retention.ms": "2000"}
+    assert not (decoy / ".state").exists()
+    (tmp_path / "lone" / "deep").mkdir(parents=True)
+    (tmp_path / "saved" / "plan.json").rename(tmp_path / "lone" / "deep" / "plan.json")
+    code, out, err = demo.cli_plain("apply", "--plan", "../lone/deep/plan.json", "--yes")
+    assert code == 1
+    assert err == (
+        "error: ../lone/deep/plan.json: the plan's cluster folder '../demo' (from the plan "
+        "file's folder: ../lone/demo) has no cluster.yaml\n"
+    )
+
+
 def test_a_saved_plan_its_specs_no_longer_produce_is_refused(demo: Folder, tmp_path: Path) -> None:
     demo.topics(topic("orders", 3, 2, config={"retention.ms": "2000"}))
     plan = tmp_path / "plan.json"
