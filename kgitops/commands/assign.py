@@ -70,17 +70,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def parse_ints(text: str, what: str) -> list[int]:
-    """``"0,1,2"`` -> ``[0, 1, 2]``, with a clear error for anything else."""
+    """``"0,1,2"`` -> ``[0, 1, 2]``: broker ids, Kafka's 32-bit ``node.id`` (0..2147483647),
+    with a clear error for anything else."""
     values = []
     for part in text.split(","):
         part = part.strip()
-        try:
-            values.append(int(part))
-        except ValueError:
+        if not (part.isascii() and part.isdigit()):
             raise KgitopsError(
-                f"{what}: {part!r} is not an integer (expected e.g. 0,1,2)"
-            ) from None
+                f"{what}: {part!r} is not a broker id (a whole number 0..{INT32_MAX}; "
+                "expected e.g. 0,1,2)"
+            )
+        value = int(part)
+        if value > INT32_MAX:
+            raise KgitopsError(
+                f"{what}: {value} is not a broker id: Kafka's broker ids are 32-bit "
+                f"(0..{INT32_MAX})"
+            )
+        values.append(value)
     return values
+
+
+INT32_MAX = 2**31 - 1
 
 
 def run(args: argparse.Namespace) -> int:
