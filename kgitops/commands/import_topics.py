@@ -4,8 +4,9 @@ For every live topic without a Topic document in DIR (internal ``__*`` topics as
 ``--include-internal`` takes those of Connect or Streams, never Kafka's own, which a spec may
 not name), write ``DIR/<topic>.yaml`` (``plan.adopt.file_name``: never a hidden file) with its
 partitions, replication factor and the configs set on it, and add its entry to kgitops.lock
-(written first, so an import killed between files is completed by running it again) with its placement recovered where Kafka's own algorithm
-explains it (see ``kgitops.plan.adopt``). Before writing, the result is planned against the same
+with its placement recovered where Kafka's own algorithm explains it (see
+``kgitops.plan.adopt``); the lock is written first, so an import killed between files is
+completed by running it again. Before writing, the result is planned against the same
 live state: a topic the planner would still move is written more literally until it would
 not, so adopting a cluster moves nothing. Existing files are never overwritten.
 
