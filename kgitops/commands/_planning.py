@@ -19,7 +19,13 @@ from kgitops.plan.connection import connection_changes
 from kgitops.plan.diff import compute_plan
 from kgitops.plan.identity import check_cluster_id
 from kgitops.plan.value import Finding, Plan, PlanWarning
-from kgitops.spec.lock import Lock, read_lock, require_fresh, write_lock
+from kgitops.spec.lock import (
+    Lock,
+    read_lock,
+    read_lock_for_update,
+    require_fresh,
+    write_lock,
+)
 
 if TYPE_CHECKING:
     from kgitops.spec.load import Specs
@@ -33,6 +39,8 @@ class PlanResult:
     state: ClusterState
     lock: Lock | None = None
     lock_written: bool = False
+    #: --update-lock over a merge conflict: the topics the two sides disagreed on
+    lock_conflict: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -159,7 +167,9 @@ def _plan_directory(
             "were managed); take a new snapshot"
         )
     check_cluster_id(cluster, state)
-    lock = read_lock(directory)
+    lock, conflicted = (
+        read_lock_for_update(directory) if update_lock else (read_lock(directory), None)
+    )
     plan, new_lock = compute_plan(
         _Desired(cluster, specs.topics),
         state,
@@ -183,10 +193,12 @@ def _plan_directory(
         )
         plan = replace(plan, warnings=plan.warnings + policy)
     written = False
-    if update_lock and new_lock != lock:
+    if update_lock and (new_lock != lock or conflicted is not None):
         write_lock(directory, new_lock)
         written = True
-    return PlanResult(plan, specs, cluster, state, new_lock if written else lock, written)
+    return PlanResult(
+        plan, specs, cluster, state, new_lock if written else lock, written, conflicted
+    )
 
 
 def _throttle_record(cluster: ClusterSpec) -> Mapping[str, Any] | None:

@@ -126,6 +126,13 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(render_text(data, colour=use_colour(args.color)))
     if result.lock_written:
         print(f"wrote {os.path.join(args.directory, 'kgitops.lock')}", file=sys.stderr)
+    if result.lock_conflict is not None:
+        again = ", ".join(result.lock_conflict) or "none"
+        print(
+            "the merge conflict in kgitops.lock is resolved: entries both sides agree on kept, "
+            f"computed again for the topics the sides disagreed on ({again})",
+            file=sys.stderr,
+        )
     return 2 if args.detailed_exitcode and result.plan.needs_review else 0
 
 

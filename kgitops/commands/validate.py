@@ -93,17 +93,7 @@ def _lock_problems(folder: str) -> list[Diagnostic]:
 
     if not os.path.isdir(folder):
         return []
-    conflict = _conflict_line(lock_path(folder))
-    if conflict:
-        return [
-            Diagnostic(
-                Mark(lock_path(folder), conflict),
-                "error",
-                "a merge conflict left in the lock: regenerate it with "
-                "`kgitops plan --update-lock` after merging the specs",
-            )
-        ]
-    try:
+    try:  # a merge conflict is read_lock's positioned error, with the way out
         read_lock(folder)
     except LockError as exc:
         text = str(exc)
@@ -134,21 +124,6 @@ def _committed_records(folder: str) -> list[Diagnostic]:
         )
         for path in tracked_records(folder)
     ]
-
-
-def _conflict_line(path: str) -> int:
-    """The line of the first git conflict marker in a file, or 0."""
-    from kgitops.errors import FileRefused
-    from kgitops.files import read_bytes
-
-    try:  # a regular file inside the folder, under the size cap; read_lock says what is wrong
-        data = read_bytes(path, root=os.path.dirname(path) or ".")
-    except (OSError, FileRefused):
-        return 0
-    for number, line in enumerate(data.decode("utf-8", "replace").split("\n"), 1):
-        if line.startswith(("<<<<<<< ", ">>>>>>> ")) or line.rstrip("\r") == "=======":
-            return number
-    return 0
 
 
 def _json(d: Diagnostic) -> dict[str, object]:

@@ -143,9 +143,62 @@ def write_lock(directory: str, lock: Lock) -> None:
 # -------------------------------------------------------------------------- read
 
 
+#: git's conflict markers (``|||||||`` opens the base of a diff3-style conflict).
+_MARKERS = ("<<<<<<<", "|||||||", "=======", ">>>>>>>")
+
+
+def conflict_line(text: str) -> int:
+    """The line of the first git conflict marker in ``text``, or 0.
+
+    >>> conflict_line("version: 1\n<<<<<<< HEAD\n")
+    2
+    """
+    for number, line in enumerate(text.split("\n"), 1):
+        line = line.rstrip("\r")
+        if any(line == m or line.startswith(m + " ") for m in _MARKERS):
+            return number
+    return 0
+
+
+def conflict_sides(text: str) -> tuple[str, str]:
+    """The two versions a git conflict joined: (ours, theirs), each the whole file as that
+    side wrote it (a diff3 base section belongs to neither).
+
+    >>> conflict_sides("a\n<<<<<<< HEAD\nb\n=======\nc\n>>>>>>> x\nd\n")
+    ('a\nb\nd\n', 'a\nc\nd\n')
+    """
+    ours: list[str] = []
+    theirs: list[str] = []
+    where = "both"
+    for line in text.splitlines(keepends=True):
+        bare = line.rstrip("\r\n")
+        marker = next((m for m in _MARKERS if bare == m or bare.startswith(m + " ")), None)
+        if marker is not None:
+            where = {"<<<<<<<": "ours", "|||||||": "base", "=======": "theirs"}.get(marker, "both")
+            continue
+        if where in ("both", "ours"):
+            ours.append(line)
+        if where in ("both", "theirs"):
+            theirs.append(line)
+    return "".join(ours), "".join(theirs)
+
+
+def _conflict_error(source: str, line: int) -> LockError:
+    return LockError(
+        f"{source}:{line}:1: a merge conflict is left in the lock (git's conflict markers); "
+        "run `kgitops plan DIR --update-lock` on the merged specs: it keeps the entries both "
+        "sides agree on and computes the others again (or take one side first: "
+        "`git checkout --ours -- kgitops.lock`)"
+    )
+
+
 def loads_lock(text: str, source: str = FILENAME) -> Lock:
     """Parse the file's text; LockError with ``path:line:col`` for anything malformed
-    (the spec loader's YAML: duplicate keys, alias bombs and deep nesting are refused)."""
+    (the spec loader's YAML: duplicate keys, alias bombs and deep nesting are refused; a
+    merge conflict is named as one)."""
+    line = conflict_line(text)
+    if line:
+        raise _conflict_error(source, line)
     documents, problems = load_text(text, source)
     if problems:
         first = problems[0]
@@ -236,16 +289,46 @@ def _check_start_index(entry: LockEntry, mark: Mark) -> None:
 
 def read_lock(directory: str) -> Lock | None:
     """The cluster folder's lock, or None when it has no kgitops.lock."""
+    text = _lock_text(directory)
+    return None if text is None else loads_lock(text, lock_path(directory))
+
+
+def read_lock_for_update(directory: str) -> tuple[Lock | None, tuple[str, ...] | None]:
+    """The lock ``plan --update-lock`` starts from, and, when a merge conflict is left in it,
+    the topics whose entries the two sides disagree on (None: no conflict).
+
+    A conflicted lock is read as both of its sides: an entry on one side only, or the same
+    on both, is kept; one the sides disagree on is left out, so the planner computes it
+    again from the merged specs and the cluster (a live topic keeps its live placement)."""
+    text = _lock_text(directory)
+    if text is None:
+        return None, None
+    path = lock_path(directory)
+    if not conflict_line(text):
+        return loads_lock(text, path), None
+    ours, theirs = (loads_lock(side, path) for side in conflict_sides(text))
+    entries = dict(theirs.entries)
+    entries.update(ours.entries)
+    differ = tuple(
+        sorted(
+            n for n in ours.entries if n in theirs.entries and ours.entries[n] != theirs.entries[n]
+        )
+    )
+    for name in differ:
+        del entries[name]
+    return Lock(entries=dict(sorted(entries.items()))), differ
+
+
+def _lock_text(directory: str) -> str | None:
     path = lock_path(directory)
     try:
-        text = decode_utf8(read_bytes(path, root=directory), path)
+        return decode_utf8(read_bytes(path, root=directory), path)
     except FileNotFoundError:
         return None
     except OSError as exc:
         raise LockError(f"{path}: cannot read the lock: {exc.strerror or exc}") from None
     except FileRefused as exc:  # a FIFO, a symlink out, too big, binary, not UTF-8
         raise LockError(f"{exc.mark}: {exc.reason}") from None
-    return loads_lock(text, path)
 
 
 def lock_differences(old: Lock | None, new: Lock) -> list[str]:

@@ -87,9 +87,14 @@ def test_a_lock_left_with_merge_conflict_markers_is_an_error(
     )
     assert main(["validate", str(folder)]) == 1
     assert capsys.readouterr().out == (
-        f"{folder}/kgitops.lock:2:1: error: a merge conflict left in the lock: regenerate it "
-        "with `kgitops plan --update-lock` after merging the specs\n"
+        f"{folder}/kgitops.lock:2:1: error: a merge conflict is left in the lock (git's "
+        "conflict markers); run `kgitops plan DIR --update-lock` on the merged specs: it keeps "
+        "the entries both sides agree on and computes the others again (or take one side "
+        "first: `git checkout --ours -- kgitops.lock`)\n"
     )
+    assert main(["plan", str(folder), "--update-lock"]) == 0, "validate's advice works"
+    capsys.readouterr()
+    assert main(["validate", str(folder)]) == 0
 
 
 def test_an_unreadable_lock_is_an_error_at_its_position(
