@@ -148,7 +148,7 @@ _MARKERS = ("<<<<<<<", "|||||||", "=======", ">>>>>>>")
 
 
 def conflict_line(text: str) -> int:
-    """The line of the first git conflict marker in ``text``, or 0.
+    r"""The line of the first git conflict marker in ``text``, or 0.
 
     >>> conflict_line("version: 1\n<<<<<<< HEAD\n")
     2
@@ -161,7 +161,7 @@ def conflict_line(text: str) -> int:
 
 
 def conflict_sides(text: str) -> tuple[str, str]:
-    """The two versions a git conflict joined: (ours, theirs), each the whole file as that
+    r"""The two versions a git conflict joined: (ours, theirs), each the whole file as that
     side wrote it (a diff3 base section belongs to neither).
 
     >>> conflict_sides("a\n<<<<<<< HEAD\nb\n=======\nc\n>>>>>>> x\nd\n")
