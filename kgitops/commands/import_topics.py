@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from kgitops.plan.adopt import Adoption
     from kgitops.plan.value import Plan
     from kgitops.spec.load import Specs
+    from kgitops.spec.lock import Lock, LockEntry
 
 NAME = "import"
 HELP = "write topic files and lock entries for live topics not yet in git (moves nothing)"
@@ -106,8 +107,14 @@ def run(args: argparse.Namespace) -> int:
         and n not in specs.cluster.own_topics
         and n not in KAFKA_INTERNAL_TOPICS
     ]
+    lock = read_lock(args.dir)
+    unlocked = _unlocked(specs, state, lock, wanted)
     if not names:
         print(f"nothing to import: every topic of cluster {specs.cluster.name} is in {args.dir}")
+        if unlocked and not args.dry_run:
+            entries = {**(lock.entries if lock is not None else {}), **unlocked}
+            write_lock(args.dir, Lock(entries=dict(sorted(entries.items()))))
+        _report_unlocked(unlocked, args)
         _finish(args, specs.cluster, state, access)
         return 0
     from kgitops.model import TOPIC_NAME_RULE, legal_topic_name
@@ -125,9 +132,9 @@ def run(args: argparse.Namespace) -> int:
             "or name the topic in them: "
             + ", ".join(os.path.join(args.dir, file_name(n)) for n in existing)
         )
-    lock = read_lock(args.dir)
     adoptions, plan = settle(adopt_topics(state, names), specs.topics, specs.cluster, state, lock)
     entries = dict(lock.entries) if lock is not None else {}
+    entries.update(unlocked)
     entries.update({n: a.entry for n, a in adoptions.items()})
     if not args.dry_run:  # the lock first: a kill between files leaves entries a re-run redoes
         write_lock(args.dir, Lock(entries=dict(sorted(entries.items()))))
@@ -142,8 +149,42 @@ def run(args: argparse.Namespace) -> int:
             except OSError as exc:
                 raise KgitopsError(f"{path}: cannot write: {exc.strerror or exc}") from None
     _report(adoptions, plan, args)
+    _report_unlocked(unlocked, args)
     _finish(args, specs.cluster, state, access)
     return 0
+
+
+def _unlocked(
+    specs: Specs, state: ClusterState, lock: Lock | None, wanted: set[str] | None
+) -> dict[str, LockEntry]:
+    """Lock entries for live topics whose file is in DIR, as ``import`` writes it, but which
+    the lock lacks (an import stopped after its files): what the import would have added."""
+    from kgitops.plan.adopt import written_entry
+
+    out: dict[str, LockEntry] = {}
+    for spec in specs.topics:
+        name = spec.name
+        if (
+            spec.delete
+            or name not in state.topics
+            or (lock is not None and name in lock.entries)
+            or (wanted is not None and name not in wanted)
+        ):
+            continue
+        entry = written_entry(spec, state.topics[name], state.brokers)
+        if entry is not None:
+            out[name] = entry
+    return out
+
+
+def _report_unlocked(unlocked: dict[str, LockEntry], args: argparse.Namespace) -> None:
+    if unlocked:
+        verb = "would add" if args.dry_run else "added"
+        print(
+            f"{verb} the lock entries of {len(unlocked)} topic(s) whose files were already in "
+            f"{args.dir}: {', '.join(sorted(unlocked))}",
+            file=sys.stdout if not args.dry_run else sys.stderr,
+        )
 
 
 ACCESS_FILE = "access.yaml"

@@ -191,6 +191,28 @@ def adopt_topics(state: ClusterState, names: Sequence[str]) -> dict[str, Adoptio
     return out
 
 
+def written_entry(
+    spec: TopicSpec, topic: TopicState, brokers: Sequence[Broker]
+) -> LockEntry | None:
+    """The lock entry ``import`` would have written with ``spec``'s file: the first stage of
+    ESCALATION whose spec says what ``spec`` says (partitions, replication factor, placement,
+    assignment); None when none does (a file a person wrote: the planner records it).
+
+    So an import stopped between its files and its lock (by an older version, which wrote
+    the lock last) is completed by the next one."""
+    for stage in ESCALATION:
+        candidate = adopt(topic, brokers, stage=stage)
+        c = candidate.spec
+        if candidate.stage == stage and (
+            c.partitions,
+            c.replication_factor,
+            c.placement,
+            c.assignment,
+        ) == (spec.partitions, spec.replication_factor, spec.placement, spec.assignment):
+            return candidate.entry
+    return None
+
+
 #: The action kinds that move data: an adopted topic must get none of them.
 MOVES = (CreateTopic, AddPartitions, Reassign, DeleteTopic)
 

@@ -315,3 +315,31 @@ def test_import_killed_between_files_is_completed_by_a_rerun(
         "c": ("rack-aware", 3),
     }
     assert main(["plan", str(folder), "--locked", "--detailed-exitcode"]) == 0
+
+
+def test_a_rerun_adds_the_lock_entries_of_files_an_earlier_import_left_without_them(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Files written, lock not (an import killed by an older version, which wrote the lock
+    last): the re-run adds the entries import would have written (Kafka's placement and start
+    index recovered); a file a person wrote that import would not have written gets none."""
+    s = sim(folder)
+    s.create_topics(
+        [
+            NewTopic("a", assign_replicas(RACKED, 8, 3, start_index=2)),
+            NewTopic("odd", {0: (0, 3), 1: (1, 2)}),
+            NewTopic("hand", assign_replicas(RACKED, 4, 2, start_index=1)),
+        ]
+    )
+    (folder / "hand.yaml").write_text(
+        ORDERS.replace("orders", "hand").replace("partitions: 1", "partitions: 6")
+    )
+    assert main(["import", str(folder)]) == 0
+    full = read_lock(str(folder))
+    assert full is not None and sorted(full.entries) == ["a", "odd"]
+    (folder / "kgitops.lock").unlink()
+    capsys.readouterr()
+    assert main(["import", str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert "added the lock entries of 2 topic(s) whose files were already in" in out
+    assert read_lock(str(folder)) == full  # hand.yaml's topic stays the planner's to record
