@@ -492,7 +492,11 @@ def test_apply_step_applies_the_reviewed_plan_then_a_plan_deleting_is_unsafe_unt
     comment = (Path(out["dir"]) / "comment.md").read_text(encoding="utf-8")
     assert comment.startswith("> [!IMPORTANT]\n> The plan to apply to `demo`: approving")
     assert "create_topic" in comment
-    reviewed = tmp_path / "reviewed.json"
+    # where apply.yml downloads the reviewed plan: $RUNNER_TEMP/reviewed-<name>/plan.json, at
+    # the depth the plan job wrote it ($RUNNER_TEMP/kgitops-plan-<name>/plan.json), so the
+    # plan's clusterDir, relative to its file, still names the checkout's folder
+    reviewed = Path(out["dir"]).parent / "reviewed-demo" / "plan.json"
+    reviewed.parent.mkdir(exist_ok=True)
     shutil.copy(Path(out["dir"]) / "plan.json", reviewed)
 
     out = merge_apply(repo, tmp_path, str(reviewed))
@@ -533,7 +537,11 @@ def test_apply_step_applies_the_reviewed_plan_then_a_plan_deleting_is_unsafe_unt
 
 def test_apply_step_refuses_a_plan_edited_after_review(repo: Path, tmp_path: Path) -> None:
     out = merge_plan(repo, tmp_path)
-    reviewed = tmp_path / "reviewed.json"
+    # where apply.yml downloads the reviewed plan: $RUNNER_TEMP/reviewed-<name>/plan.json, at
+    # the depth the plan job wrote it ($RUNNER_TEMP/kgitops-plan-<name>/plan.json), so the
+    # plan's clusterDir, relative to its file, still names the checkout's folder
+    reviewed = Path(out["dir"]).parent / "reviewed-demo" / "plan.json"
+    reviewed.parent.mkdir(exist_ok=True)
     data = json.loads((Path(out["dir"]) / "plan.json").read_text(encoding="utf-8"))
     data["actions"][0]["config"]["retention.ms"] = "1"
     reviewed.write_text(json.dumps(data), encoding="utf-8")
