@@ -9,6 +9,7 @@ az1,az2,az3,az1, each its own JVM) for the whole session; ``kafka_crash_cluster`
 started only for the tests that kill or stop brokers. Tests using either are marked ``kafka``;
 they skip with the reason where ``java`` 17+ or ``mvn`` is missing, unless
 ``KGITOPS_REQUIRE_KAFKA=1`` (set by ``.ci/run``) makes that a failure.
+``KGITOPS_KAFKA_VERSION=3.9.1`` runs them on another Kafka release (4.1.2 by default).
 ``KGITOPS_KAFKA_DIR=DIR`` reuses a cluster ``kgitops local up --kafka --dir DIR`` started (a
 faster loop while developing; never for the crash tests).
 """
@@ -97,7 +98,9 @@ def _start_kafka(tmp: Path) -> Iterator[KafkaCluster]:
     _kafka_or_skip()
     directory = str(tmp / "kafka")
     cluster = localcluster.up(
-        directory, base_port=localcluster.free_base_port(localcluster.DEFAULT_BROKERS)
+        directory,
+        base_port=localcluster.free_base_port(localcluster.DEFAULT_BROKERS),
+        version=os.environ.get("KGITOPS_KAFKA_VERSION", localcluster.DEFAULT_VERSION),
     )
     try:
         yield cluster

@@ -12,6 +12,7 @@ consumer protocol's Assignment bytes) is decoded here; an assignment the broker 
 from __future__ import annotations
 
 import struct
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -20,7 +21,7 @@ from kafka.protocol.admin import DeleteGroupsRequest, DescribeGroupsRequest, Lis
 from kafka.protocol.consumer import ListOffsetsRequest, OffsetCommitRequest, OffsetFetchRequest
 from kafka.protocol.metadata import FindCoordinatorRequest, MetadataRequest
 
-from kgitops.cluster.kafka.errors import item_error
+from kgitops.cluster.kafka.errors import item_error, retriable_code
 from kgitops.cluster.port import PartitionResults, Results
 from kgitops.errors import ClusterError, ClusterRequestError
 from kgitops.groups import ConsumerGroup, GroupMember, GroupsState, Partition
@@ -71,18 +72,33 @@ class GroupRequests:
         raise NotImplementedError
 
     def _coordinators(self, group_ids: Sequence[str]) -> dict[str, int]:
-        """One FindCoordinator for every group (KIP-699 batching)."""
+        """One FindCoordinator for every group (KIP-699 batching). A retriable answer is asked
+        again until the request timeout: on a real Kafka the first group's lookup creates
+        ``__consumer_offsets`` and answers COORDINATOR_NOT_AVAILABLE until its partitions
+        have leaders (GroupCoordinatorService; Tansu and the simulation answer at once)."""
         self._require(FindCoordinatorRequest)
-        resp = self._send(
-            FindCoordinatorRequest(key=group_ids[0], key_type=0, coordinator_keys=list(group_ids))
-        )
-        out: dict[str, int] = {}
-        for c in resp.coordinators:
-            err = item_error("FindCoordinator", f"group {c.key}", c.error_code, c.error_message)
-            if err is not None:
-                raise err
-            out[c.key] = c.node_id
-        return out
+        deadline = time.monotonic() + getattr(self, "_timeout_ms", 30000) / 1000
+        backoff = 0.1
+        while True:
+            resp = self._send(
+                FindCoordinatorRequest(
+                    key=group_ids[0], key_type=0, coordinator_keys=list(group_ids)
+                )
+            )
+            out: dict[str, int] = {}
+            waiting = False
+            for c in resp.coordinators:
+                if retriable_code(c.error_code) and time.monotonic() + backoff < deadline:
+                    waiting = True
+                    continue
+                err = item_error("FindCoordinator", f"group {c.key}", c.error_code, c.error_message)
+                if err is not None:
+                    raise err
+                out[c.key] = c.node_id
+            if not waiting:
+                return out
+            time.sleep(backoff)
+            backoff = min(backoff * 2, 1.0)
 
     def _by_node(self, group_ids: Sequence[str]) -> dict[int, list[str]]:
         nodes: dict[int, list[str]] = {}
