@@ -58,5 +58,7 @@ def check_count(value: int, flag: str, limit: int = MAX_PARTITIONS) -> int:
         raise KgitopsError(f"{flag} must be at least 1, not {value}")
     if value > limit:
         shown = f"{value:,}" if value < 10**30 else f"a {len(str(value))}-digit number"
+        if limit >= 2**31 - 1:
+            raise KgitopsError(f"{flag}: {shown} is more than Kafka allows (at most {limit:,})")
         raise KgitopsError(f"{flag}: {shown} is more than kgitops computes (at most {limit:,})")
     return value

@@ -18,6 +18,7 @@ import sys
 from kgitops.commands._units import integer
 from kgitops.errors import KgitopsError
 
+MAX_KAFKA_PARTITIONS = 2**31 - 1
 NAME = "partition"
 HELP = "print the partition Kafka's default partitioner picks for each key"
 
@@ -37,7 +38,9 @@ def run(args: argparse.Namespace) -> int:
     from kgitops.commands._units import check_count
     from kgitops.placement.partitioner import partition_for
 
-    check_count(args.partitions, "--partitions")
+    # the computation costs the same for any count: every count Kafka accepts (its partition
+    # count is a Java int) is answered, as Kafka's own tests use Integer.MAX_VALUE
+    check_count(args.partitions, "--partitions", MAX_KAFKA_PARTITIONS)
     given: list[str] = []
     for key in args.keys:
         if key == "-":

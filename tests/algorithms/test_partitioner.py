@@ -52,3 +52,16 @@ def test_string_keys_hash_as_utf8() -> None:
 def test_zero_partitions_is_an_error() -> None:
     with pytest.raises(ValueError, match="at least 1"):
         partition_for("k", 0)
+
+
+def test_the_command_answers_for_every_partition_count_kafka_accepts(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Kafka's partition count is a Java int; its own partitioner tests use
+    Integer.MAX_VALUE partitions, so ``partition`` takes any count up to 2,147,483,647."""
+    from kgitops.cli import main
+
+    keys = ["user-1", "order-42", ""]
+    assert main(["partition", "--partitions", "2147483647", *keys]) == 0
+    expected = [(kafka_python_murmur2(k.encode()) & 0x7FFFFFFF) % 2147483647 for k in keys]
+    assert capsys.readouterr().out.split() == [str(p) for p in expected]

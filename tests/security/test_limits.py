@@ -146,8 +146,12 @@ def test_the_default_limit_is_ten_thousand_partitions_per_topic(
         ),
         (
             ["partition", "--partitions", "99999999999999999999", "key"],
-            "error: --partitions: 99,999,999,999,999,999,999 is more than kgitops computes "
-            "(at most 1,000,000)",
+            "error: --partitions: 99,999,999,999,999,999,999 is more than Kafka allows "
+            "(at most 2,147,483,647)",
+        ),
+        (
+            ["partition", "--partitions", "2147483648", "key"],
+            "error: --partitions: 2,147,483,648 is more than Kafka allows (at most 2,147,483,647)",
         ),
         (
             ["consumers", "--strategy", "range", "--partitions", "t0=100000000", "--member", "c0"],
