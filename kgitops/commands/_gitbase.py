@@ -1,4 +1,5 @@
-"""``plan --base REF``: the cluster.yaml a git ref holds, read with ``git show REF:path``.
+"""``plan --base REF``: the cluster.yaml a git ref holds, read with ``git cat-file``
+(``kgitops.gitrepo``: on the checkout kgitops found, never on a pull request's config).
 
 The old file is only parsed (``cluster_from_text``): nothing it names is contacted; its TLS
 files are read from the ref as blobs only to compare their sha256 (``tls_contents``). A ref
@@ -14,6 +15,7 @@ import re
 import subprocess
 
 from kgitops.errors import KgitopsError, PlanError
+from kgitops.gitrepo import checkout_root, run_git
 from kgitops.model import ClusterSpec
 
 MAX_BYTES = 1_000_000
@@ -22,16 +24,25 @@ MAX_BYTES = 1_000_000
 _REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/@{}~^-]{0,254}$")
 
 
-def _git(args: list[str], cwd: str) -> subprocess.CompletedProcess[bytes]:
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"}
+def _git(args: list[str], root: str) -> subprocess.CompletedProcess[bytes]:
+    """``git ARGS`` on the checkout at ``root`` (``kgitops.gitrepo.run_git``)."""
     try:
-        return subprocess.run(
-            ["git", *args], cwd=cwd, capture_output=True, timeout=60, env=env, check=False
-        )
+        return run_git(root, args, timeout=60)
     except FileNotFoundError:
         raise PlanError("--base needs git, and git is not installed") from None
     except subprocess.TimeoutExpired:
         raise PlanError(f"--base: git {args[0]} did not finish in 60 s") from None
+    except OSError as exc:
+        raise PlanError(f"--base: git could not run ({exc.strerror})") from None
+
+
+def _root(directory: str) -> str:
+    """The checkout holding ``directory``, found by its ``.git`` (never git started in the
+    folder, which a pull request may have shaped as a git directory)."""
+    root = checkout_root(directory)
+    if root is None:
+        raise PlanError(f"--base: {directory} is not inside a git repository")
+    return root
 
 
 def cluster_at(ref: str, directory: str) -> ClusterSpec | None:
@@ -42,10 +53,7 @@ def cluster_at(ref: str, directory: str) -> ClusterSpec | None:
     if not _REF.fullmatch(ref) or ".." in ref:
         raise PlanError(f"--base {ref!r}: not a git ref (a branch, tag or commit)")
     folder = os.path.realpath(directory)
-    top = _git(["rev-parse", "--show-toplevel"], folder)
-    if top.returncode != 0:
-        raise PlanError(f"--base: {directory} is not inside a git repository")
-    root = top.stdout.decode("utf-8", "replace").strip()
+    root = _root(directory)
     commit = _git(
         ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}"], root
     )
@@ -81,10 +89,7 @@ def tls_contents(spec: ClusterSpec | None, ref: str | None = None) -> dict[str, 
         return {}
     paths = {"caFile": ssl.ca_file, "certFile": ssl.cert_file, "keyFile": ssl.key_file}
     folder = os.path.realpath(spec.directory)
-    top = _git(["rev-parse", "--show-toplevel"], folder)
-    if top.returncode != 0:
-        raise PlanError(f"--base: {spec.directory} is not inside a git repository")
-    root = os.path.realpath(top.stdout.decode("utf-8", "replace").strip())
+    root = _root(spec.directory)
     sha = None
     if ref is not None:
         commit = _git(

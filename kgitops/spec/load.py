@@ -24,6 +24,7 @@ from typing import Any, cast
 
 from kgitops.access import NO_ACCESS, AccessSpecs
 from kgitops.errors import Diagnostic, Mark, SpecError
+from kgitops.gitrepo import checkout_root, git_dir_problem
 from kgitops.model import (
     PASSWORD_VERSION_TOPIC,
     Broker,
@@ -105,9 +106,17 @@ def cluster_dirs(directory: str) -> list[str]:
     return found or [directory]
 
 
+def _is_top(directory: str) -> bool:
+    """Whether ``directory`` is the top of a checkout (its ``.git`` is the checkout's own, the
+    one ``kgitops.gitrepo`` runs git on): no folder above it holds a ``.git``."""
+    return checkout_root(os.path.dirname(os.path.realpath(directory))) is None
+
+
 def spec_files(directory: str, problems: list[Diagnostic] | None = None) -> list[str]:
     """Every YAML file of a cluster folder, sorted, as paths joined to ``directory``.
-    A sub-folder that cannot be read is added to ``problems`` (when given)."""
+    A sub-folder that cannot be read is added to ``problems`` (when given), and so is a
+    folder shaped like a git directory, or holding a ``.git`` (``kgitops.gitrepo``): its files
+    are not read. A ``.git`` counts only at the top of a checkout that is itself the folder."""
 
     def unreadable(exc: OSError) -> None:
         if problems is not None:
@@ -118,6 +127,12 @@ def spec_files(directory: str, problems: list[Diagnostic] | None = None) -> list
 
     out: list[str] = []
     for root, dirs, files in os.walk(directory, onerror=unreadable):
+        problem = git_dir_problem(root, own_checkout=root == directory and _is_top(directory))
+        if problem is not None:
+            if problems is not None:
+                problems.append(Diagnostic(Mark(os.path.normpath(root)), "error", problem))
+            dirs[:] = []
+            continue
         keep = []
         for d in sorted(dirs):
             if d.startswith("."):
