@@ -76,18 +76,50 @@ def cluster_at(ref: str, directory: str) -> ClusterSpec | None:
 MISSING = "(no such file)"
 
 
-def tls_contents(spec: ClusterSpec | None, ref: str | None = None) -> dict[str, str]:
-    """What each TLS file of ``spec`` (caFile, certFile, keyFile) holds, as ``sha256 <hex>``
-    (or ``(no such file)``): at commit ``ref`` when given (``git cat-file``), else in the
-    working tree. A pull request that keeps the path but swaps the bytes (another CA) changes
-    this; a path outside the repository (which a pull request cannot change) is left out."""
+def token_command_files(spec: ClusterSpec, root: str) -> list[str]:
+    """The files inside the checkout at ``root`` that ``security.sasl.tokenCommand`` runs or
+    names: its program (found on PATH as the command will find it, or its absolute path)
+    and every absolute-path argument, as paths relative to ``root``. A script a pull request
+    can edit is the command's content, not only its name."""
+    import shutil
+
+    sasl = spec.security.sasl
+    if sasl is None or not sasl.token_command:
+        return []
+    program, *rest = sasl.token_command
+    found = shutil.which(program) if os.sep not in program else program
+    candidates = [found] if found else []
+    candidates += [a for a in rest if os.path.isabs(a)]
+    out = []
+    for path in candidates:
+        rel = os.path.relpath(os.path.realpath(path), root)
+        if not rel.startswith("..") and rel not in out:
+            out.append(rel)
+    return out
+
+
+def connection_contents(spec: ClusterSpec | None, ref: str | None = None) -> dict[str, str]:
+    """What each file that decides the connection holds, as ``sha256 <hex>`` (or ``(no such
+    file)``): each TLS file of ``spec`` (caFile, certFile, keyFile), and (key
+    ``tokenCommand``) each file inside the repository that tokenCommand runs or names
+    (``path sha256 <hex>``, joined with ``; ``); at commit ``ref`` when given (``git
+    cat-file``), else in the working tree. A pull request that keeps the path but swaps the
+    bytes (another CA, another token script) changes this; a path outside the repository
+    (which a pull request cannot change) is left out."""
     from kgitops.files import read_bytes
     from kgitops.plan.connection import TLS_FIELDS
 
-    ssl = None if spec is None else spec.security.ssl
-    if spec is None or ssl is None:
+    if spec is None:
         return {}
-    paths = {"caFile": ssl.ca_file, "certFile": ssl.cert_file, "keyFile": ssl.key_file}
+    ssl = spec.security.ssl
+    paths: dict[str, str | None] = (
+        {"caFile": ssl.ca_file, "certFile": ssl.cert_file, "keyFile": ssl.key_file}
+        if ssl is not None
+        else {}
+    )
+    sasl = spec.security.sasl
+    if ssl is None and (sasl is None or not sasl.token_command):
+        return {}
     folder = os.path.realpath(spec.directory)
     root = _root(spec.directory)
     sha = None
@@ -98,23 +130,30 @@ def tls_contents(spec: ClusterSpec | None, ref: str | None = None) -> dict[str, 
         if commit.returncode != 0:
             raise PlanError(f"--base {ref}: no such commit in {root} (fetch it first)")
         sha = commit.stdout.decode().strip()
-    out: dict[str, str] = {}
-    for field in TLS_FIELDS:
-        path = paths[field]
-        if path is None:
-            continue
-        full = os.path.normpath(os.path.join(folder, path))
-        rel = os.path.relpath(full, root)
-        if rel.startswith(".."):
-            continue
+
+    def digest(rel: str, inside: str) -> str:
         data: bytes | None
         if sha is not None:
             shown = _git(["cat-file", "blob", f"{sha}:{rel.replace(os.sep, '/')}"], root)
             data = shown.stdout if shown.returncode == 0 else None
         else:
             try:
-                data = read_bytes(full, root=folder)
+                data = read_bytes(os.path.join(root, rel), root=inside)
             except (OSError, KgitopsError):
                 data = None
-        out[field] = MISSING if data is None else "sha256 " + hashlib.sha256(data).hexdigest()
+        return MISSING if data is None else "sha256 " + hashlib.sha256(data).hexdigest()
+
+    out: dict[str, str] = {}
+    for field in TLS_FIELDS:
+        path = paths.get(field)
+        if path is None:
+            continue
+        full = os.path.normpath(os.path.join(folder, path))
+        rel = os.path.relpath(full, root)
+        if rel.startswith(".."):
+            continue
+        out[field] = digest(rel, folder)
+    token_files = token_command_files(spec, root)
+    if token_files:
+        out["tokenCommand"] = "; ".join(f"{rel} {digest(rel, root)}" for rel in token_files)
     return out

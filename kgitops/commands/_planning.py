@@ -130,15 +130,15 @@ def _plan_directory(
                 f"{committed[0]}: .kgitops/ is kgitops' local record of this checkout and must "
                 "not be committed (apply ignores it): git rm --cached it"
             )
-        from kgitops.commands._gitbase import tls_contents
+        from kgitops.commands._gitbase import connection_contents
 
         findings = tuple(
             connection_changes(
                 base.cluster,
                 cluster,
                 base=base.ref,
-                old_contents=tls_contents(base.cluster, base.ref),
-                new_contents=tls_contents(cluster),
+                old_contents=connection_contents(base.cluster, base.ref),
+                new_contents=connection_contents(cluster),
             )
         )
         if findings and state is None and not base.allow:

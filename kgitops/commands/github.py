@@ -403,7 +403,7 @@ def _check_plan(args: argparse.Namespace) -> int:
     state = verify_saved_plan(args.plan, plan, directory)
     findings = [f.message for f in plan.findings if f.code == "CONNECTION_CHANGED"]
     if args.base:
-        from kgitops.commands._gitbase import cluster_at, tls_contents
+        from kgitops.commands._gitbase import cluster_at, connection_contents
         from kgitops.commands.apply import load_cluster
         from kgitops.plan.connection import connection_changes
 
@@ -415,8 +415,8 @@ def _check_plan(args: argparse.Namespace) -> int:
                 old,
                 new,
                 base=args.base,
-                old_contents=tls_contents(old, args.base),
-                new_contents=tls_contents(new),
+                old_contents=connection_contents(old, args.base),
+                new_contents=connection_contents(new),
             )
         ]
     if findings and not args.allow_connection_change:

@@ -42,7 +42,10 @@ def connection_settings(
 
     ``contents``: what each TLS file named holds (``caFile`` -> ``sha256 <hex>``, read by the
     caller), shown as ``security.ssl.caFile content``: the same path with other bytes (another
-    CA) is a change of where kgitops' trust goes."""
+    CA) is a change of where kgitops' trust goes; ``tokenCommand`` (each file inside the
+    repository the command runs or names, with its digest) is shown as
+    ``security.sasl.tokenCommand content``: a pull request that edits the committed script
+    changes what runs with the credentials."""
     sec = cluster.security
     sasl, ssl, sim = sec.sasl, sec.ssl, cluster.simulated
     d = cluster.directory
@@ -80,6 +83,8 @@ def connection_settings(
         for field in TLS_FIELDS:
             if getattr(ssl, _ATTR[field]) is not None:
                 out[f"security.ssl.{field} content"] = contents.get(field)
+    if contents is not None and sasl is not None and sasl.token_command:
+        out["security.sasl.tokenCommand content"] = contents.get("tokenCommand")
     return out
 
 

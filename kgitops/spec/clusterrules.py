@@ -276,6 +276,17 @@ def _check_login(sasl: SaslSpec, protocol: str, doc: Document, out: list[Diagnos
                     f"security.sasl.{field} does not apply to {mech}, which takes {takes}",
                 )
             )
+    program = sasl.token_command[0] if sasl.token_command else None
+    if program is not None and "/" in program and not program.startswith("/"):
+        out.append(
+            _err(
+                doc.mark("security.sasl.tokenCommand.0"),
+                f"security.sasl.tokenCommand: {program!r} is a relative path; the command runs "
+                "from a folder outside the repository, so give a program on PATH or an "
+                "absolute path (a script inside the repository counts by its content as a "
+                "connection setting)",
+            )
+        )
     if mech == "OAUTHBEARER" and given["tokenEnv"] == given["tokenCommand"]:
         out.append(
             _err(
