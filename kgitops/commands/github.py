@@ -323,6 +323,13 @@ def _comment(args: argparse.Namespace) -> int:
             "left out" + ("" if args.artifact_url else " (pass --artifact-url to link the rest)"),
             file=sys.stderr,
         )
+    if result.foreign:
+        ids = ", ".join(str(i) for i in result.foreign)
+        print(
+            f"warning: comments {ids} carry the marker {args.marker!r} but another account "
+            "wrote them: left alone (kgitops edits only its own comments)",
+            file=sys.stderr,
+        )
     if result.duplicates:
         ids = ", ".join(str(i) for i in result.duplicates)
         print(
