@@ -26,7 +26,8 @@ boundary: each adapter translates at its edge.
      │         ├── DeletionNotAllowed  delete_topic without --allow-delete
      │         ├── UnsafeReplication   RF below min.insync.replicas
      │         ├── OfflineTarget       a move onto an offline broker
-     │         └── TimeoutTooShort     the plan's ETA exceeds the apply timeout
+     │         ├── TimeoutTooShort     the plan's ETA exceeds the apply timeout
+     │         └── CleartextCredentials  SCRAM credentials over a connection without TLS
      ├── ApplyInProgress              another apply holds the cluster's apply lock
      ├── PartialApply                 apply finished partly (exit 3): outcomes and notes
      │    ├── NothingApplied           apply changed nothing (exit 1)
@@ -240,6 +241,11 @@ class OfflineTarget(UnsafePlan):
 class TimeoutTooShort(UnsafePlan):
     """The plan's reassignments take longer than apply may wait: at the timeout apply would
     cancel the moves in flight and throw their copying away."""
+
+
+class CleartextCredentials(UnsafePlan):
+    """The plan writes SCRAM credentials (upsert_user) over a connection without TLS and
+    cluster.yaml does not say so (security.allowCleartextCredentials)."""
 
 
 class ApplyInProgress(KgitopsError):

@@ -15,7 +15,7 @@ from kgitops.errors import ConnectionChanged, KgitopsError, PlanError, SpecError
 from kgitops.model import ClusterSpec, ClusterState, TopicSpec
 from kgitops.perf import paused_gc
 from kgitops.plan.access_diff import needed_parts, wants_access, with_access
-from kgitops.plan.connection import connection_changes
+from kgitops.plan.connection import connection_changes, credentials_in_clear
 from kgitops.plan.diff import compute_plan
 from kgitops.plan.identity import check_cluster_id
 from kgitops.plan.value import Finding, Plan, PlanWarning
@@ -171,7 +171,7 @@ def _plan_directory(
         allow_retention_drop=allow_retention_drop,
     )
     if access:
-        plan = with_access(plan, specs.access, state, cluster)
+        plan = credentials_in_clear(with_access(plan, specs.access, state, cluster), cluster)
     if locked:
         require_fresh(lock, new_lock, directory)
     if analyse_keys:

@@ -55,6 +55,11 @@ def runner_variable_error(field: str, name: str) -> str:
     )
 
 
+def own_variables(cluster: ClusterSpec) -> list[tuple[str, str]]:
+    """(path in cluster.yaml, variable name) of every variable kgitops logs in with."""
+    return _env_fields(cluster)
+
+
 def _env_fields(cluster: ClusterSpec) -> list[tuple[str, str]]:
     """(path in cluster.yaml, variable name) of every ``*Env`` the cluster file names."""
     sec = cluster.security

@@ -44,7 +44,8 @@ from kgitops.model import (
 from kgitops.names import THROTTLED_REPLICAS_CONFIGS
 from kgitops.spec import rules as specrules
 from kgitops.spec import schemacheck
-from kgitops.spec.access import ACCESS_KINDS, build_access
+from kgitops.spec.access import ACCESS_KINDS, build_access, check_own_login
+from kgitops.spec.clusterrules import own_variables
 from kgitops.spec.dropstep import DropStep
 from kgitops.spec.include import included_topics
 from kgitops.spec.layers import layered, unused_overrides
@@ -286,6 +287,7 @@ def _build_cluster(doc: Document, directory: str) -> ClusterSpec:
             else None
         ),
         allow_plaintext_password=bool(sec.get("allowPlaintextPassword", False)),
+        allow_cleartext_credentials=bool(sec.get("allowCleartextCredentials", False)),
     )
     re = v.get("reassignment") or {}
     defaults = ReassignmentSettings()
@@ -416,6 +418,15 @@ def _no_gc() -> Iterator[None]:
             gc.enable()
 
 
+def _own_principal(cluster: ClusterSpec) -> str | None:
+    """The user name kgitops logs in as: the value of security.sasl.usernameEnv, when the
+    environment has it (CI holds it; a laptop may not)."""
+    sasl = cluster.security.sasl
+    if sasl is None or not sasl.username_env:
+        return None
+    return os.environ.get(sasl.username_env) or None
+
+
 def load_specs(directory: str, *, brokers: Sequence[Broker] | None = None) -> Specs:
     """Load and check one cluster folder. Never raises on bad input: every problem is in
     ``diagnostics``. ``brokers`` are the known brokers (from a ``--state`` file or the live
@@ -503,6 +514,8 @@ def _load(directory: str, brokers: Sequence[Broker] | None) -> Specs:
         policy = check_policies(cluster_doc, directory, topics, diags)
         diags.extend(unused_overrides(cluster_doc, [t.name for t, _ in topic_docs]))
     access = build_access(access_docs, [d for _, d in topic_docs], diags)
+    if cluster is not None:
+        check_own_login(access_docs, own_variables(cluster), _own_principal(cluster), diags)
     return Specs(
         directory=directory,
         cluster=cluster,

@@ -11,9 +11,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "github"))
 
-from fake_github import TOKEN, FakeGitHub  # noqa: E402
+from fake_github import TOKEN, FakeGitHub
 
-from kgitops.cli import main  # noqa: E402
+from kgitops.cli import main
 
 
 @pytest.fixture

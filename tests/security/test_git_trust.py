@@ -28,7 +28,9 @@ STATE = {
     "brokers": [{"id": 0, "rack": "a"}, {"id": 1, "rack": "b"}, {"id": 2, "rack": "c"}],
     "topics": {
         "orders": {
-            "partitions": {str(p): {"replicas": [p % 3, (p + 1) % 3, (p + 2) % 3]} for p in range(3)},
+            "partitions": {
+                str(p): {"replicas": [p % 3, (p + 1) % 3, (p + 2) % 3]} for p in range(3)
+            },
             "config": {},
         }
     },
@@ -152,7 +154,7 @@ def test_a_replace_ref_does_not_hide_a_connection_change(repo: Path) -> None:
     new_blob = git(repo, "hash-object", "-w", "topics/prod/cluster.yaml").strip()
     git(repo, "replace", old_blob, new_blob)  # the base file now reads as the new one
     assert "collector" in git(repo, "show", "main:topics/prod/cluster.yaml")
-    code, out, err = cli(
+    code, out, _ = cli(
         "plan", str(d), "--base", "main", "--state", str(repo / "state.json"), "--detailed-exitcode"
     )
     assert code == 2

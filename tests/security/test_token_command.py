@@ -82,9 +82,7 @@ def test_a_token_script_the_pull_request_changes_is_a_connection_change(repo: Pa
 
 def test_an_unchanged_token_script_is_no_connection_change(repo: Path) -> None:
     d = repo / "topics" / "prod"
-    code, out, _ = cli(
-        "plan", str(d), "--base", "main", "--state", str(repo / "state.json")
-    )
+    code, out, _ = cli("plan", str(d), "--base", "main", "--state", str(repo / "state.json"))
     assert code == 0 and "CONNECTION_CHANGED" not in out
 
 
@@ -93,8 +91,9 @@ def test_a_relative_token_program_is_refused_at_its_position(repo: Path) -> None
     (d / "cluster.yaml").write_text(CLUSTER.format(command="[./get-token.sh]"))
     code, out, err = cli("validate", str(d))
     assert code == 1
-    assert "cluster.yaml:9:20: error: security.sasl.tokenCommand: './get-token.sh' is a relative" in (
-        out + err
+    assert (
+        "cluster.yaml:9:20: error: security.sasl.tokenCommand: './get-token.sh' is a relative"
+        in (out + err)
     )
 
 

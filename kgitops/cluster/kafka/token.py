@@ -8,14 +8,15 @@
 
 ``TokenSource.token()`` is what kafka-python's token provider returns each time a connection
 authenticates. A command's token is reused until it is ``tokenRefreshSeconds`` old or, for a
-JWT, until a minute before its ``exp``; then the command runs again (no shell, 30 s at most, from an
-empty temporary folder outside the repository: a pull request's ``./get-token.sh`` or a
-package ``python3 -m`` would find first in the cluster folder is never what runs; the program
-is one on PATH or an absolute path, and a script inside the repository counts by its content
-as a connection setting, ``commands/_gitbase.connection_contents``). A variable is read again on every call. A failing command is a
-``ClusterAuthError`` naming the setting, the command and its exit status, never what the
-command printed (a credential helper's output may be a credential). No kafka import here:
-the adapter wraps this in kafka-python's ``AbstractTokenProvider`` (``bootstrap.py``).
+JWT, until a minute before its ``exp``; then the command runs again (no shell, 30 s at most,
+from an empty temporary folder outside the repository: a pull request's ``./get-token.sh``
+or a package ``python3 -m`` would find first in the cluster folder is never what runs; the
+program is one on PATH or an absolute path, and a script inside the repository counts by
+its content as a connection setting, ``commands/_gitbase.connection_contents``). A variable
+is read again on every call. A failing command is a ``ClusterAuthError`` naming the
+setting, the command and its exit status, never what the command printed (a credential
+helper's output may be a credential). No kafka import here: the adapter wraps this in
+kafka-python's ``AbstractTokenProvider`` (``bootstrap.py``).
 """
 
 from __future__ import annotations
