@@ -46,9 +46,10 @@ def _root(directory: str) -> str:
 
 
 def cluster_at(ref: str, directory: str) -> ClusterSpec | None:
-    """The ClusterSpec of ``directory``/cluster.yaml as commit ``ref`` has it (built as if it
-    lived in ``directory``), or None when ``ref`` has no such file or it does not validate."""
-    from kgitops.spec.load import cluster_from_text
+    """The ClusterSpec of ``directory``/cluster.yaml (or cluster.yml) as commit ``ref`` has
+    it (built as if it lived in ``directory``), or None when ``ref`` has no such file or it
+    does not validate."""
+    from kgitops.spec.load import CLUSTER_FILES, cluster_from_text
 
     if not _REF.fullmatch(ref) or ".." in ref:
         raise PlanError(f"--base {ref!r}: not a git ref (a branch, tag or commit)")
@@ -60,11 +61,16 @@ def cluster_at(ref: str, directory: str) -> ClusterSpec | None:
     if commit.returncode != 0:
         raise PlanError(f"--base {ref}: no such commit in {root} (fetch it first)")
     sha = commit.stdout.decode().strip()
-    rel = os.path.relpath(os.path.join(folder, "cluster.yaml"), os.path.realpath(root))
-    if rel.startswith(".."):
+    if os.path.relpath(folder, root).startswith(".."):
         raise PlanError(f"--base: {directory} is outside the git repository {root}")
-    shown = _git(["cat-file", "blob", f"{sha}:{rel.replace(os.sep, '/')}"], root)
-    if shown.returncode != 0 or len(shown.stdout) > MAX_BYTES:
+    for name in CLUSTER_FILES:  # cluster.yml is a cluster file too
+        rel = os.path.relpath(os.path.join(folder, name), root)
+        shown = _git(["cat-file", "blob", f"{sha}:{rel.replace(os.sep, '/')}"], root)
+        if shown.returncode == 0:
+            break
+    else:
+        return None
+    if len(shown.stdout) > MAX_BYTES:
         return None
     try:
         text = shown.stdout.decode("utf-8")

@@ -164,31 +164,48 @@ def test_a_tag_named_main_applies_nothing(tmp_path: Path) -> None:
 
 
 def _map_of(workflow: str) -> dict[str, str]:
-    text = load(WORKFLOWS / workflow)
-    if workflow == "drift.yml":
-        [found] = [s for s in text["jobs"]["clusters"]["steps"] if s.get("id") == "list"]
-        block = re.search(r'map="(.*?)"', found["run"], re.S)
-        assert block is not None
-        return dict(line.split() for line in block.group(1).splitlines() if line.strip())
-    return dict(
-        re.findall(r"^\s*(topics/[\w.-]+)\) echo ([\w.-]+) ;;", changes_step(workflow), re.M)
-    )
+    doc = load(WORKFLOWS / workflow)
+    job, step_id = ("clusters", "list") if workflow == "drift.yml" else ("changes", "changed")
+    [found] = [s for s in doc["jobs"][job]["steps"] if s.get("id") == step_id]
+    return dict(re.findall(r"^\s*(topics/[\w.-]+)\) echo ([\w.-]+) ;;", found["run"], re.M))
 
 
-def test_the_folder_to_environment_map_is_one_fixed_map() -> None:
+def test_the_folder_to_environment_map_is_one_fixed_map_covering_every_example() -> None:
     maps = [_map_of(w) for w in ("plan.yml", "apply.yml", "drift.yml")]
-    assert (
-        maps[0]
-        == maps[1]
-        == maps[2]
-        == {
-            "topics/demo": "demo",
-            "topics/local": "local",
-            "topics/prod": "prod",
-        }
+    shipped = sorted(
+        os.path.relpath(p.parent, ROOT) for p in (ROOT / "topics").glob("*/cluster.y*ml")
     )
+    assert maps[0] == maps[1] == maps[2] == {d: d.split("/")[1] for d in shipped}
+    assert shipped == ["topics/demo", "topics/dev", "topics/local", "topics/prod", "topics/staging"]
     job = load(WORKFLOWS / "apply.yml")["jobs"]["apply"]
     assert job["environment"] == "${{ matrix.environment }}"  # from the map, never the folder
+
+
+def test_every_job_holding_a_token_refuses_bare_repositories_first() -> None:
+    for workflow in ("plan.yml", "apply.yml", "drift.yml"):
+        for name, job in load(WORKFLOWS / workflow)["jobs"].items():
+            if job.get("permissions") == {}:
+                continue  # no token: the result check
+            first = job["steps"][0]
+            assert first.get("run") == "git config --global safe.bareRepository explicit", (
+                workflow,
+                name,
+            )
+
+
+def test_the_kafka_secrets_are_in_the_steps_that_need_them_only() -> None:
+    for workflow in ("plan.yml", "apply.yml", "drift.yml"):
+        for name, job in load(WORKFLOWS / workflow)["jobs"].items():
+            assert "secrets." not in json.dumps(job.get("env", {})), (workflow, name)
+            holders = [
+                s.get("name") or s.get("uses")
+                for s in job["steps"]
+                if "secrets.KGITOPS" in json.dumps(s)
+            ]
+            assert len(holders) <= 1, (workflow, name, holders)
+            for s in job["steps"]:
+                if "secrets.KGITOPS" in json.dumps(s):
+                    assert "kgitops plan" in json.dumps(s) or "kgitops apply" in json.dumps(s)
 
 
 def test_pull_requests_never_run_their_own_action_or_package() -> None:
