@@ -50,6 +50,7 @@ from kgitops.spec.dropstep import DropStep
 from kgitops.spec.include import included_topics
 from kgitops.spec.layers import layered, unused_overrides
 from kgitops.spec.policies import check_policies
+from kgitops.spec.teamaccess import check_team_access
 from kgitops.spec.topic_configs import CONFIGS, check_config
 from kgitops.spec.yamlload import Document, Marks, load_file, load_text
 
@@ -512,6 +513,7 @@ def _load(directory: str, brokers: Sequence[Broker] | None) -> Specs:
     policy: list[tuple[str, Diagnostic]] = []
     if cluster_doc is not None:
         policy = check_policies(cluster_doc, directory, topics, diags)
+        check_team_access(cluster_doc, directory, access_docs, [d for _, d in topic_docs], diags)
         diags.extend(unused_overrides(cluster_doc, [t.name for t, _ in topic_docs]))
     access = build_access(access_docs, [d for _, d in topic_docs], diags)
     if cluster is not None:
