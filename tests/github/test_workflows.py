@@ -239,7 +239,8 @@ def test_the_plan_result_check_passes_only_when_every_cluster_planned_cleanly(
     changes: str, plan: str, passes: bool, fork: bool, tmp_path: Path
 ) -> None:
     job = load(WORKFLOWS / "plan.yml")["jobs"]["result"]
-    assert job["if"] == "always()" and job["needs"] == ["changes", "plan", "plan-fork"]
+    assert job["if"] == "always()"
+    assert job["needs"] == ["changes", "plan", "plan-fork", "comment"]
     results = {"PLAN": "skipped", "FORK": plan} if fork else {"PLAN": plan, "FORK": "skipped"}
     proc, _ = run_step(job["steps"][0], tmp_path, {"CHANGES": changes, **results}, tmp_path)
     assert (proc.returncode == 0) == passes

@@ -91,8 +91,9 @@ EXPECTED_PERMISSIONS = {
     ("apply.yml", "plan"): {"contents": "read", "pull-requests": "write"},
     ("apply.yml", "apply"): {"contents": "read", "pull-requests": "write"},
     ("plan.yml", "changes"): {"contents": "read"},
-    ("plan.yml", "plan"): {"contents": "read", "pull-requests": "write"},
-    ("plan.yml", "plan-fork"): {"contents": "read", "pull-requests": "write"},
+    ("plan.yml", "plan"): {"contents": "read", "pull-requests": "read"},
+    ("plan.yml", "plan-fork"): {"contents": "read", "pull-requests": "read"},
+    ("plan.yml", "comment"): {"contents": "read", "pull-requests": "write"},
     ("plan.yml", "result"): {},
     ("drift.yml", "clusters"): {"contents": "read"},
     ("drift.yml", "drift"): {"contents": "read", "issues": "write"},
@@ -191,6 +192,27 @@ def test_every_job_holding_a_token_refuses_bare_repositories_first() -> None:
                 workflow,
                 name,
             )
+
+
+def test_no_job_that_reads_the_pull_requests_files_holds_the_write_token() -> None:
+    doc = load(WORKFLOWS / "plan.yml")
+    for name, job in doc["jobs"].items():
+        reads_pr = any(s.get("with", {}).get("path") == "pr" for s in job.get("steps", []))
+        if reads_pr:
+            assert "write" not in (job.get("permissions") or {}).values(), name
+            for s in job["steps"]:
+                if s.get("uses") == "./base":
+                    assert s["with"]["comment"] == "false", name
+    comment = doc["jobs"]["comment"]
+    assert all(s.get("with", {}).get("path") != "pr" for s in comment["steps"])
+
+
+@pytest.mark.parametrize(("comment", "passes"), [("success", True), ("failure", False)])
+def test_a_failed_comment_fails_the_plan_result(comment: str, passes: bool, tmp_path: Path) -> None:
+    job = load(WORKFLOWS / "plan.yml")["jobs"]["result"]
+    env = {"CHANGES": "success", "PLAN": "success", "FORK": "skipped", "COMMENT": comment}
+    proc, _ = run_script(job["steps"][0]["run"], tmp_path, env, tmp_path)
+    assert (proc.returncode == 0) == passes
 
 
 def test_the_kafka_secrets_are_in_the_steps_that_need_them_only() -> None:
