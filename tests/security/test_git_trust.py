@@ -174,3 +174,19 @@ def test_inherited_git_variables_do_not_redirect_kgitops_git(
     base = cluster_at("main", str(repo / "topics" / "prod"))
     assert base is not None and base.bootstrap_servers == ("kafka-1.internal:9093",)
     assert os.path.isdir(other / ".git")
+
+
+def test_the_label_check_reads_the_checkouts_head_never_a_fake_git_dirs(
+    repo: Path, tmp_path: Path
+) -> None:
+    """The action asked `git -C "$DIR" rev-parse HEAD`: a fake git dir in DIR could name any
+    commit (the approved one) there. `check-label --dir` reads the checkout's own HEAD."""
+    from kgitops.commands.github import _checked_out
+
+    d = repo / "topics" / "prod"
+    real = git(repo, "rev-parse", "HEAD").strip()
+    marker = tmp_path / "PWNED"
+    fake_git_dir(d, marker)
+    (d / "refs" / "heads" / "main").write_text("ab" * 20 + "\n")
+    assert _checked_out(str(d)) == real
+    assert not marker.exists()
