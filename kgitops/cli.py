@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from kgitops import __version__
-from kgitops.errors import KgitopsError, scrub_secrets
+from kgitops.errors import KgitopsError, printable, scrub_secrets
 
 
 def _command_modules() -> list[ModuleType]:
@@ -103,7 +103,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(code)
     except KgitopsError as exc:
         for line in exc.lines():
-            print(scrub_secrets(line), file=sys.stderr)
+            print(printable(scrub_secrets(line)), file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

@@ -26,7 +26,8 @@ boundary: each adapter translates at its edge.
      │         ├── DeletionNotAllowed  delete_topic without --allow-delete
      │         ├── UnsafeReplication   RF below min.insync.replicas
      │         ├── OfflineTarget       a move onto an offline broker
-     │         └── TimeoutTooShort     the plan's ETA exceeds the apply timeout
+     │         ├── TimeoutTooShort     the plan's ETA exceeds the apply timeout
+     │         └── CleartextCredentials  SCRAM credentials over a connection without TLS
      ├── ApplyInProgress              another apply holds the cluster's apply lock
      ├── PartialApply                 apply finished partly (exit 3): outcomes and notes
      │    ├── NothingApplied           apply changed nothing (exit 1)
@@ -49,6 +50,7 @@ boundary: each adapter translates at its edge.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
@@ -57,6 +59,29 @@ from typing import Literal
 Severity = Literal["error", "warning"]
 
 _MAX_REPORTED = 20  # problems a StateFileError shows
+
+
+_CONTROLS = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]"
+)
+
+
+def printable(text: str) -> str:
+    """``text`` on one line of a terminal or a workflow log: every control character (a
+    newline, an escape sequence's ESC) and direction override shown as ``\\xNN`` /
+    ``\\uNNNN``, so a file or topic name cannot add a line, start a workflow command or
+    repaint the terminal (as ``plan.mdescape.visible`` does for a comment)::
+
+        printable("a\\n::error::x\\x1b[2J")  -> 'a\\x0a::error::x\\x1b[2J'
+    """
+    if _CONTROLS.search(text) is None:
+        return text
+    return _CONTROLS.sub(
+        lambda m: (
+            f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}"
+        ),
+        text,
+    )
 
 
 @dataclass(frozen=True, order=True, slots=True)
@@ -68,7 +93,7 @@ class Mark:
     col: int = 1
 
     def __str__(self) -> str:
-        return f"{self.path}:{self.line}:{self.col}"
+        return f"{printable(self.path)}:{self.line}:{self.col}"
 
 
 @dataclass(frozen=True, order=True, slots=True)
@@ -83,7 +108,7 @@ class Diagnostic:
     message: str
 
     def __str__(self) -> str:
-        return f"{self.mark}: {self.severity}: {self.message}"
+        return f"{self.mark}: {self.severity}: {printable(self.message)}"
 
     @property
     def is_error(self) -> bool:
@@ -240,6 +265,11 @@ class OfflineTarget(UnsafePlan):
 class TimeoutTooShort(UnsafePlan):
     """The plan's reassignments take longer than apply may wait: at the timeout apply would
     cancel the moves in flight and throw their copying away."""
+
+
+class CleartextCredentials(UnsafePlan):
+    """The plan writes SCRAM credentials (upsert_user) over a connection without TLS and
+    cluster.yaml does not say so (security.allowCleartextCredentials)."""
 
 
 class ApplyInProgress(KgitopsError):

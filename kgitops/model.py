@@ -166,6 +166,12 @@ class SecuritySpec:
     sasl: SaslSpec | None = None
     ssl: SslSpec | None = None
     allow_plaintext_password: bool = False  # SASL PLAIN over SASL_PLAINTEXT: a choice, said
+    allow_cleartext_credentials: bool = False  # SCRAM credentials written without TLS: said
+
+    @property
+    def tls(self) -> bool:
+        """Whether the connection is encrypted (SSL or SASL_SSL)."""
+        return self.protocol in ("SSL", "SASL_SSL")
 
 
 @dataclass(frozen=True, slots=True)

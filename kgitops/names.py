@@ -27,6 +27,17 @@ THROTTLE_FOLLOWER_RATE = "follower.replication.throttled.rate"
 THROTTLE_LEADER_REPLICAS = "leader.replication.throttled.replicas"
 THROTTLE_FOLLOWER_REPLICAS = "follower.replication.throttled.replicas"
 
+#: The per-broker dynamic configs a cluster state keeps (so snapshots and plan JSON hold no
+#: other): the throttle rates apply sets, and the broker-level values topics inherit.
+STATE_BROKER_CONFIGS = frozenset(
+    {
+        THROTTLE_LEADER_RATE,
+        THROTTLE_FOLLOWER_RATE,
+        "min.insync.replicas",
+        "unclean.leader.election.enable",
+    }
+)
+
 #: The topic configs apply manages around a reassignment.
 THROTTLED_REPLICAS_CONFIGS = frozenset({THROTTLE_LEADER_REPLICAS, THROTTLE_FOLLOWER_REPLICAS})
 

@@ -30,6 +30,7 @@ from collections.abc import Iterable, Mapping
 
 from kgitops.errors import KgitopsError
 from kgitops.files import read_json, write_atomic
+from kgitops.gitrepo import checkout_root, run_git
 
 FORMAT = "kgitops-moves/v1"
 JOURNAL = os.path.join(".kgitops", "moves.json")
@@ -129,22 +130,23 @@ class MoveJournal:
                 self.notes.append(note)
 
 
-_C = {"LC_ALL": "C", "LANGUAGE": "C"}  # git's messages untranslated
-
-
-def _git_ls_files(directory: str, *args: str) -> subprocess.CompletedProcess[str]:
-    """``git ls-files ARGS`` in ``directory``: never prompting, taking no lock, in English,
-    at most 30 s (OSError, FileNotFoundError or TimeoutExpired as subprocess raises them)."""
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", **_C}
-    return subprocess.run(
-        ["git", "ls-files", *args],
-        cwd=directory,
-        capture_output=True,
-        text=True,
-        timeout=30,
-        env=env,
-        check=False,
-    )
+def _git_ls_files(directory: str, path: str, *args: str) -> tuple[int, str, str] | None:
+    """``git ls-files ARGS -- PATH`` (``path`` relative to ``directory``) on the checkout
+    holding ``directory`` (``kgitops.gitrepo``: never git started in the folder itself, which a
+    pull request may have shaped as a git directory with its own index): (status, stdout
+    relative to ``directory``, stderr), or None when ``directory`` is in no checkout. OSError
+    (FileNotFoundError: no git) and TimeoutExpired as subprocess raises them."""
+    root = checkout_root(directory)
+    if root is None:
+        return None
+    rel = os.path.relpath(os.path.join(os.path.realpath(directory), path), root)
+    done = run_git(root, ["ls-files", *args, "--", rel.replace(os.sep, "/")], timeout=30)
+    out = done.stdout.decode("utf-8", "replace")
+    base = os.path.relpath(os.path.realpath(directory), root).replace(os.sep, "/")
+    if base != ".":
+        prefix = base + "/"
+        out = "\0".join(p[len(prefix) :] if p.startswith(prefix) else p for p in out.split("\0"))
+    return done.returncode, out, done.stderr.decode("utf-8", "replace")
 
 
 def tracked_by_git(directory: str, path: str) -> bool | str:
@@ -152,24 +154,27 @@ def tracked_by_git(directory: str, path: str) -> bool | str:
     ``directory`` not in a git repository, or no git), or why git could not tell (then the
     file is treated as tracked: the safe side)."""
     try:
-        done = _git_ls_files(directory, "--error-unmatch", "--", path)
+        done = _git_ls_files(directory, path, "--error-unmatch")
     except FileNotFoundError:
         return False
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"git ls-files failed: {type(exc).__name__}"
-    if done.returncode == 0:
-        return True
-    if "did not match any file" in done.stderr or "not a git repository" in done.stderr:
+    if done is None:
         return False
-    return f"git ls-files exited with status {done.returncode}"
+    status, _, err = done
+    if status == 0:
+        return True
+    if "did not match any file" in err or "not a git repository" in err:
+        return False
+    return f"git ls-files exited with status {status}"
 
 
 def tracked_records(directory: str) -> list[str]:
     """The files under ``directory``/.kgitops/ that git tracks (none outside a repository)."""
     try:
-        done = _git_ls_files(directory, "-z", "--", ".kgitops")
+        done = _git_ls_files(directory, ".kgitops", "-z")
     except (OSError, subprocess.TimeoutExpired):
         return []
-    if done.returncode != 0:
+    if done is None or done[0] != 0:
         return []
-    return [os.path.join(directory, p) for p in done.stdout.split("\0") if p]
+    return [os.path.join(directory, p) for p in done[1].split("\0") if p]

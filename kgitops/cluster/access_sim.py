@@ -22,6 +22,7 @@ A credential is stored as Kafka stores it (salt, iterations, stored key), plus t
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from kgitops.access import (
     CLUSTER_RESOURCE,
@@ -58,10 +59,17 @@ class AccessStore:
             e: dict(v) for e, v in state.quotas.items() if v
         }
 
-    def state(self) -> AccessState:
+    def state(self, *, reported: bool = False) -> AccessState:
+        """The access state; ``reported`` (what describe answers): without each credential's
+        salt and stored key, which Kafka's DescribeUserScramCredentials never returns (so no
+        snapshot or plan JSON holds them)."""
+        users = {
+            k: replace(c, salt="", stored_key="") if reported else c
+            for k, c in sorted(self.users.items())
+        }
         return AccessState(
             frozenset(self.acls),
-            dict(sorted(self.users.items())),
+            users,
             {e: dict(v) for e, v in sorted(self.quotas.items()) if v},
         )
 

@@ -328,10 +328,35 @@ def status(directory: str = DEFAULT_DIR) -> LocalStatus:
     return LocalStatus(running, healthy, pid, port, log_path if isinstance(log_path, str) else None)
 
 
+def _symlinked(directory: str) -> str | None:
+    """The first folder of ``directory`` below the current folder (``.kgitops``, then
+    ``.kgitops/local``; only the folder itself when it is elsewhere) that is a symlink, or
+    None."""
+    here = os.path.abspath(directory)
+    cwd = os.getcwd()
+    rel = os.path.relpath(here, cwd)
+    if rel == os.curdir or rel.startswith(os.pardir):
+        return directory if os.path.islink(here) else None
+    path = cwd
+    for part in rel.split(os.sep):
+        path = os.path.join(path, part)
+        if os.path.islink(path):
+            return os.path.relpath(path, cwd)
+    return None
+
+
 def up(
     directory: str = DEFAULT_DIR, port: int = DEFAULT_PORT, timeout: float = 20.0
 ) -> LocalStatus:
-    """Start the local broker in the background (idempotent when it already runs there)."""
+    """Start the local broker in the background (idempotent when it already runs there).
+    A state folder reached through a symlink (a committed ``.kgitops -> /somewhere``) is
+    refused: the log and broker.json would be written wherever it points."""
+    linked = _symlinked(directory)
+    if linked is not None:
+        raise LocalBrokerError(
+            f"{linked} is a symlink: the local broker's state folder {directory} must be a "
+            "real folder (remove the link, or pass --dir)"
+        )
     current = status(directory)
     if current.running:
         if current.port != port:

@@ -68,7 +68,7 @@ from kgitops.model import (
     TopicPartition,
     TopicState,
 )
-from kgitops.names import KAFKA_METADATA_TOPIC, STATE_FORMAT
+from kgitops.names import KAFKA_METADATA_TOPIC, STATE_BROKER_CONFIGS, STATE_FORMAT
 
 UNCLEAN = "unclean.leader.election.enable"
 #: Kafka's defaults for the broker-level configs topics inherit (a state file's
@@ -413,11 +413,11 @@ class SimulatedCluster:
             reassignments=moves,
             cluster_id=self.cluster_id,
             controller_id=min(self.online) if self.online else None,
-            broker_configs={b: dict(c) for b, c in self.broker_configs.items() if c},
+            broker_configs=_kept(self.broker_configs, every=not reported),
             broker_defaults={**KAFKA_DEFAULTS, **self.broker_defaults}
             if reported
             else dict(self.broker_defaults),
-            access=self.access.state(),
+            access=self.access.state(reported=reported),
             groups=self.groups.state(self._counts()),
         )
 
@@ -847,7 +847,9 @@ class SimulatedCluster:
 
     @_operation
     def describe_scram_users(self) -> Mapping[tuple[str, str], ScramCredential]:
-        return dict(self.access.users)
+        # as Kafka's DescribeUserScramCredentials: mechanism and iterations, never the
+        # salt or stored key (kept in the simulated cluster's own file only)
+        return dict(self.access.state(reported=True).users)
 
     @_operation
     def upsert_scram_users(self, upserts: Sequence[ScramUpsert]) -> Results:
@@ -1000,3 +1002,14 @@ class SimulatedCluster:
         if broker.online == online:
             raise ClusterError(f"broker {broker_id} is already {'online' if online else 'offline'}")
         self.brokers[broker_id] = Broker(broker.id, broker.rack, online)
+
+
+def _kept(configs: Mapping[int, Mapping[str, str]], *, every: bool) -> dict[int, dict[str, str]]:
+    """Per broker, its dynamic configs: ``every`` one (the simulated cluster's own file), or
+    as describe reports them to a plan or snapshot, only ``STATE_BROKER_CONFIGS`` (as the
+    Kafka adapter keeps them)."""
+    out = {
+        b: {k: v for k, v in c.items() if every or k in STATE_BROKER_CONFIGS}
+        for b, c in configs.items()
+    }
+    return {b: c for b, c in out.items() if c}

@@ -15,7 +15,7 @@ from kgitops.errors import ConnectionChanged, KgitopsError, PlanError, SpecError
 from kgitops.model import ClusterSpec, ClusterState, TopicSpec
 from kgitops.perf import paused_gc
 from kgitops.plan.access_diff import needed_parts, wants_access, with_access
-from kgitops.plan.connection import connection_changes
+from kgitops.plan.connection import connection_changes, credentials_in_clear
 from kgitops.plan.diff import compute_plan
 from kgitops.plan.identity import check_cluster_id
 from kgitops.plan.value import Finding, Plan, PlanWarning
@@ -138,15 +138,15 @@ def _plan_directory(
                 f"{committed[0]}: .kgitops/ is kgitops' local record of this checkout and must "
                 "not be committed (apply ignores it): git rm --cached it"
             )
-        from kgitops.commands._gitbase import tls_contents
+        from kgitops.commands._gitbase import connection_contents
 
         findings = tuple(
             connection_changes(
                 base.cluster,
                 cluster,
                 base=base.ref,
-                old_contents=tls_contents(base.cluster, base.ref),
-                new_contents=tls_contents(cluster),
+                old_contents=connection_contents(base.cluster, base.ref),
+                new_contents=connection_contents(cluster),
             )
         )
         if findings and state is None and not base.allow:
@@ -181,7 +181,7 @@ def _plan_directory(
         allow_retention_drop=allow_retention_drop,
     )
     if access:
-        plan = with_access(plan, specs.access, state, cluster)
+        plan = credentials_in_clear(with_access(plan, specs.access, state, cluster), cluster)
     if locked:
         require_fresh(lock, new_lock, directory)
     if analyse_keys:

@@ -15,7 +15,7 @@ import sys
 from typing import Any
 
 from kgitops.commands._units import seconds
-from kgitops.errors import KgitopsError, PlanError
+from kgitops.errors import KgitopsError, PlanError, printable
 
 NAME = "apply"
 HELP = "apply a plan to the cluster: batched, throttled, verified (exit 3 when partly done)"
@@ -221,7 +221,7 @@ def apply_with(
         ]
         if args.dry_run or args.no_wait or not ours:
             for note in journal.notes:
-                print(note, file=sys.stderr)
+                print(printable(note), file=sys.stderr)
             print(f"No changes. Cluster {plan.cluster!r} matches the plan.")
             return 0
         # nothing to change, but moves a --no-wait apply left running: finish them
@@ -240,7 +240,7 @@ def apply_with(
             dry_run=True,
             journal=journal,
         )
-        print("\n".join(report.lines()))
+        print("\n".join(printable(line) for line in report.lines()))
         return 0
     if plan.has_changes:
         require_access_support(plan, admin)  # before the plan is shown and confirmed
@@ -258,5 +258,5 @@ def apply_with(
         journal=journal,
         record=ThrottleRecord(cluster),
     )
-    print("\n".join(report.lines()))
+    print("\n".join(printable(line) for line in report.lines()))
     return 0

@@ -16,6 +16,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from kgitops.errors import printable
+
 NAME = "explain"
 HELP = "show each effective value of a topic and where it came from (topic, profile, defaults)"
 
@@ -61,14 +63,14 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(out, indent=2))
         return 0
     head = f"{topic.name}  {topic.mark}"
-    print(head + (f"  profile {topic.profile}" if topic.profile else ""))
+    print(printable(head + (f"  profile {topic.profile}" if topic.profile else "")))
     width = max(len(r.path) for r in rows)
     value_width = max(len(r.value) for r in rows)
     origin_width = max(len(r.origin) for r in rows)
     for r in rows:
         where = "" if r.where is None else str(r.where)
         line = f"  {r.path:<{width}}  {r.value:<{value_width}}  {r.origin:<{origin_width}}  {where}"
-        print(line.rstrip())
+        print(printable(line.rstrip()))
     if not args.all:
         print("every other config: the broker's (--all lists them with Kafka's defaults)")
     return 0

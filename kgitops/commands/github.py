@@ -139,6 +139,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "the approval must be of it, and the pull request's head must still be it",
     )
     k.add_argument(
+        "--dir",
+        metavar="DIR",
+        help="the cluster folder planned: the checkout holding it must be at --head-sha "
+        "(read with kgitops' own git call, never git started in DIR)",
+    )
+    k.add_argument(
         "--label",
         default=CONNECTION_LABEL,
         help=f"the label (default: {CONNECTION_LABEL})",
@@ -317,6 +323,13 @@ def _comment(args: argparse.Namespace) -> int:
             "left out" + ("" if args.artifact_url else " (pass --artifact-url to link the rest)"),
             file=sys.stderr,
         )
+    if result.foreign:
+        ids = ", ".join(str(i) for i in result.foreign)
+        print(
+            f"warning: comments {ids} carry the marker {args.marker!r} but another account "
+            "wrote them: left alone (kgitops edits only its own comments)",
+            file=sys.stderr,
+        )
     if result.duplicates:
         ids = ", ".join(str(i) for i in result.duplicates)
         print(
@@ -348,6 +361,14 @@ def _check_label(args: argparse.Namespace) -> int:
             "SHA the workflow plans (40 hexadecimal digits: github.event.pull_request.head.sha)"
         )
     where = f"the label {label!r} on {repo}#{args.pr}"
+    if args.dir is not None:
+        planned = _checked_out(args.dir)
+        if planned is None or planned.lower() != args.head_sha.lower():
+            raise GitHubError(
+                f"{where} does not count: {one_line(args.dir, 200)} is a checkout of "
+                f"{planned or 'no commit'}, not of the pull request's head {args.head_sha}; "
+                "check out github.event.pull_request.head.sha"
+            )
     token = os.environ.get("GITHUB_TOKEN", "").strip()
     if not token:
         raise GitHubError(
@@ -363,6 +384,23 @@ def _check_label(args: argparse.Namespace) -> int:
     return 0
 
 
+def _checked_out(directory: str) -> str | None:
+    """The commit checked out in the checkout holding ``directory`` (``kgitops.gitrepo``)."""
+    import subprocess
+
+    from kgitops.gitrepo import checkout_root, run_git
+
+    root = checkout_root(directory)
+    if root is None:
+        return None
+    try:
+        done = run_git(root, ["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    sha = done.stdout.decode("ascii", "replace").strip()
+    return sha if done.returncode == 0 and sha else None
+
+
 def _check_plan(args: argparse.Namespace) -> int:
     from kgitops.commands._review import verify_saved_plan
     from kgitops.commands.apply import cluster_dir_of, read_plan
@@ -372,7 +410,7 @@ def _check_plan(args: argparse.Namespace) -> int:
     state = verify_saved_plan(args.plan, plan, directory)
     findings = [f.message for f in plan.findings if f.code == "CONNECTION_CHANGED"]
     if args.base:
-        from kgitops.commands._gitbase import cluster_at, tls_contents
+        from kgitops.commands._gitbase import cluster_at, connection_contents
         from kgitops.commands.apply import load_cluster
         from kgitops.plan.connection import connection_changes
 
@@ -384,8 +422,8 @@ def _check_plan(args: argparse.Namespace) -> int:
                 old,
                 new,
                 base=args.base,
-                old_contents=tls_contents(old, args.base),
-                new_contents=tls_contents(new),
+                old_contents=connection_contents(old, args.base),
+                new_contents=connection_contents(new),
             )
         ]
     if findings and not args.allow_connection_change:

@@ -24,6 +24,7 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
+from kgitops.errors import printable
 from kgitops.names import KAFKA_INTERNAL_TOPICS, is_internal_topic
 
 if TYPE_CHECKING:
@@ -142,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
         text = topic_yaml(a, specs.cluster.name)
         path = os.path.join(args.dir, file_name(n))
         if args.dry_run:
-            sys.stdout.write(f"--- {path}\n{text}")
+            sys.stdout.write(f"--- {printable(path)}\n{text}")
         else:
             try:
                 write_atomic(path, text, root=args.dir)
@@ -202,9 +203,10 @@ def _finish(
         with open(path, "x", encoding="utf-8") as fh:
             fh.write(text)
     elif text:
-        sys.stdout.write(f"--- {path}\n{text}")
+        sys.stdout.write(f"--- {printable(path)}\n{text}")
     if note:
-        print(note, file=sys.stdout if not args.dry_run else sys.stderr)
+        shown = "\n".join(printable(line) for line in note.split("\n"))
+        print(shown, file=sys.stdout if not args.dry_run else sys.stderr)
     _record_cluster_id(args, cluster, state)
 
 
@@ -329,15 +331,18 @@ def _report(adoptions: dict[str, Adoption], plan: Plan, args: argparse.Namespace
             "static": "assignment listed in the file (placement: static)",
         }[a.stage]
         print(
-            f"  {name}: {a.spec.partitions} partition(s), RF {a.spec.replication_factor}; {how}",
+            printable(
+                f"  {name}: {a.spec.partitions} partition(s), RF {a.spec.replication_factor}; "
+                + how
+            ),
             file=out,
         )
         for note in a.notes:
-            print(f"    note: {note}", file=out)
+            print(f"    note: {printable(note)}", file=out)
     left = [action for action in plan.actions if action.topic in adoptions]
     if left:
         print("the next plan still has for the imported topics:", file=out)
         for action in left:
-            print(f"  {action.symbol} {action.kind} {action.topic}", file=out)
+            print(printable(f"  {action.symbol} {action.kind} {action.topic}"), file=out)
     else:
         print("the next plan has no change for them", file=out)

@@ -15,7 +15,7 @@ import os
 import re
 import sys
 
-from kgitops.errors import Diagnostic, KgitopsError, LockError, Mark
+from kgitops.errors import Diagnostic, KgitopsError, LockError, Mark, printable
 from kgitops.model import Broker
 
 NAME = "validate"
@@ -145,8 +145,8 @@ def _github(d: Diagnostic) -> str:
 
     level = "error" if d.is_error else "warning"
     return (
-        f"::{level} file={escape(d.mark.path, prop=True)},line={d.mark.line},"
-        f"col={d.mark.col},title=kgitops validate::{escape(d.message)}"
+        f"::{level} file={escape(printable(d.mark.path), prop=True)},line={d.mark.line},"
+        f"col={d.mark.col},title=kgitops validate::{escape(printable(d.message))}"
     )
 
 

@@ -2,8 +2,10 @@
 
 It does one job for the GitOps workflows: keep exactly one pull-request comment per marker
 up to date. The comment carries a hidden HTML marker (``<!-- kgitops:plan-prod -->``); a run
-finds the comment with that marker and edits it in place, or creates it, so a pull request
-pushed ten times shows one plan comment, not ten::
+finds the comment with that marker *that the token's own identity wrote* (``GET /user``, or
+``github-actions[bot]`` for a workflow's GITHUB_TOKEN) and edits it in place, or creates it,
+so a pull request pushed ten times shows one plan comment, not ten; a marked comment someone
+else wrote is never edited (a marker is text anyone can copy)::
 
     client = GitHubClient(token, "https://api.github.com")
     upsert_comment(client, "acme/topics", 42, plan_markdown, marker="plan-prod")
@@ -167,6 +169,7 @@ class Comment:
     id: int
     body: str
     url: str
+    author: str | None = None  # the login that wrote it (None: a deleted account)
 
 
 @dataclass(frozen=True)
@@ -174,6 +177,17 @@ class Issue:
     number: int
     body: str
     url: str
+    author: str | None = None
+
+
+APP_LOGIN = "github-actions[bot]"
+"""Who writes with a workflow's GITHUB_TOKEN: an installation token, for which GitHub answers
+``GET /user`` with 403 (Resource not accessible by integration)."""
+
+
+def same_login(a: str | None, b: str) -> bool:
+    """Whether login ``a`` is ``b`` (GitHub logins are case-insensitive)."""
+    return a is not None and a.lower() == b.lower()
 
 
 @dataclass(frozen=True)
@@ -193,6 +207,7 @@ class CommentResult:
     truncated: bool = False
     lines_left_out: int = 0
     duplicates: tuple[int, ...] = ()
+    foreign: tuple[int, ...] = ()  # marked comments another identity wrote: left alone
 
 
 @dataclass(frozen=True)
@@ -288,6 +303,22 @@ class GitHubClient:
         return f"GitHubClient({self.api_url!r})"
 
     # -- the REST calls kgitops needs ---------------------------------------------------------
+
+    def identity(self) -> str:
+        """The login the token writes as: ``GET /user``'s, or ``github-actions[bot]`` when
+        GitHub answers that an installation token (a workflow's GITHUB_TOKEN) may not read
+        it. Only what this identity wrote is ever edited (a marker anyone can copy)."""
+        what = "asking GitHub who the token is (GET /user)"
+        url = f"{self.api_url}/user"
+        resp = self._send("GET", url, None, what=what)
+        if resp.status == 403 and self._rate_limit_wait(resp) is None:
+            return APP_LOGIN
+        if not 200 <= resp.status < 300:
+            resp = self._request("GET", url, what=what, need="a token GitHub accepts")
+        login = resp.data.get("login") if isinstance(resp.data, dict) else None
+        if not isinstance(login, str) or not login:
+            raise GitHubError(f"{what}: GitHub's answer has no login")
+        return login
 
     def list_comments(self, repo: str, pr: int) -> Iterator[Comment]:
         """Every comment of pull request ``pr`` (its issue comments), following pagination."""
@@ -631,9 +662,20 @@ def _message(data: Any) -> str:
     return one_line(data) if isinstance(data, str) else ""
 
 
+def _author(item: Any) -> str | None:
+    user = item.get("user") if isinstance(item, dict) else None
+    login = user.get("login") if isinstance(user, dict) else None
+    return login if isinstance(login, str) else None
+
+
 def _comment(item: Any, what: str) -> Comment:
     try:
-        return Comment(int(item["id"]), str(item.get("body") or ""), str(item.get("html_url", "")))
+        return Comment(
+            int(item["id"]),
+            str(item.get("body") or ""),
+            str(item.get("html_url", "")),
+            _author(item),
+        )
     except (KeyError, TypeError, ValueError):
         raise GitHubError(f"{what}: GitHub's answer is not a comment") from None
 
@@ -685,7 +727,10 @@ def _review(item: Any, what: str) -> Review:
 def _issue(item: Any, what: str) -> Issue:
     try:
         return Issue(
-            int(item["number"]), str(item.get("body") or ""), str(item.get("html_url", ""))
+            int(item["number"]),
+            str(item.get("body") or ""),
+            str(item.get("html_url", "")),
+            _author(item),
         )
     except (KeyError, TypeError, ValueError):
         raise GitHubError(f"{what}: GitHub's answer is not an issue") from None
@@ -741,35 +786,50 @@ def upsert_comment(
     marker: str = "plan",
     artifact_url: str | None = None,
 ) -> CommentResult:
-    """Create or update the one comment carrying ``marker``; never a second one.
+    """Create or update the one comment carrying ``marker`` that the token's own identity
+    wrote (``GitHubClient.identity``); never a second one.
 
-    The oldest marked comment is the one kept up to date; an identical body is not re-sent.
+    The oldest such comment is the one kept up to date; an identical body is not re-sent. A
+    comment carrying the marker that someone else wrote (anyone who can comment can copy a
+    marker, to receive the plan and then edit it) is never edited: it is listed in
+    ``foreign`` and, if it is the only one, a new comment is made.
     """
     check_repo(repo)
     if pr < 1:
         raise GitHubError(f"invalid pull request number {pr}")
     body = compose_body(text, marker, artifact_url=artifact_url)
     marked = find_marked(client.list_comments(repo, pr), marker)
+    me = client.identity() if marked else ""  # asked only when there is a comment to edit
+    foreign = tuple(c.id for c in marked if not same_login(c.author, me))
+    marked = [c for c in marked if same_login(c.author, me)]
     cut, left = body.truncated, body.lines_left_out
     if not marked:
         created = client.create_comment(repo, pr, body.text)
-        return CommentResult("created", created, truncated=cut, lines_left_out=left)
+        return CommentResult("created", created, cut, left, foreign=foreign)
     first, dupes = marked[0], tuple(c.id for c in marked[1:])
     if first.body.replace("\r\n", "\n") == body.text:
-        return CommentResult("unchanged", first, cut, left, dupes)
+        return CommentResult("unchanged", first, cut, left, dupes, foreign)
     updated = client.update_comment(repo, first.id, body.text)
-    return CommentResult("updated", updated, cut, left, dupes)
+    return CommentResult("updated", updated, cut, left, dupes, foreign)
+
+
+def _own_marked(client: GitHubClient, repo: str, marker: str, label: str) -> list[Issue]:
+    """The open issues labelled ``label`` carrying ``marker`` that the token's identity
+    opened (an issue anyone opened with the marker and label is never edited or closed)."""
+    tag = marker_tag(marker)
+    found = [i for i in client.list_open_issues(repo, label) if tag in i.body]
+    me = client.identity() if found else ""
+    return [i for i in found if same_login(i.author, me)]
 
 
 def upsert_issue(
     client: GitHubClient, repo: str, text: str, *, marker: str, title: str, label: str
 ) -> IssueResult:
     """Open, or update in place, the one open issue carrying ``marker`` (the drift issue of a
-    cluster): never a second one while the first is open."""
+    cluster) that the token's identity opened: never a second one while the first is open."""
     check_repo(repo)
     body = compose_body(text, marker)
-    tag = marker_tag(marker)
-    found = [i for i in client.list_open_issues(repo, label) if tag in i.body]
+    found = _own_marked(client, repo, marker, label)
     if not found:
         created = client.create_issue(repo, title, body.text, [label])
         return IssueResult("created", (created.number,))
@@ -783,10 +843,10 @@ def upsert_issue(
 def close_issues(
     client: GitHubClient, repo: str, text: str, *, marker: str, label: str
 ) -> IssueResult:
-    """Close every open issue carrying ``marker``, saying why (``text``) in a comment."""
+    """Close every open issue carrying ``marker`` that the token's identity opened, saying
+    why (``text``) in a comment."""
     check_repo(repo)
-    tag = marker_tag(marker)
-    found = [i for i in client.list_open_issues(repo, label) if tag in i.body]
+    found = _own_marked(client, repo, marker, label)
     for issue in found:
         client.create_comment(repo, issue.number, compose_body(text, marker).text)
         client.update_issue(repo, issue.number, state="closed", state_reason="completed")

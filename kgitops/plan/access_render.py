@@ -20,6 +20,20 @@ from kgitops.plan.access_actions import AlterQuota
 from kgitops.plan.mdescape import md_code, md_text
 
 MARKDOWN_ROWS = 200
+"""Rows of the ACL table; the rest is counted and left to the JSON plan. A grant to anyone
+(principal ``*`` or ``User:*``, host or resource ``*``) or on the cluster resource is never
+among the rest: those rows come first, all of them, however many."""
+
+
+def wide(acl: Mapping[str, Any]) -> bool:
+    """Whether an ACL binding reaches further than one principal's named resource: anyone
+    (``*``, ``User:*``), any resource name ``*``, or the cluster resource itself."""
+    return (
+        acl.get("principal") in ("*", "User:*")
+        or str(acl.get("principal", "")).endswith(":*")
+        or acl.get("name") == "*"
+        or acl.get("resourceType") == "cluster"
+    )
 
 
 def markdown_section(actions: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -35,7 +49,10 @@ def markdown_section(actions: Sequence[Mapping[str, Any]]) -> list[str]:
             "| | principal | permission | operation | resource | pattern | host | from |",
             "|---|---|---|---|---|---|---|---|",
         ]
-        for a in acls[:MARKDOWN_ROWS]:
+        first = [a for a in acls if wide(a["acl"])]
+        rest = [a for a in acls if not wide(a["acl"])]
+        shown = first + rest[: max(0, MARKDOWN_ROWS - len(first))]
+        for a in shown:
             acl = a["acl"]
             sym = "+" if a["type"] == "create_acl" else "-"
             src = a.get("source") or ("not in git" if sym == "-" else "")
@@ -45,8 +62,8 @@ def markdown_section(actions: Sequence[Mapping[str, Any]]) -> list[str]:
                 f"{md_code(acl['name'])} | {md_text(acl['patternType'])} | "
                 f"{md_code(acl['host'])} | {md_text(src)} |"
             )
-        if len(acls) > MARKDOWN_ROWS:
-            out.append(f"\n... {len(acls) - MARKDOWN_ROWS} more ACL change(s) in the JSON plan")
+        if len(acls) > len(shown):
+            out.append(f"\n... {len(acls) - len(shown)} more ACL change(s) in the JSON plan")
         out.append("")
     for a in users:
         out.append(

@@ -18,9 +18,11 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
+from dataclasses import replace
 
+from kgitops.errors import CleartextCredentials
 from kgitops.model import ClusterSpec
-from kgitops.plan.value import Finding
+from kgitops.plan.value import Finding, Plan, PlanWarning
 
 CONNECTION_CHANGED = "CONNECTION_CHANGED"
 
@@ -42,7 +44,10 @@ def connection_settings(
 
     ``contents``: what each TLS file named holds (``caFile`` -> ``sha256 <hex>``, read by the
     caller), shown as ``security.ssl.caFile content``: the same path with other bytes (another
-    CA) is a change of where kgitops' trust goes."""
+    CA) is a change of where kgitops' trust goes; ``tokenCommand`` (each file inside the
+    repository the command runs or names, with its digest) is shown as
+    ``security.sasl.tokenCommand content``: a pull request that edits the committed script
+    changes what runs with the credentials."""
     sec = cluster.security
     sasl, ssl, sim = sec.sasl, sec.ssl, cluster.simulated
     d = cluster.directory
@@ -52,6 +57,7 @@ def connection_settings(
         "bootstrapServers": ", ".join(cluster.bootstrap_servers) or None,
         "security.protocol": sec.protocol,
         "security.allowPlaintextPassword": "true" if sec.allow_plaintext_password else None,
+        "security.allowCleartextCredentials": ("true" if sec.allow_cleartext_credentials else None),
         "security.sasl.mechanism": sasl.mechanism if sasl else None,
         "security.sasl.usernameEnv": sasl.username_env if sasl else None,
         "security.sasl.passwordEnv": sasl.password_env if sasl else None,
@@ -80,6 +86,8 @@ def connection_settings(
         for field in TLS_FIELDS:
             if getattr(ssl, _ATTR[field]) is not None:
                 out[f"security.ssl.{field} content"] = contents.get(field)
+    if contents is not None and sasl is not None and sasl.token_command:
+        out["security.sasl.tokenCommand content"] = contents.get("tokenCommand")
     return out
 
 
@@ -125,3 +133,39 @@ def connection_changes(
             ),
         )
     return out
+
+
+CLEARTEXT_CREDENTIALS = "CLEARTEXT_CREDENTIALS"
+
+
+def credentials_in_clear(plan: Plan, cluster: ClusterSpec) -> Plan:
+    """The rule on SCRAM credentials and the wire: AlterUserScramCredentials carries the
+    salted password, enough to log in as that user, so a plan with ``upsert_user`` actions
+    needs a TLS connection (protocol SSL or SASL_SSL). Over PLAINTEXT or SASL_PLAINTEXT it is
+    CleartextCredentials, unless cluster.yaml says ``security.allowCleartextCredentials:
+    true`` (a connection setting): then the plan carries a CLEARTEXT_CREDENTIALS warning
+    saying so. A simulated cluster has no wire: the rule does not apply::
+
+        credentials_in_clear(plan_with_upsert, plaintext_cluster)   # CleartextCredentials
+    """
+    users = [a for a in plan.actions if a.kind == "upsert_user"]
+    sec = cluster.security
+    if not users or cluster.simulated is not None or sec.tls:
+        return plan
+    names = [str(getattr(a, "name", "")) for a in users]
+    said = (
+        f"upsert_user writes SCRAM credentials (the salted password, enough to log in as the "
+        f"user) over protocol {sec.protocol}, without TLS"
+    )
+    if not sec.allow_cleartext_credentials:
+        raise CleartextCredentials(
+            f"{said}: use protocol SSL or SASL_SSL, or set security.allowCleartextCredentials: "
+            "true in cluster.yaml to say that is intended",
+            [f"upsert_user {n}" for n in names],
+        )
+    warning = PlanWarning(
+        "",
+        CLEARTEXT_CREDENTIALS,
+        f"{said}, as cluster.yaml allows (security.allowCleartextCredentials): " + ", ".join(names),
+    )
+    return replace(plan, warnings=(*plan.warnings, warning))

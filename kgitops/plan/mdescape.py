@@ -26,6 +26,8 @@ _CONTROL_RE = re.compile(
 )
 _MD_SPECIAL = re.compile(r"([\\`*\[\]!|>])")
 _MENTION = "@<!-- -->"
+_BREAK = "<!-- -->"  # invisible, and enough to stop GitHub's autolinks and references
+_AUTOLINK = re.compile(r"(:(?=//)|\bwww(?=\.)|#(?=\d)|\bGH-(?=\d))", re.I)
 
 
 def _shown(ch: str) -> str:
@@ -52,10 +54,14 @@ def has_control(text: str) -> bool:
 
 
 def md_text(text: object, limit: int | None = None) -> str:
-    """Plain markdown text: no markup, link, image, HTML, table cell break or @mention."""
+    """Plain markdown text: no markup, link, image, HTML, table cell break, @mention,
+    autolink (``https://``, ``www.``) or issue reference (``#12``, ``owner/repo#12``,
+    ``GH-12``): GitHub links those in text on its own, so a name could point reviewers
+    anywhere or ping another repository's issue."""
     s = visible(text, limit)
     s = s.replace("&", "&amp;").replace("<", "&lt;")
     s = _MD_SPECIAL.sub(r"\\\1", s)
+    s = _AUTOLINK.sub(lambda m: m.group(1) + _BREAK, s)
     return s.replace("@", _MENTION)
 
 

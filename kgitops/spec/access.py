@@ -99,6 +99,96 @@ _DELETED_ACCESS = (
 # ------------------------------------------------------------------ ACL documents
 
 
+KGITOPS_OWN_VARIABLES = (
+    "KGITOPS_KAFKA_USERNAME",
+    "KGITOPS_KAFKA_PASSWORD",
+    "KGITOPS_SSL_KEY_PASSWORD",
+    "KGITOPS_KAFKA_TOKEN",
+    "KGITOPS_SECRETS",
+)
+"""The variables the kgitops workflows hold kgitops' own login in, whatever cluster.yaml
+names (the workflows export them to every cluster's job)."""
+
+NOT_SECRETS = frozenset(
+    {
+        "PATH",
+        "HOME",
+        "USER",
+        "LOGNAME",
+        "SHELL",
+        "PWD",
+        "OLDPWD",
+        "LANG",
+        "LANGUAGE",
+        "TERM",
+        "TMPDIR",
+        "TEMP",
+        "TMP",
+        "HOSTNAME",
+        "PYTHONPATH",
+        "VIRTUAL_ENV",
+        "EDITOR",
+        "DISPLAY",
+        "MAIL",
+        "SHLVL",
+        "TZ",
+        "CI",
+    }
+)
+"""System variables that hold no secret: a password taken from them is known to everyone."""
+
+
+def check_own_login(
+    access_docs: Sequence[tuple[str, Document]],
+    own_variables: Sequence[tuple[str, str]],
+    own_principal: str | None,
+    diags: list[Diagnostic],
+) -> None:
+    """A User document may not take over kgitops' own login: named as the principal kgitops
+    logs in as (``own_principal``: the value of its usernameEnv, when set), or taking its
+    password from a variable kgitops logs in with (``own_variables``: (field, name) of
+    cluster.yaml's ``*Env``, plus the workflows' ``KGITOPS_KAFKA_*``), or from a system
+    variable that holds no secret (PATH, HOME ...). Each is an error at its position::
+
+        users.yaml:3:14: error: passwordEnv: KGITOPS_KAFKA_PASSWORD is the variable kgitops
+            logs in with (security.sasl.passwordEnv) ...
+    """
+    own = {name: field for field, name in own_variables}
+    for name in KGITOPS_OWN_VARIABLES:
+        own.setdefault(name, "the kgitops workflows' own credential")
+    for kind, doc in access_docs:
+        if kind != "User":
+            continue
+        env = str(doc.value["passwordEnv"])
+        if env in own:
+            diags.append(
+                Diagnostic(
+                    doc.mark("passwordEnv"),
+                    "error",
+                    f"passwordEnv: {env} is a variable kgitops logs in with ({own[env]}); a "
+                    "User takes its own secret, never kgitops' credential",
+                )
+            )
+        elif env.upper() in NOT_SECRETS:
+            diags.append(
+                Diagnostic(
+                    doc.mark("passwordEnv"),
+                    "error",
+                    f"passwordEnv: {env} is a system variable that holds no secret; name the "
+                    "variable that holds this user's password",
+                )
+            )
+        if own_principal and str(doc.value["name"]) == own_principal:
+            diags.append(
+                Diagnostic(
+                    doc.mark("name"),
+                    "error",
+                    f"user {own_principal!r} is the principal kgitops logs in as; kgitops "
+                    "does not rewrite its own credential (rotate it outside kgitops)",
+                )
+            )
+
+
 def _acl_document(doc: Document, diags: list[Diagnostic]) -> list[AclSpec]:
     v: dict[str, Any] = doc.value
     principal, host = str(v["principal"]), str(v.get("host", "*"))

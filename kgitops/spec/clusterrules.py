@@ -55,6 +55,11 @@ def runner_variable_error(field: str, name: str) -> str:
     )
 
 
+def own_variables(cluster: ClusterSpec) -> list[tuple[str, str]]:
+    """(path in cluster.yaml, variable name) of every variable kgitops logs in with."""
+    return _env_fields(cluster)
+
+
 def _env_fields(cluster: ClusterSpec) -> list[tuple[str, str]]:
     """(path in cluster.yaml, variable name) of every ``*Env`` the cluster file names."""
     sec = cluster.security
@@ -276,6 +281,17 @@ def _check_login(sasl: SaslSpec, protocol: str, doc: Document, out: list[Diagnos
                     f"security.sasl.{field} does not apply to {mech}, which takes {takes}",
                 )
             )
+    program = sasl.token_command[0] if sasl.token_command else None
+    if program is not None and "/" in program and not program.startswith("/"):
+        out.append(
+            _err(
+                doc.mark("security.sasl.tokenCommand.0"),
+                f"security.sasl.tokenCommand: {program!r} is a relative path; the command runs "
+                "from a folder outside the repository, so give a program on PATH or an "
+                "absolute path (a script inside the repository counts by its content as a "
+                "connection setting)",
+            )
+        )
     if mech == "OAUTHBEARER" and given["tokenEnv"] == given["tokenCommand"]:
         out.append(
             _err(

@@ -15,19 +15,14 @@ import os
 
 from kgitops.errors import Diagnostic
 from kgitops.files import inside
+from kgitops.gitrepo import checkout_root
 from kgitops.spec.yamlload import Document, load_file
 
 
 def repository_root(directory: str) -> str:
     """The nearest folder at or above ``directory`` with a ``.git``; else its parent."""
-    here = os.path.realpath(directory)
-    while True:
-        if os.path.exists(os.path.join(here, ".git")):
-            return here
-        parent = os.path.dirname(here)
-        if parent == here:
-            return os.path.dirname(os.path.realpath(directory))
-        here = parent
+    root = checkout_root(directory)
+    return os.path.dirname(os.path.realpath(directory)) if root is None else root
 
 
 def include_problem(directory: str, path: object) -> str | None:

@@ -24,6 +24,7 @@ from typing import Any, cast
 
 from kgitops.access import NO_ACCESS, AccessSpecs
 from kgitops.errors import Diagnostic, Mark, SpecError
+from kgitops.gitrepo import checkout_root, git_dir_problem
 from kgitops.model import (
     PASSWORD_VERSION_TOPIC,
     Broker,
@@ -43,11 +44,13 @@ from kgitops.model import (
 from kgitops.names import THROTTLED_REPLICAS_CONFIGS
 from kgitops.spec import rules as specrules
 from kgitops.spec import schemacheck
-from kgitops.spec.access import ACCESS_KINDS, build_access
+from kgitops.spec.access import ACCESS_KINDS, build_access, check_own_login
+from kgitops.spec.clusterrules import own_variables
 from kgitops.spec.dropstep import DropStep
 from kgitops.spec.include import included_topics
 from kgitops.spec.layers import layered, unused_overrides
 from kgitops.spec.policies import check_policies
+from kgitops.spec.teamaccess import check_team_access
 from kgitops.spec.topic_configs import CONFIGS, check_config
 from kgitops.spec.yamlload import Document, Marks, load_file, load_text
 
@@ -105,9 +108,17 @@ def cluster_dirs(directory: str) -> list[str]:
     return found or [directory]
 
 
+def _is_top(directory: str) -> bool:
+    """Whether ``directory`` is the top of a checkout (its ``.git`` is the checkout's own, the
+    one ``kgitops.gitrepo`` runs git on): no folder above it holds a ``.git``."""
+    return checkout_root(os.path.dirname(os.path.realpath(directory))) is None
+
+
 def spec_files(directory: str, problems: list[Diagnostic] | None = None) -> list[str]:
     """Every YAML file of a cluster folder, sorted, as paths joined to ``directory``.
-    A sub-folder that cannot be read is added to ``problems`` (when given)."""
+    A sub-folder that cannot be read is added to ``problems`` (when given), and so is a
+    folder shaped like a git directory, or holding a ``.git`` (``kgitops.gitrepo``): its files
+    are not read. A ``.git`` counts only at the top of a checkout that is itself the folder."""
 
     def unreadable(exc: OSError) -> None:
         if problems is not None:
@@ -118,6 +129,12 @@ def spec_files(directory: str, problems: list[Diagnostic] | None = None) -> list
 
     out: list[str] = []
     for root, dirs, files in os.walk(directory, onerror=unreadable):
+        problem = git_dir_problem(root, own_checkout=root == directory and _is_top(directory))
+        if problem is not None:
+            if problems is not None:
+                problems.append(Diagnostic(Mark(os.path.normpath(root)), "error", problem))
+            dirs[:] = []
+            continue
         keep = []
         for d in sorted(dirs):
             if d.startswith("."):
@@ -271,6 +288,7 @@ def _build_cluster(doc: Document, directory: str) -> ClusterSpec:
             else None
         ),
         allow_plaintext_password=bool(sec.get("allowPlaintextPassword", False)),
+        allow_cleartext_credentials=bool(sec.get("allowCleartextCredentials", False)),
     )
     re = v.get("reassignment") or {}
     defaults = ReassignmentSettings()
@@ -417,6 +435,15 @@ def _no_gc() -> Iterator[None]:
             gc.enable()
 
 
+def _own_principal(cluster: ClusterSpec) -> str | None:
+    """The user name kgitops logs in as: the value of security.sasl.usernameEnv, when the
+    environment has it (CI holds it; a laptop may not)."""
+    sasl = cluster.security.sasl
+    if sasl is None or not sasl.username_env:
+        return None
+    return os.environ.get(sasl.username_env) or None
+
+
 def load_specs(directory: str, *, brokers: Sequence[Broker] | None = None) -> Specs:
     """Load and check one cluster folder. Never raises on bad input: every problem is in
     ``diagnostics``. ``brokers`` are the known brokers (from a ``--state`` file or the live
@@ -506,8 +533,11 @@ def _load(directory: str, brokers: Sequence[Broker] | None) -> Specs:
     policy: list[tuple[str, Diagnostic]] = []
     if cluster_doc is not None:
         policy = check_policies(cluster_doc, directory, topics, diags)
+        check_team_access(cluster_doc, directory, access_docs, [d for _, d in topic_docs], diags)
         diags.extend(unused_overrides(cluster_doc, [t.name for t, _ in topic_docs]))
     access = build_access(access_docs, [d for _, d in topic_docs], diags)
+    if cluster is not None:
+        check_own_login(access_docs, own_variables(cluster), _own_principal(cluster), diags)
     return Specs(
         directory=directory,
         cluster=cluster,

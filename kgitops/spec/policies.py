@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kgitops.errors import Diagnostic, Mark, Severity
+from kgitops.errors import Diagnostic, Mark, Severity, printable
 from kgitops.model import TopicSpec
 from kgitops.spec.topic_configs import CONFIGS, check_config, readable_config
 from kgitops.spec.yamlload import Document
@@ -298,6 +298,8 @@ def owner_lines(folder_owners: Sequence[tuple[str, Sequence[str]]], cluster_path
             continue
         path = posixpath.join("/", cluster_path, folder_of(folder))
         path = path if path.endswith("/") else path + "/"
-        escaped = re.sub(r"([\\ #])", r"\\\1", path)
-        out.append(f"{escaped} {' '.join(owners)}")
+        # a space, '#' or '\\' escaped as CODEOWNERS reads them; a control character (a
+        # newline would start a rule of the folder's choosing) shown as \\xNN, one line
+        escaped = printable(re.sub(r"([\\ #])", r"\\\1", path))
+        out.append(f"{escaped} {' '.join(printable(o) for o in owners)}")
     return out

@@ -31,7 +31,7 @@ from kgitops.cluster.kafka import access as ka
 from kgitops.cluster.kafka.admin import KafkaAdmin
 from kgitops.cluster.port import ScramUpsert
 from kgitops.errors import AccessUnsupported
-from kgitops.model import ClusterSpec
+from kgitops.model import ClusterSpec, SecuritySpec
 
 TIMEOUT_MS = 1000  # the probes' deadline too (the shorter of the two)
 TOPIC = "apiVersion: kgitops/v1\nkind: Topic\nname: {name}\npartitions: 1\nreplicationFactor: 1\n"
@@ -48,6 +48,7 @@ def _folder(
     (path / "cluster.yaml").write_text(
         "apiVersion: kgitops/v1\nkind: Cluster\nname: local\n"
         f'bootstrapServers: ["{bootstrap}"]\nunmanagedTopics: ignore\n'
+        "security: {allowCleartextCredentials: true}  # a local broker, no wire to tap\n"
         f"requestTimeoutMs: {timeout_ms}\n{extra}"
     )
     (path / "t.yaml").write_text(body)
@@ -61,6 +62,7 @@ def _admin(bootstrap: str, timeout_ms: int = TIMEOUT_MS) -> KafkaAdmin:
             directory=".",
             bootstrap_servers=(bootstrap,),
             request_timeout_ms=timeout_ms,
+            security=SecuritySpec(allow_cleartext_credentials=True),  # a local broker
         )
     )
 

@@ -31,7 +31,7 @@ from kgitops.cluster.kafka.access import MECHANISMS
 from kgitops.cluster.kafka.admin import KafkaAdmin
 from kgitops.cluster.port import ScramUpsert
 from kgitops.errors import ClusterTimeout
-from kgitops.model import ClusterSpec
+from kgitops.model import ClusterSpec, SecuritySpec
 
 TIMEOUT_MS = 2500
 PASSWORD = "correct horse battery staple"
@@ -109,6 +109,7 @@ def _spec(bootstrap: str, topic: str) -> ClusterSpec:
         bootstrap_servers=(bootstrap,),
         request_timeout_ms=TIMEOUT_MS,
         password_version_topic=topic,
+        security=SecuritySpec(allow_cleartext_credentials=True),  # a local broker
     )
 
 
@@ -200,6 +201,7 @@ def _folder(tmp: Path, bootstrap: str, topic: str, version: int, iterations: int
     (tmp / "cluster.yaml").write_text(
         "apiVersion: kgitops/v1\nkind: Cluster\nname: local\n"
         f'bootstrapServers: ["{bootstrap}"]\nunmanagedTopics: ignore\n'
+        "security: {allowCleartextCredentials: true}  # a local broker, no wire to tap\n"
         f"requestTimeoutMs: {TIMEOUT_MS}\npasswordVersionTopic: {topic}\n"
     )
     (tmp / "users.yaml").write_text(

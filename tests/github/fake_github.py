@@ -56,6 +56,10 @@ class FakeGitHub:
         self.failures: list[Failure] = []
         self.requests: list[Request] = []
         self.link_host: str | None = None  # to send a pagination link elsewhere
+        # Who TOKEN writes as: a workflow's GITHUB_TOKEN is github-actions[bot], and GitHub
+        # answers its GET /user with 403; set user_token to answer as a user's token does.
+        self.token_login = "github-actions[bot]"
+        self.user_token = False
         self._next_id = 1000
         self._lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -63,15 +67,18 @@ class FakeGitHub:
 
     # -- test helpers ------------------------------------------------------------------------
 
-    def add_comment(self, repo: str, pr: int, body: str) -> int:
+    def add_comment(self, repo: str, pr: int, body: str, author: str | None = None) -> int:
+        """A comment on ``pr`` written by ``author`` (default: the token's own identity)."""
         with self._lock:
             self._next_id += 1
             cid = self._next_id
+            login = self.token_login if author is None else author
             self.comments.setdefault((repo, pr), []).append(
                 {
                     "id": cid,
                     "body": body,
                     "html_url": f"https://github.test/{repo}/pull/{pr}#c{cid}",
+                    "user": {"login": login, "type": "Bot" if "[bot]" in login else "User"},
                 }
             )
             return cid
@@ -187,6 +194,12 @@ class FakeGitHub:
                     return
                 url = urlsplit(self.path)
                 query = parse_qs(url.query)
+                if url.path == "/user" and self.command == "GET":
+                    if fake.user_token:
+                        self._send(200, {"login": fake.token_login, "type": "User"})
+                    else:
+                        self._send(403, {"message": "Resource not accessible by integration"})
+                    return
                 m = re.fullmatch(r"/repos/([^/]+/[^/]+)/issues/(\d+)/comments", url.path)
                 if m and m.group(1) in fake.repos:
                     repo, pr = m.group(1), int(m.group(2))
@@ -224,6 +237,7 @@ class FakeGitHub:
                         "state": "open",
                         "labels": [{"name": n} for n in body.get("labels", [])],
                         "html_url": f"https://github.test/{m.group(1)}/issues/{number}",
+                        "user": {"login": fake.token_login},
                     }
                     fake.issues.append(issue)
                     self._send(201, issue)

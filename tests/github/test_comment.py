@@ -64,7 +64,7 @@ def test_second_run_updates_the_comment_in_place_and_never_duplicates(
     bodies = github.bodies()
     assert len(bodies) == 1
     assert bodies[0] == "<!-- kgitops:plan -->\n## plan v2\n~ alter_config a\n"
-    assert github.methods() == ["GET", "POST", "GET", "PATCH"]
+    assert github.methods() == ["GET", "POST", "GET", "GET", "PATCH"]  # the list, then GET /user
 
 
 def test_an_unchanged_plan_is_not_sent_again(
@@ -74,7 +74,7 @@ def test_an_unchanged_plan_is_not_sent_again(
     assert comment(github, path, "--pr", "42") == 0
     assert comment(github, path, "--pr", "42") == 0
     assert "unchanged comment" in capsys.readouterr().out
-    assert github.methods() == ["GET", "POST", "GET"]
+    assert github.methods() == ["GET", "POST", "GET", "GET"]
 
 
 def test_each_marker_owns_its_own_comment_and_human_comments_are_left_alone(
@@ -111,7 +111,7 @@ def test_the_marked_comment_is_found_on_a_later_page(
     assert github.bodies()[7] == "<!-- kgitops:plan -->\nnew plan\n"
     assert github.requests[-1].method == "PATCH"
     assert github.requests[-1].path.endswith(f"/issues/comments/{marked}")
-    assert [r.method for r in github.requests].count("GET") == 5
+    assert [r.method for r in github.requests].count("GET") == 6  # 5 pages and GET /user
 
 
 def test_when_several_comments_carry_the_marker_the_oldest_is_updated_and_reported(

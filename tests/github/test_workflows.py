@@ -162,7 +162,8 @@ def test_pull_requests_are_planned_by_the_base_branch_and_forks_offline() -> Non
     doc = load(WORKFLOWS / "plan.yml")
     assert set(doc[True]) == {"pull_request_target"}  # YAML reads the key `on` as True
     for name in ("plan", "plan-fork"):
-        steps = doc["jobs"][name]["steps"]
+        first, *steps = doc["jobs"][name]["steps"]
+        assert first["run"] == "git config --global safe.bareRepository explicit"
         assert steps[0]["with"]["ref"] == "${{ github.event.pull_request.base.sha }}"
         assert steps[0]["with"]["path"] == "base"
         assert steps[1]["with"]["path"] == "pr"
@@ -238,7 +239,8 @@ def test_the_plan_result_check_passes_only_when_every_cluster_planned_cleanly(
     changes: str, plan: str, passes: bool, fork: bool, tmp_path: Path
 ) -> None:
     job = load(WORKFLOWS / "plan.yml")["jobs"]["result"]
-    assert job["if"] == "always()" and job["needs"] == ["changes", "plan", "plan-fork"]
+    assert job["if"] == "always()"
+    assert job["needs"] == ["changes", "plan", "plan-fork", "comment"]
     results = {"PLAN": "skipped", "FORK": plan} if fork else {"PLAN": plan, "FORK": "skipped"}
     proc, _ = run_step(job["steps"][0], tmp_path, {"CHANGES": changes, **results}, tmp_path)
     assert (proc.returncode == 0) == passes
@@ -577,7 +579,7 @@ def test_plan_then_comment_steps_keep_one_comment_on_the_pull_request(
         assert TOKEN not in proc.stdout + proc.stderr
     [body] = github.bodies()
     assert body.startswith("<!-- kgitops:plan-demo -->\n### kgitops plan: `demo`")
-    assert github.methods() == ["GET", "POST", "GET"]  # the second run found it unchanged
+    assert github.methods() == ["GET", "POST", "GET", "GET"]  # found it (GET /user) unchanged
 
 
 STUB = """\

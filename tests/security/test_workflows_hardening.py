@@ -91,8 +91,9 @@ EXPECTED_PERMISSIONS = {
     ("apply.yml", "plan"): {"contents": "read", "pull-requests": "write"},
     ("apply.yml", "apply"): {"contents": "read", "pull-requests": "write"},
     ("plan.yml", "changes"): {"contents": "read"},
-    ("plan.yml", "plan"): {"contents": "read", "pull-requests": "write"},
-    ("plan.yml", "plan-fork"): {"contents": "read", "pull-requests": "write"},
+    ("plan.yml", "plan"): {"contents": "read", "pull-requests": "read"},
+    ("plan.yml", "plan-fork"): {"contents": "read", "pull-requests": "read"},
+    ("plan.yml", "comment"): {"contents": "read", "pull-requests": "write"},
     ("plan.yml", "result"): {},
     ("drift.yml", "clusters"): {"contents": "read"},
     ("drift.yml", "drift"): {"contents": "read", "issues": "write"},
@@ -164,31 +165,69 @@ def test_a_tag_named_main_applies_nothing(tmp_path: Path) -> None:
 
 
 def _map_of(workflow: str) -> dict[str, str]:
-    text = load(WORKFLOWS / workflow)
-    if workflow == "drift.yml":
-        [found] = [s for s in text["jobs"]["clusters"]["steps"] if s.get("id") == "list"]
-        block = re.search(r'map="(.*?)"', found["run"], re.S)
-        assert block is not None
-        return dict(line.split() for line in block.group(1).splitlines() if line.strip())
-    return dict(
-        re.findall(r"^\s*(topics/[\w.-]+)\) echo ([\w.-]+) ;;", changes_step(workflow), re.M)
-    )
+    doc = load(WORKFLOWS / workflow)
+    job, step_id = ("clusters", "list") if workflow == "drift.yml" else ("changes", "changed")
+    [found] = [s for s in doc["jobs"][job]["steps"] if s.get("id") == step_id]
+    return dict(re.findall(r"^\s*(topics/[\w.-]+)\) echo ([\w.-]+) ;;", found["run"], re.M))
 
 
-def test_the_folder_to_environment_map_is_one_fixed_map() -> None:
+def test_the_folder_to_environment_map_is_one_fixed_map_covering_every_example() -> None:
     maps = [_map_of(w) for w in ("plan.yml", "apply.yml", "drift.yml")]
-    assert (
-        maps[0]
-        == maps[1]
-        == maps[2]
-        == {
-            "topics/demo": "demo",
-            "topics/local": "local",
-            "topics/prod": "prod",
-        }
+    shipped = sorted(
+        os.path.relpath(p.parent, ROOT) for p in (ROOT / "topics").glob("*/cluster.y*ml")
     )
+    assert maps[0] == maps[1] == maps[2] == {d: d.split("/")[1] for d in shipped}
+    assert shipped == ["topics/demo", "topics/dev", "topics/local", "topics/prod", "topics/staging"]
     job = load(WORKFLOWS / "apply.yml")["jobs"]["apply"]
     assert job["environment"] == "${{ matrix.environment }}"  # from the map, never the folder
+
+
+def test_every_job_holding_a_token_refuses_bare_repositories_first() -> None:
+    for workflow in ("plan.yml", "apply.yml", "drift.yml"):
+        for name, job in load(WORKFLOWS / workflow)["jobs"].items():
+            if job.get("permissions") == {}:
+                continue  # no token: the result check
+            first = job["steps"][0]
+            assert first.get("run") == "git config --global safe.bareRepository explicit", (
+                workflow,
+                name,
+            )
+
+
+def test_no_job_that_reads_the_pull_requests_files_holds_the_write_token() -> None:
+    doc = load(WORKFLOWS / "plan.yml")
+    for name, job in doc["jobs"].items():
+        reads_pr = any(s.get("with", {}).get("path") == "pr" for s in job.get("steps", []))
+        if reads_pr:
+            assert "write" not in (job.get("permissions") or {}).values(), name
+            for s in job["steps"]:
+                if s.get("uses") == "./base":
+                    assert s["with"]["comment"] == "false", name
+    comment = doc["jobs"]["comment"]
+    assert all(s.get("with", {}).get("path") != "pr" for s in comment["steps"])
+
+
+@pytest.mark.parametrize(("comment", "passes"), [("success", True), ("failure", False)])
+def test_a_failed_comment_fails_the_plan_result(comment: str, passes: bool, tmp_path: Path) -> None:
+    job = load(WORKFLOWS / "plan.yml")["jobs"]["result"]
+    env = {"CHANGES": "success", "PLAN": "success", "FORK": "skipped", "COMMENT": comment}
+    proc, _ = run_script(job["steps"][0]["run"], tmp_path, env, tmp_path)
+    assert (proc.returncode == 0) == passes
+
+
+def test_the_kafka_secrets_are_in_the_steps_that_need_them_only() -> None:
+    for workflow in ("plan.yml", "apply.yml", "drift.yml"):
+        for name, job in load(WORKFLOWS / workflow)["jobs"].items():
+            assert "secrets." not in json.dumps(job.get("env", {})), (workflow, name)
+            holders = [
+                s.get("name") or s.get("uses")
+                for s in job["steps"]
+                if "secrets.KGITOPS" in json.dumps(s)
+            ]
+            assert len(holders) <= 1, (workflow, name, holders)
+            for s in job["steps"]:
+                if "secrets.KGITOPS" in json.dumps(s):
+                    assert "kgitops plan" in json.dumps(s) or "kgitops apply" in json.dumps(s)
 
 
 def test_pull_requests_never_run_their_own_action_or_package() -> None:

@@ -516,6 +516,19 @@ class AccessRequests(PasswordVersions):
         item's error: it is not done, and the next plan writes it (and its record) again."""
         if not upserts:
             return {}
+        sec = self._spec.security
+        if not sec.tls and not sec.allow_cleartext_credentials:
+            # the plan refuses this first (plan.connection.credentials_in_clear); this is
+            # the last line: a salted password never leaves without TLS unless said
+            return {
+                u.key: ClusterRequestError(
+                    f"{u.key}: not written: SCRAM credentials over protocol {sec.protocol} "
+                    "(no TLS) need security.allowCleartextCredentials: true",
+                    code="CLEARTEXT_CREDENTIALS",
+                    item=u.key,
+                )
+                for u in upserts
+            }
         unready = self.prepare_versions()
         if unready is not None:
             return {

@@ -60,6 +60,7 @@ from kgitops.model import (
     TopicPartition,
     TopicState,
 )
+from kgitops.names import STATE_BROKER_CONFIGS
 
 _Item = TypeVar("_Item")
 _Key = TypeVar("_Key", bound=Hashable)
@@ -89,6 +90,10 @@ MIN_ISR = "min.insync.replicas"
 UNCLEAN = "unclean.leader.election.enable"
 #: Broker-level configs a topic inherits when it does not set them, read from any source.
 INHERITED = frozenset({MIN_ISR, UNCLEAN})
+#: The per-broker dynamic configs kept in the state (and so in snapshots and plan JSON): the
+#: throttle rates kgitops sets and the configs it reads. Any other (a listener's
+#: sasl.jaas.config, a keystore location, a quota default) is not kgitops' and is dropped.
+BROKER_KEYS = STATE_BROKER_CONFIGS | INHERITED
 
 
 # ------------------------------------------------------------------ pure parsing
@@ -494,7 +499,8 @@ class KafkaAdmin(AccessRequests, GroupRequests):
                         inherited.setdefault(e.name, []).append(e.value)
                     if enumerating and e.config_source != SOURCE_DYNAMIC_BROKER:
                         continue
-                    got[e.name] = e.value
+                    if e.name in BROKER_KEYS:
+                        got[e.name] = e.value
             if got:
                 out[b] = got
         return out, strictest(inherited)

@@ -151,7 +151,6 @@ def _token_source(spec: ClusterSpec, env: Mapping[str, str]) -> TokenSource:
         command=sasl.token_command,
         refresh_seconds=sasl.token_refresh_seconds,
         where=where,
-        cwd=spec.directory or None,
         environ=env,
     )
     source.token()

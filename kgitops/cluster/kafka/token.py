@@ -8,11 +8,15 @@
 
 ``TokenSource.token()`` is what kafka-python's token provider returns each time a connection
 authenticates. A command's token is reused until it is ``tokenRefreshSeconds`` old or, for a
-JWT, until a minute before its ``exp``; then the command runs again (no shell, in the
-cluster folder, 30 s at most). A variable is read again on every call. A failing command is a
-``ClusterAuthError`` naming the setting, the command and its exit status, never what the
-command printed (a credential helper's output may be a credential). No kafka import here:
-the adapter wraps this in kafka-python's ``AbstractTokenProvider`` (``bootstrap.py``).
+JWT, until a minute before its ``exp``; then the command runs again (no shell, 30 s at most,
+from an empty temporary folder outside the repository: a pull request's ``./get-token.sh``
+or a package ``python3 -m`` would find first in the cluster folder is never what runs; the
+program is one on PATH or an absolute path, and a script inside the repository counts by
+its content as a connection setting, ``commands/_gitbase.connection_contents``). A variable
+is read again on every call. A failing command is a ``ClusterAuthError`` naming the
+setting, the command and its exit status, never what the command printed (a credential
+helper's output may be a credential). No kafka import here: the adapter wraps this in
+kafka-python's ``AbstractTokenProvider`` (``bootstrap.py``).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import binascii
 import json
 import os
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 
@@ -110,18 +115,24 @@ class TokenSource:
         remember_secrets([value])
         return value
 
+    def _exec(self, cwd: str) -> subprocess.CompletedProcess[str]:
+        assert self._command is not None
+        return subprocess.run(
+            self._command,
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=COMMAND_TIMEOUT_SECONDS,
+            check=False,
+        )
+
     def _run(self) -> str:
         assert self._command is not None
         shown = " ".join(self._command)
         try:
-            done = subprocess.run(
-                self._command,
-                cwd=self._cwd,
-                capture_output=True,
-                text=True,
-                timeout=COMMAND_TIMEOUT_SECONDS,
-                check=False,
-            )
+            with tempfile.TemporaryDirectory(prefix="kgitops-token-") as empty:
+                done = self._exec(self._cwd or empty)
         except FileNotFoundError:
             raise ClusterAuthError(
                 f"{self._where}: tokenCommand `{shown}`: no such program {self._command[0]!r}"
