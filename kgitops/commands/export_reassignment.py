@@ -52,7 +52,9 @@ def run(args: argparse.Namespace) -> int:
     text = render_reassignment(plan.to_json())
     if args.out:
         try:
-            write_output(args.out, text, REASSIGNMENT_OUT, named=named, empty=not data["partitions"])
+            write_output(
+                args.out, text, REASSIGNMENT_OUT, named=named, empty=not data["partitions"]
+            )
         except OSError as exc:
             raise PlanError(f"{args.out}: cannot write: {exc.strerror or exc}") from None
     else:

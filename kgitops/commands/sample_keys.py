@@ -51,7 +51,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _own_sample(args: argparse.Namespace, directory: str, topics: Sequence[TopicSpec]) -> str | None:
+def _own_sample(
+    args: argparse.Namespace, directory: str, topics: Sequence[TopicSpec]
+) -> str | None:
     """The topic's ``keys.sample`` (absolute), or None when its spec names none."""
     for topic in topics:
         if topic.name == args.topic and topic.keys is not None:

@@ -53,7 +53,6 @@ def run(args: argparse.Namespace) -> int:
     from kgitops.cluster.connect import open_cluster
     from kgitops.cluster.snapshot import dumps_state
     from kgitops.commands._clusterdir import load_cluster
-
     from kgitops.commands._out import named_files
     from kgitops.files import STATE_OUT, check_output
 
@@ -79,7 +78,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         write_output(args.out, text, STATE_OUT, named=named)
     except OSError as exc:
-        raise KgitopsError(f"{args.out}: cannot write the snapshot: {exc.strerror or exc}") from None
+        raise KgitopsError(
+            f"{args.out}: cannot write the snapshot: {exc.strerror or exc}"
+        ) from None
     partitions = sum(t.partition_count for t in state.topics.values())
     print(
         f"wrote {args.out}: {len(state.brokers)} broker(s), {len(state.topics)} topic(s), "

@@ -96,9 +96,7 @@ def folder(tmp_path: Path) -> Path:
     return d
 
 
-def _refused(
-    argv: list[str], root: Path, capsys: pytest.CaptureFixture[str], reason: str
-) -> None:
+def _refused(argv: list[str], root: Path, capsys: pytest.CaptureFixture[str], reason: str) -> None:
     capsys.readouterr()
     before = _files(root)
     assert main(argv) == 1
