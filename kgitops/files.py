@@ -459,6 +459,12 @@ HEAD_BYTES = 4096
 _FORMAT = re.compile(rb'"format"\s*:\s*"([^"]*)"')
 
 
+def _starts(pattern: bytes) -> Callable[[bytes], bool]:
+    """Whether a file's head matches ``pattern`` at its start."""
+    compiled = re.compile(pattern)
+    return lambda data: compiled.match(data) is not None
+
+
 def _json_format(prefix: str) -> Callable[[bytes], bool]:
     """A JSON object whose first ``format`` field starts with ``prefix`` (a plan holds a
     state's ``format`` further on, in its ``recordedState``)."""
@@ -480,9 +486,9 @@ KEYS_REPORT_OUT = OutputKind("a key report (JSON)", (".json",), _json_format("kg
 REASSIGNMENT_OUT = OutputKind(
     "a Kafka reassignment (JSON)",
     (".json",),
-    re.compile(rb'\A\s*\{\s*"(?:version|partitions)"\s*:').match,
+    _starts(rb'\A\s*\{\s*"(?:version|partitions)"\s*:'),
 )
-SAMPLE_OUT = OutputKind("a key sample (Parquet)", (".parquet",), re.compile(rb"\APAR1").match)
+SAMPLE_OUT = OutputKind("a key sample (Parquet)", (".parquet",), _starts(rb"\APAR1"))
 
 
 def _head(path: str) -> bytes:
