@@ -110,6 +110,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 1
+    except MemoryError:
+        print(
+            "error: out of memory: the input is larger than this machine can hold "
+            "(cluster.yaml limits bound topics and partitions; see docs/specs.md, Limits)",
+            file=sys.stderr,
+        )
+        return 1
     except Exception as exc:  # the last guard: no traceback for a user
         if os.environ.get("KGITOPS_DEBUG"):
             traceback.print_exc()

@@ -18,7 +18,14 @@ A cluster folder comes from a pull request, so its contents are hostile until ch
 * ``write_atomic`` writes a temporary file next to the target (a fresh random name,
   ``O_EXCL``: a committed ``kgitops.lock.tmp`` symlink is never opened) and renames it over
   the target; a target that is a symlink is refused, not replaced, and missing folders are
-  created only when the caller says so, and only inside ``root``.
+  created only when the caller says so, and only inside ``root``;
+* ``check_output``/``write_output`` are the one rule for every ``--out`` (plan, snapshot,
+  export-reassignment, sample-keys, analyze keys): the name ends as the format does
+  (``.json``, ``.parquet``), so a spec, ``kgitops.lock`` or a ``.lock`` file is never a
+  target; a file a spec names (the simulated state file and its locks, a key sample) is
+  never replaced; an existing file is replaced only by one of its own kind (a plan by a
+  plan, Parquet by Parquet); never through a symlink; and an empty result never replaces
+  a file.
 
 Every refusal is a ``FileRefused``: ``path[:line:col]: error: reason``, exit 1.
 """
@@ -33,8 +40,9 @@ import re
 import stat
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any
 
 from kgitops.errors import FileRefused, Mark
@@ -429,3 +437,145 @@ def write_atomic(
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+# ------------------------------------------------------------------------- --out
+
+
+@dataclass(frozen=True)
+class OutputKind:
+    """What one ``--out`` writes: its name in messages, the endings its file name may have,
+    and how the head of an existing file of this kind reads (what it may replace)."""
+
+    what: str  # "a plan (JSON)"
+    suffixes: tuple[str, ...]  # (".json",)
+    head: Callable[[bytes], bool]  # whether the first HEAD_BYTES are a file of this kind
+
+
+#: How much of an existing file ``check_output`` reads to tell its kind.
+HEAD_BYTES = 4096
+
+
+_FORMAT = re.compile(rb'"format"\s*:\s*"([^"]*)"')
+
+
+def _starts(pattern: bytes) -> Callable[[bytes], bool]:
+    """Whether a file's head matches ``pattern`` at its start."""
+    compiled = re.compile(pattern)
+    return lambda data: compiled.match(data) is not None
+
+
+def _json_format(prefix: str) -> Callable[[bytes], bool]:
+    """A JSON object whose first ``format`` field starts with ``prefix`` (a plan holds a
+    state's ``format`` further on, in its ``recordedState``)."""
+
+    def head(data: bytes) -> bool:
+        found = _FORMAT.search(data)
+        return (
+            data.removeprefix(b"\xef\xbb\xbf").lstrip().startswith(b"{")
+            and found is not None
+            and found.group(1).startswith(prefix.encode())
+        )
+
+    return head
+
+
+PLAN_OUT = OutputKind("a plan (JSON)", (".json",), _json_format("kgitops-plan/"))
+STATE_OUT = OutputKind("a state snapshot (JSON)", (".json",), _json_format("kgitops-state/"))
+KEYS_REPORT_OUT = OutputKind("a key report (JSON)", (".json",), _json_format("kgitops-keys/"))
+REASSIGNMENT_OUT = OutputKind(
+    "a Kafka reassignment (JSON)",
+    (".json",),
+    _starts(rb'\A\s*\{\s*"(?:version|partitions)"\s*:'),
+)
+SAMPLE_OUT = OutputKind("a key sample (Parquet)", (".parquet",), _starts(rb"\APAR1"))
+
+
+def _head(path: str) -> bytes:
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))
+    try:
+        return os.read(fd, HEAD_BYTES)
+    finally:
+        os.close(fd)
+
+
+def check_output(
+    path: str,
+    kind: OutputKind,
+    *,
+    named: Mapping[str, str] | None = None,
+    own: str | None = None,
+    new_folder: bool = False,
+) -> None:
+    """Refuse (``FileRefused``, nothing written) an ``--out`` target that is not this
+    writer's to replace; call it before any work, and ``write_output`` writes.
+
+    ``named``: the real paths of files a spec names, each with what it is (the simulated
+    state file, its ``.lock``, a key sample...); ``own``: the one of them this command
+    writes (``sample-keys`` into its topic's ``keys.sample``).
+
+    ``new_folder``: the folder may be missing (the caller has ``write_atomic`` make it).
+
+    ``check_output("cluster.yaml", PLAN_OUT)`` refuses: ``cluster.yaml: error: a plan (JSON)
+    is written to a file whose name ends in .json, not .yaml (...)``.
+    """
+    where = Mark(path)
+    ending = os.path.splitext(path)[1].lower()
+    if not path or ending not in kind.suffixes:
+        raise FileRefused(
+            where,
+            f"{kind.what} is written to a file whose name ends in "
+            f"{' or '.join(kind.suffixes)}, not {ending or 'nothing'} (--out never writes a "
+            "spec, the lock or a file of another kind)",
+        )
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.lexists(folder) and not os.path.isdir(folder):
+        raise FileRefused(where, f"{os.path.dirname(path)} is not a folder")
+    if not new_folder and not os.path.isdir(folder):
+        raise FileRefused(
+            where, f"the folder {os.path.dirname(path) or '.'} does not exist; create it first"
+        )
+    if os.path.islink(path):
+        raise FileRefused(where, "a symlink; kgitops does not write through symlinks (remove it)")
+    real = os.path.realpath(path)
+    for name, what in (named or {}).items():
+        if name == real and name != own:
+            raise FileRefused(
+                where, f"{what}; --out never replaces a file a spec names (choose another path)"
+            )
+    if not os.path.lexists(path):
+        return
+    st = os.lstat(path)
+    if not stat.S_ISREG(st.st_mode):
+        raise FileRefused(where, f"{_kind(st.st_mode)}, not a regular file")
+    if st.st_size and not kind.head(_head(path)):
+        raise FileRefused(
+            where,
+            f"the file exists and is not {kind.what}; --out replaces only a file of the kind "
+            "it writes (remove it or choose another path)",
+        )
+
+
+def write_output(
+    path: str,
+    data: str | bytes,
+    kind: OutputKind,
+    *,
+    named: Mapping[str, str] | None = None,
+    own: str | None = None,
+    empty: bool = False,
+    root: str | None = None,
+    make_dirs: bool = False,
+) -> None:
+    """``check_output`` again (the file may have changed since), then ``write_atomic``.
+    ``empty``: the result holds nothing (no message sampled, no move), so it may not replace
+    a file: the old one is kept and ``FileRefused`` says so. ``root``/``make_dirs`` as for
+    ``write_atomic`` (only a path a spec names may have its folder made)."""
+    check_output(path, kind, named=named, own=own, new_folder=make_dirs and root is not None)
+    if empty and os.path.lexists(path):
+        raise FileRefused(
+            Mark(path),
+            f"the result is empty, so it does not replace the file; {path} is left as it was",
+        )
+    write_atomic(path, data, root=root, make_dirs=make_dirs)

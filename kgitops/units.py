@@ -92,30 +92,70 @@ MAX_AMOUNT = 2**63 - 1
 command line refuses more (``simulate advance 99999999d`` would be 292 million years)."""
 
 
+class AmountTooLarge(ValueError):
+    """A number in a duration or a size whose whole part has more digits than MAX_AMOUNT
+    (``99999...9d`` with 5,000 nines): above the limit whatever its unit, and never turned
+    into an integer (Python refuses more than 4,300 digits, and slowly)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(f"{_shown(text)} is too large: at most {MAX_AMOUNT} (a 64-bit long)")
+
+
+_WHOLE_DIGITS = len(str(MAX_AMOUNT))
+#: Decimals kept exactly; past them only "not a whole number" matters (module docs).
+_DECIMALS = 60
+
+
+def _fraction(number: str, text: str) -> Fraction:
+    """``number`` (digits, optionally ``.`` and digits) exactly, without converting more than
+    a few dozen digits: a whole part longer than MAX_AMOUNT's is AmountTooLarge; decimals
+    past the 60th only make the amount not whole (no unit is divisible by 10**41, so an
+    amount with more than 40 significant decimals is never a whole number anyway)."""
+    whole, _, decimals = number.partition(".")
+    whole = whole.lstrip("0")
+    if len(whole) > _WHOLE_DIGITS:
+        raise AmountTooLarge(text)
+    decimals = decimals.rstrip("0")
+    value = Fraction(int(whole or "0"))
+    if decimals:
+        kept = decimals[:_DECIMALS]
+        value += Fraction(int(kept), 10 ** len(kept))
+        if len(decimals) > _DECIMALS:
+            value += Fraction(1, 10 ** (_DECIMALS + 1))
+    return value
+
+
 def _millis(text: str, *, bare_unit: int | None) -> Fraction | None:
     if bare_unit is not None and _BARE.fullmatch(text):
-        return Fraction(text) * bare_unit
+        return _fraction(text, text) * bare_unit
     if _MILLIS_TEXT.fullmatch(text) is None:
         return None
-    return sum((Fraction(n) * _MILLIS[u] for n, u in _MILLIS_PART.findall(text)), Fraction(0))
+    parts = _MILLIS_PART.findall(text)
+    return sum((_fraction(n, text) * _MILLIS[u] for n, u in parts), Fraction(0))
 
 
 def _bytes(text: str, *, bare: bool) -> Fraction | None:
     m = _BYTES_TEXT.fullmatch(text)
     if m is None or (m.group(2) is None and not bare):
         return None
-    return Fraction(m.group(1)) * _SIZE_UNITS[(m.group(2) or "").lower()]
+    return _fraction(m.group(1), text) * _SIZE_UNITS[(m.group(2) or "").lower()]
 
 
-def _shown(text: str) -> str:
+def shown_text(text: str) -> str:
     """``text`` quoted, or its length when it is too long to read in a message."""
     return repr(text) if len(text) <= 40 else f"a {len(text)}-character value"
+
+
+_shown = shown_text
 
 
 def parse_size(text: str) -> int:
     """``"1.5GB"`` -> 1500000000, ``"512"`` -> 512 (bytes); ValueError with a readable
     message otherwise, and above MAX_AMOUNT. A fraction of a byte is dropped."""
-    amount = _bytes(text, bare=True)
+    try:
+        amount = _bytes(text, bare=True)
+    except AmountTooLarge:
+        amount = Fraction(MAX_AMOUNT + 1)
     if amount is None:
         raise ValueError(f"{_shown(text)} is not a size (e.g. 500MB, 1.5GB, 1073741824)")
     if amount > MAX_AMOUNT:
@@ -126,7 +166,10 @@ def parse_size(text: str) -> int:
 def parse_duration(text: str) -> float:
     """``"90"``, ``"90s"``, ``"2m30s"``, ``"1h"``, ``"1w"`` -> seconds; ValueError otherwise,
     and above MAX_AMOUNT milliseconds (about 292 million years)."""
-    millis = _millis(text, bare_unit=1000)
+    try:
+        millis = _millis(text, bare_unit=1000)
+    except AmountTooLarge:
+        millis = Fraction(MAX_AMOUNT + 1)
     if millis is None:
         raise ValueError(f"{_shown(text)} is not a duration (e.g. 90, 90s, 2m30s, 1h, 7d)")
     if millis > MAX_AMOUNT:
@@ -152,7 +195,8 @@ _BYTES_PRINT = (
 def spec_millis(text: str) -> int | None:
     """``"7d"`` -> 604800000, ``"1h30m"`` -> 5400000, ``"1.5s"`` -> 1500; None when ``text``
     is not a duration with units or is not a whole number of milliseconds (``"0.5ms"``).
-    Units: ``ms``, ``s``, ``m``, ``h``, ``d``, ``w``; a bare number is the caller's business."""
+    Units: ``ms``, ``s``, ``m``, ``h``, ``d``, ``w``; a bare number is the caller's business.
+    AmountTooLarge (a ValueError) for a number with more whole digits than MAX_AMOUNT."""
     total = _millis(text, bare_unit=None)
     return None if total is None or total.denominator != 1 else int(total)
 
@@ -160,7 +204,8 @@ def spec_millis(text: str) -> int | None:
 def spec_bytes(text: str) -> int | None:
     """``"1GiB"`` -> 1073741824, ``"10MB"`` -> 10000000, ``"1.5KiB"`` -> 1536; None when
     ``text`` is not a size with a unit or not a whole number of bytes. ``kB``/``MB``/``GB``/``TB``
-    are decimal (1000), ``KiB``/``MiB``/``GiB``/``TiB`` binary (1024), case aside."""
+    are decimal (1000), ``KiB``/``MiB``/``GiB``/``TiB`` binary (1024), case aside.
+    AmountTooLarge (a ValueError) for a number with more whole digits than MAX_AMOUNT."""
     total = _bytes(text, bare=False)
     return None if total is None or total.denominator != 1 else int(total)
 

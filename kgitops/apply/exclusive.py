@@ -20,6 +20,7 @@ from __future__ import annotations
 import errno
 import os
 import socket
+import stat
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -51,11 +52,19 @@ def exclusive_apply(cluster: ClusterSpec) -> Iterator[None]:
             raise FileRefused(Mark(path), f"the apply lock cannot go here: {problem}")
     try:
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+        flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+        fd = os.open(path, flags | getattr(os, "O_NONBLOCK", 0), 0o644)
     except OSError as exc:
         raise FileRefused(
             Mark(path), f"cannot create the apply lock: {exc.strerror or exc}"
         ) from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        kind = "a FIFO" if stat.S_ISFIFO(mode) else "not a regular file"
+        raise FileRefused(
+            Mark(path), f"the apply lock is {kind}; remove it (kgitops makes a new one)"
+        )
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -68,9 +77,16 @@ def exclusive_apply(cluster: ClusterSpec) -> Iterator[None]:
                 "nothing was changed: wait for it to finish (`kgitops status` shows its moves), "
                 "then plan again"
             ) from None
-        os.ftruncate(fd, 0)
         since = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        os.pwrite(fd, f"pid {os.getpid()} on {socket.gethostname()} since {since}\n".encode(), 0)
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(
+                fd, f"pid {os.getpid()} on {socket.gethostname()} since {since}\n".encode(), 0
+            )
+        except OSError as exc:
+            raise FileRefused(
+                Mark(path), f"cannot write the apply lock: {exc.strerror or exc}"
+            ) from None
         yield
     finally:
         os.close(fd)  # closing releases the lock

@@ -378,12 +378,16 @@ def advance(
     seconds: float,
     network: float = NETWORK_BYTES_PER_SEC,
     produce: Mapping[str, float] | None = None,
+    *,
+    until_event: bool = False,
 ) -> float:
     """Let ``seconds`` pass: replicas copy at their rates, join the ISR when done, and
     reassignments complete. ``produce`` gives topics a write rate (bytes/s, spread evenly over
     partitions that have a leader): their logs grow, so a replica catches up only if it copies
     faster than the partition grows, and one whose broker is down falls further behind.
-    Returns the time simulated (always ``seconds``)."""
+    Returns the time simulated: ``seconds``, or with ``until_event`` the time of the first
+    copy that completes (a replica may then join an ISR, a reassignment end), if earlier.
+    The loop takes one step per completed copy, never one per unit of time."""
     writes = {t: r for t, r in (produce or {}).items() if r > 0 and t in topics}
     all_parts = [p for parts, _ in topics.values() for p in parts]
     settle(all_parts, online)
@@ -421,4 +425,6 @@ def advance(
                 f.part.copied[f.broker] = float(f.part.size)
         remaining -= step
         settle({id(f.part): f.part for f in current}.values(), online)
+        if until_event and remaining > 0:
+            return seconds - remaining
     return seconds

@@ -77,6 +77,14 @@ KAFKA_DEFAULTS = {"min.insync.replicas": "1", UNCLEAN: "false"}
 #: ``leader.imbalance.check.interval.seconds``'s default.
 LEADER_IMBALANCE_CHECK_SECONDS = 300.0
 
+#: The fastest network or produce rate a state file may hold, bytes/s (Long.MAX_VALUE).
+MAX_RATE = float(2**63 - 1)
+
+#: The latest time the simulated clock can show, in seconds: Kafka's Long.MAX_VALUE
+#: milliseconds (about 292 million years). Floats still count whole seconds there, so no step
+#: of the clock is lost to rounding (at 1e300, ``clock + 3600 == clock``).
+MAX_CLOCK = (2**63 - 1) / 1000
+
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -253,9 +261,16 @@ class SimulatedCluster:
             }
             at = sim.get("leaderBalanceAt")
             self.balance_at: float | None = None if at is None else float(at)
-            if not math.isfinite(self.clock) or self.clock < 0:
-                raise ValueError(f"clock {self.clock} is not a time")
-        except (TypeError, ValueError, AttributeError) as exc:
+            if not math.isfinite(self.clock) or not 0 <= self.clock <= MAX_CLOCK:
+                raise ValueError(f"clock {self.clock:g} is not a time from 0 to {MAX_CLOCK:g} s")
+            if self.balance_at is not None and not 0 <= self.balance_at < math.inf:
+                raise ValueError(f"leaderBalanceAt {self.balance_at:g} is not a time")
+            rates = {"networkBytesPerSec": self.network}
+            rates.update({f"produceBytesPerSec.{t}": r for t, r in self.produce.items()})
+            for name, rate in rates.items():
+                if not math.isfinite(rate) or not 0 <= rate <= MAX_RATE:
+                    raise ValueError(f"{name} {rate:g} is not a rate from 0 to {MAX_RATE:g} B/s")
+        except (TypeError, ValueError, AttributeError, OverflowError) as exc:
             raise StateFileError(self.path, [f"simulation: malformed ({exc})"]) from None
         self.cluster_id = state.cluster_id
         self.access = AccessStore(state.access)  # ACLs, quotas, SCRAM: access_sim.py
@@ -870,10 +885,18 @@ class SimulatedCluster:
         """Let simulated time pass: replicas catch up, reassignments complete, and the
         controller's automatic preferred-leader election runs when it is due."""
         end = self.clock + max(0.0, seconds)
-        if not math.isfinite(end):
-            raise ValueError(f"cannot advance the clock by {seconds} seconds")
+        if not math.isfinite(end) or end > MAX_CLOCK:
+            raise ClusterError(
+                f"cannot advance the simulated clock by {seconds:g} s: it would pass "
+                f"{MAX_CLOCK:g} s (Kafka's longest time, about 292 million years)"
+            )
         while True:
             self._schedule_balance()
+            if self.balance_at is not None and not self._electable():
+                self._idle_until_event(end)
+                if self.clock >= end and self.balance_at > self.clock:
+                    break
+                continue
             stop = end if self.balance_at is None else min(end, self.balance_at)
             repl.advance(
                 self.topics,
@@ -891,6 +914,41 @@ class SimulatedCluster:
                 break
         self.groups.produced(self.produce, self._counts(), seconds, self.clock)
         self._save()
+
+    def _idle_until_event(self, end: float) -> None:
+        """No election is possible until a copy completes (a broker offline, a preferred
+        replica out of the ISR): replicate up to ``end`` or that copy, whichever is first;
+        the checks due in between ran and elected nothing, so the pending one moves to the
+        first interval after the new time (or stays at it, when it can elect there, as
+        ``advance`` would have). ``advance 1000d`` with a broker down is then a few steps,
+        not 288,000 checks that elect nothing."""
+        assert self.balance_at is not None and self.leader_balance_seconds is not None
+        left = end - self.clock
+        spent = repl.advance(
+            self.topics,
+            self.online,
+            self.broker_configs,
+            left,
+            self.network,
+            self.produce,
+            until_event=True,
+        )
+        self.clock = end if spent >= left else self.clock + spent
+        interval = self.leader_balance_seconds
+        if self.balance_at < self.clock:
+            self.balance_at += math.ceil((self.clock - self.balance_at) / interval) * interval
+            self.balance_at = max(self.balance_at, self.clock)  # float dust: never behind
+        if self.balance_at <= self.clock and not self._electable():
+            self.balance_at = max(self.balance_at, self.clock) + interval
+
+    def _electable(self) -> bool:
+        """Whether a balance now would elect anything (``_balance_leaders``' condition)."""
+        online = self.online
+        return any(
+            p.leader != p.replicas[0] and p.replicas[0] in p.isr and p.replicas[0] in online
+            for parts, _ in self.topics.values()
+            for p in parts
+        )
 
     def _imbalanced(self) -> bool:
         """KRaft's ``imbalancedPartitions``: some partition not led by its first replica."""

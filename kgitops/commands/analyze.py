@@ -129,6 +129,13 @@ def run(args: argparse.Namespace) -> int:
     from kgitops.analytics.render import render_markdown, render_text
     from kgitops.analytics.report import ReportInput, build_report, placements_for
 
+    named: dict[str, str] = {}
+    if args.out and args.out != "-":
+        from kgitops.commands._out import named_files
+        from kgitops.files import KEYS_REPORT_OUT, check_output
+
+        named = named_files(None, args.out)
+        check_output(args.out, KEYS_REPORT_OUT, named=named)  # before Spark starts
     state_count, placement_input = _placement_source(args)
     current = args.current if args.current is not None else state_count
     if args.current is not None and state_count is not None and args.current != state_count:
@@ -174,7 +181,7 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(text)
         return 0
     if args.out:
-        _write(args.out, text)
+        _write(args.out, text, named)
         if not args.markdown:
             print(f"wrote {args.out}", file=sys.stderr)
             return 0
@@ -182,10 +189,10 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _write(path: str, text: str) -> None:
-    from kgitops.files import write_atomic
+def _write(path: str, text: str, named: dict[str, str]) -> None:
+    from kgitops.files import KEYS_REPORT_OUT, write_output
 
     try:
-        write_atomic(path, text)
+        write_output(path, text, KEYS_REPORT_OUT, named=named)
     except OSError as exc:
         raise KgitopsError(f"{path}: cannot write the report: {exc.strerror}") from exc

@@ -19,10 +19,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kgitops.files import loads_json, max_file_size, read_json, write_atomic
-    from kgitops.plan.render import render_reassignment
+    from kgitops.commands._out import named_files
+    from kgitops.files import (
+        REASSIGNMENT_OUT,
+        check_output,
+        loads_json,
+        max_file_size,
+        read_json,
+        write_output,
+    )
+    from kgitops.plan.render import reassignment_json, render_reassignment
     from kgitops.plan.value import Plan
 
+    named = named_files(None, args.out) if args.out else {}
+    if args.out:
+        check_output(args.out, REASSIGNMENT_OUT, named=named)
     try:
         if args.plan == "-":
             raw = sys.stdin.buffer.read(max_file_size() + 1)
@@ -37,10 +48,13 @@ def run(args: argparse.Namespace) -> int:
         plan = Plan.from_json(data)
     except PlanError as exc:
         raise PlanError(f"{args.plan}: {exc}") from None
+    data = reassignment_json(plan.to_json())
     text = render_reassignment(plan.to_json())
     if args.out:
         try:
-            write_atomic(args.out, text)
+            write_output(
+                args.out, text, REASSIGNMENT_OUT, named=named, empty=not data["partitions"]
+            )
         except OSError as exc:
             raise PlanError(f"{args.out}: cannot write: {exc.strerror or exc}") from None
     else:

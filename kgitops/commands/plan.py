@@ -88,6 +88,10 @@ def run(args: argparse.Namespace) -> int:
         base = Base(args.base, cluster_at(args.base, args.directory), args.allow_connection_change)
     elif args.allow_connection_change:
         raise PlanError("--allow-connection-change needs --base REF")
+    if args.out:
+        from kgitops.files import PLAN_OUT, check_output
+
+        check_output(args.out, PLAN_OUT)  # before any work; the spec-named files at the end
     result = plan_directory(
         args.directory,
         base=base,
@@ -112,10 +116,12 @@ def run(args: argparse.Namespace) -> int:
             },
             "recordedState": state_to_json(result.state),
         }
-        from kgitops.files import write_atomic
+        from kgitops.commands._out import named_files
+        from kgitops.files import PLAN_OUT, write_output
 
+        named = named_files(args.directory, args.out, result.specs)
         try:
-            write_atomic(args.out, render_json(saved))  # never through a symlink
+            write_output(args.out, render_json(saved), PLAN_OUT, named=named)
         except OSError as exc:
             raise PlanError(f"{args.out}: cannot write the plan: {exc.strerror or exc}") from None
     if args.format == "json":

@@ -14,6 +14,7 @@ hashed) and ``bytes`` (serialized key + value size). ``--out`` defaults to the t
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -50,18 +51,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _output(args: argparse.Namespace, directory: str, topics: Sequence[TopicSpec]) -> str:
-    if args.out:
-        return str(args.out)
+def _own_sample(
+    args: argparse.Namespace, directory: str, topics: Sequence[TopicSpec]
+) -> str | None:
+    """The topic's ``keys.sample`` (absolute), or None when its spec names none."""
     for topic in topics:
         if topic.name == args.topic and topic.keys is not None:
             from kgitops.files import resolve_inside
 
             # a path from a spec: relative, and inside the cluster folder once resolved
             return resolve_inside(directory, str(topic.keys.sample), shown=str(topic.mark))
-    raise KgitopsError(
-        f"--out is needed: topic {args.topic!r} has no keys.sample in the specs of {directory}"
-    )
+    return None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -76,7 +76,20 @@ def run(args: argparse.Namespace) -> int:
             f"{cluster.mark}: cluster {cluster.name!r} is simulated: it holds no messages to "
             "sample; sample a real cluster (or `kgitops local up`)"
         )
-    out = _output(args, args.directory, specs.topics)
+    own = _own_sample(args, args.directory, specs.topics)
+    out = str(args.out) if args.out else own
+    if out is None:
+        raise KgitopsError(
+            f"--out is needed: topic {args.topic!r} has no keys.sample in the specs of "
+            f"{args.directory}"
+        )
+    from kgitops.commands._out import named_files
+    from kgitops.files import SAMPLE_OUT, check_output, write_output
+
+    named = named_files(args.directory, out, specs)
+    own_real = None if own is None else os.path.realpath(own)
+    make_dirs = out == own  # only the spec's own path may have its folder made
+    check_output(out, SAMPLE_OUT, named=named, own=own_real, new_folder=make_dirs)
     try:
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -92,15 +105,23 @@ def run(args: argparse.Namespace) -> int:
             "bytes": pa.array([s for _, s in rows], pa.int64()),
         }
     )
-    from kgitops.files import write_atomic
-
     buffer = pa.BufferOutputStream()
     pq.write_table(table, buffer)
+    if not rows:
+        raise KgitopsError(
+            f"read no message of {args.topic} in {args.timeout:g} s; nothing written"
+            + (f" ({out} is left as it was)" if os.path.lexists(out) else "")
+        )
     try:
-        if args.out:
-            write_atomic(out, buffer.getvalue().to_pybytes())
-        else:  # the spec's keys.sample: its folder may be made, inside the cluster folder
-            write_atomic(out, buffer.getvalue().to_pybytes(), root=args.directory, make_dirs=True)
+        write_output(
+            out,
+            buffer.getvalue().to_pybytes(),
+            SAMPLE_OUT,
+            named=named,
+            own=own_real,
+            root=args.directory if make_dirs else None,
+            make_dirs=make_dirs,
+        )
     except OSError as exc:
         raise KgitopsError(f"{out}: cannot write the sample: {exc.strerror}") from exc
     nulls = sum(1 for k, _ in rows if k is None)

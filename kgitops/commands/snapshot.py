@@ -12,7 +12,6 @@ are the same, 2 when they differ (as ``diff`` does; 1 is an error).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -52,15 +51,14 @@ def run(args: argparse.Namespace) -> int:
     if not args.out:
         raise KgitopsError("snapshot needs --out FILE (or '-' for stdout)")
     from kgitops.cluster.connect import open_cluster
-    from kgitops.cluster.snapshot import dumps_state, write_state
+    from kgitops.cluster.snapshot import dumps_state
     from kgitops.commands._clusterdir import load_cluster
+    from kgitops.commands._out import named_files
+    from kgitops.files import STATE_OUT, check_output
 
-    out = args.out
-    if out != "-" and (out.endswith((".yaml", ".yml")) or os.path.basename(out) == "kgitops.lock"):
-        raise KgitopsError(
-            f"{out}: --out names a spec file (YAML or kgitops.lock); a snapshot is JSON: "
-            "give a .json path"
-        )
+    named = named_files(args.dir, args.out) if args.out != "-" else {}
+    if args.out != "-":
+        check_output(args.out, STATE_OUT, named=named)
     spec = load_cluster(args.dir)
     admin = open_cluster(spec)
     try:
@@ -72,7 +70,17 @@ def run(args: argparse.Namespace) -> int:
     if args.out == "-":
         sys.stdout.write(dumps_state(state))
         return 0
-    write_state(args.out, state)
+    from kgitops.files import write_output
+    from kgitops.perf import paused_gc
+
+    with paused_gc():
+        text = dumps_state(state)
+    try:
+        write_output(args.out, text, STATE_OUT, named=named)
+    except OSError as exc:
+        raise KgitopsError(
+            f"{args.out}: cannot write the snapshot: {exc.strerror or exc}"
+        ) from None
     partitions = sum(t.partition_count for t in state.topics.values())
     print(
         f"wrote {args.out}: {len(state.brokers)} broker(s), {len(state.topics)} topic(s), "

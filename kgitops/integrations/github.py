@@ -19,9 +19,12 @@ host it was given for (pagination links elsewhere are refused) and never appears
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import re
+import socket
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -46,7 +49,11 @@ MAX_RESPONSE_BYTES = 32 * 1024 * 1024
 """The largest answer read (a page of 100 comments of 65,536 characters fits): a larger one
 is refused, not read into memory."""
 MAX_PAGES = 100
-"""Pages of a listing followed (10,000 items at 100 a page) before kgitops stops."""
+"""Pages of a listing followed (10,000 items at 100 a page) before kgitops stops: every
+listing (comments, issues, events, reviews), so a ``rel="next"`` loop ends."""
+ANSWER_SECONDS = 120.0
+"""The longest one request may take, its whole answer read: an answer that trickles a byte
+at a time (each within the socket timeout) is cut there."""
 LOGIN_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,38}(?:\[bot\])?")
 """A GitHub login (``fullmatch``): letters, digits and hyphens, not first, at most 39 (an
 app's ends in [bot])."""
@@ -272,6 +279,7 @@ class GitHubClient:
         max_wait: float = 300.0,
         retries: int = 3,
         timeout: float = 30.0,
+        answer_seconds: float = ANSWER_SECONDS,
         sleep: Callable[[float], None] = time.sleep,
         now: Callable[[], float] = time.time,
     ) -> None:
@@ -292,10 +300,16 @@ class GitHubClient:
         remember_secrets([token])  # the CLI scrubs it from anything it prints
         self.api_url = api_url.rstrip("/")
         self._origin = (parsed.scheme, parsed.netloc)
-        self._opener = urllib.request.build_opener(_SameOriginRedirects(self._origin))
+        self._connections: list[socket.socket] = []  # of the request being made
+        self._opener = urllib.request.build_opener(
+            _SameOriginRedirects(self._origin),
+            _TrackedHTTPHandler(self._connections),
+            _TrackedHTTPSHandler(self._connections),
+        )
         self.max_wait = max_wait
         self.retries = retries
         self.timeout = timeout
+        self.answer_seconds = answer_seconds
         self._sleep = sleep
         self._now = now
 
@@ -322,17 +336,10 @@ class GitHubClient:
 
     def list_comments(self, repo: str, pr: int) -> Iterator[Comment]:
         """Every comment of pull request ``pr`` (its issue comments), following pagination."""
-        url: str | None = f"{self.api_url}/repos/{repo}/issues/{pr}/comments?per_page=100"
+        url = f"{self.api_url}/repos/{repo}/issues/{pr}/comments?per_page=100"
         what = f"listing the comments of pull request #{pr} in {repo}"
-        while url is not None:
-            resp = self._request("GET", url, what=what, need="pull-requests: read")
-            if not isinstance(resp.data, list):
-                raise GitHubError(f"{what}: GitHub answered with something other than a list")
-            for item in resp.data:
-                yield _comment(item, what)
-            url = _next_link(resp.headers.get("link", ""))
-            if url is not None:
-                self._check_same_origin(url)
+        for item in self._pages(url, what=what, need="pull-requests: read", items="comments"):
+            yield _comment(item, what)
 
     def create_comment(self, repo: str, pr: int, body: str) -> Comment:
         what = f"creating a comment on pull request #{pr} in {repo}"
@@ -351,18 +358,11 @@ class GitHubClient:
         query = urllib.parse.urlencode(
             {"state": "open", "labels": label, "per_page": 100, "direction": "asc"}
         )
-        url: str | None = f"{self.api_url}/repos/{repo}/issues?{query}"
+        url = f"{self.api_url}/repos/{repo}/issues?{query}"
         what = f"listing the open issues labelled {label!r} in {repo}"
-        while url is not None:
-            resp = self._request("GET", url, what=what, need="issues: read")
-            if not isinstance(resp.data, list):
-                raise GitHubError(f"{what}: GitHub answered with something other than a list")
-            for item in resp.data:
-                if isinstance(item, dict) and "pull_request" not in item:
-                    yield _issue(item, what)
-            url = _next_link(resp.headers.get("link", ""))
-            if url is not None:
-                self._check_same_origin(url)
+        for item in self._pages(url, what=what, need="issues: read", items="issues"):
+            if isinstance(item, dict) and "pull_request" not in item:
+                yield _issue(item, what)
 
     def create_issue(self, repo: str, title: str, body: str, labels: list[str]) -> Issue:
         what = f"opening an issue in {repo}"
@@ -564,6 +564,36 @@ class GitHubClient:
         request.add_header("Authorization", f"Bearer {self._token}")
         if data is not None:
             request.add_header("Content-Type", "application/json")
+        self._connections.clear()
+        cut = threading.Event()
+        timer = threading.Timer(self.answer_seconds, self._cut, args=(cut,))
+        timer.daemon = True
+        timer.start()
+        late = GitHubError(
+            f"{what}: {self.api_url} took more than {self.answer_seconds:g} s to answer; "
+            "kgitops stops there (run it again later)"
+        )
+        try:
+            resp = self._exchange(request, what)
+        except Exception:
+            if cut.is_set():  # whatever the cut connection raised: the deadline is the cause
+                raise late from None
+            raise
+        finally:
+            timer.cancel()
+            self._connections.clear()
+        if cut.is_set():  # a body cut short can still parse: never trust it
+            raise late
+        return resp
+
+    def _cut(self, cut: threading.Event) -> None:
+        """The deadline: shut the request's connections, so the read blocked on them ends."""
+        cut.set()
+        for sock in list(self._connections):
+            with contextlib.suppress(OSError):
+                socket.socket.shutdown(sock, socket.SHUT_RDWR)  # under TLS too
+
+    def _exchange(self, request: urllib.request.Request, what: str) -> _Response:
         try:
             with self._opener.open(request, timeout=self.timeout) as raw:
                 body = _read_capped(raw, what)
@@ -586,6 +616,40 @@ class GitHubClient:
             raise GitHubError(
                 f"{what}: no answer from {self.api_url}: {one_line(str(exc) or type(exc).__name__)}"
             ) from None
+
+
+def _tracked(base: type[http.client.HTTPConnection], opened: list[socket.socket]) -> Any:
+    """A connection class like ``base`` that notes the socket of each connection it makes
+    (urllib drops the connection's own reference while the body is still being read)."""
+
+    class Tracked(base):  # type: ignore[valid-type,misc]
+        def connect(self) -> None:
+            super().connect()
+            opened.append(self.sock)
+
+    return Tracked
+
+
+class _TrackedHTTPHandler(urllib.request.HTTPHandler):
+    """urllib's handler, noting each socket it opens (so a deadline can shut it)."""
+
+    def __init__(self, opened: list[socket.socket]) -> None:
+        super().__init__()
+        self.connection = _tracked(http.client.HTTPConnection, opened)
+
+    def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        return self.do_open(self.connection, req)
+
+
+class _TrackedHTTPSHandler(urllib.request.HTTPSHandler):
+    """urllib's TLS handler (default context, certificates checked), noting each socket."""
+
+    def __init__(self, opened: list[socket.socket]) -> None:
+        super().__init__()
+        self.connection = _tracked(http.client.HTTPSConnection, opened)
+
+    def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        return self.do_open(self.connection, req)
 
 
 class _CrossOriginRedirect(urllib.error.URLError):

@@ -31,7 +31,10 @@ class DropStep:
         if isinstance(value, int) and value > 1:
             return cls(share=None, millis=value)
         if isinstance(value, str):
-            ms = spec_millis(value)
+            try:
+                ms = spec_millis(value)
+            except ValueError as exc:  # AmountTooLarge
+                raise ValueError(f"retentionDropStep: {exc}") from None
             if ms is not None and ms > 0:
                 return cls(share=None, millis=ms)
         raise ValueError(

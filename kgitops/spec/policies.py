@@ -34,6 +34,7 @@ from typing import Any
 from kgitops.errors import Diagnostic, Mark, Severity, printable
 from kgitops.model import TopicSpec
 from kgitops.spec.topic_configs import CONFIGS, check_config, readable_config
+from kgitops.spec.userregex import UserPattern, UserPatternError, compile_user_pattern
 from kgitops.spec.yamlload import Document
 
 
@@ -42,7 +43,7 @@ class NameRule:
     """``names:`` entry: topics in ``folder`` must match ``pattern``; ``owners`` review it."""
 
     folder: str  # relative to the cluster folder, "team-a/"
-    pattern: re.Pattern[str]
+    pattern: UserPattern  # RE2: linear time in the name (kgitops.spec.userregex)
     owners: tuple[str, ...]
     mark: Mark  # of the rule in cluster.yaml
 
@@ -72,13 +73,13 @@ def name_rules(cluster: Document, out: list[Diagnostic]) -> list[NameRule]:
             )
             continue
         try:
-            pattern = re.compile(str(entry.get("pattern", "")))
-        except re.error as exc:
+            pattern = compile_user_pattern(str(entry.get("pattern", "")))
+        except UserPatternError as exc:
             out.append(
                 Diagnostic(
                     cluster.mark(f"{base}.pattern"),
                     "error",
-                    f"pattern {entry.get('pattern')!r} is not a regular expression: {exc}",
+                    f"pattern {entry.get('pattern')!r} {exc}",
                 )
             )
             continue

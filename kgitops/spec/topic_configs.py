@@ -42,7 +42,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 from kgitops.spec.ecmaregex import schema_regex
-from kgitops.units import spec_bytes, spec_bytes_text, spec_millis, spec_millis_text
+from kgitops.units import (
+    AmountTooLarge,
+    shown_text,
+    spec_bytes,
+    spec_bytes_text,
+    spec_millis,
+    spec_millis_text,
+)
 
 ConfigType = Literal["long", "int", "double", "boolean", "string", "list"]
 
@@ -428,6 +435,8 @@ def _as_int(value: object) -> int | None:
     if isinstance(value, float) and value.is_integer():
         return int(value)
     if isinstance(value, str) and INT_TEXT.match(value):
+        if len(value.strip().lstrip("+-").lstrip("0")) > len(str(LONG_MAX)):
+            raise AmountTooLarge(value)
         return int(value)
     return None
 
@@ -478,7 +487,7 @@ def _type_word(value: object) -> str:
     if isinstance(value, float):
         return "a number"
     if isinstance(value, str):
-        return f"the string {value!r}"
+        return f"the string {value!r}" if len(value) <= 40 else f"a {len(value)}-character string"
     if isinstance(value, list | tuple):
         return "a list"
     if isinstance(value, dict):
@@ -523,7 +532,11 @@ def check_config(name: str, value: object, *, units: bool = True) -> tuple[str |
     if spec is None:
         return _plain(value), None
     if spec.type in ("int", "long"):
-        number = _as_amount(spec, value) if units else _as_int(value)
+        try:
+            number = _as_amount(spec, value) if units else _as_int(value)
+        except AmountTooLarge:
+            hi = (spec.bounds or (LONG_MIN, LONG_MAX))[1]
+            return None, f"{name} must be at most {hi}, not {shown_text(str(value))}"
         if number is None:
             words = _UNIT_WORDS[spec.unit] if units and spec.unit else _EXPECTED[spec.type]
             if units and spec.infinite:

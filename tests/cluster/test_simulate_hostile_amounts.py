@@ -247,3 +247,84 @@ def test_a_saved_plan_with_a_number_too_large_is_refused_and_nothing_is_applied(
     assert err.startswith(f"{out}:") and "'1e400' is too large a number" in err, err
     assert len(err.splitlines()) == 1
     assert _state(folder) == before
+
+
+def _offline_imbalanced(folder: Path, produce: str = "1MB/s") -> None:
+    """Broker 1 down (its partitions led elsewhere, off preferred) and a topic written to."""
+    assert main(["simulate", str(folder), "fail-broker", "1"]) == 0
+    assert main(["simulate", str(folder), "produce", "a", produce]) == 0
+
+
+def test_advancing_years_with_a_broker_offline_steps_by_event_not_by_check(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import kgitops.cluster.replication as repl
+
+    _offline_imbalanced(folder)
+    calls = []
+    real = repl.advance
+
+    def counted(*args: object, **kwargs: object) -> float:
+        calls.append(1)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(repl, "advance", counted)
+    assert main(["simulate", str(folder), "advance", "1000d"]) == 0
+    assert len(calls) < 20  # was 288,000: one per 300 s leader-balance check
+    assert main(["simulate", str(folder), "advance", "9000000000000000000ms"]) == 0
+    assert len(calls) < 40
+    sim = loads_json(_state(folder), "state")["simulation"]
+    assert sim["clock"] == pytest.approx(1000 * 86400 + 9e15, rel=1e-12)
+    assert sim["clock"] <= sim["leaderBalanceAt"] <= sim["clock"] + 300
+
+
+def test_a_broker_back_still_gets_its_leaders_at_the_next_check(folder: Path) -> None:
+    _offline_imbalanced(folder, "0")
+    assert main(["simulate", str(folder), "advance", "1000d"]) == 0
+    sim = SimulatedCluster.open(str(folder / ".state" / "demo.json"), BROKERS)
+    assert [p.leader for p in sim.topics["a"][0]] == [0, 2]
+    assert main(["simulate", str(folder), "restore-broker", "1"]) == 0
+    assert main(["simulate", str(folder), "advance", "1d"]) == 0
+    sim = SimulatedCluster.open(str(folder / ".state" / "demo.json"), BROKERS)
+    parts = sim.topics["a"][0]
+    assert [p.leader for p in parts] == [p.replicas[0] for p in parts]
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "says"),
+    [
+        ("clock", "1e300", "is not a time"),
+        ("produceBytesPerSec", '{"a": ' + "9" * 400 + "}", "malformed"),
+        ("produceBytesPerSec", '{"a": 1e300}', "is not a rate"),
+        ("networkBytesPerSec", "-5", "is not a rate"),
+    ],
+)
+def test_a_state_clock_or_rate_out_of_range_is_one_line_and_nothing_spins(
+    folder: Path, field: str, value: str, says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    path = folder / ".state" / "demo.json"
+    data = json.loads(path.read_text())
+    data.setdefault("simulation", {})[field] = "PLACEHOLDER"
+    path.write_text(json.dumps(data).replace('"PLACEHOLDER"', value))
+    before = _state(folder)
+    capsys.readouterr()
+    for action in (["advance", "1h"], ["show"]):
+        assert main(["simulate", str(folder), *action]) == 1
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and says in err and "internal error" not in err, err
+    assert main(["apply", str(folder), "--yes"]) == 1
+    assert _state(folder) == before
+
+
+def test_advancing_past_the_longest_time_is_one_line(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["simulate", str(folder), "advance", "9223372036854775807ms"]) == 0
+    before = _state(folder)
+    capsys.readouterr()
+    assert main(["simulate", str(folder), "advance", "1d"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "it would pass" in err and len(err.splitlines()) == 1
+    assert _state(folder) == before

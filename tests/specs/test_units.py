@@ -294,3 +294,43 @@ def test_the_editor_schema_reads_amounts_as_kgitops_does() -> None:
         assert ok(value) and (normalize_config("retention.ms", value) is not None), value
     for value in ("7 d", " 7d", "١٢d", "１２h", "1h 30m"):
         assert not ok(value), value
+
+
+def test_an_amount_past_pythons_digit_limit_is_one_positioned_line(problems: Problems) -> None:
+    nines = "9" * 5000
+    tiny = "1." + "0" * 5000 + "1"
+    bad = (
+        TOPIC + f"config:\n  retention.ms: {nines}d\n  segment.bytes: {nines}GiB\n"
+        f"  local.retention.ms: '{nines}'\n"
+        f"  local.retention.bytes: {tiny}KiB\n"
+    )
+    errors = [p for p in problems({"a.yaml": bad}) if ": error: " in p]
+    assert errors[:3] == [
+        "a.yaml:7:17: error: retention.ms must be at most 9223372036854775807, "
+        "not a 5001-character value",
+        "a.yaml:8:18: error: segment.bytes must be at most 2147483647, not a 5003-character value",
+        "a.yaml:9:23: error: local.retention.ms must be at most 9223372036854775807, "
+        "not a 5000-character value",
+    ]
+    assert errors[3].startswith("a.yaml:10:26: error: local.retention.bytes must be a size")
+    assert all(len(e) < 300 for e in errors)
+
+
+def test_long_decimals_are_exact_where_it_matters_and_never_whole_when_they_are_not() -> None:
+    assert spec_millis("1." + "0" * 5000 + "s") == 1000
+    assert spec_millis("1." + "0" * 5000 + "1s") is None
+    assert spec_bytes("0" * 5000 + "1KiB") == 1024
+
+
+@pytest.mark.parametrize("flag", ["--timeout", "--max-file-size"])
+def test_an_amount_past_pythons_digit_limit_on_the_command_line_is_one_line(
+    flag: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    if flag != "--timeout":
+        argv = ["--max-file-size", "9" * 5000 + "GB", "validate", str(tmp_path)]
+    else:
+        argv = ["apply", str(tmp_path), "--timeout", "9" * 5000 + "d"]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert "a 500" in err and "character value is too" in err
+    assert "set_int_max_str_digits" not in err

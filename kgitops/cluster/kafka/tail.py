@@ -21,10 +21,22 @@ from kgitops.plan.views import safe_text
 
 _TIMESTAMP_TYPES = {0: "CreateTime", 1: "LogAppendTime"}
 
-#: ``tail --follow``: after this many seconds without a message, one ListOffsets asks the
-#: partitions' leaders whether they still answer (kafka-python retries a dead connection
-#: forever and silently; this turns a dead cluster into one line and exit 1).
+#: ``tail --follow``: after this many seconds without a message (or a quarter of
+#: requestTimeoutMs, if less), one ListOffsets asks the partitions' leaders whether they still
+#: answer (kafka-python retries a dead connection forever and silently; this turns a dead
+#: cluster into one line and exit 1).
 IDLE_CHECK_SECONDS = 5.0
+
+
+def _silence_bounds(spec: ClusterSpec) -> tuple[float, float, float]:
+    """(seconds of quiet before a check, the longest poll, the check's own timeout), all
+    fitting in requestTimeoutMs together: a cluster that stops answering is reported at most
+    requestTimeoutMs after it last answered. The default 30,000 ms gives (5.0, 0.5, 24.5);
+    3,000 ms gives (0.75, 0.5, 1.75)."""
+    limit = max(int(spec.request_timeout_ms), 1000) / 1000  # as settings.client_config
+    quiet = min(IDLE_CHECK_SECONDS, limit / 4)
+    poll = min(0.5, quiet)
+    return quiet, poll, max(limit - quiet - poll, 0.25)
 
 
 def _order(m: Message) -> tuple[int, int, int]:
@@ -204,16 +216,19 @@ def follow_messages(
             c.resume(*tps)
             head.sort(key=_order)
             yield head[-backlog:] + later
+        quiet, slice_s, check_s = _silence_bounds(spec)
         idle_since = time.monotonic()
         while deadline is None or time.monotonic() < deadline:
-            left = 500.0 if deadline is None else (deadline - time.monotonic()) * 1000
-            polled = c.poll(timeout_ms=max(0, min(500, int(left))), max_records=500)
+            left = slice_s * 1000 if deadline is None else (deadline - time.monotonic()) * 1000
+            polled = c.poll(timeout_ms=max(0, min(int(slice_s * 1000), int(left))), max_records=500)
             batch = [_message(r) for records in polled.values() for r in records]
             now = time.monotonic()
             if batch:
                 idle_since = now
-            elif now - idle_since >= IDLE_CHECK_SECONDS:
-                c.end_offsets(tps)  # the leaders answer, or this raises (one line, exit 1)
+            elif now - idle_since >= quiet:
+                # the leaders answer, or this raises (one line, exit 1) within the rest of
+                # requestTimeoutMs since the cluster last answered
+                c.end_offsets(tps, timeout_ms=int(check_s * 1000))
                 idle_since = time.monotonic()
             yield batch  # empty too: the caller can look at its output while all is quiet
 
