@@ -296,7 +296,12 @@ class _Run:
             what = f"~ reassign {topic} (moves in flight from an earlier apply)"
             self.outcomes[i] = ActionOutcome(what, Status.NOT_ATTEMPTED)
             items = [*items, (i, Reassign(topic))]
-        self.changed = self.changed or bool(self.reassigner.done) or bool(result.pending)
+        self.changed = (
+            self.changed
+            or bool(self.reassigner.done)
+            or bool(result.pending)
+            or self.reassigner.changed
+        )
         self.notes.extend(n for n in result.notes if n not in self.notes)
         if result.fatal is not None:
             self.broken = result.fatal
@@ -435,7 +440,8 @@ class _Run:
             if o.status is Status.NOT_ATTEMPTED and not o.reason:
                 self._set(i, Status.NOT_ATTEMPTED, why)
         if self.reassigner is not None:
-            self.notes.extend(self.reassigner.abort(why))
+            self.notes.extend(n for n in self.reassigner.abort(why) if n not in self.notes)
+            self.changed = self.changed or self.reassigner.changed
 
 
 def _missing(item: str) -> ClusterError:

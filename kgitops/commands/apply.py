@@ -15,7 +15,7 @@ import sys
 from typing import Any
 
 from kgitops.commands._units import seconds
-from kgitops.errors import KgitopsError, PlanError
+from kgitops.errors import InterruptedBeforeAnyChange, KgitopsError, PlanError
 
 NAME = "apply"
 HELP = "apply a plan to the cluster: batched, throttled, verified (exit 3 when partly done)"
@@ -177,20 +177,25 @@ def fresh_state(plan: Any, admin: Any, recorded: Any) -> Any:
 def run(args: argparse.Namespace) -> int:
     from kgitops.apply.access import before_any_change
     from kgitops.apply.exclusive import exclusive_apply
-    from kgitops.apply.signals import signals_interrupt
+    from kgitops.apply.signals import signals_interrupt, why
     from kgitops.cluster.connect import open_cluster
 
     with signals_interrupt():  # SIGTERM and SIGHUP stop apply as Ctrl-C does
-        with before_any_change():
-            plan, cluster, recorded = load_plan(args)
-        with contextlib.ExitStack() as stack:
-            if not args.dry_run:
-                stack.enter_context(exclusive_apply(cluster))  # one apply per cluster
-            admin = open_cluster(cluster)
-            try:
-                return apply_with(args, plan, cluster, admin, recorded)
-            finally:
-                admin.close()
+        try:
+            with before_any_change():
+                plan, cluster, recorded = load_plan(args)
+            with contextlib.ExitStack() as stack:
+                if not args.dry_run:
+                    stack.enter_context(exclusive_apply(cluster))  # one apply per cluster
+                admin = open_cluster(cluster)
+                try:
+                    return apply_with(args, plan, cluster, admin, recorded)
+                finally:
+                    admin.close()
+        except KeyboardInterrupt as exc:  # before apply_plan sent anything (it reports its own)
+            raise InterruptedBeforeAnyChange(
+                f"apply was {why(exc)} before it changed anything"
+            ) from None
 
 
 def apply_with(
