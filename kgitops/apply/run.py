@@ -42,7 +42,7 @@ from kgitops.apply.record import ThrottleRecord
 from kgitops.apply.recorder import Recorder
 from kgitops.apply.signals import why as interrupted_why
 from kgitops.apply.throttles import needed_now, removal
-from kgitops.apply.verify import verify_applied
+from kgitops.apply.verify import read_back_in_doubt, verify_applied
 from kgitops.cluster.port import (
     ClusterAdmin,
     ConfigChange,
@@ -175,6 +175,8 @@ class _Run:
         if isinstance(error, ClusterRequestError) and error.changed:
             self.changed = True  # not done, but the cluster changed: exit 3, not 1
         in_doubt = isinstance(error, ClusterTimeout)
+        if in_doubt:
+            self.changed = True  # sent, no answer: it may have taken effect -- exit 3, not 1
         reason = (
             f"{error} -- it may still take effect; a new plan shows" if in_doubt else str(error)
         )
@@ -429,6 +431,7 @@ class _Run:
 
     def abort(self, why: str) -> None:
         """Ctrl-C: stop, cancel moves still in flight, take back the throttles."""
+        self.changed = self.changed or bool(self.sending)  # it may have taken effect
         for i in self.sending:
             self._set(
                 i,
@@ -518,15 +521,27 @@ def apply_plan(
     except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM, SIGHUP (kgitops.apply.signals)
         reason = interrupted_why(exc)
         run.abort(reason)
-        report.outcomes = [run.outcomes[i] for i in sorted(run.outcomes)]
+        report.outcomes = _read_back(
+            plan, recorder, [run.outcomes[i] for i in sorted(run.outcomes)]
+        )
         report.notes = run.notes
         raise _partial(report, f"apply was {reason}", run.changed, interrupted=True) from None
+    report.outcomes = _read_back(plan, recorder, report.outcomes)
     if record is not None and wait and run.broken is None:
         _forget_throttles_if_none_left(recorder, record)
     if report.complete:
         return report
     why = f"lost the cluster: {run.broken}" if run.broken else "some actions were not done"
     raise _partial(report, f"apply finished partly: {why}", run.changed)
+
+
+def _read_back(plan: Plan, admin: Recorder, outcomes: list[ActionOutcome]) -> list[ActionOutcome]:
+    """The outcomes with what was left in doubt read back from the cluster (the plan's own
+    actions; those apply added, moves it adopted, are already read)."""
+    n = len(plan.actions)
+    if not admin.send or not any(o.status is Status.IN_DOUBT for o in outcomes[:n]):
+        return outcomes
+    return [*read_back_in_doubt(plan, admin, outcomes[:n]), *outcomes[n:]]
 
 
 def _forget_throttles_if_none_left(admin: Recorder, record: ThrottleRecord) -> None:

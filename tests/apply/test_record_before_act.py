@@ -1,0 +1,99 @@
+"""Issue 26, apply's "Wrong" items: what an apply reports and exits with when an answer comes
+late, when its moves end under it, and when it cannot write its move record -- each judged
+on the simulated cluster's final state."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_apply_faults_simulated import no_throttles_left
+from test_apply_simulated import Folder, topic
+
+from kgitops.cluster.port import NewTopic
+from kgitops.cluster.simulated import SimulatedCluster
+from kgitops.errors import ClusterTimeout
+
+
+def test_creates_answered_after_a_timeout_are_read_back_and_exit_3(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    demo = Folder(tmp_path)
+    demo.topics(topic("legacy", 1, 3))
+    demo.apply()
+    demo.topics(
+        topic("orders", 3, 3),
+        topic("users", 2, 2),
+        topic("legacy", 1, 3, config={"retention.ms": "3600000"}),
+    )
+    real = SimulatedCluster.create_topics
+
+    def late(self: SimulatedCluster, topics: list[NewTopic]) -> Any:
+        real(self, topics)  # the cluster creates them ...
+        raise ClusterTimeout("the cluster did not answer within 30s")  # ... the answer is lost
+
+    monkeypatch.setattr(SimulatedCluster, "create_topics", late)
+    code, out, err = demo.cli("apply", "--yes")
+    assert code == 3, out + err  # something was sent: never "nothing applied" (exit 1)
+    assert set(demo.state()["topics"]) == {"orders", "users", "legacy"}
+    assert "NOT done: ~ alter_config legacy (not attempted" in err, err
+    assert "done: + create_topic orders" in err and "done: + create_topic users" in err, err
+    assert "read back: it took effect" in err
+    monkeypatch.undo()
+    (action,) = demo.plan_json()["actions"]
+    assert action["type"] == "alter_config" and action["topic"] == "legacy"
+
+
+def test_an_interrupt_after_a_poll_whose_moves_completed_reports_them_moved(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The poll's ListPartitionReassignments says the moves ended; Ctrl-C lands before apply
+    takes note: the cancel is answered NO_REASSIGNMENT_IN_PROGRESS -- the moves ended, they
+    are read back and reported moved, never "could not cancel ... still moving"."""
+    demo = Folder(tmp_path)
+    demo.topics(topic("orders", 4, 2))
+    demo.apply()
+    demo.set_sizes("orders", 10_000_000)
+    demo.topics(topic("orders", 4, 3))
+    real = SimulatedCluster.list_reassignments
+
+    def listing(self: SimulatedCluster) -> Any:
+        out = real(self)
+        if self.clock > 0 and not out:
+            raise KeyboardInterrupt
+        return out
+
+    monkeypatch.setattr(SimulatedCluster, "list_reassignments", listing)
+    code, out, err = demo.cli("apply", "--yes")
+    assert code == 3, out + err  # moves were sent and completed: not 130
+    assert "could not cancel" not in err and "still moving" not in err, err
+    assert "4 partition(s) moved" in err, err
+    assert all(len(r) == 3 for r in demo.replicas("orders").values())
+    monkeypatch.undo()
+    no_throttles_left(demo)
+    code, out, err = demo.cli("plan", "--detailed-exitcode")
+    assert code == 0, out + err
+
+
+@pytest.mark.parametrize("flags", [(), ("--no-wait",)])
+def test_moves_are_not_started_when_their_record_cannot_be_written(
+    tmp_path: Path, flags: tuple[str, ...]
+) -> None:
+    demo = Folder(tmp_path)
+    demo.topics(topic("orders", 4, 2))
+    demo.apply()
+    demo.set_sizes("orders", 10_000_000)
+    demo.topics(topic("orders", 4, 3))
+    (demo.dir / ".kgitops").write_text("not a folder\n")  # moves.json cannot be written
+    before = demo.replicas("orders")
+    code, out, err = demo.cli("apply", "--yes", *flags)
+    assert code == 1, out + err  # nothing was started
+    assert "could not write .kgitops/moves.json" in err, err
+    assert "run `kgitops apply` again to wait for them" not in err  # no false promise
+    assert demo.replicas("orders") == before
+    no_throttles_left(demo)
+    os.remove(demo.dir / ".kgitops")
+    demo.apply()
+    assert all(len(r) == 3 for r in demo.replicas("orders").values())
