@@ -31,7 +31,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--allow-retention-drop",
         action="store_true",
         help="cut retention.ms in one apply instead of retentionDropStep steps (with --plan: "
-        "the saved plan's own choice counts)",
+        "needed to apply a plan made with it)",
+    )
+    balance = parser.add_mutually_exclusive_group()
+    balance.add_argument(
+        "--rebalance",
+        action="store_true",
+        help="as plan --rebalance: also move replicas and leaders towards the balance goals "
+        "(with --plan: needed to apply a plan made with it)",
+    )
+    balance.add_argument(
+        "--leaders",
+        action="store_true",
+        help="as plan --leaders: only even out preferred leaders (with --plan: needed to apply "
+        "a plan made with it)",
     )
     parser.add_argument(
         "--no-wait",
@@ -150,11 +163,21 @@ def load_plan(args: argparse.Namespace) -> tuple[Any, Any, Any]:
                 f"{args.plan}: the plan is for cluster {plan.cluster!r}, "
                 f"but its folder holds cluster {cluster.name!r}"
             )
-        recorded = verify_saved_plan(args.plan, plan, directory)
+        allowed = {
+            "rebalance": args.rebalance,
+            "leaders": args.leaders,
+            "allowRetentionDrop": args.allow_retention_drop,
+        }
+        recorded = verify_saved_plan(args.plan, plan, directory, allowed)
         return plan, cluster, recorded
     from kgitops.commands._planning import plan_directory
 
-    result = plan_directory(args.directory, allow_retention_drop=args.allow_retention_drop)
+    result = plan_directory(
+        args.directory,
+        allow_retention_drop=args.allow_retention_drop,
+        rebalance=args.rebalance,
+        leaders=args.leaders,
+    )
     return result.plan, result.cluster, result.state
 
 
