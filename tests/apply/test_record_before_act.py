@@ -97,3 +97,13 @@ def test_moves_are_not_started_when_their_record_cannot_be_written(
     os.remove(demo.dir / ".kgitops")
     demo.apply()
     assert all(len(r) == 3 for r in demo.replicas("orders").values())
+
+
+@pytest.mark.parametrize("interval", ["0", "0.01", "0.5"])
+def test_a_poll_interval_below_one_second_is_refused(tmp_path: Path, interval: str) -> None:
+    demo = Folder(tmp_path)
+    demo.topics(topic("orders", 1, 1))
+    code, out, err = demo.cli("apply", "--yes", "--poll-interval", interval)
+    assert code == 1, out + err
+    assert "--poll-interval" in err and "at least 1 second" in err, err
+    assert not demo.state_file.exists() or demo.state()["topics"] == {}
