@@ -11,8 +11,14 @@ A new replica copies the whole partition from the leader (docs/apply.md). So:
    throttle entries are added as it enters the window and taken out as it leaves, rates
    only on the online brokers involved (``kgitops.apply.throttles``) -- a move whose
    throttle could not be set is not submitted;
+3. record before you act: a batch is written to the move record (``journal.started``) and
+   added to the window *before* its AlterPartitionReassignments is sent -- a signal right
+   after the request leaves it cancelled (or kept throttled), a kill -9 leaves it recorded
+   for the next apply; a record that cannot be written starts nothing;
 4. a move onto a broker that goes offline is cancelled; at the timeout, on error and on
-   Ctrl-C every move still in flight is cancelled (Kafka reverts it to its old replicas);
+   Ctrl-C every move still in flight is cancelled (Kafka reverts it to its old replicas); a
+   cancel answered NO_REASSIGNMENT_IN_PROGRESS is read back (it completed, or its submit
+   never arrived), one that fails keeps the move in the window, throttled;
 5. finally no throttle of this run is left -- unless ``wait=False``, which submits one
    window and leaves it running with its throttles, for a later apply (or plan: they are
    ``~ remove_throttles`` once their moves are done) to clean up.

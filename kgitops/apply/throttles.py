@@ -9,7 +9,12 @@ What a move needs throttled, and which throttle configs are leftovers, is decide
   involved (one request per broker: Kafka takes a broker's config only on that broker);
 * ``leave(moves, still)``: as partitions complete (or are cancelled), SUBTRACT their entries
   and DELETE the rates of brokers no move still in the window involves;
-* ``finish()``: DELETE the throttled-replicas keys SUBTRACT left empty (Kafka keeps ``""``).
+* ``finish()``: take out whatever is still listed (a request a signal cut short), DELETE the
+  throttled-replicas keys SUBTRACT left empty (Kafka keeps ``""``), and read the cluster back.
+
+One window model for every request: what a request may set is in ``present`` / ``rated``
+(and the throttle record) *before* it is sent; what it removes leaves them only once the
+cluster acknowledged it. So a signal anywhere leaves the record a superset of the cluster.
 
 Example: partition 0 of ``a`` moves from [1, 2] to [1, 2, 3] at 50 MB/s; while it is in the
 window::
