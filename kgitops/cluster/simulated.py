@@ -255,6 +255,8 @@ class SimulatedCluster:
             self.balance_at: float | None = None if at is None else float(at)
             if not math.isfinite(self.clock) or self.clock < 0:
                 raise ValueError(f"clock {self.clock} is not a time")
+            if not math.isfinite(self.network) or self.network <= 0:
+                raise ValueError(f"networkBytesPerSec {self.network:g} is not a rate above 0")
         except (TypeError, ValueError, AttributeError) as exc:
             raise StateFileError(self.path, [f"simulation: malformed ({exc})"]) from None
         self.cluster_id = state.cluster_id
@@ -419,6 +421,7 @@ class SimulatedCluster:
             else dict(self.broker_defaults),
             access=self.access.state(),
             groups=self.groups.state(self._counts()),
+            network_bytes_per_sec=self.network,
         )
 
     @_operation

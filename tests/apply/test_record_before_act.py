@@ -4,6 +4,7 @@ on the simulated cluster's final state."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -107,3 +108,39 @@ def test_a_poll_interval_below_one_second_is_refused(tmp_path: Path, interval: s
     assert code == 1, out + err
     assert "--poll-interval" in err and "at least 1 second" in err, err
     assert not demo.state_file.exists() or demo.state()["topics"] == {}
+
+
+def _network(demo: Folder, rate: float) -> None:
+    data = demo.state()
+    data.setdefault("simulation", {})["networkBytesPerSec"] = rate
+    demo.state_file.write_text(json.dumps(data))
+
+
+def test_the_eta_follows_the_simulated_clusters_modelled_network(tmp_path: Path) -> None:
+    """A link of 1 MB/s under a 10 MB/s throttle: the plan's ETA is the simulated apply's
+    time (was: planned at the default 100 MB/s link, ten times too short)."""
+    demo = Folder(tmp_path)
+    demo.topics(topic("orders", 4, 2))
+    demo.apply()
+    demo.set_sizes("orders", 50_000_000)
+    demo.topics(topic("orders", 4, 3))
+    _network(demo, 1_000_000)
+    eta = demo.plan_json()["transfer"]["estimatedSeconds"]
+    code, out, err = demo.cli("apply", "--yes", "--timeout", "1h")
+    assert code == 0, out + err
+    clock = demo.state()["simulation"]["clock"]
+    assert clock > 30, clock  # 50 MB into each new replica at 1 MB/s (5 s at the throttle)
+    assert abs(eta - clock) <= 0.1 * clock, (eta, clock)
+
+
+@pytest.mark.parametrize("rate", [0, -5])
+def test_a_network_rate_that_copies_nothing_is_a_state_file_error(
+    tmp_path: Path, rate: float
+) -> None:
+    demo = Folder(tmp_path)
+    demo.topics(topic("orders", 2, 2))
+    demo.apply()
+    _network(demo, rate)
+    code, out, err = demo.cli("plan")
+    assert code == 1, out + err
+    assert "networkBytesPerSec" in err and "not a rate above 0" in err, err
