@@ -518,6 +518,9 @@ def apply_plan(
             n = len(plan.actions)
             checked = verify_applied(plan, recorder, report.outcomes[:n], wait=wait)
             report.outcomes = [*checked, *report.outcomes[n:]]
+        report.outcomes = _read_back(plan, recorder, report.outcomes)
+        if record is not None and wait and run.broken is None:
+            _forget_throttles_if_none_left(recorder, record)
     except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM, SIGHUP (kgitops.apply.signals)
         reason = interrupted_why(exc)
         run.abort(reason)
@@ -526,9 +529,6 @@ def apply_plan(
         )
         report.notes = run.notes
         raise _partial(report, f"apply was {reason}", run.changed, interrupted=True) from None
-    report.outcomes = _read_back(plan, recorder, report.outcomes)
-    if record is not None and wait and run.broken is None:
-        _forget_throttles_if_none_left(recorder, record)
     if report.complete:
         return report
     why = f"lost the cluster: {run.broken}" if run.broken else "some actions were not done"

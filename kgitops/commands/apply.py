@@ -15,7 +15,7 @@ import sys
 from typing import Any
 
 from kgitops.commands._units import seconds
-from kgitops.errors import InterruptedBeforeAnyChange, KgitopsError, PlanError
+from kgitops.errors import InterruptedBeforeAnyChange, KgitopsError, PartialApply, PlanError
 
 NAME = "apply"
 HELP = "apply a plan to the cluster: batched, throttled, verified (exit 3 when partly done)"
@@ -230,7 +230,11 @@ def run(args: argparse.Namespace) -> int:
                     return apply_with(args, plan, cluster, admin, recorded)
                 finally:
                     admin.close()
-        except KeyboardInterrupt as exc:  # before apply_plan sent anything (it reports its own)
+        except KeyboardInterrupt as exc:  # not inside apply_plan (which reports its own)
+            if getattr(args, "applied", False):  # printing the report of a finished apply
+                raise PartialApply(
+                    f"apply was {why(exc)} after it finished; `kgitops plan` shows the cluster"
+                ) from None
             raise InterruptedBeforeAnyChange(
                 f"apply was {why(exc)} before it changed anything"
             ) from None
@@ -297,5 +301,6 @@ def apply_with(
         journal=journal,
         record=ThrottleRecord(cluster),
     )
+    args.applied = True
     print("\n".join(report.lines()))
     return 0
