@@ -14,7 +14,8 @@ folder finds them and waits for them::
 
 A move counts as kgitops' when the record has that partition with the same target. A record
 that git tracks (committed, or added) is ignored with a note and never written: it would be a
-pull request's say over which moves apply waits for and cancels. Without
+pull request's say over which moves apply waits for and cancels (and, as no record of its
+own can be written then, apply starts no move). Without
 the record (a fresh CI checkout, a deleted folder) moves in flight count as another tool's:
 reported, never waited for or cancelled -- the safe side. An unreadable record is treated
 the same way, with a note. Each move is recorded *before* the request that starts it is sent;
@@ -55,6 +56,7 @@ class MoveJournal:
         self.root = root
         self.moves: dict[TP, tuple[int, ...]] = dict(moves or {})
         self.notes: list[str] = []
+        self.refused: str | None = None  # why the folder's record may not be written
 
     @classmethod
     def open(cls, directory: str, cluster: str) -> MoveJournal:
@@ -69,6 +71,7 @@ class MoveJournal:
             # memory: kept in memory only, it is neither read nor overwritten.
             why = "it is committed to git" if tracked else f"git cannot tell ({tracked})"
             journal.path = None
+            journal.refused = f"{JOURNAL} may not be written ({why})"
             journal.notes.append(
                 f"note: {JOURNAL} ignored ({why}; it is this checkout's own record and must "
                 "not be committed: git rm --cached it): moves in flight count as not started "
@@ -104,6 +107,8 @@ class MoveJournal:
         for another tool's, and a ``--no-wait`` would promise what it will not do), or None."""
         if not moves:
             return None
+        if self.refused is not None:
+            return self.refused
         self.moves.update(moves)
         why = self._save()
         if why is not None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -144,3 +145,26 @@ def test_a_network_rate_that_copies_nothing_is_a_state_file_error(
     code, out, err = demo.cli("plan")
     assert code == 1, out + err
     assert "networkBytesPerSec" in err and "not a rate above 0" in err, err
+
+
+def test_with_a_committed_move_record_no_move_is_started(tmp_path: Path) -> None:
+    """A record git tracks is never written (tests/security/test_committed_journal.py); then
+    apply has nowhere to record a move before starting it, so it starts none (a --no-wait
+    would promise a wait the next apply, ignoring the record, never does)."""
+    demo = Folder(tmp_path)
+    demo.topics(topic("orders", 4, 2))
+    demo.apply()
+    demo.set_sizes("orders", 10_000_000)
+    demo.topics(topic("orders", 4, 3))
+    record = demo.dir / ".kgitops" / "moves.json"
+    record.parent.mkdir()
+    record.write_text('{"format": "kgitops-moves/v1", "cluster": "demo", "moves": {}}\n')
+    for args in (["init", "-q"], ["add", "-f", ".kgitops/moves.json"]):
+        subprocess.run(["git", "-C", str(demo.dir), *args], check=True, capture_output=True)
+    before = demo.replicas("orders")
+    code, out, err = demo.cli("apply", "--yes", "--no-wait")
+    assert code == 1, out + err
+    assert "not submitted: .kgitops/moves.json may not be written (it is committed to git" in err
+    assert "run `kgitops apply` again to wait for them" not in err
+    assert demo.replicas("orders") == before
+    no_throttles_left(demo)
