@@ -357,6 +357,7 @@ class _Run:
                 topics[a.topic] = ConfigChange(delete=tuple(delete), subtract=subtract)
             else:
                 kept[i] = "kept: the moves in flight now need these entries"
+        self.sending = [i for i, _ in items]  # what a signal would leave in doubt
         try:
             results: dict[str, ClusterError | None] = {}
             if topics:
@@ -366,11 +367,13 @@ class _Run:
             if topics and self.admin.send:
                 results.update(self._drop_empty(sorted(topics)))
         except ClusterError as exc:
+            self.sending = []
             for i, _ in items:
                 self._fail(i, exc)
             if isinstance(exc, FATAL):
                 self.broken = exc
             return
+        self.sending = []
         for i, a in items:
             err = results.get(f"broker:{a.broker}" if a.broker is not None else a.topic)
             if err is not None:
@@ -396,12 +399,14 @@ class _Run:
         if not wanted or self.broken is not None:
             return
         self.progress.message(f"elect preferred leaders: {len(wanted)} partition(s) ...")
+        self.sending = [i for i, _ in items]
         try:
             results: PartitionResults = self.admin.elect_preferred_leaders(wanted)
         except ClusterError as exc:
             results = dict.fromkeys(wanted, exc)
             if isinstance(exc, FATAL):
                 self.broken = exc
+        self.sending = []
         for i, a in items:
             errs = [
                 f"{a.topic}-{p}: {results[TopicPartition(a.topic, p)]}"

@@ -180,12 +180,12 @@ def read_back_in_doubt(
     doubtful = [
         (n, a, o)
         for n, (a, o) in enumerate(zip(plan.actions, out, strict=False))
-        if o.status is Status.IN_DOUBT and a.kind not in ACCESS_KINDS and a.topic
+        if o.status is Status.IN_DOUBT and a.kind not in ACCESS_KINDS
     ]
     if not doubtful:
         return out
     try:
-        state = admin.describe(sorted({a.topic for _, a, _ in doubtful}))
+        state = admin.describe(sorted({a.topic for _, a, _ in doubtful if a.topic}))
     except ClusterError:
         return out
     for n, a, o in doubtful:
