@@ -194,6 +194,7 @@ class Reassigner:
         self.submitted: set[TP] = set()  # moves whose submit was (or may have been) sent
         self.stuck: set[TP] = set()  # moves a cancel could not stop: still moving, throttled
         self.failed: set[TP] = set()
+        self.deferred: set[TP] = set()  # left for a later apply (--no-wait: one window)
         self.first_estimate: float | None = None
 
     # ------------------------------------------------------------ bookkeeping
@@ -269,7 +270,7 @@ class Reassigner:
         for tp in sorted(self.queue):
             self._fail(tp, f"not submitted: {why}")
         self.queue = []
-        for tp in sorted(set(self.moves) - self.done - self.failed - self.active):
+        for tp in sorted(set(self.moves) - self.done - self.failed - self.active - self.deferred):
             self._fail(tp, f"not submitted: {why}")  # stopped before it was looked at
         try:
             self._cancel_or_keep(why)
@@ -344,6 +345,7 @@ class Reassigner:
                     f"partition {tp[1]}: not submitted (--no-wait submits one window of "
                     f"{self.settings.max_concurrent_moves}); run `kgitops apply` again"
                 )
+            self.deferred = set(self.queue[room:])
             self.queue = self.queue[:room]
         self.throttler = Throttler(
             self.admin, self.settings.throttle_bytes_per_sec, state, self.record
@@ -481,7 +483,7 @@ class Reassigner:
                 "replication throttles; `kgitops apply` again waits for them"
             )
 
-    def _cancel(self, tps: list[TP], why: str, still: Iterable[TP] | None = None) -> None:
+    def _cancel(self, tps: list[TP], why: str) -> None:
         """Cancel the moves of ``tps`` (all in the window). A move the cluster cancelled, or
         one it says is not in flight (NO_REASSIGNMENT_IN_PROGRESS: it completed, or its
         submit never reached the cluster; read back to tell which), leaves the window with its
@@ -517,7 +519,7 @@ class Reassigner:
         self._read_back(ended, why)
         self.active -= {*cancelled, *ended}
         self.journal.ended([*cancelled, *ended])
-        self._throttle_out([*cancelled, *ended], still)
+        self._throttle_out([*cancelled, *ended])  # keeps what the window (stuck ones too) needs
 
     def _read_back(self, tps: list[TP], why: str) -> None:
         """Where moves the cluster no longer lists ended: on the target (done), or not."""
@@ -637,5 +639,4 @@ class Reassigner:
         self._throttle_out(before - self.active)
         if stalled:
             down = sorted({b for tp in stalled for b in self.moves[tp].target} & offline)
-            keep = self.active - set(stalled)
-            self._cancel(stalled, f"broker(s) {down} went offline during the move", keep)
+            self._cancel(stalled, f"broker(s) {down} went offline during the move")
