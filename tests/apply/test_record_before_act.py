@@ -168,3 +168,52 @@ def test_with_a_committed_move_record_no_move_is_started(tmp_path: Path) -> None
     assert "run `kgitops apply` again to wait for them" not in err
     assert demo.replicas("orders") == before
     no_throttles_left(demo)
+
+
+@pytest.mark.parametrize("how", ["refused", "no answer"])
+def test_a_move_whose_cancel_fails_keeps_running_throttled_and_recorded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """Ctrl-C mid-drain; the cancel is refused per partition, or not answered at all: the
+    moves keep running, so their throttles stay (removing them would let them copy at full
+    speed) and the report never says "replication throttles removed"; the next apply waits
+    for them and then removes the throttles."""
+    from test_signal_windows import recorded_moves, unthrottled
+
+    from kgitops.errors import ClusterRequestError
+
+    demo = Folder(tmp_path)
+    demo.topics(topic("orders", 4, 2))
+    demo.apply()
+    demo.set_sizes("orders", 100_000_000)
+    demo.topics(topic("orders", 4, 3))
+    real_sleep, real_alter = SimulatedCluster.sleep, SimulatedCluster.alter_reassignments
+
+    def sleep(self: SimulatedCluster, seconds: float) -> None:
+        real_sleep(self, seconds)
+        if self.clock >= 5:
+            raise KeyboardInterrupt
+
+    def alter(self: SimulatedCluster, targets: dict[Any, Any]) -> Any:
+        if all(t is None for t in targets.values()):  # the cancel
+            if how == "no answer":
+                raise ClusterTimeout("the cluster did not answer within 30s")
+            return {tp: ClusterRequestError("refused", "UNKNOWN_SERVER_ERROR") for tp in targets}
+        return real_alter(self, targets)
+
+    monkeypatch.setattr(SimulatedCluster, "sleep", sleep)
+    monkeypatch.setattr(SimulatedCluster, "alter_reassignments", alter)
+    code, out, err = demo.cli("apply", "--yes")
+    assert code == 3, out + err
+    assert "still moving, still throttled" in err, err
+    assert "replication throttles removed" not in err
+    monkeypatch.undo()
+    state = SimulatedCluster.open(str(demo.state_file), []).describe(None)
+    flying = state.reassignments.get("orders", {})
+    assert flying, "the moves still run"
+    assert unthrottled(state) == [], "and every one of them is throttled"
+    assert {int(p) for p in recorded_moves(demo)["orders"]} == set(flying)
+    code, out, err = demo.cli("apply", "--yes")
+    assert code == 0, out + err
+    no_throttles_left(demo)
+    assert all(len(r) == 3 for r in demo.replicas("orders").values())
