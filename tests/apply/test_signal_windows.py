@@ -38,7 +38,6 @@ from test_apply_simulated import Folder, topic
 
 import kgitops
 from kgitops.apply.journal import JOURNAL
-from kgitops.cluster.simulated import SimulatedCluster
 from kgitops.model import ClusterState
 from kgitops.plan.throttles import RATE_KEYS, in_flight, needed, parse_entries, stale_throttles
 
@@ -153,8 +152,16 @@ def copy_of(template: Path, dest: Path) -> Folder:
 
 
 def live(demo: Folder) -> ClusterState:
-    """The cluster as kgitops' port reads it (here the simulated state file)."""
-    return SimulatedCluster.open(str(demo.state_file), []).describe(None)
+    """The cluster of ``demo``'s cluster.yaml as kgitops' port reads it (the simulated state
+    file here; the same call reads a real cluster)."""
+    from kgitops.cluster.connect import open_cluster
+    from kgitops.commands._clusterdir import load_cluster
+
+    admin = open_cluster(load_cluster(str(demo.dir)))
+    try:
+        return admin.describe(None)
+    finally:
+        admin.close()
 
 
 def unthrottled(state: ClusterState) -> list[str]:
@@ -210,7 +217,10 @@ def judge_next_apply(demo: Folder) -> None:
     code, out, err = demo.cli("plan", "--detailed-exitcode")
     assert code == 0, out + err
     assert recorded_moves(demo) == {}
-    assert not Path(str(demo.state_file) + ".apply-throttles.json").exists()
+    from kgitops.apply.record import record_path
+    from kgitops.commands._clusterdir import load_cluster
+
+    assert not Path(record_path(load_cluster(str(demo.dir)))).exists()
 
 
 def moves_named(out: str, sent: list[str], demo: Folder) -> list[str]:
