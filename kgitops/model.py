@@ -291,6 +291,7 @@ class ClusterState:
     broker_defaults: Mapping[str, str] = field(default_factory=dict)
     access: AccessState | None = None  # ACLs, SCRAM users, quotas; None: not read
     groups: GroupsState | None = None  # consumer groups and log offsets; None: not read
+    network_bytes_per_sec: float | None = None  # a simulated cluster's modelled link; None: real
 
     def min_insync_replicas(self, topic_config: Mapping[str, str]) -> int:
         """The ``min.insync.replicas`` a topic with ``topic_config`` really has: its own

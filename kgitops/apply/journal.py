@@ -14,11 +14,13 @@ folder finds them and waits for them::
 
 A move counts as kgitops' when the record has that partition with the same target. A record
 that git tracks (committed, or added) is ignored with a note and never written: it would be a
-pull request's say over which moves apply waits for and cancels. Without
+pull request's say over which moves apply waits for and cancels (and, as no record of its
+own can be written then, apply starts no move). Without
 the record (a fresh CI checkout, a deleted folder) moves in flight count as another tool's:
 reported, never waited for or cancelled -- the safe side. An unreadable record is treated
-the same way, with a note; a record that cannot be written is a note too, never a failure of
-the apply (Kafka has the moves either way).
+the same way, with a note. Each move is recorded *before* the request that starts it is sent;
+when the record cannot be written the move is not submitted (a later apply could not tell it
+from another tool's); a record that cannot be updated once a move ended is a note.
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ class MoveJournal:
         self.root = root
         self.moves: dict[TP, tuple[int, ...]] = dict(moves or {})
         self.notes: list[str] = []
+        self.refused: str | None = None  # why the folder's record may not be written
 
     @classmethod
     def open(cls, directory: str, cluster: str) -> MoveJournal:
@@ -69,6 +72,7 @@ class MoveJournal:
             # memory: kept in memory only, it is neither read nor overwritten.
             why = "it is committed to git" if tracked else f"git cannot tell ({tracked})"
             journal.path = None
+            journal.refused = f"{JOURNAL} may not be written ({why})"
             journal.notes.append(
                 f"note: {JOURNAL} ignored ({why}; it is this checkout's own record and must "
                 "not be committed: git rm --cached it): moves in flight count as not started "
@@ -97,10 +101,21 @@ class MoveJournal:
         """Whether the move of ``tp`` to ``target`` in flight is one kgitops submitted."""
         return self.moves.get(tp) == tuple(target)
 
-    def started(self, moves: Mapping[TP, tuple[int, ...]]) -> None:
-        if moves:
-            self.moves.update(moves)
-            self._save()
+    def started(self, moves: Mapping[TP, tuple[int, ...]]) -> str | None:
+        """Record ``moves`` *before* the request that starts them is sent (a kill -9 right
+        after it leaves them recorded: the next apply waits for them). Returns why the record
+        could not be written (then they must not be submitted: a later apply would take them
+        for another tool's, and a ``--no-wait`` would promise what it will not do), or None."""
+        if not moves:
+            return None
+        if self.refused is not None:
+            return self.refused
+        self.moves.update(moves)
+        why = self._save()
+        if why is not None:
+            for tp in moves:
+                self.moves.pop(tp, None)
+        return why
 
     def ended(self, tps: Iterable[TP]) -> None:
         gone = [tp for tp in tps if tp in self.moves]
@@ -109,9 +124,10 @@ class MoveJournal:
         if gone:
             self._save()
 
-    def _save(self) -> None:
+    def _save(self) -> str | None:
+        """Write the record; why it could not be, or None."""
         if self.path is None:
-            return
+            return None
         nested: dict[str, dict[str, list[int]]] = {}
         for (t, p), target in sorted(self.moves.items()):
             nested.setdefault(t, {})[str(p)] = list(target)
@@ -119,15 +135,17 @@ class MoveJournal:
         try:
             if not nested and os.path.lexists(self.path):
                 os.remove(self.path)
-                return
+                return None
             write_atomic(self.path, text + "\n", root=self.root, make_dirs=True)
         except (OSError, KgitopsError) as exc:
             note = (
-                f"note: could not record the moves in flight in {JOURNAL} ({exc}); a later "
-                "apply will treat them as not started by kgitops"
+                f"note: could not update the record of the moves in flight, {JOURNAL} ({exc}); "
+                "moves that ended may still be listed in it"
             )
             if note not in self.notes:
                 self.notes.append(note)
+            return f"could not write {JOURNAL}: {exc}"
+        return None
 
 
 def _git_ls_files(directory: str, path: str, *args: str) -> tuple[int, str, str] | None:

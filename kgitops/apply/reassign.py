@@ -11,8 +11,14 @@ A new replica copies the whole partition from the leader (docs/apply.md). So:
    throttle entries are added as it enters the window and taken out as it leaves, rates
    only on the online brokers involved (``kgitops.apply.throttles``) -- a move whose
    throttle could not be set is not submitted;
+3. record before you act: a batch is written to the move record (``journal.started``) and
+   added to the window *before* its AlterPartitionReassignments is sent -- a signal right
+   after the request leaves it cancelled (or kept throttled), a kill -9 leaves it recorded
+   for the next apply; a record that cannot be written starts nothing;
 4. a move onto a broker that goes offline is cancelled; at the timeout, on error and on
-   Ctrl-C every move still in flight is cancelled (Kafka reverts it to its old replicas);
+   Ctrl-C every move still in flight is cancelled (Kafka reverts it to its old replicas); a
+   cancel answered NO_REASSIGNMENT_IN_PROGRESS is read back (it completed, or its submit
+   never arrived), one that fails keeps the move in the window, throttled;
 5. finally no throttle of this run is left -- unless ``wait=False``, which submits one
    window and leaves it running with its throttles, for a later apply (or plan: they are
    ``~ remove_throttles`` once their moves are done) to clean up.
@@ -29,7 +35,13 @@ from kgitops.apply.record import ThrottleRecord
 from kgitops.apply.signals import why as interrupted_why
 from kgitops.apply.throttles import Throttler
 from kgitops.cluster.port import ClusterAdmin
-from kgitops.errors import ClusterAuthError, ClusterError, ClusterTimeout, ClusterUnreachable
+from kgitops.errors import (
+    ClusterAuthError,
+    ClusterError,
+    ClusterRequestError,
+    ClusterTimeout,
+    ClusterUnreachable,
+)
 from kgitops.model import ReassignmentSettings, TopicPartition
 from kgitops.plan.actions import Move, Reassign
 from kgitops.plan.schedule import LOOKAHEAD, MoveJob, next_batch
@@ -85,6 +97,12 @@ def reverted(source: tuple[int, ...], target: tuple[int, ...]) -> tuple[int, ...
     """
     removing = sorted(set(source) - set(target))
     return tuple(b for b in (*target, *removing) if b in source)
+
+
+def _not_in_flight(err: ClusterError | None) -> bool:
+    """A cancel answered NO_REASSIGNMENT_IN_PROGRESS: the move is no longer (or never was)
+    in flight -- not a failure to cancel."""
+    return isinstance(err, ClusterRequestError) and err.code == "NO_REASSIGNMENT_IN_PROGRESS"
 
 
 def in_flight_target(replicas: tuple[int, ...], removing: tuple[int, ...]) -> tuple[int, ...]:
@@ -173,11 +191,16 @@ class Reassigner:
         self.adopted: set[TP] = set()
         self.rechecks: dict[TP, int] = {}
         self.start_bytes: int | None = None
+        self.submitted: set[TP] = set()  # moves whose submit was (or may have been) sent
+        self.stuck: set[TP] = set()  # moves a cancel could not stop: still moving, throttled
+        self.failed: set[TP] = set()
+        self.deferred: set[TP] = set()  # left for a later apply (--no-wait: one window)
         self.first_estimate: float | None = None
 
     # ------------------------------------------------------------ bookkeeping
 
     def _fail(self, tp: TP, why: str) -> None:
+        self.failed.add(tp)
         self.result.failed.setdefault(tp[0], []).append(f"partition {tp[1]}: {why}")
 
     def _pending(self, tp: TP, why: str) -> None:
@@ -209,25 +232,37 @@ class Reassigner:
             for tp in sorted(self.queue):
                 self._fail(tp, f"not submitted: {exc}")
             self.queue = []
-            self._cancel_active(f"lost the cluster: {exc}")
+            self._cancel_or_keep(f"lost the cluster: {exc}")
         except ClusterError as exc:
             for tp in sorted(self.queue):
                 self._fail(tp, f"not submitted: {exc}")
             self.queue = []
-            self._cancel_active(str(exc))
+            self._cancel_or_keep(str(exc))
         except BaseException as exc:  # Ctrl-C, or a bug: never leave a move unthrottled
             self.abort(interrupted_why(exc) if isinstance(exc, KeyboardInterrupt) else "stopped")
             raise
         finally:
+            self._details()
             if self.wait or not self.active:
                 self._remove_throttles()
             elif self.throttler is not None:
                 self.throttler.write_record("no-wait")  # what --no-wait leaves running
             self.progress.finish()
-            for topic in {tp[0] for tp in self.moves}:
-                n = sum(1 for tp in self.done if tp[0] == topic)
-                self.result.detail[topic] = f"{n} partition(s) moved"
+            self._details()
         return self.result
+
+    def _details(self) -> None:
+        for topic in {tp[0] for tp in self.moves}:
+            n = sum(1 for tp in self.done if tp[0] == topic)
+            self.result.detail[topic] = f"{n} partition(s) moved"
+        self.result.notes.extend(n for n in self.journal.notes if n not in self.result.notes)
+
+    @property
+    def changed(self) -> bool:
+        """Whether this run may have changed the cluster for good: a move submitted (or
+        whose submit a signal cut short), or a throttle it could not take back."""
+        armed = self.throttler is not None and self.throttler.armed
+        return bool(self.submitted) or armed
 
     def abort(self, why: str) -> list[str]:
         """Cancel what is in flight and take the throttles back (Ctrl-C)."""
@@ -235,11 +270,14 @@ class Reassigner:
         for tp in sorted(self.queue):
             self._fail(tp, f"not submitted: {why}")
         self.queue = []
+        for tp in sorted(set(self.moves) - self.done - self.failed - self.active - self.deferred):
+            self._fail(tp, f"not submitted: {why}")  # stopped before it was looked at
         try:
-            self._cancel_active(why)
-        except (ClusterError, KeyboardInterrupt) as exc:
+            self._cancel_or_keep(why)
+        except KeyboardInterrupt as exc:
             self.result.notes.append(f"warning: could not cancel the moves in flight: {exc}")
         self._remove_throttles()
+        self._details()
         return self.result.notes[notes_before:]
 
     def _start(self, adopt: set[str]) -> None:
@@ -307,6 +345,7 @@ class Reassigner:
                     f"partition {tp[1]}: not submitted (--no-wait submits one window of "
                     f"{self.settings.max_concurrent_moves}); run `kgitops apply` again"
                 )
+            self.deferred = set(self.queue[room:])
             self.queue = self.queue[:room]
         self.throttler = Throttler(
             self.admin, self.settings.throttle_bytes_per_sec, state, self.record
@@ -330,9 +369,9 @@ class Reassigner:
         (a topic refused it, or a broker of theirs) are failed and left out."""
         if self.throttler is None or self.throttler.rate is None or not tps:
             return tps
+        self.entered |= set(tps)  # before the request: a signal during it still takes them out
         errors = self.throttler.enter([self._spec(tp) for tp in tps])
         self.result.notes.extend(n for n in self.throttler.notes if n not in self.result.notes)
-        self.entered |= set(tps)
         if not errors:
             return tps
         self.result.notes.append("error: could not set the throttle: " + "; ".join(errors))
@@ -408,44 +447,101 @@ class Reassigner:
         batch = self._throttle_in(batch)
         if not batch:
             return
+        if not self.dry_run:  # recorded before the request that starts them (module docstring)
+            unrecorded = self.journal.started({tp: self.moves[tp].target for tp in batch})
+            if unrecorded is not None:
+                why = f"not submitted: {unrecorded} (a later apply would not know it as its own)"
+                for tp in [*batch, *self.queue]:
+                    self._fail(tp, why)
+                self.queue = []
+                self._throttle_out(batch)
+                return
+        self.active |= set(batch)  # from here on they may be moving: cancelled or kept throttled
+        self.submitted |= set(batch)
         results = self.admin.alter_reassignments(
             {TopicPartition(*tp): self.moves[tp].target for tp in batch}
         )
         refused = []
         for tp in batch:
             err = results.get(TopicPartition(*tp))
-            if err is None:
-                self.active.add(tp)
-            else:
+            if err is not None:
+                self.active.discard(tp)
                 self._fail(tp, f"submit refused: {err}")
                 refused.append(tp)
         if not self.dry_run:
-            self.journal.started({tp: self.moves[tp].target for tp in batch if tp in self.active})
+            self.journal.ended(refused)
         self._throttle_out(refused)
 
-    def _cancel_active(self, why: str, still: Iterable[TP] = ()) -> None:
-        if not self.active:
+    def _cancel_or_keep(self, why: str) -> None:
+        """Cancel every move in the window not already found uncancellable; when the cancel
+        request fails, they stay in the window with their throttles (reported as moving)."""
+        try:
+            self._cancel(sorted(self.active - self.stuck), why)
+        except ClusterError as exc:
+            self.result.notes.append(
+                f"warning: could not cancel the moves in flight ({exc}): they keep their "
+                "replication throttles; `kgitops apply` again waits for them"
+            )
+
+    def _cancel(self, tps: list[TP], why: str) -> None:
+        """Cancel the moves of ``tps`` (all in the window). A move the cluster cancelled, or
+        one it says is not in flight (NO_REASSIGNMENT_IN_PROGRESS: it completed, or its
+        submit never reached the cluster; read back to tell which), leaves the window with its
+        throttles; one that could not be cancelled stays in the window, still throttled, and
+        is reported as still moving. A request that fails as a whole changes nothing here."""
+        if not tps:
             return
-        active = sorted(self.active)
-        self.active = set()
-        results = self.admin.alter_reassignments(
-            dict.fromkeys(TopicPartition(*tp) for tp in active)
-        )
-        self._throttle_out([tp for tp in active if results.get(TopicPartition(*tp)) is None], still)
-        self.journal.ended(tp for tp in active if results.get(TopicPartition(*tp)) is None)
-        for tp in active:
+        try:
+            results = self.admin.alter_reassignments(
+                dict.fromkeys(TopicPartition(*tp) for tp in tps)
+            )
+        except ClusterError as exc:
+            for tp in tps:
+                self._fail(tp, f"{why}; could not cancel ({exc}): still moving, still throttled")
+                self.stuck.add(tp)
+            raise
+        cancelled = [tp for tp in tps if results.get(TopicPartition(*tp)) is None]
+        ended = [tp for tp in tps if _not_in_flight(results.get(TopicPartition(*tp)))]
+        for tp in tps:
             err = results.get(TopicPartition(*tp))
-            if err is None:
-                m = self.moves[tp]
-                back = reverted(m.source, m.target)
-                order = (
-                    ""
-                    if back == m.source
-                    else f" (KRaft's revert order: preferred leader now {back[0]})"
-                )
-                self._fail(tp, f"{why}; cancelled, back to {list(back)}{order}")
+            if err is not None and not _not_in_flight(err):
+                self._fail(tp, f"{why}; could not cancel ({err}): still moving, still throttled")
+                self.stuck.add(tp)
+        for tp in cancelled:
+            m = self.moves[tp]
+            back = reverted(m.source, m.target)
+            order = (
+                ""
+                if back == m.source
+                else f" (KRaft's revert order: preferred leader now {back[0]})"
+            )
+            self._fail(tp, f"{why}; cancelled, back to {list(back)}{order}")
+        self._read_back(ended, why)
+        self.active -= {*cancelled, *ended}
+        self.journal.ended([*cancelled, *ended])
+        self._throttle_out([*cancelled, *ended])  # keeps what the window (stuck ones too) needs
+
+    def _read_back(self, tps: list[TP], why: str) -> None:
+        """Where moves the cluster no longer lists ended: on the target (done), or not."""
+        if not tps:
+            return
+        try:
+            state = self.admin.describe(sorted({t for t, _ in tps}))
+        except ClusterError as exc:
+            for tp in tps:
+                self._fail(tp, f"{why}; no longer moving, could not read where it ended: {exc}")
+            return
+        for tp in tps:
+            topic = state.topics.get(tp[0])
+            part = topic.partitions.get(tp[1]) if topic else None
+            m = self.moves[tp]
+            if part is not None and ended_on_target(part.replicas, m.target) is not None:
+                self.done.add(tp)
+                if part.replicas != m.target or part.leader != m.target[0]:
+                    self.off_preferred.add(tp)
             else:
-                self._fail(tp, f"{why}; could not cancel ({err}): still moving")
+                now = list(part.replicas) if part else "gone"
+                self._fail(tp, f"{why}; not moving, replicas are {now}")
 
     def _snapshot(self) -> Snapshot:
         total = sum(self.bytes.values())
@@ -502,7 +598,7 @@ class Reassigner:
                 for tp in sorted(self.queue):
                     self._fail(tp, "not submitted: timed out")
                 self.queue = []
-                self._cancel_active(f"timed out after {human_seconds(self.elapsed)}")
+                self._cancel_or_keep(f"timed out after {human_seconds(self.elapsed)}")
                 return
             self.admin.sleep(self.poll)
             self.elapsed += self.poll
@@ -539,11 +635,8 @@ class Reassigner:
             else:
                 now = list(part.replicas) if part else "gone"
                 self._fail(tp, f"the reassignment ended with replicas {now}, not {list(m.target)}")
-        self._throttle_out(before - self.active)
         self.journal.ended(before - self.active)
+        self._throttle_out(before - self.active)
         if stalled:
-            keep = self.active - set(stalled)
-            self.active = set(stalled)
             down = sorted({b for tp in stalled for b in self.moves[tp].target} & offline)
-            self._cancel_active(f"broker(s) {down} went offline during the move", keep)
-            self.active = keep
+            self._cancel(stalled, f"broker(s) {down} went offline during the move")

@@ -10,10 +10,10 @@ power) -- and so a person reading ``~ remove_throttles`` knows which run to look
      "brokers": [1, 2, 3], "topics": {"orders": {"leader...replicas": "0:1,0:2"}}}
 
 It is written *before* each APPEND / SET (so a ``kill -9`` between the two leaves a record of
-at least what was set), updated after each SUBTRACT, marked ``no-wait`` when ``--no-wait``
-leaves moves running, and deleted when an apply ends with nothing of its own left. It lives
-next to the apply lock (``kgitops.apply.exclusive``): ``<stateFile>.apply-throttles.json``
-or ``<cluster folder>/.kgitops/apply-throttles.json``.
+at least what was set), updated after each acknowledged SUBTRACT / DELETE, marked
+``no-wait`` when ``--no-wait`` leaves moves running, and deleted when an apply ends with
+nothing of its own left. It lives next to the apply lock (``kgitops.apply.exclusive``):
+``<stateFile>.apply-throttles.json`` or ``<cluster folder>/.kgitops/apply-throttles.json``.
 """
 
 from __future__ import annotations

@@ -42,7 +42,7 @@ from kgitops.apply.record import ThrottleRecord
 from kgitops.apply.recorder import Recorder
 from kgitops.apply.signals import why as interrupted_why
 from kgitops.apply.throttles import needed_now, removal
-from kgitops.apply.verify import verify_applied
+from kgitops.apply.verify import read_back_in_doubt, verify_applied
 from kgitops.cluster.port import (
     ClusterAdmin,
     ConfigChange,
@@ -175,6 +175,8 @@ class _Run:
         if isinstance(error, ClusterRequestError) and error.changed:
             self.changed = True  # not done, but the cluster changed: exit 3, not 1
         in_doubt = isinstance(error, ClusterTimeout)
+        if in_doubt:
+            self.changed = True  # sent, no answer: it may have taken effect -- exit 3, not 1
         reason = (
             f"{error} -- it may still take effect; a new plan shows" if in_doubt else str(error)
         )
@@ -296,7 +298,12 @@ class _Run:
             what = f"~ reassign {topic} (moves in flight from an earlier apply)"
             self.outcomes[i] = ActionOutcome(what, Status.NOT_ATTEMPTED)
             items = [*items, (i, Reassign(topic))]
-        self.changed = self.changed or bool(self.reassigner.done) or bool(result.pending)
+        self.changed = (
+            self.changed
+            or bool(self.reassigner.done)
+            or bool(result.pending)
+            or self.reassigner.changed
+        )
         self.notes.extend(n for n in result.notes if n not in self.notes)
         if result.fatal is not None:
             self.broken = result.fatal
@@ -350,6 +357,7 @@ class _Run:
                 topics[a.topic] = ConfigChange(delete=tuple(delete), subtract=subtract)
             else:
                 kept[i] = "kept: the moves in flight now need these entries"
+        self.sending = [i for i, _ in items]  # what a signal would leave in doubt
         try:
             results: dict[str, ClusterError | None] = {}
             if topics:
@@ -359,11 +367,13 @@ class _Run:
             if topics and self.admin.send:
                 results.update(self._drop_empty(sorted(topics)))
         except ClusterError as exc:
+            self.sending = []
             for i, _ in items:
                 self._fail(i, exc)
             if isinstance(exc, FATAL):
                 self.broken = exc
             return
+        self.sending = []
         for i, a in items:
             err = results.get(f"broker:{a.broker}" if a.broker is not None else a.topic)
             if err is not None:
@@ -389,12 +399,14 @@ class _Run:
         if not wanted or self.broken is not None:
             return
         self.progress.message(f"elect preferred leaders: {len(wanted)} partition(s) ...")
+        self.sending = [i for i, _ in items]
         try:
             results: PartitionResults = self.admin.elect_preferred_leaders(wanted)
         except ClusterError as exc:
             results = dict.fromkeys(wanted, exc)
             if isinstance(exc, FATAL):
                 self.broken = exc
+        self.sending = []
         for i, a in items:
             errs = [
                 f"{a.topic}-{p}: {results[TopicPartition(a.topic, p)]}"
@@ -424,6 +436,7 @@ class _Run:
 
     def abort(self, why: str) -> None:
         """Ctrl-C: stop, cancel moves still in flight, take back the throttles."""
+        self.changed = self.changed or bool(self.sending)  # it may have taken effect
         for i in self.sending:
             self._set(
                 i,
@@ -435,7 +448,8 @@ class _Run:
             if o.status is Status.NOT_ATTEMPTED and not o.reason:
                 self._set(i, Status.NOT_ATTEMPTED, why)
         if self.reassigner is not None:
-            self.notes.extend(self.reassigner.abort(why))
+            self.notes.extend(n for n in self.reassigner.abort(why) if n not in self.notes)
+            self.changed = self.changed or self.reassigner.changed
 
 
 def _missing(item: str) -> ClusterError:
@@ -509,18 +523,30 @@ def apply_plan(
             n = len(plan.actions)
             checked = verify_applied(plan, recorder, report.outcomes[:n], wait=wait)
             report.outcomes = [*checked, *report.outcomes[n:]]
+        report.outcomes = _read_back(plan, recorder, report.outcomes)
+        if record is not None and wait and run.broken is None:
+            _forget_throttles_if_none_left(recorder, record)
     except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM, SIGHUP (kgitops.apply.signals)
         reason = interrupted_why(exc)
         run.abort(reason)
-        report.outcomes = [run.outcomes[i] for i in sorted(run.outcomes)]
+        report.outcomes = _read_back(
+            plan, recorder, [run.outcomes[i] for i in sorted(run.outcomes)]
+        )
         report.notes = run.notes
         raise _partial(report, f"apply was {reason}", run.changed, interrupted=True) from None
-    if record is not None and wait and run.broken is None:
-        _forget_throttles_if_none_left(recorder, record)
     if report.complete:
         return report
     why = f"lost the cluster: {run.broken}" if run.broken else "some actions were not done"
     raise _partial(report, f"apply finished partly: {why}", run.changed)
+
+
+def _read_back(plan: Plan, admin: Recorder, outcomes: list[ActionOutcome]) -> list[ActionOutcome]:
+    """The outcomes with what was left in doubt read back from the cluster (the plan's own
+    actions; those apply added, moves it adopted, are already read)."""
+    n = len(plan.actions)
+    if not admin.send or not any(o.status is Status.IN_DOUBT for o in outcomes[:n]):
+        return outcomes
+    return [*read_back_in_doubt(plan, admin, outcomes[:n]), *outcomes[n:]]
 
 
 def _forget_throttles_if_none_left(admin: Recorder, record: ThrottleRecord) -> None:

@@ -3,8 +3,9 @@
 CI cancels a job with SIGTERM, ``timeout`` sends SIGTERM, Kubernetes SIGTERM then SIGKILL
 after the grace period, a closed terminal SIGHUP. Each becomes ``Interrupted`` (a
 ``KeyboardInterrupt``), so apply runs the one documented path (docs/apply.md): moves in
-flight are cancelled, the throttles removed, the report printed, exit 3 (130 when nothing
-had changed yet). A second signal while that clean-up runs is ignored (said on stderr) so the
+flight (every move whose submit may have been sent) are cancelled, the throttles removed and
+the cluster read back, the report printed, exit 3 (130 when no change had been sent yet).
+A second signal while that clean-up runs is ignored (said on stderr) so the
 clean-up is not cut short; SIGKILL cannot be caught -- then the next plan cleans up
 (``~ remove_throttles``).
 """

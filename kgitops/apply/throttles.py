@@ -9,7 +9,12 @@ What a move needs throttled, and which throttle configs are leftovers, is decide
   involved (one request per broker: Kafka takes a broker's config only on that broker);
 * ``leave(moves, still)``: as partitions complete (or are cancelled), SUBTRACT their entries
   and DELETE the rates of brokers no move still in the window involves;
-* ``finish()``: DELETE the throttled-replicas keys SUBTRACT left empty (Kafka keeps ``""``).
+* ``finish()``: take out whatever is still listed (a request a signal cut short), DELETE the
+  throttled-replicas keys SUBTRACT left empty (Kafka keeps ``""``), and read the cluster back.
+
+One window model for every request: what a request may set is in ``present`` / ``rated``
+(and the throttle record) *before* it is sent; what it removes leaves them only once the
+cluster acknowledged it. So a signal anywhere leaves the record a superset of the cluster.
 
 Example: partition 0 of ``a`` moves from [1, 2] to [1, 2, 3] at 50 MB/s; while it is in the
 window::
@@ -75,6 +80,8 @@ class Throttler:
             for key in REPLICA_KEYS
         }
         self.rated: set[int] = set()
+        self.ever_rated: set[int] = set()
+        self.sent_entries: dict[tuple[str, str], set[Entry]] = {}
         self.touched: set[tuple[str, str]] = set()
         self.notes: list[str] = []
         self._rates_before = {
@@ -100,6 +107,7 @@ class Throttler:
                     continue
                 append[key] = format_entries(entries)
                 self.present.setdefault((topic, key), set()).update(entries)
+                self.sent_entries.setdefault((topic, key), set()).update(entries)
                 self.touched.add((topic, key))
             if append:
                 topic_changes[topic] = ConfigChange(append=append)
@@ -114,12 +122,16 @@ class Throttler:
                     self.notes.append(f"note: broker {b} had {key}={value}; set to {rate}")
             broker_changes[b] = ConfigChange(set=dict.fromkeys(RATE_KEYS, rate))
             self.rated.add(b)
+            self.ever_rated.add(b)
         self.write_record()  # before the throttles are set: a kill -9 leaves a true record
-        return self._send(topic_changes, broker_changes)
+        return self._send(topic_changes, broker_changes)[0]
 
     def leave(self, moves: Sequence[MoveThrottle], still: Iterable[MoveThrottle]) -> list[str]:
         """Take out the throttles of ``moves`` (completed or cancelled) that none of ``still``
-        (the moves left in the window) needs; the errors."""
+        (the moves left in the window) needs; the errors. An entry or a rate counts as gone
+        (and leaves the record) only once the cluster answered its removal: one the request
+        did not reach, or that was cut short by a signal, stays listed, and ``finish`` tries
+        it again."""
         if not moves or self.rate is None:
             return []
         gone, keep = needed(moves), needed(still)
@@ -132,47 +144,91 @@ class Throttler:
                 out = entries - keep.replicas.get(topic, {}).get(key, frozenset())
                 if out:
                     subtract[key] = format_entries(out)
-                    self.present.setdefault((topic, key), set()).difference_update(out)
             if subtract:
                 topic_changes[topic] = ConfigChange(subtract=subtract)
-        broker_changes = {
-            b: ConfigChange(delete=RATE_KEYS) for b in sorted(self.rated - keep.brokers)
-        }
-        self.rated &= keep.brokers
-        errors = self._send(topic_changes, broker_changes)
+        return self._take_out(topic_changes, sorted(self.rated - keep.brokers))
+
+    def _take_out(
+        self, topic_changes: Mapping[str, ConfigChange], brokers: Sequence[int]
+    ) -> list[str]:
+        """Send the SUBTRACTs of ``topic_changes`` and DELETE the rates of ``brokers``; what
+        the cluster acknowledged leaves ``present`` / ``rated`` and the record."""
+        broker_changes = {b: ConfigChange(delete=RATE_KEYS) for b in brokers}
+        errors, refused = self._send(topic_changes, broker_changes)
+        for topic, change in topic_changes.items():
+            if topic in refused:
+                continue
+            for key, value in change.subtract.items():
+                self.present.setdefault((topic, key), set()).difference_update(
+                    parse_entries(value) or ()
+                )
+        self.rated -= {b for b in brokers if f"broker:{b}" not in refused}
         self.write_record()
         return errors
 
     def finish(self, *, read: bool = True) -> list[str]:
-        """DELETE the throttled-replicas keys this throttler left empty (Kafka's SUBTRACT
-        keeps ``""``); ``read=False`` (a dry run) decides from what was sent."""
-        topics = sorted({t for t, _ in self.touched})
-        if not topics:
+        """The end of a run with no move of its own left in flight: take out every entry and
+        rate this throttler may still have set (those a cut-short request left behind
+        included), DELETE the throttled-replicas keys that left empty (Kafka's SUBTRACT keeps
+        ``""``), then read the cluster back: the errors name whatever of this run is still
+        set, so "removed" is said only of what is gone. ``read=False`` (a dry run) decides
+        from what was sent."""
+        if self.rate is None:
             return []
+        leftover: dict[str, ConfigChange] = {}
+        for topic, key in sorted(self.touched):
+            entries = self.present.get((topic, key), set()) & self.sent_entries.get(
+                (topic, key), set()
+            )
+            if entries and (topic, key) not in self.everything:
+                old = leftover.get(topic, ConfigChange())
+                leftover[topic] = ConfigChange(
+                    subtract={**old.subtract, key: format_entries(entries)}
+                )
+        errors = self._take_out(leftover, sorted(self.rated))
+        topics = sorted({t for t, _ in self.touched})
+        if not topics and not self.ever_rated:
+            return errors
         try:
-            if read:
-                state = self.admin.describe(topics)
-                configs: Mapping[str, Mapping[str, str]] = {
-                    n: t.config for n, t in state.topics.items()
-                }
-                empty = {
-                    (n, k)
-                    for n, c in configs.items()
-                    for k in REPLICA_KEYS
-                    if (n, k) in self.touched and k in c and not c[k].strip()
-                }
-            else:
+            if not read:
                 empty = {k for k in self.touched if not self.present.get(k)}
+                self.touched -= empty
+                changes = _deletes(empty)
+                return errors + self._send(changes, {})[0]
+            state = self.admin.describe(topics)
+            empty = {
+                (n, k)
+                for n, t in state.topics.items()
+                for k in REPLICA_KEYS
+                if (n, k) in self.touched and k in t.config and not t.config[k].strip()
+            }
+            more, refused = self._send(_deletes(empty), {})
+            errors += more
+            self.touched -= {(t, k) for t, k in empty if t not in refused}
+            self.write_record()
+            errors += self._still_set(self.admin.describe(topics))
         except ClusterError as exc:
-            return [str(exc)]
-        changes: dict[str, ConfigChange] = {}
-        for topic, key in sorted(empty):
-            old = changes.get(topic, ConfigChange())
-            changes[topic] = ConfigChange(delete=(*old.delete, key))
-        self.touched -= empty
-        errors = self._send(changes, {})
-        self.write_record()
+            errors.append(f"could not read the cluster back: {exc}")
         return errors
+
+    def _still_set(self, state: ClusterState) -> list[str]:
+        """What ``state`` still holds of the throttles this throttler set: its entries on the
+        topics it touched, a rate on a broker it rated."""
+        left = []
+        for (topic, key), entries in sorted(self.sent_entries.items()):
+            t = state.topics.get(topic)
+            if t is None or key not in t.config or (topic, key) in self.everything:
+                continue
+            live = parse_entries(t.config[key])
+            still = sorted(entries if live is None else entries & live)
+            if still:
+                left.append(f"topic {topic}: {key} still holds {format_entries(still)}")
+        for b in sorted(self.ever_rated):
+            keys = [k for k in RATE_KEYS if k in state.broker_configs.get(b, {})]
+            if keys:
+                left.append(f"broker {b}: {', '.join(keys)} still set")
+                self.rated.add(b)
+        return left
 
     def write_record(self, state: str = "running") -> None:
         """Write down what this throttler has (or is about to have) set."""
@@ -187,18 +243,30 @@ class Throttler:
 
     def _send(
         self, topic_changes: Mapping[str, ConfigChange], broker_changes: Mapping[int, ConfigChange]
-    ) -> list[str]:
+    ) -> tuple[list[str], set[str]]:
+        """Send the changes; (the errors, the items -- topic names, ``broker:N`` -- not
+        acknowledged). A request that failed as a whole leaves all its items unacknowledged."""
         errors: list[str] = []
-        try:
-            if topic_changes:
+        refused: set[str] = set()
+        if topic_changes:
+            try:
                 res = self.admin.alter_topic_configs(topic_changes)
+            except ClusterError as exc:
+                errors.append(str(exc))
+                refused |= set(topic_changes)
+            else:
                 errors += [f"topic {k}: {e}" for k, e in res.items() if e is not None]
-            if broker_changes:
+                refused |= {k for k, e in res.items() if e is not None}
+        if broker_changes:
+            try:
                 res = self.admin.alter_broker_configs(broker_changes)
+            except ClusterError as exc:
+                errors.append(str(exc))
+                refused |= {f"broker:{b}" for b in broker_changes}
+            else:
                 errors += [f"{k}: {e}" for k, e in res.items() if e is not None]
-        except ClusterError as exc:
-            errors.append(str(exc))
-        return errors
+                refused |= {k for k, e in res.items() if e is not None}
+        return errors, refused
 
     def listing(self) -> str:
         """What may be left, for a person to remove by hand (or the next plan)."""
@@ -207,6 +275,15 @@ class Throttler:
             parts.append(f"brokers {sorted(self.rated)}: {', '.join(RATE_KEYS)}")
         parts += [f"topic {t}: {k}" for t, k in sorted(self.touched) if self.present.get((t, k))]
         return "; ".join(parts) or "nothing"
+
+
+def _deletes(keys: Iterable[tuple[str, str]]) -> dict[str, ConfigChange]:
+    """One ConfigChange per topic DELETEing its ``keys``."""
+    changes: dict[str, ConfigChange] = {}
+    for topic, key in sorted(keys):
+        old = changes.get(topic, ConfigChange())
+        changes[topic] = ConfigChange(delete=(*old.delete, key))
+    return changes
 
 
 def removal(

@@ -167,3 +167,30 @@ def verify_applied(
         if found.get(i):
             out[n] = replace(o, status=Status.FAILED, reason="verification: " + "; ".join(found[i]))
     return out
+
+
+def read_back_in_doubt(
+    plan: Plan, admin: ClusterAdmin, outcomes: Sequence[ActionOutcome]
+) -> list[ActionOutcome]:
+    """``outcomes`` with each topic action left in doubt (its request timed out or was cut
+    short) whose effect the cluster now shows marked done: a create answered too late is
+    still a create. One read; when it fails, or shows the effect missing or partial, the
+    action stays in doubt (a later plan shows)."""
+    out = list(outcomes)
+    doubtful = [
+        (n, a, o)
+        for n, (a, o) in enumerate(zip(plan.actions, out, strict=False))
+        if o.status is Status.IN_DOUBT and a.kind not in ACCESS_KINDS
+    ]
+    if not doubtful:
+        return out
+    try:
+        state = admin.describe(sorted({a.topic for _, a, _ in doubtful if a.topic}))
+    except ClusterError:
+        return out
+    for n, a, o in doubtful:
+        if not differences(a, state):
+            out[n] = replace(
+                o, status=Status.DONE, reason="read back: it took effect (the answer came late)"
+            )
+    return out

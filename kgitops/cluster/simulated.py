@@ -265,6 +265,8 @@ class SimulatedCluster:
                 raise ValueError(f"clock {self.clock:g} is not a time from 0 to {MAX_CLOCK:g} s")
             if self.balance_at is not None and not 0 <= self.balance_at < math.inf:
                 raise ValueError(f"leaderBalanceAt {self.balance_at:g} is not a time")
+            if not math.isfinite(self.network) or self.network <= 0:
+                raise ValueError(f"networkBytesPerSec {self.network:g} is not a rate above 0")
             rates = {"networkBytesPerSec": self.network}
             rates.update({f"produceBytesPerSec.{t}": r for t, r in self.produce.items()})
             for name, rate in rates.items():
@@ -434,6 +436,7 @@ class SimulatedCluster:
             else dict(self.broker_defaults),
             access=self.access.state(reported=reported),
             groups=self.groups.state(self._counts()),
+            network_bytes_per_sec=self.network,
         )
 
     @_operation

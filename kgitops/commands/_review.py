@@ -12,6 +12,7 @@ what runs is what the specs ask for, on the state the reviewer saw.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from kgitops.errors import UnreviewedPlan
@@ -53,14 +54,41 @@ def recorded_state(path: str, plan: Plan) -> ClusterState:
     return state_from_json(data, f"{path} (recordedState)")
 
 
-def verify_saved_plan(path: str, plan: Plan, directory: str) -> ClusterState:
+#: A plan's ``options`` and the apply flag that must allow each (a saved plan decides nothing:
+#: its file says how it was made, apply's own flags say what may be done).
+OPTION_FLAGS = {
+    "rebalance": "--rebalance",
+    "leaders": "--leaders",
+    "allowRetentionDrop": "--allow-retention-drop",
+}
+
+
+def verify_saved_plan(
+    path: str, plan: Plan, directory: str, allowed: Mapping[str, bool] | None = None
+) -> ClusterState:
     """Plan ``directory`` again on the plan's recorded state; UnreviewedPlan naming every
-    action the specs do not produce. Returns the recorded state."""
+    action the specs do not produce. Returns the recorded state.
+
+    ``allowed``: which of OPTION_FLAGS apply was given (None: a check of the file alone,
+    ``github check-plan``, which applies nothing). A plan whose ``options`` use one it was
+    not given is refused (a file's ``allowRetentionDrop: true`` never cuts retention at
+    once by itself); the re-plan uses only options both the file and the flags have. Every
+    fingerprint the re-plan carries (``accessFingerprint``, ``accessParts``) the plan must
+    carry with the same value: one deleted from the file would turn its check off."""
     from kgitops.commands._planning import plan_directory
     from kgitops.plan.review import state_mismatch, unrequested_actions
+    from kgitops.plan.value import ACCESS_FINGERPRINT, ACCESS_PARTS_FIELD
 
-    state = recorded_state(path, plan)
     options = plan.extra.get("options") or {}
+    given = options if allowed is None else allowed
+    missing = [f for o, f in OPTION_FLAGS.items() if options.get(o) and not given.get(o)]
+    if missing:
+        raise UnreviewedPlan(
+            f"{path}: the plan was made with {' and '.join(missing)}, which this apply was "
+            "not given; refusing it (a plan file's options decide nothing)",
+            [f"apply it with {' '.join(missing)} if that is what was reviewed"],
+        )
+    state = recorded_state(path, plan)
     expected = plan_directory(
         directory,
         state=state,
@@ -70,6 +98,14 @@ def verify_saved_plan(path: str, plan: Plan, directory: str) -> ClusterState:
         analyse_keys=False,
     ).plan
     reasons = state_mismatch(plan, expected) + unrequested_actions(plan, expected)
+    for key in (ACCESS_FINGERPRINT, ACCESS_PARTS_FIELD):
+        if plan.extra.get(key) != expected.extra.get(key):
+            had = "lacks" if key not in plan.extra else "has another"
+            reasons.append(
+                f"{key}: the plan {had} {key} than its specs and recorded state give"
+                if key in expected.extra
+                else f"{key}: the plan has {key}, its specs and recorded state give none"
+            )
     if reasons:
         raise UnreviewedPlan(
             f"{path}: the plan holds what its specs ({directory}) do not produce; refusing it "

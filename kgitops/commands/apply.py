@@ -15,7 +15,13 @@ import sys
 from typing import Any
 
 from kgitops.commands._units import seconds
-from kgitops.errors import KgitopsError, PlanError, printable
+from kgitops.errors import (
+    InterruptedBeforeAnyChange,
+    KgitopsError,
+    PartialApply,
+    PlanError,
+    printable,
+)
 
 NAME = "apply"
 HELP = "apply a plan to the cluster: batched, throttled, verified (exit 3 when partly done)"
@@ -31,7 +37,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--allow-retention-drop",
         action="store_true",
         help="cut retention.ms in one apply instead of retentionDropStep steps (with --plan: "
-        "the saved plan's own choice counts)",
+        "needed to apply a plan made with it)",
+    )
+    balance = parser.add_mutually_exclusive_group()
+    balance.add_argument(
+        "--rebalance",
+        action="store_true",
+        help="as plan --rebalance: also move replicas and leaders towards the balance goals "
+        "(with --plan: needed to apply a plan made with it)",
+    )
+    balance.add_argument(
+        "--leaders",
+        action="store_true",
+        help="as plan --leaders: only even out preferred leaders (with --plan: needed to apply "
+        "a plan made with it)",
     )
     parser.add_argument(
         "--no-wait",
@@ -47,11 +66,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--poll-interval",
-        type=seconds,
+        type=_poll_interval,
         default=5.0,
         metavar="SECONDS",
-        help="how often to poll reassignment progress (default 5)",
+        help=f"how often to poll reassignment progress (default 5, at least {MIN_POLL_SECONDS:g})",
     )
+
+
+#: Every poll is a ListPartitionReassignments and a Metadata request to the cluster; below one
+#: a second a long drain becomes a flood (0.01 s: 1.8 million polls for a 5 h drain).
+MIN_POLL_SECONDS = 1.0
+
+
+def _poll_interval(text: str) -> float:
+    value = seconds(text)
+    if value < MIN_POLL_SECONDS:
+        raise argparse.ArgumentTypeError(
+            f"--poll-interval {text}: at least {MIN_POLL_SECONDS:g} second (each poll is two "
+            "requests to the cluster)"
+        )
+    return value
 
 
 def _duration(text: str) -> float:
@@ -154,11 +188,21 @@ def load_plan(args: argparse.Namespace) -> tuple[Any, Any, Any]:
                 f"{args.plan}: the plan is for cluster {plan.cluster!r}, "
                 f"but its folder holds cluster {cluster.name!r}"
             )
-        recorded = verify_saved_plan(args.plan, plan, directory)
+        allowed = {
+            "rebalance": args.rebalance,
+            "leaders": args.leaders,
+            "allowRetentionDrop": args.allow_retention_drop,
+        }
+        recorded = verify_saved_plan(args.plan, plan, directory, allowed)
         return plan, cluster, recorded
     from kgitops.commands._planning import plan_directory
 
-    result = plan_directory(args.directory, allow_retention_drop=args.allow_retention_drop)
+    result = plan_directory(
+        args.directory,
+        allow_retention_drop=args.allow_retention_drop,
+        rebalance=args.rebalance,
+        leaders=args.leaders,
+    )
     return result.plan, result.cluster, result.state
 
 
@@ -181,20 +225,29 @@ def fresh_state(plan: Any, admin: Any, recorded: Any) -> Any:
 def run(args: argparse.Namespace) -> int:
     from kgitops.apply.access import before_any_change
     from kgitops.apply.exclusive import exclusive_apply
-    from kgitops.apply.signals import signals_interrupt
+    from kgitops.apply.signals import signals_interrupt, why
     from kgitops.cluster.connect import open_cluster
 
     with signals_interrupt():  # SIGTERM and SIGHUP stop apply as Ctrl-C does
-        with before_any_change():
-            plan, cluster, recorded = load_plan(args)
-        with contextlib.ExitStack() as stack:
-            if not args.dry_run:
-                stack.enter_context(exclusive_apply(cluster))  # one apply per cluster
-            admin = open_cluster(cluster)
-            try:
-                return apply_with(args, plan, cluster, admin, recorded)
-            finally:
-                admin.close()
+        try:
+            with before_any_change():
+                plan, cluster, recorded = load_plan(args)
+            with contextlib.ExitStack() as stack:
+                if not args.dry_run:
+                    stack.enter_context(exclusive_apply(cluster))  # one apply per cluster
+                admin = open_cluster(cluster)
+                try:
+                    return apply_with(args, plan, cluster, admin, recorded)
+                finally:
+                    admin.close()
+        except KeyboardInterrupt as exc:  # not inside apply_plan (which reports its own)
+            if getattr(args, "applied", False):  # printing the report of a finished apply
+                raise PartialApply(
+                    f"apply was {why(exc)} after it finished; `kgitops plan` shows the cluster"
+                ) from None
+            raise InterruptedBeforeAnyChange(
+                f"apply was {why(exc)} before it changed anything"
+            ) from None
 
 
 def apply_with(
@@ -258,5 +311,6 @@ def apply_with(
         journal=journal,
         record=ThrottleRecord(cluster),
     )
+    args.applied = True
     print("\n".join(printable(line) for line in report.lines()))
     return 0

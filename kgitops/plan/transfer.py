@@ -22,7 +22,7 @@ from typing import Any
 
 from kgitops.model import ClusterState, ReassignmentSettings
 from kgitops.plan.actions import Action, Reassign
-from kgitops.plan.schedule import MoveJob, Window, schedule
+from kgitops.plan.schedule import NETWORK_BYTES_PER_SEC, MoveJob, Window, schedule
 
 WINDOWS_SHOWN = 100
 
@@ -142,7 +142,12 @@ def estimate_transfer(
     )
     rate = throttle_bytes_per_sec
     jobs.sort(key=lambda j: j.key)  # apply's queue order: topic, then partition
-    timing = schedule(jobs, max_concurrent_moves=max_concurrent_moves, throttle_bytes_per_sec=rate)
+    timing = schedule(
+        jobs,
+        max_concurrent_moves=max_concurrent_moves,
+        throttle_bytes_per_sec=rate,
+        network_bytes_per_sec=state.network_bytes_per_sec or NETWORK_BYTES_PER_SEC,
+    )
     return Transfer(
         brokers={b: Traffic(*per[b]) for b in sorted(per)},
         racks={r: Traffic(*racks[r]) for r in sorted(racks)},

@@ -246,6 +246,28 @@ def test_a_saved_plan_is_refused_when_the_acls_changed_since(folder: Folder) -> 
     assert folder.state()["topics"] == {}
 
 
+@pytest.mark.parametrize("drop", [("accessFingerprint",), ("accessFingerprint", "accessParts")])
+def test_a_saved_plan_without_its_access_fingerprint_is_refused(
+    folder: Folder, drop: tuple[str, ...]
+) -> None:
+    """Issue 26: deleting ``accessFingerprint`` (and ``accessParts``) from a saved plan turned
+    its access staleness check off; the plan had them when made, so it must keep them."""
+    path = folder.root / "plan.json"
+    code, out = folder.run("plan", str(folder.root), "--out", str(path))
+    assert code == 0, out
+    data = json.loads(path.read_text())
+    for key in drop:
+        del data[key]
+    path.write_text(json.dumps(data))
+    folder.run("simulate", str(folder.root), "show")  # creates nothing
+    _add_live_acl(folder, "User:someone")
+    code, out = folder.run("apply", "--plan", str(path), "--yes")
+    assert code == 1, out
+    assert "accessFingerprint" in out, out
+    assert folder.state()["topics"] == {}
+    assert [a["principal"] for a in folder.access()["acls"]] == ["User:someone"]
+
+
 def test_markdown_shows_access_changes_in_their_own_section(folder: Folder) -> None:
     code, out = folder.run("plan", str(folder.root), "--format", "markdown")
     assert code == 0

@@ -163,13 +163,19 @@ def test_allow_retention_drop_cuts_in_one_apply(
     assert _live(d) == HOUR
 
 
-def test_a_saved_plan_keeps_its_choice(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_saved_plan_made_with_the_drop_needs_the_flag_to_apply(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     sim = SimulatedCluster.open(str(tmp_path / ".state" / "demo.json"), BROKERS)
     sim.create_topics([NewTopic("t", {0: (0,), 1: (0,)}, {"retention.ms": str(30 * DAY)})])
     d = _folder(tmp_path, "1h")
     out = str(tmp_path / "plan.json")
     assert main(["plan", str(d), "--allow-retention-drop", "--out", out]) == 0
-    assert main(["apply", "--plan", out, "--yes"]) == 0
+    capsys.readouterr()
+    assert main(["apply", "--plan", out, "--yes"]) == 1  # the file's choice decides nothing
+    assert "made with --allow-retention-drop" in capsys.readouterr().err
+    assert _live(d) == 30 * DAY
+    assert main(["apply", "--plan", out, "--yes", "--allow-retention-drop"]) == 0
     assert _live(d) == HOUR
 
 
@@ -182,3 +188,27 @@ def test_a_bad_drop_step_is_an_error_at_its_line(
     assert f"{d}/cluster.yaml:7:20: error: retentionDropStep must be a share" in (
         capsys.readouterr().out
     )
+
+
+def test_a_saved_plans_options_cannot_swap_in_the_full_cut(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 26: a reviewed plan cuts retention.ms one step (6h -> 3h); someone sets
+    ``allowRetentionDrop: true`` in the file and swaps in the full cut's action (6h -> 60s).
+    Planning again with the file's own options produced exactly that plan, so it was applied
+    without --allow-retention-drop. A plan's options decide nothing: refused, nothing sent."""
+    sim = SimulatedCluster.open(str(tmp_path / ".state" / "demo.json"), BROKERS)
+    sim.create_topics([NewTopic("t", {0: (0,), 1: (0,)}, {"retention.ms": str(6 * HOUR)})])
+    d = _folder(tmp_path, "60000")
+    out = tmp_path / "plan.json"
+    assert main(["plan", str(d), "--out", str(out)]) == 0
+    data = json.loads(out.read_text())
+    (action,) = data["actions"]
+    assert action["set"] == {"retention.ms": str(3 * HOUR)}  # the step a reviewer approved
+    data["options"] = {**data.get("options", {}), "allowRetentionDrop": True}
+    action["set"] = {"retention.ms": "60000"}
+    out.write_text(json.dumps(data))
+    capsys.readouterr()
+    assert main(["apply", "--plan", str(out), "--yes"]) == 1
+    assert "made with --allow-retention-drop" in capsys.readouterr().err
+    assert _live(d) == 6 * HOUR, "nothing was cut"
