@@ -222,14 +222,24 @@ class KafkaAdmin(AccessRequests, GroupRequests):
     # ---- the request primitive
 
     def _send(
-        self, request: Any, node_id: int | None = None, *, timeout_ms: int | None = None
+        self,
+        request: Any,
+        node_id: int | None = None,
+        *,
+        timeout_ms: int | None = None,
+        to_controller: bool = False,
     ) -> Any:
         """Send one request, retrying transport and retriable errors until the deadline
-        (``timeout_ms``, requestTimeoutMs by default)."""
+        (``timeout_ms``, requestTimeoutMs by default). ``to_controller``: the node is the
+        controller kgitops last learned, asked again before each attempt; a node that cannot
+        be reached, or that kafka-python no longer knows (UnknownBrokerIdError: it left the
+        Metadata), is forgotten, so the next attempt goes to the one Metadata names now."""
         op = type(request).__name__
         deadline = time.monotonic() + (timeout_ms or self._timeout_ms) / 1000
         backoff = 0.1
         while True:
+            if to_controller:
+                node_id = self._controller_id()
             remaining_ms = max(int((deadline - time.monotonic()) * 1000), 1)
             try:
                 return self._manager.run(self._send_async, request, node_id, remaining_ms)
@@ -237,7 +247,12 @@ class KafkaAdmin(AccessRequests, GroupRequests):
                 verdict = self._tls_verdict(exc)
                 if verdict is not None:
                     raise verdict from None
-                if retriable_exc(exc) and time.monotonic() + backoff < deadline:
+                gone = to_controller and (
+                    retriable_exc(exc) or isinstance(exc, kerr.UnknownBrokerIdError)
+                )
+                if gone:
+                    self._controller = None
+                if (retriable_exc(exc) or gone) and time.monotonic() + backoff < deadline:
                     time.sleep(backoff)
                     backoff = min(backoff * 2, 2.0)
                     continue
@@ -324,11 +339,17 @@ class KafkaAdmin(AccessRequests, GroupRequests):
         return self._controller
 
     def _send_controller(self, request: Any, codes: Callable[[Any], Iterable[int]]) -> Any:
-        """To the controller; on NOT_CONTROLLER, learn the new one and send again (once)."""
-        resp = self._send(request, self._controller_id())
+        """To the controller; on NOT_CONTROLLER, learn the new one and send again (once).
+
+        On KRaft the "controller" Metadata names is a random live broker, which forwards the
+        request to the quorum's controller (KIP-590: ``KRaftMetadataCache.getControllerId``
+        returns ``getRandomAliveBroker``). The broker learned may die while kgitops runs
+        (an apply of hours, a broker killed): the request then goes to the broker Metadata
+        names now, never to the dead one until the deadline (``_send``, ``to_controller``)."""
+        resp = self._send(request, to_controller=True)
         if NOT_CONTROLLER in set(codes(resp)):
             self._controller = None
-            resp = self._send(request, self._controller_id())
+            resp = self._send(request, to_controller=True)
         return resp
 
     # ---- reads
