@@ -192,6 +192,7 @@ class KafkaAdmin(AccessRequests, GroupRequests):
         self._access_where = ",".join(spec.bootstrap_servers)
         self._controller: int | None = None
         self._live_brokers: tuple[int, ...] | None = None
+        self._departed: set[int] = set()
         self._tls = tls_advice(spec)
         self._tls_context = config.get("ssl_context")
         self._diagnosed = False
@@ -295,11 +296,17 @@ class KafkaAdmin(AccessRequests, GroupRequests):
         return out
 
     async def _gather(self, items: Sequence[tuple[int, Any]], timeout_ms: int) -> dict[int, Any]:
-        futures = [
-            (b, self._manager.send(req, node_id=b, request_timeout_ms=timeout_ms))
-            for b, req in items
-        ]
+        # a broker kafka-python no longer knows (it left the Metadata: UnknownBrokerIdError
+        # at send) is that broker's answer, never the loss of the others'
+        futures: list[tuple[int, Any]] = []
         out: dict[int, Any] = {}
+        for b, req in items:
+            try:
+                futures.append(
+                    (b, self._manager.send(req, node_id=b, request_timeout_ms=timeout_ms))
+                )
+            except Exception as exc:
+                out[b] = exc
         for b, future in futures:
             try:
                 out[b] = await self._manager.wait_for(future, timeout_ms)
@@ -362,6 +369,8 @@ class KafkaAdmin(AccessRequests, GroupRequests):
         names = sorted(states)
         configs = self._topic_configs(names)
         broker_configs, broker_defaults = self._broker_config_reads(sorted(live))
+        for b in self._departed:
+            live.pop(b, None)
         sizes = self._sizes(sorted(live))
         reassignments = self._reassignments(set(names))
         registered = self._registered_brokers()
@@ -493,7 +502,12 @@ class KafkaAdmin(AccessRequests, GroupRequests):
         }
         out: dict[int, dict[str, str]] = {}
         inherited: dict[str, list[str]] = {}
-        for b, resp in self._send_each(requests).items():
+        answers = self._send_each(requests)
+        unreachable = [b for b, r in answers.items() if isinstance(r, ClusterUnreachable)]
+        self._departed = self._gone(unreachable) if unreachable else set()
+        for b, resp in answers.items():
+            if b in self._departed:
+                continue
             if isinstance(resp, ClusterError):
                 raise type(resp)(
                     f"could not read the configs of broker {b} (its throttle rates are "
@@ -519,6 +533,16 @@ class KafkaAdmin(AccessRequests, GroupRequests):
             if got:
                 out[b] = got
         return out, strictest(inherited)
+
+    def _gone(self, brokers: Sequence[int]) -> set[int]:
+        """Of ``brokers`` (live in the Metadata just read, unreachable since), those Metadata
+        no longer lists: they died in between, and Kafka has fenced them (after
+        ``broker.session.timeout.ms``; ``_send_each`` retries a refused connection until the
+        request timeout, longer than that by default). They count as down, as if the first
+        Metadata had not listed them; their throttle rates are read once they are back (a
+        broker's dynamic configs are answered only by that broker: ``ConfigHelper``)."""
+        listed = {b.node_id for b in self._metadata([]).brokers}
+        return {b for b in brokers if b not in listed}
 
     def _sizes(self, broker_ids: Sequence[int]) -> dict[tuple[str, int], int]:
         """Partition sizes from DescribeLogDirs, one request per broker sent at once; {} where
