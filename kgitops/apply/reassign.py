@@ -431,11 +431,26 @@ class Reassigner:
         results = self.admin.alter_reassignments(
             dict.fromkeys(TopicPartition(*tp) for tp in active)
         )
-        self._throttle_out([tp for tp in active if results.get(TopicPartition(*tp)) is None], still)
-        self.journal.ended(tp for tp in active if results.get(TopicPartition(*tp)) is None)
+        # NO_REASSIGNMENT_IN_PROGRESS: the move ended (completed, or reverted) between the
+        # last poll and the cancel (ReplicationControlManager cancels only what is listed)
+        ended = [
+            tp
+            for tp in active
+            if (err := results.get(TopicPartition(*tp))) is None
+            or getattr(err, "code", None) == "NO_REASSIGNMENT_IN_PROGRESS"
+        ]
+        self._throttle_out(ended, still)
+        self.journal.ended(ended)
         for tp in active:
             err = results.get(TopicPartition(*tp))
-            if err is None:
+            if err is not None and tp in ended:
+                self._fail(
+                    tp,
+                    f"{why}; no longer moving when apply cancelled it (Kafka: "
+                    "NO_REASSIGNMENT_IN_PROGRESS): it ended on its target or back on its "
+                    "source; `kgitops plan` shows which",
+                )
+            elif err is None:
                 m = self.moves[tp]
                 back = reverted(m.source, m.target)
                 order = (
