@@ -116,19 +116,78 @@ def test_per_broker_reads_go_to_every_broker_and_one_failing_broker_is_an_error(
     ok = SimpleNamespace(results=[SimpleNamespace(error_code=0, configs=[rate, listeners])])
     admin = bare_admin(timeout_ms=600)
     admin._secrets = ()
-    manager = FakeManager({1: [ok], 2: [kerr.KafkaConnectionError("refused")]})
+    manager = FakeManager(
+        {1: [ok], 2: [kerr.KafkaConnectionError("refused")], None: [metadata(1, 2)]}
+    )
     admin._manager = manager
     start = time.monotonic()
     # broker 2's throttle rates are unknown, not absent: a plan must not take "no rate" for it
+    # (Metadata still lists it: it is up, only unreachable from here)
     with pytest.raises(ClusterUnreachable, match="could not read the configs of broker 2"):
         admin._broker_configs([1, 2])
     assert time.monotonic() - start < 1.5
     assert manager.sent.count(1) == 1
     assert manager.sent.count(2) >= 2  # retried with backoff until the deadline
+    assert manager.sent.count(None) == 1  # Metadata asked once more: does it still list 2?
     manager.answers[2] = [ok]
     assert admin._broker_configs([1, 2]) == {
         b: {"leader.replication.throttled.rate": "100"} for b in (1, 2)
     }
+
+
+def metadata(*brokers: int) -> SimpleNamespace:
+    return SimpleNamespace(
+        controller_id=brokers[0], brokers=[SimpleNamespace(node_id=b) for b in brokers]
+    )
+
+
+@pytest.mark.parametrize(
+    "failure", [kerr.KafkaConnectionError("refused"), kerr.UnknownBrokerIdError("2")]
+)
+def test_a_broker_that_died_after_the_metadata_read_is_down_not_a_failed_read(
+    failure: Exception,
+) -> None:
+    """Metadata listed broker 2, then it died (SIGKILL): its DescribeConfigs cannot be
+    answered, and Metadata, asked again, no longer lists it (Kafka fenced it). It counts as
+    down, like a broker the first Metadata had not listed; the read goes on."""
+    rate = config_entry("leader.replication.throttled.rate", "100", 2)
+    ok = SimpleNamespace(results=[SimpleNamespace(error_code=0, configs=[rate])])
+    admin = bare_admin(timeout_ms=600)
+    admin._secrets = ()
+    admin._manager = FakeManager({1: [ok], 2: [failure], None: [metadata(1)]})
+    assert admin._broker_configs([1, 2]) == {1: {"leader.replication.throttled.rate": "100"}}
+    assert admin._departed == {2}
+
+
+def test_a_broker_kafka_python_no_longer_knows_fails_only_its_own_request() -> None:
+    """kafka-python raises UnknownBrokerIdError at send (not in the future) for a node that
+    left its Metadata: the other brokers' answers are kept."""
+
+    class Forgetting(FakeManager):
+        def send(self, request: object, node_id: int, request_timeout_ms: int) -> int:
+            if node_id == 3:
+                raise kerr.UnknownBrokerIdError("3")
+            return super().send(request, node_id, request_timeout_ms)
+
+    admin = bare_admin(timeout_ms=300)
+    admin._secrets = ()
+    admin._manager = Forgetting({4: ["fine"]})
+    got = admin._send_each({3: object(), 4: object()})
+    assert got[4] == "fine"
+    assert isinstance(got[3], ClusterUnreachable)
+
+
+def test_a_controller_bound_request_follows_the_controller_when_the_cached_one_died() -> None:
+    """KRaft's Metadata names a random live broker as the controller (KIP-590); the one
+    cached (1) died: the request goes to the one Metadata names now (2)."""
+    admin = bare_admin(timeout_ms=2000)
+    admin._secrets = ()
+    resp = SimpleNamespace(error_code=0)
+    manager = FakeManager({1: [kerr.UnknownBrokerIdError("1")], 2: [resp], None: [metadata(2)]})
+    admin._manager = manager
+    assert admin._send_controller(object(), lambda r: [r.error_code]) is resp
+    assert manager.sent == [1, None, 2]
+    assert admin._controller == 2
 
 
 def test_send_each_names_why_a_broker_failed() -> None:

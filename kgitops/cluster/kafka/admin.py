@@ -197,6 +197,7 @@ class KafkaAdmin(AccessRequests, GroupRequests):
         self._access_where = ",".join(spec.bootstrap_servers)
         self._controller: int | None = None
         self._live_brokers: tuple[int, ...] | None = None
+        self._departed: set[int] = set()
         self._tls = tls_advice(spec)
         self._tls_context = config.get("ssl_context")
         self._diagnosed = False
@@ -227,14 +228,24 @@ class KafkaAdmin(AccessRequests, GroupRequests):
     # ---- the request primitive
 
     def _send(
-        self, request: Any, node_id: int | None = None, *, timeout_ms: int | None = None
+        self,
+        request: Any,
+        node_id: int | None = None,
+        *,
+        timeout_ms: int | None = None,
+        to_controller: bool = False,
     ) -> Any:
         """Send one request, retrying transport and retriable errors until the deadline
-        (``timeout_ms``, requestTimeoutMs by default)."""
+        (``timeout_ms``, requestTimeoutMs by default). ``to_controller``: the node is the
+        controller kgitops last learned, asked again before each attempt; a node that cannot
+        be reached, or that kafka-python no longer knows (UnknownBrokerIdError: it left the
+        Metadata), is forgotten, so the next attempt goes to the one Metadata names now."""
         op = type(request).__name__
         deadline = time.monotonic() + (timeout_ms or self._timeout_ms) / 1000
         backoff = 0.1
         while True:
+            if to_controller:
+                node_id = self._controller_id()
             remaining_ms = max(int((deadline - time.monotonic()) * 1000), 1)
             try:
                 return self._manager.run(self._send_async, request, node_id, remaining_ms)
@@ -242,7 +253,12 @@ class KafkaAdmin(AccessRequests, GroupRequests):
                 verdict = self._tls_verdict(exc)
                 if verdict is not None:
                     raise verdict from None
-                if retriable_exc(exc) and time.monotonic() + backoff < deadline:
+                gone = to_controller and (
+                    retriable_exc(exc) or isinstance(exc, kerr.UnknownBrokerIdError)
+                )
+                if gone:
+                    self._controller = None
+                if (retriable_exc(exc) or gone) and time.monotonic() + backoff < deadline:
                     time.sleep(backoff)
                     backoff = min(backoff * 2, 2.0)
                     continue
@@ -285,11 +301,17 @@ class KafkaAdmin(AccessRequests, GroupRequests):
         return out
 
     async def _gather(self, items: Sequence[tuple[int, Any]], timeout_ms: int) -> dict[int, Any]:
-        futures = [
-            (b, self._manager.send(req, node_id=b, request_timeout_ms=timeout_ms))
-            for b, req in items
-        ]
+        # a broker kafka-python no longer knows (it left the Metadata: UnknownBrokerIdError
+        # at send) is that broker's answer, never the loss of the others'
+        futures: list[tuple[int, Any]] = []
         out: dict[int, Any] = {}
+        for b, req in items:
+            try:
+                futures.append(
+                    (b, self._manager.send(req, node_id=b, request_timeout_ms=timeout_ms))
+                )
+            except Exception as exc:
+                out[b] = exc
         for b, future in futures:
             try:
                 out[b] = await self._manager.wait_for(future, timeout_ms)
@@ -329,11 +351,17 @@ class KafkaAdmin(AccessRequests, GroupRequests):
         return self._controller
 
     def _send_controller(self, request: Any, codes: Callable[[Any], Iterable[int]]) -> Any:
-        """To the controller; on NOT_CONTROLLER, learn the new one and send again (once)."""
-        resp = self._send(request, self._controller_id())
+        """To the controller; on NOT_CONTROLLER, learn the new one and send again (once).
+
+        On KRaft the "controller" Metadata names is a random live broker, which forwards the
+        request to the quorum's controller (KIP-590: ``KRaftMetadataCache.getControllerId``
+        returns ``getRandomAliveBroker``). The broker learned may die while kgitops runs
+        (an apply of hours, a broker killed): the request then goes to the broker Metadata
+        names now, never to the dead one until the deadline (``_send``, ``to_controller``)."""
+        resp = self._send(request, to_controller=True)
         if NOT_CONTROLLER in set(codes(resp)):
             self._controller = None
-            resp = self._send(request, self._controller_id())
+            resp = self._send(request, to_controller=True)
         return resp
 
     # ---- reads
@@ -346,6 +374,8 @@ class KafkaAdmin(AccessRequests, GroupRequests):
         names = sorted(states)
         configs = self._topic_configs(names)
         broker_configs, broker_defaults = self._broker_config_reads(sorted(live))
+        for b in self._departed:
+            live.pop(b, None)
         sizes = self._sizes(sorted(live))
         reassignments = self._reassignments(set(names))
         registered = self._registered_brokers()
@@ -477,7 +507,12 @@ class KafkaAdmin(AccessRequests, GroupRequests):
         }
         out: dict[int, dict[str, str]] = {}
         inherited: dict[str, list[str]] = {}
-        for b, resp in self._send_each(requests).items():
+        answers = self._send_each(requests)
+        unreachable = [b for b, r in answers.items() if isinstance(r, ClusterUnreachable)]
+        self._departed = self._gone(unreachable) if unreachable else set()
+        for b, resp in answers.items():
+            if b in self._departed:
+                continue
             if isinstance(resp, ClusterError):
                 raise type(resp)(
                     f"could not read the configs of broker {b} (its throttle rates are "
@@ -504,6 +539,16 @@ class KafkaAdmin(AccessRequests, GroupRequests):
             if got:
                 out[b] = got
         return out, strictest(inherited)
+
+    def _gone(self, brokers: Sequence[int]) -> set[int]:
+        """Of ``brokers`` (live in the Metadata just read, unreachable since), those Metadata
+        no longer lists: they died in between, and Kafka has fenced them (after
+        ``broker.session.timeout.ms``; ``_send_each`` retries a refused connection until the
+        request timeout, longer than that by default). They count as down, as if the first
+        Metadata had not listed them; their throttle rates are read once they are back (a
+        broker's dynamic configs are answered only by that broker: ``ConfigHelper``)."""
+        listed = {b.node_id for b in self._metadata([]).brokers}
+        return {b for b in brokers if b not in listed}
 
     def _sizes(self, broker_ids: Sequence[int]) -> dict[tuple[str, int], int]:
         """Partition sizes from DescribeLogDirs, one request per broker sent at once; {} where
