@@ -364,7 +364,8 @@ def test_a_wrong_password_is_one_line_naming_the_login(
     assert len(lines) == 1, err
     assert lines[0].startswith("error: ") and "Traceback" not in err
     assert f"SASL {mechanism}" in lines[0] and "authentication failed" in lines[0], lines[0]
-    assert "Invalid username or password" in lines[0]  # Kafka's own words
+    assert "the broker said" in lines[0] and "invalid" in lines[0].lower()  # Kafka's words
+    assert "$KGITOPS_RK_WRONG_PASSWORD" in lines[0]  # the setting to check, not its value
     assert wrong not in err
     user, _ = kafka_cluster.credentials()
     assert f"'{user}'" not in err and f"={user}" not in err  # the user name is scrubbed too
