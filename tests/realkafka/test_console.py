@@ -119,7 +119,9 @@ def _group_ids(bootstrap: str) -> set[str]:
 
 @pytest.fixture(scope="module")
 def topic(kafka_cluster: KafkaCluster, tmp_path_factory: pytest.TempPathFactory) -> Topic:
-    """A 3-partition topic created by ``kgitops apply`` and written with keyed records."""
+    """A 3-partition topic written with keyed records. Created with kafka-python, not
+    ``kgitops apply``: on a shared cluster an apply also removes throttles no move of its
+    own needs (docs/apply.md), which another test may be looking at."""
     folder = tmp_path_factory.mktemp("console")
     name = f"rk-console-{RUN}.orders"
     (folder / "cluster.yaml").write_text(
@@ -131,8 +133,14 @@ def topic(kafka_cluster: KafkaCluster, tmp_path_factory: pytest.TempPathFactory)
         f"apiVersion: kgitops/v1\nkind: Topic\nname: {name}\npartitions: {PARTITIONS}\n"
         "replicationFactor: 3\n"
     )
-    assert main(["apply", str(folder), "--yes"]) == 0
+    from kafka.admin import KafkaAdminClient, NewTopic
+
     first = kafka_cluster.bootstrap.split(",")[0]
+    admin = KafkaAdminClient(bootstrap_servers=first)
+    try:
+        admin.create_topics([NewTopic(name, PARTITIONS, 3)])
+    finally:
+        admin.close()
     records = _produce(first, name, KEYS)
     return Topic(folder, first, name, records)
 
@@ -326,3 +334,47 @@ def test_analyze_keys_on_the_sample_counts_what_kafka_stored(
     assert (move["from"], move["to"]) == (PARTITIONS, 6)
     assert move["movedKeys"] == len(moved)
     assert move["movedMessages"] == sum(1 for k in keys if k in moved)
+
+
+def test_tail_follow_ends_in_one_line_when_its_topic_is_deleted(
+    topic: Topic, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Kafka answers a deleted topic's ListOffsets with UNKNOWN_TOPIC_OR_PARTITION, which
+    kafka-python retries until the request timeout: the idle check asks the metadata first."""
+    import subprocess
+    import sys
+
+    from kafka.admin import KafkaAdminClient, NewTopic
+
+    name = f"rk-console-{RUN}.doomed"
+    admin = KafkaAdminClient(bootstrap_servers=topic.bootstrap)
+    try:
+        admin.create_topics([NewTopic(name, 2, 2)])
+        _produce(topic.bootstrap, name, ["before"])
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+        follower = subprocess.Popen(
+            [sys.executable, "-m", "kgitops", "tail", str(topic.folder), name, "--follow"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        try:
+            assert follower.stdout is not None
+            header = follower.stdout.readline()  # the backlog is out: it follows now
+            assert header.startswith("PARTITION") and "before" in follower.stdout.readline()
+            admin.delete_topics([name])
+            started = time.monotonic()
+            out, err = follower.communicate(timeout=60)
+            took = time.monotonic() - started
+        finally:
+            if follower.poll() is None:
+                follower.kill()
+                follower.communicate()
+    finally:
+        admin.close()
+    assert follower.returncode == 1, err
+    assert err.strip().splitlines() == [
+        f"error: topic '{name}' no longer exists on the cluster (deleted while tail followed it)"
+    ], err
+    assert took < 20, took  # was: the 30 s request timeout after the 5 s idle check
