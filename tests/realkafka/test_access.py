@@ -314,6 +314,41 @@ def test_import_adopts_the_access_and_a_removed_acl_takes_the_right_away(
     assert code == 0, out + err
 
 
+def test_a_user_with_two_mechanisms_is_written_in_one_apply(
+    kafka_cluster: KafkaCluster,
+    admin_env: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Kafka takes a user once per AlterUserScramCredentials, whatever the mechanisms
+    (``ScramControlManager``: DUPLICATE_RESOURCE "A user credential cannot be altered twice
+    in the same request"): apply writes the second credential in a second request."""
+    user, password = f"rk-two-{RUN}", secrets.token_urlsafe(12)
+    write_cluster_yaml(tmp_path, kafka_cluster.sasl_bootstrap)
+    (tmp_path / "users.yaml").write_text(
+        "".join(
+            f"---\napiVersion: kgitops/v1\nkind: User\nname: {user}\nmechanism: {m}\n"
+            f"passwordEnv: {APP_PASSWORD_ENV}\niterations: {n}\n"
+            for m, n in (("SCRAM-SHA-256", 8192), ("SCRAM-SHA-512", 4096))
+        )
+    )
+    admin_env.setenv(APP_PASSWORD_ENV, password)
+    code, out, err = run(capsys, "apply", str(tmp_path), "--yes")
+    assert code == 0, out + err
+    assert out.count(f"done: + upsert_user {user}\n") == 2, out
+    assert "NOT done" not in out
+    code, out, err = run(capsys, "plan", str(tmp_path), "--detailed-exitcode")
+    assert code == 0, out + err
+    # the SASL listener takes SCRAM-SHA-512 logins: the credential is the password's
+    assert (
+        eventually(
+            lambda: produce(kafka_cluster.sasl_bootstrap, user, password, f"rk-none-{RUN}"),
+            lambda r: r != "KafkaTimeoutError",
+        )
+        == "TopicAuthorizationFailedError"  # logged in; no ACL lets it write
+    )
+
+
 # ------------------------------------------------------------------ kgitops' own logins
 
 
