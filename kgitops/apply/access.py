@@ -68,7 +68,7 @@ def run_access(run: _Run, environ: Mapping[str, str] | None = None) -> None:
             "write SCRAM credentials",
             [r for r, _ in round_],
             lambda a: a.topic,
-            lambda batch=batch: run.admin.upsert_scram_users(batch),  # type: ignore[misc]
+            lambda batch=batch: run.admin.upsert_scram_users(batch),
         )
     quotas = run._indexed(AlterQuota)
     run._batch(

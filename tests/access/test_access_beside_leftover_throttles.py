@@ -49,9 +49,10 @@ def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         str(tmp_path / ".state" / "demo.json"), [Broker(0, "a"), Broker(1, "b"), Broker(2, "c")]
     )
     rates = {THROTTLE_LEADER_RATE: "50000", THROTTLE_FOLLOWER_RATE: "50000"}
-    assert all(e is None for e in sim.alter_broker_configs(
-        {b: ConfigChange(set=rates) for b in (0, 1)}
-    ).values())
+    assert all(
+        e is None
+        for e in sim.alter_broker_configs({b: ConfigChange(set=rates) for b in (0, 1)}).values()
+    )
     sim.close()
     return tmp_path
 

@@ -70,7 +70,11 @@ def _produce(bootstrap: str, topic: str, keys: list[str]) -> list[tuple[int, int
     producer = kafka.KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=5)
     try:
         futures = [
-            (k.encode(), f"value-{i}".encode(), producer.send(topic, key=k.encode(), value=f"value-{i}".encode()))
+            (
+                k.encode(),
+                f"value-{i}".encode(),
+                producer.send(topic, key=k.encode(), value=f"value-{i}".encode()),
+            )
             for i, k in enumerate(keys)
         ]
         producer.flush()
@@ -228,10 +232,13 @@ def test_reset_offsets_and_delete_group_wait_for_the_members_to_go(
     assert _committed(topic.bootstrap, group) == before  # nothing changed
 
     member.close()  # leaves the group at once (LeaveGroup)
-    assert eventually(
-        lambda: _cli(capsys, "get", folder, "lags", group, "--format", "json"),
-        lambda r: r[0] == 0 and json.loads(r[1])["state"] == "Empty",
-    )[0] == 0
+    assert (
+        eventually(
+            lambda: _cli(capsys, "get", folder, "lags", group, "--format", "json"),
+            lambda r: r[0] == 0 and json.loads(r[1])["state"] == "Empty",
+        )[0]
+        == 0
+    )
 
     shifted = _json(
         capsys, "reset-offsets", folder, "--group", group, "--topic", topic.name,
@@ -251,11 +258,12 @@ def test_reset_offsets_and_delete_group_wait_for_the_members_to_go(
     assert _committed(topic.bootstrap, group) == dict.fromkeys(range(PARTITIONS), 0)
 
     code, out, err = _cli(capsys, "delete-group", folder, "--group", group)
-    assert code == 0 and group in _group_ids(topic.bootstrap)  # without --yes: a plan
-    code, out, err = _cli(capsys, "delete-group", folder, "--group", group, "--yes")
+    assert code == 0 and group in out + err, out + err  # without --yes: what would go
+    assert group in _group_ids(topic.bootstrap)
+    code, _out, err = _cli(capsys, "delete-group", folder, "--group", group, "--yes")
     assert code == 0, err
     assert group not in _group_ids(topic.bootstrap)
-    code, out, err = _cli(capsys, "get", folder, "lags", group)
+    code, _out, err = _cli(capsys, "get", folder, "lags", group)
     assert code == 1 and f"consumer group '{group}' does not exist" in err, err
 
 
@@ -290,7 +298,7 @@ def test_sample_keys_reads_every_key_on_the_partition_kafka_put_it(
 
     SAMPLE = tmp_path / "orders.parquet"
 
-    code, out, err = _cli(
+    code, _out, err = _cli(
         capsys, "sample-keys", str(topic.folder), "--topic", topic.name, "--out", str(SAMPLE)
     )
     assert code == 0, err
@@ -311,10 +319,12 @@ def test_analyze_keys_on_the_sample_counts_what_kafka_stored(
 ) -> None:
     pytest.importorskip("pyspark")
     sample = tmp_path / "orders.parquet"
-    assert main(["sample-keys", str(topic.folder), "--topic", topic.name, "--out", str(sample)]) == 0
+    assert (
+        main(["sample-keys", str(topic.folder), "--topic", topic.name, "--out", str(sample)]) == 0
+    )
     monkeypatch.setenv("KGITOPS_CACHE_DIR", str(tmp_path / "cache"))
     report_file = tmp_path / "report.json"
-    code, out, err = _cli(
+    code, _out, err = _cli(
         capsys, "analyze", "keys", "--input", str(sample), "--partitions", f"{PARTITIONS},6",
         "--size-column", "bytes", "--out", str(report_file),
     )  # fmt: skip
@@ -365,7 +375,7 @@ def test_tail_follow_ends_in_one_line_when_its_topic_is_deleted(
             assert header.startswith("PARTITION") and "before" in follower.stdout.readline()
             admin.delete_topics([name])
             started = time.monotonic()
-            out, err = follower.communicate(timeout=60)
+            _out, err = follower.communicate(timeout=60)
             took = time.monotonic() - started
         finally:
             if follower.poll() is None:

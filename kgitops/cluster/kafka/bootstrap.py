@@ -224,9 +224,9 @@ class _Guard(threading.Thread):
                     return
             if not login_probed and any(is_ambiguous(e) for e in fresh):
                 login_probed = True
-                err = self._login_verdict()
-                if err is not None:
-                    self._abort(err)
+                refused = self._login_verdict()
+                if refused is not None:
+                    self._abort(refused)
                     return
 
     def _login_verdict(self) -> ClusterAuthError | None:
