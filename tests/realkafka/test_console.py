@@ -388,3 +388,82 @@ def test_tail_follow_ends_in_one_line_when_its_topic_is_deleted(
         f"error: topic '{name}' no longer exists on the cluster (deleted while tail followed it)"
     ], err
     assert took < 20, took  # was: the 30 s request timeout after the 5 s idle check
+
+
+def test_a_consumer_protocol_group_is_described_with_its_members_and_lag(
+    topic: Topic, kafka_cluster: KafkaCluster, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A Kafka 4 consumer-protocol group (KIP-848, ``group.protocol=consumer``: Kafka's own
+    console consumer here, kafka-python speaks only the classic protocol). DescribeGroups
+    answers it GROUP_ID_NOT_FOUND, "not a classic group" (was: `get` said the group does
+    not exist, its committed offsets dropped)."""
+    import subprocess
+
+    from kgitops.cluster.kafka.runtime import ensure_runtime
+
+    runtime = ensure_runtime()
+    group = f"rk-console-{RUN}-kip848"
+    consumer = subprocess.Popen(
+        [
+            runtime.java,
+            "-Xmx128m",
+            "-cp",
+            runtime.classpath,
+            "org.apache.kafka.tools.consumer.ConsoleConsumer",
+            "--bootstrap-server",
+            topic.bootstrap,
+            "--topic",
+            topic.name,
+            "--group",
+            group,
+            "--from-beginning",
+            "--consumer-property",
+            "group.protocol=consumer",
+            "--consumer-property",
+            "auto.commit.interval.ms=500",
+            "--consumer-property",
+            "client.id=kip848-1",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    folder = str(topic.folder)
+    try:
+        ends = _end_offsets(topic.bootstrap, topic.name)
+
+        def lags() -> Any:
+            code, out, _err = _cli(capsys, "get", folder, "lags", group, "--format", "json")
+            return json.loads(out) if code == 0 else None
+
+        seen = eventually(
+            lags,
+            lambda d: (
+                d is not None
+                and d["totalLag"] == 0
+                and {r["partition"]: r["committed"] for r in d["partitions"]} == ends
+                and all(r["member"] for r in d["partitions"])
+            ),
+            seconds=90,
+        )
+        assert seen is not None, "the group never showed"
+        assert seen["state"] == "Stable" and seen["totalLag"] == 0, seen
+        members = _json(capsys, "get", folder, "members", group)["members"]
+        assert [m["clientId"] for m in members] == ["kip848-1"]
+        assert sorted(p["partition"] for p in members[0]["partitions"]) == list(range(PARTITIONS))
+        groups = _json(capsys, "get", folder, "groups", "--topic", topic.name)["groups"]
+        mine = [g for g in groups if g["group"] == group]
+        assert [(g["state"], g["members"], g["protocol"]) for g in mine] == [
+            ("Stable", 1, "uniform")
+        ]
+        code, _out, err = _cli(capsys, "delete-group", folder, "--group", group, "--yes")
+        assert code == 1 and "kip848-1" in err, err  # a live member: refused, as for classic
+    finally:
+        consumer.terminate()
+        consumer.wait(timeout=60)
+    code, _out, err = eventually(
+        lambda: _cli(capsys, "delete-group", folder, "--group", group, "--yes"),
+        lambda r: r[0] == 0,
+        seconds=60,
+    )
+    assert code == 0, err
+    assert group not in _group_ids(topic.bootstrap)
