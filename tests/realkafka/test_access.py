@@ -139,7 +139,9 @@ def changes(capsys: pytest.CaptureFixture[str], folder: str) -> list[dict[str, A
     code, out, err = run(capsys, "plan", folder, "--format", "json")
     assert code == 0, err
     actions: list[dict[str, Any]] = json.loads(out)["actions"]
-    return [a for a in actions if not (a["type"] == "remove_throttles" and a.get("broker"))]
+    return [
+        a for a in actions if not (a["type"] == "remove_throttles" and a.get("broker") is not None)
+    ]
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
