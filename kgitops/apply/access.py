@@ -1,4 +1,5 @@
-"""Apply's access step: SCRAM users, quotas, then ACLs, one batched request each.
+"""Apply's access step: SCRAM users, quotas, then ACLs, one batched request each (SCRAM:
+one per credential of the user that has the most, as Kafka takes a user once per request).
 
 ::
 
@@ -28,7 +29,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from kgitops.access import AccessState, scram_salted_password
 from kgitops.cluster.port import ClusterAdmin, QuotaChange, ScramUpsert
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from kgitops.apply.run import _Run
 
 SALT_BYTES = 32
+T = TypeVar("T")
 
 
 def run_access(run: _Run, environ: Mapping[str, str] | None = None) -> None:
@@ -60,12 +62,14 @@ def run_access(run: _Run, environ: Mapping[str, str] | None = None) -> None:
             ScramUpsert(a.name, a.mechanism, a.iterations, salt, salted, a.password_version)
         )
         ready.append((i, a))
-    run._batch(
-        "write SCRAM credentials",
-        ready,
-        lambda a: a.topic,
-        lambda: run.admin.upsert_scram_users(upserts),
-    )
+    for round_ in scram_rounds(list(zip(ready, upserts, strict=True))):
+        batch = [u for _, u in round_]
+        run._batch(
+            "write SCRAM credentials",
+            [r for r, _ in round_],
+            lambda a: a.topic,
+            lambda batch=batch: run.admin.upsert_scram_users(batch),
+        )
     quotas = run._indexed(AlterQuota)
     run._batch(
         "alter client quotas",
@@ -89,6 +93,25 @@ def run_access(run: _Run, environ: Mapping[str, str] | None = None) -> None:
         lambda a: a.topic,
         lambda: run.admin.delete_acls([a.acl for _, a in deletes]),
     )
+
+
+def scram_rounds(items: list[tuple[T, ScramUpsert]]) -> list[list[tuple[T, ScramUpsert]]]:
+    """The upserts in as few AlterUserScramCredentials requests as Kafka takes: a user at
+    most once per request, whatever the mechanism (Kafka's ``ScramControlManager`` refuses a
+    second credential of a user in one request with DUPLICATE_RESOURCE). Round k holds each
+    user's k-th credential, in plan order::
+
+        [a/256, a/512, b/512]  ->  [[a/256, b/512], [a/512]]
+    """
+    rounds: list[list[tuple[T, ScramUpsert]]] = []
+    count: dict[str, int] = {}
+    for item in items:
+        k = count.get(item[1].name, 0)
+        count[item[1].name] = k + 1
+        if k == len(rounds):
+            rounds.append([])
+        rounds[k].append(item)
+    return rounds
 
 
 def require_passwords(plan: Plan, environ: Mapping[str, str] | None = None) -> None:

@@ -12,8 +12,9 @@ checked as the KRaft controller checks it, with Kafka's error codes:
         numbers, every value > 0; a key removed that is not set is no error.
                                                                  -> INVALID_REQUEST
     AlterUserScramCredentials (``ScramControlManager``): iterations between 4096 and 16384
-        (UNACCEPTABLE_CREDENTIAL), a name (UNACCEPTABLE_CREDENTIAL), the same user and
-        mechanism twice in one request (DUPLICATE_RESOURCE).
+        (UNACCEPTABLE_CREDENTIAL), a name (UNACCEPTABLE_CREDENTIAL), the same user twice in
+        one request, whatever the mechanisms (DUPLICATE_RESOURCE: "A user credential cannot
+        be altered twice in the same request"; Kafka keys the request by user name).
 
 A credential is stored as Kafka stores it (salt, iterations, stored key), plus the
 ``passwordVersion`` kgitops wrote it from -- the one thing a real cluster cannot tell back.
@@ -115,12 +116,12 @@ class AccessStore:
 
     def upsert_scram_users(self, upserts: Sequence[ScramUpsert]) -> Results:
         out: dict[str, ClusterError | None] = {}
-        seen = [u.key for u in upserts]
+        seen = [u.name for u in upserts]
         for u in upserts:
-            if seen.count(u.key) > 1:
+            if seen.count(u.name) > 1:
                 out[u.key] = error(
                     "DUPLICATE_RESOURCE",
-                    f"Found duplicate user {u.name} and mechanism {u.mechanism}",
+                    "A user credential cannot be altered twice in the same request",
                     u.key,
                 )
                 continue

@@ -126,9 +126,10 @@ class Plan:
 
     @property
     def topics(self) -> list[str]:
-        """The topics the plan depends on: those it recorded digests for, else its actions'."""
+        """The topics the plan depends on: those it recorded digests for, else its actions'
+        (a broker's action, ``remove_throttles`` of a broker, names none)."""
         return sorted(self.state_digests) or sorted(
-            {a.topic for a in self.actions if a.kind not in ACCESS_KINDS}
+            {a.topic for a in self.actions if a.kind not in ACCESS_KINDS and a.topic}
         )
 
     def summary(self) -> dict[str, int]:

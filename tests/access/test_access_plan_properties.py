@@ -17,6 +17,7 @@ from kgitops.access import (
     UserSpec,
     scram_salted_password,
 )
+from kgitops.apply.access import scram_rounds
 from kgitops.cluster.access_sim import AccessStore
 from kgitops.cluster.port import QuotaChange, ScramUpsert
 from kgitops.errors import Mark
@@ -77,7 +78,8 @@ def apply(actions: list[Action], store: AccessStore) -> None:
             upserts.append(
                 ScramUpsert(a.name, a.mechanism, a.iterations, salt, salted, a.password_version)
             )
-    assert all(r is None for r in store.upsert_scram_users(upserts).values())
+    for round_ in scram_rounds([(None, u) for u in upserts]):  # a user once per request
+        assert all(r is None for r in store.upsert_scram_users([u for _, u in round_]).values())
     changes = {
         a.entity: QuotaChange(dict(a.set), a.delete) for a in actions if isinstance(a, AlterQuota)
     }
@@ -127,6 +129,15 @@ def test_the_simulated_cluster_refuses_what_kafka_refuses() -> None:
     )
     assert getattr(got["a SCRAM-SHA-256"], "code", None) == "UNACCEPTABLE_CREDENTIAL"
     assert getattr(got["b SCRAM-SHA-256"], "code", None) == "DUPLICATE_RESOURCE"
+    two = store.upsert_scram_users(  # Kafka keys the request by user: any mechanisms
+        [
+            ScramUpsert("c", "SCRAM-SHA-256", 4096, b"s", salted),
+            ScramUpsert("c", "SCRAM-SHA-512", 4096, b"s", salted),
+        ]
+    )
+    assert {k: getattr(v, "code", None) for k, v in two.items()} == dict.fromkeys(
+        ["c SCRAM-SHA-256", "c SCRAM-SHA-512"], "DUPLICATE_RESOURCE"
+    )
     assert store.users == {}
     q = store.alter_client_quotas(
         {

@@ -10,6 +10,9 @@ beside the bootstrap, reads those as they come and stops the client's IO loop:
   reset), or on a TLS handshake that has not finished after ``STALL_SECONDS``, after probing
   the listener (see ``tls.TlsAdvice.diagnose``): a plaintext listener spoken to in TLS, or the
   reverse, is a ``ClusterTlsError`` too; no answer leaves the bootstrap to go on;
+* on a connection a SASL listener closed (PLAIN or SCRAM), after asking the broker once why
+  (``login.login_refusal``): Kafka closes it right after refusing the password, and
+  kafka-python drops that reply; a refusal is a ``ClusterAuthError`` at once, no retry;
 * at the deadline (the connection timeout plus half a second): kafka-python can wait forever
   on a handshake that never ends, so the guard ends it.
 """
@@ -30,6 +33,7 @@ from kafka.net.compat import KafkaNetClient
 from kafka.net.sasl.oauth import AbstractTokenProvider
 
 from kgitops.cluster.kafka.errors import ExceptionTrap, said, translate
+from kgitops.cluster.kafka.login import PASSWORD_MECHANISMS, login_refusal
 from kgitops.cluster.kafka.settings import client_config, secret_values, tls_advice
 from kgitops.cluster.kafka.tls import TlsAdvice, is_ambiguous
 from kgitops.cluster.kafka.token import TokenSource
@@ -49,6 +53,9 @@ from kgitops.model import ClusterSpec
 # healthy but distant cluster is not probed.
 STALL_SECONDS = 1.5
 PROBE_SECONDS = 1.0  # each probe's own timeout
+# Kafka answers a refused login after connection.failed.authentication.delay.ms (100 ms by
+# default), so a login check waits longer than the TLS probes.
+LOGIN_PROBE_SECONDS = 3.0
 
 
 class BearerToken(AbstractTokenProvider):  # type: ignore[misc]
@@ -167,6 +174,8 @@ class _Guard(threading.Thread):
         self._trap = trap
         self._clients = started
         self._addresses = list(spec.bootstrap_servers)
+        self._spec = spec
+        self._config = config
         self._done = threading.Event()
         self._deadline = time.monotonic() + config["bootstrap_timeout_ms"] / 1000 + 0.5
         self.verdict: ClusterError | None = None
@@ -181,6 +190,7 @@ class _Guard(threading.Thread):
         stall_at: float | None = time.monotonic() + STALL_SECONDS if self._advice.tls else None
         checked = 0
         probed = False
+        login_probed = self._config.get("sasl_mechanism") not in PASSWORD_MECHANISMS
         while not self._done.is_set():
             now = time.monotonic()
             if now >= self._deadline:
@@ -212,6 +222,23 @@ class _Guard(threading.Thread):
                 if err is not None:
                     self._abort(err)
                     return
+            if not login_probed and any(is_ambiguous(e) for e in fresh):
+                login_probed = True
+                refused = self._login_verdict()
+                if refused is not None:
+                    self._abort(refused)
+                    return
+
+    def _login_verdict(self) -> ClusterAuthError | None:
+        """The broker's refusal of kgitops' SASL login, asked once (module doc), or None."""
+        for address in self._addresses:
+            left = self._deadline - time.monotonic()
+            if left <= 0.05:
+                return None
+            refused = login_refusal(address, self._config, min(LOGIN_PROBE_SECONDS, left))
+            if refused is not None:
+                return login_error(self._spec, address, refused[0], secret_values(self._config))
+        return None
 
     def _abort(self, verdict: ClusterError | None) -> None:
         if self._done.is_set():
@@ -220,6 +247,21 @@ class _Guard(threading.Thread):
         self.fired = True
         for client in self._clients:
             client._manager._net.stop(timeout_ms=1000)
+
+
+def login_error(
+    spec: ClusterSpec, address: str, reason: str, secrets: Sequence[str]
+) -> ClusterAuthError:
+    """A refused SASL login in one line: the broker's reason (scrubbed, quoted) and the
+    settings that hold the credentials, never their values."""
+    sasl = spec.security.sasl
+    assert sasl is not None
+    return ClusterAuthError(
+        f"cluster {spec.name!r} at {address}: SASL {sasl.mechanism.upper()} authentication "
+        f"failed (the broker said {said(reason or 'no reason given', secrets)}); check the "
+        f"user name and password in ${sasl.username_env} and ${sasl.password_env} "
+        "(usernameEnv and passwordEnv in cluster.yaml)"
+    )
 
 
 def connect_error(

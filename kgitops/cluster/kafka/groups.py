@@ -7,6 +7,13 @@ kafka-python 3.0.12's ``KafkaAdminClient.describe_consumer_groups`` fails to dec
 brokers' replies, so the DescribeGroups request is sent raw and a member's assignment (the
 consumer protocol's Assignment bytes) is decoded here; an assignment the broker returns empty
 (the local broker does) leaves the member owning nothing, as a Kafka client would see it.
+
+A group of Kafka 4's consumer protocol (KIP-848: clients with ``group.protocol=consumer``)
+is not a classic group: DescribeGroups answers it GROUP_ID_NOT_FOUND ("Group g is not a
+classic group."), so such groups are asked again with ConsumerGroupDescribe (API 69, built
+from Kafka's own schema: kafka-python 3.0 has no class for it), which gives the state, each
+member's client id, host and assigned partitions. Their committed offsets come from the same
+OffsetFetch as a classic group's.
 """
 
 from __future__ import annotations
@@ -18,14 +25,25 @@ from typing import Any
 
 import kafka.errors as kerr
 from kafka.protocol.admin import DeleteGroupsRequest, DescribeGroupsRequest, ListGroupsRequest
+from kafka.protocol.api_message import ApiMessage
 from kafka.protocol.consumer import ListOffsetsRequest, OffsetCommitRequest, OffsetFetchRequest
 from kafka.protocol.metadata import FindCoordinatorRequest, MetadataRequest
 
+from kgitops.cluster.kafka import protocol as _schemas
 from kgitops.cluster.kafka.errors import item_error, retriable_code
 from kgitops.cluster.port import PartitionResults, Results
 from kgitops.errors import ClusterError, ClusterRequestError
 from kgitops.groups import ConsumerGroup, GroupMember, GroupsState, Partition
 from kgitops.model import TopicPartition
+
+
+class ConsumerGroupDescribeRequest(ApiMessage, load_json=_schemas):  # type: ignore[misc,call-arg]
+    """KIP-848's describe (Kafka 4.0+), from Kafka's ConsumerGroupDescribeRequest.json."""
+
+
+class ConsumerGroupDescribeResponse(ApiMessage, load_json=_schemas):  # type: ignore[misc,call-arg]
+    """Its answer, from Kafka's ConsumerGroupDescribeResponse.json."""
+
 
 EARLIEST = -2
 GROUP_ID_NOT_FOUND = kerr.GroupIdNotFoundError.errno
@@ -167,12 +185,17 @@ class GroupRequests:
                         if p.error_code == 0 and p.committed_offset >= 0:
                             offsets[grp.group_id][(t.name, p.partition_index)] = p.committed_offset
         groups: dict[str, ConsumerGroup] = {}
+        not_classic: list[str] = []
         for resp in described.values():
             for g in self._answer(resp).groups:
                 if g.error_code == GROUP_ID_NOT_FOUND:
                     # Kafka 4's DescribeGroups v6 names a group it never saw (or deleted)
-                    # GROUP_ID_NOT_FOUND; before, it answered state Dead: the same group
-                    groups[g.group_id] = ConsumerGroup(g.group_id, "Dead", "", "", (), {})
+                    # GROUP_ID_NOT_FOUND; before, it answered state Dead: the same group.
+                    # A consumer-protocol group gets the same answer (module doc).
+                    groups[g.group_id] = ConsumerGroup(
+                        g.group_id, "Dead", "", "", (), offsets.get(g.group_id, {})
+                    )
+                    not_classic.append(g.group_id)
                     continue
                 err = item_error("DescribeGroups", f"group {g.group_id}", g.error_code, None)
                 if err is not None:
@@ -194,10 +217,56 @@ class GroupRequests:
                     tuple(sorted(members, key=lambda m: m.member_id)),
                     offsets.get(g.group_id, {}),
                 )
+        if not_classic and self.supports(ConsumerGroupDescribeRequest):  # type: ignore[attr-defined]
+            groups.update(self._consumer_groups(not_classic, offsets))
         wanted = {p for g in groups.values() for p in g.offsets} | {
             p for g in groups.values() for m in g.members for p in m.assignment
         }
         return GroupsState(groups, self.log_offsets(wanted))
+
+    def _consumer_groups(
+        self, group_ids: Sequence[str], offsets: Mapping[str, Mapping[Partition, int]]
+    ) -> dict[str, ConsumerGroup]:
+        """The consumer-protocol groups among ``group_ids`` (module doc), one
+        ConsumerGroupDescribe per coordinator; a group it does not know either stays out."""
+        answers = self._send_each(
+            {
+                n: ConsumerGroupDescribeRequest(group_ids=gs, include_authorized_operations=False)
+                for n, gs in self._by_node(group_ids).items()
+            }
+        )
+        out: dict[str, ConsumerGroup] = {}
+        for resp in answers.values():
+            for g in self._answer(resp).groups:
+                if g.error_code == GROUP_ID_NOT_FOUND:
+                    continue  # neither kind: the Dead group above
+                err = item_error("ConsumerGroupDescribe", f"group {g.group_id}", g.error_code, None)
+                if err is not None:
+                    raise err
+                members = tuple(
+                    GroupMember(
+                        m.member_id,
+                        m.client_id or "",
+                        m.client_host or "",
+                        tuple(
+                            sorted(
+                                (t.topic_name, p)
+                                for t in m.assignment.topic_partitions
+                                for p in t.partitions
+                            )
+                        ),
+                    )
+                    for m in g.members
+                )
+                out[g.group_id] = ConsumerGroup(
+                    g.group_id,
+                    g.group_state or "Unknown",
+                    "consumer",
+                    g.assignor_name or "",
+                    tuple(sorted(members, key=lambda m: m.member_id)),
+                    offsets.get(g.group_id, {}),
+                )
+        return out
 
     def _leaders(self, topics: Sequence[str]) -> dict[Partition, int]:
         T = MetadataRequest.MetadataRequestTopic

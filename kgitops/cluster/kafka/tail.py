@@ -24,7 +24,10 @@ _TIMESTAMP_TYPES = {0: "CreateTime", 1: "LogAppendTime"}
 #: ``tail --follow``: after this many seconds without a message (or a quarter of
 #: requestTimeoutMs, if less), one ListOffsets asks the partitions' leaders whether they still
 #: answer (kafka-python retries a dead connection forever and silently; this turns a dead
-#: cluster into one line and exit 1).
+#: cluster into one line and exit 1). Before it, the consumer's metadata is asked whether the
+#: topic still exists: Kafka answers a deleted topic's ListOffsets with
+#: UNKNOWN_TOPIC_OR_PARTITION, which kafka-python retries until ``requestTimeoutMs`` and then
+#: reports as a cluster too slow to answer.
 IDLE_CHECK_SECONDS = 5.0
 
 
@@ -216,21 +219,44 @@ def follow_messages(
             c.resume(*tps)
             head.sort(key=_order)
             yield head[-backlog:] + later
+        from kafka.errors import UnknownTopicOrPartitionError
+
         quiet, slice_s, check_s = _silence_bounds(spec)
         idle_since = time.monotonic()
+        missing = 0
         while deadline is None or time.monotonic() < deadline:
             left = slice_s * 1000 if deadline is None else (deadline - time.monotonic()) * 1000
-            polled = c.poll(timeout_ms=max(0, min(int(slice_s * 1000), int(left))), max_records=500)
+            try:
+                polled = c.poll(
+                    timeout_ms=max(0, min(int(slice_s * 1000), int(left))), max_records=500
+                )
+            except UnknownTopicOrPartitionError:
+                if not c.partitions_for_topic(topic):
+                    raise _deleted(topic) from None
+                raise
             batch = [_message(r) for records in polled.values() for r in records]
             now = time.monotonic()
             if batch:
                 idle_since = now
+                missing = 0
             elif now - idle_since >= quiet:
-                # the leaders answer, or this raises (one line, exit 1) within the rest of
-                # requestTimeoutMs since the cluster last answered
-                c.end_offsets(tps, timeout_ms=int(check_s * 1000))
+                missing = 0 if c.partitions_for_topic(topic) else missing + 1
+                if missing >= 2:  # twice, a check apart: not one broker's lagging cache
+                    raise _deleted(topic)
+                if not missing:
+                    # the leaders answer, or this raises (one line, exit 1) within the rest of
+                    # requestTimeoutMs since the cluster last answered
+                    c.end_offsets(tps, timeout_ms=int(check_s * 1000))
                 idle_since = time.monotonic()
             yield batch  # empty too: the caller can look at its output while all is quiet
+
+
+def _deleted(topic: str) -> ClusterRequestError:
+    return ClusterRequestError(
+        f"topic '{safe_text(topic)}' no longer exists on the cluster (deleted while tail "
+        "followed it)",
+        code="UNKNOWN_TOPIC_OR_PARTITION",
+    )
 
 
 def _message(r: Any) -> Message:
