@@ -22,6 +22,7 @@ import argparse
 import json
 import os
 import sys
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from kgitops.errors import printable
@@ -218,6 +219,7 @@ def _access_file(
     from kgitops.access import ACCESS_PARTS, AccessState
     from kgitops.errors import ClusterError, KgitopsError
     from kgitops.plan.access_adopt import access_yaml, unmanaged
+    from kgitops.spec.load import own_principal
 
     path = os.path.join(args.dir, ACCESS_FILE)
     if args.no_access:
@@ -248,8 +250,17 @@ def _access_file(
         )
     if live is None:
         return path, "", "ACLs, SCRAM users and quotas not imported: the snapshot has none"
-    why = "".join(f"\n{line}" for line in skipped)
     adopted = unmanaged(specs.access, live)
+    own = own_principal(specs.cluster)
+    if own is not None and any(name == own for name, _ in adopted.users):
+        # a User document naming kgitops' own login is refused by validate (it would rewrite
+        # the credential kgitops itself uses): that one stays out of git
+        adopted = replace(adopted, users={k: v for k, v in adopted.users.items() if k[0] != own})
+        skipped.append(
+            "the SCRAM user kgitops logs in as is not imported: kgitops never manages its own "
+            "credential"
+        )
+    why = "".join(f"\n{line}" for line in skipped)
     text = access_yaml(adopted, specs.cluster.name)
     if not text:
         if not read:

@@ -435,7 +435,7 @@ def _no_gc() -> Iterator[None]:
             gc.enable()
 
 
-def _own_principal(cluster: ClusterSpec) -> str | None:
+def own_principal(cluster: ClusterSpec) -> str | None:
     """The user name kgitops logs in as: the value of security.sasl.usernameEnv, when the
     environment has it (CI holds it; a laptop may not)."""
     sasl = cluster.security.sasl
@@ -537,7 +537,7 @@ def _load(directory: str, brokers: Sequence[Broker] | None) -> Specs:
         diags.extend(unused_overrides(cluster_doc, [t.name for t, _ in topic_docs]))
     access = build_access(access_docs, [d for _, d in topic_docs], diags)
     if cluster is not None:
-        check_own_login(access_docs, own_variables(cluster), _own_principal(cluster), diags)
+        check_own_login(access_docs, own_variables(cluster), own_principal(cluster), diags)
     return Specs(
         directory=directory,
         cluster=cluster,
