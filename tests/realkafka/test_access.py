@@ -57,7 +57,8 @@ def write_cluster_yaml(
         "requestTimeoutMs: 30000\n"
         "security:\n  protocol: SASL_PLAINTEXT\n"
         f"  sasl: {{mechanism: {mechanism}, usernameEnv: {ADMIN_USER_ENV}, "
-        f"passwordEnv: {password_env}}}\n" + plain
+        f"passwordEnv: {password_env}}}\n"
+        + plain
         # SCRAM credentials over a plaintext loopback listener: the opt-in docs/access.md names
         + "  allowCleartextCredentials: true\n"
     )
