@@ -328,7 +328,7 @@ def status(directory: str = DEFAULT_DIR) -> LocalStatus:
     return LocalStatus(running, healthy, pid, port, log_path if isinstance(log_path, str) else None)
 
 
-def _symlinked(directory: str) -> str | None:
+def symlinked_folder(directory: str) -> str | None:
     """The first folder of ``directory`` below the current folder (``.kgitops``, then
     ``.kgitops/local``; only the folder itself when it is elsewhere) that is a symlink, or
     None."""
@@ -351,7 +351,7 @@ def up(
     """Start the local broker in the background (idempotent when it already runs there).
     A state folder reached through a symlink (a committed ``.kgitops -> /somewhere``) is
     refused: the log and broker.json would be written wherever it points."""
-    linked = _symlinked(directory)
+    linked = symlinked_folder(directory)
     if linked is not None:
         raise LocalBrokerError(
             f"{linked} is a symlink: the local broker's state folder {directory} must be a "

@@ -97,7 +97,7 @@ def test_a_symlinked_cluster_folder_is_refused(
     (tmp_path / "real").mkdir()
     (tmp_path / "link").symlink_to(tmp_path / "real")
     assert main(["local", "up", "--kafka", "--dir", str(tmp_path / "link")]) == 1
-    assert "is a symbolic link" in _one_error_line(capsys)
+    assert "link is a symlink" in _one_error_line(capsys)
     assert list((tmp_path / "real").iterdir()) == []
 
 
@@ -133,12 +133,55 @@ def test_a_committed_record_never_gets_a_foreign_process_signalled(
         victim.wait()
 
 
+@pytest.mark.parametrize(
+    "nodes",
+    [
+        3,
+        [{"id": 100, "role": "controller", "port": 99999999}],
+        [{"id": 1, "role": "broker", "port": 19001, "pid": 99999999999999999999}],
+        [{"id": 1, "role": "broker", "port": 19001, "startTime": -1}],
+        [{"id": 1, "role": "queen", "port": 19001}],
+        [{"id": "1", "role": "broker", "port": 19001}],
+    ],
+)
 def test_a_record_that_is_not_a_cluster_is_one_line(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], nodes: object
 ) -> None:
-    (tmp_path / localcluster.STATE_FILE).write_text('{"engine": "kafka", "nodes": 3}')
+    record = {"engine": "kafka", "version": "4.1.2", "clusterId": "x", "nodes": nodes}
+    (tmp_path / localcluster.STATE_FILE).write_text(json.dumps(record))
     assert main(["local", "status", "--kafka", "--dir", str(tmp_path)]) == 1
     assert "delete the folder and try again" in _one_error_line(capsys)
+
+
+def test_a_committed_symlink_never_leads_down_to_another_folders_data(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A repository that commits ``.kgitops -> /elsewhere``: no `local` subcommand follows
+    it (``down`` would delete the data it points at)."""
+    victim = tmp_path / "victim" / "kafka"
+    (victim / "nodes" / "1" / "data").mkdir(parents=True)
+    (victim / "nodes" / "1" / "data" / "keep").write_text("x")
+    node = {"id": 1, "role": "broker", "port": 19001, "saslPort": 19051}
+    ctrl = {"id": 100, "role": "controller", "port": 19000}
+    (victim / localcluster.STATE_FILE).write_text(
+        json.dumps({"engine": "kafka", "version": "4.1.2", "clusterId": "x", "nodes": [ctrl, node]})
+    )
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / ".kgitops").symlink_to(tmp_path / "victim")
+    monkeypatch.chdir(repo)
+    for argv in (
+        ["local", "down"],
+        ["local", "down", "--kafka"],
+        ["local", "status", "--kafka"],
+        ["local", "stop-broker", "1"],
+        ["local", "start-broker", "1"],
+        ["local", "up", "--kafka"],
+    ):
+        assert main(argv) == 1, argv
+        assert ".kgitops is a symlink" in _one_error_line(capsys)
+    assert (victim / "nodes" / "1" / "data" / "keep").exists()
+    assert (victim / localcluster.STATE_FILE).exists()
 
 
 def test_maven_is_told_the_logging_binding_of_each_kafka_line() -> None:
@@ -159,6 +202,9 @@ def test_the_session_cluster_runs_every_broker_unfenced_in_its_rack(
         admin.close()
     # is_fenced: DescribeCluster v2 (Kafka 4); 3.9 lists only unfenced brokers without it
     brokers = {b["broker_id"]: (b["rack"], b.get("is_fenced", False)) for b in answer["brokers"]}
+    # each JVM is recognised as its node's (kafka.Kafka on that node's server.properties, at
+    # the recorded start time), whichever checkout or install of kgitops asks
+    assert all(kafka_cluster.running(n) for n in kafka_cluster.nodes)
     assert brokers == {n.id: (n.rack, False) for n in kafka_cluster.brokers}
 
 

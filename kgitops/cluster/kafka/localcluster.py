@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kgitops.cluster.kafka.runtime import DEFAULT_VERSION, Runtime, ensure_runtime
+from kgitops.cluster.local import symlinked_folder
 from kgitops.errors import FileRefused, LocalBrokerError
 from kgitops.files import read_json, write_atomic
 
@@ -115,24 +116,26 @@ class Node:
             id=_int(data.get("id")),
             role=str(data.get("role")),
             rack=data.get("rack") if isinstance(data.get("rack"), str) else None,
-            port=_int(data.get("port")),
-            sasl_port=_opt_int(data.get("saslPort")),
-            pid=_opt_int(data.get("pid")),
-            start_time=_opt_int(data.get("startTime")),
+            port=_int(data.get("port"), 1, 65535),
+            sasl_port=_opt_int(data.get("saslPort"), 1, 65535),
+            pid=_opt_int(data.get("pid"), 1, 2**22),  # Linux's pid_max at most
+            start_time=_opt_int(data.get("startTime"), 0, 2**63 - 1),
         )
         if node.role not in ("controller", "broker"):
             raise ValueError(f"node {node.id}: unknown role")
         return node
 
 
-def _int(value: Any) -> int:
+def _int(value: Any, low: int = 0, high: int = 2**31 - 1) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{value!r} is not an integer")
+        raise ValueError(f"{str(value)[:40]!r} is not an integer")
+    if not low <= value <= high:
+        raise ValueError(f"{str(value)[:40]} is not between {low} and {high}")
     return value
 
 
-def _opt_int(value: Any) -> int | None:
-    return None if value is None else _int(value)
+def _opt_int(value: Any, low: int = 0, high: int = 2**31 - 1) -> int | None:
+    return None if value is None else _int(value, low, high)
 
 
 @dataclass
@@ -214,20 +217,28 @@ class KafkaCluster:
             "-cp",
             runtime.classpath,
             "kafka.Kafka",
-            os.path.join(os.path.abspath(self.node_dir(node)), "server.properties"),
+            self.properties_path(node),
         ]
 
+    def properties_path(self, node: Node) -> str:
+        return os.path.join(os.path.realpath(self.node_dir(node)), "server.properties")
+
     def running(self, node: Node) -> bool:
-        """Whether the process recorded for ``node`` runs and is that node's JVM."""
+        """Whether the process recorded for ``node`` runs and is that node's JVM: a
+        ``kafka.Kafka`` process started on this folder's ``server.properties`` of that node, at
+        the start time recorded (whichever kgitops install or Java started it)."""
         if node.pid is None or node.pid <= 1 or node.start_time is None:
             return False
         if not _alive(node.pid):
             return False
-        try:
-            expected = self.command(node)
-        except LocalBrokerError:
-            return False
-        return _cmdline(node.pid) == expected and _start_time(node.pid) == node.start_time
+        cmd = _cmdline(node.pid)
+        return (
+            cmd is not None
+            and len(cmd) >= 2
+            and cmd[-2] == "kafka.Kafka"
+            and cmd[-1] == self.properties_path(node)
+            and _start_time(node.pid) == node.start_time
+        )
 
     def launch(self, node: Node) -> subprocess.Popen[bytes]:
         """Start ``node``'s JVM in its own session (it outlives this process)."""
@@ -449,8 +460,20 @@ def _cluster_id() -> str:
 # ---------------------------------------------------------------- up / status / down
 
 
+def _refuse_symlink(directory: str) -> None:
+    """A cluster folder reached through a symlink (a committed ``.kgitops -> /elsewhere``) is
+    refused by every subcommand: its data would be written, or deleted, wherever it points."""
+    linked = symlinked_folder(directory)
+    if linked is not None:
+        raise LocalBrokerError(
+            f"{linked} is a symlink: the local Kafka cluster's folder {directory} must be a real "
+            "folder (remove the link, or pass --dir)"
+        )
+
+
 def load(directory: str = DEFAULT_DIR) -> KafkaCluster | None:
     """The cluster recorded in ``directory``; None when there is none."""
+    _refuse_symlink(directory)
     path = os.path.join(directory, STATE_FILE)
     try:
         data = read_json(path)
@@ -464,7 +487,10 @@ def load(directory: str = DEFAULT_DIR) -> KafkaCluster | None:
         version, cluster_id = data.get("version"), data.get("clusterId")
         if not isinstance(version, str) or not isinstance(cluster_id, str):
             raise ValueError("no version or cluster id")
-        nodes = [Node.from_json(n) for n in data.get("nodes", [])]
+        raw_nodes = data.get("nodes")
+        if not isinstance(raw_nodes, list) or len(raw_nodes) > MAX_BROKERS + 1:
+            raise ValueError("nodes is not a list of at most 50 nodes")
+        nodes = [Node.from_json(n) for n in raw_nodes]
         if sum(n.role == "controller" for n in nodes) != 1 or not any(
             n.role == "broker" for n in nodes
         ):
@@ -485,10 +511,6 @@ def up(
 ) -> KafkaCluster:
     """Format (the first time) and start a cluster in ``directory``; wait until every broker
     is unfenced. A cluster already recorded there is started again on its data."""
-    if os.path.islink(directory):
-        raise LocalBrokerError(
-            f"{directory} is a symbolic link; kgitops keeps clusters in a folder"
-        )
     current = load(directory)
     if current is not None:
         return _restart(current, timeout)
@@ -617,6 +639,15 @@ def down(directory: str = DEFAULT_DIR, *, keep_data: bool = False) -> KafkaClust
         return None
     for node in [*cluster.brokers, cluster.controller]:
         cluster.stop_node(node, timeout=20.0)
+    answering = [
+        p for n in cluster.nodes for p in (n.port, n.sasl_port) if p is not None and _port_open(p)
+    ]
+    if answering:
+        raise LocalBrokerError(
+            f"something still answers on port(s) {', '.join(map(str, answering))} of the cluster "
+            f"recorded in {directory}, and it is no process kgitops recorded there; its data is "
+            "kept (stop that process first)"
+        )
     if not keep_data:
         import shutil
 
