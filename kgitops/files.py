@@ -540,6 +540,10 @@ def check_output(
         raise FileRefused(where, "a symlink; kgitops does not write through symlinks (remove it)")
     real = os.path.realpath(path)
     for name, what in (named or {}).items():
+        if name.startswith("\0in:"):  # every path under a folder
+            if inside(name[len("\0in:") :], real):
+                raise FileRefused(where, f"{what}; --out does not write there")
+            continue
         if name == real and name != own:
             raise FileRefused(
                 where, f"{what}; --out never replaces a file a spec names (choose another path)"

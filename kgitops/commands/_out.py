@@ -15,6 +15,9 @@ import os
 
 from kgitops.spec.load import CLUSTER_FILES, Specs, load_specs
 
+# a key of ``named_files`` that stands for every path under a folder
+_ANY_IN = "\0in:"
+
 
 def _cluster_folder_of(path: str) -> str | None:
     """The nearest folder holding ``path`` (itself included) with a cluster.yaml."""
@@ -30,14 +33,29 @@ def _cluster_folder_of(path: str) -> str | None:
 
 def _named(specs: Specs) -> dict[str, str]:
     from kgitops.apply.exclusive import lock_path
+    from kgitops.apply.journal import JOURNAL
+    from kgitops.apply.record import record_path
 
     named: dict[str, str] = {}
     cluster = specs.cluster
-    if cluster is not None and cluster.simulated is not None:
+    if cluster is None:
+        # a folder whose cluster.yaml does not load names nothing kgitops can read: nothing
+        # may be written into it (its state file could be anywhere in it)
+        named[_ANY_IN + os.path.realpath(specs.directory)] = (
+            f"inside the cluster folder {specs.directory}, whose cluster.yaml has errors"
+        )
+        return named
+    if cluster.simulated is not None:
         state = cluster.simulated.state_file
         named[os.path.realpath(state)] = f"the simulated state file {cluster.mark} names"
-        for lock in (state + ".lock", lock_path(cluster)):
+        for lock in (state + ".lock",):
             named[os.path.realpath(lock)] = f"the lock of the simulated state file {state}"
+    for path, what in (
+        (lock_path(cluster), "apply's lock"),
+        (record_path(cluster), "apply's throttle record"),
+        (os.path.join(specs.directory, JOURNAL), "apply's move record"),
+    ):
+        named[os.path.realpath(path)] = f"{what} of {specs.directory}"
     for topic in specs.topics:
         if topic.keys is not None:
             sample = os.path.join(specs.directory, topic.keys.sample)

@@ -279,3 +279,34 @@ def test_analyze_keys_out_never_writes_a_spec(
         str(real / "cluster.yaml"),
     ]
     _refused(argv, real.parent, capsys, "ends in .json")
+
+
+def test_out_never_writes_apply_records_nor_into_a_cluster_folder_it_cannot_read(
+    tmp_path: Path,
+) -> None:
+    """Review: a snapshot --out into another cluster folder whose cluster.yaml has an error
+    replaced that folder's simulated state past its lock; --out could create apply's own
+    move and throttle records."""
+    import shutil
+
+    from kgitops.cli import main
+
+    root = Path(__file__).resolve().parents[2]
+    shutil.copytree(root / "topics" / "demo", tmp_path / "demo")
+    shutil.copytree(root / "topics" / "demo", tmp_path / "b")
+    (tmp_path / "b" / ".state").mkdir(exist_ok=True)
+    victim = tmp_path / "b" / ".state" / "demo.json"
+    victim.write_text('{"untouched": true}')
+    with (tmp_path / "b" / "cluster.yaml").open("a") as f:
+        f.write("bogusKey: 1\n")
+    (tmp_path / "demo" / ".kgitops").mkdir()
+    targets = [
+        victim,
+        tmp_path / "demo" / ".kgitops" / "moves.json",
+        tmp_path / "demo" / ".state" / "demo.json.apply-throttles.json",
+    ]
+    (tmp_path / "demo" / ".state").mkdir(exist_ok=True)
+    for target in targets:
+        assert main(["snapshot", str(tmp_path / "demo"), "--out", str(target)]) == 1, target
+    assert victim.read_text() == '{"untouched": true}'
+    assert not targets[1].exists() and not targets[2].exists()
