@@ -39,15 +39,18 @@ from kgitops.errors import (
     InvalidPartitions,
     InvalidReplicaAssignment,
     InvalidReplicationFactor,
+    PlacementOverflow,
 )
 from kgitops.model import Broker
 
 Assignment = dict[int, tuple[int, ...]]
 
-# Kafka computes in 32-bit ints; below this bound no intermediate value can overflow, so
-# Python's arithmetic gives Kafka's answer. Kafka's own random start index is below the
-# broker count.
+# Kafka's own random start index and replica shift are below the broker count; kgitops takes
+# any value up to this bound (a fixedStartIndex may be larger than the broker count).
 MAX_START_INDEX = 1 << 24
+# Kafka computes placement in Java ints: past this, AdminUtils' arithmetic wraps around
+# (``_check_int_range``).
+INT_MAX = (1 << 31) - 1
 
 
 def _check(n_partitions: int, replication_factor: int, n_brokers: int) -> None:
@@ -220,6 +223,86 @@ def _rack_aware_list(
     return tuple(replicas)
 
 
+def _check_int_range(
+    layout: _Layout, n_partitions: int, rf: int, start_index: int, shift0: int, start: int
+) -> bool:
+    """Kafka's 32-bit arithmetic (Kafka 3.9 ``AdminUtils.java``) where it wraps around.
+
+    AdminUtils adds the start index to each partition id in an int (``currentPartitionId +
+    startIndex``) and, rack-aware, multiplies the replica shift by the number of racks
+    (``nextReplicaShift * numRacks``) before adding the follower's attempt counter. Past
+    2^31 - 1 the sum wraps to a negative number, and Java's ``%`` keeps the sign: Kafka then
+    throws IndexOutOfBoundsException, except on one broker (index 0 always) and when the
+    last partition alone wraps to a multiple of the broker count (it goes to index 0). This
+    returns True in that last case, and raises PlacementOverflow where Kafka throws, where a
+    partition id passes 2^31 - 1 (Kafka's would turn negative) and where the rack-aware shift
+    wraps (more than 128 racks; Kafka then throws or places off its own rule; the attempt
+    counter is bounded by (RF - 1) * (n - 1), so near the limit this refusal may be early).
+    The placement referee (tests/algorithms/kafka_oracle.py) checks all of it against Kafka.
+    Start index 7, 5 brokers: partition ids up to 2^31 - 8 place normally.
+    """
+    last = start + n_partitions - 1
+    n = layout.n
+    last_at_zero = False
+    problem = None
+    if last > INT_MAX:
+        problem = "partition ids past 2^31 - 1"
+    elif last + start_index > INT_MAX and n > 1:
+        wraps_at = INT_MAX - start_index + 1
+        if max(wraps_at, start) < last or (last + start_index - (1 << 32)) % n:
+            problem = "partition id + start index past 2^31 - 1"
+        last_at_zero = True
+    if problem is None and rf > 1 and n > 1 and layout.rack_aware:
+        top = _shift_at(last, start, shift0, n)
+        if top * layout.n_racks + (rf - 1) * (n - 1) - 1 > INT_MAX and _rack_walk_wraps(
+            layout, rf, start, last, start_index, shift0
+        ):
+            problem = "replica shift x racks past 2^31 - 1"
+    if problem is not None:
+        raise PlacementOverflow(
+            f"Kafka cannot place partitions {start}..{last} with start index {start_index}"
+            + ("" if shift0 == start_index else f" and replica shift {shift0}")
+            + f" on {n} brokers: {problem} overflows its 32-bit arithmetic "
+            "(AdminUtils.assignReplicasToBrokers); use a start index below the broker count."
+        )
+    return last_at_zero
+
+
+def _rack_walk_wraps(
+    layout: _Layout, rf: int, start: int, last: int, start_index: int, shift0: int
+) -> bool:
+    """Whether Kafka's rack-aware walk computes ``nextReplicaShift * numRacks + k`` past
+    2^31 - 1 for some partition: the walk is replayed (in exact ints) for the partitions
+    whose shift comes near the limit, last first."""
+    n, n_racks = layout.n, layout.n_racks
+    slack = (rf - 1) * (n - 1) - 1
+    for p in range(last, start - 1, -1):
+        second = _shift_at(p, start, shift0, n) * n_racks
+        if second + slack <= INT_MAX:
+            return False  # the shift only shrinks towards the first partitions
+        if second > INT_MAX:
+            return True
+        first = 0 if p + start_index > INT_MAX else (p + start_index) % n
+        used_racks = {layout.racks[first]} if layout.racks else set()
+        used = {layout.arranged[first]}
+        k = 0
+        for _ in range(rf - 1):
+            while True:
+                if second + k > INT_MAX:
+                    return True
+                idx = replica_index(first, second, k, n)
+                k += 1
+                rack = layout.racks[idx] if layout.racks else ""
+                broker = layout.arranged[idx]
+                if (rack not in used_racks or len(used_racks) == n_racks) and (
+                    broker not in used or len(used) == n
+                ):
+                    used_racks.add(rack)
+                    used.add(broker)
+                    break
+    return False
+
+
 def _check_index(name: str, value: int) -> None:
     if not 0 <= value < MAX_START_INDEX:
         raise AssignmentError(f"{name} must be between 0 and {MAX_START_INDEX - 1}, not {value}.")
@@ -264,6 +347,9 @@ def assign_replicas(
     _check_index("The replica shift", shift0)
     start_partition = max(0, start_partition)
     layout = _layout(brokers, rack_aware, keep_order)
+    last_at_zero = _check_int_range(
+        layout, n_partitions, replication_factor, start_index, shift0, start_partition
+    )
     n = layout.n
     key = (layout, n_partitions, replication_factor, start_index, shift0, start_partition)
     cached = _TOPICS.get(key)
@@ -272,7 +358,7 @@ def assign_replicas(
 
     result: Assignment = {}
     p = start_partition
-    end = start_partition + n_partitions
+    end = start_partition + n_partitions - last_at_zero
     while p < end:
         block_end = min(end, (p // n + 1) * n)
         shift = _shift_at(p, start_partition, shift0, n)
@@ -285,6 +371,9 @@ def assign_replicas(
             run = row[first:] + row[: first + count - n]
         result.update(zip(range(p, block_end), run, strict=True))
         p = block_end
+    if last_at_zero:  # Kafka's wrapped int sum lands on index 0 (see _check_int_range)
+        shift = _shift_at(end, start_partition, shift0, n)
+        result[end] = layout.row(replication_factor, layout.second_shift(shift))[0]
 
     global _topic_cache_size
     if n_partitions <= _TOPIC_CACHE_PARTITIONS // 25:
@@ -317,7 +406,10 @@ def assign_added_partitions(
     """Kafka's ``createNewPartitionsAssignment`` (0.10+): the new partitions only.
 
     RF is partition 0's replica count, the fixed start index comes from partition 0's first
-    replica, the first new id is the existing count; existing partitions never move.
+    replica, the first new id is the existing count; existing partitions never move. The
+    refusals come in Kafka's order (3.9 ``AdminZkClient.createNewPartitionsAssignment``):
+    partition 0 missing, then a count that does not grow, then partition 0 without replicas
+    (then AdminUtils' own checks: with no brokers at all, RF 0 is refused first).
 
     >>> from kgitops.model import Broker
     >>> five = [Broker(i) for i in range(5)]
@@ -325,17 +417,17 @@ def assign_added_partitions(
     {2: (0, 4, 1), 3: (1, 0, 2)}
     """
     count = len(existing)
+    p0 = existing.get(0)
+    if p0 is None:
+        raise AssignmentError("Unexpected existing replica assignment: partition id 0 is missing.")
     if total <= count:
         raise InvalidPartitions(
             f"The number of partitions for a topic can only be increased. "
             f"Topic currently has {count} partitions, {total} would not be an increase."
         )
-    p0 = existing.get(0)
-    if not p0:
-        raise AssignmentError(
-            "Unexpected existing replica assignment: partition id 0 is missing or empty."
-        )
-    start = added_partitions_start_index(brokers, p0)
+    if not p0 and brokers:
+        raise AssignmentError("Unexpected existing replica assignment: partition id 0 is empty.")
+    start = added_partitions_start_index(brokers, p0) if brokers else 0
     return assign_replicas(
         brokers,
         total - count,
