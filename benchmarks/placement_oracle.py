@@ -49,8 +49,10 @@ def main() -> int:
     for name, count in sorted(outcome.verdicts.items()):
         print(f"  {name:20} {count:>10,}")
     print(f"mismatches: {outcome.mismatch_count}")
-    print(f"time: {elapsed:.1f} s, {outcome.cases / elapsed:,.0f} cases/s (generation, Kafka "
-          "in one JVM, kgitops and the comparison)")
+    print(
+        f"time: {elapsed:.1f} s, {outcome.cases / elapsed:,.0f} cases/s (generation, Kafka "
+        "in one JVM, kgitops and the comparison)"
+    )
     for case, ours, theirs in outcome.mismatches[:5]:
         print(ko.describe(case, ours, theirs))
     return 0 if outcome.mismatch_count == 0 else 1

@@ -24,7 +24,8 @@ shift is constant over each run of n consecutive partition ids, so a whole run i
 one precomputed row of replica tuples (tuples are immutable and shared). A whole topic depends
 only on (brokers, partitions, RF, start index, shift, start partition), so equal topics share
 one computed result as well. Every result is still exactly Kafka's: the tests compare it with a
-line-by-line translation of ``AdminUtils.java``.
+line-by-line translation of ``AdminUtils.java`` and with Kafka 3.9.1's own AdminUtils run in a
+JVM (tests/algorithms/kafka_oracle.py), including where Kafka's 32-bit ints wrap.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import NoReturn
 
 from kgitops.errors import (
     AssignmentError,
@@ -49,7 +51,7 @@ Assignment = dict[int, tuple[int, ...]]
 # any value up to this bound (a fixedStartIndex may be larger than the broker count).
 MAX_START_INDEX = 1 << 24
 # Kafka computes placement in Java ints: past this, AdminUtils' arithmetic wraps around
-# (``_check_int_range``).
+# (``_java_list``).
 INT_MAX = (1 << 31) - 1
 
 
@@ -223,84 +225,92 @@ def _rack_aware_list(
     return tuple(replicas)
 
 
-def _check_int_range(
-    layout: _Layout, n_partitions: int, rf: int, start_index: int, shift0: int, start: int
-) -> bool:
-    """Kafka's 32-bit arithmetic (Kafka 3.9 ``AdminUtils.java``) where it wraps around.
+def _i32(value: int) -> int:
+    """A Java int: ``value`` wrapped to 32 bits, as Java's int arithmetic does."""
+    return (value + (1 << 31)) % (1 << 32) - (1 << 31)
 
-    AdminUtils adds the start index to each partition id in an int (``currentPartitionId +
-    startIndex``) and, rack-aware, multiplies the replica shift by the number of racks
-    (``nextReplicaShift * numRacks``) before adding the follower's attempt counter. Past
-    2^31 - 1 the sum wraps to a negative number, and Java's ``%`` keeps the sign: Kafka then
-    throws IndexOutOfBoundsException, except on one broker (index 0 always) and when the
-    last partition alone wraps to a multiple of the broker count (it goes to index 0). This
-    returns True in that last case, and raises PlacementOverflow where Kafka throws, where a
-    partition id passes 2^31 - 1 (Kafka's would turn negative) and where the rack-aware shift
-    wraps (more than 128 racks; Kafka then throws or places off its own rule; the attempt
-    counter is bounded by (RF - 1) * (n - 1), so near the limit this refusal may be early).
-    The placement referee (tests/algorithms/kafka_oracle.py) checks all of it against Kafka.
-    Start index 7, 5 brokers: partition ids up to 2^31 - 8 place normally.
-    """
-    last = start + n_partitions - 1
+
+def _jrem(a: int, b: int) -> int:
+    """Java's ``a % b`` (b > 0): the remainder keeps the sign of ``a``."""
+    r = abs(a) % b
+    return -r if a < 0 else r
+
+
+def _wraps(layout: _Layout, rf: int, partition: int, start_index: int, shift: int) -> bool:
+    """Whether Kafka's ints could wrap placing this partition: ``partition + startIndex`` past
+    2^31 - 1, or (rack-aware) ``shift * racks + attempt`` near it (the attempt counter stays
+    below (RF - 1) * (n - 1) while nothing wraps)."""
     n = layout.n
-    last_at_zero = False
-    problem = None
-    if last > INT_MAX:
-        problem = "partition ids past 2^31 - 1"
-    elif last + start_index > INT_MAX and n > 1:
-        wraps_at = INT_MAX - start_index + 1
-        if max(wraps_at, start) < last or (last + start_index - (1 << 32)) % n:
-            problem = "partition id + start index past 2^31 - 1"
-        last_at_zero = True
-    if problem is None and rf > 1 and n > 1 and layout.rack_aware:
-        top = _shift_at(last, start, shift0, n)
-        if top * layout.n_racks + (rf - 1) * (n - 1) - 1 > INT_MAX and _rack_walk_wraps(
-            layout, rf, start, last, start_index, shift0
-        ):
-            problem = "replica shift x racks past 2^31 - 1"
-    if problem is not None:
-        raise PlacementOverflow(
-            f"Kafka cannot place partitions {start}..{last} with start index {start_index}"
-            + ("" if shift0 == start_index else f" and replica shift {shift0}")
-            + f" on {n} brokers: {problem} overflows its 32-bit arithmetic "
-            "(AdminUtils.assignReplicasToBrokers); use a start index below the broker count."
-        )
-    return last_at_zero
+    if partition + start_index > INT_MAX:
+        return True
+    return (
+        layout.rack_aware
+        and rf > 1
+        and n > 1
+        and shift * layout.n_racks + (rf - 1) * (n - 1) - 1 > INT_MAX
+    )
 
 
-def _rack_walk_wraps(
-    layout: _Layout, rf: int, start: int, last: int, start_index: int, shift0: int
-) -> bool:
-    """Whether Kafka's rack-aware walk computes ``nextReplicaShift * numRacks + k`` past
-    2^31 - 1 for some partition: the walk is replayed (in exact ints) for the partitions
-    whose shift comes near the limit, last first."""
-    n, n_racks = layout.n, layout.n_racks
-    slack = (rf - 1) * (n - 1) - 1
-    for p in range(last, start - 1, -1):
-        second = _shift_at(p, start, shift0, n) * n_racks
-        if second + slack <= INT_MAX:
-            return False  # the shift only shrinks towards the first partitions
-        if second > INT_MAX:
-            return True
-        first = 0 if p + start_index > INT_MAX else (p + start_index) % n
-        used_racks = {layout.racks[first]} if layout.racks else set()
-        used = {layout.arranged[first]}
-        k = 0
-        for _ in range(rf - 1):
-            while True:
-                if second + k > INT_MAX:
-                    return True
-                idx = replica_index(first, second, k, n)
-                k += 1
-                rack = layout.racks[idx] if layout.racks else ""
-                broker = layout.arranged[idx]
-                if (rack not in used_racks or len(used_racks) == n_racks) and (
-                    broker not in used or len(used) == n
-                ):
-                    used_racks.add(rack)
-                    used.add(broker)
-                    break
-    return False
+def _overflow(partition: int, start_index: int, shift: int, n: int, index: int) -> NoReturn:
+    raise PlacementOverflow(
+        f"Kafka cannot place partition {partition} with start index {start_index} and replica "
+        f"shift {shift} on {n} brokers: its 32-bit arithmetic wraps around and AdminUtils "
+        f"fails (index {index} out of bounds); use a start index below the broker count."
+    )
+
+
+def _java_list(
+    layout: _Layout, rf: int, partition: int, start_index: int, shift: int
+) -> tuple[int, ...]:
+    """One partition's replicas computed as AdminUtils computes them in Java ints.
+
+    Kafka 3.9 ``AdminUtils.java``: ``firstReplicaIndex = (currentPartitionId + startIndex) %
+    n`` and, rack-aware, ``replicaIndex(first, nextReplicaShift * numRacks, k, n)`` with
+    ``1 + (secondReplicaShift + k) % (n - 1)``, all in ints. A sum past 2^31 - 1 turns
+    negative and Java's ``%`` keeps the sign: a negative index makes Kafka throw
+    IndexOutOfBoundsException (PlacementOverflow here); otherwise Kafka places the replicas
+    where the wrapped numbers say, even off its own rule, and so does this. Start index 7 on
+    5 brokers: partition 2^31 - 8 is the last one placed without a wrap; 2^31 - 7 sums to
+    -2^31, and -2^31 % 5 = -3 in Java: Kafka throws.
+    """
+    n = layout.n
+    first = _jrem(_i32(partition + start_index), n)
+    if first < 0:
+        _overflow(partition, start_index, shift, n, first)
+    if not layout.rack_aware or not _wraps(layout, rf, 0, 0, shift):
+        return layout.row(rf, layout.second_shift(shift))[first]
+    arranged, racks = layout.arranged, layout.racks or ()
+    second = _i32(shift * layout.n_racks)
+    replicas = [arranged[first]]
+    racks_used = {racks[first]}
+    brokers_used = {arranged[first]}
+    k = 0
+    for _ in range(rf - 1):
+        misses = 0
+        sign = 0
+        while True:
+            total = _i32(second + k)
+            if (total < 0) != (sign < 0):
+                misses, sign = 0, total
+            idx = _jrem(first + 1 + _jrem(total, n - 1), n)
+            if idx < 0:
+                _overflow(partition, start_index, shift, n, idx)
+            k += 1
+            broker, rack = arranged[idx], racks[idx]
+            if (rack not in racks_used or len(racks_used) == layout.n_racks) and (
+                broker not in brokers_used or len(brokers_used) == n
+            ):
+                replicas.append(broker)
+                racks_used.add(rack)
+                brokers_used.add(broker)
+                break
+            misses += 1
+            if misses >= n - 1 and total < 0:
+                # A negative sum visits the same n - 1 positions over and over until it
+                # reaches 0 (Kafka's loop runs that long): go straight there.
+                k += -_i32(second + k)
+                misses = 0
+    return tuple(replicas)
 
 
 def _check_index(name: str, value: int) -> None:
@@ -347,9 +357,11 @@ def assign_replicas(
     _check_index("The replica shift", shift0)
     start_partition = max(0, start_partition)
     layout = _layout(brokers, rack_aware, keep_order)
-    last_at_zero = _check_int_range(
-        layout, n_partitions, replication_factor, start_index, shift0, start_partition
-    )
+    if start_partition + n_partitions - 1 > INT_MAX:
+        raise PlacementOverflow(
+            f"Partition ids {start_partition}..{start_partition + n_partitions - 1} pass "
+            "2^31 - 1: Kafka's partition ids are 32-bit."
+        )
     n = layout.n
     key = (layout, n_partitions, replication_factor, start_index, shift0, start_partition)
     cached = _TOPICS.get(key)
@@ -358,10 +370,15 @@ def assign_replicas(
 
     result: Assignment = {}
     p = start_partition
-    end = start_partition + n_partitions - last_at_zero
+    end = start_partition + n_partitions
     while p < end:
         block_end = min(end, (p // n + 1) * n)
         shift = _shift_at(p, start_partition, shift0, n)
+        if _wraps(layout, replication_factor, block_end - 1, start_index, shift):
+            for q in range(p, block_end):
+                result[q] = _java_list(layout, replication_factor, q, start_index, shift)
+            p = block_end
+            continue
         row = layout.row(replication_factor, layout.second_shift(shift))
         first = (p + start_index) % n
         count = block_end - p
@@ -371,9 +388,6 @@ def assign_replicas(
             run = row[first:] + row[: first + count - n]
         result.update(zip(range(p, block_end), run, strict=True))
         p = block_end
-    if last_at_zero:  # Kafka's wrapped int sum lands on index 0 (see _check_int_range)
-        shift = _shift_at(end, start_partition, shift0, n)
-        result[end] = layout.row(replication_factor, layout.second_shift(shift))[0]
 
     global _topic_cache_size
     if n_partitions <= _TOPIC_CACHE_PARTITIONS // 25:

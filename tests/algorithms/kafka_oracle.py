@@ -36,8 +36,6 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import kafka_reference
-
 from kgitops.errors import (
     AssignmentError,
     BrokerMetadataError,
@@ -67,10 +65,13 @@ KAFKA_EXCEPTION = {
     InvalidReplicationFactor: {"InvalidReplicationFactorException"},
     BrokerMetadataError: {"AdminOperationException"},
     AssignmentError: {"AdminOperationException", "NoSuchElementException"},
+    PlacementOverflow: {"IndexOutOfBoundsException", "ArrayIndexOutOfBoundsException"},
 }
-# Messages that are AdminZkClient's (they name a topic the emulation does not have): only the
-# exception class is compared for these; AdminUtils' own messages are compared word for word.
-ZK_MESSAGES = ("Unexpected existing replica assignment", "The number of partitions for a topic")
+# The refusals AdminZkClient raises (partition 0 missing: AdminOperationException naming a
+# topic the emulation does not have; partition 0 empty: Scala's NoSuchElementException) and
+# Kafka's IndexOutOfBoundsException past its 32-bit arithmetic are compared by class; the
+# messages of AdminUtils' own checks and of "can only be increased" word for word, but for
+# the topic name.
 
 
 class OracleUnavailable(RuntimeError):
@@ -151,7 +152,7 @@ class Oracle:
 
     def __init__(self, built: Build) -> None:
         self._proc = subprocess.Popen(
-            ["java", "-Xss4m", "-XX:+UseSerialGC", "-cp",
+            ["java", "-Xmx256m", "-XX:+UseSerialGC", "-cp",
              f"{built.classes}{os.pathsep}{built.classpath}", MAIN_CLASS],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             text=True, encoding="utf-8", bufsize=1 << 16,
@@ -258,9 +259,7 @@ def java_line(case: Case) -> str:
 
 
 def render(assignment: Assignment) -> str:
-    return "OK" + "".join(
-        f" {p}:{'.'.join(map(str, assignment[p]))}" for p in sorted(assignment)
-    )
+    return "OK" + "".join(f" {p}:{'.'.join(map(str, assignment[p]))}" for p in sorted(assignment))
 
 
 def kgitops_answer(case: Case) -> str | AssignmentError:
@@ -286,47 +285,25 @@ def kgitops_answer(case: Case) -> str | AssignmentError:
     return render(result)
 
 
-def unbounded_answer(case: Case) -> str:
-    """The placement by Kafka's rule in Python ints (no overflow), for a "create" case."""
-    given = case.brokers if case.keep_order else sorted(case.brokers, key=lambda b: b.id)
-    racks = case.rack_aware is not False
-    try:
-        result = kafka_reference.assign_replicas_to_brokers(
-            [(b.id, b.rack if racks else None) for b in given],
-            case.partitions,
-            case.rf,
-            case.start_index,
-            case.start_partition,
-            case.replica_shift,
-        )
-    except ValueError as exc:
-        return f"ERR {exc}"
-    return render({p: tuple(r) for p, r in result.items()})
-
-
-def verdict(case: Case, ours: str | AssignmentError, kafka: str) -> str:
-    """How kgitops' answer compares with Kafka's.
-
-    "placed" and "refused": the same placement, or the same refusal (exception class, and
-    AdminUtils' own message word for word). "mismatch": anything else. Where kgitops refuses
-    because Kafka's 32-bit arithmetic would wrap (PlacementOverflow), Kafka's answer is
-    sorted into "overflow-threw" (an exception), "overflow-off-rule" (a placement, or
-    partition ids, other than the unbounded rule's) and "overflow-coincides" (the wrapped
-    numbers happened to land where the unbounded rule does)."""
-    if isinstance(ours, PlacementOverflow):
-        if kafka.startswith("ERR "):
-            return "overflow-threw"
-        return "overflow-coincides" if kafka == unbounded_answer(case) else "overflow-off-rule"
+def verdict(ours: str | AssignmentError, kafka: str) -> str:
+    """How kgitops' answer compares with Kafka's: "placed" (the same placement), "refused"
+    (the same refusal: Kafka's exception class, and AdminUtils' own message word for word),
+    "beyond-int" (kgitops refuses partition ids past 2^31 - 1, where Kafka answers with
+    negative ids or throws) or "mismatch"."""
     if isinstance(ours, str):
         return "placed" if ours == kafka else "mismatch"
+    if isinstance(ours, PlacementOverflow) and str(ours).startswith("Partition ids"):
+        negative = kafka.startswith("OK") and " -" in kafka
+        return "beyond-int" if negative or "IndexOutOfBounds" in kafka else "mismatch"
     if not kafka.startswith("ERR "):
         return "mismatch"
     _, name, message = (kafka + " ").split(" ", 2)
     if name not in KAFKA_EXCEPTION.get(type(ours), set()):
         return "mismatch"
     message = message[:-1]
-    same = message.startswith(ZK_MESSAGES) or name == "NoSuchElementException"
-    return "refused" if same or message == str(ours) else "mismatch"
+    if type(ours) in (PlacementOverflow, AssignmentError):
+        return "refused"
+    return "refused" if message.replace("Topic t ", "Topic ") == str(ours) else "mismatch"
 
 
 # A rack pool that exercises Java's String order (UTF-16 code units): "az" < "az1" < "b",
@@ -380,9 +357,9 @@ def random_case(rng: random.Random) -> Case:
     """A random placement question: brokers with gaps in their ids, racks uneven, absent or
     partial, any start index and shift, start partition, and added partitions."""
     roll = rng.random()
-    if roll < 0.02:
+    if roll < 0.015:
         return _near_int_limits(rng)
-    n = 0 if roll < 0.025 else rng.choice((1, 2, 3, rng.randint(1, 12), rng.randint(4, 40)))
+    n = 0 if roll < 0.02 else rng.choice((1, 2, 3, rng.randint(1, 12), rng.randint(4, 40)))
     brokers, racks = random_brokers(rng, n)
     rng.shuffle(brokers)
     has_rack = any(b.rack is not None for b in brokers)
@@ -461,7 +438,7 @@ def _near_int_limits(rng: random.Random) -> Case:
     start index near 2^31 - 1, or (rack-aware, over 128 racks) replica shift x racks near it."""
     if rng.random() < 0.5:
         n = rng.randint(1, 12)
-        brokers, racks = random_brokers(rng, n)
+        brokers, _ = random_brokers(rng, n)
         partitions = rng.randint(1, 3 * n + 2)
         start = rng.randrange(MAX_START_INDEX)
         first = INT_MAX - start - partitions + 1 + rng.randint(-3, 3)
@@ -472,11 +449,14 @@ def _near_int_limits(rng: random.Random) -> Case:
     n_racks = rng.randint(129, n)
     ids = rng.sample(range(3 * n), n)
     brokers = [Broker(i, f"r{k % n_racks:03d}") for k, i in enumerate(ids)]
+    # RF 2..4: with most racks unused the walk ends fast; a larger RF can leave one broker
+    # that a negative sum never visits, and Kafka then loops up to 2^31 times (see
+    # test_placement_oracle.py for that case, on a short negative stretch)
     rf = rng.randint(2, 4)
     partitions = rng.randint(1, 2 * n)
     first = rng.choice((0, rng.randint(0, 5 * n)))
     bumps = sum(1 for p in range(max(first, 1), first + partitions) if p % n == 0)
-    start = (INT_MAX - (rf - 1) * (n - 1) + 1) // n_racks - bumps + rng.randint(-2, 2)
+    start = (INT_MAX - (rf - 1) * (n - 1) + 1) // n_racks - bumps + rng.randint(-2, 30)
     return Case("create", tuple(brokers), None, partitions=partitions, rf=rf,
                 start_index=min(start, MAX_START_INDEX - 1), start_partition=first,
                 note="replica shift x racks near 2^31")  # fmt: skip
@@ -486,6 +466,7 @@ def _near_int_limits(rng: random.Random) -> Case:
 class Outcome:
     cases: int = 0
     verdicts: Counter[str] = field(default_factory=Counter)
+    refusals: Counter[str] = field(default_factory=Counter)  # Kafka's exception, by name
     mismatches: list[tuple[Case, str, str]] = field(default_factory=list)  # the first few
 
     @property
@@ -499,8 +480,10 @@ def compare(oracle: Oracle, cases: Sequence[Case], outcome: Outcome, keep: int =
     for case, theirs in zip(cases, kafka, strict=True):
         ours = kgitops_answer(case)
         outcome.cases += 1
-        found = verdict(case, ours, theirs)
+        found = verdict(ours, theirs)
         outcome.verdicts[found] += 1
+        if found == "refused":
+            outcome.refusals[theirs.split(" ", 2)[1]] += 1
         if found == "mismatch" and len(outcome.mismatches) < keep:
             shown = ours if isinstance(ours, str) else f"ERR {type(ours).__name__} {ours}"
             outcome.mismatches.append((case, shown, theirs))

@@ -47,7 +47,7 @@ def test_kgitops_places_as_kafka_39_admin_utils_on_a_fixed_seed_sample(
     # of its 32-bit limits
     assert outcome.verdicts["placed"] > SAMPLE // 2
     assert outcome.verdicts["refused"] > 100
-    assert outcome.verdicts["overflow-threw"] > 0
+    assert outcome.refusals["IndexOutOfBoundsException"] > 0
 
 
 def test_the_referee_catches_a_rack_order_by_code_point(
@@ -58,11 +58,11 @@ def test_the_referee_catches_a_rack_order_by_code_point(
     racks = {0: "\U0001f600", 1: "\uff21", 2: "\U0001f600", 3: "\uff21"}
     case = ko.Case("create", tuple(Broker(i, r) for i, r in racks.items()), partitions=4, rf=2)
     [kafka] = referee.ask([ko.java_line(case)])
-    assert ko.verdict(case, ko.kgitops_answer(case), kafka) == "placed"
+    assert ko.verdict(ko.kgitops_answer(case), kafka) == "placed"
     monkeypatch.setattr(assignment, "_java_order", lambda text: text)
     monkeypatch.setattr(assignment, "_LAYOUTS", {})
     monkeypatch.setattr(assignment, "_TOPICS", {})
-    assert ko.verdict(case, ko.kgitops_answer(case), kafka) == "mismatch"
+    assert ko.verdict(ko.kgitops_answer(case), kafka) == "mismatch"
 
 
 def test_a_refusal_must_be_kafkas_refusal(referee: ko.Oracle) -> None:
@@ -73,9 +73,9 @@ def test_a_refusal_must_be_kafkas_refusal(referee: ko.Oracle) -> None:
     unaware = ko.Case("create", brokers, rack_aware=False, partitions=3, rf=2)
     kafka = referee.ask([ko.java_line(partial), ko.java_line(unaware)])
     assert kafka[0].startswith("ERR AdminOperationException Not all brokers have rack")
-    assert ko.verdict(partial, ko.kgitops_answer(partial), kafka[0]) == "refused"
-    assert ko.verdict(unaware, ko.kgitops_answer(unaware), kafka[1]) == "placed"
-    assert ko.verdict(partial, "OK 0:1.2 1:2.3 2:3.1", kafka[0]) == "mismatch"
+    assert ko.verdict(ko.kgitops_answer(partial), kafka[0]) == "refused"
+    assert ko.verdict(ko.kgitops_answer(unaware), kafka[1]) == "placed"
+    assert ko.verdict("OK 0:1.2 1:2.3 2:3.1", kafka[0]) == "mismatch"
 
 
 def test_a_start_index_and_shift_pair_is_one_fixed_start_index(referee: ko.Oracle) -> None:
@@ -88,7 +88,35 @@ def test_a_start_index_and_shift_pair_is_one_fixed_start_index(referee: ko.Oracl
         for h in range(5)
     ]
     kafka = referee.ask([ko.java_line(c) for c in cases])
-    assert [ko.verdict(c, ko.kgitops_answer(c), k) for c, k in zip(cases, kafka, strict=True)] == [
+    assert [ko.verdict(ko.kgitops_answer(c), k) for c, k in zip(cases, kafka, strict=True)] == [
         "placed"
     ] * len(cases)
     assert len(set(kafka)) == len(cases)  # 30 different placements, all Kafka's
+
+
+def test_a_negative_sum_that_skips_a_broker_walks_on_as_kafka_does(referee: ko.Oracle) -> None:
+    """256 brokers on 256 racks, start index just below 2^24: shift x racks wraps to a small
+    negative int. A negative sum visits every position but one, so with (almost) every broker
+    taken Kafka's walk goes round until the sum reaches 0; kgitops jumps there and lands on
+    the same replicas (a short stretch here, so the JVM's loop is short too)."""
+    brokers = tuple(Broker(i, f"r{i:03d}") for i in range(256))
+    cases = [
+        ko.Case("create", brokers, partitions=1, rf=rf, start_index=fixed,
+                start_partition=(first - fixed) % 256)
+        for fixed in range(2**24 - 12, 2**24)
+        for first in (253, 255)
+        for rf in (2, 255, 256)
+    ]  # fmt: skip
+    # 300 brokers on 256 racks, racks 2..45 with two brokers: when the negative stretch
+    # misses the only broker of the last unused rack, brokers of used racks are left to place
+    racks = [f"r{i:03d}" for i in range(256)] + [f"r{i:03d}" for i in range(2, 46)]
+    shared = tuple(Broker(i, r) for i, r in enumerate(racks))
+    cases += [
+        ko.Case("create", shared, partitions=1, rf=rf, start_index=fixed,
+                start_partition=(299 - fixed) % 300)
+        for fixed in range(2**24 - 12, 2**24)
+        for rf in (2, 150, 280, 300)
+    ]  # fmt: skip
+    kafka = referee.ask([ko.java_line(c) for c in cases])
+    verdicts = [ko.verdict(ko.kgitops_answer(c), k) for c, k in zip(cases, kafka, strict=True)]
+    assert verdicts == ["placed"] * len(cases)
