@@ -15,6 +15,7 @@ boundary: each adapter translates at its edge.
      │    ├── InvalidPartitions        partitions < 1
      │    ├── InvalidReplicationFactor RF < 1 or above the broker count
      │    ├── BrokerMetadataError      racks given for some brokers only
+     │    ├── PlacementOverflow        inputs past Kafka's 32-bit placement arithmetic
      │    └── InvalidReplicaAssignment a static assignment Kafka's controller would refuse
      ├── PlanError                    a plan cannot be computed, read or trusted
      │    ├── StateFileError           a state file (snapshot, simulated cluster) is unreadable
@@ -168,6 +169,11 @@ class InvalidReplicationFactor(AssignmentError):
 
 class BrokerMetadataError(AssignmentError):
     """Kafka's AdminOperationException: not all brokers have rack information."""
+
+
+class PlacementOverflow(AssignmentError):
+    """Placement inputs (start index, partition ids, racks) for which Kafka's int arithmetic
+    in AdminUtils overflows: Kafka would throw or place off its own rule."""
 
 
 class InvalidReplicaAssignment(AssignmentError):

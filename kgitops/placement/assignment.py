@@ -24,7 +24,8 @@ shift is constant over each run of n consecutive partition ids, so a whole run i
 one precomputed row of replica tuples (tuples are immutable and shared). A whole topic depends
 only on (brokers, partitions, RF, start index, shift, start partition), so equal topics share
 one computed result as well. Every result is still exactly Kafka's: the tests compare it with a
-line-by-line translation of ``AdminUtils.java``.
+line-by-line translation of ``AdminUtils.java`` and with Kafka 3.9.1's own AdminUtils run in a
+JVM (tests/algorithms/kafka_oracle.py), including where Kafka's 32-bit ints wrap.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import NoReturn
 
 from kgitops.errors import (
     AssignmentError,
@@ -39,15 +41,18 @@ from kgitops.errors import (
     InvalidPartitions,
     InvalidReplicaAssignment,
     InvalidReplicationFactor,
+    PlacementOverflow,
 )
 from kgitops.model import Broker
 
 Assignment = dict[int, tuple[int, ...]]
 
-# Kafka computes in 32-bit ints; below this bound no intermediate value can overflow, so
-# Python's arithmetic gives Kafka's answer. Kafka's own random start index is below the
-# broker count.
+# Kafka's own random start index and replica shift are below the broker count; kgitops takes
+# any value up to this bound (a fixedStartIndex may be larger than the broker count).
 MAX_START_INDEX = 1 << 24
+# Kafka computes placement in Java ints: past this, AdminUtils' arithmetic wraps around
+# (``_java_list``).
+INT_MAX = (1 << 31) - 1
 
 
 def _check(n_partitions: int, replication_factor: int, n_brokers: int) -> None:
@@ -220,6 +225,94 @@ def _rack_aware_list(
     return tuple(replicas)
 
 
+def _i32(value: int) -> int:
+    """A Java int: ``value`` wrapped to 32 bits, as Java's int arithmetic does."""
+    return (value + (1 << 31)) % (1 << 32) - (1 << 31)
+
+
+def _jrem(a: int, b: int) -> int:
+    """Java's ``a % b`` (b > 0): the remainder keeps the sign of ``a``."""
+    r = abs(a) % b
+    return -r if a < 0 else r
+
+
+def _wraps(layout: _Layout, rf: int, partition: int, start_index: int, shift: int) -> bool:
+    """Whether Kafka's ints could wrap placing this partition: ``partition + startIndex`` past
+    2^31 - 1, or (rack-aware) ``shift * racks + attempt`` near it (the attempt counter stays
+    below (RF - 1) * (n - 1) while nothing wraps)."""
+    n = layout.n
+    if partition + start_index > INT_MAX:
+        return True
+    return (
+        layout.rack_aware
+        and rf > 1
+        and n > 1
+        and shift * layout.n_racks + (rf - 1) * (n - 1) - 1 > INT_MAX
+    )
+
+
+def _overflow(partition: int, start_index: int, shift: int, n: int, index: int) -> NoReturn:
+    raise PlacementOverflow(
+        f"Kafka cannot place partition {partition} with start index {start_index} and replica "
+        f"shift {shift} on {n} brokers: its 32-bit arithmetic wraps around and AdminUtils "
+        f"fails (index {index} out of bounds); use a start index below the broker count."
+    )
+
+
+def _java_list(
+    layout: _Layout, rf: int, partition: int, start_index: int, shift: int
+) -> tuple[int, ...]:
+    """One partition's replicas computed as AdminUtils computes them in Java ints.
+
+    Kafka 3.9 ``AdminUtils.java``: ``firstReplicaIndex = (currentPartitionId + startIndex) %
+    n`` and, rack-aware, ``replicaIndex(first, nextReplicaShift * numRacks, k, n)`` with
+    ``1 + (secondReplicaShift + k) % (n - 1)``, all in ints. A sum past 2^31 - 1 turns
+    negative and Java's ``%`` keeps the sign: a negative index makes Kafka throw
+    IndexOutOfBoundsException (PlacementOverflow here); otherwise Kafka places the replicas
+    where the wrapped numbers say, even off its own rule, and so does this. Start index 7 on
+    5 brokers: partition 2^31 - 8 is the last one placed without a wrap; 2^31 - 7 sums to
+    -2^31, and -2^31 % 5 = -3 in Java: Kafka throws.
+    """
+    n = layout.n
+    first = _jrem(_i32(partition + start_index), n)
+    if first < 0:
+        _overflow(partition, start_index, shift, n, first)
+    if not layout.rack_aware or not _wraps(layout, rf, 0, 0, shift):
+        return layout.row(rf, layout.second_shift(shift))[first]
+    arranged, racks = layout.arranged, layout.racks or ()
+    second = _i32(shift * layout.n_racks)
+    replicas = [arranged[first]]
+    racks_used = {racks[first]}
+    brokers_used = {arranged[first]}
+    k = 0
+    for _ in range(rf - 1):
+        misses = 0
+        sign = 0
+        while True:
+            total = _i32(second + k)
+            if (total < 0) != (sign < 0):
+                misses, sign = 0, total
+            idx = _jrem(first + 1 + _jrem(total, n - 1), n)
+            if idx < 0:
+                _overflow(partition, start_index, shift, n, idx)
+            k += 1
+            broker, rack = arranged[idx], racks[idx]
+            if (rack not in racks_used or len(racks_used) == layout.n_racks) and (
+                broker not in brokers_used or len(brokers_used) == n
+            ):
+                replicas.append(broker)
+                racks_used.add(rack)
+                brokers_used.add(broker)
+                break
+            misses += 1
+            if misses >= n - 1 and total < 0:
+                # A negative sum visits the same n - 1 positions over and over until it
+                # reaches 0 (Kafka's loop runs that long): go straight there.
+                k += -_i32(second + k)
+                misses = 0
+    return tuple(replicas)
+
+
 def _check_index(name: str, value: int) -> None:
     if not 0 <= value < MAX_START_INDEX:
         raise AssignmentError(f"{name} must be between 0 and {MAX_START_INDEX - 1}, not {value}.")
@@ -264,6 +357,11 @@ def assign_replicas(
     _check_index("The replica shift", shift0)
     start_partition = max(0, start_partition)
     layout = _layout(brokers, rack_aware, keep_order)
+    if start_partition + n_partitions - 1 > INT_MAX:
+        raise PlacementOverflow(
+            f"Partition ids {start_partition}..{start_partition + n_partitions - 1} pass "
+            "2^31 - 1: Kafka's partition ids are 32-bit."
+        )
     n = layout.n
     key = (layout, n_partitions, replication_factor, start_index, shift0, start_partition)
     cached = _TOPICS.get(key)
@@ -276,6 +374,11 @@ def assign_replicas(
     while p < end:
         block_end = min(end, (p // n + 1) * n)
         shift = _shift_at(p, start_partition, shift0, n)
+        if _wraps(layout, replication_factor, block_end - 1, start_index, shift):
+            for q in range(p, block_end):
+                result[q] = _java_list(layout, replication_factor, q, start_index, shift)
+            p = block_end
+            continue
         row = layout.row(replication_factor, layout.second_shift(shift))
         first = (p + start_index) % n
         count = block_end - p
@@ -317,7 +420,10 @@ def assign_added_partitions(
     """Kafka's ``createNewPartitionsAssignment`` (0.10+): the new partitions only.
 
     RF is partition 0's replica count, the fixed start index comes from partition 0's first
-    replica, the first new id is the existing count; existing partitions never move.
+    replica, the first new id is the existing count; existing partitions never move. The
+    refusals come in Kafka's order (3.9 ``AdminZkClient.createNewPartitionsAssignment``):
+    partition 0 missing, then a count that does not grow, then partition 0 without replicas
+    (then AdminUtils' own checks: with no brokers at all, RF 0 is refused first).
 
     >>> from kgitops.model import Broker
     >>> five = [Broker(i) for i in range(5)]
@@ -325,17 +431,17 @@ def assign_added_partitions(
     {2: (0, 4, 1), 3: (1, 0, 2)}
     """
     count = len(existing)
+    p0 = existing.get(0)
+    if p0 is None:
+        raise AssignmentError("Unexpected existing replica assignment: partition id 0 is missing.")
     if total <= count:
         raise InvalidPartitions(
             f"The number of partitions for a topic can only be increased. "
             f"Topic currently has {count} partitions, {total} would not be an increase."
         )
-    p0 = existing.get(0)
-    if not p0:
-        raise AssignmentError(
-            "Unexpected existing replica assignment: partition id 0 is missing or empty."
-        )
-    start = added_partitions_start_index(brokers, p0)
+    if not p0 and brokers:
+        raise AssignmentError("Unexpected existing replica assignment: partition id 0 is empty.")
+    start = added_partitions_start_index(brokers, p0) if brokers else 0
     return assign_replicas(
         brokers,
         total - count,

@@ -14,6 +14,7 @@ from kgitops.errors import (
     InvalidPartitions,
     InvalidReplicaAssignment,
     InvalidReplicationFactor,
+    PlacementOverflow,
 )
 from kgitops.model import Broker
 from kgitops.placement.assignment import (
@@ -276,6 +277,69 @@ def test_adding_no_partitions_is_kafkas_error() -> None:
         assign_added_partitions(FIVE, {0: (0, 1)}, 1)
     with pytest.raises(AssignmentError, match="partition id 0 is missing"):
         assign_added_partitions(FIVE, {1: (0, 1)}, 3)
+
+
+def test_added_partitions_refusals_come_in_kafkas_order() -> None:
+    # AdminZkClient.createNewPartitionsAssignment (3.9): partition 0 missing is refused
+    # before a count that does not grow (AdminOperationException, not InvalidPartitions) ...
+    with pytest.raises(AssignmentError, match="partition id 0 is missing") as missing:
+        assign_added_partitions(FIVE, {1: (0, 1)}, 1)
+    assert type(missing.value) is AssignmentError
+    # ... a count that does not grow before partition 0 without replicas ...
+    with pytest.raises(InvalidPartitions, match="can only be increased"):
+        assign_added_partitions(FIVE, {0: ()}, 1)
+    # ... and with no broker at all, Kafka never reads partition 0's first replica:
+    # AdminUtils refuses RF 0 first
+    with pytest.raises(InvalidReplicationFactor, match="must be larger than 0"):
+        assign_added_partitions([], {0: ()}, 2)
+
+
+# ------------------------------------------------- Kafka's 32-bit arithmetic (AdminUtils)
+# Answers recorded from Kafka 3.9.1's AdminUtils by the placement referee (kafka_oracle.py).
+
+THREE_GAPPED = [Broker(1), Broker(14), Broker(16)]
+
+
+def test_partition_id_plus_start_index_past_int_max_is_refused_where_kafka_throws() -> None:
+    # 2141796761 + 5686887 = 2^31 - 1 + 1 wraps to -2^31; -2^31 % 3 = -2 in Java: Kafka throws
+    # IndexOutOfBoundsException ("Index -2 out of bounds for length 3")
+    with pytest.raises(PlacementOverflow, match="index -2 out of bounds"):
+        assign_replicas(THREE_GAPPED, 3, 3, start_index=5686887, start_partition=2141796761)
+    # one id lower, the last partition sums to exactly 2^31 - 1: no wrap, Kafka's rule
+    assert assign_replicas(THREE_GAPPED, 1, 3, start_index=5686887, start_partition=2141796760)
+
+
+def test_last_partition_wrapping_onto_a_multiple_of_the_broker_count_goes_to_index_0() -> None:
+    # 2141796763 + 5686887 - 2^32 = -2147483646, a multiple of 3: Kafka places the partition
+    # at index 0 (broker 1) where its rule without the wrap would say index 1 (broker 14)
+    placed = assign_replicas(THREE_GAPPED, 1, 3, start_index=5686887, start_partition=2141796763)
+    assert placed == {2141796763: (1, 16, 14)}
+    # on one broker every index is 0: Kafka places every partition
+    assert assign_replicas([Broker(7)], 3, 1, start_index=10, start_partition=2**31 - 5) == {
+        2**31 - 5: (7,),
+        2**31 - 4: (7,),
+        2**31 - 3: (7,),
+    }
+
+
+def test_partition_ids_past_int_max_are_refused() -> None:
+    # Kafka's int partition id wraps: it answers partitions 2147483646, 2147483647 and
+    # -2147483648, which no topic can have
+    with pytest.raises(PlacementOverflow, match=r"Partition ids .* pass 2\^31 - 1"):
+        assign_replicas([Broker(7)], 3, 1, start_index=0, start_partition=2**31 - 2)
+
+
+def test_rack_aware_shift_times_racks_wrapping_is_placed_or_refused_as_kafka_does() -> None:
+    # 130 brokers on 130 racks. 16519104 * 130 stays below 2^31 - 1: Kafka's rule.
+    brokers = [Broker(i, f"r{i:03d}") for i in range(130)]
+    assert assign_replicas(brokers, 1, 2, start_index=16519104) == {0: (4, 14)}
+    # 16519105 * 130 wraps to a negative int: Kafka answers (5, 0), where its rule without the
+    # wrap says (5, 16), and kgitops gives Kafka's answer
+    assert assign_replicas(brokers, 1, 2, start_index=16519105) == {0: (5, 0)}
+    # from 16519112 on the index turns negative: Kafka throws IndexOutOfBoundsException
+    # ("Index -115 out of bounds for length 130")
+    with pytest.raises(PlacementOverflow, match="index -115 out of bounds"):
+        assign_replicas(brokers, 1, 2, start_index=16519112)
 
 
 # ---------------------------------------------------------------- static assignments
