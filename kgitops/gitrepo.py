@@ -110,8 +110,9 @@ def run_git(
 def git_dir_problem(folder: str, *, own_checkout: bool = False) -> str | None:
     """Why ``folder`` (in a cluster or include folder) is not plain data: it holds a ``.git``
     entry (unless ``own_checkout``: the folder is the top of the checkout kgitops runs git
-    on), or ``HEAD``, ``objects/`` and ``refs/`` (a folder git would take for a repository);
-    None when it is neither."""
+    on), or ``HEAD``, ``objects/`` and ``refs/`` (a folder git would take for a repository),
+    or ``HEAD`` with a ``commondir`` or ``gitdir`` file (a linked worktree's git directory,
+    whose objects and refs live where it points); None when it is neither."""
     try:
         names = set(os.listdir(folder))
     except OSError:
@@ -122,5 +123,12 @@ def git_dir_problem(folder: str, *, own_checkout: bool = False) -> str | None:
         return (
             "HEAD, objects/ and refs/ make this folder a git directory: a cluster folder is "
             "data, never a git repository"
+        )
+    linked = sorted(n for n in ("commondir", "gitdir") if n in names)
+    if "HEAD" in names and linked:
+        # a worktree's git directory: HEAD here, objects/ and refs/ where commondir points
+        return (
+            f"HEAD and {linked[0]} make this folder a git directory (its objects and refs "
+            "elsewhere): a cluster folder is data, never a git repository"
         )
     return None

@@ -190,3 +190,23 @@ def test_the_label_check_reads_the_checkouts_head_never_a_fake_git_dirs(
     (d / "refs" / "heads" / "main").write_text("ab" * 20 + "\n")
     assert _checked_out(str(d)) == real
     assert not marker.exists()
+
+
+def test_a_cluster_folder_shaped_as_a_linked_worktrees_git_dir_is_refused(
+    repo: Path, tmp_path: Path
+) -> None:
+    """HEAD plus a ``commondir`` naming a folder that holds objects/ and refs/ is a git
+    directory to git too (``git rev-parse --git-dir`` run inside answers ``.``)."""
+    d = repo / "topics" / "prod"
+    shared = repo / "topics" / "x"
+    (shared / "objects").mkdir(parents=True)
+    (shared / "refs" / "heads").mkdir(parents=True)
+    (d / "HEAD").write_text("ref: refs/heads/main\n")
+    (d / "commondir").write_text("../x\n")
+    probe = subprocess.run(
+        ["git", "rev-parse", "--git-dir"], cwd=d, capture_output=True, text=True, check=False
+    )
+    assert probe.stdout.strip() == "."  # git takes it for one
+    code, out, err = cli("validate", str(d))
+    assert code == 1
+    assert f"{d}:1:1: error: HEAD and commondir make this folder a git directory" in out + err
