@@ -69,13 +69,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=_poll_interval,
         default=5.0,
         metavar="SECONDS",
-        help=f"how often to poll reassignment progress (default 5, at least {MIN_POLL_SECONDS:g})",
+        help=(
+            "how often to poll reassignment progress "
+            f"(default 5, {MIN_POLL_SECONDS:g} to {MAX_POLL_SECONDS:g})"
+        ),
     )
 
 
 #: Every poll is a ListPartitionReassignments and a Metadata request to the cluster; below one
 #: a second a long drain becomes a flood (0.01 s: 1.8 million polls for a 5 h drain).
 MIN_POLL_SECONDS = 1.0
+#: Above an hour between polls, a move's end (and the throttles it leaves) would wait that
+#: long to be seen.
+MAX_POLL_SECONDS = 3600.0
 
 
 def _poll_interval(text: str) -> float:
@@ -84,6 +90,11 @@ def _poll_interval(text: str) -> float:
         raise argparse.ArgumentTypeError(
             f"--poll-interval {text}: at least {MIN_POLL_SECONDS:g} second (each poll is two "
             "requests to the cluster)"
+        )
+    if value > MAX_POLL_SECONDS:
+        raise argparse.ArgumentTypeError(
+            f"--poll-interval {text}: at most {MAX_POLL_SECONDS:g} seconds (a move's end, and "
+            "the throttles it leaves, would wait that long to be seen)"
         )
     return value
 

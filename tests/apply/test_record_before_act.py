@@ -111,6 +111,15 @@ def test_a_poll_interval_below_one_second_is_refused(tmp_path: Path, interval: s
     assert not demo.state_file.exists() or demo.state()["topics"] == {}
 
 
+def test_a_poll_interval_above_an_hour_is_refused(tmp_path: Path) -> None:
+    demo = Folder(tmp_path)
+    demo.topics(topic("orders", 1, 1))
+    code, out, err = demo.cli("apply", "--yes", "--poll-interval", "1000000")
+    assert code == 1, out + err
+    assert "--poll-interval" in err and "at most 3600 seconds" in err, err
+    assert not demo.state_file.exists() or demo.state()["topics"] == {}
+
+
 def _network(demo: Folder, rate: float) -> None:
     data = demo.state()
     data.setdefault("simulation", {})["networkBytesPerSec"] = rate
