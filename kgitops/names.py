@@ -61,3 +61,7 @@ def is_internal_topic(name: str, own: Collection[str] = ()) -> bool:
     Never reported as unmanaged, never imported unless asked (Kafka's own never), drained
     whatever ``unmanagedTopics`` says."""
     return name.startswith("__") or name in own
+
+
+#: The names of a cluster folder's cluster file (``cluster.yml`` is read like ``cluster.yaml``).
+CLUSTER_FILES = ("cluster.yaml", "cluster.yml")

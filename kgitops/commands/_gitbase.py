@@ -49,7 +49,8 @@ def cluster_at(ref: str, directory: str) -> ClusterSpec | None:
     """The ClusterSpec of ``directory``/cluster.yaml (or cluster.yml) as commit ``ref`` has
     it (built as if it lived in ``directory``), or None when ``ref`` has no such file or it
     does not validate."""
-    from kgitops.spec.load import CLUSTER_FILES, cluster_from_text
+    from kgitops.names import CLUSTER_FILES
+    from kgitops.spec.load import cluster_from_text
 
     if not _REF.fullmatch(ref) or ".." in ref:
         raise PlanError(f"--base {ref!r}: not a git ref (a branch, tag or commit)")

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import os
 
-from kgitops.spec.load import CLUSTER_FILES, Specs, load_specs
+from kgitops.names import CLUSTER_FILES
+from kgitops.spec.load import Specs, load_specs
 
 # a key of ``named_files`` that stands for every path under a folder
 _ANY_IN = "\0in:"

@@ -129,7 +129,8 @@ def _dependencies(folder: str) -> list[str]:
     from kgitops.errors import KgitopsError
     from kgitops.files import decode_utf8, read_bytes
     from kgitops.gitrepo import checkout_root
-    from kgitops.spec.load import CLUSTER_FILES, cluster_from_text
+    from kgitops.names import CLUSTER_FILES
+    from kgitops.spec.load import cluster_from_text
     from kgitops.spec.yamlload import load_file
 
     out: list[str] = []

@@ -22,6 +22,7 @@ from kgitops.errors import (
     PlanError,
     printable,
 )
+from kgitops.names import CLUSTER_FILES
 
 NAME = "apply"
 HELP = "apply a plan to the cluster: batched, throttled, verified (exit 3 when partly done)"
@@ -141,7 +142,7 @@ def cluster_dir_of(plan_path: str, cluster_dir: str | None) -> str:
     folder = os.path.join(os.path.dirname(plan_path), cluster_dir)
     if os.path.isabs(cluster_dir):
         folder = cluster_dir
-    if any(os.path.isfile(os.path.join(folder, f)) for f in ("cluster.yaml", "cluster.yml")):
+    if any(os.path.isfile(os.path.join(folder, f)) for f in CLUSTER_FILES):
         return os.path.normpath(folder)
     raise PlanError(
         f"{plan_path}: the plan's cluster folder {cluster_dir!r} (from the plan file's folder: "

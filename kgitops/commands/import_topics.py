@@ -298,7 +298,7 @@ _PART_WORDS = {
 
 def _record_cluster_id(args: argparse.Namespace, cluster: ClusterSpec, state: ClusterState) -> None:
     """Pin the cluster's id in cluster.yaml (appended; the rest of the file is kept)."""
-    from kgitops.spec.load import CLUSTER_FILES
+    from kgitops.names import CLUSTER_FILES
 
     if cluster.cluster_id is not None or not state.cluster_id or args.dry_run:
         return

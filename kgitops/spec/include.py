@@ -16,6 +16,7 @@ import os
 from kgitops.errors import Diagnostic
 from kgitops.files import inside
 from kgitops.gitrepo import checkout_root
+from kgitops.names import CLUSTER_FILES
 from kgitops.spec.yamlload import Document, load_file
 
 
@@ -41,7 +42,7 @@ def include_problem(directory: str, path: object) -> str | None:
         return f"{path!r} is not a folder"
     if inside(os.path.realpath(directory), target):
         return f"{path!r} is inside the cluster folder, which is read anyway"
-    if any(os.path.isfile(os.path.join(target, f)) for f in ("cluster.yaml", "cluster.yml")):
+    if any(os.path.isfile(os.path.join(target, f)) for f in CLUSTER_FILES):
         return f"{path!r} is a cluster folder; include a folder of topic specs"
     return None
 

@@ -41,7 +41,10 @@ from kgitops.model import (
     UnmanagedAclPolicy,
     UnmanagedPolicy,
 )
-from kgitops.names import THROTTLED_REPLICAS_CONFIGS
+from kgitops.names import (
+    CLUSTER_FILES,
+    THROTTLED_REPLICAS_CONFIGS,
+)
 from kgitops.spec import rules as specrules
 from kgitops.spec import schemacheck
 from kgitops.spec.access import ACCESS_KINDS, build_access, check_own_login
@@ -54,7 +57,6 @@ from kgitops.spec.teamaccess import check_team_access
 from kgitops.spec.topic_configs import CONFIGS, check_config
 from kgitops.spec.yamlload import Document, Marks, load_file, load_text
 
-CLUSTER_FILES = ("cluster.yaml", "cluster.yml")
 YAML_SUFFIXES = (".yaml", ".yml")
 KINDS = ("Topic", "Cluster", *ACCESS_KINDS)
 _OptionalPlacement = Placement | None
