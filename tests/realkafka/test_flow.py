@@ -1,0 +1,226 @@
+"""The README flow on a real Apache Kafka cluster (4 brokers in racks az1, az2, az3, az1; the
+session's ``kafka_cluster``), through the CLI, each step read back with kafka-python and, for
+moves, with Kafka's own ``kafka-reassign-partitions --verify``:
+
+create with explicit assignments -> produce a few MB -> add partitions, RF change, config
+change -> drain broker 4 (SIGTERM to an apply mid-move, then ``--no-wait``, then a later
+apply) -> preferred-leader election -> config removal -> a plan with no changes.
+After every apply: no replication throttle on any broker or topic (DescribeConfigs).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kafka import TopicPartition
+from kafka.admin import ConfigResource, ConfigResourceType
+from kafka_flow_helpers import (
+    Inspector,
+    KafkaFolder,
+    actions,
+    eventually,
+    produce,
+    verify_reassignments,
+)
+
+import kgitops
+
+ROOT = str(Path(kgitops.__file__).resolve().parent.parent)
+DRAINED = 4
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def kafka(kafka_cluster: Any, tmp_path: Path, topic_prefix: str) -> Iterator[
+    tuple[KafkaFolder, Inspector]
+]:
+    inspector = Inspector(kafka_cluster.bootstrap)
+    folder = KafkaFolder(tmp_path, kafka_cluster.bootstrap, topic_prefix)
+    yield folder, inspector
+    inspector.close()
+
+
+def no_throttles(inspector: Inspector) -> None:
+    """No throttle anywhere, allowing the brokers a moment to apply the last change."""
+    left = eventually(inspector.throttles, lambda t: t == [], seconds=10)
+    assert left == [], left
+
+
+def moves_of(plan: dict[str, Any]) -> dict[tuple[str, int], tuple[int, ...]]:
+    return {
+        (topic, int(p)): tuple(m["to"])
+        for topic, a in actions(plan, "reassign").items()
+        for p, m in a["moves"].items()
+    }
+
+
+def all_completed(folder: KafkaFolder, moves: dict[tuple[str, int], tuple[int, ...]]) -> None:
+    verdicts = verify_reassignments(folder.bootstrap, moves)
+    assert set(verdicts.values()) == {"completed"}, verdicts
+
+
+def settled_layout(
+    inspector: Inspector, topic: str, replicas: dict[int, tuple[int, ...]]
+) -> dict[int, tuple[tuple[int, ...], int]]:
+    """The topic's (replicas, leader) per partition once every broker shows ``replicas``
+    with the first one leading."""
+    want = {p: (r, r[0]) for p, r in replicas.items()}
+    return eventually(lambda: inspector.layout(topic), want.__eq__)
+
+
+def orders(partitions: int = 6, **config: str) -> dict[str, Any]:
+    return {
+        "name": "orders",
+        "partitions": partitions,
+        "replicationFactor": 3,
+        "placement": "rack-aware",
+        "config": {"min.insync.replicas": "2", **config},
+    }
+
+
+def events(rf: int = 2) -> dict[str, Any]:
+    return {"name": "events", "partitions": 4, "replicationFactor": rf, "placement": "rack-aware"}
+
+
+def spawn_apply(folder: KafkaFolder) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from kgitops.cli import main; sys.exit(main(sys.argv[1:]))",
+            "apply",
+            str(folder.dir),
+            "--yes",
+            "--poll-interval",
+            "0.5",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+
+
+def test_the_readme_flow_on_a_rack_aware_kafka_cluster(
+    kafka: tuple[KafkaFolder, Inspector],
+) -> None:
+    folder, kafka_ = kafka
+    o, e = folder.name("orders"), folder.name("events")
+
+    # 1. create, with the planned assignments, exactly
+    folder.topics(orders(**{"retention.ms": "86400000"}), events())
+    path, plan = folder.plan()
+    created = actions(plan, "create_topic")
+    assert set(created) == {o, e}
+    folder.apply(path)
+    for topic, action in created.items():
+        planned = {int(p): tuple(r) for p, r in action["assignment"].items()}
+        assert settled_layout(kafka_, topic, planned) == {p: (r, r[0]) for p, r in planned.items()}
+    no_throttles(kafka_)
+    folder.replan_is_empty()
+
+    # 2. data, so that moves take a while at a low throttle
+    produce(folder.bootstrap, o, 6, 3)
+    produce(folder.bootstrap, e, 4, 4)
+
+    # 3. add partitions, RF 2 -> 3, a config change; moves throttled at 1 MB/s
+    folder.cluster(throttle=1_000_000)
+    folder.topics(orders(8, **{"retention.ms": "172800000", "max.message.bytes": "2097152"}),
+                  events(3))
+    path, plan = folder.plan()
+    added = actions(plan, "add_partitions")[o]
+    assert (added["from"], added["to"]) == (6, 8)
+    assert set(actions(plan, "alter_config")) == {o}
+    moved = moves_of(plan)
+    assert {t for t, _ in moved} == {e} and len(moved) == 4
+    folder.apply(path)
+    live = kafka_.replicas(o)
+    for p, r in added["assignment"].items():
+        assert live[int(p)] == tuple(r)
+    settled_layout(kafka_, e, {p: r for (_, p), r in moved.items()})
+    all_completed(folder, moved)
+    no_throttles(kafka_)
+    configs = kafka_.admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, o)])
+    got = configs["topic"][o]
+    assert got["retention.ms"]["value"] == "172800000"
+    assert got["max.message.bytes"]["value"] == "2097152"
+    folder.replan_is_empty()
+
+    # 4. drain broker 4. First an apply that gets SIGTERM while its first moves run
+    folder.cluster(throttle=100_000, moves=2, decommission=[DRAINED])
+    before = {t: kafka_.replicas(t) for t in (o, e)}
+    runner = spawn_apply(folder)
+    try:
+        ours = eventually(
+            lambda: {tp for tp in kafka_.in_flight() if tp[0] in (o, e)}, bool, seconds=60
+        )
+        assert ours, "no move of ours started"
+        assert kafka_.throttles(), "a move runs throttled"
+        runner.send_signal(signal.SIGTERM)
+        out, err = runner.communicate(timeout=120)
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+            runner.communicate()
+    # 130 when no move finished before the signal (every one cancelled), 3 when some did
+    assert runner.returncode in (3, 130), out + err
+    assert "apply was interrupted (SIGTERM)" in err, err
+    no_throttles(kafka_)
+    assert not {tp for tp in kafka_.in_flight() if tp[0] in (o, e)}, "cancelled"
+    for t, replicas in before.items():  # a move cancelled goes back to its replicas
+        live = kafka_.replicas(t)  # (in KRaft's revert order: ReplicationControlManager)
+        assert all(
+            sorted(live[p]) == sorted(r) or DRAINED not in live[p] for p, r in replicas.items()
+        ), (live, replicas)
+
+    # ... then --no-wait: one window left running, its throttles with it
+    folder.cluster(throttle=200_000, moves=2, decommission=[DRAINED])
+    path, plan = folder.plan()
+    drain = moves_of(plan)
+    assert {t for t, _ in drain} >= {o, e}
+    assert all(DRAINED not in r for r in drain.values())
+    folder.apply(path, "--no-wait", expect=3)
+    assert kafka_.throttles(), "the moves --no-wait left run throttled"
+    # ... and a later apply finishes them and everything else, then removes the throttles
+    folder.cluster(throttle=5_000_000, moves=4, decommission=[DRAINED])
+    code, out, err = folder.cli("apply", str(folder.dir), "--yes", "--poll-interval", "0.5")
+    assert code == 0, out + err
+    no_throttles(kafka_)
+    for t in (o, e):
+        assert all(DRAINED not in r for r in kafka_.replicas(t).values())
+    all_completed(folder, {tp: r for tp, r in drain.items()})
+    for t in (o, e):
+        settled_layout(kafka_, t, kafka_.replicas(t))
+    folder.replan_is_empty()
+
+    # 5. preferred-leader election: another tool reorders a partition's replicas
+    replicas = kafka_.replicas(o)[0]
+    reordered = (replicas[1], replicas[0], *replicas[2:])
+    kafka_.admin.alter_partition_reassignments({TopicPartition(o, 0): list(reordered)})
+    eventually(lambda: kafka_.layout(o)[0][0], reordered.__eq__)
+    _, plan = folder.plan()
+    assert actions(plan, "elect_leaders") == {
+        o: {"type": "elect_leaders", "topic": o, "partitions": [0]}
+    }, plan["actions"]
+    code, out, err = folder.cli("apply", str(folder.dir), "--yes")
+    assert code == 0, out + err
+    assert settled_layout(kafka_, o, {0: reordered})[0] == (reordered, reordered[0])
+
+    # 6. a config removed from git is removed from the topic (back to the broker default)
+    folder.topics(orders(8, **{"retention.ms": "172800000"}), events(3))
+    code, out, err = folder.cli("apply", str(folder.dir), "--yes")
+    assert code == 0, out + err
+    got = kafka_.admin.describe_configs(
+        [ConfigResource(ConfigResourceType.TOPIC, o)], config_filter="all"
+    )["topic"][o]
+    assert got["max.message.bytes"]["config_source"] != "DYNAMIC_TOPIC_CONFIG"
+    no_throttles(kafka_)
+    folder.replan_is_empty()
