@@ -71,17 +71,12 @@ class KafkaFolder:
         (self.dir / "topics.yaml").write_text("---\n".join(text))
 
     def cli(self, *argv: str) -> tuple[int, str, str]:
-        out, err = io.StringIO(), io.StringIO()
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = cli.main(list(argv))
-        return code, out.getvalue(), err.getvalue()
+        return run_cli(*argv)
 
     def plan(self) -> tuple[Path, dict[str, Any]]:
         """``plan DIR --format json --out PLAN``: the saved plan and its JSON."""
         path = self.dir.parent / f"plan-{time.monotonic_ns()}.json"
-        code, out, err = self.cli(
-            "plan", str(self.dir), "--format", "json", "--out", str(path)
-        )
+        code, out, err = self.cli("plan", str(self.dir), "--format", "json", "--out", str(path))
         assert code == 0, out + err
         return path, json.loads(path.read_text())
 
@@ -93,6 +88,14 @@ class KafkaFolder:
     def replan_is_empty(self) -> None:
         code, out, err = self.cli("plan", str(self.dir), "--detailed-exitcode")
         assert code == 0, f"a plan after apply must show no changes:\n{out}{err}"
+
+
+def run_cli(*argv: str) -> tuple[int, str, str]:
+    """``kgitops ARGV`` in this process: (exit code, stdout, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = cli.main(list(argv))
+    return code, out.getvalue(), err.getvalue()
 
 
 def actions(plan: Mapping[str, Any], kind: str) -> dict[str, dict[str, Any]]:
@@ -182,9 +185,9 @@ _VERDICT = re.compile(
 )
 
 
-def verify_reassignments(bootstrap: str, moves: Mapping[tuple[str, int], Iterable[int]]) -> dict[
-    tuple[str, int], str
-]:
+def verify_reassignments(
+    bootstrap: str, moves: Mapping[tuple[str, int], Iterable[int]]
+) -> dict[tuple[str, int], str]:
     """Kafka's own ``kafka-reassign-partitions --verify --preserve-throttles`` (one JVM for
     every partition): ``(topic, partition) -> "completed" | "still in progress"``."""
     runtime = ensure_runtime()

@@ -27,6 +27,7 @@ from kafka_flow_helpers import (
     actions,
     eventually,
     produce,
+    run_cli,
     verify_reassignments,
 )
 
@@ -38,9 +39,9 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
-def kafka(kafka_cluster: Any, tmp_path: Path, topic_prefix: str) -> Iterator[
-    tuple[KafkaFolder, Inspector]
-]:
+def kafka(
+    kafka_cluster: Any, tmp_path: Path, topic_prefix: str
+) -> Iterator[tuple[KafkaFolder, Inspector]]:
     inspector = Inspector(kafka_cluster.bootstrap)
     folder = KafkaFolder(tmp_path, kafka_cluster.bootstrap, topic_prefix)
     yield folder, inspector
@@ -133,8 +134,9 @@ def test_the_readme_flow_on_a_rack_aware_kafka_cluster(
 
     # 3. add partitions, RF 2 -> 3, a config change; moves throttled at 1 MB/s
     folder.cluster(throttle=1_000_000)
-    folder.topics(orders(8, **{"retention.ms": "172800000", "max.message.bytes": "2097152"}),
-                  events(3))
+    folder.topics(
+        orders(8, **{"retention.ms": "172800000", "max.message.bytes": "2097152"}), events(3)
+    )
     path, plan = folder.plan()
     added = actions(plan, "add_partitions")[o]
     assert (added["from"], added["to"]) == (6, 8)
@@ -224,3 +226,46 @@ def test_the_readme_flow_on_a_rack_aware_kafka_cluster(
     assert got["max.message.bytes"]["config_source"] != "DYNAMIC_TOPIC_CONFIG"
     no_throttles(kafka_)
     folder.replan_is_empty()
+
+
+def test_the_kafka_example_folder_applies_as_written(
+    kafka_cluster: Any, tmp_path: Path, topic_prefix: str
+) -> None:
+    """topics/kafka against the cluster: only its addresses (the session cluster's ports) and
+    its topic names (the cluster is shared) are changed."""
+    import re
+    import shutil
+
+    example = Path(ROOT) / "topics" / "kafka"
+    folder = tmp_path / "kafka"
+    shutil.copytree(example, folder)
+    cluster = (folder / "cluster.yaml").read_text()
+    assert '"127.0.0.1:19101", "127.0.0.1:19102", "127.0.0.1:19103", "127.0.0.1:19104"' in cluster
+    servers = ", ".join(f'"{s}"' for s in kafka_cluster.bootstrap.split(","))
+    cluster = re.sub(r"bootstrapServers: \[.*\]", f"bootstrapServers: [{servers}]", cluster)
+    (folder / "cluster.yaml").write_text(
+        cluster.replace("unmanagedTopics: warn", "unmanagedTopics: ignore")
+    )
+    topics = (
+        (folder / "topics.yaml").read_text().replace("name: shop.", f"name: {topic_prefix}shop.")
+    )
+    (folder / "topics.yaml").write_text(topics)
+    inspector = Inspector(kafka_cluster.bootstrap)
+    try:
+        code, out, err = run_cli("apply", str(folder), "--yes")
+        assert code == 0, out + err
+        racks = {b["broker_id"]: b["rack"] for b in inspector.admin.describe_cluster()["brokers"]}
+        audit = eventually(
+            lambda: inspector.replicas(f"{topic_prefix}shop.audit"),
+            {0: (1, 2, 3), 1: (4, 3, 2)}.__eq__,
+        )
+        assert audit == {0: (1, 2, 3), 1: (4, 3, 2)}
+        for name, count in (("shop.orders", 6), ("shop.order-status", 3)):
+            layout = inspector.replicas(f"{topic_prefix}{name}")
+            assert len(layout) == count
+            assert all(len({racks[b] for b in r}) == 3 for r in layout.values()), layout
+        no_throttles(inspector)
+        code, out, err = run_cli("plan", str(folder), "--detailed-exitcode")
+        assert code == 0, out + err
+    finally:
+        inspector.close()

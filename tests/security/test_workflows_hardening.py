@@ -183,6 +183,7 @@ def test_the_folder_to_environment_map_is_one_fixed_map() -> None:
         == maps[2]
         == {
             "topics/demo": "demo",
+            "topics/kafka": "kafka",
             "topics/local": "local",
             "topics/prod": "prod",
         }
