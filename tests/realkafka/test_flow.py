@@ -10,6 +10,7 @@ After every apply: no replication throttle on any broker or topic (DescribeConfi
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -62,18 +63,62 @@ def moves_of(plan: dict[str, Any]) -> dict[tuple[str, int], tuple[int, ...]]:
     }
 
 
-def all_completed(folder: KafkaFolder, moves: dict[tuple[str, int], tuple[int, ...]]) -> None:
-    verdicts = verify_reassignments(folder.bootstrap, moves)
-    assert set(verdicts.values()) == {"completed"}, verdicts
+def all_completed(
+    folder: KafkaFolder, plan: Path, moves: dict[tuple[str, int], tuple[int, ...]]
+) -> None:
+    """Kafka's tool, given the plan's moves as ``kgitops export-reassignment`` writes them,
+    says every one is complete."""
+    exported = plan.with_suffix(".reassign.json")
+    code, out, err = run_cli("export-reassignment", str(plan), "--out", str(exported))
+    assert code == 0, out + err
+    listed = {
+        (p["topic"], p["partition"]): tuple(p["replicas"])
+        for p in json.loads(exported.read_text())["partitions"]
+    }
+    assert listed == moves
+    verdicts = verify_reassignments(folder.bootstrap, exported)
+    assert verdicts == dict.fromkeys(moves, "completed"), verdicts
+
+
+def throttled_as_planned(
+    inspector: Inspector, plan: dict[str, Any], flying: set[tuple[str, int]], rate: int
+) -> None:
+    """Each move in flight is throttled as kafka-reassign-partitions throttles one: its
+    current replicas in the topic's leader list, the replicas it adds in the follower list,
+    the rate on every broker of both (docs/real-clusters.md, the throttle arithmetic)."""
+    assert flying, "at 200 KB/s the moves --no-wait started are still running"
+    brokers: set[int] = set()
+    for topic, p in flying:
+        move = actions(plan, "reassign")[topic]["moves"][str(p)]
+        got = inspector.admin.describe_configs(
+            [ConfigResource(ConfigResourceType.TOPIC, topic)], config_filter="all"
+        )["topic"][topic]
+        leader = set(got["leader.replication.throttled.replicas"]["value"].split(","))
+        follower = set(got["follower.replication.throttled.replicas"]["value"].split(","))
+        adding = [b for b in move["to"] if b not in move["from"]]
+        assert {f"{p}:{b}" for b in move["from"]} <= leader, (topic, p, leader)
+        assert {f"{p}:{b}" for b in adding} <= follower, (topic, p, follower)
+        brokers.update(move["from"], adding)
+    for b in sorted(brokers):
+        got = inspector.admin.describe_configs(
+            [ConfigResource(ConfigResourceType.BROKER, str(b))], config_filter="all"
+        )["broker"][str(b)]
+        for key in ("leader.replication.throttled.rate", "follower.replication.throttled.rate"):
+            assert got[key]["value"] == str(rate), (b, key, got.get(key))
 
 
 def settled_layout(
     inspector: Inspector, topic: str, replicas: dict[int, tuple[int, ...]]
 ) -> dict[int, tuple[tuple[int, ...], int]]:
-    """The topic's (replicas, leader) per partition once every broker shows ``replicas``
-    with the first one leading."""
+    """The (replicas, leader) of the topic's partitions in ``replicas`` once the brokers show
+    ``replicas`` with the first one leading."""
     want = {p: (r, r[0]) for p, r in replicas.items()}
-    return eventually(lambda: inspector.layout(topic), want.__eq__)
+
+    def read() -> dict[int, tuple[tuple[int, ...], int]]:
+        layout = inspector.layout(topic)
+        return {p: layout[p] for p in want if p in layout}
+
+    return eventually(read, want.__eq__)
 
 
 def orders(partitions: int = 6, **config: str) -> dict[str, Any]:
@@ -129,8 +174,10 @@ def test_the_readme_flow_on_a_rack_aware_kafka_cluster(
     folder.replan_is_empty()
 
     # 2. data, so that moves take a while at a low throttle
-    produce(folder.bootstrap, o, 6, 3)
-    produce(folder.bootstrap, e, 4, 4)
+    # (a throttle holds a follower back only between fetches of up to 1 MiB: events' 1.5 MiB
+    # partitions take two, a quota window apart)
+    produce(folder.bootstrap, o, 6, 2)
+    produce(folder.bootstrap, e, 4, 6)
 
     # 3. add partitions, RF 2 -> 3, a config change; moves throttled at 1 MB/s
     folder.cluster(throttle=1_000_000)
@@ -147,8 +194,9 @@ def test_the_readme_flow_on_a_rack_aware_kafka_cluster(
     live = kafka_.replicas(o)
     for p, r in added["assignment"].items():
         assert live[int(p)] == tuple(r)
-    settled_layout(kafka_, e, {p: r for (_, p), r in moved.items()})
-    all_completed(folder, moved)
+    targets = {p: r for (_, p), r in moved.items()}
+    assert settled_layout(kafka_, e, targets) == {p: (r, r[0]) for p, r in targets.items()}
+    all_completed(folder, path, moved)
     no_throttles(kafka_)
     configs = kafka_.admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, o)])
     got = configs["topic"][o]
@@ -185,12 +233,15 @@ def test_the_readme_flow_on_a_rack_aware_kafka_cluster(
 
     # ... then --no-wait: one window left running, its throttles with it
     folder.cluster(throttle=200_000, moves=2, decommission=[DRAINED])
-    path, plan = folder.plan()
+    drain_plan, plan = folder.plan()
     drain = moves_of(plan)
     assert {t for t, _ in drain} >= {o, e}
     assert all(DRAINED not in r for r in drain.values())
-    folder.apply(path, "--no-wait", expect=3)
-    assert kafka_.throttles(), "the moves --no-wait left run throttled"
+    folder.apply(drain_plan, "--no-wait", expect=3)
+    flying = {tp for tp in kafka_.in_flight() if tp[0] in (o, e)}
+    throttled_as_planned(kafka_, plan, flying, 200_000)
+    code, out, _ = folder.cli("status", str(folder.dir))
+    assert code == 2 and "UNHEALTHY" in out, out
     # ... and a later apply finishes them and everything else, then removes the throttles
     folder.cluster(throttle=5_000_000, moves=4, decommission=[DRAINED])
     code, out, err = folder.cli("apply", str(folder.dir), "--yes", "--poll-interval", "0.5")
@@ -198,9 +249,10 @@ def test_the_readme_flow_on_a_rack_aware_kafka_cluster(
     no_throttles(kafka_)
     for t in (o, e):
         assert all(DRAINED not in r for r in kafka_.replicas(t).values())
-    all_completed(folder, {tp: r for tp, r in drain.items()})
+    all_completed(folder, drain_plan, drain)
     for t in (o, e):
-        settled_layout(kafka_, t, kafka_.replicas(t))
+        live = kafka_.replicas(t)  # every leader its partition's first replica (elected)
+        assert settled_layout(kafka_, t, live) == {p: (r, r[0]) for p, r in live.items()}
     folder.replan_is_empty()
 
     # 5. preferred-leader election: another tool reorders a partition's replicas
