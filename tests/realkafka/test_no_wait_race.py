@@ -25,6 +25,7 @@ from kafka.admin import ConfigResource, ConfigResourceType
 from kafka_flow_helpers import Inspector, KafkaFolder, eventually, produce
 
 from kgitops.apply import reassign
+from kgitops.apply.journal import MoveJournal
 from kgitops.commands import apply as apply_command
 from kgitops.plan.throttles import RATE_KEYS
 
@@ -44,7 +45,10 @@ def ours(inspector: Inspector, topic: str) -> list[str]:
     return [t for t in inspector.throttles() if f"topic {topic}:" in t]
 
 
-@pytest.mark.parametrize("when", ["before the freshness check", "before the moves are read"])
+@pytest.mark.parametrize(
+    "when",
+    ["before it looks for its moves", "before the freshness check", "before the moves are read"],
+)
 def test_a_no_wait_move_that_ends_after_the_plan_leaves_no_throttle(
     kafka: tuple[KafkaFolder, Inspector], monkeypatch: pytest.MonkeyPatch, when: str
 ) -> None:
@@ -90,6 +94,14 @@ def test_a_no_wait_move_that_ends_after_the_plan_leaves_no_throttle(
             real_start(self, adopt)
 
         monkeypatch.setattr(reassign.Reassigner, "_start", late_start)
+    elif when == "before it looks for its moves":  # planned while it ran: no changes
+        real_open = MoveJournal.open.__func__  # type: ignore[attr-defined]
+
+        def late_open(cls: type[MoveJournal], directory: str, cluster: str) -> MoveJournal:
+            end_the_move()
+            return real_open(cls, directory, cluster)  # type: ignore[no-any-return]
+
+        monkeypatch.setattr(MoveJournal, "open", classmethod(late_open))
     else:  # planned while it ran
         real_fresh = apply_command.fresh_state
         calls = []
@@ -105,7 +117,7 @@ def test_a_no_wait_move_that_ends_after_the_plan_leaves_no_throttle(
     code, out, err = folder.cli("apply", str(folder.dir), "--yes", "--poll-interval", "0.5")
     assert code == 0, out + err
     assert time.monotonic() - start < 60
-    assert eventually(lambda: ours(inspector, t), [].__eq__, 10) == []
+    assert eventually(lambda: ours(inspector, t), [].__eq__, 10) == [], out + err
     assert inspector.throttles() == [], "nor a rate on any broker"
     assert inspector.replicas(t)[0] == (1, 3)
     folder.replan_is_empty()
