@@ -162,7 +162,7 @@ def test_the_readme_flow_on_a_rack_aware_kafka_cluster(
     o, e = folder.name("orders"), folder.name("events")
 
     # 1. create, with the planned assignments, exactly
-    folder.topics(orders(**{"retention.ms": "86400000"}), events())
+    folder.topics(orders(6, **{"retention.ms": "86400000"}), events())
     path, plan = folder.plan()
     created = actions(plan, "create_topic")
     assert set(created) == {o, e}
@@ -255,8 +255,8 @@ def test_the_readme_flow_on_a_rack_aware_kafka_cluster(
     folder.replan_is_empty()
 
     # 5. preferred-leader election: another tool reorders a partition's replicas
-    replicas = kafka_.replicas(o)[0]
-    reordered = (replicas[1], replicas[0], *replicas[2:])
+    first = kafka_.replicas(o)[0]
+    reordered: tuple[int, ...] = (first[1], first[0], *first[2:])
     kafka_.admin.alter_partition_reassignments({TopicPartition(o, 0): list(reordered)})
     eventually(lambda: kafka_.layout(o)[0][0], reordered.__eq__)
     _, plan = folder.plan()

@@ -104,7 +104,7 @@ def test_a_no_wait_move_that_ends_after_the_plan_leaves_no_throttle(
         monkeypatch.setattr(MoveJournal, "open", classmethod(late_open))
     else:  # planned while it ran
         real_fresh = apply_command.fresh_state
-        calls = []
+        calls: list[int] = []
 
         def late_fresh(plan: Any, admin: Any, recorded: Any) -> Any:
             if not calls:
