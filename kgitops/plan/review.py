@@ -37,7 +37,7 @@ def _essence(action: Action) -> dict[str, Any]:
 
 
 def _label(action: Action) -> str:
-    return f"{action.symbol} {action.kind} {action.topic}"
+    return f"{action.symbol} {action.kind} {action.name}"
 
 
 def _names(keys: list[str]) -> str:
@@ -71,11 +71,11 @@ def unrequested_actions(saved: Plan, expected: Plan) -> list[str]:
     state) does not hold exactly, one line each; empty when the saved plan is what the specs
     ask for. A saved plan may hold fewer actions than expected (nothing is run that was not
     reviewed), never other ones."""
-    want = {(a.kind, a.topic): a for a in expected.actions}
+    want = {(a.kind, a.name): a for a in expected.actions}  # name: "broker 2" for a broker's
     seen: Counter[tuple[str, str]] = Counter()
     out = []
     for action in saved.actions:
-        key = (action.kind, action.topic)
+        key = (action.kind, action.name)
         seen[key] += 1
         if seen[key] > 1:
             out.append(f"{_label(action)}: listed twice")
