@@ -292,6 +292,10 @@ class ClusterState:
     access: AccessState | None = None  # ACLs, SCRAM users, quotas; None: not read
     groups: GroupsState | None = None  # consumer groups and log offsets; None: not read
     network_bytes_per_sec: float | None = None  # a simulated cluster's modelled link; None: real
+    # The topic config names the brokers know: every name Kafka's DescribeConfigs lists for
+    # a topic (LogConfig's, which differ by version: 4.0 dropped message.format.version).
+    # None: not known (no topic to ask about, a broker that lists only a topic's own configs).
+    topic_config_names: frozenset[str] | None = None
 
     def min_insync_replicas(self, topic_config: Mapping[str, str]) -> int:
         """The ``min.insync.replicas`` a topic with ``topic_config`` really has: its own

@@ -42,10 +42,11 @@ from kgitops.errors import (
     ClusterTimeout,
     ClusterUnreachable,
 )
-from kgitops.model import ReassignmentSettings, TopicPartition
+from kgitops.model import ClusterState, ReassignmentSettings, TopicPartition
+from kgitops.names import THROTTLE_FOLLOWER_REPLICAS, THROTTLE_LEADER_REPLICAS
 from kgitops.plan.actions import Move, Reassign
 from kgitops.plan.schedule import LOOKAHEAD, MoveJob, next_batch
-from kgitops.plan.throttles import MoveThrottle
+from kgitops.plan.throttles import MoveThrottle, parse_entries
 from kgitops.units import human_seconds
 
 FATAL = (ClusterUnreachable, ClusterTimeout, ClusterAuthError)
@@ -155,6 +156,29 @@ def classify(
     return "queue", ""
 
 
+def leftover_throttles(state: ClusterState, ended: Iterable[TP]) -> list[MoveThrottle]:
+    """The throttles still on the cluster for moves of ours that ``ended`` while no apply
+    watched them (after the plan that left them in place was made): each partition's
+    entries in its topic's leader list (as sources) and follower list (as added replicas).
+    No move of such a partition is in flight, so none of them is needed any more::
+
+        leader "2:2,2:3,2:4,3:1", follower "2:1", partition 2 ended -> source (2, 3, 4),
+        adding (1,)
+    """
+    out = []
+    for topic, p in sorted(ended):
+        t = state.topics.get(topic)
+        if t is None:
+            continue
+        leader = parse_entries(t.config.get(THROTTLE_LEADER_REPLICAS)) or frozenset()
+        follower = parse_entries(t.config.get(THROTTLE_FOLLOWER_REPLICAS)) or frozenset()
+        source = tuple(sorted(b for q, b in leader if q == p))
+        adding = tuple(sorted(b for q, b in follower if q == p))
+        if source or adding:
+            out.append(MoveThrottle(topic, p, source, adding))
+    return out
+
+
 class Reassigner:
     def __init__(
         self,
@@ -189,6 +213,9 @@ class Reassigner:
         self.offline: set[int] = set()
         self.off_preferred: set[TP] = set()
         self.adopted: set[TP] = set()
+        self.unwatched: list[TP] = []  # ours, ended after the plan, before this run looked
+        self.leftover: list[MoveThrottle] = []
+        self.foreign: list[MoveThrottle] = []
         self.rechecks: dict[TP, int] = {}
         self.start_bytes: int | None = None
         self.submitted: set[TP] = set()  # moves whose submit was (or may have been) sent
@@ -286,18 +313,22 @@ class Reassigner:
         for name, parts in sorted(in_flight.items()):
             for p, (replicas, adding, removing) in sorted(parts.items()):
                 target = in_flight_target(replicas, removing)
+                source = tuple(r for r in replicas if r not in adding)
                 if self.journal.ours((name, p), target):
                     if name in adopt and (name, p) not in self.moves:
-                        source = tuple(r for r in replicas if r not in adding)
                         self.moves[(name, p)] = Move(
                             source, target, "in flight from an earlier apply"
                         )
                         self.adopted.add((name, p))
-                elif name in adopt or any(t == name for t, _ in self.moves):
-                    foreign.append(f"{name}-{p} -> {list(target)}")
+                else:
+                    self.foreign.append(MoveThrottle(name, p, source, tuple(adding)))
+                    if name in adopt or any(t == name for t, _ in self.moves):
+                        foreign.append(f"{name}-{p} -> {list(target)}")
         if not self.dry_run:  # recorded moves that ended while no apply watched them
             listed = {(t, p) for t, parts in in_flight.items() for p in parts}
-            self.journal.ended([tp for tp in self.journal.moves if tp not in listed])
+            ended = [tp for tp in self.journal.moves if tp not in listed]
+            self.unwatched = sorted(tp for tp in ended if tp[0] in adopt and tp not in self.moves)
+            self.journal.ended(ended)
         self.result.notes.extend(self.journal.notes)
         if foreign:
             shown = ", ".join(foreign[:10]) + (
@@ -307,10 +338,11 @@ class Reassigner:
                 f"note: {len(foreign)} reassignment(s) in flight that kgitops did not start "
                 f"({shown}): left alone, neither waited for nor cancelled"
             )
-        if not self.moves:
+        if not self.moves and not self.unwatched:
             return
-        topics = sorted({t for t, _ in self.moves})
+        topics = sorted({t for t, _ in [*self.moves, *self.unwatched]})
         state = self.admin.describe(topics)
+        self.leftover = leftover_throttles(state, self.unwatched)
         offline = {b.id for b in state.brokers if not b.online}
         self.offline = offline
         for tp, m in sorted(self.moves.items()):
@@ -411,10 +443,19 @@ class Reassigner:
         moves left running stay, for a later apply or plan)."""
         if self.throttler is None:
             return
-        had = bool(self.entered) or self.throttler.armed
+        had = bool(self.entered) or self.throttler.armed or bool(self.leftover)
         self._throttle_out([tp for tp in self.entered if tp not in self.active])
         if self.active:
             return
+        if self.leftover:  # a --no-wait apply's, for moves that ended after the plan
+            errors = self.throttler.clear(self.leftover, self.foreign)
+            self.leftover = []
+            if errors:
+                self.result.notes.append(
+                    "error: some replication throttles could not be removed ("
+                    + "; ".join(errors)
+                    + "); the next `kgitops plan` lists them under ~ remove_throttles"
+                )
         errors = self.throttler.finish(read=not self.dry_run)
         if errors:
             self.result.notes.append(

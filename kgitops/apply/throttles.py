@@ -166,6 +166,35 @@ class Throttler:
         self.write_record()
         return errors
 
+    def clear(self, moves: Sequence[MoveThrottle], keep: Iterable[MoveThrottle]) -> list[str]:
+        """Take out what an earlier (``--no-wait``) apply set for ``moves`` that have ended:
+        their entries, and the rates of their brokers that neither this throttler nor any
+        of ``keep`` (moves in flight another tool started) still needs. Unlike
+        :meth:`leave`, also when this run sets no throttle itself; ``finish`` then deletes
+        the keys left empty."""
+        if not moves:
+            return []
+        gone, need = needed(moves), needed(keep)
+        topic_changes: dict[str, ConfigChange] = {}
+        for topic, keys in gone.replicas.items():
+            subtract = {}
+            for key, entries in keys.items():
+                if (topic, key) in self.everything:
+                    continue
+                out = entries - need.replicas.get(topic, {}).get(key, frozenset())
+                if out:
+                    subtract[key] = format_entries(out)
+                    self.present.setdefault((topic, key), set()).difference_update(out)
+                    self.touched.add((topic, key))
+            if subtract:
+                topic_changes[topic] = ConfigChange(subtract=subtract)
+        broker_changes = {
+            b: ConfigChange(delete=tuple(k for k in RATE_KEYS if k in self._rates_before[b]))
+            for b in sorted(gone.brokers - need.brokers - self.rated)
+            if b in self.online and self._rates_before.get(b)
+        }
+        return self._send(topic_changes, broker_changes)
+
     def finish(self, *, read: bool = True) -> list[str]:
         """The end of a run with no move of its own left in flight: take out every entry and
         rate this throttler may still have set (those a cut-short request left behind

@@ -277,19 +277,27 @@ def apply_with(
         settings = dataclasses.replace(settings, timeout_seconds=args.timeout)
     journal = MoveJournal.open(cluster.directory, cluster.name)
     if not plan.has_changes:
+        listed = admin.list_reassignments()
         ours = [
             (t, p)
-            for t, parts in admin.list_reassignments().items()
+            for t, parts in listed.items()
             if t in plan.state_digests
             for p, (replicas, _, removing) in parts.items()
             if journal.ours((t, p), tuple(r for r in replicas if r not in removing))
         ]
-        if args.dry_run or args.no_wait or not ours:
+        # moves of ours that ended since the plan (it kept their throttles): clean up too
+        ended = [
+            (t, p)
+            for t, p in journal.moves
+            if t in plan.state_digests and p not in listed.get(t, {})
+        ]
+        if args.dry_run or args.no_wait or not (ours or ended):
             for note in journal.notes:
                 print(printable(note), file=sys.stderr)
             print(f"No changes. Cluster {plan.cluster!r} matches the plan.")
             return 0
-        # nothing to change, but moves a --no-wait apply left running: finish them
+        # nothing to change, but moves a --no-wait apply left running: finish them (or
+        # take out the throttles of those that ended)
     with before_any_change():
         state = fresh_state(plan, admin, recorded)
     check_cluster_id(cluster, state, doing="apply")

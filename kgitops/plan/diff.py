@@ -198,6 +198,7 @@ def compute_plan(
             _update(ctx, spec, live)
         if not spec.delete:
             _spec_warnings(ctx, spec)
+            _unknown_configs(ctx, spec)
     _settle(ctx)
 
     drained_too = _drain_unmanaged(ctx, managed)
@@ -797,6 +798,37 @@ def _spec_warnings(ctx: _Context, spec: TopicSpec) -> None:
     single = len(ctx.state.brokers) == 1
     for w in replication_warnings(spec.replication_factor, min_isr, single_broker=single):
         ctx.warn(spec.name, w.code, w.message)
+
+
+def _unknown_configs(ctx: _Context, spec: TopicSpec) -> None:
+    """A config the cluster's Kafka does not know is an error at its position, before
+    anything changes: Kafka refuses it in CreateTopics and IncrementalAlterConfigs
+    (``Unknown topic config name``: LogConfig.validateNames), so the apply would stop half
+    done and every later plan would repeat it. kgitops knows the configs of Kafka 3.x and
+    4.x; the cluster says which its version has (``ClusterState.topic_config_names``:
+    Kafka 4.0 dropped ``message.format.version``; trunk's ``remote.copy.lag.ms`` is in no
+    4.1 release). Unknown names (None: the simulated cluster, Tansu) are not checked."""
+    known = ctx.state.topic_config_names
+    if known is None:
+        return
+    for key in sorted(spec.config):
+        if key in known:
+            continue
+        entry = CONFIGS.get(key)
+        why = (
+            f"; Kafka {entry.removed_in} removed it"
+            if entry is not None and entry.removed_in
+            else f"; it needs Kafka {entry.since} or later"
+            if entry is not None and entry.since
+            else ""
+        )
+        ctx.error(
+            spec,
+            f"config.{key}",
+            f"{key}: cluster '{ctx.cluster.name}' does not know this topic config (its "
+            f"brokers list {len(known)} topic configs, and Kafka refuses an unknown one: "
+            f"'Unknown topic config name'){why}; remove it from {spec.name}",
+        )
 
 
 def _drain_unmanaged(ctx: _Context, managed: set[str]) -> set[str]:

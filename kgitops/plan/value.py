@@ -354,7 +354,10 @@ class _Reprs(dict[tuple[int, ...], str]):
 def topic_digest(state: ClusterState, topic: str, reprs: _Reprs | None = None) -> str:
     """The digest of one topic as a plan depends on it: replicas per partition and the configs
     set on the topic (throttles excepted), or ``absent``. Not ISR, leaders or sizes, which
-    change all the time without making a plan wrong. The text hashed is the ``repr`` of
+    change all the time without making a plan wrong. A partition being reassigned counts as
+    its target (Kafka lists target + removing until the move completes, then the target):
+    a move that completes on its own between plan and apply does not make the plan stale,
+    one that is cancelled (back to the old replicas) does. The text hashed is the ``repr`` of
     tuples of ints and strings, which is stable across machines and Python versions."""
     t = state.topics.get(topic)
     if t is None:
@@ -362,7 +365,14 @@ def topic_digest(state: ClusterState, topic: str, reprs: _Reprs | None = None) -
     cache = _Reprs() if reprs is None else reprs
     parts = t.partitions
     ids = sorted(parts)
-    text = ";".join(map(cache.__getitem__, [parts[p].replicas for p in ids]))
+    flying = state.reassignments.get(topic, {})
+    replicas = [parts[p].replicas for p in ids]
+    if flying:
+        for i, p in enumerate(ids):
+            move = flying.get(p)
+            if move is not None and move.removing:
+                replicas[i] = tuple(b for b in replicas[i] if b not in move.removing)
+    text = ";".join(map(cache.__getitem__, replicas))
     config = sorted((k, v) for k, v in t.config.items() if k not in THROTTLED_REPLICAS_CONFIGS)
     return _digest(f"{ids!r}|{text}|{config!r}")
 

@@ -320,7 +320,8 @@ CONFIGS: Mapping[str, TopicConfig] = {
             "long",
             "0",
             "With tiered storage: how many bytes may wait before being copied to remote "
-            "storage; -1 means local.retention.bytes. Only in the newest Kafka 4.x.",
+            "storage; -1 means local.retention.bytes. Kafka's trunk only (KIP-1241): Kafka 4.1 "
+            "refuses it.",
             minimum=-1,
         ),
         _c(
@@ -328,7 +329,8 @@ CONFIGS: Mapping[str, TopicConfig] = {
             "long",
             "0",
             "With tiered storage: how long data may wait before being copied to remote "
-            "storage; -1 means local.retention.ms. Only in the newest Kafka 4.x.",
+            "storage; -1 means local.retention.ms. Kafka's trunk only (KIP-1241): Kafka 4.1 "
+            "refuses it.",
             minimum=-1,
         ),
         _c(

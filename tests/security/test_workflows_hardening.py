@@ -177,7 +177,14 @@ def test_the_folder_to_environment_map_is_one_fixed_map_covering_every_example()
         os.path.relpath(p.parent, ROOT) for p in (ROOT / "topics").glob("*/cluster.y*ml")
     )
     assert maps[0] == maps[1] == maps[2] == {d: d.split("/")[1] for d in shipped}
-    assert shipped == ["topics/demo", "topics/dev", "topics/local", "topics/prod", "topics/staging"]
+    assert shipped == [
+        "topics/demo",
+        "topics/dev",
+        "topics/kafka",
+        "topics/local",
+        "topics/prod",
+        "topics/staging",
+    ]
     job = load(WORKFLOWS / "apply.yml")["jobs"]["apply"]
     assert job["environment"] == "${{ matrix.environment }}"  # from the map, never the folder
 

@@ -11,7 +11,7 @@ from kgitops.cli import main
 from kgitops.spec.load import load_specs, load_specs_or_raise
 
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = ["local", "demo", "prod", "staging", "dev"]
+EXAMPLES = ["local", "kafka", "demo", "prod", "staging", "dev"]
 
 
 @pytest.mark.parametrize("name", EXAMPLES)

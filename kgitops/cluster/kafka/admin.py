@@ -76,6 +76,8 @@ RESOURCE_BROKER = 4
 SOURCE_DYNAMIC_TOPIC = 1
 SOURCE_DYNAMIC_BROKER = 2
 SOURCE_DEFAULT = 5
+# Asked for the topic config names a cluster knows when no topic of the plan exists yet.
+NAMES_PROBE_TOPIC = "__consumer_offsets"
 OP_SET = 0
 OP_DELETE = 1
 OP_APPEND = 2
@@ -372,7 +374,8 @@ class KafkaAdmin(AccessRequests, GroupRequests):
         live = {b.node_id: b.rack for b in md.brokers}
         states = partitions_from(md.topics)
         names = sorted(states)
-        configs = self._topic_configs(names)
+        probe = self._any_topic() if not names and wanted else None
+        configs, config_names = self._topic_configs(names, probe)
         broker_configs, broker_defaults = self._broker_config_reads(sorted(live))
         for b in self._departed:
             live.pop(b, None)
@@ -415,6 +418,7 @@ class KafkaAdmin(AccessRequests, GroupRequests):
             controller_id=self._controller,
             broker_configs=broker_configs,
             broker_defaults=broker_defaults,
+            topic_config_names=config_names,
         )
 
     def _settled_metadata(self, topics: Sequence[str] | None) -> Any:
@@ -450,31 +454,53 @@ class KafkaAdmin(AccessRequests, GroupRequests):
             return {}
         return {b.broker_id: (b.rack, bool(getattr(b, "is_fenced", False))) for b in resp.brokers}
 
-    def _topic_configs(self, names: Sequence[str]) -> dict[str, dict[str, str]]:
-        if not names:
-            return {}
+    def _any_topic(self) -> str | None:
+        """One topic of the cluster (``__consumer_offsets`` where it exists), or None on an
+        empty cluster: one Metadata request for every topic."""
+        found = sorted(t.name for t in self._metadata(None).topics if t.name and not t.error_code)
+        if NAMES_PROBE_TOPIC in found:
+            return NAMES_PROBE_TOPIC
+        return found[0] if found else None
+
+    def _topic_configs(
+        self, names: Sequence[str], probe: str | None = None
+    ) -> tuple[dict[str, dict[str, str]], frozenset[str] | None]:
+        """(the configs set on each topic; the topic config names the brokers know, or None).
+
+        Kafka lists every topic config it knows for any topic, so one answer says which
+        names this cluster's version accepts (4.0 dropped ``message.format.version``...;
+        LogConfig.java). ``probe``, a topic not in ``names``, is asked in the same request
+        for that list alone (its configs, or its error, are otherwise ignored): a plan whose
+        topics are all new still learns the names, at the cost of one Metadata request
+        (:meth:`_any_topic`)."""
+        if not names and probe is None:
+            return {}, None
+        asked = [*names, probe] if probe else list(names)
         R = DescribeConfigsRequest
         req = R(
             resources=[
                 R.DescribeConfigsResource(
                     resource_type=RESOURCE_TOPIC, resource_name=n, configuration_keys=None
                 )
-                for n in names
+                for n in asked
             ],
             include_synonyms=True,
         )
         resp = self._send(req)
         enumerating = response_enumerates(resp.results)
         out: dict[str, dict[str, str]] = {}
+        known: set[str] = set()
         for r in resp.results:
-            if r.error_code == 3:
+            if enumerating and r.error_code == 0:
+                known.update(e.name for e in r.configs)
+            if r.resource_name == probe or r.error_code == 3:
                 continue
             if r.error_code != 0:
                 err = item_error("DescribeConfigs", r.resource_name, r.error_code, r.error_message)
                 assert err is not None
                 raise err
             out[r.resource_name] = topic_configs_from(r.configs, enumerating=enumerating)
-        return out
+        return out, frozenset(known) if known else None
 
     def _broker_configs(self, broker_ids: Sequence[int]) -> dict[int, dict[str, str]]:
         """Per broker, the dynamic configs set on that broker (e.g. throttle rates)."""
