@@ -193,7 +193,7 @@ class Throttler:
             for b in sorted(gone.brokers - need.brokers - self.rated)
             if b in self.online and self._rates_before.get(b)
         }
-        return self._send(topic_changes, broker_changes)
+        return self._send(topic_changes, broker_changes)[0]
 
     def finish(self, *, read: bool = True) -> list[str]:
         """The end of a run with no move of its own left in flight: take out every entry and
