@@ -239,6 +239,9 @@ def test_stop_broker_kill_is_a_crash_and_start_broker_brings_it_back(
     assert node.id not in cluster.unfenced_brokers()
     assert main(["local", "start-broker", str(node.id), "--dir", d]) == 0
     assert "started and unfenced" in capsys.readouterr().out
+    # the fixture's own view of the folder follows what another process recorded: a save
+    # from it can never leave the restarted JVM unrecorded (down would then not stop it)
+    assert kafka_crash_cluster.running(node)
     cluster = localcluster.load(d)
     assert cluster is not None
     assert cluster.unfenced_brokers() == {n.id for n in cluster.brokers}

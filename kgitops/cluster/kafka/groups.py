@@ -47,6 +47,14 @@ class ConsumerGroupDescribeResponse(ApiMessage, load_json=_schemas):  # type: ig
 
 EARLIEST = -2
 GROUP_ID_NOT_FOUND = kerr.GroupIdNotFoundError.errno
+_COORDINATOR_MOVED = frozenset(
+    e.errno
+    for e in (
+        kerr.NotCoordinatorError,
+        kerr.CoordinatorLoadInProgressError,
+        kerr.CoordinatorNotAvailableError,
+    )
+)
 LATEST = -1
 
 
@@ -366,7 +374,20 @@ class GroupRequests:
                 for t, ps in by_topic.items()
             ],
         )
-        resp = self._send(req, node)
+        # a coordinator that moved or is still loading (a real Kafka right after it made
+        # __consumer_offsets: NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS) is looked up and
+        # asked again until the request timeout; Tansu and the simulation answer at once
+        deadline = time.monotonic() + getattr(self, "_timeout_ms", 30000) / 1000
+        backoff = 0.1
+        while True:
+            resp = self._send(req, node)
+            codes = [p.error_code for t in resp.topics for p in t.partitions]
+            moved = bool(codes) and all(c in _COORDINATOR_MOVED for c in codes)
+            if not moved or time.monotonic() + backoff >= deadline:
+                break
+            time.sleep(backoff)
+            backoff = min(backoff * 2, 1.0)
+            (node,) = self._coordinators([group_id]).values()
         out: dict[TopicPartition, ClusterError | None] = {}
         for t in resp.topics:
             for p in t.partitions:

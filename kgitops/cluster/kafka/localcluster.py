@@ -227,6 +227,7 @@ class KafkaCluster:
         """Whether the process recorded for ``node`` runs and is that node's JVM: a
         ``kafka.Kafka`` process started on this folder's ``server.properties`` of that node, at
         the start time recorded (whichever kgitops install or Java started it)."""
+        self.refresh()
         if node.pid is None or node.pid <= 1 or node.start_time is None:
             return False
         if not _alive(node.pid):
@@ -242,6 +243,7 @@ class KafkaCluster:
 
     def launch(self, node: Node) -> subprocess.Popen[bytes]:
         """Start ``node``'s JVM in its own session (it outlives this process)."""
+        self.refresh()
         path = self.log_path(node)
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
         try:
@@ -337,6 +339,23 @@ class KafkaCluster:
         return next(n for n in self.nodes if n.id == node_id)
 
     # ------------------------------------------------------------ the record
+
+    def refresh(self) -> None:
+        """Take each node's pid and start time from ``cluster.json`` as it is now: another
+        process (``kgitops local start-broker``, another object over the same folder) may have
+        restarted a node since this object read it, and a save from a stale view would leave
+        a running JVM unrecorded."""
+        try:
+            current = load(self.directory)
+        except LocalBrokerError:
+            return
+        if current is None or current.cluster_id != self.cluster_id:
+            return
+        recorded = {n.id: n for n in current.nodes}
+        for node in self.nodes:
+            if node.id in recorded:
+                node.pid = recorded[node.id].pid
+                node.start_time = recorded[node.id].start_time
 
     def save(self) -> None:
         data = {
