@@ -256,7 +256,7 @@ def _pid_runs(pid: int, binary: str | None) -> bool:
     return True
 
 
-def _proc_start_time(pid: int) -> int | None:
+def proc_start_time(pid: int) -> int | None:
     """The process's start time in clock ticks after boot (field 22 of /proc/<pid>/stat):
     with the pid, it names one process for the life of the machine."""
     try:
@@ -267,10 +267,10 @@ def _proc_start_time(pid: int) -> int | None:
         return None
 
 
-def _proc_cmdline(pid: int) -> list[str] | None:
+def proc_cmdline(pid: int) -> list[str] | None:
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
-            raw = f.read(65536)
+            raw = f.read(1 << 20)
     except OSError:
         return None
     return [part.decode("utf-8", "replace") for part in raw.split(b"\0")[:-1]]
@@ -286,7 +286,7 @@ def _is_our_broker(pid: int, port: int, started: object) -> bool:
         expected = _command(broker_binary(), port)
     except LocalBrokerError:
         return False
-    return _proc_cmdline(pid) == expected and _proc_start_time(pid) == started
+    return proc_cmdline(pid) == expected and proc_start_time(pid) == started
 
 
 def _terminate(pid: int, timeout: float) -> None:
@@ -376,7 +376,7 @@ def up(
         "port": broker.port,
         "binary": broker_binary(),
         "log": log_path,
-        "startTime": _proc_start_time(broker.pid),
+        "startTime": proc_start_time(broker.pid),
     }
     try:
         write_atomic(

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kgitops.cluster.kafka.runtime import DEFAULT_VERSION, Runtime, ensure_runtime
-from kgitops.cluster.local import symlinked_folder
+from kgitops.cluster.local import proc_cmdline, proc_start_time, symlinked_folder
 from kgitops.errors import FileRefused, LocalBrokerError
 from kgitops.files import read_json, write_atomic
 
@@ -232,13 +232,13 @@ class KafkaCluster:
             return False
         if not _alive(node.pid):
             return False
-        cmd = _cmdline(node.pid)
+        cmd = proc_cmdline(node.pid)
         return (
             cmd is not None
             and len(cmd) >= 2
             and cmd[-2] == "kafka.Kafka"
             and cmd[-1] == self.properties_path(node)
-            and _start_time(node.pid) == node.start_time
+            and proc_start_time(node.pid) == node.start_time
         )
 
     def launch(self, node: Node) -> subprocess.Popen[bytes]:
@@ -264,7 +264,7 @@ class KafkaCluster:
         finally:
             log.close()
         node.pid = proc.pid
-        node.start_time = _start_time(proc.pid)
+        node.start_time = proc_start_time(proc.pid)
         self.save()
         return proc
 
@@ -696,24 +696,6 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return True
-
-
-def _start_time(pid: int) -> int | None:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            fields = f.read().rsplit(b") ", 1)[-1].split()
-        return int(fields[19])
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def _cmdline(pid: int) -> list[str] | None:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            raw = f.read(1 << 20)
-    except OSError:
-        return None
-    return [part.decode("utf-8", "replace") for part in raw.split(b"\0")[:-1]]
 
 
 def _port_open(port: int) -> bool:
