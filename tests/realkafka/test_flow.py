@@ -22,7 +22,9 @@ from typing import Any
 import pytest
 from kafka import TopicPartition
 from kafka.admin import ConfigResource, ConfigResourceType
-from kafka_flow_helpers import (
+
+import kgitops
+from tests.realkafka.kafka_flow_helpers import (
     Inspector,
     KafkaFolder,
     actions,
@@ -31,8 +33,6 @@ from kafka_flow_helpers import (
     run_cli,
     verify_reassignments,
 )
-
-import kgitops
 
 ROOT = str(Path(kgitops.__file__).resolve().parent.parent)
 DRAINED = 4

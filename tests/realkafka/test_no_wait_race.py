@@ -22,12 +22,12 @@ from typing import Any
 
 import pytest
 from kafka.admin import ConfigResource, ConfigResourceType
-from kafka_flow_helpers import Inspector, KafkaFolder, eventually, produce
 
 from kgitops.apply import reassign
 from kgitops.apply.journal import MoveJournal
 from kgitops.commands import apply as apply_command
 from kgitops.plan.throttles import RATE_KEYS
+from tests.realkafka.kafka_flow_helpers import Inspector, KafkaFolder, eventually, produce
 
 pytestmark = pytest.mark.slow
 

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 from kafka.admin import ConfigResource, ConfigResourceType
-from kafka_flow_helpers import Inspector, KafkaFolder, eventually
 
 from kgitops.plan.throttles import RATE_KEYS
+from tests.realkafka.kafka_flow_helpers import Inspector, KafkaFolder, eventually
 
 
 @pytest.fixture

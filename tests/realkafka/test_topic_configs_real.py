@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 from kafka.admin import ConfigResource, ConfigResourceType
-from kafka_flow_helpers import Inspector, KafkaFolder
 
 from kgitops.spec.topic_configs import CONFIGS, normalize_config
+from tests.realkafka.kafka_flow_helpers import Inspector, KafkaFolder
 
 # Not in Kafka 4.1: removed in 4.0, or only on Kafka's trunk.
 NOT_IN_4_1 = {
