@@ -145,7 +145,7 @@ def spawn_apply(folder: KafkaFolder) -> subprocess.Popen[str]:
             str(folder.dir),
             "--yes",
             "--poll-interval",
-            "0.5",
+            "1",
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -243,7 +243,7 @@ def test_the_readme_flow_on_a_rack_aware_kafka_cluster(
     assert code == 2 and "UNHEALTHY" in out, out
     # ... and a later apply finishes them and everything else, then removes the throttles
     folder.cluster(throttle=5_000_000, moves=4, decommission=[DRAINED])
-    code, out, err = folder.cli("apply", str(folder.dir), "--yes", "--poll-interval", "0.5")
+    code, out, err = folder.cli("apply", str(folder.dir), "--yes", "--poll-interval", "1")
     assert code == 0, out + err
     no_throttles(kafka_)
     for t in (o, e):

@@ -114,7 +114,7 @@ def test_a_no_wait_move_that_ends_after_the_plan_leaves_no_throttle(
 
         monkeypatch.setattr(apply_command, "fresh_state", late_fresh)
     start = time.monotonic()
-    code, out, err = folder.cli("apply", str(folder.dir), "--yes", "--poll-interval", "0.5")
+    code, out, err = folder.cli("apply", str(folder.dir), "--yes", "--poll-interval", "1")
     assert code == 0, out + err
     assert time.monotonic() - start < 60
     assert eventually(lambda: ours(inspector, t), [].__eq__, 10) == [], out + err
