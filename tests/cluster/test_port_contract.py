@@ -255,8 +255,13 @@ def test_added_partitions_get_the_replicas_asked_for(port: Adapter) -> None:
     t = port.topic("grow")
     port.admin.create_topics([NewTopic(t, {0: (1, 2)})])
     assert port.admin.create_partitions([NewPartitions(t, 3, {1: (2, 3), 2: (3, 1)})]) == {t: None}
-    parts = port.admin.describe([t]).topics[t].partitions
-    assert {p: ps.replicas for p, ps in parts.items()} == {0: (1, 2), 1: (2, 3), 2: (3, 1)}
+    want = {0: (1, 2), 1: (2, 3), 2: (3, 1)}
+    layout = eventually(
+        port,
+        lambda: {p: ps.replicas for p, ps in port.admin.describe([t]).topics[t].partitions.items()},
+        want.__eq__,
+    )
+    assert layout == want
 
 
 def test_a_reassignment_is_in_flight_until_done_then_the_target_holds(port: Adapter) -> None:
