@@ -327,7 +327,10 @@ class Reassigner:
         if not self.dry_run:  # recorded moves that ended while no apply watched them
             listed = {(t, p) for t, parts in in_flight.items() for p in parts}
             ended = [tp for tp in self.journal.moves if tp not in listed]
-            self.unwatched = sorted(tp for tp in ended if tp[0] in adopt and tp not in self.moves)
+            # every recorded move is kgitops' own: its throttles go once it ended, whether or
+            # not the plan names its topic (a drain's moves of __consumer_offsets: the plan
+            # made while they still ran kept their throttles, and no digest names the topic)
+            self.unwatched = sorted(tp for tp in ended if tp not in self.moves)
             self.journal.ended(ended)
         self.result.notes.extend(self.journal.notes)
         if foreign:

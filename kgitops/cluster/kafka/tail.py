@@ -231,9 +231,9 @@ def follow_messages(
                     timeout_ms=max(0, min(int(slice_s * 1000), int(left))), max_records=500
                 )
             except UnknownTopicOrPartitionError:
-                if not c.partitions_for_topic(topic):
+                if _gone(c, topic):
                     raise _deleted(topic) from None
-                raise
+                continue  # a broker's lagging metadata: the next poll asks again
             batch = [_message(r) for records in polled.values() for r in records]
             now = time.monotonic()
             if batch:
@@ -246,9 +246,24 @@ def follow_messages(
                 if not missing:
                     # the leaders answer, or this raises (one line, exit 1) within the rest of
                     # requestTimeoutMs since the cluster last answered
-                    c.end_offsets(tps, timeout_ms=int(check_s * 1000))
+                    try:
+                        c.end_offsets(tps, timeout_ms=int(check_s * 1000))
+                    except UnknownTopicOrPartitionError:
+                        # Kafka answers a deleted topic's ListOffsets so; the consumer's
+                        # metadata cache may still list it: ask the cluster
+                        if _gone(c, topic):
+                            raise _deleted(topic) from None
                 idle_since = time.monotonic()
             yield batch  # empty too: the caller can look at its output while all is quiet
+
+
+def _gone(consumer: Any, topic: str) -> bool:
+    """Whether the cluster no longer lists ``topic`` (a fresh Metadata request, not the
+    consumer's cache)."""
+    try:
+        return topic not in consumer.topics()
+    except Exception:  # the cluster did not answer: the caller's checks decide
+        return False
 
 
 def _deleted(topic: str) -> ClusterRequestError:
