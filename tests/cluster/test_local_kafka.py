@@ -245,3 +245,13 @@ def test_stop_broker_kill_is_a_crash_and_start_broker_brings_it_back(
     cluster = localcluster.load(d)
     assert cluster is not None
     assert cluster.unfenced_brokers() == {n.id for n in cluster.brokers}
+
+
+def test_a_cluster_id_never_starts_with_a_dash(monkeypatch: pytest.MonkeyPatch) -> None:
+    """kafka-storage's parser reads ``-t -x...`` as a missing id: CI met one (1 start in 64)."""
+    import uuid
+
+    dashed = uuid.UUID(bytes=b"\xfb" + bytes(15))  # urlsafe base64 '-' first
+    fresh = iter([dashed, uuid.UUID(bytes=bytes(16))])
+    monkeypatch.setattr(localcluster.uuid, "uuid4", lambda: next(fresh))
+    assert not localcluster._cluster_id().startswith("-")

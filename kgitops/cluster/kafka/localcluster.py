@@ -473,7 +473,12 @@ def _escape(value: str) -> str:
 
 
 def _cluster_id() -> str:
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+    """A random cluster id. Like Kafka's ``Uuid.randomUuid``, never one starting with ``-``:
+    the formatter's argument parser would read ``-t -x...`` as a missing id (1 start in 64)."""
+    while True:
+        cid = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+        if not cid.startswith("-"):
+            return cid
 
 
 # ---------------------------------------------------------------- up / status / down
