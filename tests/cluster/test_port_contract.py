@@ -405,7 +405,8 @@ def test_quotas_are_set_and_removed_per_entity(port: Adapter) -> None:
     who = QuotaEntity(user=port.topic("svc"))
     change = QuotaChange(set={"producer_byte_rate": 1024.0})
     assert port.admin.alter_client_quotas({who: change}) == {who.key: None}
-    assert port.admin.describe_client_quotas()[who] == {"producer_byte_rate": 1024.0}
+    quotas = eventually(port, port.admin.describe_client_quotas, lambda quotas: who in quotas)
+    assert quotas[who] == {"producer_byte_rate": 1024.0}
     removed = QuotaChange(delete=("producer_byte_rate",))
     assert port.admin.alter_client_quotas({who: removed}) == {who.key: None}
     assert who not in eventually(
