@@ -174,7 +174,7 @@ def test_create_places_each_topic_as_asked_and_reports_only_the_configs_set(
         [NewTopic(a, {0: (b,), 1: (b,)}, {"retention.ms": "1000"}), NewTopic(c, {0: (b,)})]
     )
     assert results == {a: None, c: None}
-    state = port.admin.describe([a, c])
+    state = eventually(port, lambda: port.admin.describe([a, c]), lambda s: len(s.topics) == 2)
     assert {p: ps.replicas for p, ps in state.topics[a].partitions.items()} == {0: (b,), 1: (b,)}
     assert state.topics[a].config == {"retention.ms": "1000"}
     assert state.topics[c].config == {}
@@ -207,7 +207,11 @@ def test_config_changes_touch_only_what_they_name(port: Adapter) -> None:
         }
     )
     assert results == {a: None, c: None}
-    state = port.admin.describe([a, c])
+    state = eventually(
+        port,
+        lambda: port.admin.describe([a, c]),
+        lambda s: "retention.ms" not in s.topics[a].config and bool(s.topics[c].config),
+    )
     assert state.topics[a].config == {"cleanup.policy": "compact", "segment.bytes": "1048576"}
     assert state.topics[c].config == {"retention.ms": "5000"}
 
