@@ -41,6 +41,7 @@ class UpsertUser(Action):
     order: ClassVar[int] = 52
     symbol: ClassVar[str] = "+"
     verb: ClassVar[str] = "SCRAM credential(s) to write"
+    unit: ClassVar[tuple[str, str]] = ("SCRAM user", "SCRAM users")
     api: ClassVar[str] = "AlterUserScramCredentials"  # the Kafka API apply sends it in
     name: str = ""
     mechanism: str = ""
@@ -99,6 +100,7 @@ class AlterQuota(Action):
     order: ClassVar[int] = 54
     symbol: ClassVar[str] = "~"
     verb: ClassVar[str] = "quota(s) to change"
+    unit: ClassVar[tuple[str, str]] = ("quota", "quotas")
     api: ClassVar[str] = "AlterClientQuotas"  # the Kafka API apply sends it in
     entity: QuotaEntity = _NO_ENTITY
     set: Mapping[str, float] = field(default_factory=dict)
@@ -150,6 +152,7 @@ class CreateAcl(Action):
     order: ClassVar[int] = 56
     symbol: ClassVar[str] = "+"
     verb: ClassVar[str] = "ACL(s) to create"
+    unit: ClassVar[tuple[str, str]] = ("ACL", "ACLs")
     api: ClassVar[str] = "CreateAcls"  # the Kafka API apply sends it in
     acl: Acl = _NO_ACL
     source: str = ""
@@ -175,6 +178,7 @@ class DeleteAcl(Action):
     order: ClassVar[int] = 58
     symbol: ClassVar[str] = "-"
     verb: ClassVar[str] = "ACL(s) to delete"
+    unit: ClassVar[tuple[str, str]] = ("ACL", "ACLs")
     api: ClassVar[str] = "DeleteAcls"  # the Kafka API apply sends it in
     acl: Acl = _NO_ACL
 

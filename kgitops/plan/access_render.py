@@ -6,9 +6,12 @@ Text: one line per action, like the topic actions::
     ~ alter_quota user=orders-app  producer_byte_rate: 1048576 -> 10485760
     + create_acl User:b allow read group:b-*  from topic orders access.consume.0
 
-Markdown: a section of its own, "Access changes", with one table row per ACL binding (who,
-allow/deny, operation, resource, pattern, host, where git asks for it), then users and
-quotas, so a reviewer reads who gains or loses what at a glance.
+Markdown: a section of its own, "Access changes", with one table row per ACL binding in five
+columns that fit a comment (who, and the host when not every host; allow or **deny** and the
+operation; the resource, "(prefixed)" for a prefix pattern; where git asks for it), then
+users and quotas, so a reviewer reads who gains or loses what at a glance::
+
+    | `+` | `User:b` | allow read | group `b-` (prefixed) | topic orders access.consume.0 |
 """
 
 from __future__ import annotations
@@ -36,6 +39,27 @@ def wide(acl: Mapping[str, Any]) -> bool:
     )
 
 
+def _who(acl: Mapping[str, Any]) -> str:
+    """The principal, and its host when the binding is not for every host (``*``)."""
+    host = acl.get("host", "*")
+    return md_code(acl["principal"]) + ("" if host == "*" else f" on host {md_code(host)}")
+
+
+def _grant(acl: Mapping[str, Any]) -> str:
+    """``allow read``; a deny in bold, as it overrides every allow."""
+    permission = md_text(acl["permission"])
+    if acl["permission"] != "allow":
+        permission = f"**{permission}**"
+    return f"{permission} {md_text(acl['operation'])}"
+
+
+def _resource(acl: Mapping[str, Any]) -> str:
+    """``topic `orders```; a prefixed pattern says so (it covers names not made yet)."""
+    pattern = acl["patternType"]
+    shown = "" if pattern == "literal" else f" ({md_text(pattern)})"
+    return f"{md_text(acl['resourceType'])} {md_code(acl['name'])}{shown}"
+
+
 def markdown_section(actions: Sequence[Mapping[str, Any]]) -> list[str]:
     """The "Access changes" section of the pull-request comment; empty without access."""
     acls = [a for a in actions if a["type"] in ("create_acl", "delete_acl")]
@@ -45,10 +69,7 @@ def markdown_section(actions: Sequence[Mapping[str, Any]]) -> list[str]:
         return []
     out = ["#### Access changes", ""]
     if acls:
-        out += [
-            "| | principal | permission | operation | resource | pattern | host | from |",
-            "|---|---|---|---|---|---|---|---|",
-        ]
+        out += ["| | principal | grant | resource | from |", "|---|---|---|---|---|"]
         first = [a for a in acls if wide(a["acl"])]
         rest = [a for a in acls if not wide(a["acl"])]
         shown = first + rest[: max(0, MARKDOWN_ROWS - len(first))]
@@ -57,10 +78,7 @@ def markdown_section(actions: Sequence[Mapping[str, Any]]) -> list[str]:
             sym = "+" if a["type"] == "create_acl" else "-"
             src = a.get("source") or ("not in git" if sym == "-" else "")
             out.append(
-                f"| `{sym}` | {md_code(acl['principal'])} | {md_text(acl['permission'])} | "
-                f"{md_text(acl['operation'])} | {md_text(acl['resourceType'])} "
-                f"{md_code(acl['name'])} | {md_text(acl['patternType'])} | "
-                f"{md_code(acl['host'])} | {md_text(src)} |"
+                f"| `{sym}` | {_who(acl)} | {_grant(acl)} | {_resource(acl)} | {md_text(src)} |"
             )
         if len(acls) > len(shown):
             out.append(f"\n... {len(acls) - len(shown)} more ACL change(s) in the JSON plan")

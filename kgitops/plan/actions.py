@@ -66,6 +66,8 @@ class Action:
     order: ClassVar[int] = 0
     symbol: ClassVar[str] = "?"
     verb: ClassVar[str] = ""
+    #: what one action of the kind counts as in the pull-request comment's summary
+    unit: ClassVar[tuple[str, str]] = ("topic", "topics")
     topic: str
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -105,6 +107,22 @@ class Action:
         """The lines under the headline, from the JSON form: (changes, per-partition rows);
         renderers may cut the rows, never the changes."""
         return [], []
+
+    @classmethod
+    def counted(cls, data: Mapping[str, Any]) -> tuple[str, str]:
+        """What this action counts as, singular and plural (``unit``; a kind whose subject
+        varies says so per action)."""
+        return cls.unit
+
+    @classmethod
+    def diff(cls, data: Mapping[str, Any]) -> list[str]:
+        """The details as the lines of a markdown ``diff`` fence: each starts with ``+``,
+        ``-`` or ``@@``, the marks GitHub colours (a ``~`` line or a bare row stays grey).
+        By default the changes of ``details`` and its rows marked with the kind's symbol;
+        a kind with a before and an after says both (``- old`` then ``+ new``)."""
+        changes, rows = cls.details(data)
+        mark = cls.symbol if cls.symbol in ("+", "-") else "+"
+        return [*changes, *(f"{mark} {r}" for r in rows)]
 
 
 def kinds() -> tuple[type[Action], ...]:
@@ -258,6 +276,22 @@ class AlterConfig(Action):
             out.append(f"- {k}" + (f" (was {was})" if was else ""))
         return out, []
 
+    @classmethod
+    def diff(cls, data: Mapping[str, Any]) -> list[str]:
+        """``retention.ms: 1000 -> 2000`` as ``- retention.ms = 1000`` and ``+ retention.ms =
+        2000``; a removed key as ``- key = old`` (Kafka's default applies)."""
+        previous = data.get("previous", {})
+        origins = data.get("origins") or {}
+        out: list[str] = []
+        for k, v in data.get("set", {}).items():
+            if k in previous:
+                out.append(f"- {k} = {_held(k, previous[k])}")
+            out.append(f"+ {k} = {_held(k, v)}" + (f"  ({origins[k]})" if k in origins else ""))
+        for k in data.get("delete", []):
+            was = f" = {_held(k, previous[k])}" if k in previous else ""
+            out.append(f"- {k}{was}  (removed)")
+        return out
+
 
 def _held(name: str, value: object) -> str:
     """A config value as Kafka holds it, with its human form when that says more:
@@ -381,6 +415,24 @@ class Reassign(Action):
         ]
         return [], rows
 
+    @classmethod
+    def diff(cls, data: Mapping[str, Any]) -> list[str]:
+        """Moves grouped by reason, each reason said once in a hunk header::
+
+        @@ broker 5 is decommissioned: 2 partition(s) @@
+        - 0: [5, 1, 2]
+        + 0: [3, 1, 2]
+        """
+        groups: dict[str, list[tuple[str, Mapping[str, Any]]]] = {}
+        for p, m in data.get("moves", {}).items():
+            groups.setdefault(str(m.get("reason", "")), []).append((p, m))
+        out: list[str] = []
+        for reason, moves in groups.items():
+            out.append(f"@@ {reason or 'moved'}: {len(moves)} partition(s) @@")
+            for p, m in moves:
+                out += [f"- {p}: {m['from']}", f"+ {p}: {m['to']}"]
+        return out
+
 
 @dataclass(frozen=True)
 class RemoveThrottles(Action):
@@ -424,6 +476,10 @@ class RemoveThrottles(Action):
             remove=_strings(data["remove"]),
             reason=str(data.get("reason", "")),
         )
+
+    @classmethod
+    def counted(cls, data: Mapping[str, Any]) -> tuple[str, str]:
+        return ("broker", "brokers") if data.get("broker") is not None else cls.unit
 
     @classmethod
     def headline(cls, data: Mapping[str, Any]) -> str:

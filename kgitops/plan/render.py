@@ -169,67 +169,129 @@ def window_rows(transfer: Mapping[str, Any], rows: int = WINDOW_ROWS) -> list[tu
 
 
 def render_markdown(data: Mapping[str, Any], *, limit: int = GITHUB_COMMENT_LIMIT) -> str:
-    """A pull-request comment: warnings first, the summary table, data to move per broker,
-    then one ``<details>`` block per topic. Stays under ``limit`` characters (GitHub's
-    comment limit) by leaving out whole detail blocks, and says what it left out."""
-    head = [f"### kgitops plan: {md_code(data.get('cluster'))}", ""]
+    """A pull-request comment a reviewer reads top to bottom:
+
+    1. what needs care: connection findings, deletions, warnings (each message once);
+    2. a summary that fits one screen: a count per kind of change by what it counts (topics,
+       ACLs, SCRAM users, quotas, brokers), and the data to move with the time it takes;
+    3. ``#### Topic changes``: one collapsed ``<details>`` per topic, its summary line naming
+       every change to it, its body a ``diff`` fence GitHub colours (``-`` before, ``+``
+       after, ``@@`` a reason said once);
+    4. ``#### Access changes``: the ACL table (five columns), SCRAM users and quotas;
+    5. ``#### Details``, each collapsed: data to move per broker and rack, apply's windows,
+       per broker before → after (a bar for each), measured key loads.
+
+    Stays under ``limit`` characters (GitHub's comment limit) by leaving out whole topic
+    blocks, and says how many it left out."""
     actions = data.get("actions", [])
     findings = data.get("findings") or []
+    warnings = data.get("warnings", [])
+    head = [f"### kgitops plan: {md_code(data.get('cluster'))}", ""]
     head += _md_findings(findings)
+    head += _md_deletions(actions)
+    head += _md_warnings(warnings)
     if not actions and not findings:
         head += ["**No changes.** The cluster matches the specs.", ""]
     elif not actions:
         head += ["No topic changes; the connection settings change (above).", ""]
-    deleted = [a["topic"] for a in actions if a["type"] == "delete_topic"]
-    if deleted:
-        names = ", ".join(md_code(t) for t in deleted[:20])
-        more = f" and {len(deleted) - 20} more" if len(deleted) > 20 else ""
-        head += [
-            "> [!CAUTION]",
-            f"> This plan **deletes {len(deleted)} topic(s)** and their data: {names}{more}. "
-            "`kgitops apply` refuses it without `--allow-delete`.",
-            "",
-        ]
-    head += _md_warnings(data.get("warnings", []))
+    topics = _by_topic(actions)
     if actions:
-        head += ["| | action | topics |", "|---|---|---:|"]
-        summary = data.get("summary", {})
-        for k in kinds():
-            if summary.get(k.kind):
-                head.append(f"| `{k.symbol}` | {k.kind} | {summary[k.kind]} |")
-        head.append("")
-        head += _md_transfer(data.get("transfer"))
-        head += _md_spread(data.get("spread"))
-    head += _md_key_loads(data.get("warnings", []))
-    head += markdown_section(actions)
-    footer = [
-        "",
+        head += _md_summary(actions, data.get("transfer"))
+    if topics:
+        head += ["#### Topic changes", ""]
+    after = markdown_section(actions)
+    details = [
+        *_md_transfer_details(data.get("transfer")),
+        *_md_spread(data.get("spread")),
+        *_md_key_loads(warnings),
+    ]
+    if details:
+        after += ["#### Details", "", *details]
+    after += [
         f"<sub>state {md_code(str(data.get('stateFingerprint', ''))[:19])} · apply refuses this "
         "plan if the cluster changes first</sub>",
     ]
     text = "\n".join(head)
-    shown = [a for a in actions if a["type"] not in ACCESS_KINDS]
-    tail = "\n".join(footer)
+    tail = "\n".join(after)
     budget = limit - len(text) - len(tail) - 400
     kept: list[str] = []
     used = 0
-    for block in _md_blocks(shown):  # lazily: a block past the budget is never rendered
+    for block in _md_blocks(topics):  # lazily: a block past the budget is never rendered
         if used + len(block) + 1 > budget:
             break
         kept.append(block)
         used += len(block) + 1
     parts = [text, *kept]
-    if len(kept) < len(shown):
-        left = len(shown) - len(kept)
+    if len(kept) < len(topics):
+        left = len(topics) - len(kept)
         parts.append(
-            f"\n**{left} of {len(shown)} action(s) left out** to stay under GitHub's "
+            f"\n**{left} of {len(topics)} topic(s) left out** to stay under GitHub's "
             f"{limit:,}-character comment limit; run `kgitops plan` or read the JSON plan "
             "for the rest."
         )
-    out = "\n".join(parts) + "\n" + tail + "\n"
+    out = "\n".join(parts).rstrip("\n") + "\n\n" + tail + "\n"
     if len(out) > limit:  # only when the head alone is too long
         cut = out[: limit - 200]
         out = cut[: cut.rfind("\n")] + "\n\n**(truncated to GitHub's comment limit)**\n"
+    return out
+
+
+def _by_topic(actions: Sequence[Mapping[str, Any]]) -> list[list[Mapping[str, Any]]]:
+    """The topic actions (access ones have their own section) grouped by subject, in the
+    order of each subject's first action (apply's order)."""
+    groups: dict[str, list[Mapping[str, Any]]] = {}
+    for a in actions:
+        if a["type"] not in ACCESS_KINDS:
+            groups.setdefault(subject(a), []).append(a)
+    return list(groups.values())
+
+
+def _md_deletions(actions: Sequence[Mapping[str, Any]], shown: int = 20) -> list[str]:
+    deleted = [a["topic"] for a in actions if a["type"] == "delete_topic"]
+    if not deleted:
+        return []
+    names = ", ".join(md_code(t) for t in deleted[:shown])
+    more = f" and {len(deleted) - shown} more" if len(deleted) > shown else ""
+    return [
+        "> [!CAUTION]",
+        f"> This plan **deletes {len(deleted)} topic(s)** and their data: {names}{more}. "
+        "`kgitops apply` refuses it without `--allow-delete`.",
+        "",
+    ]
+
+
+def _md_summary(
+    actions: Sequence[Mapping[str, Any]], transfer: Mapping[str, Any] | None
+) -> list[str]:
+    """A row per kind of action with what it counts (``7 ACLs``, ``2 SCRAM users``, ``4
+    topics``), then the data to move and the time it takes."""
+    counts: dict[str, dict[tuple[str, str], int]] = {}
+    for a in actions:
+        kind = kind_named(a["type"])
+        if kind is not None:
+            unit = kind.counted(a)
+            per = counts.setdefault(kind.kind, {})
+            per[unit] = per.get(unit, 0) + 1
+    out = ["| | change | count |", "|---|---|---:|"]
+    for k in kinds():
+        if k.kind in counts:
+            cell = ", ".join(
+                f"{n} {one if n == 1 else many}" for (one, many), n in counts[k.kind].items()
+            )
+            out.append(f"| `{k.symbol}` | {k.kind} | {cell} |")
+    out.append("")
+    if transfer and transfer.get("totalBytes"):
+        rate = transfer.get("throttleBytesPerSec")
+        stored = transfer.get("clusterBytes")
+        cross = transfer.get("crossRackBytes")
+        out += [
+            f"**Data to move:** {human_bytes(transfer['totalBytes'])}"
+            + (f" of {human_bytes(stored)} stored" if stored else "")
+            + (f" ({human_bytes(cross)} across racks)" if cross else "")
+            + f", throttled at {_rate(rate)} per broker: about "
+            f"{_duration(transfer.get('estimatedSeconds'))}{_window_words(transfer)}.",
+            "",
+        ]
     return out
 
 
@@ -262,69 +324,73 @@ def _md_findings(findings: Sequence[Mapping[str, Any]], shown: int = 40) -> list
 
 
 def _md_warnings(warnings: Sequence[Mapping[str, Any]], per_code: int = 10) -> list[str]:
+    """One line per code and message: the topics a message applies to are listed on it,
+    so a message repeated for twenty topics is read once."""
     if not warnings:
         return []
     out = ["> [!WARNING]"]
-    by_code: dict[str, list[Mapping[str, Any]]] = {}
+    by_code: dict[str, dict[str, list[str]]] = {}
     for w in warnings:
-        by_code.setdefault(w["code"], []).append(w)
+        topics = by_code.setdefault(w["code"], {}).setdefault(w["message"], [])
+        if w.get("topic"):
+            topics.append(w["topic"])
     for code in sorted(by_code):
-        items = by_code[code]
-        for w in items[:per_code]:
-            who = f" {md_code(w['topic'])}" if w.get("topic") else ""
-            out.append(f"> **{md_text(code)}**{who}: {md_text(w['message'])}  ")
-        if len(items) > per_code:
-            out.append(f"> **{md_text(code)}**: ... and {len(items) - per_code} more topic(s)  ")
+        messages = list(by_code[code].items())
+        for message, topics in messages[:per_code]:
+            who = ", ".join(md_code(t) for t in topics[:per_code])
+            if len(topics) > per_code:
+                who += f" and {len(topics) - per_code} more"
+            out.append(f"> **{md_text(code)}**{' ' + who if who else ''}: {md_text(message)}  ")
+        if len(messages) > per_code:
+            out.append(f"> **{md_text(code)}**: ... and {len(messages) - per_code} more  ")
     out.append("")
     return out
 
 
-MERMAID_BROKERS = 60
+SPREAD_BAR = 12
+"""Characters of the widest before/after bar in the per-broker table (in eighths)."""
 
 
 def _md_spread(spread: Mapping[str, Any] | None, rows: int = 100) -> list[str]:
-    """Per broker bytes, replicas and leaders before -> after: a table, and a mermaid bar
-    chart per figure (bars after, a line before) that GitHub draws. Every value is a number
-    the plan computed; labels are broker ids, kept to digits."""
+    """Per broker bytes, replicas and preferred leaders before → after, collapsed: one table,
+    with a bar before and a bar after for the bytes (the replicas when no size is known) on
+    one scale, so a broker that fills or empties shows at a glance. Every value is a number
+    the plan computed; anything else in a hand-edited plan file counts as 0."""
     brokers = (spread or {}).get("brokers") or {}
     if not brokers:
         return []
+    items = list(brokers.items())
+    barred = "bytes" if any(any(_pair(v, "bytes")) for _, v in items) else "replicas"
+    peak = max([1, *(n for _, v in items for n in _pair(v, barred))])
     was, now = summary(spread or {}, 0), summary(spread or {}, 1)
     out = [
-        "**Per broker, before → after**: "
-        + "; ".join(f"{m} {md_text(was[m])} → {md_text(now[m])}" for m in METRICS if m in now),
+        f"<details><summary>Per broker before → after: {barred} (with bars), replicas, "
+        "preferred leaders</summary>",
         "",
-        "| broker | bytes | replicas | leaders |",
-        "|---:|---:|---:|---:|",
+        "| broker | bytes | before | after | replicas | preferred leaders |",
+        "|---:|---:|---|---|---:|---:|",
     ]
-    items = list(brokers.items())
     for b, v in items[:rows]:
         cells = []
         for m in METRICS:
             shown = human_bytes if m == "bytes" else str
             x, y = (shown(n) for n in _pair(v, m))
             cells.append(md_text(x if x == y else f"{x} → {y}"))
-        out.append(f"| {md_text(b)} | {' | '.join(cells)} |")
+        before, after = (f"`{_bar(n, peak, SPREAD_BAR)}`" for n in _pair(v, barred))
+        out.append(f"| {md_text(b)} | {cells[0]} | {before} | {after} | {cells[1]} | {cells[2]} |")
     if len(items) > rows:
-        out.append(f"| ... {len(items) - rows} more broker(s) | | | |")
-    out.append("")
-    if len(items) <= MERMAID_BROKERS:
-        labels = ", ".join(f'"{_digits(b)}"' for b, _ in items)
-        for m in METRICS:
-            scale, unit = (1 << 30, "GiB") if m == "bytes" else (1, m)
-            before = ", ".join(_number(_pair(v, m)[0] / scale) for _, v in items)
-            after = ", ".join(_number(_pair(v, m)[1] / scale) for _, v in items)
-            out += [
-                "```mermaid",
-                "xychart-beta",
-                f'    title "{m.capitalize()} per broker: bars after, line before"',
-                f"    x-axis [{labels}]",
-                f'    y-axis "{unit}"',
-                f"    bar [{after}]",
-                f"    line [{before}]",
-                "```",
-                "",
-            ]
+        out.append(f"| ... {len(items) - rows} more broker(s) | | | | | |")
+    out += [
+        "",
+        "Range over brokers, before → after: "
+        + "; ".join(
+            f"{'preferred leaders' if m == 'leaders' else m} {md_text(was[m])} → {md_text(now[m])}"
+            for m in METRICS
+            if m in now
+        ),
+        "</details>",
+        "",
+    ]
     return out
 
 
@@ -336,63 +402,39 @@ def _pair(figures: object, metric: str) -> tuple[int, int]:
         return 0, 0
     a, b = value
     return (
-        a if isinstance(a, int) and not isinstance(a, bool) else 0,
-        b if isinstance(b, int) and not isinstance(b, bool) else 0,
+        a if isinstance(a, int) and not isinstance(a, bool) and a >= 0 else 0,
+        b if isinstance(b, int) and not isinstance(b, bool) and b >= 0 else 0,
     )
 
 
-def _digits(text: object) -> str:
-    """A broker id for a mermaid label: digits only (ids are integers; anything else is
-    dropped rather than allowed to end the label or the chart)."""
-    return "".join(c for c in str(text) if c.isdigit()) or "?"
-
-
-def _number(value: float) -> str:
-    return f"{value:.2f}".rstrip("0").rstrip(".") if value == value else "0"
-
-
-def _md_transfer(transfer: Mapping[str, Any] | None, rows: int = 50) -> list[str]:
+def _md_transfer_details(transfer: Mapping[str, Any] | None, rows: int = 50) -> list[str]:
+    """Where the data to move goes, collapsed: per broker in, out and the time at the
+    throttle; per rack; apply's windows (the summary says the total and the ETA)."""
     if not transfer or not transfer.get("totalBytes"):
         return []
     rate = transfer.get("throttleBytesPerSec")
-    out = [
-        f"**Data to move:** {human_bytes(transfer['totalBytes'])}"
-        + (
-            f" of {human_bytes(transfer['clusterBytes'])} stored"
-            if transfer.get("clusterBytes")
-            else ""
-        )
-        + f", throttled at {_rate(rate)} per broker: about "
-        f"{_duration(transfer.get('estimatedSeconds'))}{_window_words(transfer)}.",
-        "",
-    ]
-    windows = window_rows(transfer)
-    if windows:
+    brokers = transfer.get("brokers") or {}
+    ordered = sorted(brokers.items(), key=lambda kv: -max(kv[1]["in"], kv[1]["out"]))
+    racks = transfer.get("racks") or {}
+    out: list[str] = []
+    if ordered or racks:
         out += [
-            "<details><summary>Apply's windows (the ETA is their schedule)</summary>",
-            "",
-            "| window | starts at | moves | bytes | lasts |",
-            "|---:|---:|---:|---:|---:|",
-            *(f"| {' | '.join(row)} |" for row in windows),
-            "</details>",
+            "<details><summary>Data to move per broker"
+            + (" and per rack" if racks else "")
+            + "</summary>",
             "",
         ]
-    out += [
-        "| broker | in | out | time at throttle |",
-        "|---:|---:|---:|---:|",
-    ]
-    brokers = transfer.get("brokers", {})
-    ordered = sorted(brokers.items(), key=lambda kv: -max(kv[1]["in"], kv[1]["out"]))
-    for b, v in ordered[:rows]:
-        secs = max(v["in"], v["out"]) / rate if rate else None
-        out.append(
-            f"| {md_text(b)} | {human_bytes(v['in'])} | {human_bytes(v['out'])} "
-            f"| {_duration(secs)} |"
-        )
-    if len(ordered) > rows:
-        out.append(f"| ... {len(ordered) - rows} more broker(s) | | | |")
-    out.append("")
-    racks = transfer.get("racks") or {}
+    if ordered:
+        out += ["| broker | in | out | time at throttle |", "|---:|---:|---:|---:|"]
+        for b, v in ordered[:rows]:
+            secs = max(v["in"], v["out"]) / rate if rate else None
+            out.append(
+                f"| {md_text(b)} | {human_bytes(v['in'])} | {human_bytes(v['out'])} "
+                f"| {_duration(secs)} |"
+            )
+        if len(ordered) > rows:
+            out.append(f"| ... {len(ordered) - rows} more broker(s) | | | |")
+        out.append("")
     if racks:
         cross = transfer.get("crossRackBytes")
         out += [
@@ -406,6 +448,19 @@ def _md_transfer(transfer: Mapping[str, Any] | None, rows: int = 50) -> list[str
         for r, v in sorted(racks.items()):
             out.append(f"| {md_text(r)} | {human_bytes(v['in'])} | {human_bytes(v['out'])} |")
         out.append("")
+    if out:
+        out += ["</details>", ""]
+    windows = window_rows(transfer)
+    if windows:
+        out += [
+            "<details><summary>Apply's windows (the ETA is their schedule)</summary>",
+            "",
+            "| window | starts at | moves | bytes | lasts |",
+            "|---:|---:|---:|---:|---:|",
+            *(f"| {' | '.join(row)} |" for row in windows),
+            "</details>",
+            "",
+        ]
     return out
 
 
@@ -453,17 +508,30 @@ def _bar(value: int, peak: int, width: int = 16) -> str:
     return "█" * full + ("" if rest == 0 else " ▏▎▍▌▋▊▉"[rest]) or "·"
 
 
-def _md_blocks(actions: Sequence[Mapping[str, Any]]) -> Iterator[str]:
-    """One ``<details>`` block per action (access actions have their own section)."""
-    for a in actions:
-        if a["type"] in ACCESS_KINDS:  # shown in the "Access changes" section
+def _md_blocks(topics: Sequence[Sequence[Mapping[str, Any]]]) -> Iterator[str]:
+    """One ``<details>`` block per topic: the summary names each change (``~ shop.orders
+    alter_config: 1 set, 0 removed · reassign: 6 partition(s), 14.0 GiB to copy``), the body
+    is their ``diff``; a topic whose changes have no lines (a deletion) is one line."""
+    for group in topics:
+        marks = {_symbol(a["type"]) for a in group}
+        sym = "-" if "-" in marks else "+" if marks == {"+"} else "~"
+        said = " · ".join(
+            html_text(a["type"]) + (f": {html_text(h)}" if (h := _headline(a)) else "")
+            for a in group
+        )
+        line = f"<code>{sym}</code> <b>{html_text(subject(group[0]))}</b> {said}"
+        body: list[str] = []
+        for a in group:
+            kind = kind_named(a["type"])
+            lines = [visible(d) for d in (kind.diff(a) if kind is not None else [])]
+            if lines and len(group) > 1 and not lines[0].startswith("@@"):
+                lines.insert(0, f"@@ {visible(a['type'])} @@")
+            body += lines
+        if not body:
+            yield f"<p>{line}</p>"
             continue
-        sym = _symbol(a["type"])
-        body = "\n".join(_details(a, None)) or "(nothing more)"
         yield (
-            f"<details><summary><code>{sym} {html_text(a['type'])}</code> "
-            f"<b>{html_text(subject(a))}</b> {html_text(_headline(a))}</summary>\n\n"
-            f"{fence(body, 'diff')}\n</details>"
+            f"<details><summary>{line}</summary>\n\n{fence(chr(10).join(body), 'diff')}\n</details>"
         )
 
 

@@ -54,8 +54,8 @@ def test_markdown_of_a_5000_topic_plan_fits_a_comment_and_says_what_it_left_out(
     assert len(md) <= COMMENT_LIMIT
     summary = plan.summary()
     assert summary["create_topic"] == 4000 and summary["reassign"] == 500
-    assert "| create_topic | 4000 |" in md
-    found = re.search(r"(\d+) of (\d+) action\(s\) left out", md)
+    assert "| create_topic | 4000 topics |" in md
+    found = re.search(r"(\d+) of (\d+) topic\(s\) left out", md)
     assert found is not None, md[-500:]
     left, total = int(found.group(1)), int(found.group(2))
     assert total == TOPICS
@@ -81,5 +81,5 @@ def test_the_posted_comment_of_a_5000_topic_plan_keeps_the_renderers_note_and_fo
     )
     assert len(body.text) <= COMMENT_LIMIT
     assert body.text.startswith("<!-- kgitops:plan-prod -->\n> [!NOTE]")
-    assert re.search(r"\d+ of 5000 action\(s\) left out", body.text)
+    assert re.search(r"\d+ of 5000 topic\(s\) left out", body.text)
     assert body.text.endswith(footer)

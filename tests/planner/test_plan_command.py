@@ -166,4 +166,4 @@ def test_markdown_format_prints_a_pull_request_comment(
     assert _run("plan", str(folder), "--state", state, "--format", "markdown") == 0
     out = capsys.readouterr().out
     assert out.startswith("### kgitops plan: `demo`")
-    assert "| `+` | create_topic | 1 |" in out
+    assert "| `+` | create_topic | 1 topic |" in out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from kgitops.plan.actions import AddPartitions, CreateTopic, DeleteTopic, Move, Reassign
 from kgitops.plan.render import (
@@ -74,20 +75,51 @@ def test_text_says_no_changes_for_an_empty_plan() -> None:
     assert "No changes." in out
 
 
-def test_markdown_puts_warnings_first_then_the_summary_and_details() -> None:
+def test_markdown_puts_warnings_first_then_the_summary_then_topics_then_details() -> None:
     out = render_markdown(_plan().to_json())
-    assert out.index("KEY_REMAP") < out.index("| `+` | create_topic | 1 |")
-    assert out.index("create_topic | 1") < out.index("<details>")
-    assert "| 3 | 2.0 KiB | 0 B | 2s |" in out
-    assert "<details><summary><code>- delete_topic</code> <b>old</b>" in out
+    assert out.index("KEY_REMAP") < out.index("| `+` | create_topic | 1 topic |")
+    assert out.index("**Data to move:** 2.0 KiB of 9.8 KiB stored") < out.index("#### Topic")
+    assert out.index("create_topic | 1 topic") < out.index("<details>")
+    assert out.index("#### Topic changes") < out.index("#### Details")
+    assert out.index("#### Details") < out.index("| 3 | 2.0 KiB | 0 B | 2s |")
+    # a deletion has no lines to unfold: one line, no empty details block
+    assert "<p><code>-</code> <b>old</b> delete_topic: 12 partitions, 4.0 KiB" in out
+
+
+def test_markdown_diff_lines_start_with_the_marks_github_colours() -> None:
+    out = render_markdown(_plan().to_json())
+    fences = re.findall(r"```diff\n(.*?)\n```", out, flags=re.S)
+    assert fences
+    for body in fences:
+        for line in body.split("\n"):
+            assert line[:1] in ("+", "-") or line.startswith("@@"), line
+    # the reason of a move is said once, in a hunk header, not on every partition
+    assert "@@ broker 2 is decommissioned: 1 partition(s) @@\n- 0: [1, 2]\n+ 0: [1, 3]" in out
+    assert "+ 2: [1, 2]" in out  # the added partition
+
+
+def test_markdown_groups_the_changes_of_one_topic_in_one_block() -> None:
+    data = _plan().to_json()
+    data["actions"].insert(
+        1,
+        {"type": "alter_config", "topic": "grow", "set": {"retention.ms": "2000"},
+         "delete": [], "previous": {"retention.ms": "1000"}},
+    )  # fmt: skip
+    out = render_markdown(data)
+    assert out.count("<b>grow</b>") == 1
+    block = out[out.index("<b>grow</b>") :]
+    block = block[: block.index("</details>")]
+    assert "alter_config: 1 set, 0 removed · add_partitions: partitions 2 -&gt; 3" in block
+    assert "@@ alter_config @@\n- retention.ms = 1000 (1s)\n+ retention.ms = 2000 (2s)" in block
+    assert "@@ add_partitions @@\n+ 2: [1, 2]" in block
 
 
 def test_markdown_stays_under_the_github_limit_and_says_what_it_left_out() -> None:
     data = _plan(2000).to_json()
     out = render_markdown(data)
     assert len(out) <= GITHUB_COMMENT_LIMIT
-    assert "action(s) left out" in out
-    assert "| `+` | create_topic | 2000 |" in out
+    assert "topic(s) left out" in out
+    assert "| `+` | create_topic | 2000 topics |" in out
 
 
 def test_reassignment_json_is_what_kafka_reassign_partitions_reads() -> None:
