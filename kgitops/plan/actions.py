@@ -3,8 +3,9 @@
 A kind is a frozen dataclass deriving from ``Action`` that declares, as class attributes, its
 JSON ``type`` (``kind``), where apply runs it (``order``: lower first), its ``symbol`` and the
 ``verb`` of the plan's summary line, and implements ``to_json`` / ``from_json`` and, for the
-renderers (which read the JSON form), ``headline`` and ``details``. Defining the class
-registers it; nothing else in the code lists the kinds::
+renderers (which read the JSON form), ``headline`` and ``details`` (and, for the pull-request
+comment, ``unit``: what one action counts as, and ``diff``: its lines as a coloured diff).
+Defining the class registers it; nothing else in the code lists the kinds::
 
     order  symbol  kind             apply runs it as
        10    +     create_topic     one CreateTopics request for all

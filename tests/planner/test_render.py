@@ -171,3 +171,20 @@ def test_markdown_shows_bytes_per_rack_and_what_crosses_racks() -> None:
     assert "Per rack (2.0 KiB of it crosses racks):" in md
     assert "| az2 | 2.0 KiB | 0 B |" in md
     assert "(2.0 KiB across racks)" in render_text(data)
+
+
+def test_the_summary_counts_each_kind_by_what_it_acts_on() -> None:
+    data = Plan("prod", "sha256:0").to_json()
+    data["actions"] = [
+        {"type": "remove_throttles", "topic": "a", "broker": None, "remove": {"x": "*"},
+         "reason": "leftover"},
+        {"type": "remove_throttles", "topic": "", "broker": 2, "remove": {"y": ""},
+         "reason": "leftover"},
+        {"type": "elect_leaders", "topic": "b", "partitions": [0]},
+    ]  # fmt: skip
+    out = render_markdown(data)
+    assert "| `~` | remove_throttles | 1 topic, 1 broker |" in out
+    assert "| `~` | elect_leaders | 1 topic |" in out
+    assert "<details><summary><code>~</code> <b>broker 2</b> remove_throttles: leftover" in out
+    line = "<p><code>~</code> <b>b</b> elect_leaders: preferred leader for partition(s) 0</p>"
+    assert line in out  # nothing to unfold: one line
