@@ -142,7 +142,9 @@ def test_the_pages_have_console_examples_and_the_readme_quick_start_runs() -> No
     assert any(any("plan topics/demo" in t for t in b.text) for b in readme)
 
 
-@pytest.mark.parametrize("block", [b for b in ALL if b.marker not in (None, "setup")], ids=lambda b: b.id)
+@pytest.mark.parametrize(
+    "block", [b for b in ALL if b.marker not in (None, "setup")], ids=lambda b: b.id
+)
 def test_every_skipped_example_says_why(block: Block) -> None:
     assert len(block.reason) >= 10, f"{block.id}: <!-- {block.marker}: ... --> needs a reason"
 
@@ -166,7 +168,9 @@ def test_the_console_example_prints_what_the_page_shows(
     for c in commands(block):
         code, out = run(c.argv)
         shown = "kgitops " + shlex.join(c.argv)
-        assert code == c.exit_code, f"{block.id}: `{shown}` exited {code}, not {c.exit_code}:\n{out}"
+        assert code == c.exit_code, (
+            f"{block.id}: `{shown}` exited {code}, not {c.exit_code}:\n{out}"
+        )
         if c.expected:
             assert matches(c.expected, out), (
                 f"{block.id}: `{shown}` printed\n{out}\nwhere the page shows\n"
