@@ -3,7 +3,8 @@
 A console block is a fenced block opened with ```console. Its ``$ `` lines are commands (a
 line ending in ``\\`` continues on the next); the lines after a command, up to the next ``$``
 line, are its expected output (stdout and stderr as a terminal shows them). Each block runs
-in a fresh copy of the repository's ``topics/`` (the committed demo state included), from
+in a fresh copy of the repository's ``topics/`` (with the demo state as committed, even after
+the README's demo changed the working copy), from
 a folder standing for the repository root, in-process through ``kgitops.cli.main``; so the
 examples cost no broker and no network.
 
@@ -33,6 +34,7 @@ import io
 import re
 import shlex
 import shutil
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -132,6 +134,20 @@ def run(argv: list[str]) -> tuple[int, str]:
     return code, text.rstrip("\n") + "\n" if text.strip() else ""
 
 
+DEMO_STATE = "topics/demo/.state/demo.json"
+
+
+def committed_demo_state() -> bytes:
+    """The demo state as committed: running the README's demo rewrites the working copy."""
+    try:
+        shown = subprocess.run(
+            ["git", "show", f"HEAD:{DEMO_STATE}"], cwd=ROOT, capture_output=True, check=True
+        )
+    except (OSError, subprocess.CalledProcessError):  # not a git checkout: the file as it is
+        return (ROOT / DEMO_STATE).read_bytes()
+    return shown.stdout
+
+
 ALL = [b for page in PAGES for b in console_blocks(page)]
 RUN = [b for b in ALL if b.marker in (None, "setup")]
 
@@ -156,6 +172,7 @@ def test_the_console_example_prints_what_the_page_shows(
     shutil.copytree(
         ROOT / "topics", tmp_path / "topics", ignore=shutil.ignore_patterns("*.lock", ".kgitops")
     )
+    (tmp_path / DEMO_STATE).write_bytes(committed_demo_state())
     monkeypatch.chdir(tmp_path)
     for env in ("CI", "GITHUB_ACTIONS", "KGITOPS_DEBUG"):
         monkeypatch.delenv(env, raising=False)
