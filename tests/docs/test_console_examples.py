@@ -170,7 +170,9 @@ def test_the_console_example_prints_what_the_page_shows(
     block: Block, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     shutil.copytree(
-        ROOT / "topics", tmp_path / "topics", ignore=shutil.ignore_patterns("*.lock", ".kgitops")
+        ROOT / "topics",
+        tmp_path / "topics",
+        ignore=shutil.ignore_patterns("*.json.lock", "*.apply.lock", ".kgitops"),
     )
     (tmp_path / DEMO_STATE).write_bytes(committed_demo_state())
     monkeypatch.chdir(tmp_path)

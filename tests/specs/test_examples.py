@@ -149,7 +149,9 @@ def test_the_readme_what_if_drain_flow_works_on_a_copy_of_the_demo(
     edits = re.findall(r"\[([\d, ]+)\] -> \[([\d, ]+)\]", readme.split("What-if")[1][:1500])
     assert edits == [("4, 5, 3", "4, 5, 0"), ("2, 3, 1", "2, 0, 1")]
     d = tmp_path / "demo"
-    shutil.copytree(ROOT / "topics" / "demo", d, ignore=shutil.ignore_patterns("*.lock"))
+    shutil.copytree(
+        ROOT / "topics" / "demo", d, ignore=shutil.ignore_patterns("*.json.lock", "*.apply.lock")
+    )
     (d / ".state" / "demo.json").write_bytes(committed_demo_state())
     assert main(["apply", str(d), "--yes"]) == 0
     assert main(["simulate", str(d), "fail-broker", "3"]) == 0
