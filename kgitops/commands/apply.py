@@ -33,7 +33,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--plan", metavar="PLAN", help="a plan saved by `kgitops plan --out`")
     parser.add_argument("--dry-run", action="store_true", help="print the requests, send none")
     parser.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
-    parser.add_argument("--allow-delete", action="store_true", help="let the plan delete topics")
+    parser.add_argument(
+        "--allow-delete", action="store_true", help="let the plan delete topics and ACLs"
+    )
     parser.add_argument(
         "--allow-retention-drop",
         action="store_true",

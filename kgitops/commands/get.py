@@ -17,7 +17,10 @@ from kgitops.commands._console import add_source, emit, read_groups, read_state,
 from kgitops.errors import KgitopsError
 
 NAME = "get"
-HELP = "show topics, partitions, brokers, a topic's config or the balance of a cluster"
+HELP = (
+    "show topics, partitions, brokers, a topic's config, the balance, consumer groups, "
+    "their members or lags"
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -31,7 +31,10 @@ from kgitops.errors import GitHubError, KgitopsError, SpecError
 
 NAME = "github"
 CONNECTION_LABEL = "kgitops:allow-connection-change"
-HELP = "GitHub integration: post or update the plan comment on a pull request"
+HELP = (
+    "GitHub integration for the workflows: the plan comment, plan and label checks, "
+    "secrets, log fences, the drift issue"
+)
 
 
 def _api_url(parser: argparse.ArgumentParser) -> None:
@@ -95,7 +98,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="run the safety gates on this state instead of the one the plan recorded",
     )
-    g.add_argument("--allow-delete", action="store_true", help="deletions are allowed")
+    g.add_argument(
+        "--allow-delete", action="store_true", help="deletions of topics and ACLs are allowed"
+    )
     g.add_argument(
         "--base",
         metavar="REF",

@@ -23,7 +23,10 @@ if TYPE_CHECKING:
     from kgitops.groups import GroupsState
 
 NAME = "snapshot"
-HELP = "save the live cluster state (brokers, topics, assignments, configs, sizes) as JSON"
+HELP = (
+    "save the live cluster state (brokers, topics, assignments, configs, sizes) as JSON; "
+    "`snapshot diff A B` compares two (exit 2 when they differ)"
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

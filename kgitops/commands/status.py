@@ -23,7 +23,10 @@ if TYPE_CHECKING:
     from kgitops.plan.health import Health, PartitionHealth
 
 NAME = "status"
-HELP = "cluster health: offline and under-replicated partitions, ISR, leaders, reassignments"
+HELP = (
+    "cluster health: offline and under-replicated partitions, ISR, leaders, reassignments "
+    "(exit 2 when unhealthy)"
+)
 
 UNHEALTHY = 2
 

@@ -53,6 +53,38 @@ def test_the_demo_cluster_is_simulated_with_six_brokers_in_three_racks() -> None
     assert audit.config["retention.ms"] == "-1"
 
 
+def committed_demo_state() -> bytes:
+    """The demo state as committed: running the README's demo rewrites the working copy."""
+    import subprocess
+
+    path = "topics/demo/.state/demo.json"
+    try:
+        shown = subprocess.run(
+            ["git", "show", f"HEAD:{path}"], cwd=ROOT, capture_output=True, check=True
+        )
+    except (OSError, subprocess.CalledProcessError):  # not a git checkout: the file as it is
+        return (ROOT / path).read_bytes()
+    return shown.stdout
+
+
+def test_the_demo_state_is_a_valid_cluster_with_data_and_a_lagging_group() -> None:
+    """The committed demo state (the "live" cluster of the README's main job) holds data, so
+    the demo plan shows bytes to move and an ETA, and group billing lags, so `get lags`
+    has something to show."""
+    from jsonschema import Draft202012Validator
+
+    state = json.loads(committed_demo_state())
+    schema = json.loads((ROOT / "schemas" / "state.json").read_text(encoding="utf-8"))
+    assert [e.message for e in Draft202012Validator(schema).iter_errors(state)] == []
+    orders = state["topics"]["shop.orders"]["partitions"]
+    assert all(p["sizeBytes"] > 0 and len(p["replicas"]) == 2 for p in orders.values())
+    billing = state["consumerGroups"]["groups"]["billing"]
+    logs = state["consumerGroups"]["logOffsets"]["payments.transactions"]
+    committed = billing["offsets"]["payments.transactions"]
+    assert sorted(committed, key=int) == [str(p) for p in range(24)]
+    assert all(logs[p][1] - offset > 0 for p, offset in committed.items())
+
+
 def test_the_prod_cluster_names_its_secrets_by_environment_variable_only() -> None:
     specs = load_specs_or_raise(str(ROOT / "topics" / "prod"))
     cluster = specs.cluster
@@ -117,7 +149,10 @@ def test_the_readme_what_if_drain_flow_works_on_a_copy_of_the_demo(
     edits = re.findall(r"\[([\d, ]+)\] -> \[([\d, ]+)\]", readme.split("What-if")[1][:1500])
     assert edits == [("4, 5, 3", "4, 5, 0"), ("2, 3, 1", "2, 0, 1")]
     d = tmp_path / "demo"
-    shutil.copytree(ROOT / "topics" / "demo", d, ignore=shutil.ignore_patterns(".state"))
+    shutil.copytree(
+        ROOT / "topics" / "demo", d, ignore=shutil.ignore_patterns("*.json.lock", "*.apply.lock")
+    )
+    (d / ".state" / "demo.json").write_bytes(committed_demo_state())
     assert main(["apply", str(d), "--yes"]) == 0
     assert main(["simulate", str(d), "fail-broker", "3"]) == 0
     assert main(["status", str(d)]) == 2
