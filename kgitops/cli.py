@@ -8,14 +8,17 @@ Every subcommand module defines::
     def run(args) -> int                # the exit code; raise KgitopsError for failures
 
 Only this module turns errors into exit codes and output: a ``KgitopsError`` prints its
-``lines()`` to stderr and returns its ``exit_code`` (1, or 3 for a partial apply); Ctrl-C
-returns 130; anything else is an internal error, printed in one line (a traceback only with
+``lines()`` to stderr and returns its ``exit_code`` (1, or 3 for a partial apply); a usage
+error returns 1 (a mistyped command in one line with the closest name: ``kgitops plna`` ->
+``error: unknown command 'plna' (did you mean 'plan'?)``); a bare ``kgitops`` prints the help
+and returns 0; Ctrl-C returns 130; anything else is an internal error, printed in one line (a traceback only with
 ``KGITOPS_DEBUG=1``).
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import os
 import pkgutil
@@ -82,15 +85,51 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _command_word(argv: Sequence[str]) -> str | None:
+    """The first word that is not an option: the subcommand argparse will look for.
+
+    Only the top-level options exist before it: ``--max-file-size`` takes a value (``-h`` and
+    ``--version`` end the run before any command matters).
+    """
+    words = iter(argv)
+    for word in words:
+        if word == "--":
+            return next(words, None)
+        if word == "--max-file-size":
+            next(words, None)
+        elif not word.startswith("-") or word == "-":
+            return word
+    return None
+
+
+def unknown_command(argv: Sequence[str], names: Sequence[str]) -> str | None:
+    """One line for a command word that names no command, with the closest name when one is
+    close (difflib, as the spec checks suggest config names); None when the word is known."""
+    word = _command_word(argv)
+    if word is None or word in names:
+        return None
+    close = difflib.get_close_matches(word, list(names), n=1, cutoff=0.6)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return f"error: unknown command {word!r}{hint}; `kgitops --help` lists the commands"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run kgitops; return the exit code (0 ok, 2 changes with --detailed-exitcode,
     1 invalid input or failure, 3 partial apply)."""
     parser = build_parser()
     from kgitops.files import DEFAULT_MAX_FILE_SIZE, file_size_limit
 
+    words = sys.argv[1:] if argv is None else list(argv)
     try:  # parsing too: a flag's converter is code, and the last guard covers it
+        if not words:  # a bare `kgitops` asks what there is: the help, and nothing failed
+            parser.print_help()
+            return 0
+        unknown = unknown_command(words, [m.NAME for m in _command_modules()])
+        if unknown is not None:
+            print(printable(unknown), file=sys.stderr)
+            return 1
         try:
-            args = parser.parse_args(argv)
+            args = parser.parse_args(words)
         except SystemExit as exc:  # argparse: --help (0) or a usage error (2 -> 1)
             code = exc.code if isinstance(exc.code, int) else 1
             return 0 if code == 0 else 1

@@ -105,7 +105,36 @@ def test_a_usage_error_exits_1_and_help_exits_0(with_command) -> None:  # type: 
     with_command(lambda args: 0)
     assert cli.main(["no-such-command"]) == 1
     assert cli.main(["--help"]) == 0
-    assert cli.main([]) == 1
+    assert cli.main(["--max-file-size", "5MB"]) == 1  # options but no command
+
+
+def test_a_bare_kgitops_prints_the_help_on_stdout_and_exits_0(capsys) -> None:  # type: ignore[no-untyped-def]
+    assert cli.main([]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("usage: kgitops") and "plan" in out and "validate" in out
+    assert err == ""
+
+
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        (["plna", "topics/demo"], "error: unknown command 'plna' (did you mean 'plan'?)"),
+        (["valdiate"], "error: unknown command 'valdiate' (did you mean 'validate'?)"),
+        (["--max-file-size", "5MB", "aply"], "error: unknown command 'aply' (did you mean 'apply'?)"),
+        (["--max-file-size=5MB", "snapshto"], "error: unknown command 'snapshto' (did you mean 'snapshot'?)"),
+        (["xyzzy"], "error: unknown command 'xyzzy'"),
+    ],
+)
+def test_a_mistyped_command_is_one_line_naming_the_closest_command(argv, line, capsys) -> None:  # type: ignore[no-untyped-def]
+    assert cli.main(argv) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == f"{line}; `kgitops --help` lists the commands\n"
+
+
+def test_a_known_command_with_a_bad_flag_keeps_argparse_usage_message(capsys) -> None:  # type: ignore[no-untyped-def]
+    assert cli.main(["plan", "--bogus", "x"]) == 1
+    assert "unrecognized arguments: --bogus" in capsys.readouterr().err
 
 
 def test_every_real_subcommand_module_has_the_command_interface() -> None:
