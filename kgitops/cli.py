@@ -7,6 +7,8 @@ Every subcommand module defines::
     def add_arguments(parser) -> None   # its flags (nested subcommands allowed)
     def run(args) -> int                # the exit code; raise KgitopsError for failures
 
+(``args._parser`` is the whole parser, which ``completion`` reads.)
+
 Only this module turns errors into exit codes and output: a ``KgitopsError`` prints its
 ``lines()`` to stderr and returns its ``exit_code`` (1, or 3 for a partial apply); a usage
 error returns 1 (a mistyped command in one line with the closest name: ``kgitops plna`` ->
@@ -77,6 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[common],
     )
     parser.add_argument("--version", action="version", version=f"kgitops {__version__}")
+    parser.set_defaults(_parser=parser)  # the whole tree, for `completion` to read
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in _command_modules():
         p = sub.add_parser(module.NAME, help=module.HELP, description=module.HELP, parents=[common])
