@@ -13,8 +13,8 @@ Only this module turns errors into exit codes and output: a ``KgitopsError`` pri
 ``lines()`` to stderr and returns its ``exit_code`` (1, or 3 for a partial apply); a usage
 error returns 1 (a mistyped command in one line with the closest name: ``kgitops plna`` ->
 ``error: unknown command 'plna' (did you mean 'plan'?)``); a bare ``kgitops`` prints the help
-and returns 0; Ctrl-C returns 130; anything else is an internal error, printed in one line (a traceback only with
-``KGITOPS_DEBUG=1``).
+and returns 0; Ctrl-C returns 130; anything else is an internal error, printed in one line
+(a traceback only with ``KGITOPS_DEBUG=1``).
 """
 
 from __future__ import annotations

@@ -97,7 +97,10 @@ def _case(name: str, rows: list[tuple[str, list[str]]]) -> str:
 
 def _tables(root: Node) -> str:
     nodes = _walk(root)
-    key = lambda n: " ".join(n.path)  # noqa: E731
+
+    def key(n: Node) -> str:
+        return " ".join(n.path)
+
     return "\n".join(
         [
             _case("_kgitops_commands", [(key(n), sorted(n.commands)) for n in nodes]),
@@ -168,7 +171,8 @@ def bash(root: Node) -> str:
     return f"""\
 # kgitops completion for bash (written by `kgitops completion bash`).
 # Load it in this shell:   eval "$(kgitops completion bash)"
-# or for every shell:      kgitops completion bash > ~/.local/share/bash-completion/completions/kgitops
+# or for every shell, with the bash-completion package:
+#   kgitops completion bash > ~/.local/share/bash-completion/completions/kgitops
 {_tables(root)}
 
 _kgitops_word() {{ REPLY=${{COMP_WORDS[$1]}}; }}
@@ -228,7 +232,8 @@ def fish(root: Node) -> str:
     lines = [
         "# kgitops completion for fish (written by `kgitops completion fish`).",
         "# Load it in this shell:   kgitops completion fish | source",
-        "# or for every shell:      kgitops completion fish > ~/.config/fish/completions/kgitops.fish",
+        "# or for every shell:",
+        "#   kgitops completion fish > ~/.config/fish/completions/kgitops.fish",
         "complete -c kgitops -e",
     ]
 

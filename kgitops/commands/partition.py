@@ -43,7 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--format",
         choices=("text", "json"),
         default="text",
-        help="text: one partition a line, in key order (default); json: each key with its partition",
+        help="text: one partition a line, in key order (default); json: each key and its partition",
     )
 
 

@@ -96,9 +96,13 @@ def test_partition_json_puts_each_key_next_to_its_partition(
     import io
 
     monkeypatch.setattr("sys.stdin", io.StringIO("user-1\n\u00e9t\u00e9\n"))
-    code, out, err = run(capsys, "partition", "--partitions", "12", "--format", "json", "foobar", "-")
+    code, out, err = run(
+        capsys, "partition", "--partitions", "12", "--format", "json", "foobar", "-"
+    )
     assert (code, err) == (0, "")
-    _, lines, _ = run(capsys, "partition", "--partitions", "12", "foobar", "user-1", "\u00e9t\u00e9")
+    _, lines, _ = run(
+        capsys, "partition", "--partitions", "12", "foobar", "user-1", "\u00e9t\u00e9"
+    )
     assert json.loads(out) == {
         "format": "kgitops-partition/v1",
         "partitions": 12,
@@ -112,7 +116,9 @@ def test_partition_json_puts_each_key_next_to_its_partition(
 def test_partition_json_of_hex_keys_keeps_the_bytes_and_nulls_a_key_that_is_not_text(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    code, out, _ = run(capsys, "partition", "--partitions", "7", "--hex", "--format", "json", "616263", "FF00")
+    code, out, _ = run(
+        capsys, "partition", "--partitions", "7", "--hex", "--format", "json", "616263", "FF00"
+    )
     _, lines, _ = run(capsys, "partition", "--partitions", "7", "--hex", "616263", "ff00")
     assert code == 0
     assert json.loads(out)["keys"] == [

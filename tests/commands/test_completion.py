@@ -20,7 +20,10 @@ CASES = [
     (["plan", "topics/demo", "--format", ""], ["json", "markdown", "text"]),
     (["plan", "topics/demo", "--format", "j"], ["json"]),
     (["local", "st"], ["start-broker", "status", "stop-broker"]),
-    (["get", "topics/demo", ""], ["balance", "brokers", "config", "groups", "lags", "members", "partitions", "topics"]),
+    (
+        ["get", "topics/demo", ""],
+        ["balance", "brokers", "config", "groups", "lags", "members", "partitions", "topics"],
+    ),
     (["get", "topics/demo", "topics", "--for"], ["--format"]),
     (["--max-file-size", "5MB", "ini"], ["init"]),
     (["completion", ""], ["bash", "fish", "zsh"]),
@@ -43,13 +46,17 @@ def bash_complete(tmp_path: Path, words: list[str]) -> list[str]:
         f"COMP_WORDS=({line}); COMP_CWORD=$(( ${{#COMP_WORDS[@]}} - 1 ))\n"
         "_kgitops; printf '%s\\n' \"${COMPREPLY[@]}\"\n"
     )
-    done = subprocess.run(["bash", "--norc", "-c", program], capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        ["bash", "--norc", "-c", program], capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 0 and done.stderr == "", done.stderr
     return [w for w in done.stdout.split("\n") if w]
 
 
 @pytest.mark.parametrize(("words", "expected"), CASES)
-def test_bash_completes_commands_options_and_choices(tmp_path: Path, words: list[str], expected: list[str]) -> None:
+def test_bash_completes_commands_options_and_choices(
+    tmp_path: Path, words: list[str], expected: list[str]
+) -> None:
     assert bash_complete(tmp_path, words) == expected
 
 
@@ -58,7 +65,9 @@ def test_bash_completes_every_command_and_leaves_paths_to_the_shell(tmp_path: Pa
     assert bash_complete(tmp_path, [""]) == names
     assert bash_complete(tmp_path, ["plan", ""]) == []  # the folder: bash's file completion
     assert bash_complete(tmp_path, ["plan", "--out", ""]) == []  # a file name
-    assert bash_complete(tmp_path, ["get", "topics", "topics", ""]) == []  # DIR 'topics', view 'topics'
+    assert (
+        bash_complete(tmp_path, ["get", "topics", "topics", ""]) == []
+    )  # DIR 'topics', view 'topics'
     registered = script("bash").splitlines()[-1]
     assert registered == "complete -o bashdefault -o default -F _kgitops kgitops"
 
@@ -72,7 +81,7 @@ def test_zsh_completes_the_same(tmp_path: Path, words: list[str], expected: list
     quoted = " ".join(f"'{w}'" for w in ["kgitops", *words])
     program = (
         "compdef() { :; }\n"
-        "compadd() { [ \"$1\" = -- ] && shift; print -rl -- \"$@\"; }\n"
+        'compadd() { [ "$1" = -- ] && shift; print -rl -- "$@"; }\n'
         "_files() { print -r -- '<files>'; }\n"
         f"source {tmp_path / 'k.zsh'}\n"
         f"words=({quoted}); CURRENT=${{#words}}\n"
@@ -85,12 +94,23 @@ def test_zsh_completes_the_same(tmp_path: Path, words: list[str], expected: list
 
 
 @pytest.mark.skipif(shutil.which("fish") is None, reason="needs fish")
-@pytest.mark.parametrize(("words", "expected"), [c for c in CASES if c[0][0] != "get" and "--max-file-size" not in c[0]])
+@pytest.mark.parametrize(
+    ("words", "expected"), [c for c in CASES if c[0][0] != "get" and "--max-file-size" not in c[0]]
+)
 def test_fish_completes_the_same(tmp_path: Path, words: list[str], expected: list[str]) -> None:
     (tmp_path / "k.fish").write_text(script("fish"))
     line = " ".join(["kgitops", *words])
-    program = f"source {tmp_path / 'k.fish'}\ncomplete -C '{line}' | string replace -r '\\t.*' ''; or true\n"
-    done = subprocess.run(["fish", "--no-config", "-c", program], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    program = (
+        f"source {tmp_path / 'k.fish'}\n"
+        f"complete -C '{line}' | string replace -r '\\t.*' ''; or true\n"
+    )
+    done = subprocess.run(
+        ["fish", "--no-config", "-c", program],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
     assert done.returncode == 0 and done.stderr == "", done.stderr
     assert sorted(w for w in done.stdout.split("\n") if w) == expected
 

@@ -64,7 +64,9 @@ def test_a_new_folder_validates_plans_and_applies_on_the_simulated_cluster(tmp_p
     assert code == 2, err
     plan = json.loads(out)
     assert plan["cluster"] == "dev"
-    assert [(a["type"], a["topic"]) for a in plan["actions"]] == [("create_topic", "example.events")]
+    assert [(a["type"], a["topic"]) for a in plan["actions"]] == [
+        ("create_topic", "example.events")
+    ]
     code, out, err = cli("apply", str(folder), "--yes")
     assert code == 0, out + err
     state = json.loads((folder / ".state" / "dev.json").read_text())
@@ -131,7 +133,8 @@ def test_an_existing_file_is_never_overwritten_and_nothing_is_written(
     before = tree(tmp_path)
     code, out, err = cli("init", str(folder))
     assert (code, out) == (1, "")
-    assert err == f"error: {folder / existing} exists; init never overwrites a file (nothing was written)\n"
+    why = "init never overwrites a file (nothing was written)"
+    assert err == f"error: {folder / existing} exists; {why}\n"
     assert tree(tmp_path) == before
 
 
@@ -151,7 +154,9 @@ def test_a_symlinked_folder_or_file_is_refused_and_nothing_is_written(tmp_path: 
     before = tree(tmp_path)
     code, _, err = cli("init", str(folder))
     assert code == 1
-    assert err == f"error: {folder / 'example.yaml'} is a symlink; init writes nothing through one\n"
+    assert (
+        err == f"error: {folder / 'example.yaml'} is a symlink; init writes nothing through one\n"
+    )
     assert tree(tmp_path) == before and not outside.exists()
 
     other = tmp_path / "other"

@@ -120,8 +120,14 @@ def test_a_bare_kgitops_prints_the_help_on_stdout_and_exits_0(capsys) -> None:  
     [
         (["plna", "topics/demo"], "error: unknown command 'plna' (did you mean 'plan'?)"),
         (["valdiate"], "error: unknown command 'valdiate' (did you mean 'validate'?)"),
-        (["--max-file-size", "5MB", "aply"], "error: unknown command 'aply' (did you mean 'apply'?)"),
-        (["--max-file-size=5MB", "snapshto"], "error: unknown command 'snapshto' (did you mean 'snapshot'?)"),
+        (
+            ["--max-file-size", "5MB", "aply"],
+            "error: unknown command 'aply' (did you mean 'apply'?)",
+        ),
+        (
+            ["--max-file-size=5MB", "snapshto"],
+            "error: unknown command 'snapshto' (did you mean 'snapshot'?)",
+        ),
         (["xyzzy"], "error: unknown command 'xyzzy'"),
     ],
 )
