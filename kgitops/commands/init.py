@@ -89,6 +89,8 @@ def files_for(directory: str, name: str) -> dict[str, bytes]:
     from importlib import resources
 
     shown = directory.replace("\\", "/").rstrip("/") or "."
+    if not shown.isprintable():  # it goes into a YAML comment: one line, nothing hidden
+        shown = "DIR"
     files = {
         "cluster.yaml": CLUSTER_YAML.format(name=name, dir=shown).encode(),
         "example.yaml": EXAMPLE_YAML.encode(),

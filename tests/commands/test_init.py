@@ -177,3 +177,11 @@ def test_a_file_or_a_name_that_is_no_cluster_name_is_one_line(tmp_path: Path) ->
         "give one with --name\n"
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
+
+
+def test_a_folder_name_with_a_line_break_never_reaches_the_yaml(tmp_path: Path) -> None:
+    folder = tmp_path / "x\nname: evil"
+    assert cli("init", str(folder), "--name", "dev")[0] == 0
+    data = yaml.safe_load((folder / "cluster.yaml").read_text())
+    assert data["name"] == "dev" and "evil" not in (folder / "cluster.yaml").read_text()
+    assert cli("validate", str(folder))[0] == 0
