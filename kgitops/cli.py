@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from kgitops import __version__
+from kgitops.commands._complete import Node, tree
 from kgitops.errors import KgitopsError, printable, scrub_secrets
 
 
@@ -88,32 +89,42 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _command_word(argv: Sequence[str]) -> str | None:
-    """The first word that is not an option: the subcommand argparse will look for.
+def _takes_value(node: Node, word: str) -> bool:
+    """Whether option ``word`` of ``node`` consumes the next word (argparse also takes a
+    unique prefix of a long option: ``--max-file 5MB``)."""
+    if "=" in word:
+        return False
+    if word in node.options:
+        return word in node.valued
+    matches = [o for o in node.options if word.startswith("--") and o.startswith(word)]
+    return len(matches) == 1 and matches[0] in node.valued
 
-    Only the top-level options exist before it: ``--max-file-size`` takes a value (``-h`` and
-    ``--version`` end the run before any command matters).
-    """
+
+def unknown_command(argv: Sequence[str], root: Node) -> str | None:
+    """One line for a (nested) command word that names no command, with the closest name when
+    one is close (difflib, as the spec checks suggest config names); None when every command
+    word is known. The walk is the completion scripts': option values and the positionals
+    before a nested command (``get DIR VIEW``) are skipped."""
+    node, seen = root, 0
     words = iter(argv)
     for word in words:
         if word == "--":
-            return next(words, None)
-        if word == "--max-file-size":
-            next(words, None)
-        elif not word.startswith("-") or word == "-":
-            return word
+            return None
+        if word.startswith("-") and word != "-":
+            if _takes_value(node, word):
+                next(words, None)
+            continue
+        if node.commands and seen >= node.positionals_before:
+            if word in node.commands:
+                node, seen = node.commands[word], 0
+                continue
+            close = difflib.get_close_matches(word, sorted(node.commands), n=1, cutoff=0.6)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            where = " ".join(("kgitops", *node.path))
+            of = f" of `{where}`" if node.path else ""
+            return f"error: unknown command {word!r}{of}{hint}; `{where} --help` lists the commands"
+        seen += 1
     return None
-
-
-def unknown_command(argv: Sequence[str], names: Sequence[str]) -> str | None:
-    """One line for a command word that names no command, with the closest name when one is
-    close (difflib, as the spec checks suggest config names); None when the word is known."""
-    word = _command_word(argv)
-    if word is None or word in names:
-        return None
-    close = difflib.get_close_matches(word, list(names), n=1, cutoff=0.6)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
-    return f"error: unknown command {word!r}{hint}; `kgitops --help` lists the commands"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -127,7 +138,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not words:  # a bare `kgitops` asks what there is: the help, and nothing failed
             parser.print_help()
             return 0
-        unknown = unknown_command(words, [m.NAME for m in _command_modules()])
+        unknown = unknown_command(words, tree(parser))
         if unknown is not None:
             print(printable(unknown), file=sys.stderr)
             return 1

@@ -60,21 +60,20 @@ def tree(parser: argparse.ArgumentParser, path: tuple[str, ...] = (), help: str 
                 node.positionals_before = positionals
                 helps = {a.dest: a.help or "" for a in action._choices_actions}
                 for name, sub in action.choices.items():
-                    name = _word(name)
+                    name = str(name)
                     node.commands[name] = tree(sub, (*path, name), helps.get(name, ""))
             else:
                 positionals += 1
                 if action.choices is not None:
-                    node.positional_choices += sorted(_word(c) for c in action.choices)
+                    node.positional_choices += sorted(str(c) for c in action.choices)
             continue
         for option in action.option_strings:
-            option = _word(option)
             node.options.append(option)
             node.option_help[option] = str(action.help or "").replace("%%", "%")
             if action.nargs != 0:
                 node.valued.append(option)
                 if action.choices is not None:
-                    node.choices[option] = sorted(_word(c) for c in action.choices)
+                    node.choices[option] = sorted(str(c) for c in action.choices)
     return node
 
 
@@ -86,11 +85,15 @@ def _walk(node: Node) -> list[Node]:
 
 
 def _case(name: str, rows: list[tuple[str, list[str]]]) -> str:
-    """A shell function setting REPLY by a key (sh syntax both bash and zsh read)."""
+    """A shell function setting REPLY by a key (sh syntax both bash and zsh read); every
+    word is checked to need no quoting (ValueError otherwise: a script is never broken)."""
     lines = [f"{name}() {{", '  case "$1" in']
     for key, words in rows:
         if words:
-            lines.append(f"    '{key}') REPLY='{' '.join(words)}' ;;")
+            key = "|".join(
+                " ".join(_word(w) for w in part.split(" ") if w) for part in key.split("|")
+            )
+            lines.append(f"    '{key}') REPLY='{' '.join(map(_word, words))}' ;;")
     lines += ["    *) REPLY='' ;;", "  esac", "}"]
     return "\n".join(lines)
 
@@ -241,9 +244,10 @@ def fish(root: Node) -> str:
         """True while the words typed are exactly this node's path (and no subcommand yet)."""
         parts = ["__fish_use_subcommand"] if not node.path else []
         for depth, name in enumerate(node.path):
-            parts.append(f"__fish_seen_subcommand_from {name}")
+            parts.append(f"__fish_seen_subcommand_from {_word(name)}")
             if depth == len(node.path) - 1 and node.commands:
-                parts.append(f"not __fish_seen_subcommand_from {' '.join(sorted(node.commands))}")
+                names = " ".join(_word(n) for n in sorted(node.commands))
+                parts.append(f"not __fish_seen_subcommand_from {names}")
         return "; and ".join(parts)
 
     for node in _walk(root):
@@ -252,17 +256,20 @@ def fish(root: Node) -> str:
         files = "" if node.positionals_before else " -f"
         for name, child in sorted(node.commands.items()):
             first = child.help.split(";")[0][:80]
-            lines.append(f"complete -c kgitops{files} -n {cond} -a {name} -d {_fish_quote(first)}")
+            lines.append(
+                f"complete -c kgitops{files} -n {cond} -a {_word(name)} -d {_fish_quote(first)}"
+            )
         for choice in node.positional_choices:
-            lines.append(f"complete -c kgitops -f -n {cond} -a {choice}")
+            lines.append(f"complete -c kgitops -f -n {cond} -a {_word(choice)}")
         for option in sorted(node.options):
             if not option.startswith("--") and len(option) != 2:
                 continue
+            _word(option)
             flag = f"-l {option[2:]}" if option.startswith("--") else f"-s {option[1:]}"
             desc = _fish_quote(node.option_help.get(option, "").split(";")[0][:80])
             more = ""
             if option in node.choices:
-                more = f" -x -a {_fish_quote(' '.join(node.choices[option]))}"
+                more = f" -x -a {_fish_quote(' '.join(map(_word, node.choices[option])))}"
             elif option in node.valued:
                 more = " -r"
             lines.append(f"complete -c kgitops -n {cond} {flag}{more} -d {desc}")
