@@ -299,12 +299,16 @@ ITEMS_SHOWN = 10
 @dataclass(frozen=True)
 class ActionOutcome:
     """What happened to one plan action during apply: a status, the reason, and per-item
-    details (one partition each) that a report prints one a line, at most ``ITEMS_SHOWN``."""
+    details (one partition each) that a report prints one a line, at most ``ITEMS_SHOWN``.
+    ``kind`` and ``subject``: the action's plan JSON ``type`` and what it is about (the
+    topic), for ``apply --format json``."""
 
     action: str
     status: Status
     reason: str = ""
     items: tuple[str, ...] = ()
+    kind: str = ""
+    subject: str = ""
 
     @property
     def done(self) -> bool:
@@ -329,9 +333,11 @@ class ActionOutcome:
 
 class PartialApply(KgitopsError):
     """Apply finished partly. ``outcomes`` says per action what was done and what was not;
-    ``notes`` are what apply noticed on the way (shown before the closing hint)."""
+    ``notes`` are what apply noticed on the way (shown before the closing hint); ``report``
+    the whole apply report when apply ran (its requests too, for ``apply --format json``)."""
 
     exit_code = 3
+    report: object | None = None
 
     def __init__(
         self, message: str, outcomes: Iterable[ActionOutcome] = (), notes: Iterable[str] = ()

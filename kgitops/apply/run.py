@@ -139,7 +139,8 @@ class _Run:
         self.wait = wait
         self.poll_seconds = poll_seconds
         self.outcomes: dict[int, ActionOutcome] = {
-            i: ActionOutcome(label(a), Status.NOT_ATTEMPTED) for i, a in enumerate(plan.actions)
+            i: ActionOutcome(label(a), Status.NOT_ATTEMPTED, kind=a.kind, subject=a.name)
+            for i, a in enumerate(plan.actions)
         }
         self.failed_topics: set[str] = set()
         self.broken: ClusterError | None = None
@@ -296,7 +297,9 @@ class _Run:
         for topic in sorted({t for t, _ in self.reassigner.adopted} - named):
             i = len(self.outcomes)
             what = f"~ reassign {topic} (moves in flight from an earlier apply)"
-            self.outcomes[i] = ActionOutcome(what, Status.NOT_ATTEMPTED)
+            self.outcomes[i] = ActionOutcome(
+                what, Status.NOT_ATTEMPTED, kind=Reassign.kind, subject=topic
+            )
             items = [*items, (i, Reassign(topic))]
         self.changed = (
             self.changed
@@ -565,8 +568,12 @@ def _forget_throttles_if_none_left(admin: Recorder, record: ThrottleRecord) -> N
 def _partial(
     report: ApplyReport, message: str, changed: bool, *, interrupted: bool = False
 ) -> PartialApply:
+    error: PartialApply
     if changed or any(o.done for o in report.outcomes):
-        return PartialApply(message, report.outcomes, report.notes)
-    if interrupted:
-        return InterruptedBeforeAnyChange(message, report.outcomes, report.notes)
-    return NothingApplied(message, report.outcomes, report.notes)
+        error = PartialApply(message, report.outcomes, report.notes)
+    elif interrupted:
+        error = InterruptedBeforeAnyChange(message, report.outcomes, report.notes)
+    else:
+        error = NothingApplied(message, report.outcomes, report.notes)
+    error.report = report
+    return error

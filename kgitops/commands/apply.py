@@ -1,8 +1,10 @@
-"""``kgitops apply DIR | --plan PLAN [--dry-run] [--yes] [--allow-delete] [--no-wait]``
+"""``kgitops apply DIR | --plan PLAN [--dry-run] [--yes] [--allow-delete] [--no-wait] [--format]``
 
 Plan and apply in one go (``DIR``), or apply a reviewed, saved plan (``--plan``), refused when
 the cluster changed since it was made. The plan is shown and confirmed on a terminal; without
 one, ``--yes`` is required. ``--dry-run`` prints the exact admin requests and sends none.
+``--format json`` prints the report as one JSON document on stdout (apply/report.py), the
+plan and the question on stderr; the exit code is the same as in text.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import json
 import os
 import sys
 from typing import Any
@@ -21,6 +24,7 @@ from kgitops.errors import (
     PartialApply,
     PlanError,
     printable,
+    scrub_secrets,
 )
 from kgitops.names import CLUSTER_FILES
 
@@ -66,6 +70,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=_duration,
         help="how long to wait for the reassignments (90m, 48h; default "
         "reassignment.timeoutSeconds of cluster.yaml, 6h); a plan whose ETA is longer is refused",
+    )
+    parser.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="json: the report as one JSON document on stdout (schemas/apply.json); the plan "
+        "and the question go to stderr",
     )
     parser.add_argument(
         "--poll-interval",
@@ -180,7 +191,11 @@ def confirm(plan: Any, args: argparse.Namespace) -> bool:
             "review the plan and pass --yes (CI: `kgitops apply --plan PLAN --yes`)"
         )
     n = len(plan.actions)
-    answer = input(f"Apply these {n} change(s) to cluster {plan.cluster!r}? [y/N] ")
+    question = f"Apply these {n} change(s) to cluster {plan.cluster!r}? [y/N] "
+    if _json(args):  # stdout holds the JSON report alone
+        print(question, end="", file=sys.stderr, flush=True)
+        question = ""
+    answer = input(question)
     if answer.strip().lower() not in ("y", "yes"):
         raise KgitopsError("apply cancelled; nothing was changed")
     return True
@@ -264,6 +279,39 @@ def run(args: argparse.Namespace) -> int:
             ) from None
 
 
+def _json(args: argparse.Namespace) -> bool:
+    return getattr(args, "format", "text") == "json"
+
+
+def _scrubbed(value: Any) -> Any:
+    """``value`` with every string scrubbed of the credentials this run read."""
+    if isinstance(value, str):
+        return scrub_secrets(value)
+    if isinstance(value, list):
+        return [_scrubbed(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _scrubbed(v) for k, v in value.items()}
+    return value
+
+
+def print_json_report(
+    plan: Any, report: Any, result: str, exit_code: int, message: str | None = None
+) -> None:
+    from kgitops.apply.report import report_json
+
+    data = report_json(
+        cluster=plan.cluster,
+        outcomes=report.outcomes,
+        requests=report.requests,
+        notes=report.notes,
+        result=result,
+        exit_code=exit_code,
+        message=message,
+        dry_run=report.dry_run,
+    )
+    print(json.dumps(_scrubbed(data), indent=2))
+
+
 def apply_with(
     args: argparse.Namespace, plan: Any, cluster: Any, admin: Any, recorded: Any = None
 ) -> int:
@@ -296,6 +344,12 @@ def apply_with(
         if args.dry_run or args.no_wait or not (ours or ended):
             for note in journal.notes:
                 print(printable(note), file=sys.stderr)
+            if _json(args):
+                from kgitops.apply.run import ApplyReport
+
+                nothing = ApplyReport(notes=list(journal.notes), dry_run=args.dry_run)
+                print_json_report(plan, nothing, "noChanges", 0)
+                return 0
             print(f"No changes. Cluster {plan.cluster!r} matches the plan.")
             return 0
         # nothing to change, but moves a --no-wait apply left running: finish them (or
@@ -315,24 +369,37 @@ def apply_with(
             dry_run=True,
             journal=journal,
         )
+        if _json(args):
+            print_json_report(plan, report, "dryRun", 0)
+            return 0
         print("\n".join(printable(line) for line in report.lines()))
         return 0
     if plan.has_changes:
         require_access_support(plan, admin)  # before the plan is shown and confirmed
-        print(show(plan))
+        print(show(plan), file=sys.stderr if _json(args) else sys.stdout)
         if confirm(plan, args):
             fresh_state(plan, admin, state)
-    report = apply_plan(
-        plan,
-        admin,
-        settings,
-        allow_delete=args.allow_delete,
-        wait=not args.no_wait,
-        progress=for_stream(sys.stderr),
-        poll_seconds=args.poll_interval,
-        journal=journal,
-        record=ThrottleRecord(cluster),
-    )
+    try:
+        report = apply_plan(
+            plan,
+            admin,
+            settings,
+            allow_delete=args.allow_delete,
+            wait=not args.no_wait,
+            progress=for_stream(sys.stderr),
+            poll_seconds=args.poll_interval,
+            journal=journal,
+            record=ThrottleRecord(cluster),
+        )
+    except PartialApply as exc:  # the JSON report on stdout, the lines on stderr, its code
+        if _json(args) and exc.report is not None:
+            from kgitops.apply.report import result_of
+
+            print_json_report(plan, exc.report, result_of(exc), exc.exit_code, str(exc))
+        raise
     args.applied = True
+    if _json(args):
+        print_json_report(plan, report, "applied", 0)
+        return 0
     print("\n".join(printable(line) for line in report.lines()))
     return 0

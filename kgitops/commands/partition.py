@@ -7,12 +7,19 @@
 
 ``toPositive(murmur2(key bytes)) % N``, keys as UTF-8 (Kafka's StringSerializer) or, with
 ``--hex``, the exact bytes given in hex; ``-`` reads keys from stdin, one per line. One
-partition per line, in the order of the keys.
+partition per line, in the order of the keys (for scripts); ``--format json`` prints each key
+next to its partition::
+
+    {"format": "kgitops-partition/v1", "partitions": 12,
+     "keys": [{"key": "user-1", "keyHex": "757365722d31", "partition": 9}, ...]}
+
+``key`` is the key as text, or null when its bytes (``--hex``) are not UTF-8.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 
 from kgitops.commands._units import integer
@@ -31,6 +38,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         nargs="+",
         metavar="KEY",
         help="keys to place; '-' reads one key per line from stdin",
+    )
+    parser.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="text: one partition a line, in key order (default); json: each key and its partition",
     )
 
 
@@ -60,6 +73,23 @@ def run(args: argparse.Namespace) -> int:
             except UnicodeEncodeError:
                 raise KgitopsError(f"key {key!r} is not valid text; use --hex") from None
             keys.append(key)
+    if args.format == "json":
+        print(json.dumps(_report(keys, args.partitions), indent=2))
+        return 0
     for key in keys:
         print(partition_for(key, args.partitions))
     return 0
+
+
+def _report(keys: list[str | bytes], partitions: int) -> dict[str, object]:
+    from kgitops.placement.partitioner import partition_for
+
+    rows: list[dict[str, object]] = []
+    for key in keys:
+        raw = key.encode("utf-8") if isinstance(key, str) else key
+        try:
+            text: str | None = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            text = None
+        rows.append({"key": text, "keyHex": raw.hex(), "partition": partition_for(key, partitions)})
+    return {"format": "kgitops-partition/v1", "partitions": partitions, "keys": rows}

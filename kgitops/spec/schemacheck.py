@@ -36,6 +36,7 @@ SCHEMA_FILES = (
     "console.json",
     "tail.json",
     "reset-offsets.json",
+    "apply.json",
 )
 #: The schema of each document kind.
 KIND_SCHEMAS = {

@@ -90,6 +90,43 @@ def test_partition_hex_keys_are_raw_bytes(capsys: pytest.CaptureFixture[str]) ->
     assert code == 0 and raw == text == f"{479470107 % 7}\n"
 
 
+def test_partition_json_puts_each_key_next_to_its_partition(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("user-1\n\u00e9t\u00e9\n"))
+    code, out, err = run(
+        capsys, "partition", "--partitions", "12", "--format", "json", "foobar", "-"
+    )
+    assert (code, err) == (0, "")
+    _, lines, _ = run(
+        capsys, "partition", "--partitions", "12", "foobar", "user-1", "\u00e9t\u00e9"
+    )
+    assert json.loads(out) == {
+        "format": "kgitops-partition/v1",
+        "partitions": 12,
+        "keys": [
+            {"key": k, "keyHex": k.encode().hex(), "partition": int(p)}
+            for k, p in zip(["foobar", "user-1", "\u00e9t\u00e9"], lines.split(), strict=True)
+        ],
+    }
+
+
+def test_partition_json_of_hex_keys_keeps_the_bytes_and_nulls_a_key_that_is_not_text(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = run(
+        capsys, "partition", "--partitions", "7", "--hex", "--format", "json", "616263", "FF00"
+    )
+    _, lines, _ = run(capsys, "partition", "--partitions", "7", "--hex", "616263", "ff00")
+    assert code == 0
+    assert json.loads(out)["keys"] == [
+        {"key": "abc", "keyHex": "616263", "partition": 479470107 % 7},
+        {"key": None, "keyHex": "ff00", "partition": int(lines.split()[1])},
+    ]
+
+
 def test_partition_bad_hex_and_bad_count(capsys: pytest.CaptureFixture[str]) -> None:
     assert run(capsys, "partition", "--partitions", "3", "--hex", "zz")[0] == 1
     code, _, err = run(capsys, "partition", "--partitions", "0", "k")

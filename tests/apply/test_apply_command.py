@@ -179,3 +179,49 @@ def test_a_cluster_that_changes_while_the_person_reads_the_plan_is_not_touched(
     code, _, err = demo.cli("apply")
     assert code == 1 and "is stale" in err
     assert demo.state()["topics"]["orders"]["config"] == {"retention.ms": "7"}
+
+
+def skew(demo: Folder) -> None:
+    """Every replica of orders on brokers 1 and 2 (racks az1, az2), each led by broker 1."""
+    data = demo.state()
+    for part in data["topics"]["orders"]["partitions"].values():
+        part.update(replicas=[1, 2], isr=[1, 2], leader=1)
+    demo.state_file.write_text(json.dumps(data))
+
+
+@pytest.mark.parametrize("flag", ["--rebalance", "--leaders"])
+def test_apply_dir_with_a_balance_flag_applies_what_plan_with_it_shows(
+    tmp_path: Path, flag: str
+) -> None:
+    """``apply DIR --rebalance`` (``--leaders``) plans with the flag and applies it in one go,
+    as ``plan --rebalance --out`` then ``apply --plan --rebalance`` does: the cluster ends
+    where the plan said, and the same flag plans nothing more."""
+    demo = Folder(tmp_path)
+    demo.topics(topic("orders", 6, 2))
+    demo.apply()
+    skew(demo)
+    code, out, err = demo.cli("plan", flag, "--format", "json")
+    assert code == 0, err
+    moves = {
+        (a["topic"], int(p)): tuple(m["to"])
+        for a in json.loads(out)["actions"]
+        if a["type"] == "reassign"
+        for p, m in a["moves"].items()
+    }
+    assert moves, "the skewed topic has moves to make"
+    code, out, err = demo.cli("apply", flag, "--yes")
+    assert code == 0, out + err
+    after = demo.replicas("orders")
+    assert {k: after[k[1]] for k in moves} == moves
+    assert demo.cli("plan", flag, "--detailed-exitcode")[0] == 0
+    if flag == "--leaders":  # reordered only: every replica where it was
+        assert all(sorted(r) == [1, 2] for r in after.values())
+    else:
+        assert {b for r in after.values() for b in r} > {1, 2}
+
+
+def test_apply_dir_takes_one_balance_flag_at_a_time(demo: Folder) -> None:
+    before = demo.state()
+    code, _, err = demo.cli("apply", "--rebalance", "--leaders", "--yes")
+    assert code == 1 and "not allowed with argument" in err
+    assert demo.state() == before

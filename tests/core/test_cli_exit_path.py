@@ -105,7 +105,87 @@ def test_a_usage_error_exits_1_and_help_exits_0(with_command) -> None:  # type: 
     with_command(lambda args: 0)
     assert cli.main(["no-such-command"]) == 1
     assert cli.main(["--help"]) == 0
-    assert cli.main([]) == 1
+    assert cli.main(["--max-file-size", "5MB"]) == 1  # options but no command
+
+
+def test_a_bare_kgitops_prints_the_help_on_stdout_and_exits_0(capsys) -> None:  # type: ignore[no-untyped-def]
+    assert cli.main([]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("usage: kgitops") and "plan" in out and "validate" in out
+    assert err == ""
+
+
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        (["plna", "topics/demo"], "error: unknown command 'plna' (did you mean 'plan'?)"),
+        (["valdiate"], "error: unknown command 'valdiate' (did you mean 'validate'?)"),
+        (
+            ["--max-file-size", "5MB", "aply"],
+            "error: unknown command 'aply' (did you mean 'apply'?)",
+        ),
+        (
+            ["--max-file-size=5MB", "snapshto"],
+            "error: unknown command 'snapshto' (did you mean 'snapshot'?)",
+        ),
+        (["xyzzy"], "error: unknown command 'xyzzy'"),
+    ],
+)
+def test_a_mistyped_command_is_one_line_naming_the_closest_command(argv, line, capsys) -> None:  # type: ignore[no-untyped-def]
+    assert cli.main(argv) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == f"{line}; `kgitops --help` lists the commands\n"
+
+
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        (["local", "upp"], "error: unknown command 'upp' of `kgitops local` (did you mean 'up'?)"),
+        (
+            ["get", "topics/demo", "topcis", "--format", "json"],
+            "error: unknown command 'topcis' of `kgitops get` (did you mean 'topics'?)",
+        ),
+        (
+            ["github", "comit"],
+            "error: unknown command 'comit' of `kgitops github` (did you mean 'comment'?)",
+        ),
+        (["--max-file", "5MB", "plna"], "error: unknown command 'plna' (did you mean 'plan'?)"),
+    ],
+)
+def test_a_mistyped_nested_command_names_its_parent_and_the_closest_one(argv, line, capsys) -> None:  # type: ignore[no-untyped-def]
+    assert cli.main(argv) == 1
+    where = "kgitops" + "".join(f" {w}" for w in argv[:1] if w in ("local", "get", "github"))
+    assert capsys.readouterr().err == f"{line}; `{where} --help` lists the commands\n"
+
+
+def test_a_view_named_like_the_folder_before_it_is_not_taken_for_a_command() -> None:
+    """``get DIR VIEW``: the first word after ``get`` is the folder, whatever its name."""
+    from kgitops.commands._complete import tree
+
+    root = tree(cli.build_parser())
+    assert cli.unknown_command(["get", "topcis", "topics"], root) is None
+    assert cli.unknown_command(["plan", "topics/demo", "--", "plna"], root) is None
+
+
+def test_a_choice_no_shell_can_complete_breaks_only_the_completion(with_command, capsys) -> None:  # type: ignore[no-untyped-def]
+    def add(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--mode", choices=["a b", "c"])
+
+    module = _fake_command(lambda args: 0)
+    module.add_arguments = add  # type: ignore[attr-defined]
+    from kgitops.commands import completion
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(cli, "_command_modules", lambda: [module, completion])
+        assert cli.main(["fake", "--mode", "a b"]) == 0
+        assert cli.main(["completion", "bash"]) == 1
+    assert "cannot complete 'a b': not a plain word" in capsys.readouterr().err
+
+
+def test_a_known_command_with_a_bad_flag_keeps_argparse_usage_message(capsys) -> None:  # type: ignore[no-untyped-def]
+    assert cli.main(["plan", "--bogus", "x"]) == 1
+    assert "unrecognized arguments: --bogus" in capsys.readouterr().err
 
 
 def test_every_real_subcommand_module_has_the_command_interface() -> None:

@@ -13,6 +13,10 @@ beside the bootstrap, reads those as they come and stops the client's IO loop:
 * on a connection a SASL listener closed (PLAIN or SCRAM), after asking the broker once why
   (``login.login_refusal``): Kafka closes it right after refusing the password, and
   kafka-python drops that reply; a refusal is a ``ClusterAuthError`` at once, no retry;
+* on a connection that failed, when every bootstrap address is definitively unreachable (a
+  host name that does not resolve, a port that refuses) and still is a second later
+  (``reach.py``): ``ClusterUnreachable`` naming each, in about a second instead of the whole
+  connection timeout;
 * at the deadline (the connection timeout plus half a second): kafka-python can wait forever
   on a handshake that never ends, so the guard ends it.
 """
@@ -34,6 +38,7 @@ from kafka.net.sasl.oauth import AbstractTokenProvider
 
 from kgitops.cluster.kafka.errors import ExceptionTrap, said, translate
 from kgitops.cluster.kafka.login import PASSWORD_MECHANISMS, login_refusal
+from kgitops.cluster.kafka.reach import GRACE_SECONDS, all_unreachable
 from kgitops.cluster.kafka.settings import client_config, secret_values, tls_advice
 from kgitops.cluster.kafka.tls import TlsAdvice, is_ambiguous
 from kgitops.cluster.kafka.token import TokenSource
@@ -191,6 +196,7 @@ class _Guard(threading.Thread):
         checked = 0
         probed = False
         login_probed = self._config.get("sasl_mechanism") not in PASSWORD_MECHANISMS
+        reach_checked = False
         while not self._done.is_set():
             now = time.monotonic()
             if now >= self._deadline:
@@ -207,6 +213,12 @@ class _Guard(threading.Thread):
                 err = self._advice.explain(exc)
                 if err is not None:
                     self._abort(err)
+                    return
+            if not reach_checked and any(isinstance(e, kerr.KafkaConnectionError) for e in fresh):
+                reach_checked = True
+                unreachable = self._unreachable()
+                if unreachable is not None:
+                    self._abort(unreachable)
                     return
             stalled = stall_at is not None and time.monotonic() >= stall_at
             if not probed and (stalled or any(is_ambiguous(e) for e in fresh)):
@@ -228,6 +240,22 @@ class _Guard(threading.Thread):
                 if refused is not None:
                     self._abort(refused)
                     return
+
+    def _unreachable(self) -> ClusterUnreachable | None:
+        """Every bootstrap address definitively unreachable, now and a moment later (a broker
+        that is starting binds its port meanwhile), or None."""
+        if all_unreachable(self._addresses) is None:
+            return None
+        if self._done.wait(GRACE_SECONDS):  # the bootstrap ended meanwhile
+            return None
+        reasons = all_unreachable(self._addresses)
+        if reasons is None:
+            return None
+        servers = ", ".join(self._addresses)
+        return ClusterUnreachable(
+            f"cannot reach cluster {self._spec.name!r} at {servers}: {'; '.join(reasons)}; "
+            "check the host names and ports in bootstrapServers and that the brokers are up"
+        )
 
     def _login_verdict(self) -> ClusterAuthError | None:
         """The broker's refusal of kgitops' SASL login, asked once (module doc), or None."""

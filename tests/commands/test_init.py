@@ -1,0 +1,187 @@
+"""`kgitops init DIR`: a cluster folder that validates, plans and applies as created, and that
+never overwrites anything or writes through a symlink."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import re
+import shutil
+import subprocess
+from importlib import resources
+from pathlib import Path
+
+import pytest
+import yaml
+from jsonschema import Draft202012Validator
+
+from kgitops.cli import main
+
+
+def cli(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+def tree(root: Path) -> dict[str, bytes | str]:
+    """Every entry under ``root``: a file's bytes, a symlink's target."""
+    found: dict[str, bytes | str] = {}
+    for p in sorted(root.rglob("*")):
+        key = str(p.relative_to(root))
+        if p.is_symlink():
+            found[key] = "-> " + str(p.readlink())
+        elif p.is_file():
+            found[key] = p.read_bytes()
+        else:
+            found[key] = "dir"
+    return found
+
+
+WRITTEN = {
+    ".gitignore",
+    "cluster.yaml",
+    "example.yaml",
+    "schemas",
+    "schemas/acl.json",
+    "schemas/cluster.json",
+    "schemas/quota.json",
+    "schemas/topic.json",
+    "schemas/user.json",
+}
+
+
+def test_a_new_folder_validates_plans_and_applies_on_the_simulated_cluster(tmp_path: Path) -> None:
+    folder = tmp_path / "topics" / "dev"
+    code, out, err = cli("init", str(folder))
+    assert (code, err) == (0, "")
+    assert out.splitlines()[-1] == f"next: kgitops validate {folder} && kgitops plan {folder}"
+    assert set(tree(folder)) == WRITTEN
+    assert cli("validate", str(folder))[0] == 0
+    code, out, err = cli("plan", str(folder), "--detailed-exitcode", "--format", "json")
+    assert code == 2, err
+    plan = json.loads(out)
+    assert plan["cluster"] == "dev"
+    assert [(a["type"], a["topic"]) for a in plan["actions"]] == [
+        ("create_topic", "example.events")
+    ]
+    code, out, err = cli("apply", str(folder), "--yes")
+    assert code == 0, out + err
+    state = json.loads((folder / ".state" / "dev.json").read_text())
+    parts = state["topics"]["example.events"]["partitions"]
+    assert len(parts) == 6 and all(sorted(p["replicas"]) == [0, 1, 2] for p in parts.values())
+    assert cli("plan", str(folder), "--detailed-exitcode")[0] == 0
+
+
+def test_each_spec_names_a_schema_that_is_there_and_validates_it(tmp_path: Path) -> None:
+    """The modeline is the first line, its path resolves from the file's folder to the schema
+    this kgitops ships (byte for byte), and the file is valid under it."""
+    folder = tmp_path / "prod"
+    assert cli("init", str(folder))[0] == 0
+    shipped = resources.files("kgitops").joinpath("schemas")
+    for name, kind in (("cluster.yaml", "cluster.json"), ("example.yaml", "topic.json")):
+        text = (folder / name).read_text()
+        first = text.splitlines()[0]
+        match = re.fullmatch(r"# yaml-language-server: \$schema=(\S+)", first)
+        assert match, first
+        schema_file = folder / match.group(1)
+        assert schema_file.read_bytes() == shipped.joinpath(kind).read_bytes()
+        Draft202012Validator(json.loads(schema_file.read_text())).validate(yaml.safe_load(text))
+    for schema in ("acl.json", "quota.json", "user.json"):
+        assert (folder / "schemas" / schema).read_bytes() == shipped.joinpath(schema).read_bytes()
+    assert "name: prod\n" in (folder / "cluster.yaml").read_text()
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_git_ignores_what_kgitops_writes_locally_and_nothing_init_wrote(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    folder = tmp_path / "topics" / "dev"
+    assert cli("init", str(folder))[0] == 0
+    assert cli("apply", str(folder), "--yes")[0] == 0
+    local = [folder / ".state" / "dev.json", folder / ".kgitops" / "moves.json"]
+    written = [folder / f for f in WRITTEN if f != "schemas"]
+    result = subprocess.run(
+        ["git", "-C", str(tmp_path), "check-ignore", "--no-index", *map(str, local + written)],
+        capture_output=True,
+        text=True,
+    )
+    assert sorted(result.stdout.split()) == sorted(map(str, local))
+
+
+def test_an_existing_empty_folder_or_one_with_other_files_is_filled(tmp_path: Path) -> None:
+    folder = tmp_path / "dev"
+    folder.mkdir()
+    (folder / "README.md").write_text("ours")
+    assert cli("init", str(folder), "--name", "dev-eu")[0] == 0
+    assert (folder / "README.md").read_text() == "ours"
+    assert "name: dev-eu\n" in (folder / "cluster.yaml").read_text()
+    assert cli("validate", str(folder))[0] == 0
+
+
+@pytest.mark.parametrize(
+    "existing",
+    ["cluster.yaml", "cluster.yml", "example.yaml", ".gitignore", "schemas/topic.json", "schemas"],
+)
+def test_an_existing_file_is_never_overwritten_and_nothing_is_written(
+    tmp_path: Path, existing: str
+) -> None:
+    folder = tmp_path / "dev"
+    (folder / existing).parent.mkdir(parents=True, exist_ok=True)
+    (folder / existing).write_text("mine\n")
+    before = tree(tmp_path)
+    code, out, err = cli("init", str(folder))
+    assert (code, out) == (1, "")
+    why = "init never overwrites a file (nothing was written)"
+    assert err == f"error: {folder / existing} exists; {why}\n"
+    assert tree(tmp_path) == before
+
+
+def test_a_symlinked_folder_or_file_is_refused_and_nothing_is_written(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    real.mkdir()
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    code, _, err = cli("init", str(link))
+    assert code == 1 and err == f"error: {link} is a symlink; give the folder itself\n"
+    assert list(real.iterdir()) == []
+
+    folder = tmp_path / "dev"
+    folder.mkdir()
+    outside = tmp_path / "outside.yaml"
+    (folder / "example.yaml").symlink_to(outside)  # dangling: init must not create it
+    before = tree(tmp_path)
+    code, _, err = cli("init", str(folder))
+    assert code == 1
+    assert (
+        err == f"error: {folder / 'example.yaml'} is a symlink; init writes nothing through one\n"
+    )
+    assert tree(tmp_path) == before and not outside.exists()
+
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "schemas").symlink_to(real)
+    assert cli("init", str(other))[0] == 1
+    assert list(real.iterdir()) == [] and list(other.iterdir()) == [other / "schemas"]
+
+
+def test_a_file_or_a_name_that_is_no_cluster_name_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    code, _, err = cli("init", str(tmp_path / "file"))
+    assert code == 1 and err == f"error: {tmp_path / 'file'} exists and is not a folder\n"
+    code, _, err = cli("init", str(tmp_path / "two words"))
+    assert code == 1
+    assert err == (
+        "error: 'two words' is not a cluster name (letters, digits, '.', '_', '-'); "
+        "give one with --name\n"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
+
+
+def test_a_folder_name_with_a_line_break_never_reaches_the_yaml(tmp_path: Path) -> None:
+    folder = tmp_path / "x\nname: evil"
+    assert cli("init", str(folder), "--name", "dev")[0] == 0
+    data = yaml.safe_load((folder / "cluster.yaml").read_text())
+    assert data["name"] == "dev" and "evil" not in (folder / "cluster.yaml").read_text()
+    assert cli("validate", str(folder))[0] == 0
