@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 
 from kgitops.cli import main
+from kgitops.cluster.port import NewTopic
+from kgitops.cluster.simulated import SimulatedCluster
 
-from .test_get import CLUSTER_YAML, folder  # noqa: F401 (the fixture)
+from .test_get import BROKERS, CLUSTER_YAML
 
 BAD_TOPIC = """\
 apiVersion: kgitops/v1
@@ -26,6 +28,22 @@ TABLE = [
     "clicks           2   2  0 B                   0        0          0",
     "orders           3   2  0 B                   0        0          1",
 ]
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    """test_get's simulated cluster: orders, audit, clicks on four brokers."""
+    (tmp_path / "cluster.yaml").write_text(CLUSTER_YAML)
+    s = SimulatedCluster.open(str(tmp_path / ".state" / "demo.json"), BROKERS)
+    s.create_topics(
+        [
+            NewTopic("orders", {0: (0, 1), 1: (1, 2), 2: (2, 3)}, {"retention.ms": "1000"}),
+            NewTopic("audit", {0: (0, 1)}),
+            NewTopic("clicks", {0: (3, 0), 1: (0, 3)}),
+        ]
+    )
+    s.close()
+    return tmp_path
 
 
 def _break(folder: Path, cluster_extra: str = "reassignment: {maxConcurrentMoves: 0}\n") -> None:
