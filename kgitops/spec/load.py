@@ -528,6 +528,7 @@ def _load(directory: str, brokers: Sequence[Broker] | None) -> Specs:
     cluster_pruned: frozenset[str] | None = frozenset()  # None: cluster.yaml unreadable
     cluster_seen: Mark | None = None
     cluster_unread = False
+    kindless = False
     access_docs: list[tuple[str, Document]] = []
     topic_sources: list[Document] = []
     limits = Limits()
@@ -540,6 +541,8 @@ def _load(directory: str, brokers: Sequence[Broker] | None) -> Specs:
         for doc in documents:
             kind = _kind_of(doc, diags)
             if kind is None:
+                # cluster.yaml's document without a kind it knows: its own error says it
+                kindless = kindless or os.path.basename(filename) in CLUSTER_FILES
                 continue
             if kind == "Topic":
                 topic_sources.append(doc)  # after cluster.yaml: its defaults and profiles
@@ -573,6 +576,8 @@ def _load(directory: str, brokers: Sequence[Broker] | None) -> Specs:
             kept = _salvaged(doc, kind, refused=bool(found))
             if kept is not None and not kept[1].missing:
                 access_docs.append((kind, kept[0]))
+    if cluster_seen is None and kindless:
+        cluster_unread, cluster_pruned = True, None
     if cluster_doc is not None:
         topic_sources.extend(included_topics(directory, cluster_doc, diags))
     refused = {d.mark for d in cluster_found}

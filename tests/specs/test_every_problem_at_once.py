@@ -253,6 +253,12 @@ profile: critical
             "not the string 'x'",
         ),
         (
+            "kind: Cluster",
+            "kind: Clustr",
+            "cluster.yaml:2:7: error: unknown kind 'Clustr': expected Topic, Cluster, ACL, User, "
+            "Quota (did you mean 'Cluster'?)",
+        ),
+        (
             "name: c",
             "name: [c",
             "cluster.yaml:4:10: error: invalid YAML: did not find expected ',' or ']' "
@@ -266,6 +272,7 @@ profile: critical
         "profile-value",
         "profiles-type",
         "brokers",
+        "kind",
         "not-yaml",
     ],
 )
