@@ -236,7 +236,8 @@ def check_topic(
     reading them are skipped, so no error follows from another."""
     rf = topic.replication_factor
     m = topic.mark_of
-    rf_known = "replicationFactor" not in unknown and "delete" not in unknown
+    rf_known = "replicationFactor" not in unknown
+    delete_known = "delete" not in unknown
     if "name" not in unknown:
         _check_internal_name(topic, out)
     if brokers is not None and rf_known:
@@ -249,7 +250,7 @@ def check_topic(
                     f"replicationFactor {rf} is larger than the number of brokers ({n})",
                 )
             )
-        elif rf > len(remaining) and not topic.delete:
+        elif rf > len(remaining) and not topic.delete and delete_known:
             out.append(
                 _err(
                     m("replicationFactor"),
@@ -258,7 +259,7 @@ def check_topic(
                 )
             )
     single = len(brokers) == 1 if brokers is not None else local
-    if not topic.delete and rf_known:
+    if not topic.delete and rf_known and delete_known:
         try:
             isr: int | None = int(topic.config["min.insync.replicas"])
         except (KeyError, ValueError):
@@ -266,7 +267,7 @@ def check_topic(
         for w in replication_warnings(rf, isr, single_broker=single):
             out.append(_warn(m(w.field), w.message))
     _check_config_rules(topic, out, rf_known)
-    if not {"placement", "assignment", "startIndex", "delete"} & set(unknown):
+    if not unknown or not {"placement", "assignment", "startIndex", "delete"} & set(unknown):
         _check_placement(topic, brokers, drained, out, unknown)
     elif topic.assignment is not None and "assignment" not in unknown:
         ids = {b.id for b in brokers} if brokers is not None else None
