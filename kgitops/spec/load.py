@@ -237,6 +237,7 @@ TOPIC_FIELDS = (
     "delete",
     "keys",
     "profile",
+    "config",
 )
 #: The placeholders of a partial topic's missing required fields (no rule reads them).
 _PLACEHOLDERS = {"name": "", "partitions": 0, "replicationFactor": 0}

@@ -303,3 +303,30 @@ def test_a_topic_missing_its_replication_factor_with_a_valid_cluster_yaml_is_tol
             "cluster.yaml's defaults: or a profile)"
         ],
     )
+
+
+def test_a_refused_config_value_is_its_own_error_not_also_a_policy_finding(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "c"
+    folder.mkdir()
+    (folder / "cluster.yaml").write_text(
+        BROKEN_CLUSTER
+        + "policies:\n  minInsyncReplicas: 2\n  maxRetention: 7d\n"
+        + "  requiredConfigs: [cleanup.policy]\n"
+    )
+    (folder / "t.yaml").write_text(
+        TOPICS.split("---")[0]
+        + "config:\n  min.insync.replicas: abc\n  retention.ms: forever\n"
+        + "  cleanup.policy: compcat\n"
+    )
+    assert _validate(folder, capsys) == (
+        1,
+        [
+            "t.yaml:6:24: error: min.insync.replicas must be an integer, not the string 'abc'",
+            "t.yaml:7:17: error: retention.ms must be a duration (7d, 36h, 15m, 500ms) or a "
+            "number of milliseconds, or infinite, not the string 'forever'",
+            "t.yaml:8:19: error: cleanup.policy: 'compcat' is not one of compact, delete "
+            "(did you mean 'compact'?)",
+        ],
+    )
