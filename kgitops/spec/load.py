@@ -627,7 +627,10 @@ def _load(directory: str, brokers: Sequence[Broker] | None) -> Specs:
     policy: list[tuple[str, Diagnostic]] = []
     named_docs = [*(d for _, d in topic_docs), *partial_docs]
     if cluster_doc is not None:
-        policy = check_policies(cluster_doc, directory, topics, diags)
+        # a policies: part refused: its own errors say so, and no topic is held to the rest
+        # (a refused mode would turn warnings into errors)
+        held = topics if "policies" not in cluster_lost else []
+        policy = check_policies(cluster_doc, directory, held, diags)
         check_team_access(cluster_doc, directory, access_docs, named_docs, diags)
         names = [t.name for t, _ in topic_docs] + [t.name for t, f in partial if "name" not in f]
         if "include" not in cluster_lost and all("name" not in f for _, f in partial):

@@ -330,3 +330,26 @@ def test_a_refused_config_value_is_its_own_error_not_also_a_policy_finding(
             "(did you mean 'compact'?)",
         ],
     )
+
+
+def test_a_refused_part_of_the_policies_holds_no_topic_to_the_rest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``mode: wran`` is an error at its line; the topics above maxPartitions are not also
+    errors (the mode meant warnings), and the valid folder shows them as warnings."""
+    folder = tmp_path / "c"
+    folder.mkdir()
+    policies = "policies:\n  maxPartitions: 2\n  mode: wran\n"
+    (folder / "cluster.yaml").write_text(BROKEN_CLUSTER + policies)
+    (folder / "topics.yaml").write_text(TOPICS)
+    assert _validate(folder, capsys) == (
+        1,
+        [
+            "cluster.yaml:12:9: error: policies.mode must be one of error, warn, not 'wran' "
+            "(did you mean 'warn'?)"
+        ],
+    )
+    (folder / "cluster.yaml").write_text(BROKEN_CLUSTER + policies.replace("wran", "warn"))
+    code, lines = _validate(folder, capsys)
+    assert code == 0 and len(lines) == 2
+    assert all("warning: partitions 3 is above the policy maxPartitions 2" in x for x in lines)
