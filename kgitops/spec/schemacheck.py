@@ -358,6 +358,8 @@ def salvage(value: Any, kind: str) -> Salvage | None:
         for cut in cuts:
             _remove(kept, cut)
             pruned.add(".".join(cut))
+    else:
+        return None  # still refused after every round (never seen): trust none of it
     required = check.schema.get("required", ())
     missing = frozenset(k for k in required if k not in kept)
     return Salvage(kept, frozenset(pruned), missing)
