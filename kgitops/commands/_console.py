@@ -35,18 +35,16 @@ def read_state_of(
     args: argparse.Namespace, topics: Iterable[str] | None = None
 ) -> tuple[ClusterState, ClusterSpec | None]:
     """``read_state`` and the cluster.yaml read for it (None: ``--state`` without one)."""
-    from kgitops.commands._clusterdir import load_cluster
-
     if args.state is not None:
         from kgitops.cluster.snapshot import read_state as read_file
 
         state = read_file(args.state)
         if os.path.exists(os.path.join(args.dir, "cluster.yaml")):
-            return state, load_cluster(args.dir)  # a broken cluster.yaml still stops us
+            return state, _cluster(args)  # a cluster.yaml that cannot be reached still stops us
         return state, None
     from kgitops.cluster.connect import open_cluster
 
-    cluster = load_cluster(args.dir)
+    cluster = _cluster(args)
     admin = open_cluster(cluster)
     try:
         return admin.describe(None if topics is None else list(topics)), cluster
@@ -69,13 +67,23 @@ def read_groups(args: argparse.Namespace, group_ids: Iterable[str] | None = None
             )
         return state.groups
     from kgitops.cluster.connect import open_cluster
-    from kgitops.commands._clusterdir import load_cluster
 
-    admin = open_cluster(load_cluster(args.dir))
+    admin = open_cluster(_cluster(args))
     try:
         return admin.describe_groups(group_ids)
     finally:
         admin.close()
+
+
+def _cluster(args: argparse.Namespace) -> ClusterSpec:
+    """The cluster of ``args.dir`` for reading (``readable_cluster``), read once per run."""
+    from kgitops.commands._clusterdir import readable_cluster
+
+    cluster: ClusterSpec | None = getattr(args, "readable_cluster", None)
+    if cluster is None:
+        cluster = readable_cluster(args.dir)
+        args.readable_cluster = cluster
+    return cluster
 
 
 def emit(view: Mapping[str, Any], fmt: str, lines: list[str]) -> None:

@@ -41,6 +41,8 @@ class PlanResult:
     lock_written: bool = False
     #: --update-lock over a merge conflict: the topics the two sides disagreed on
     lock_conflict: tuple[str, ...] | None = None
+    #: the lock this plan implies: what --update-lock writes, and apply records
+    next_lock: Lock | None = None
 
 
 @dataclass(frozen=True)
@@ -197,7 +199,7 @@ def _plan_directory(
         write_lock(directory, new_lock)
         written = True
     return PlanResult(
-        plan, specs, cluster, state, new_lock if written else lock, written, conflicted
+        plan, specs, cluster, state, new_lock if written else lock, written, conflicted, new_lock
     )
 
 

@@ -13,11 +13,14 @@ what runs is what the specs ask for, on the state the reviewer saw.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kgitops.errors import UnreviewedPlan
 from kgitops.model import ClusterState
 from kgitops.plan.value import Plan
+
+if TYPE_CHECKING:
+    from kgitops.commands._planning import PlanResult
 
 _SCHEMA_ERRORS_SHOWN = 20
 
@@ -67,7 +70,15 @@ def verify_saved_plan(
     path: str, plan: Plan, directory: str, allowed: Mapping[str, bool] | None = None
 ) -> ClusterState:
     """Plan ``directory`` again on the plan's recorded state; UnreviewedPlan naming every
-    action the specs do not produce. Returns the recorded state.
+    action the specs do not produce. Returns the recorded state."""
+    return replan_saved(path, plan, directory, allowed).state
+
+
+def replan_saved(
+    path: str, plan: Plan, directory: str, allowed: Mapping[str, bool] | None = None
+) -> PlanResult:
+    """``verify_saved_plan``, returning the re-plan (its ``state`` is the recorded state, its
+    ``next_lock`` the lock the reviewed plan implies).
 
     ``allowed``: which of OPTION_FLAGS apply was given (None: a check of the file alone,
     ``github check-plan``, which applies nothing). A plan whose ``options`` use one it was
@@ -89,14 +100,15 @@ def verify_saved_plan(
             [f"apply it with {' '.join(missing)} if that is what was reviewed"],
         )
     state = recorded_state(path, plan)
-    expected = plan_directory(
+    result = plan_directory(
         directory,
         state=state,
         rebalance=bool(options.get("rebalance")),
         leaders=bool(options.get("leaders")),
         allow_retention_drop=bool(options.get("allowRetentionDrop")),
         analyse_keys=False,
-    ).plan
+    )
+    expected = result.plan
     reasons = state_mismatch(plan, expected) + unrequested_actions(plan, expected)
     for key in (ACCESS_FINGERPRINT, ACCESS_PARTS_FIELD):
         if plan.extra.get(key) != expected.extra.get(key):
@@ -112,4 +124,4 @@ def verify_saved_plan(
             "(plan again with `kgitops plan --out` and review that plan)",
             reasons,
         )
-    return state
+    return result

@@ -201,13 +201,13 @@ def confirm(plan: Any, args: argparse.Namespace) -> bool:
     return True
 
 
-def load_plan(args: argparse.Namespace) -> tuple[Any, Any, Any]:
-    """(plan, cluster spec, the state it was made on): the saved plan and its cluster, or a
-    fresh plan of DIR."""
+def load_plan(args: argparse.Namespace) -> tuple[Any, Any, Any, LockUpdate | None]:
+    """(plan, cluster spec, the state it was made on, the lock to record): the saved plan
+    and its cluster, or a fresh plan of DIR."""
     if bool(args.directory) == bool(args.plan):
         raise KgitopsError("give either a cluster folder (apply DIR) or --plan PLAN")
     if args.plan:
-        from kgitops.commands._review import verify_saved_plan
+        from kgitops.commands._review import replan_saved
 
         plan = read_plan(args.plan)
         directory = cluster_dir_of(args.plan, plan.cluster_dir)
@@ -222,8 +222,8 @@ def load_plan(args: argparse.Namespace) -> tuple[Any, Any, Any]:
             "leaders": args.leaders,
             "allowRetentionDrop": args.allow_retention_drop,
         }
-        recorded = verify_saved_plan(args.plan, plan, directory, allowed)
-        return plan, cluster, recorded
+        replanned = replan_saved(args.plan, plan, directory, allowed)
+        return plan, cluster, replanned.state, lock_update(directory, replanned)
     from kgitops.commands._planning import plan_directory
 
     result = plan_directory(
@@ -232,7 +232,42 @@ def load_plan(args: argparse.Namespace) -> tuple[Any, Any, Any]:
         rebalance=args.rebalance,
         leaders=args.leaders,
     )
-    return result.plan, result.cluster, result.state
+    return result.plan, result.cluster, result.state, lock_update(args.directory, result)
+
+
+@dataclasses.dataclass(frozen=True)
+class LockUpdate:
+    """The kgitops.lock an apply records: what ``plan --update-lock`` would write for the
+    plan it runs (the start index of each topic it creates ...), so ``plan --locked`` holds
+    after it (docs/lock.md)."""
+
+    directory: str
+    lock: Any  # kgitops.spec.lock.Lock
+    changes: int  # entries added, changed or dropped
+
+    def write(self) -> None:
+        from kgitops.spec.lock import lock_path, write_lock
+
+        write_lock(self.directory, self.lock)
+        print(
+            f"recorded {self.changes} lock entr{'y' if self.changes == 1 else 'ies'} in "
+            f"{printable(lock_path(self.directory))}: commit it",
+            file=sys.stderr,
+        )
+
+
+def lock_update(directory: str, result: Any) -> LockUpdate | None:
+    """The lock to record after planning ``directory`` (``result``: its PlanResult); None
+    when kgitops.lock already says it."""
+    from kgitops.spec.lock import lock_differences
+
+    if result.next_lock is None:
+        return None
+    changes = lock_differences(result.lock, result.next_lock)
+    if not changes:
+        return None
+    count = len(changes) if result.lock is not None else len(result.next_lock.entries)
+    return LockUpdate(directory, result.next_lock, count)
 
 
 def fresh_state(plan: Any, admin: Any, recorded: Any) -> Any:
@@ -260,13 +295,13 @@ def run(args: argparse.Namespace) -> int:
     with signals_interrupt():  # SIGTERM and SIGHUP stop apply as Ctrl-C does
         try:
             with before_any_change():
-                plan, cluster, recorded = load_plan(args)
+                plan, cluster, recorded, locking = load_plan(args)
             with contextlib.ExitStack() as stack:
                 if not args.dry_run:
                     stack.enter_context(exclusive_apply(cluster))  # one apply per cluster
                 admin = open_cluster(cluster)
                 try:
-                    return apply_with(args, plan, cluster, admin, recorded)
+                    return apply_with(args, plan, cluster, admin, recorded, locking)
                 finally:
                     admin.close()
         except KeyboardInterrupt as exc:  # not inside apply_plan (which reports its own)
@@ -313,8 +348,15 @@ def print_json_report(
 
 
 def apply_with(
-    args: argparse.Namespace, plan: Any, cluster: Any, admin: Any, recorded: Any = None
+    args: argparse.Namespace,
+    plan: Any,
+    cluster: Any,
+    admin: Any,
+    recorded: Any = None,
+    locking: LockUpdate | None = None,
 ) -> int:
+    """Apply ``plan``; ``locking``: the kgitops.lock to record once the apply goes ahead
+    (never on --dry-run)."""
     from kgitops.apply.access import before_any_change, require_access_support
     from kgitops.apply.journal import MoveJournal
     from kgitops.apply.progress import for_stream
@@ -344,6 +386,8 @@ def apply_with(
         if args.dry_run or args.no_wait or not (ours or ended):
             for note in journal.notes:
                 print(printable(note), file=sys.stderr)
+            if locking is not None and not args.dry_run:
+                locking.write()
             if _json(args):
                 from kgitops.apply.run import ApplyReport
 
@@ -379,6 +423,8 @@ def apply_with(
         print(show(plan), file=sys.stderr if _json(args) else sys.stdout)
         if confirm(plan, args):
             fresh_state(plan, admin, state)
+    if locking is not None:  # before any change: what the cluster gets, the lock says
+        locking.write()
     try:
         report = apply_plan(
             plan,

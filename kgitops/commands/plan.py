@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import Any
 
 from kgitops.errors import PlanError
 
@@ -132,6 +133,8 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(render_text(data, colour=use_colour(args.color)))
     if result.lock_written:
         print(f"wrote {os.path.join(args.directory, 'kgitops.lock')}", file=sys.stderr)
+    elif not args.locked and result.next_lock is not None:
+        _lock_hint(args.directory, result.lock, result.next_lock)
     if result.lock_conflict is not None:
         again = ", ".join(result.lock_conflict) or "none"
         print(
@@ -140,6 +143,28 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return 2 if args.detailed_exitcode and result.plan.needs_review else 0
+
+
+def _lock_hint(directory: str, lock: Any, wanted: Any) -> None:
+    """One line on stderr when kgitops.lock is missing or does not say what this plan
+    chose: ``plan --locked`` (CI) would fail."""
+    from kgitops.errors import printable
+    from kgitops.spec.lock import lock_differences, lock_path
+
+    changes = lock_differences(lock, wanted)
+    if not changes:
+        return
+    what = (
+        "is missing"
+        if lock is None
+        else f"does not hold {len(changes)} placement choice(s) of this plan"
+    )
+    print(
+        f"hint: {printable(lock_path(directory))} {what}; `kgitops plan "
+        f"{printable(directory)} --update-lock` writes it (and so does `kgitops apply`); "
+        "commit the lock, or `plan --locked` fails",
+        file=sys.stderr,
+    )
 
 
 def saved_cluster_dir(plan_path: str, cluster_dir: str) -> str:

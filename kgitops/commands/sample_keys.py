@@ -19,7 +19,7 @@ import sys
 from collections.abc import Sequence
 
 from kgitops.commands._units import positive_int, seconds
-from kgitops.errors import KgitopsError, SpecError
+from kgitops.errors import KgitopsError
 from kgitops.model import TopicSpec
 
 NAME = "sample-keys"
@@ -65,12 +65,11 @@ def _own_sample(
 
 
 def run(args: argparse.Namespace) -> int:
+    from kgitops.commands._clusterdir import cluster_of
     from kgitops.spec.load import load_specs
 
     specs = load_specs(args.directory)
-    cluster = specs.cluster
-    if cluster is None:
-        raise SpecError(d for d in specs.diagnostics if d.is_error)
+    cluster = cluster_of(specs, args.directory)  # never connect with a broken cluster.yaml
     if cluster.simulated is not None:
         raise KgitopsError(
             f"{cluster.mark}: cluster {cluster.name!r} is simulated: it holds no messages to "

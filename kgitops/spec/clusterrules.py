@@ -8,7 +8,7 @@ positioned diagnostic; none stops the others.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from kgitops.errors import Diagnostic, Mark
 from kgitops.files import path_problem
@@ -106,10 +106,18 @@ def _port_ok(server: str) -> int | None:
 
 
 def check_cluster(
-    cluster: ClusterSpec, doc: Document, brokers: Sequence[Broker] | None, out: list[Diagnostic]
+    cluster: ClusterSpec,
+    doc: Document,
+    brokers: Sequence[Broker] | None,
+    out: list[Diagnostic],
+    *,
+    lost: Collection[str] = (),
 ) -> None:
+    """``lost``: the top-level fields the schema refused (``cluster`` was built without them);
+    a rule that would read one is skipped, so no error follows from another."""
     m = cluster.mark_of
-    if not cluster.bootstrap_servers and cluster.simulated is None:
+    reach_lost = "bootstrapServers" in lost or "simulated" in lost
+    if not cluster.bootstrap_servers and cluster.simulated is None and not reach_lost:
         out.append(
             _err(
                 cluster.mark,
@@ -140,6 +148,30 @@ def check_cluster(
         seen.add(server)
     _check_secrets(cluster, doc, out)
     _check_version_topic(cluster, doc, out)
+    if "security" not in lost:
+        _check_security(cluster, doc, out)
+    if cluster.simulated is not None:
+        _check_simulated(cluster, doc, out)
+    if brokers is not None:
+        ids = {b.id for b in brokers}
+        for i, broker in enumerate(cluster.decommission):
+            if broker not in ids:
+                out.append(
+                    _err(
+                        m(f"decommission.{i}"),
+                        f"broker {broker} in decommission is not a broker of the cluster "
+                        f"(brokers: {_ids(sorted(ids))})",
+                    )
+                )
+        if ids and ids <= set(cluster.decommission):
+            out.append(
+                _err(doc.key_mark("decommission"), "decommission lists every broker of the cluster")
+            )
+
+
+def _check_security(cluster: ClusterSpec, doc: Document, out: list[Diagnostic]) -> None:
+    """The protocol, SASL and TLS settings agree with each other; TLS files stay inside."""
+    m = cluster.mark_of
     sec = cluster.security
     sasl_protocol = sec.protocol.startswith("SASL_")
     ssl_protocol = sec.protocol in ("SSL", "SASL_SSL")
@@ -183,23 +215,6 @@ def check_cluster(
             problem = None if path is None else path_problem(cluster.directory, path)
             if problem is not None:
                 out.append(_err(m(f"security.ssl.{field}"), f"security.ssl.{field}: {problem}"))
-    if cluster.simulated is not None:
-        _check_simulated(cluster, doc, out)
-    if brokers is not None:
-        ids = {b.id for b in brokers}
-        for i, broker in enumerate(cluster.decommission):
-            if broker not in ids:
-                out.append(
-                    _err(
-                        m(f"decommission.{i}"),
-                        f"broker {broker} in decommission is not a broker of the cluster "
-                        f"(brokers: {_ids(sorted(ids))})",
-                    )
-                )
-        if ids and ids <= set(cluster.decommission):
-            out.append(
-                _err(doc.key_mark("decommission"), "decommission lists every broker of the cluster")
-            )
 
 
 def _check_version_topic(cluster: ClusterSpec, doc: Document, out: list[Diagnostic]) -> None:

@@ -56,11 +56,13 @@ def layers_of(
     if not isinstance(name, str):
         return out  # absent; a wrong type is the schema's error
     profiles = cv.get("profiles")
-    profiles = profiles if isinstance(profiles, dict) else {}
+    if profiles is not None and not isinstance(profiles, dict):
+        return out  # cluster.yaml's own error: its profiles are not a mapping
+    profiles = profiles or {}
     chosen = profiles.get(name)
     if isinstance(chosen, dict):
         out.append((f"profile {name}", f"profiles.{name}", chosen))
-    elif cluster is not None:
+    elif cluster is not None and name not in profiles:  # else: cluster.yaml's own error
         known = sorted(profiles)
         close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
         hint = f" (did you mean {close[0]!r}?)" if close else ""

@@ -3,7 +3,11 @@
 Loading never stops at the first problem and never raises on bad input: each YAML document
 is composed with its positions (``yamlload``), checked against its JSON Schema
 (``schemacheck``), turned into a ``TopicSpec`` or ``ClusterSpec``, and then the whole folder
-goes through the rules a Kafka operator expects (``specrules``). What comes out is sorted::
+goes through the rules a Kafka operator expects (``specrules``). A document that fails its
+schema is still checked: the parts the schema refused are taken out (``schemacheck.salvage``)
+and every rule that reads none of them runs on the rest, so one run reports every problem;
+a broken cluster.yaml keeps its valid ``defaults:`` and profiles for the topics, and nothing
+follows from a refused part but its own error. What comes out is sorted::
 
     topics/prod/payments.yaml:14:5: error: partitions must be at least 1, not 0
     topics/prod/payments.yaml:20:3: warning: replicationFactor 1: ...
@@ -19,7 +23,7 @@ import gc
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, cast
 
 from kgitops.access import NO_ACCESS, AccessSpecs
@@ -48,7 +52,7 @@ from kgitops.names import (
 from kgitops.spec import rules as specrules
 from kgitops.spec import schemacheck
 from kgitops.spec.access import ACCESS_KINDS, build_access, check_own_login
-from kgitops.spec.clusterrules import own_variables
+from kgitops.spec.clusterrules import check_cluster, own_variables
 from kgitops.spec.dropstep import DropStep
 from kgitops.spec.include import included_topics
 from kgitops.spec.layers import layered, unused_overrides
@@ -222,8 +226,57 @@ def _topic_config(doc: Document, diags: list[Diagnostic], where: str = "config")
     return config
 
 
-def _build_topic(doc: Document, config: dict[str, str]) -> TopicSpec:
-    v = doc.value
+#: The fields of a topic document a TopicSpec is built from.
+TOPIC_FIELDS = (
+    "name",
+    "partitions",
+    "replicationFactor",
+    "placement",
+    "startIndex",
+    "assignment",
+    "delete",
+    "keys",
+    "profile",
+    "config",
+)
+#: The placeholders of a partial topic's missing required fields (no rule reads them).
+_PLACEHOLDERS = {"name": "", "partitions": 0, "replicationFactor": 0}
+
+
+def _salvaged(
+    doc: Document, kind: str, *, refused: bool
+) -> tuple[Document, schemacheck.Salvage] | None:
+    """``doc`` with the parts its schema ``refused`` taken out (``doc`` itself when none
+    was), so the rest of it is still checked; None when nothing of it can be trusted."""
+    if not refused:
+        return doc, schemacheck.Salvage(doc.value, frozenset(), frozenset())
+    kept = schemacheck.salvage(doc.value, kind)
+    if kept is None:
+        return None
+    return replace(doc, value=kept.value), kept
+
+
+def _lost_fields(kept: schemacheck.Salvage) -> frozenset[str]:
+    """The top-level fields a salvage took out (or found missing)."""
+    return frozenset(p.split(".", 1)[0] for p in kept.pruned) | kept.missing
+
+
+def _layer_lost(topic: Document, pruned: frozenset[str] | None) -> bool:
+    """Whether the part of cluster.yaml that could give ``topic`` its replicationFactor
+    (``defaults:``, its profile) was refused (``pruned``: the paths taken out of cluster.yaml;
+    None: none of it could be read): its absence is then no error of the topic's own."""
+    if not pruned:
+        return pruned is None
+    profile = topic.value.get("profile") if isinstance(topic.value, dict) else None
+    parts: tuple[str, ...] = ("defaults",)
+    if isinstance(profile, str):
+        parts += ("profiles", f"profiles.{profile}")
+    inside = tuple(f"{part}." for part in parts if part != "profiles")
+    return any(p in parts or p.startswith(inside) for p in pruned)
+
+
+def _build_topic(doc: Document, config: dict[str, str], *, placeholders: bool = False) -> TopicSpec:
+    v = {**_PLACEHOLDERS, **doc.value} if placeholders else doc.value
     keys = v.get("keys")
     assignment = v.get("assignment")
     return TopicSpec(
@@ -466,10 +519,17 @@ def _load(directory: str, brokers: Sequence[Broker] | None) -> Specs:
         diags.append(Diagnostic(Mark(directory), "error", what))
         return Specs(directory, None, (), tuple(diags))
     topic_docs: list[tuple[TopicSpec, Document]] = []
+    partial: list[tuple[TopicSpec, frozenset[str]]] = []
+    partial_docs: list[Document] = []
     cluster: ClusterSpec | None = None
     cluster_doc: Document | None = None
+    layers: Document | None = None  # cluster.yaml as written: its defaults and profiles
+    cluster_found: list[Diagnostic] = []  # its schema errors
+    cluster_lost: frozenset[str] = frozenset()
+    cluster_pruned: frozenset[str] | None = frozenset()  # None: cluster.yaml unreadable
     cluster_seen: Mark | None = None
     cluster_unread = False
+    kindless = False
     access_docs: list[tuple[str, Document]] = []
     topic_sources: list[Document] = []
     limits = Limits()
@@ -478,9 +538,12 @@ def _load(directory: str, brokers: Sequence[Broker] | None) -> Specs:
         diags.extend(problems)
         if problems and os.path.basename(filename) in CLUSTER_FILES:
             cluster_unread = True  # its own error says why; no second one for the folder
+            cluster_pruned = None
         for doc in documents:
             kind = _kind_of(doc, diags)
             if kind is None:
+                # cluster.yaml's document without a kind it knows: its own error says it
+                kindless = kindless or os.path.basename(filename) in CLUSTER_FILES
                 continue
             if kind == "Topic":
                 topic_sources.append(doc)  # after cluster.yaml: its defaults and profiles
@@ -500,24 +563,45 @@ def _load(directory: str, brokers: Sequence[Broker] | None) -> Specs:
                 cluster_seen = doc.mark("kind")
                 limits = _limits(doc.value.get("limits"))
                 diags.extend(found)
-                if not found:
-                    cluster = _build_cluster(doc, directory)
-                    cluster_doc = doc
-                    _layer_configs(doc, diags)
-                    _check_drop_step(doc, diags)
+                layers, cluster_found = doc, found
+                kept = _salvaged(doc, "Cluster", refused=bool(found))
+                cluster_pruned = kept[1].pruned if kept is not None else None
+                if kept is not None and "name" not in kept[1].missing:
+                    cluster_doc = kept[0]
+                    cluster_lost = _lost_fields(kept[1])
+                    cluster = _build_cluster(cluster_doc, directory)
+                    _layer_configs(cluster_doc, diags)
+                    _check_drop_step(cluster_doc, diags)
                 continue
             diags.extend(found)
-            if not found:
-                access_docs.append((kind, doc))
+            kept = _salvaged(doc, kind, refused=bool(found))
+            if kept is not None and not kept[1].missing:
+                access_docs.append((kind, kept[0]))
+    if cluster_seen is None and kindless:
+        cluster_unread, cluster_pruned = True, None
     if cluster_doc is not None:
         topic_sources.extend(included_topics(directory, cluster_doc, diags))
+    refused = {d.mark for d in cluster_found}
     for source in topic_sources:
-        doc = layered(source, cluster_doc, diags)
-        found = schemacheck.check(doc, "Topic")
-        diags.extend(found)
+        doc = layered(source, layers, diags)
+        excused = ("replicationFactor",) if _layer_lost(source, cluster_pruned) else ()
+        found = schemacheck.check(doc, "Topic", excused=excused)
+        # a value inherited from cluster.yaml that its own check refused: said there, once
+        diags.extend(d for d in found if d.mark not in refused)
         config = _topic_config(doc, diags)
-        if not found:
+        if not found and all(k in doc.value for k in excused):
             topic_docs.append((_build_topic(doc, config), doc))
+            continue
+        kept = _salvaged(doc, "Topic", refused=True)
+        if kept is None:
+            continue
+        unknown = frozenset(f for f in TOPIC_FIELDS if kept[1].lost(f))
+        if unknown:
+            partial.append((_build_topic(kept[0], config, placeholders=True), unknown))
+            if "name" not in unknown:
+                partial_docs.append(kept[0])
+        else:
+            topic_docs.append((_build_topic(kept[0], config), kept[0]))
     if cluster_seen is None and not cluster_unread:
         diags.append(
             Diagnostic(
@@ -530,14 +614,28 @@ def _load(directory: str, brokers: Sequence[Broker] | None) -> Specs:
     if known is None and cluster is not None and cluster.simulated is not None:
         known = list(cluster.simulated.brokers)
     topics = specrules.check_folder(
-        directory, cluster, cluster_doc, topic_docs, known, diags, limits=limits
+        directory,
+        cluster,
+        cluster_doc,
+        topic_docs,
+        known,
+        diags,
+        limits=limits,
+        partial=partial,
+        cluster_lost=cluster_lost,
     )
     policy: list[tuple[str, Diagnostic]] = []
+    named_docs = [*(d for _, d in topic_docs), *partial_docs]
     if cluster_doc is not None:
-        policy = check_policies(cluster_doc, directory, topics, diags)
-        check_team_access(cluster_doc, directory, access_docs, [d for _, d in topic_docs], diags)
-        diags.extend(unused_overrides(cluster_doc, [t.name for t, _ in topic_docs]))
-    access = build_access(access_docs, [d for _, d in topic_docs], diags)
+        # a policies: part refused: its own errors say so, and no topic is held to the rest
+        # (a refused mode would turn warnings into errors)
+        held = topics if "policies" not in cluster_lost else []
+        policy = check_policies(cluster_doc, directory, held, diags)
+        check_team_access(cluster_doc, directory, access_docs, named_docs, diags)
+        names = [t.name for t, _ in topic_docs] + [t.name for t, f in partial if "name" not in f]
+        if "include" not in cluster_lost and all("name" not in f for _, f in partial):
+            diags.extend(unused_overrides(cluster_doc, names))
+    access = build_access(access_docs, named_docs, diags)
     if cluster is not None:
         check_own_login(access_docs, own_variables(cluster), own_principal(cluster), diags)
     return Specs(
@@ -562,6 +660,44 @@ def cluster_from_text(text: str, shown_as: str, directory: str) -> ClusterSpec |
         if _kind_of(doc, diags) == "Cluster" and not schemacheck.check(doc, "Cluster"):
             return _build_cluster(doc, directory)
     return None
+
+
+#: The fields of cluster.yaml that say which cluster this is and how to reach it: an error in
+#: one stops even a command that only reads (``kgitops get``); an error elsewhere does not.
+CONNECTION_FIELDS = (
+    "apiVersion",
+    "kind",
+    "name",
+    "bootstrapServers",
+    "security",
+    "simulated",
+    "clusterId",
+    "requestTimeoutMs",
+    "accessProbeTimeoutMs",
+    "passwordVersionTopic",
+)
+
+
+def connection_errors(cluster: ClusterSpec) -> list[Diagnostic]:
+    """The errors of the connection fields of ``cluster``'s document, checked as if it held
+    nothing else (its schema, then the cluster rules: TLS files and the state file inside
+    the folder, credentials named by variable, the protocol and SASL settings agreeing)."""
+    documents, problems = load_file(cluster.mark.path, root=cluster.directory)
+    errors = [d for d in problems if d.is_error]
+    if errors:
+        return errors
+    for doc in documents:
+        if not isinstance(doc.value, dict) or doc.value.get("kind") != "Cluster":
+            continue
+        kept = {k: v for k, v in doc.value.items() if k in CONNECTION_FIELDS}
+        reduced = replace(doc, value=kept)
+        found = schemacheck.check(reduced, "Cluster")
+        if found:
+            return found
+        out: list[Diagnostic] = []
+        check_cluster(_build_cluster(reduced, cluster.directory), reduced, None, out)
+        return [d for d in out if d.is_error]
+    return [Diagnostic(cluster.mark, "error", "no Cluster document in this file")]
 
 
 def load_specs_or_raise(directory: str, *, brokers: Sequence[Broker] | None = None) -> Specs:

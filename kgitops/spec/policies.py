@@ -150,7 +150,7 @@ def check_policies(
         if max_retention is not None:
             found.extend(_retention(topic, max_retention, cluster))
         for name in policies.get("requiredConfigs", ()):
-            if name not in topic.config:
+            if name not in topic.config and not _refused(topic, name):
                 found.append(
                     (
                         topic.mark,
@@ -205,7 +205,15 @@ def _contradictions(cluster: Document, policies: dict[str, Any], out: list[Diagn
             )
 
 
+def _refused(topic: TopicSpec, name: str) -> bool:
+    """Whether the topic sets config ``name`` to a value refused (its own error says so): the
+    policy does not count it as unset."""
+    return name not in topic.config and f"config.{name}" in topic.marks
+
+
 def _min_isr(topic: TopicSpec, minimum: int, cluster: Document) -> list[tuple[Mark, str]]:
+    if _refused(topic, "min.insync.replicas"):
+        return []
     held = topic.config.get("min.insync.replicas")
     value = int(held) if held is not None else int(CONFIGS["min.insync.replicas"].default)
     if value >= minimum:
@@ -247,7 +255,7 @@ def _max_retention(
 
 
 def _retention(topic: TopicSpec, maximum: int, cluster: Document) -> list[tuple[Mark, str]]:
-    if maximum == -1:
+    if maximum == -1 or _refused(topic, "retention.ms"):
         return []  # infinite allows everything
     held = topic.config.get("retention.ms")
     value = int(held) if held is not None else int(CONFIGS["retention.ms"].default)

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from kgitops.errors import Diagnostic, Mark
 from kgitops.files import path_problem
@@ -95,21 +95,34 @@ def check_folder(
     out: list[Diagnostic],
     *,
     limits: Limits | None = None,
+    partial: Sequence[tuple[TopicSpec, frozenset[str]]] = (),
+    cluster_lost: Collection[str] = (),
 ) -> list[TopicSpec]:
     """Run every rule; return the topics kept (the first definition of each name).
-    ``limits``: cluster.yaml's, read also when the cluster document has errors."""
+    ``limits``: cluster.yaml's, read also when the cluster document has errors.
+    ``partial``: topics whose document failed its schema, each with the fields (``name``,
+    ``partitions``, ``replicationFactor``, ``placement`` ...) that hold placeholders: every
+    rule that reads none of them runs on them too (never returned). ``cluster_lost``: the
+    top-level fields of cluster.yaml its schema refused (the cluster was built without them)."""
     if cluster is not None and cluster_doc is not None:
-        check_cluster(cluster, cluster_doc, brokers, out)
-    topics = _unique_topics(topic_docs, out)
+        check_cluster(cluster, cluster_doc, brokers, out, lost=cluster_lost)
+    unknown = {id(t): fields for t, fields in partial}
+    named = [(t, None) for t, fields in partial if "name" not in fields]
+    kept = _unique_topics([*topic_docs, *named], out)
+    topics = [t for t in kept if id(t) not in unknown]
     drained = set(cluster.decommission) if cluster is not None else set()
     if brokers is not None:
         drained &= {b.id for b in brokers}
     local = cluster is not None and loopback_only(cluster)
     if limits is None:
         limits = cluster.limits if cluster is not None else Limits()
-    for topic in topics:
-        check_topic(topic, directory, brokers, drained, out, local=local)
-        _check_limits(topic, limits, out)
+    checked = [*kept, *(t for t, fields in partial if "name" in fields)]
+    for topic in checked:
+        lost = unknown.get(id(topic), frozenset())
+        check_topic(topic, directory, brokers, drained, out, local=local, unknown=lost)
+        _check_limits(topic, limits, out, lost)
+        if "name" in lost:
+            continue
         if cluster is not None and topic.name in cluster.own_topics:
             out.append(
                 _err(
@@ -119,14 +132,17 @@ def check_folder(
                     "may not manage it",
                 )
             )
-    _check_total(topics, cluster, limits, out)
+    counted = [t for t in checked if "partitions" not in unknown.get(id(t), ())]
+    _check_total(counted, cluster, limits, out)
     return topics
 
 
-def _check_limits(topic: TopicSpec, limits: Limits, out: list[Diagnostic]) -> None:
+def _check_limits(
+    topic: TopicSpec, limits: Limits, out: list[Diagnostic], unknown: Collection[str] = ()
+) -> None:
     """cluster.yaml ``limits``: a typo such as ``partitions: 10000000`` stops here, before
     the planner spends minutes and gigabytes on it."""
-    if topic.partitions > limits.partitions_per_topic:
+    if "partitions" not in unknown and topic.partitions > limits.partitions_per_topic:
         out.append(
             _err(
                 topic.mark_of("partitions"),
@@ -134,7 +150,7 @@ def _check_limits(topic: TopicSpec, limits: Limits, out: list[Diagnostic]) -> No
                 f"({limits.partitions_per_topic:,}); raise the limit in cluster.yaml if meant",
             )
         )
-    if topic.replication_factor > limits.replication_factor:
+    if "replicationFactor" not in unknown and topic.replication_factor > limits.replication_factor:
         out.append(
             _err(
                 topic.mark_of("replicationFactor"),
@@ -172,7 +188,7 @@ def _check_total(
 
 
 def _unique_topics(
-    topic_docs: list[tuple[TopicSpec, Document]], out: list[Diagnostic]
+    topic_docs: Sequence[tuple[TopicSpec, Document | None]], out: list[Diagnostic]
 ) -> list[TopicSpec]:
     ordered = sorted((t for t, _ in topic_docs), key=lambda t: t.mark)
     by_name: dict[str, TopicSpec] = {}
@@ -214,11 +230,17 @@ def check_topic(
     out: list[Diagnostic],
     *,
     local: bool = False,
+    unknown: Collection[str] = (),
 ) -> None:
+    """``unknown``: fields holding placeholders (their schema error says why); the rules
+    reading them are skipped, so no error follows from another."""
     rf = topic.replication_factor
     m = topic.mark_of
-    _check_internal_name(topic, out)
-    if brokers is not None:
+    rf_known = "replicationFactor" not in unknown
+    delete_known = "delete" not in unknown
+    if "name" not in unknown:
+        _check_internal_name(topic, out)
+    if brokers is not None and rf_known:
         n = len(brokers)
         remaining = [b for b in brokers if b.id not in drained]
         if rf > n:
@@ -228,7 +250,7 @@ def check_topic(
                     f"replicationFactor {rf} is larger than the number of brokers ({n})",
                 )
             )
-        elif rf > len(remaining) and not topic.delete:
+        elif rf > len(remaining) and not topic.delete and delete_known:
             out.append(
                 _err(
                     m("replicationFactor"),
@@ -237,15 +259,19 @@ def check_topic(
                 )
             )
     single = len(brokers) == 1 if brokers is not None else local
-    if not topic.delete:
+    if not topic.delete and rf_known and delete_known:
         try:
             isr: int | None = int(topic.config["min.insync.replicas"])
         except (KeyError, ValueError):
             isr = None
         for w in replication_warnings(rf, isr, single_broker=single):
             out.append(_warn(m(w.field), w.message))
-    _check_config_rules(topic, out)
-    _check_placement(topic, brokers, drained, out)
+    _check_config_rules(topic, out, rf_known)
+    if not unknown or not {"placement", "assignment", "startIndex", "delete"} & set(unknown):
+        _check_placement(topic, brokers, drained, out, unknown)
+    elif topic.assignment is not None and "assignment" not in unknown:
+        ids = {b.id for b in brokers} if brokers is not None else None
+        _check_assignment(topic, ids, out, unknown)
     if topic.keys is not None:
         sample = topic.keys.sample
         problem = path_problem(directory, sample)
@@ -273,12 +299,12 @@ def _check_internal_name(topic: TopicSpec, out: list[Diagnostic]) -> None:
         )
 
 
-def _check_config_rules(topic: TopicSpec, out: list[Diagnostic]) -> None:
+def _check_config_rules(topic: TopicSpec, out: list[Diagnostic], rf_known: bool = True) -> None:
     c = topic.config
     m = topic.mark_of
     rf = topic.replication_factor
     isr = c.get("min.insync.replicas")
-    if isr is not None:
+    if isr is not None and rf_known:
         need = int(isr)
         if need > rf:
             out.append(
@@ -380,7 +406,11 @@ def _check_tiered(topic: TopicSpec, out: list[Diagnostic]) -> None:
 
 
 def _check_placement(
-    topic: TopicSpec, brokers: Sequence[Broker] | None, drained: set[int], out: list[Diagnostic]
+    topic: TopicSpec,
+    brokers: Sequence[Broker] | None,
+    drained: set[int],
+    out: list[Diagnostic],
+    unknown: Collection[str] = (),
 ) -> None:
     m = topic.mark_of
     ids = {b.id for b in brokers} if brokers is not None else None
@@ -396,7 +426,7 @@ def _check_placement(
     elif topic.assignment is not None:
         out.append(_err(m("assignment"), "an assignment is only used with placement: static"))
     if topic.assignment is not None:
-        _check_assignment(topic, ids, out)
+        _check_assignment(topic, ids, out, unknown)
         _check_static_drained(topic, drained, out)
         if brokers is not None:
             _check_static_racks(topic, brokers, drained, out)
@@ -445,11 +475,13 @@ def _check_static_drained(topic: TopicSpec, drained: set[int], out: list[Diagnos
                 )
 
 
-def _check_assignment(topic: TopicSpec, ids: set[int] | None, out: list[Diagnostic]) -> None:
+def _check_assignment(
+    topic: TopicSpec, ids: set[int] | None, out: list[Diagnostic], unknown: Collection[str] = ()
+) -> None:
     assert topic.assignment is not None
     m = topic.mark_of
     rf = topic.replication_factor
-    if len(topic.assignment) != topic.partitions:
+    if "partitions" not in unknown and len(topic.assignment) != topic.partitions:
         out.append(
             _err(
                 m("assignment"),
@@ -458,7 +490,7 @@ def _check_assignment(topic: TopicSpec, ids: set[int] | None, out: list[Diagnost
             )
         )
     for p, replicas in enumerate(topic.assignment):
-        if len(replicas) != rf:
+        if "replicationFactor" not in unknown and len(replicas) != rf:
             out.append(
                 _err(
                     m(f"assignment.{p}"),

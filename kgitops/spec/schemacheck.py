@@ -13,7 +13,8 @@ from __future__ import annotations
 import copy
 import difflib
 import json
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
+from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -180,7 +181,9 @@ def did_you_mean(word: str, choices: list[str]) -> str:
     return f" (did you mean {match[0]!r}?)" if match else ""
 
 
-def _messages(error: ValidationError, doc: Document, doc_kind: str) -> Iterator[Diagnostic]:
+def _messages(
+    error: ValidationError, doc: Document, doc_kind: str, excused: Collection[str] = ()
+) -> Iterator[Diagnostic]:
     path = ".".join(str(p) for p in error.absolute_path)
     what = path or "the document"
     kind = error.validator
@@ -204,7 +207,7 @@ def _messages(error: ValidationError, doc: Document, doc_kind: str) -> Iterator[
         return
     if kind == "required" and isinstance(value, dict):
         for key in rule:
-            if key not in value:
+            if key not in value and (path or key not in excused):
                 where = f"{path}: " if path else ""
                 layered = doc_kind == "Topic" and key == "replicationFactor" and not path
                 hint = " (here, or in cluster.yaml's defaults: or a profile)" if layered else ""
@@ -291,14 +294,94 @@ def _error(mark: Any, message: str) -> Diagnostic:
     return Diagnostic(mark, "error", message)
 
 
-def check(doc: Document, kind: str) -> list[Diagnostic]:
-    """Every schema problem of one document of ``kind``, positioned and in words."""
+def check(doc: Document, kind: str, *, excused: Collection[str] = ()) -> list[Diagnostic]:
+    """Every schema problem of one document of ``kind``, positioned and in words.
+    ``excused``: top-level required fields whose absence another error already explains
+    (a topic's replicationFactor when the cluster.yaml layer that would give it is broken)."""
     if conforms(kind)(doc.value):
         return []
     out: list[Diagnostic] = []
     for error in validator(kind).iter_errors(doc.value):
-        out.extend(_messages(error, doc, kind))
+        out.extend(_messages(error, doc, kind, excused))
     return out
+
+
+@dataclass(frozen=True)
+class Salvage:
+    """What is left of a document once every part its schema refuses is taken out."""
+
+    value: dict[str, Any]  # conforms to the schema, but for ``missing``
+    pruned: frozenset[str]  # the dotted paths taken out
+    missing: frozenset[str]  # top-level required fields absent (or taken out)
+
+    def lost(self, field: str) -> bool:
+        """Whether top-level ``field`` was taken out (or a part of it) or is missing."""
+        return field in self.missing or any(
+            p == field or p.startswith(field + ".") for p in self.pruned
+        )
+
+
+def salvage(value: Any, kind: str) -> Salvage | None:
+    """``value`` with each part its schema refuses taken out, so the rest is still checked
+    (validation reports every problem at once: a bad ``maxConcurrentMoves`` must not throw
+    away cluster.yaml's ``defaults:``). A refused value inside a list takes the whole list
+    out (a broker list missing one broker would be a different cluster); a mapping missing a
+    required field is taken out whole. None when the document is not a mapping::
+
+        {name: x, partitions: 0, colour: blue}  ->  value {name: x},
+            pruned {partitions, colour}, missing {partitions, replicationFactor, ...}
+    """
+    if not isinstance(value, dict):
+        return None
+    kept: dict[str, Any] = copy.deepcopy(value)
+    pruned: set[str] = set()
+    check = validator(kind)
+    for _ in range(64):  # each round takes out at least one part; documents are finite
+        cuts: set[tuple[str, ...]] = set()
+        for error in check.iter_errors(kept):
+            path = list(error.absolute_path)
+            cut = tuple(str(p) for p in _until_list(path))
+            if error.validator == "required" and not path:
+                continue  # reported as missing below
+            if error.validator == "additionalProperties" and len(cut) == len(path):
+                sub = error.schema if isinstance(error.schema, Mapping) else {}
+                known = sub.get("properties", {})
+                if isinstance(error.instance, dict):
+                    cuts.update((*cut, str(k)) for k in error.instance if k not in known)
+                    continue
+            if not cut:
+                return None  # the document as a whole is refused (a Quota naming no entity)
+            cuts.add(cut)
+        if not cuts:
+            break
+        if all(".".join(cut) in pruned for cut in cuts):
+            return None  # taking out did not help: nothing left to trust
+        for cut in cuts:
+            _remove(kept, cut)
+            pruned.add(".".join(cut))
+    else:
+        return None  # still refused after every round (never seen): trust none of it
+    required = check.schema.get("required", ())
+    missing = frozenset(k for k in required if k not in kept)
+    return Salvage(kept, frozenset(pruned), missing)
+
+
+def _until_list(path: list[Any]) -> list[Any]:
+    """The path up to its first list index: ``assignment.1.0`` -> ``assignment``."""
+    out = []
+    for part in path:
+        if isinstance(part, int):
+            break
+        out.append(part)
+    return out
+
+
+def _remove(value: dict[str, Any], path: tuple[str, ...]) -> None:
+    node: Any = value
+    for part in path[:-1]:
+        node = node.get(part) if isinstance(node, dict) else None
+    if isinstance(node, dict):
+        node.pop(path[-1], None)
 
 
 # ------------------------------------------------------------------ the fast path

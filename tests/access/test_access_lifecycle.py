@@ -65,9 +65,10 @@ class Folder:
         return code, out + err
 
     def plan(self, *extra: str) -> dict[str, Any]:
-        code, out = self.run("plan", str(self.root), "--format", "json", *extra)
-        assert code == 0, out
-        data: dict[str, Any] = json.loads(out)
+        code = main(["plan", str(self.root), "--format", "json", *extra])
+        out, err = self.capsys.readouterr()
+        assert code == 0, out + err
+        data: dict[str, Any] = json.loads(out)  # stdout only: stderr may hold a hint
         return data
 
     def state(self) -> dict[str, Any]:

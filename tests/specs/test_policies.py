@@ -200,6 +200,25 @@ def test_codeowners_prints_one_line_per_team_folder_from_the_repository_root(
     )
 
 
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("'@acme/team-a'", "'acme team'"),  # a bad owner: codeowners would print it
+        ("mode: error", "mode: sometimes"),  # another part of the policies
+        ("name: test", "name: test\nreassignment: {maxConcurrentMoves: 0}"),  # elsewhere
+    ],
+)
+def test_codeowners_prints_nothing_from_a_cluster_yaml_with_errors(
+    old: str, new: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert old in POLICIES
+    (tmp_path / "cluster.yaml").write_text(POLICIES.replace(old, new))
+    assert main(["codeowners", str(tmp_path)]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert f"{tmp_path}/cluster.yaml:" in err
+
+
 def test_owners_must_look_like_codeowners_names(problems: Problems) -> None:
     cluster = POLICIES.replace("'@acme/team-a'", "'acme team'")
     found = problems({}, cluster=cluster)

@@ -141,3 +141,47 @@ def test_a_valid_topic_loads_exactly_as_written(doc: dict[str, Any]) -> None:
         assert topic.mark_of("partitions").line == line
         # and an editor using topic.json shows no error on it either
         assert Draft202012Validator(schema("topic.json")).is_valid(doc)
+
+
+_cluster_doc = st.fixed_dictionaries(
+    {"apiVersion": st.just("kgitops/v1"), "kind": st.just("Cluster"), "name": _junk},
+    optional={
+        "simulated": st.one_of(
+            st.fixed_dictionaries({"stateFile": _junk, "brokers": st.lists(_junk, max_size=3)}),
+            _junk,
+        ),
+        "reassignment": st.dictionaries(
+            st.sampled_from(["maxConcurrentMoves", "timeoutSeconds", "x"]), _junk, max_size=2
+        ),
+        "defaults": st.one_of(st.fixed_dictionaries({"replicationFactor": _junk}), _junk),
+        "profiles": st.dictionaries(st.text(max_size=4), _junk, max_size=2),
+        "decommission": _junk,
+        "policies": _junk,
+        "extra": _junk,
+    },
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.tuples(st.just("Topic"), _topic), st.tuples(st.just("Cluster"), _cluster_doc)))
+def test_what_a_salvage_keeps_conforms_to_the_schema_but_for_missing_top_level_fields(
+    case: tuple[str, dict[str, Any]],
+) -> None:
+    from kgitops.spec.schemacheck import salvage, validator
+
+    kind, doc = case
+    doc = {**doc, "kind": kind}
+    kept = salvage(doc, kind)
+    if kept is None:
+        return
+    left = list(validator(kind).iter_errors(kept.value))
+    assert all(e.validator == "required" and not e.absolute_path for e in left), left
+    assert {k for e in left for k in e.validator_value if k not in kept.value} == kept.missing
+    assert _within(kept.value, doc)  # parts taken out, nothing changed or added
+    assert all(kept.lost(k) for k in doc if k not in kept.value)
+
+
+def _within(part: Any, whole: Any) -> bool:
+    if isinstance(part, dict) and isinstance(whole, dict):
+        return all(k in whole and _within(v, whole[k]) for k, v in part.items())
+    return bool(part == whole)

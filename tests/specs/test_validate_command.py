@@ -213,8 +213,10 @@ def test_load_specs_or_raise_carries_every_diagnostic(tmp_path: Path) -> None:
     )
     with pytest.raises(SpecError) as caught:
         load_specs_or_raise(str(folder))
-    assert caught.value.lines() == [
+    assert caught.value.lines() == [  # the schema error hides no other check
         f"{folder}/a.yaml:4:13: error: partitions must be at least 1, not 0",
+        f"{folder}/a.yaml:6:13: error: startIndex 7 is out of range: placement uses 3 "
+        "brokers, so it must be below 3",
     ]
 
 
