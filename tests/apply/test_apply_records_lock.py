@@ -18,7 +18,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _demo(where: Path) -> Path:
-    shutil.copytree(ROOT / "topics" / "demo", where, ignore=shutil.ignore_patterns(".state"))
+    shutil.copytree(
+        ROOT / "topics" / "demo", where, ignore=shutil.ignore_patterns(".state", "kgitops.lock")
+    )
     assert not (where / "kgitops.lock").exists()
     return where
 
