@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from kgitops.cli import main
+from kgitops.errors import scrub_secrets
 
 PASSWORD = "pw-Zq8!s3cret-never-printed"
 
@@ -123,12 +124,21 @@ def test_apply_creates_acls_user_and_quota_and_a_replan_is_empty(folder: Folder)
 
 def test_the_password_is_in_no_plan_state_or_output(folder: Folder) -> None:
     plan_text = json.dumps(folder.plan())
-    code, out = folder.run("apply", str(folder.root), "--yes")
+    root = str(folder.root)
+    _, comment = folder.run("plan", root, "--format", "markdown", "--update-lock")
+    _, saved = folder.run("plan", root, "--out", str(folder.root / "plan.json"))
+    code, out = folder.run("apply", root, "--yes")
     assert code == 0
-    _, dry = folder.run("apply", str(folder.root), "--dry-run")
-    everything = plan_text + out + dry + (folder.root / ".state/demo.json").read_text()
+    _, dry = folder.run("apply", root, "--dry-run")
+    _, snap = folder.run("snapshot", root, "--out", str(folder.root / "snap.json"))
+    files = "".join(p.read_text() for p in sorted(folder.root.rglob("*")) if p.is_file())
+    assert "kgitops.lock" in {p.name for p in folder.root.iterdir()}
+    assert "snap.json" in {p.name for p in folder.root.iterdir()}
+    everything = plan_text + comment + saved + out + dry + snap + files
     assert PASSWORD not in everything
     assert "ORDERS_PW" in plan_text  # the variable's name is what the plan carries
+    # read by apply, the password is a secret of this run: no message may show it
+    assert scrub_secrets(f"broker said: bad password {PASSWORD}") == "broker said: bad password ***"
 
 
 def test_stored_key_is_kafkas_scram_stored_key_of_the_password(folder: Folder) -> None:
