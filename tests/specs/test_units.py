@@ -112,6 +112,10 @@ def test_the_broker_takes_numbers_only() -> None:
         ("flush.ms", str(LONG_MAX), str(LONG_MAX)),
         ("segment.bytes", "1073741824", "1GiB"),
         ("max.message.bytes", "10000000", "10MB"),
+        ("retention.bytes", "10000000000", "10GB"),
+        ("retention.bytes", "2048000000", "2048MB"),
+        ("retention.bytes", "1048576000", "1000MiB"),
+        ("segment.bytes", "536870912", "512MiB"),
         ("max.message.bytes", "1048588", "1048588"),
         ("retention.bytes", "-1", "infinite"),
         ("local.retention.bytes", "-2", "-2"),
@@ -219,6 +223,7 @@ def test_import_writes_durations_and_sizes_in_units(tmp_path: Path) -> None:
     live = {
         "retention.ms": "604800000",
         "retention.bytes": "-1",
+        "local.retention.bytes": "10000000000",
         "segment.bytes": "1073741824",
         "max.message.bytes": "1048588",
         "min.insync.replicas": "1",
@@ -229,11 +234,21 @@ def test_import_writes_durations_and_sizes_in_units(tmp_path: Path) -> None:
     assert '  retention.ms: "7d"\n' in text
     assert '  retention.bytes: "infinite"\n' in text
     assert '  segment.bytes: "1GiB"\n' in text
+    assert '  local.retention.bytes: "10GB"\n' in text  # decimal stays decimal
     assert "  max.message.bytes: 1048588\n" in text
     assert "  min.insync.replicas: 1\n" in text
     topic = load_specs(str(tmp_path)).topic("u")
     assert topic is not None and dict(topic.config) == live
     assert main(["plan", str(tmp_path), "--detailed-exitcode"]) == 0
+
+
+def test_the_plan_shows_a_decimal_size_in_decimal_units() -> None:
+    data = AlterConfig(
+        "t", set={"retention.bytes": "10000000000"}, previous={"retention.bytes": "5368709120"}
+    ).to_json()
+    assert AlterConfig.details(data)[0] == [
+        "~ retention.bytes: 5368709120 (5GiB) -> 10000000000 (10GB)"
+    ]
 
 
 def test_the_plan_shows_a_changed_duration_with_its_units() -> None:
