@@ -289,11 +289,13 @@ class Status(Enum):
     FAILED = "failed"
     SKIPPED = "skipped"  # an earlier action on the same topic failed
     IN_FLIGHT = "in flight"  # submitted and still running (--no-wait): not a failure
+    DEFERRED = "deferred"  # left for a later apply, as --no-wait does past its one window
     NOT_ATTEMPTED = "not attempted"  # the run stopped first (lost cluster, signal)
     IN_DOUBT = "in doubt"  # sent, no answer: it may or may not have taken effect
 
 
 ITEMS_SHOWN = 10
+_LABELS = {Status.DONE: "done", Status.IN_FLIGHT: "running", Status.DEFERRED: "deferred"}
 
 
 @dataclass(frozen=True)
@@ -313,13 +315,13 @@ class ActionOutcome:
     @property
     def detail(self) -> str:
         """The parenthesis of the report line: ``failed: <reason>`` (``<reason>`` if done)."""
-        if self.status is Status.DONE:
+        if self.status in (Status.DONE, Status.DEFERRED):
             return self.reason
         return f"{self.status.value}: {self.reason}" if self.reason else self.status.value
 
     def lines(self, indent: str = "", limit: int = ITEMS_SHOWN) -> list[str]:
         """``NOT done: ~ reassign a (failed: ...)`` and its items, one a line, capped."""
-        label = {Status.DONE: "done", Status.IN_FLIGHT: "running"}.get(self.status, "NOT done")
+        label = _LABELS.get(self.status, "NOT done")
         head = f"{indent}{label}: {self.action}" + (f" ({self.detail})" if self.detail else "")
         shown = self.items if limit <= 0 else self.items[:limit]
         more = len(self.items) - len(shown)

@@ -309,12 +309,21 @@ class _Run:
             self.broken = result.fatal
         for i, a in items:
             moved = result.detail.get(a.topic, "")
-            bad = result.failed.get(a.topic, []) + result.unsubmitted.get(a.topic, [])
+            bad = result.failed.get(a.topic, [])
+            later = result.deferred.get(a.topic, [])
+            pending = result.pending.get(a.topic, [])
             if bad:
                 why = f"{len(bad)} partition(s) not moved" + (f", {moved}" if moved else "")
+                if later:
+                    why += f", {len(later)} deferred (--no-wait)"
                 self._fail(i, why, bad)
-            elif result.pending.get(a.topic):
-                pending = result.pending[a.topic]
+            elif later:
+                why = (
+                    f"{len(later)} partition(s) left for the next `kgitops apply`: --no-wait "
+                    f"submits one window of {self.settings.max_concurrent_moves}"
+                )
+                self._set(i, Status.DEFERRED, why + _moving(pending), pending)
+            elif pending:
                 self._set(i, Status.IN_FLIGHT, f"{len(pending)} partition(s) moving", pending)
             else:
                 self._done(i, moved)
@@ -452,6 +461,10 @@ class _Run:
             self.changed = self.changed or self.reassigner.changed
 
 
+def _moving(pending: Sequence[str]) -> str:
+    return f"; {len(pending)} moving now" if pending else ""
+
+
 def _missing(item: str) -> ClusterError:
     return ClusterRequestError(f"the cluster gave no result for {item}", item=item)
 
@@ -536,8 +549,14 @@ def apply_plan(
         raise _partial(report, f"apply was {reason}", run.changed, interrupted=True) from None
     if report.complete:
         return report
-    why = f"lost the cluster: {run.broken}" if run.broken else "some actions were not done"
-    raise _partial(report, f"apply finished partly: {why}", run.changed)
+    if run.broken:
+        why = f"lost the cluster: {run.broken}"
+    elif all(o.status in (Status.DONE, Status.IN_FLIGHT, Status.DEFERRED) for o in report.outcomes):
+        later = sum(o.status is Status.DEFERRED for o in report.outcomes)
+        why = f"moves of {later} topic(s) deferred to the next `kgitops apply` (--no-wait)"
+    else:
+        why = "some actions were not done"
+    raise _partial(report, why, run.changed)
 
 
 def _read_back(plan: Plan, admin: Recorder, outcomes: list[ActionOutcome]) -> list[ActionOutcome]:
@@ -563,10 +582,15 @@ def _forget_throttles_if_none_left(admin: Recorder, record: ThrottleRecord) -> N
 
 
 def _partial(
-    report: ApplyReport, message: str, changed: bool, *, interrupted: bool = False
+    report: ApplyReport, why: str, changed: bool, *, interrupted: bool = False
 ) -> PartialApply:
-    if changed or any(o.done for o in report.outcomes):
+    """The error ending an apply that did not finish, worded for what happened: ``apply
+    finished partly: <why>`` when the cluster changed, ``apply changed nothing: <why>``
+    when it did not (exit 1), or ``why`` itself for a signal (``apply was interrupted``)."""
+    changed = changed or any(o.done for o in report.outcomes)
+    if changed:
+        message = why if interrupted else f"apply finished partly: {why}"
         return PartialApply(message, report.outcomes, report.notes)
     if interrupted:
-        return InterruptedBeforeAnyChange(message, report.outcomes, report.notes)
-    return NothingApplied(message, report.outcomes, report.notes)
+        return InterruptedBeforeAnyChange(why, report.outcomes, report.notes)
+    return NothingApplied(f"apply changed nothing: {why}", report.outcomes, report.notes)

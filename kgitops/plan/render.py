@@ -112,8 +112,20 @@ def render_text(data: Mapping[str, Any], *, colour: bool = False, limit: int | N
     elif findings:
         lines.append(f"No topic changes, but {len(findings)} connection change(s) (above).")
     else:
-        lines.append("No changes. The cluster matches the specs.")
+        lines.append(no_changes(len(data.get("warnings", [])), "above"))
     return "\n".join(lines) + "\n"
+
+
+def no_changes(warnings: int, where: str, bold: str = "") -> str:
+    """The closing line of a plan with no action: "the cluster matches the specs" only when
+    nothing was found either; a warning (UNMANAGED_ACLS: ACLs not in git, say) means it does
+    not, and no apply resolves it. ``bold``: the markdown for the first words."""
+    if not warnings:
+        return f"{bold}No changes.{bold} The cluster matches the specs."
+    them, it = ("the warning", "it") if warnings == 1 else (f"the {warnings} warnings", "them")
+    return (
+        f"{bold}No changes to apply{bold}, but see {them} {where}: applying does not resolve {it}."
+    )
 
 
 def _summary_words(summary: Mapping[str, int]) -> str:
@@ -177,7 +189,7 @@ def render_markdown(data: Mapping[str, Any], *, limit: int = GITHUB_COMMENT_LIMI
     findings = data.get("findings") or []
     head += _md_findings(findings)
     if not actions and not findings:
-        head += ["**No changes.** The cluster matches the specs.", ""]
+        head += [no_changes(len(data.get("warnings", [])), "below", "**"), ""]
     elif not actions:
         head += ["No topic changes; the connection settings change (above).", ""]
     deleted = [a["topic"] for a in actions if a["type"] == "delete_topic"]

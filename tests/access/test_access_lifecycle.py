@@ -214,6 +214,25 @@ def test_an_acl_not_in_git_is_only_warned_about_by_default(folder: Folder) -> No
     assert "User:intruder allow read topic:orders" in plan["warnings"][0]["message"]
 
 
+def test_no_changes_under_an_unmanaged_acls_warning_never_says_the_cluster_matches(
+    folder: Folder,
+) -> None:
+    folder.run("apply", str(folder.root), "--yes")
+    _add_live_acl(folder, "User:intruder")
+    code, text = folder.run("plan", str(folder.root))
+    assert code == 0
+    lines = text.splitlines()
+    assert lines[2].startswith("! UNMANAGED_ACLS ")
+    assert lines[-1] == (
+        "No changes to apply, but see the warning above: applying does not resolve it."
+    )
+    assert "matches the specs" not in text
+    code, md = folder.run("plan", str(folder.root), "--format", "markdown")
+    assert "**No changes to apply**, but see the warning below" in md
+    assert "matches the specs" not in md
+    assert md.index("No changes to apply") < md.index("UNMANAGED_ACLS")
+
+
 def test_an_acl_not_in_git_is_deleted_only_with_the_opt_in_and_allow_delete(
     folder: Folder,
 ) -> None:
