@@ -50,7 +50,7 @@ def table(state: ClusterState, title: str) -> list[str]:
     out = [
         f"**{title}**",
         "",
-        "| broker | rack | bytes | replicas | leaders | " + " | ".join(names) + " |",
+        "| broker | rack | bytes | replicas | preferred leaders | " + " | ".join(names) + " |",
         "|---:|---|---:|---:|---:|" + "---:|" * len(names),
     ]
     for b in ids:
@@ -62,8 +62,8 @@ def table(state: ClusterState, title: str) -> list[str]:
         "",
         f"bytes per broker {human_bytes(min(size[b] for b in ids))} to "
         f"{human_bytes(max(size[b] for b in ids))} (mean {human_bytes(round(mean))}, max "
-        f"{max(size[b] for b in ids) / mean:.2f}x); leaders {min(lead[b] for b in ids)} to "
-        f"{max(lead[b] for b in ids)}",
+        f"{max(size[b] for b in ids) / mean:.2f}x); preferred leaders "
+        f"{min(lead[b] for b in ids)} to {max(lead[b] for b in ids)}",
         "",
     ]
     return out

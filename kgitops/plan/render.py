@@ -19,7 +19,7 @@ from kgitops.plan.access_actions import ACCESS_KINDS
 from kgitops.plan.access_render import markdown_section
 from kgitops.plan.actions import kind_named, kinds, subject
 from kgitops.plan.mdescape import fence, html_text, md_code, md_text, visible
-from kgitops.plan.spread import METRICS, summary, text_lines
+from kgitops.plan.spread import LABELS, METRICS, summary, text_lines
 from kgitops.units import human_bytes, human_seconds
 
 GITHUB_COMMENT_LIMIT = 65_536
@@ -295,7 +295,7 @@ MERMAID_BROKERS = 60
 
 
 def _md_spread(spread: Mapping[str, Any] | None, rows: int = 100) -> list[str]:
-    """Per broker bytes, replicas and leaders before -> after: a table, and a mermaid bar
+    """Per broker bytes, replicas and preferred leaders before -> after: a table, and a mermaid bar
     chart per figure (bars after, a line before) that GitHub draws. Every value is a number
     the plan computed; labels are broker ids, kept to digits."""
     brokers = (spread or {}).get("brokers") or {}
@@ -304,9 +304,11 @@ def _md_spread(spread: Mapping[str, Any] | None, rows: int = 100) -> list[str]:
     was, now = summary(spread or {}, 0), summary(spread or {}, 1)
     out = [
         "**Per broker, before → after**: "
-        + "; ".join(f"{m} {md_text(was[m])} → {md_text(now[m])}" for m in METRICS if m in now),
+        + "; ".join(
+            f"{LABELS[m]} {md_text(was[m])} → {md_text(now[m])}" for m in METRICS if m in now
+        ),
         "",
-        "| broker | bytes | replicas | leaders |",
+        "| broker | bytes | replicas | preferred leaders |",
         "|---:|---:|---:|---:|",
     ]
     items = list(brokers.items())
@@ -329,7 +331,7 @@ def _md_spread(spread: Mapping[str, Any] | None, rows: int = 100) -> list[str]:
             out += [
                 "```mermaid",
                 "xychart-beta",
-                f'    title "{m.capitalize()} per broker: bars after, line before"',
+                f'    title "{LABELS[m].capitalize()} per broker: bars after, line before"',
                 f"    x-axis [{labels}]",
                 f'    y-axis "{unit}"',
                 f"    bar [{after}]",
