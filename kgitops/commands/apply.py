@@ -12,6 +12,7 @@ import contextlib
 import dataclasses
 import os
 import sys
+from collections import Counter
 from typing import Any
 
 from kgitops.commands._units import seconds
@@ -239,7 +240,9 @@ def run(args: argparse.Namespace) -> int:
     from kgitops.apply.exclusive import exclusive_apply
     from kgitops.apply.signals import signals_interrupt, why
     from kgitops.cluster.connect import open_cluster
+    from kgitops.cluster.port import sent_requests
 
+    args.sent_before = sent_requests()  # the summary counts what this run sends, planning too
     with signals_interrupt():  # SIGTERM and SIGHUP stop apply as Ctrl-C does
         try:
             with before_any_change():
@@ -270,6 +273,7 @@ def apply_with(
     from kgitops.apply.progress import for_stream
     from kgitops.apply.record import ThrottleRecord
     from kgitops.apply.run import apply_plan
+    from kgitops.cluster.port import sent_requests
     from kgitops.plan.identity import check_cluster_id
 
     settings = cluster.reassignment
@@ -332,5 +336,7 @@ def apply_with(
         record=ThrottleRecord(cluster),
     )
     args.applied = True
+    before: Counter[str] = getattr(args, "sent_before", None) or Counter()
+    report.sent = sent_requests() - before
     print("\n".join(printable(line) for line in report.lines()))
     return 0

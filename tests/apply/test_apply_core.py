@@ -100,7 +100,7 @@ def test_dry_run_prints_exactly_the_requests_a_real_run_sends_and_sends_none() -
     assert dry_fake.writes() == []
     assert dry.requests == real.requests
     assert dry.requests[0].startswith('CreateTopics [{"assignment":{"0":[1,2]}')
-    assert dry.lines()[-1] == "dry run: 4 request(s), none sent"
+    assert dry.lines()[-1] == "dry run: 4 change request(s), none sent"
 
 
 def moves_plan(n: int, *, topic: str = "m", size: int = 5000) -> tuple[FakeCluster, Plan]:
