@@ -22,7 +22,7 @@ from kgitops.model import Broker, ClusterState, PartitionState, TopicState
 from kgitops.plan.actions import CreateTopic, Reassign
 from kgitops.plan.diff import compute_plan
 from kgitops.spec.load import load_specs_or_raise
-from kgitops.units import human_bytes, human_seconds
+from kgitops.units import human_bytes, human_rate, human_seconds
 
 GiB, MiB = 1 << 30, 1 << 20
 SIZES = {"shop.orders": 2 * GiB, "web.clicks": 500 * MiB, "payments.transactions": 100 * MiB}
@@ -108,7 +108,7 @@ def main() -> int:
         f"Moved: {moves} partition moves, {human_bytes(moved)}; plan ETA "
         f"{human_seconds(transfer.estimated_seconds)} in {transfer.window_count} windows "
         f"(maxConcurrentMoves {settings.max_concurrent_moves if settings else '?'}, throttle "
-        f"{human_bytes(settings.throttle_bytes_per_sec or 0) if settings else '?'}/s); the "
+        f"{human_rate(settings.throttle_bytes_per_sec or 0) if settings else '?'}); the "
         f"simulated apply took {human_seconds(took)} "
         f"({(transfer.estimated_seconds - took) / took:+.1%}); a second `--rebalance` plans "
         f"{len(again.of_kind(Reassign))} reassignment(s).",

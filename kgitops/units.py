@@ -5,6 +5,7 @@ Printed amounts of data (what a plan copies, what a broker holds) are binary (Ki
 Kafka sizes its segments; durations are ``1h 2m 5s``, with decimals under a minute::
 
     human_bytes(1536)        -> "1.5 KiB"          parse_size("1.5GB")     -> 1500000000
+    human_rate(50000000)     -> "50 MB/s"          (a rate keeps the family it was set in)
     human_bytes(10**9)       -> "953.7 MiB"        parse_size("2GiB")      -> 2147483648
     human_seconds(3725)      -> "1h 2m 5s"         parse_duration("2m30s") -> 150.0
     human_seconds(6.666)     -> "6.67s"
@@ -53,6 +54,17 @@ def human_bytes(n: float | None) -> str:
             return f"{int(value)} B" if unit == "B" else f"{value:.1f} {unit}"
         value /= 1024
     return f"{n} B"  # pragma: no cover
+
+
+def human_rate(n: float) -> str:
+    """A rate someone set (a throttle, a produce rate), per second, in the unit family it was
+    set in where a unit says it exactly: ``50000000`` -> ``50 MB/s``, ``52428800`` ->
+    ``50 MiB/s``; else as ``human_bytes``: ``1234567`` -> ``1.2 MiB/s``."""
+    if n > 0 and n == int(n):
+        found = re.fullmatch(r"([0-9]+)([A-Za-z]+)", spec_bytes_text(int(n)))
+        if found is not None:
+            return f"{found.group(1)} {found.group(2)}/s"
+    return f"{human_bytes(n)}/s"
 
 
 def human_seconds(seconds: float) -> str:

@@ -20,7 +20,7 @@ from kgitops.plan.access_render import markdown_section
 from kgitops.plan.actions import kind_named, kinds, subject
 from kgitops.plan.mdescape import fence, html_text, md_code, md_text, visible
 from kgitops.plan.spread import LABELS, METRICS, summary, text_lines
-from kgitops.units import human_bytes, human_seconds
+from kgitops.units import human_bytes, human_rate, human_seconds
 
 GITHUB_COMMENT_LIMIT = 65_536
 TEXT_PARTITIONS_SHOWN = 12
@@ -38,7 +38,7 @@ def _duration(seconds: float | None) -> str:
 
 
 def _rate(rate: int | None) -> str:
-    return "no throttle" if not rate else f"{human_bytes(rate)}/s"
+    return "no throttle" if not rate else human_rate(rate)
 
 
 def _headline(action: Mapping[str, Any]) -> str:

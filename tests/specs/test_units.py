@@ -25,7 +25,7 @@ from kgitops.spec.topic_configs import (
     normalize_config,
     readable_config,
 )
-from kgitops.units import spec_bytes, spec_bytes_text, spec_millis, spec_millis_text
+from kgitops.units import human_rate, spec_bytes, spec_bytes_text, spec_millis, spec_millis_text
 
 from .conftest import Problems
 
@@ -349,3 +349,19 @@ def test_an_amount_past_pythons_digit_limit_on_the_command_line_is_one_line(
     err = capsys.readouterr().err
     assert "a 500" in err and "character value is too" in err
     assert "set_int_max_str_digits" not in err
+
+
+@pytest.mark.parametrize(
+    ("rate", "shown"),
+    [
+        (50_000_000, "50 MB/s"),  # throttleBytesPerSec: 50000000, meant as 50 MB/s
+        (52_428_800, "50 MiB/s"),
+        (10**10, "10 GB/s"),
+        (1000, "1 kB/s"),
+        (1_234_567, "1.2 MiB/s"),
+        (500, "500 B/s"),
+        (2.5, "2 B/s"),
+    ],
+)
+def test_a_rate_reads_in_the_family_it_was_set_in(rate: float, shown: str) -> None:
+    assert human_rate(rate) == shown
