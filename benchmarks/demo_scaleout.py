@@ -22,7 +22,7 @@ from kgitops.model import Broker, ClusterState, PartitionState, TopicState
 from kgitops.plan.actions import CreateTopic, Reassign
 from kgitops.plan.diff import compute_plan
 from kgitops.spec.load import load_specs_or_raise
-from kgitops.units import human_bytes, human_seconds
+from kgitops.units import human_bytes, human_rate, human_seconds
 
 GiB, MiB = 1 << 30, 1 << 20
 SIZES = {"shop.orders": 2 * GiB, "web.clicks": 500 * MiB, "payments.transactions": 100 * MiB}
@@ -50,7 +50,7 @@ def table(state: ClusterState, title: str) -> list[str]:
     out = [
         f"**{title}**",
         "",
-        "| broker | rack | bytes | replicas | leaders | " + " | ".join(names) + " |",
+        "| broker | rack | bytes | replicas | preferred leaders | " + " | ".join(names) + " |",
         "|---:|---|---:|---:|---:|" + "---:|" * len(names),
     ]
     for b in ids:
@@ -62,8 +62,8 @@ def table(state: ClusterState, title: str) -> list[str]:
         "",
         f"bytes per broker {human_bytes(min(size[b] for b in ids))} to "
         f"{human_bytes(max(size[b] for b in ids))} (mean {human_bytes(round(mean))}, max "
-        f"{max(size[b] for b in ids) / mean:.2f}x); leaders {min(lead[b] for b in ids)} to "
-        f"{max(lead[b] for b in ids)}",
+        f"{max(size[b] for b in ids) / mean:.2f}x); preferred leaders "
+        f"{min(lead[b] for b in ids)} to {max(lead[b] for b in ids)}",
         "",
     ]
     return out
@@ -108,7 +108,7 @@ def main() -> int:
         f"Moved: {moves} partition moves, {human_bytes(moved)}; plan ETA "
         f"{human_seconds(transfer.estimated_seconds)} in {transfer.window_count} windows "
         f"(maxConcurrentMoves {settings.max_concurrent_moves if settings else '?'}, throttle "
-        f"{human_bytes(settings.throttle_bytes_per_sec or 0) if settings else '?'}/s); the "
+        f"{human_rate(settings.throttle_bytes_per_sec or 0) if settings else '?'}); the "
         f"simulated apply took {human_seconds(took)} "
         f"({(transfer.estimated_seconds - took) / took:+.1%}); a second `--rebalance` plans "
         f"{len(again.of_kind(Reassign))} reassignment(s).",

@@ -289,11 +289,13 @@ class Status(Enum):
     FAILED = "failed"
     SKIPPED = "skipped"  # an earlier action on the same topic failed
     IN_FLIGHT = "in flight"  # submitted and still running (--no-wait): not a failure
+    DEFERRED = "deferred"  # left for a later apply, as --no-wait does past its one window
     NOT_ATTEMPTED = "not attempted"  # the run stopped first (lost cluster, signal)
     IN_DOUBT = "in doubt"  # sent, no answer: it may or may not have taken effect
 
 
 ITEMS_SHOWN = 10
+_LABELS = {Status.DONE: "done", Status.IN_FLIGHT: "running", Status.DEFERRED: "deferred"}
 
 
 @dataclass(frozen=True)
@@ -317,13 +319,13 @@ class ActionOutcome:
     @property
     def detail(self) -> str:
         """The parenthesis of the report line: ``failed: <reason>`` (``<reason>`` if done)."""
-        if self.status is Status.DONE:
+        if self.status in (Status.DONE, Status.DEFERRED):
             return self.reason
         return f"{self.status.value}: {self.reason}" if self.reason else self.status.value
 
     def lines(self, indent: str = "", limit: int = ITEMS_SHOWN) -> list[str]:
         """``NOT done: ~ reassign a (failed: ...)`` and its items, one a line, capped."""
-        label = {Status.DONE: "done", Status.IN_FLIGHT: "running"}.get(self.status, "NOT done")
+        label = _LABELS.get(self.status, "NOT done")
         head = f"{indent}{label}: {self.action}" + (f" ({self.detail})" if self.detail else "")
         shown = self.items if limit <= 0 else self.items[:limit]
         more = len(self.items) - len(shown)
@@ -430,25 +432,52 @@ class GitHubError(KgitopsError):
     """The GitHub API refused or failed a request."""
 
 
-# Every credential value kgitops has read in this process (SASL user names and passwords, key
-# passwords, OAUTHBEARER tokens): what the CLI's last guard scrubs from an unexpected
-# exception's text, as the Kafka adapter scrubs its own messages.
+# Every secret value kgitops has read in this process (SASL passwords, TLS key passwords,
+# OAUTHBEARER tokens, SCRAM users' passwords, the GitHub token): what the CLI's last guard
+# scrubs from every message it prints, as the Kafka adapter scrubs its own messages. A user
+# name is not a secret (brokers and ACLs show it) and is never registered: masked, ``kafka``
+# would turn ``kafka.invalid:9092`` into ``***.invalid:9092``.
 _KNOWN_SECRETS: list[str] = []
+
+# What may stand on either side of a secret shown whole: the start or end of the text,
+# white space and control characters, quotes, brackets and the separators of ``key=value``,
+# ``user:password@host`` and lists. A secret glued to letters, digits, dots, dashes,
+# underscores or slashes is part of another word (a host name, a path) and is left alone;
+# a dot, ``!`` or ``?`` right after it counts as a boundary only at the end of a sentence.
+_APART = "\\s\\x00-\\x1f\\x7f\"'`=:,;@()\\[\\]{}<>"
+_BEFORE = f"(?<![^{_APART}])"
+_AFTER = f"(?=[{_APART}]|[.!?](?:[{_APART}]|$)|$)"
+
+
+def _whole(secret: str) -> str:
+    """The pattern of ``secret`` standing alone (one that begins or ends with a separator
+    is apart on that side already: ``=hunter2`` inside ``password=hunter2``)."""
+    before = "" if re.match(f"[{_APART}]", secret[0]) else _BEFORE
+    after = "" if re.match(f"[{_APART}]", secret[-1]) else _AFTER
+    return before + re.escape(secret) + after
 
 
 def remember_secrets(values: Iterable[str]) -> None:
-    """Record credential values so that no message printed by this process shows them."""
+    """Record secret values so that no message printed by this process shows them."""
     for value in values:
         if value and value not in _KNOWN_SECRETS:
             _KNOWN_SECRETS.append(value)
 
 
 def scrub_secrets(text: str, secrets: Iterable[str] | None = None) -> str:
-    """``text`` with each of ``secrets`` (default: every value remembered so far) as ``***``;
-    longest first, so a secret that contains another is hidden whole."""
+    """``text`` with each of ``secrets`` (default: every value remembered so far) as ``***``
+    wherever it stands as a whole value, never inside another word; longest first, so a
+    secret that contains another is hidden whole. With the secret ``kafka``::
+
+        "password kafka refused"     -> "password *** refused"
+        'password="kafka";'          -> 'password="***";'
+        "kafka.invalid:9092"         -> unchanged (a host name)
+        "topics/kafka/cluster.yaml"  -> unchanged (a path)
+    """
     values = _KNOWN_SECRETS if secrets is None else list(secrets)
-    for secret in sorted((s for s in values if s), key=len, reverse=True):
-        text = text.replace(secret, "***")
+    for secret in sorted({s for s in values if s}, key=len, reverse=True):
+        if secret in text:
+            text = re.sub(_whole(secret), "***", text)
     return text
 
 

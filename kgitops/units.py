@@ -1,10 +1,11 @@
 """Sizes and durations, both ways, for every command: one home, so a quantity reads the same
 in ``plan``, ``apply``, ``status`` and ``simulate``.
 
-Printed sizes are binary (KiB = 1024), as Kafka sizes its segments and as the plan has always
-shown them; durations are ``1h 2m 5s``, with decimals under a minute::
+Printed amounts of data (what a plan copies, what a broker holds) are binary (KiB = 1024), as
+Kafka sizes its segments; durations are ``1h 2m 5s``, with decimals under a minute::
 
     human_bytes(1536)        -> "1.5 KiB"          parse_size("1.5GB")     -> 1500000000
+    human_rate(50000000)     -> "50 MB/s"          (a rate keeps the family it was set in)
     human_bytes(10**9)       -> "953.7 MiB"        parse_size("2GiB")      -> 2147483648
     human_seconds(3725)      -> "1h 2m 5s"         parse_duration("2m30s") -> 150.0
     human_seconds(6.666)     -> "6.67s"
@@ -20,6 +21,7 @@ print back in the largest unit that says the value exactly::
     spec_millis("1h30m")  -> 5400000               spec_millis_text(129600000)  -> "36h"
     spec_bytes("512MiB")  -> 536870912             spec_bytes_text(1073741824)  -> "1GiB"
     spec_bytes("10MB")    -> 10000000              spec_bytes_text(10000000)    -> "10MB"
+    spec_bytes("10GB")    -> 10000000000           spec_bytes_text(10**10)      -> "10GB"
 """
 
 from __future__ import annotations
@@ -52,6 +54,17 @@ def human_bytes(n: float | None) -> str:
             return f"{int(value)} B" if unit == "B" else f"{value:.1f} {unit}"
         value /= 1024
     return f"{n} B"  # pragma: no cover
+
+
+def human_rate(n: float) -> str:
+    """A rate someone set (a throttle, a produce rate), per second, in the unit family it was
+    set in where a unit says it exactly: ``50000000`` -> ``50 MB/s``, ``52428800`` ->
+    ``50 MiB/s``; else as ``human_bytes``: ``1234567`` -> ``1.2 MiB/s``."""
+    if n > 0 and n == int(n):
+        found = re.fullmatch(r"([0-9]+)([A-Za-z]+)", spec_bytes_text(int(n)))
+        if found is not None:
+            return f"{found.group(1)} {found.group(2)}/s"
+    return f"{human_bytes(n)}/s"
 
 
 def human_seconds(seconds: float) -> str:
@@ -179,17 +192,9 @@ def parse_duration(text: str) -> float:
 
 # ------------------------------------------------------------ exact amounts in topic configs
 
-#: Printed, largest first: binary when the amount is a whole number of them, else decimal.
-_BYTES_PRINT = (
-    ("TiB", 2**40),
-    ("GiB", 2**30),
-    ("MiB", 2**20),
-    ("KiB", 2**10),
-    ("TB", 10**12),
-    ("GB", 10**9),
-    ("MB", 10**6),
-    ("kB", 10**3),
-)
+#: Each family largest first; a size prints in the family that says it in fewer digits.
+_BINARY = (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10))
+_DECIMAL = (("TB", 10**12), ("GB", 10**9), ("MB", 10**6), ("kB", 10**3))
 
 
 def spec_millis(text: str) -> int | None:
@@ -223,11 +228,19 @@ def spec_millis_text(ms: int) -> str:
 
 
 def spec_bytes_text(n: int) -> str:
-    """``1073741824`` -> ``"1GiB"``, ``10000000`` -> ``"10MB"``; an amount that no unit says
-    exactly (``1048588``), 0 and negative markers stay numbers."""
+    """``1073741824`` -> ``"1GiB"``, ``10000000000`` -> ``"10GB"``: the largest unit of each
+    family (binary, decimal) that says the amount exactly, and of those two the one with
+    fewer digits, binary on a tie. So a size reads back in the family it was written in
+    (``10GB`` stays ``10GB``, never ``9765625KiB``; ``512MiB`` stays ``512MiB``), unless
+    the other family says it much shorter. An amount that no unit says exactly
+    (``1048588``), 0 and negative markers stay numbers."""
     if n <= 0:
         return str(n)
-    for unit, size in _BYTES_PRINT:
-        if n % size == 0:
-            return f"{n // size}{unit}"
-    return str(n)
+    found = [
+        next((f"{n // size}{unit}" for unit, size in family if n % size == 0), None)
+        for family in (_BINARY, _DECIMAL)
+    ]
+    shown = [t for t in found if t is not None]
+    if not shown:
+        return str(n)
+    return min(shown, key=lambda t: len(t.rstrip("TGMKkiB")))

@@ -33,7 +33,13 @@ from typing import TYPE_CHECKING, TypeVar
 
 from kgitops.access import AccessState, scram_salted_password
 from kgitops.cluster.port import ClusterAdmin, QuotaChange, ScramUpsert
-from kgitops.errors import AccessUnsupported, ClusterError, ClusterRequestError, KgitopsError
+from kgitops.errors import (
+    AccessUnsupported,
+    ClusterError,
+    ClusterRequestError,
+    KgitopsError,
+    remember_secrets,
+)
 from kgitops.plan.access_actions import AlterQuota, CreateAcl, DeleteAcl, UpsertUser, write_apis
 from kgitops.plan.actions import Action
 from kgitops.plan.value import Plan
@@ -56,6 +62,7 @@ def run_access(run: _Run, environ: Mapping[str, str] | None = None) -> None:
         if not password:
             run._fail(i, f"environment variable {a.password_env} is not set (the password)")
             continue
+        remember_secrets([password])  # scrubbed from anything this process prints
         salt = os.urandom(SALT_BYTES)
         salted = scram_salted_password(a.mechanism, password, salt, a.iterations)
         upserts.append(

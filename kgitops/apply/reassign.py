@@ -55,11 +55,12 @@ TP = tuple[str, int]
 
 @dataclass
 class ReassignResult:
-    """Per topic: moves that failed, moves left in flight or not submitted; notes."""
+    """Per topic: moves that failed, moves left in flight, partitions deferred to a later
+    apply (``--no-wait``: past its one window); notes."""
 
     failed: dict[str, list[str]] = field(default_factory=dict)
     pending: dict[str, list[str]] = field(default_factory=dict)
-    unsubmitted: dict[str, list[str]] = field(default_factory=dict)
+    deferred: dict[str, list[int]] = field(default_factory=dict)
     detail: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     fatal: ClusterError | None = None
@@ -376,10 +377,7 @@ class Reassigner:
         if not self.wait:
             room = max(0, self.settings.max_concurrent_moves - len(self.active))
             for tp in self.queue[room:]:
-                self.result.unsubmitted.setdefault(tp[0], []).append(
-                    f"partition {tp[1]}: not submitted (--no-wait submits one window of "
-                    f"{self.settings.max_concurrent_moves}); run `kgitops apply` again"
-                )
+                self.result.deferred.setdefault(tp[0], []).append(tp[1])
             self.deferred = set(self.queue[room:])
             self.queue = self.queue[:room]
         self.throttler = Throttler(

@@ -30,7 +30,8 @@ are exactly those a real run would send (reassignments as if each window complet
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -82,12 +83,15 @@ FATAL = (ClusterUnreachable, ClusterTimeout, ClusterAuthError)
 
 @dataclass
 class ApplyReport:
-    """What an apply did: one outcome per plan action, the requests sent, and notes."""
+    """What an apply did: one outcome per plan action, its change requests (one line each,
+    the ``--dry-run`` output), notes, and ``sent``: every request the run sent to the brokers
+    by API, reads included (``cluster.port.sent_requests``; empty on the simulated cluster)."""
 
     outcomes: list[ActionOutcome] = field(default_factory=list)
     requests: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     dry_run: bool = False
+    sent: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def failed(self) -> list[ActionOutcome]:
@@ -100,15 +104,27 @@ class ApplyReport:
 
     def lines(self) -> list[str]:
         if self.dry_run:
-            return [*self.requests, f"dry run: {len(self.requests)} request(s), none sent"]
+            return [*self.requests, f"dry run: {len(self.requests)} change request(s), none sent"]
         out = [line for o in self.outcomes for line in o.lines()]
         out.extend(self.notes)
         done = sum(o.done for o in self.outcomes)
-        out.append(
-            f"apply: {done} of {len(self.outcomes)} action(s) done, "
-            f"{len(self.requests)} admin request(s) sent"
-        )
+        out.append(f"apply: {done} of {len(self.outcomes)} action(s) done; {self._requests()}")
         return out
+
+    def _requests(self) -> str:
+        """``22 request(s) sent to the brokers: 14 Metadata, 1 CreateTopics, ...`` where the
+        adapter counted them; else the change requests (``1 change request(s): 1
+        CreateTopics``: the simulated cluster, which receives no requests as such)."""
+        if sum(self.sent.values()):
+            total = sum(self.sent.values())
+            listed = _by_api(self.sent)
+            return f"{total} request(s) sent to the brokers: {listed} (connection set-up aside)"
+        apis = Counter(line.split(" ", 1)[0] for line in self.requests)
+        return f"{len(self.requests)} change request(s)" + (f": {_by_api(apis)}" if apis else "")
+
+
+def _by_api(counts: Mapping[str, int]) -> str:
+    return ", ".join(f"{n} {api}" for api, n in sorted(counts.items(), key=lambda x: (-x[1], x[0])))
 
 
 def label(action: Action) -> str:
@@ -312,12 +328,21 @@ class _Run:
             self.broken = result.fatal
         for i, a in items:
             moved = result.detail.get(a.topic, "")
-            bad = result.failed.get(a.topic, []) + result.unsubmitted.get(a.topic, [])
+            bad = result.failed.get(a.topic, [])
+            later = result.deferred.get(a.topic, [])
+            pending = result.pending.get(a.topic, [])
             if bad:
                 why = f"{len(bad)} partition(s) not moved" + (f", {moved}" if moved else "")
+                if later:
+                    why += f", {len(later)} deferred (--no-wait)"
                 self._fail(i, why, bad)
-            elif result.pending.get(a.topic):
-                pending = result.pending[a.topic]
+            elif later:
+                why = (
+                    f"{len(later)} partition(s) left for the next `kgitops apply`: --no-wait "
+                    f"submits one window of {self.settings.max_concurrent_moves}"
+                )
+                self._set(i, Status.DEFERRED, why + _moving(pending), pending)
+            elif pending:
                 self._set(i, Status.IN_FLIGHT, f"{len(pending)} partition(s) moving", pending)
             else:
                 self._done(i, moved)
@@ -455,6 +480,10 @@ class _Run:
             self.changed = self.changed or self.reassigner.changed
 
 
+def _moving(pending: Sequence[str]) -> str:
+    return f"; {len(pending)} moving now" if pending else ""
+
+
 def _missing(item: str) -> ClusterError:
     return ClusterRequestError(f"the cluster gave no result for {item}", item=item)
 
@@ -539,8 +568,14 @@ def apply_plan(
         raise _partial(report, f"apply was {reason}", run.changed, interrupted=True) from None
     if report.complete:
         return report
-    why = f"lost the cluster: {run.broken}" if run.broken else "some actions were not done"
-    raise _partial(report, f"apply finished partly: {why}", run.changed)
+    if run.broken:
+        why = f"lost the cluster: {run.broken}"
+    elif all(o.status in (Status.DONE, Status.IN_FLIGHT, Status.DEFERRED) for o in report.outcomes):
+        later = sum(o.status is Status.DEFERRED for o in report.outcomes)
+        why = f"moves of {later} topic(s) deferred to the next `kgitops apply` (--no-wait)"
+    else:
+        why = "some actions were not done"
+    raise _partial(report, why, run.changed)
 
 
 def _read_back(plan: Plan, admin: Recorder, outcomes: list[ActionOutcome]) -> list[ActionOutcome]:
@@ -566,14 +601,18 @@ def _forget_throttles_if_none_left(admin: Recorder, record: ThrottleRecord) -> N
 
 
 def _partial(
-    report: ApplyReport, message: str, changed: bool, *, interrupted: bool = False
+    report: ApplyReport, why: str, changed: bool, *, interrupted: bool = False
 ) -> PartialApply:
+    """The error ending an apply that did not finish, worded for what happened: ``apply
+    finished partly: <why>`` when the cluster changed, ``apply changed nothing: <why>``
+    when it did not (exit 1), or ``why`` itself for a signal (``apply was interrupted``)."""
     error: PartialApply
     if changed or any(o.done for o in report.outcomes):
+        message = why if interrupted else f"apply finished partly: {why}"
         error = PartialApply(message, report.outcomes, report.notes)
     elif interrupted:
-        error = InterruptedBeforeAnyChange(message, report.outcomes, report.notes)
+        error = InterruptedBeforeAnyChange(why, report.outcomes, report.notes)
     else:
-        error = NothingApplied(message, report.outcomes, report.notes)
+        error = NothingApplied(f"apply changed nothing: {why}", report.outcomes, report.notes)
     error.report = report
     return error

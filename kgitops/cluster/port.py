@@ -12,6 +12,7 @@ a ``TopicPartition``, or ``"broker:<id>"``) to None on success or the ClusterErr
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
@@ -30,6 +31,22 @@ from kgitops.model import ClusterState, TopicPartition
 
 Results = Mapping[str, ClusterError | None]
 PartitionResults = Mapping[TopicPartition, ClusterError | None]
+
+# Every request this process has sent to a broker, by API (``CreateTopics``, ``Metadata``):
+# an adapter that talks to brokers counts each one as it hands it to the wire, retries and
+# per-broker copies included (the client library's own connection set-up, ApiVersions and
+# SASL, aside). The simulated cluster sends none. Apply's summary reports what a run sent.
+_SENT: Counter[str] = Counter()
+
+
+def count_sent(api: str) -> None:
+    """One more request of ``api`` sent to a broker."""
+    _SENT[api] += 1
+
+
+def sent_requests() -> Counter[str]:
+    """The requests sent so far, by API (a copy: subtract an earlier one for a run's)."""
+    return Counter(_SENT)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ import dataclasses
 import json
 import os
 import sys
+from collections import Counter
 from typing import Any
 
 from kgitops.commands._units import seconds
@@ -291,7 +292,9 @@ def run(args: argparse.Namespace) -> int:
     from kgitops.apply.exclusive import exclusive_apply
     from kgitops.apply.signals import signals_interrupt, why
     from kgitops.cluster.connect import open_cluster
+    from kgitops.cluster.port import sent_requests
 
+    args.sent_before = sent_requests()  # the summary counts what this run sends, planning too
     with signals_interrupt():  # SIGTERM and SIGHUP stop apply as Ctrl-C does
         try:
             with before_any_change():
@@ -362,6 +365,7 @@ def apply_with(
     from kgitops.apply.progress import for_stream
     from kgitops.apply.record import ThrottleRecord
     from kgitops.apply.run import apply_plan
+    from kgitops.cluster.port import sent_requests
     from kgitops.plan.identity import check_cluster_id
 
     settings = cluster.reassignment
@@ -444,6 +448,8 @@ def apply_with(
             print_json_report(plan, exc.report, result_of(exc), exc.exit_code, str(exc))
         raise
     args.applied = True
+    before: Counter[str] = getattr(args, "sent_before", None) or Counter()
+    report.sent = sent_requests() - before
     if _json(args):
         print_json_report(plan, report, "applied", 0)
         return 0

@@ -157,7 +157,7 @@ def _changes(before: Health, after: Health) -> list[str]:
 
 
 def _show(sim: SimulatedCluster, health: Health, limit: int) -> None:
-    from kgitops.units import human_bytes, human_seconds
+    from kgitops.units import human_bytes, human_rate, human_seconds
 
     state = sim.describe()
     print(f"simulated cluster {state.cluster_id}: clock {human_seconds(sim.clock)}")
@@ -173,7 +173,7 @@ def _show(sim: SimulatedCluster, health: Health, limit: int) -> None:
             f"  {replicas} replica(s), {leaders} leader(s)"
         )
     for topic, rate in sorted(sim.produce.items()):
-        print(f"  producing to {topic} at {human_bytes(rate)}/s")
+        print(f"  producing to {topic} at {human_rate(rate)}")
     rates = sim.rates()
     progress = sim.replica_progress()
     lines: list[str] = []

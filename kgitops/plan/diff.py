@@ -49,7 +49,7 @@ from kgitops.plan.value import MIN_ISR, Plan, PlanWarning, min_isr_order, state_
 from kgitops.spec.durability import replication_warnings
 from kgitops.spec.lock import Lock, LockEntry, same_brokers
 from kgitops.spec.topic_configs import CONFIGS, normalize_config
-from kgitops.units import human_bytes, human_seconds
+from kgitops.units import human_bytes, human_rate, human_seconds
 
 LARGE_MOVE_SHARE = 0.10
 
@@ -1029,7 +1029,7 @@ def _throttle_pressure(ctx: _Context, write_rates: Mapping[str, float] | None) -
             "THROTTLE_BELOW_WRITE_RATE",
             f"broker {pr.broker}: the in-sync followers of the moving partitions it leads "
             f"({pr.partitions} at a time) take about {human_bytes(int(pr.in_sync))}/s of its "
-            f"{human_bytes(pr.rate)}/s throttle {how} (Kafka charges in-sync traffic of "
+            f"{human_rate(pr.rate)} throttle {how} (Kafka charges in-sync traffic of "
             f"throttled partitions to the quota): {fate}; raise throttleBytesPerSec above "
             f"{human_bytes(int(pr.in_sync * 1.25))}/s or lower maxConcurrentMoves",
             broker=pr.broker,

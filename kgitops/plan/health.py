@@ -133,7 +133,7 @@ class Health:
             "offlineBrokers": list(self.offline_brokers),
             "topics": self.topics,
             "partitions": self.partitions,
-            "counts": {flag: self.count(flag) for flag in PROBLEMS + NOTES},
+            "counts": {_camel(flag): self.count(flag) for flag in PROBLEMS + NOTES},
             "findings": [f.to_json() for f in self.findings],
             "throttlesLeft": [
                 {"topic": t.topic, "broker": t.broker, "keys": dict(t.keys), "reason": t.reason}
@@ -142,6 +142,13 @@ class Health:
             "decommissionedReplicas": {str(b): n for b, n in sorted(self.draining.items())},
             "retiredBrokers": list(self.retired),
         }
+
+
+def _camel(flag: str) -> str:
+    """A flag as a JSON key, in the camelCase of every other key: ``under_min_isr`` ->
+    ``underMinIsr`` (the flags themselves, values, keep their names)."""
+    first, *rest = flag.split("_")
+    return first + "".join(w.capitalize() for w in rest)
 
 
 def assess(

@@ -20,7 +20,7 @@ from kgitops.plan.access_render import markdown_section
 from kgitops.plan.actions import kind_named, kinds, subject
 from kgitops.plan.mdescape import fence, html_text, md_code, md_text, visible
 from kgitops.plan.spread import METRICS, summary, text_lines
-from kgitops.units import human_bytes, human_seconds
+from kgitops.units import human_bytes, human_rate, human_seconds
 
 GITHUB_COMMENT_LIMIT = 65_536
 TEXT_PARTITIONS_SHOWN = 12
@@ -38,7 +38,7 @@ def _duration(seconds: float | None) -> str:
 
 
 def _rate(rate: int | None) -> str:
-    return "no throttle" if not rate else f"{human_bytes(rate)}/s"
+    return "no throttle" if not rate else human_rate(rate)
 
 
 def _headline(action: Mapping[str, Any]) -> str:
@@ -112,8 +112,20 @@ def render_text(data: Mapping[str, Any], *, colour: bool = False, limit: int | N
     elif findings:
         lines.append(f"No topic changes, but {len(findings)} connection change(s) (above).")
     else:
-        lines.append("No changes. The cluster matches the specs.")
+        lines.append(no_changes(len(data.get("warnings", [])), "above"))
     return "\n".join(lines) + "\n"
+
+
+def no_changes(warnings: int, where: str, bold: str = "") -> str:
+    """The closing line of a plan with no action: "the cluster matches the specs" only when
+    nothing was found either; a warning (UNMANAGED_ACLS: ACLs not in git, say) means it does
+    not, and no apply resolves it. ``bold``: the markdown for the first words."""
+    if not warnings:
+        return f"{bold}No changes.{bold} The cluster matches the specs."
+    them, it = ("the warning", "it") if warnings == 1 else (f"the {warnings} warnings", "them")
+    return (
+        f"{bold}No changes to apply{bold}, but see {them} {where}: applying does not resolve {it}."
+    )
 
 
 def _summary_words(summary: Mapping[str, int]) -> str:
@@ -191,7 +203,7 @@ def render_markdown(data: Mapping[str, Any], *, limit: int = GITHUB_COMMENT_LIMI
     head += _md_deletions(actions)
     head += _md_warnings(warnings)
     if not actions and not findings:
-        head += ["**No changes.** The cluster matches the specs.", ""]
+        head += [no_changes(len(data.get("warnings", [])), "above", "**"), ""]
     elif not actions:
         head += ["No topic changes; the connection settings change (above).", ""]
     topics = _by_topic(actions)

@@ -22,6 +22,9 @@ from kgitops.plan.actions import Action, AddPartitions, CreateTopic, DeleteTopic
 from kgitops.units import human_bytes
 
 METRICS = ("bytes", "replicas", "leaders")
+#: How tables and summaries name each figure: ``leaders`` here are *preferred* leaders (first
+#: replicas), never the partitions a broker leads now (`get brokers`' ``leaders``).
+LABELS = {"bytes": "bytes", "replicas": "replicas", "leaders": "preferred leaders"}
 
 
 def _count(
@@ -132,7 +135,7 @@ def text_lines(spread: Mapping[str, Any], *, changes: bool = True, rows: int = 1
             return shown(v[1])
         return f"{shown(v[0])}{arrow}{shown(v[1])}"
 
-    table: list[tuple[str, ...]] = [("broker", "bytes", "replicas", "leaders")]
+    table: list[tuple[str, ...]] = [("broker", *(LABELS[m] for m in METRICS))]
     for b, v in list(brokers.items())[:rows]:
         table.append((str(b), *(cell(m, (_figure(v, m, 0), _figure(v, m, 1))) for m in METRICS)))
     widths = [max(len(r[i]) for r in table) for i in range(4)]
@@ -144,7 +147,9 @@ def text_lines(spread: Mapping[str, Any], *, changes: bool = True, rows: int = 1
     now = summary(spread, 1)
     was = summary(spread, 0)
     parts = [
-        f"{m} {was[m]}{arrow}{now[m]}" if changes and was[m] != now[m] else f"{m} {now[m]}"
+        f"{LABELS[m]} {was[m]}{arrow}{now[m]}"
+        if changes and was[m] != now[m]
+        else f"{LABELS[m]} {now[m]}"
         for m in METRICS
         if m in now
     ]

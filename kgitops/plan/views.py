@@ -388,7 +388,9 @@ def _flags(p: Mapping[str, Any]) -> str:
 
 
 def _balance_text(view: Mapping[str, Any]) -> list[str]:
-    cols = ("replicas", "preferred", "leaders", "bytes")
+    # leaders (led now) before preferred, as in `get brokers`: side by side, "PREFERRED
+    # LEADERS" would read as one heading over the current leaders' column
+    cols = ("replicas", "leaders", "preferred", "bytes")
     lines = table(
         ("broker", "rack", "online", *cols),
         (
@@ -397,8 +399,8 @@ def _balance_text(view: Mapping[str, Any]) -> list[str]:
                 b["rack"],
                 b["online"],
                 b["replicas"],
-                b["preferredLeaders"],
                 b["leaders"],
+                b["preferredLeaders"],
                 _bytes(b["bytes"]),
             )
             for b in view["brokers"]
@@ -413,8 +415,8 @@ def _balance_text(view: Mapping[str, Any]) -> list[str]:
                     r["rack"],
                     r["brokers"],
                     r["replicas"],
-                    r["preferredLeaders"],
                     r["leaders"],
+                    r["preferredLeaders"],
                     _bytes(r["bytes"]),
                 )
                 for r in view["racks"]

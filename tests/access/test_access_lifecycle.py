@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from kgitops.cli import main
+from kgitops.errors import scrub_secrets
 
 PASSWORD = "pw-Zq8!s3cret-never-printed"
 
@@ -124,12 +125,21 @@ def test_apply_creates_acls_user_and_quota_and_a_replan_is_empty(folder: Folder)
 
 def test_the_password_is_in_no_plan_state_or_output(folder: Folder) -> None:
     plan_text = json.dumps(folder.plan())
-    code, out = folder.run("apply", str(folder.root), "--yes")
+    root = str(folder.root)
+    _, comment = folder.run("plan", root, "--format", "markdown", "--update-lock")
+    _, saved = folder.run("plan", root, "--out", str(folder.root / "plan.json"))
+    code, out = folder.run("apply", root, "--yes")
     assert code == 0
-    _, dry = folder.run("apply", str(folder.root), "--dry-run")
-    everything = plan_text + out + dry + (folder.root / ".state/demo.json").read_text()
+    _, dry = folder.run("apply", root, "--dry-run")
+    _, snap = folder.run("snapshot", root, "--out", str(folder.root / "snap.json"))
+    files = "".join(p.read_text() for p in sorted(folder.root.rglob("*")) if p.is_file())
+    assert "kgitops.lock" in {p.name for p in folder.root.iterdir()}
+    assert "snap.json" in {p.name for p in folder.root.iterdir()}
+    everything = plan_text + comment + saved + out + dry + snap + files
     assert PASSWORD not in everything
     assert "ORDERS_PW" in plan_text  # the variable's name is what the plan carries
+    # read by apply, the password is a secret of this run: no message may show it
+    assert scrub_secrets(f"broker said: bad password {PASSWORD}") == "broker said: bad password ***"
 
 
 def test_stored_key_is_kafkas_scram_stored_key_of_the_password(folder: Folder) -> None:
@@ -203,6 +213,25 @@ def test_an_acl_not_in_git_is_only_warned_about_by_default(folder: Folder) -> No
     assert plan["actions"] == []
     assert [w["code"] for w in plan["warnings"]] == ["UNMANAGED_ACLS"]
     assert "User:intruder allow read topic:orders" in plan["warnings"][0]["message"]
+
+
+def test_no_changes_under_an_unmanaged_acls_warning_never_says_the_cluster_matches(
+    folder: Folder,
+) -> None:
+    folder.run("apply", str(folder.root), "--yes")
+    _add_live_acl(folder, "User:intruder")
+    code, text = folder.run("plan", str(folder.root))
+    assert code == 0
+    lines = text.splitlines()
+    assert lines[2].startswith("! UNMANAGED_ACLS ")
+    assert lines[-1] == (
+        "No changes to apply, but see the warning above: applying does not resolve it."
+    )
+    assert "matches the specs" not in text
+    code, md = folder.run("plan", str(folder.root), "--format", "markdown")
+    assert "**No changes to apply**, but see the warning below" in md
+    assert "matches the specs" not in md
+    assert md.index("No changes to apply") < md.index("UNMANAGED_ACLS")
 
 
 def test_an_acl_not_in_git_is_deleted_only_with_the_opt_in_and_allow_delete(

@@ -100,7 +100,7 @@ def test_dry_run_prints_exactly_the_requests_a_real_run_sends_and_sends_none() -
     assert dry_fake.writes() == []
     assert dry.requests == real.requests
     assert dry.requests[0].startswith('CreateTopics [{"assignment":{"0":[1,2]}')
-    assert dry.lines()[-1] == "dry run: 4 request(s), none sent"
+    assert dry.lines()[-1] == "dry run: 4 change request(s), none sent"
 
 
 def moves_plan(n: int, *, topic: str = "m", size: int = 5000) -> tuple[FakeCluster, Plan]:
@@ -268,6 +268,9 @@ def test_an_unreachable_cluster_from_the_start_is_exit_1() -> None:
     with pytest.raises(NothingApplied) as err:
         apply_plan(mixed_plan(), fake, SETTINGS, allow_delete=True)
     assert err.value.exit_code == 1
+    head = err.value.lines()[0]
+    assert head.startswith("error: apply changed nothing: lost the cluster: "), head
+    assert "partly" not in "\n".join(err.value.lines())
 
 
 def test_no_wait_leaves_moves_running_with_throttles_and_a_later_apply_finishes_them() -> None:
@@ -292,7 +295,7 @@ def test_no_wait_leaves_moves_running_with_throttles_and_a_later_apply_finishes_
     )
 
 
-def test_no_wait_submits_one_window_and_says_the_rest_is_not_done() -> None:
+def test_no_wait_submits_one_window_and_defers_the_rest_in_one_line_per_topic() -> None:
     fake, p = moves_plan(4, size=10_000)
     journal = MoveJournal()
     with pytest.raises(PartialApply) as err:
@@ -301,9 +304,20 @@ def test_no_wait_submits_one_window_and_says_the_rest_is_not_done() -> None:
         )
     assert err.value.exit_code == 3
     assert len(fake.flights) == 3
-    assert "partition 3: not submitted (--no-wait submits one window of 3)" in "\n".join(
-        err.value.lines()
+    (outcome,) = err.value.outcomes
+    assert outcome.status is Status.DEFERRED
+    lines = err.value.lines()
+    assert lines[0] == (
+        "error: apply finished partly: moves of 1 topic(s) deferred to the next "
+        "`kgitops apply` (--no-wait)"
     )
+    assert lines[1] == (
+        "  deferred: ~ reassign m (1 partition(s) left for the next `kgitops apply`: "
+        "--no-wait submits one window of 3; 3 moving now)"
+    )
+    assert lines[2:5] == [f"      partition {n} moving to [3, 1, 2]" for n in range(3)]
+    text = "\n".join(lines)
+    assert "NOT done" not in text and "failed" not in text and "not submitted" not in text
     assert fake.configs["m"][THROTTLE_FOLLOWER_REPLICAS] == "0:3,1:3,2:3"  # only the submitted ones
     fake.calls.clear()
     apply_plan(p, fake, SETTINGS, allow_delete=False, poll_seconds=1, journal=journal)

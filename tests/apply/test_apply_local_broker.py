@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -150,3 +151,31 @@ def test_without_a_terminal_apply_refuses_unless_yes(
     code, _, err = run_cli("apply", str(d))
     assert code == 1 and "--yes" in err
     assert name not in live_topics(admin, [name])
+
+
+def test_the_summary_counts_the_requests_the_run_sent_to_the_broker(
+    tmp_path: Path, local_broker: str, topic_prefix: str, count_requests: Counter[str]
+) -> None:
+    names = [f"{topic_prefix}{i}" for i in range(3)]
+    d = write_cluster(tmp_path, local_broker, "---\n".join(topic_doc(n, 2, {}) for n in names))
+    count_requests.clear()
+    code, out, err = run_cli("apply", str(d), "--yes")
+    assert code == 0, out + err
+    last = out.splitlines()[-1]
+    head, _, listed = last.partition(" request(s) sent to the brokers: ")
+    assert head.startswith("apply: 3 of 3 action(s) done; "), last
+    assert listed.endswith(" (connection set-up aside)"), last
+    ours = {
+        api: int(n)
+        for n, api in (
+            p.split(" ") for p in listed.removesuffix(" (connection set-up aside)").split(", ")
+        )
+    }
+    assert int(head.rsplit(" ", 1)[1]) == sum(ours.values())
+    assert ours["CreateTopics"] == 1
+    # what reached the broker, as kafka-python wrote it: the same, but for each connection's
+    # set-up (ApiVersions) and each client's bootstrap Metadata (two clients: plan, apply)
+    wire = dict(count_requests)
+    assert wire.pop("ApiVersions") > 0
+    assert 0 < wire.pop("Metadata") - ours.pop("Metadata") <= 2
+    assert wire == ours

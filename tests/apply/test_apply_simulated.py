@@ -236,3 +236,17 @@ def test_dry_run_lists_throttles_moves_and_removal_and_changes_nothing(demo: Fol
         "IncrementalAlterConfigs topics",  # the keys SUBTRACT left empty go
     ]
     assert demo.state() == before
+
+
+def test_the_summary_names_the_change_requests_a_simulated_cluster_received(
+    demo: Folder,
+) -> None:
+    demo.topics(topic("orders", 6, 3), topic("users", 4, 2))
+    code, out, err = demo.cli("apply", "--yes")
+    assert code == 0, out + err
+    # no broker, no wire: the simulated cluster took one CreateTopics, and the summary says
+    # so without claiming admin requests were sent
+    assert out.splitlines()[-1] == (
+        "apply: 2 of 2 action(s) done; 1 change request(s): 1 CreateTopics"
+    )
+    assert set(demo.state()["topics"]) == {"orders", "users"}

@@ -114,7 +114,7 @@ def test_produce_makes_a_failed_broker_fall_behind(
     capsys.readouterr()
     assert main(["simulate", str(folder), "show"]) == 0
     out = capsys.readouterr().out
-    assert "producing to a at 9.5 MiB/s" in out
+    assert "producing to a at 10 MB/s" in out  # as it was typed, not 9.5 MiB/s
     assert "a-0 on broker 1: 0 B of 572.2 MiB at 95.4 MiB/s, ETA 6.67s" in out
     assert main(["simulate", str(folder), "produce", "a", "fast"]) == 1
 

@@ -285,3 +285,15 @@ def test_a_glob_matching_only_kgitops_own_topic_says_it_is_hidden_not_absent(
         )
     shown = get_json(capsys, str(folder), "topics", "--topic", "_kgitops*", "--include-internal")
     assert [t["name"] for t in shown["topics"]] == [PASSWORD_VERSION_TOPIC]
+
+
+def test_brokers_and_balance_put_current_and_preferred_leaders_in_one_order(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    heads = []
+    for view in ("brokers", "balance"):
+        _, out, _ = get(capsys, str(folder), view)
+        heads.append(out.splitlines()[0].split())
+    for head in heads:
+        i = head.index("LEADERS")
+        assert head[i + 1] == "PREFERRED", head  # never "PREFERRED LEADERS" over two columns

@@ -3,6 +3,7 @@ JSON, the text and markdown renderings (a table with a bar before and after), an
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -83,3 +84,23 @@ def test_text_plan_and_status_show_the_same_figures() -> None:
     assert now[2].split() == ["0", "300", "B", "3", "2"]
     assert now[-1].startswith("Spread: bytes 0 B-300 B")
     assert json.dumps(broker_spread(state(brokers(3), t)))  # JSON for status --format json
+
+
+def test_the_per_broker_tables_call_first_replicas_preferred_leaders() -> None:
+    # every partition led by broker 1 now, while broker 0 is the first replica of two:
+    # the figure is the preferred leaders (2 on broker 0), and the tables must say so
+    t = live("t", {0: [0, 1], 1: [1, 0], 2: [0, 1]}, size=100)
+    t = dataclasses.replace(
+        t, partitions={p: dataclasses.replace(ps, leader=1) for p, ps in t.partitions.items()}
+    )
+    now = text_lines(broker_spread(state(brokers(3), t)), changes=False)
+    assert now[1].split() == ["broker", "bytes", "replicas", "preferred", "leaders"]
+    assert now[2].split() == ["0", "300", "B", "3", "2"]
+    assert "; preferred leaders 0-2 " in now[-1]
+    text = render_text(_drain_plan())
+    assert "  broker  bytes         replicas  preferred leaders" in text
+    assert text.rstrip().splitlines()[-3].endswith("; preferred leaders 0-2 (max 2.00x the mean)")
+    md = render_markdown(_drain_plan())
+    assert "| broker | bytes | replicas | preferred leaders |" in md
+    assert "; preferred leaders 0-2 (max 2.00x the mean)" in md
+    assert "| leaders |" not in md and "; leaders " not in md + text + now[-1]

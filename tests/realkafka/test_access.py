@@ -484,6 +484,4 @@ def test_a_wrong_password_is_one_line_naming_the_login(
     assert "the broker said" in lines[0] and "invalid" in lines[0].lower()  # Kafka's words
     assert "$KGITOPS_RK_WRONG_PASSWORD" in lines[0]  # the setting to check, not its value
     assert wrong not in err
-    user, _ = kafka_cluster.credentials()
-    assert f"'{user}'" not in err and f"={user}" not in err  # the user name is scrubbed too
     assert took < 8, took  # the first refusal ends it, not the 10 s connection budget

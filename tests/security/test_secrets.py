@@ -1,5 +1,6 @@
 """Credentials: only named secrets reach kgitops, only to the brokers cluster.yaml names, and
-never back out in a message (the SASL user name included)."""
+never back out in a message. Secrets are masked as whole values, never inside a host name or
+a path, and a user name is no secret."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from kgitops.cluster.kafka import admin as kafka_admin
 from kgitops.cluster.kafka import bootstrap as kafka_bootstrap
 from kgitops.cluster.kafka.errors import item_error, translate
 from kgitops.cluster.kafka.settings import client_config, secret_values
-from kgitops.errors import ClusterAuthError, ClusterError
+from kgitops.errors import ClusterAuthError, ClusterError, remember_secrets, scrub_secrets
 from kgitops.model import ClusterSpec, SaslSpec, SecuritySpec
 
 
@@ -106,28 +107,82 @@ SCRAM = ClusterSpec(
 ENV = {"KGITOPS_KAFKA_USERNAME": "svc-topics", "KGITOPS_KAFKA_PASSWORD": "hunter2"}
 
 
-def test_the_username_is_scrubbed_like_the_password() -> None:
+def test_the_password_is_masked_and_the_user_name_is_not() -> None:
     secrets = secret_values(client_config(SCRAM, environ=ENV))
+    assert secrets == ("hunter2",)
     err = translate(
         kerr.SaslAuthenticationFailedError("Authentication failed for user svc-topics (hunter2)"),
         "connect",
         secrets=secrets,
     )
     assert isinstance(err, ClusterAuthError)
-    assert "svc-topics" not in str(err) and "hunter2" not in str(err)
-    assert 'Authentication failed for user *** (***)"' in str(err)
+    assert "hunter2" not in str(err)
+    assert 'Authentication failed for user svc-topics (***)"' in str(err)
 
 
-def test_a_failed_connection_never_shows_the_username(monkeypatch: pytest.MonkeyPatch) -> None:
+# a user named like a host name's first label, a password that is its second one
+HOSTILE = ClusterSpec(
+    "prod",
+    "/x",
+    ("kafka.invalid:9092",),
+    SecuritySpec("SASL_SSL", SaslSpec("SCRAM-SHA-512", "KU", "KP")),
+)
+
+
+def test_a_failed_login_keeps_host_names_whole_and_masks_the_password(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     def refuse(**kw: Any) -> Any:
         raise kerr.SaslAuthenticationFailedError(
-            f"Authentication failed: invalid credentials for user {kw['sasl_plain_username']}"
+            f"Authentication failed: invalid credentials for user {kw['sasl_plain_username']} "
+            f"password={kw['sasl_plain_password']}"
         )
 
     monkeypatch.setattr(kafka_bootstrap, "KafkaAdminClient", refuse)
     with pytest.raises(ClusterAuthError) as info:
-        kafka_admin.KafkaAdmin(SCRAM, environ=ENV)
-    assert "svc-topics" not in "\n".join(info.value.lines())
+        kafka_admin.KafkaAdmin(HOSTILE, environ={"KU": "kafka", "KP": "invalid"})
+    text = "\n".join(info.value.lines())
+    assert "kafka.invalid:9092" in text and "***" in text
+    assert "for user kafka password=***" in text
+    assert "password=invalid" not in text
+
+
+@pytest.mark.parametrize(
+    ("secret", "text", "shown"),
+    [
+        ("kafka", "cannot reach kafka.invalid:9092", "cannot reach kafka.invalid:9092"),
+        ("invalid", "cannot reach kafka.invalid:9092", "cannot reach kafka.invalid:9092"),
+        ("u", "topics/u/cluster.yaml:3:1: error: bad", "topics/u/cluster.yaml:3:1: error: bad"),
+        ("p", "topics/prod/cluster.yaml: p refused", "topics/prod/cluster.yaml: *** refused"),
+        ("hunter2", "certs/hunter2.pem and hunter2_x", "certs/hunter2.pem and hunter2_x"),
+        ("hunter2", "login alice:hunter2@kafka refused", "login alice:***@kafka refused"),
+        ("hunter2", 'password="hunter2";', 'password="***";'),
+        ("hunter2", "the password is hunter2.", "the password is ***."),
+        ("hunter2", "[hunter2, x]\thunter2\x00", "[***, x]\t***\x00"),
+        ("=hunter2", "password=hunter2 sent", "password*** sent"),
+        ("hunter2", "hunter2", "***"),
+        ("s3cret", "ab s3cret-long and s3cret", "ab s3cret-long and ***"),
+    ],
+)
+def test_a_secret_is_masked_only_where_it_stands_whole(secret: str, text: str, shown: str) -> None:
+    assert scrub_secrets(text, [secret]) == shown
+
+
+def test_a_secret_containing_another_is_masked_whole() -> None:
+    assert scrub_secrets("login pass word refused", ["pass", "pass word"]) == "login *** refused"
+
+
+def test_the_last_guard_keeps_paths_whole_with_a_one_letter_password(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    remember_secrets(["p", "t"])
+    d = tmp_path / "prod"
+    d.mkdir()
+    (d / "cluster.yaml").write_text("apiVersion: kgitops/v1\nkind: Cluster\nname: [\n")
+    assert main(["plan", str(d)]) == 1  # a SpecError: through the CLI's scrubbing
+    err = capsys.readouterr().err
+    assert f"{d}/cluster.yaml:4:1: error: invalid YAML" in err
+    assert "***" not in err
 
 
 def test_broker_supplied_text_is_quoted_truncated_and_one_line() -> None:

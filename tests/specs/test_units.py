@@ -25,7 +25,7 @@ from kgitops.spec.topic_configs import (
     normalize_config,
     readable_config,
 )
-from kgitops.units import spec_bytes, spec_bytes_text, spec_millis, spec_millis_text
+from kgitops.units import human_rate, spec_bytes, spec_bytes_text, spec_millis, spec_millis_text
 
 from .conftest import Problems
 
@@ -112,6 +112,10 @@ def test_the_broker_takes_numbers_only() -> None:
         ("flush.ms", str(LONG_MAX), str(LONG_MAX)),
         ("segment.bytes", "1073741824", "1GiB"),
         ("max.message.bytes", "10000000", "10MB"),
+        ("retention.bytes", "10000000000", "10GB"),
+        ("retention.bytes", "2048000000", "2048MB"),
+        ("retention.bytes", "1048576000", "1000MiB"),
+        ("segment.bytes", "536870912", "512MiB"),
         ("max.message.bytes", "1048588", "1048588"),
         ("retention.bytes", "-1", "infinite"),
         ("local.retention.bytes", "-2", "-2"),
@@ -219,6 +223,7 @@ def test_import_writes_durations_and_sizes_in_units(tmp_path: Path) -> None:
     live = {
         "retention.ms": "604800000",
         "retention.bytes": "-1",
+        "local.retention.bytes": "10000000000",
         "segment.bytes": "1073741824",
         "max.message.bytes": "1048588",
         "min.insync.replicas": "1",
@@ -229,11 +234,21 @@ def test_import_writes_durations_and_sizes_in_units(tmp_path: Path) -> None:
     assert '  retention.ms: "7d"\n' in text
     assert '  retention.bytes: "infinite"\n' in text
     assert '  segment.bytes: "1GiB"\n' in text
+    assert '  local.retention.bytes: "10GB"\n' in text  # decimal stays decimal
     assert "  max.message.bytes: 1048588\n" in text
     assert "  min.insync.replicas: 1\n" in text
     topic = load_specs(str(tmp_path)).topic("u")
     assert topic is not None and dict(topic.config) == live
     assert main(["plan", str(tmp_path), "--detailed-exitcode"]) == 0
+
+
+def test_the_plan_shows_a_decimal_size_in_decimal_units() -> None:
+    data = AlterConfig(
+        "t", set={"retention.bytes": "10000000000"}, previous={"retention.bytes": "5368709120"}
+    ).to_json()
+    assert AlterConfig.details(data)[0] == [
+        "~ retention.bytes: 5368709120 (5GiB) -> 10000000000 (10GB)"
+    ]
 
 
 def test_the_plan_shows_a_changed_duration_with_its_units() -> None:
@@ -334,3 +349,19 @@ def test_an_amount_past_pythons_digit_limit_on_the_command_line_is_one_line(
     err = capsys.readouterr().err
     assert "a 500" in err and "character value is too" in err
     assert "set_int_max_str_digits" not in err
+
+
+@pytest.mark.parametrize(
+    ("rate", "shown"),
+    [
+        (50_000_000, "50 MB/s"),  # throttleBytesPerSec: 50000000, meant as 50 MB/s
+        (52_428_800, "50 MiB/s"),
+        (10**10, "10 GB/s"),
+        (1000, "1 kB/s"),
+        (1_234_567, "1.2 MiB/s"),
+        (500, "500 B/s"),
+        (2.5, "2 B/s"),
+    ],
+)
+def test_a_rate_reads_in_the_family_it_was_set_in(rate: float, shown: str) -> None:
+    assert human_rate(rate) == shown

@@ -41,6 +41,7 @@ from kgitops.cluster.port import (
     NewTopic,
     PartitionResults,
     Results,
+    count_sent,
 )
 from kgitops.errors import (
     AccessUnsupported,
@@ -64,6 +65,11 @@ from kgitops.names import STATE_BROKER_CONFIGS
 
 _Item = TypeVar("_Item")
 _Key = TypeVar("_Key", bound=Hashable)
+
+
+def _api(request: Any) -> str:
+    """``CreateTopicsRequest(...)`` -> ``CreateTopics``: the API a request is of."""
+    return type(request).__name__.removesuffix("Request")
 
 
 def _itself(tp: TopicPartition) -> TopicPartition:
@@ -267,6 +273,7 @@ class KafkaAdmin(AccessRequests, GroupRequests):
                 raise translate(exc, op, secrets=self._secrets, tls=self._tls) from None
 
     async def _send_async(self, request: Any, node_id: int | None, timeout_ms: int) -> Any:
+        count_sent(_api(request))
         future = self._manager.send(request, node_id=node_id, request_timeout_ms=timeout_ms)
         return await self._manager.wait_for(future, timeout_ms)
 
@@ -309,6 +316,7 @@ class KafkaAdmin(AccessRequests, GroupRequests):
         out: dict[int, Any] = {}
         for b, req in items:
             try:
+                count_sent(_api(req))
                 futures.append(
                     (b, self._manager.send(req, node_id=b, request_timeout_ms=timeout_ms))
                 )

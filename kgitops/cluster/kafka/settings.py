@@ -92,7 +92,7 @@ def client_config(spec: ClusterSpec, environ: Mapping[str, str] | None = None) -
         elif mech == "AWS_MSK_IAM":
             _check_msk(spec, protocol)
         else:
-            user = _secret(env, sec.sasl.username_env, spec, "usernameEnv")
+            user = _variable(env, sec.sasl.username_env, spec, "usernameEnv")
             config["sasl_plain_username"] = user
             config["sasl_plain_password"] = _secret(env, sec.sasl.password_env, spec, "passwordEnv")
     if protocol.endswith("SSL"):
@@ -121,13 +121,14 @@ def client_config(spec: ClusterSpec, environ: Mapping[str, str] | None = None) -
     return config
 
 
-SECRET_SETTINGS = ("sasl_plain_username", "sasl_plain_password", "ssl_password")
+SECRET_SETTINGS = ("sasl_plain_password", "ssl_password")
 
 
 def secret_values(config: Mapping[str, object]) -> tuple[str, ...]:
-    """The credential values in a client config, to scrub from every message: the SASL
-    user name as well as the password (a user name is half a credential, and brokers echo
-    it back in authentication errors), and every OAUTHBEARER token handed out so far."""
+    """The secret values in a client config, to scrub from every message: the SASL password,
+    the TLS key password and every OAUTHBEARER token handed out so far. Not the SASL user
+    name: it is no secret (ACLs, quotas and broker logs show it), and masking it would
+    hide the host names and paths that contain it."""
     out = tuple(str(config[k]) for k in SECRET_SETTINGS if config.get(k))
     source = config.get("sasl_oauth_token_provider")
     if isinstance(source, TokenSource):
@@ -224,12 +225,17 @@ def tls_advice(spec: ClusterSpec) -> TlsAdvice:
     )
 
 
-def _secret(env: Mapping[str, str], name: str, spec: ClusterSpec, field: str) -> str:
+def _variable(env: Mapping[str, str], name: str, spec: ClusterSpec, field: str) -> str:
     value = env.get(name)
     if not value:
         raise ClusterError(
             f"{spec.mark_of('security')}: the environment variable {name} ({field} in "
             f"cluster.yaml) is not set; export it before running kgitops"
         )
+    return value
+
+
+def _secret(env: Mapping[str, str], name: str, spec: ClusterSpec, field: str) -> str:
+    value = _variable(env, name, spec, field)
     remember_secrets([value])
     return value
