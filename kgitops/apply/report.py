@@ -7,11 +7,11 @@ read from ``Status`` alone, the counts by status, and every admin request sent::
      "result": "applied", "exitCode": 0, "message": null,
      "actions": [{"type": "create_topic", "name": "orders", "action": "+ create_topic orders",
                   "status": "done", "reason": "", "items": []}],
-     "counts": {"done": 1, "failed": 0, "skipped": 0, "deferred": 0, "notAttempted": 0,
-                "inDoubt": 0},
+     "counts": {"done": 1, "failed": 0, "skipped": 0, "running": 0, "deferred": 0,
+                "notAttempted": 0, "inDoubt": 0},
      "requests": ["CreateTopics [...]"], "notes": []}
 
-``result``: ``applied`` (every action done or, with ``--no-wait``, deferred), ``noChanges``,
+``result``: ``applied`` (every action done or, with ``--no-wait``, running), ``noChanges``,
 ``dryRun`` (the requests were printed, none sent: every action ``notAttempted``), ``partial``
 (exit 3), ``nothingApplied`` (exit 1), ``interrupted`` (a signal before any change, exit 130).
 """
@@ -26,12 +26,14 @@ from kgitops.errors import ActionOutcome, InterruptedBeforeAnyChange, NothingApp
 FORMAT = "kgitops-apply/v1"
 
 #: Each status's JSON word (camelCase, as every key kgitops writes); a submitted move that
-#: apply did not wait for (``--no-wait``) is ``deferred``.
+#: apply did not wait for (``--no-wait``) is ``running``, one it left for the next apply
+#: (``--no-wait`` past its one window) ``deferred``.
 STATUS_JSON: dict[Status, str] = {
     Status.DONE: "done",
     Status.FAILED: "failed",
     Status.SKIPPED: "skipped",
-    Status.IN_FLIGHT: "deferred",
+    Status.IN_FLIGHT: "running",
+    Status.DEFERRED: "deferred",
     Status.NOT_ATTEMPTED: "notAttempted",
     Status.IN_DOUBT: "inDoubt",
 }

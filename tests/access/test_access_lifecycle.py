@@ -229,9 +229,9 @@ def test_no_changes_under_an_unmanaged_acls_warning_never_says_the_cluster_match
     )
     assert "matches the specs" not in text
     code, md = folder.run("plan", str(folder.root), "--format", "markdown")
-    assert "**No changes to apply**, but see the warning below" in md
+    assert "**No changes to apply**, but see the warning above" in md
     assert "matches the specs" not in md
-    assert md.index("No changes to apply") < md.index("UNMANAGED_ACLS")
+    assert md.index("UNMANAGED_ACLS") < md.index("No changes to apply")  # warnings first
 
 
 def test_an_acl_not_in_git_is_deleted_only_with_the_opt_in_and_allow_delete(

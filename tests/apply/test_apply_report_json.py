@@ -92,7 +92,7 @@ def test_a_partial_apply_prints_the_report_and_exits_3(rf_raise: Folder) -> None
     assert demo.replicas("orders") == before  # nothing moved, as the report says
 
 
-def test_no_wait_reports_the_submitted_moves_as_deferred(tmp_path: Path) -> None:
+def test_no_wait_reports_the_submitted_moves_as_running(tmp_path: Path) -> None:
     """4 partitions, 4 moves at a time: one window, all submitted and left running."""
     demo = Folder(tmp_path)
     demo.topics(topic("orders", 4, 2))
@@ -102,8 +102,8 @@ def test_no_wait_reports_the_submitted_moves_as_deferred(tmp_path: Path) -> None
     data, _ = report(demo, "--no-wait")
     assert data["result"] == "applied"
     (move,) = [a for a in data["actions"] if a["type"] == "reassign"]
-    assert (move["name"], move["status"]) == ("orders", "deferred")
-    assert data["counts"]["deferred"] == 1
+    assert (move["name"], move["status"]) == ("orders", "running")
+    assert data["counts"]["running"] == 1
     assert len(move["items"]) == 4 == len(demo.state()["reassignments"]["orders"])
 
 
