@@ -76,13 +76,15 @@ def run(args: argparse.Namespace) -> int:
     from kgitops.plan.health import assess
     from kgitops.units import human_seconds, parse_duration, parse_size
 
+    from kgitops.spec.include import repository_root
+
     spec = load_cluster(args.dir)
     if spec.simulated is None:
         raise KgitopsError(
             f"{spec.mark_of('name')}: cluster {spec.name} is not simulated (simulate needs "
             "`simulated:` in cluster.yaml); it will not touch a real cluster"
         )
-    sim = SimulatedCluster.from_spec(spec.simulated, root=spec.directory)
+    sim = SimulatedCluster.from_spec(spec.simulated, root=repository_root(spec.directory))
 
     def health() -> Health:  # as `kgitops status` judges it, so the two never disagree
         return assess(sim.describe(), sim.replica_progress(), decommission=spec.decommission)
