@@ -218,18 +218,20 @@ def load_plan(args: argparse.Namespace) -> tuple[Any, Any, Any]:
     return result.plan, result.cluster, result.state
 
 
-def fresh_state(plan: Any, admin: Any, recorded: Any) -> Any:
+def fresh_state(plan: Any, admin: Any, recorded: Any, cluster: Any) -> Any:
     """The live state of the plan's topics; StalePlan if it is not what the plan was made on
-    (``recorded``: that state, so StalePlan can say exactly what changed)."""
+    (``recorded``: that state, so StalePlan can say exactly what changed). Of access, only
+    what the folder owns counts (``owned_access``), as when the plan was made."""
     from dataclasses import replace
 
     from kgitops.cluster.port import describe_access
+    from kgitops.plan.access_diff import owned_access
     from kgitops.plan.value import ACCESS_FINGERPRINT, ACCESS_PARTS_FIELD, access_parts_of
 
     state = admin.describe(plan.topics)
     if ACCESS_FINGERPRINT in plan.extra:
         parts = access_parts_of(plan.extra.get(ACCESS_PARTS_FIELD))
-        state = replace(state, access=describe_access(admin, parts))
+        state = replace(state, access=owned_access(describe_access(admin, parts), cluster.owns))
     plan.raise_if_stale(state, recorded)
     return state
 
@@ -299,7 +301,7 @@ def apply_with(
         # nothing to change, but moves a --no-wait apply left running: finish them (or
         # take out the throttles of those that ended)
     with before_any_change():
-        state = fresh_state(plan, admin, recorded)
+        state = fresh_state(plan, admin, recorded, cluster)
     check_cluster_id(cluster, state, doing="apply")
     plan.raise_if_unsafe(allow_delete=args.allow_delete, state=state)
     if not args.dry_run and not args.no_wait:
@@ -319,7 +321,7 @@ def apply_with(
         require_access_support(plan, admin)  # before the plan is shown and confirmed
         print(show(plan))
         if confirm(plan, args):
-            fresh_state(plan, admin, state)
+            fresh_state(plan, admin, state, cluster)
     report = apply_plan(
         plan,
         admin,

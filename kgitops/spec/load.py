@@ -30,6 +30,7 @@ from kgitops.model import (
     Broker,
     ClusterSpec,
     KeySample,
+    Owns,
     Limits,
     Placement,
     ReassignmentSettings,
@@ -52,6 +53,7 @@ from kgitops.spec.clusterrules import own_variables
 from kgitops.spec.dropstep import DropStep
 from kgitops.spec.include import included_topics
 from kgitops.spec.layers import layered, unused_overrides
+from kgitops.spec.owns import check_owned
 from kgitops.spec.policies import check_policies
 from kgitops.spec.teamaccess import check_team_access
 from kgitops.spec.topic_configs import CONFIGS, check_config
@@ -331,12 +333,26 @@ def _build_cluster(doc: Document, directory: str) -> ClusterSpec:
         cluster_id=v.get("clusterId"),
         password_version_topic=str(v.get("passwordVersionTopic", PASSWORD_VERSION_TOPIC)),
         retention_drop_step=_drop_step(v.get("retentionDropStep", 0.5)),
+        owns=_owns(v.get("owns")),
         folder_owners=tuple(
             (str(rule["folder"]), tuple(rule.get("owners", ())))
             for rule in (v.get("policies") or {}).get("names", ())
         ),
         mark=doc.mark(""),
         marks=Marks(doc.path, doc.positions, doc.files),
+    )
+
+
+def _owns(raw: Any) -> Owns:
+    """cluster.yaml ``owns:`` (schema-checked): a kind it leaves out is owned by nobody here."""
+    if not isinstance(raw, dict):
+        return Owns()
+    return Owns(
+        topics=tuple(raw.get("topics", ())),
+        principals=tuple(raw.get("principals", ())),
+        groups=tuple(raw.get("groups", ())),
+        transactional_ids=tuple(raw.get("transactionalIds", ())),
+        declared=True,
     )
 
 
@@ -540,6 +556,7 @@ def _load(directory: str, brokers: Sequence[Broker] | None) -> Specs:
     access = build_access(access_docs, [d for _, d in topic_docs], diags)
     if cluster is not None:
         check_own_login(access_docs, own_variables(cluster), own_principal(cluster), diags)
+        check_owned(cluster, topics, access, diags)
     return Specs(
         directory=directory,
         cluster=cluster,
