@@ -136,6 +136,7 @@ class TopicSpec:
     #: Values cluster.yaml set: path -> ``defaults`` or ``profile NAME`` (else the topic's own).
     origins: Mapping[str, str] = field(default_factory=lambda: EMPTY)
     profile: str | None = None  # the profile the topic selects
+    labels: Mapping[str, str] = field(default_factory=lambda: EMPTY)  # labels:, as text
 
     def mark_of(self, path: str) -> Mark:
         """The position of a field, or of the document when the field has none."""

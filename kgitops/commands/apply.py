@@ -66,6 +66,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "reassignment.timeoutSeconds of cluster.yaml, 6h); a plan whose ETA is longer is refused",
     )
     parser.add_argument(
+        "--target",
+        action="append",
+        default=[],
+        metavar="SELECTOR",
+        help="with DIR: apply only this (repeatable; as plan --target)",
+    )
+    parser.add_argument(
+        "--allow-targeted",
+        action="store_true",
+        help="with --plan: the plan may be a targeted one (plan --target); without it apply "
+        "refuses a partial plan",
+    )
+    parser.add_argument(
         "--poll-interval",
         type=_poll_interval,
         default=5.0,
@@ -200,10 +213,16 @@ def load_plan(args: argparse.Namespace) -> tuple[Any, Any, Any]:
                 f"{args.plan}: the plan is for cluster {plan.cluster!r}, "
                 f"but its folder holds cluster {cluster.name!r}"
             )
+        if args.target:
+            raise KgitopsError(
+                "--target selects what a plan of a folder holds (apply DIR --target ...); a "
+                "saved plan holds its own targets: give --allow-targeted to apply a targeted plan"
+            )
         allowed = {
             "rebalance": args.rebalance,
             "leaders": args.leaders,
             "allowRetentionDrop": args.allow_retention_drop,
+            "targets": args.allow_targeted,
         }
         recorded = verify_saved_plan(args.plan, plan, directory, allowed)
         return plan, cluster, recorded
@@ -214,6 +233,7 @@ def load_plan(args: argparse.Namespace) -> tuple[Any, Any, Any]:
         allow_retention_drop=args.allow_retention_drop,
         rebalance=args.rebalance,
         leaders=args.leaders,
+        targets=args.target,
     )
     return result.plan, result.cluster, result.state
 

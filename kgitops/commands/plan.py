@@ -61,6 +61,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="cut retention.ms in one apply instead of retentionDropStep steps across applies",
     )
     parser.add_argument(
+        "--target",
+        action="append",
+        default=[],
+        metavar="SELECTOR",
+        help="plan only this (repeatable): a topic name or glob, label:KEY=VALUE, "
+        "acl:PRINCIPAL, user:NAME or quota:ENTITY; the plan says it is partial",
+    )
+    parser.add_argument(
         "--color",
         choices=("auto", "always", "never"),
         default="auto",
@@ -101,6 +109,7 @@ def run(args: argparse.Namespace) -> int:
         allow_retention_drop=args.allow_retention_drop,
         locked=args.locked,
         update_lock=args.update_lock,
+        targets=args.target,
     )
     data = result.plan.to_json()
     if args.out:
@@ -113,6 +122,7 @@ def run(args: argparse.Namespace) -> int:
                 "rebalance": bool(args.rebalance),
                 "leaders": bool(args.leaders),
                 "allowRetentionDrop": bool(args.allow_retention_drop),
+                **({"targets": list(data["targets"])} if "targets" in data else {}),
             },
             "recordedState": state_to_json(result.state),
         }

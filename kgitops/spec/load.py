@@ -254,7 +254,19 @@ def _build_topic(doc: Document, config: dict[str, str]) -> TopicSpec:
         marks=Marks(doc.path, doc.positions, doc.files),
         origins=doc.origins,
         profile=v.get("profile"),
+        labels=labels_of(v),
     )
+
+
+def labels_of(value: Any) -> dict[str, str]:
+    """A document's ``labels:`` as text (``tier: 1`` is ``"1"``, ``pii: true`` ``"true"``)."""
+    raw = value.get("labels") if isinstance(value, dict) else None
+    if not isinstance(raw, dict):
+        return {}
+    return {
+        str(k): ("true" if v else "false") if isinstance(v, bool) else str(v)
+        for k, v in sorted(raw.items())
+    }
 
 
 def _build_cluster(doc: Document, directory: str) -> ClusterSpec:
