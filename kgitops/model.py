@@ -238,7 +238,7 @@ def globs_overlap(a: str, b: str) -> bool:
     False
     """
 
-    @functools.lru_cache(maxsize=None)
+    @functools.cache
     def meet(i: int, j: int) -> bool:
         if i == len(a) and j == len(b):
             return True
@@ -251,6 +251,17 @@ def globs_overlap(a: str, b: str) -> bool:
         return (a[i] == b[j] or "?" in (a[i], b[j])) and meet(i + 1, j + 1)
 
     return meet(0, 0)
+
+
+def labels_of(value: object) -> dict[str, str]:
+    """A document's ``labels:`` as text (``tier: 1`` is ``"1"``, ``pii: true`` ``"true"``)."""
+    raw = value.get("labels") if isinstance(value, dict) else None
+    if not isinstance(raw, dict):
+        return {}
+    return {
+        str(k): ("true" if v else "false") if isinstance(v, bool) else str(v)
+        for k, v in sorted(raw.items())
+    }
 
 
 #: The ``owns:`` kinds: (cluster.yaml key, what a name of it is called in a message).

@@ -117,6 +117,7 @@ def _plan_directory(
     targets: Sequence[str] = (),
 ) -> PlanResult:
     from kgitops.plan.targets import parse_targets, targeted
+    from kgitops.spec.celrules import evaluate
     from kgitops.spec.load import load_specs
 
     selectors = parse_targets(targets)  # a bad selector before anything is read
@@ -174,6 +175,9 @@ def _plan_directory(
             "were managed); take a new snapshot"
         )
     check_cluster_id(cluster, state)
+    changes = evaluate(specs.rules, specs.topics, specs.written, state)  # rules reading old
+    if any(d.is_error for _, d in changes):
+        raise SpecError(sorted(d for _, d in changes))
     lock, conflicted = (
         read_lock_for_update(directory) if update_lock else (read_lock(directory), None)
     )
@@ -189,13 +193,14 @@ def _plan_directory(
     )
     if access:
         plan = credentials_in_clear(with_access(plan, specs.access, state, cluster), cluster)
-    if specs.policy:  # mode: warn (errors stopped above): the reviewer sees them on the plan
+    if specs.policy or changes:  # warnings (errors stopped above): the reviewer sees them
         policy = tuple(
-            PlanWarning(topic, "POLICY", f"{d.mark}: {d.message}") for topic, d in specs.policy
+            PlanWarning(topic, "POLICY", f"{d.mark}: {d.message}")
+            for topic, d in (*specs.policy, *changes)
         )
         plan = replace(plan, warnings=plan.warnings + policy)
     if selectors:
-        plan = targeted(plan, selectors, specs.topics, state, cluster)
+        plan = targeted(plan, selectors, specs.topics, state, cluster, specs.access)
         new_lock = _targeted_lock(lock, new_lock, plan.state_digests)
     if locked:
         require_fresh(lock, new_lock, directory)

@@ -74,9 +74,8 @@ def run(args: argparse.Namespace) -> int:
     from kgitops.commands._clusterdir import load_cluster
     from kgitops.errors import KgitopsError
     from kgitops.plan.health import assess
-    from kgitops.units import human_seconds, parse_duration, parse_size
-
     from kgitops.spec.include import repository_root
+    from kgitops.units import human_seconds, parse_duration, parse_size
 
     spec = load_cluster(args.dir)
     if spec.simulated is None:

@@ -110,7 +110,9 @@ def _shared_ownership(
     out = []
     for d in repos[root]:
         if os.path.realpath(os.path.dirname(d.mark.path)) == real:
-            mark = Mark(os.path.join(folder, os.path.basename(d.mark.path)), d.mark.line, d.mark.col)
+            mark = Mark(
+                os.path.join(folder, os.path.basename(d.mark.path)), d.mark.line, d.mark.col
+            )
             out.append(Diagnostic(mark, d.severity, d.message))
     return out
 

@@ -879,15 +879,15 @@ def _drain_unmanaged(ctx: _Context, managed: set[str]) -> set[str]:
         ctx.drain_moves.extend((m.source, m.target, m.size_bytes, racked) for m in moves.values())
         moved.add(name)
     others = sorted(n for n in moved if not ctx.cluster.owns.topic(n))
-    if others and not all(is_internal_topic(n, ctx.cluster.own_topics) for n in others):
-        shown = [n for n in others if not is_internal_topic(n, ctx.cluster.own_topics)]
+    foreign = [n for n in others if not is_internal_topic(n, ctx.cluster.own_topics)]
+    if foreign:
         ctx.warn(
             "",
             "DRAIN_MOVES_OTHERS",
             f"the drain of broker(s) {sorted(drained)} also moves topics this folder does not "
             f"own (owns.topics in cluster.yaml), as a drain moves every replica off the "
-            f"broker: {', '.join(shown)}; tell their owners",
-            topics=shown,
+            f"broker: {', '.join(foreign)}; tell their owners",
+            topics=foreign,
         )
     left = {**ignored, **blocked, **quorum}
     if left:
@@ -981,8 +981,7 @@ def _unmanaged(ctx: _Context, managed: set[str]) -> None:
     names = sorted(
         n
         for n in ctx.state.topics
-        if n not in managed
-        and (n in not_own or (not is_internal_topic(n, own) and owns.topic(n)))
+        if n not in managed and (n in not_own or (not is_internal_topic(n, own) and owns.topic(n)))
     )
     if not names:
         return

@@ -3,7 +3,7 @@
 A selector is one of::
 
     payments.orders      a topic, by name or glob (payments.*)
-    label:tier=1         the topics whose spec has this label
+    label:tier=1         the topics, ACL, User and Quota documents with this label
     acl:User:orders-app  the ACL bindings of a principal (a glob too: acl:User:team-*)
     user:orders-app      a SCRAM user's credentials (a glob too)
     quota:user=orders-app  a quota entity as plans print it (quota:orders-app: the user's)
@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from kgitops.access import NO_ACCESS, AccessSpecs
 from kgitops.errors import PlanError
 from kgitops.model import ClusterSpec, ClusterState, TopicSpec, glob_match
 from kgitops.plan.access_actions import ACCESS_KINDS, AlterQuota, CreateAcl, DeleteAcl, UpsertUser
@@ -56,7 +57,16 @@ class Selector:
             return spec.labels.get(key) == wanted
         return False
 
-    def access(self, action: Action) -> bool:
+    def access(self, action: Action, access: AccessSpecs = NO_ACCESS) -> bool:
+        if self.kind == "label":
+            pair = tuple(self.value.partition("=")[::2])
+            if isinstance(action, CreateAcl):
+                return any(s.acl == action.acl and pair in s.labels for s in access.acls)
+            if isinstance(action, UpsertUser):
+                return any(u.name == action.name and pair in u.labels for u in access.users)
+            if isinstance(action, AlterQuota):
+                return any(q.entity == action.entity and pair in q.labels for q in access.quotas)
+            return False
         if self.kind == "acl" and isinstance(action, CreateAcl | DeleteAcl):
             return glob_match(self.value, action.acl.principal)
         if self.kind == "user" and isinstance(action, UpsertUser):
@@ -81,7 +91,9 @@ def parse_selector(text: str) -> Selector:
                 raise PlanError(f"--target {text}: a label selector is label:KEY=VALUE")
         return Selector(head, rest, text)
     if not text or text.strip() != text:
-        raise PlanError(f"--target {text!r}: give a topic name or glob, or acl:, user:, quota:, label:")
+        raise PlanError(
+            f"--target {text!r}: give a topic name or glob, or acl:, user:, quota:, label:"
+        )
     return Selector("topic", text, text)
 
 
@@ -108,6 +120,7 @@ def targeted(
     specs: Sequence[TopicSpec],
     state: ClusterState,
     cluster: ClusterSpec,
+    access: AccessSpecs = NO_ACCESS,
 ) -> Plan:
     """``plan`` cut down to what ``selectors`` name (see the module doc); the selectors are
     recorded in its ``targets``. A selector that names nothing at all is a PlanError (a typo
@@ -118,14 +131,15 @@ def targeted(
     actions = [
         a
         for a in plan.actions
-        if (a.kind in ACCESS_KINDS and any(s.access(a) for s in selectors))
+        if (a.kind in ACCESS_KINDS and any(s.access(a, access) for s in selectors))
         or (a.kind not in ACCESS_KINDS and a.topic in topics)
     ]
     unmatched = [
         s.text
         for s in selectors
         if not any(s.topic(by_name.get(n), n) for n in known)
-        and not any(s.access(a) for a in plan.actions if a.kind in ACCESS_KINDS)
+        and not any(s.access(a, access) for a in plan.actions if a.kind in ACCESS_KINDS)
+        and not (s.kind == "label" and _labelled(s.value, access))
         and s.kind in ("topic", "label")
     ]
     if unmatched:
@@ -138,7 +152,9 @@ def targeted(
     extra.pop("spread", None)
     if any(isinstance(a, Reassign) for a in actions):
         extra["spread"] = broker_spread(state, actions)
-    if not any(s.kind in ("acl", "user", "quota") for s in selectors):
+    if not any(a.kind in ACCESS_KINDS for a in actions) and not any(
+        s.kind in ("acl", "user", "quota") for s in selectors
+    ):
         extra.pop(ACCESS_FINGERPRINT, None)  # access is not part of this plan
         extra.pop(ACCESS_PARTS_FIELD, None)
     extra[TARGETS_FIELD] = [s.text for s in selectors]
@@ -153,6 +169,14 @@ def targeted(
             actions, state, settings.throttle_bytes_per_sec, settings.max_concurrent_moves
         ),
         extra=extra,
+    )
+
+
+def _labelled(value: str, access: AccessSpecs) -> bool:
+    """Whether an access document has the label ``KEY=VALUE``."""
+    pair = tuple(value.partition("=")[::2])
+    return any(
+        pair in s.labels for group in (access.acls, access.users, access.quotas) for s in group
     )
 
 

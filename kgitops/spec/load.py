@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 from kgitops.access import NO_ACCESS, AccessSpecs
@@ -30,8 +30,8 @@ from kgitops.model import (
     Broker,
     ClusterSpec,
     KeySample,
-    Owns,
     Limits,
+    Owns,
     Placement,
     ReassignmentSettings,
     SaslSpec,
@@ -41,6 +41,7 @@ from kgitops.model import (
     TopicSpec,
     UnmanagedAclPolicy,
     UnmanagedPolicy,
+    labels_of,
 )
 from kgitops.names import (
     CLUSTER_FILES,
@@ -49,6 +50,7 @@ from kgitops.names import (
 from kgitops.spec import rules as specrules
 from kgitops.spec import schemacheck
 from kgitops.spec.access import ACCESS_KINDS, build_access, check_own_login
+from kgitops.spec.celrules import Rule, compile_rules, evaluate
 from kgitops.spec.clusterrules import own_variables
 from kgitops.spec.dropstep import DropStep
 from kgitops.spec.include import included_topics
@@ -74,6 +76,8 @@ class Specs:
     diagnostics: tuple[Diagnostic, ...]  # every problem found, sorted
     access: AccessSpecs = NO_ACCESS  # ACL, User, Quota documents and topic access
     policy: tuple[tuple[str, Diagnostic], ...] = ()  # (topic, finding) of cluster.yaml policies
+    rules: tuple[Rule, ...] = ()  # policies.rules, compiled (plan checks those reading old)
+    written: Mapping[str, Any] = field(default_factory=dict)  # topic -> its document as written
 
     @property
     def errors(self) -> list[Diagnostic]:
@@ -256,17 +260,6 @@ def _build_topic(doc: Document, config: dict[str, str]) -> TopicSpec:
         profile=v.get("profile"),
         labels=labels_of(v),
     )
-
-
-def labels_of(value: Any) -> dict[str, str]:
-    """A document's ``labels:`` as text (``tier: 1`` is ``"1"``, ``pii: true`` ``"true"``)."""
-    raw = value.get("labels") if isinstance(value, dict) else None
-    if not isinstance(raw, dict):
-        return {}
-    return {
-        str(k): ("true" if v else "false") if isinstance(v, bool) else str(v)
-        for k, v in sorted(raw.items())
-    }
 
 
 def _build_cluster(doc: Document, directory: str) -> ClusterSpec:
@@ -561,8 +554,18 @@ def _load(directory: str, brokers: Sequence[Broker] | None) -> Specs:
         directory, cluster, cluster_doc, topic_docs, known, diags, limits=limits
     )
     policy: list[tuple[str, Diagnostic]] = []
+    rules: tuple[Rule, ...] = ()
+    written = {
+        d.value["name"]: d.value
+        for d in topic_sources
+        if isinstance(d.value, dict) and isinstance(d.value.get("name"), str)
+    }
     if cluster_doc is not None:
         policy = check_policies(cluster_doc, directory, topics, diags)
+        rules = compile_rules(cluster_doc, diags)
+        findings = evaluate(rules, topics, written)
+        diags.extend(d for _, d in findings)
+        policy += [(t, d) for t, d in findings if not d.is_error]
         check_team_access(cluster_doc, directory, access_docs, [d for _, d in topic_docs], diags)
         diags.extend(unused_overrides(cluster_doc, [t.name for t, _ in topic_docs]))
     access = build_access(access_docs, [d for _, d in topic_docs], diags)
@@ -576,6 +579,8 @@ def _load(directory: str, brokers: Sequence[Broker] | None) -> Specs:
         diagnostics=tuple(sorted(set(diags))),
         access=access,
         policy=tuple(policy),
+        rules=rules,
+        written=written,
     )
 
 

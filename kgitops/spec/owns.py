@@ -138,7 +138,9 @@ def overlaps(clusters: Sequence[ClusterSpec]) -> list[Diagnostic]:
     return out
 
 
-def _overlap_error(me: ClusterSpec, them: ClusterSpec, kind: str, mine: str, theirs: str) -> Diagnostic:
+def _overlap_error(
+    me: ClusterSpec, them: ClusterSpec, kind: str, mine: str, theirs: str
+) -> Diagnostic:
     both = mine if mine == theirs else f"{mine} and {theirs}"
     where: Mark = me.mark_of("owns") if me.owns.declared else me.mark
     how = "owns" if me.owns.declared else "has no owns: (so it owns everything)"

@@ -34,7 +34,9 @@ def test_overlap_is_exactly_a_shared_name(a: str, b: str) -> None:
 
 
 @given(globs, st.text(alphabet=ALPHABET, max_size=3))
-def test_a_prefix_is_covered_only_when_every_name_with_it_matches(pattern: str, prefix: str) -> None:
+def test_a_prefix_is_covered_only_when_every_name_with_it_matches(
+    pattern: str, prefix: str
+) -> None:
     if glob_covers_prefix(pattern, prefix):
         for tail in NAMES:
             assert glob_match(pattern, prefix + tail)

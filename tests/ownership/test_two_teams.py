@@ -171,7 +171,9 @@ def test_rebalance_never_moves_a_topic_of_another_folder(repo: Repo) -> None:
 
 
 def test_unmanaged_acls_delete_touches_only_owned_bindings(repo: Repo) -> None:
-    (repo.dir("shipping") / "acl.yaml").write_text(acl_yaml("User:shipping-app", "shipping.parcels"))
+    (repo.dir("shipping") / "acl.yaml").write_text(
+        acl_yaml("User:shipping-app", "shipping.parcels")
+    )
     repo.apply("shipping")
     (repo.dir("payments") / "acl.yaml").write_text(acl_yaml("User:payments-app", "payments.orders"))
     repo.apply("payments")
@@ -194,13 +196,13 @@ def test_unmanaged_acls_delete_touches_only_owned_bindings(repo: Repo) -> None:
 def test_an_acl_for_a_principal_the_folder_does_not_own_is_an_error(repo: Repo) -> None:
     before = repo.state.read_bytes()
     (repo.dir("payments") / "acl.yaml").write_text(acl_yaml("User:shipping-app", "payments.orders"))
-    code, out, err = repo.run("validate", str(repo.dir("payments")))
+    code, out, _ = repo.run("validate", str(repo.dir("payments")))
     assert code == 1
     assert (
         f"{repo.dir('payments')}/acl.yaml:5:63: error: ACL User:shipping-app allow read "
         "topic:payments.orders: principal User:shipping-app is not this folder's"
     ) in out
-    code, out, err = repo.run("apply", str(repo.dir("payments")), "--yes")
+    code, out, _err = repo.run("apply", str(repo.dir("payments")), "--yes")
     assert code == 1
     assert repo.state.read_bytes() == before
 
@@ -209,7 +211,7 @@ def test_validate_finds_two_folders_owning_one_name_of_the_same_cluster(repo: Re
     (repo.dir("shipping") / "cluster.yaml").write_text(
         cluster_yaml("shipping", owns="owns:\n  topics: ['shipping.*', '*.refunds']\n")
     )
-    code, out, err = repo.run("validate", str(repo.root / "topics"))
+    code, out, _err = repo.run("validate", str(repo.root / "topics"))
     assert code == 1
     errors = [line for line in out.splitlines() if "error:" in line]
     assert len(errors) == 2, out

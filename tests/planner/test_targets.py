@@ -224,3 +224,30 @@ def test_update_lock_with_a_target_writes_only_the_targeted_entries(folder: Fold
     assert code == 0, out + err
     lock = (folder.dir / "kgitops.lock").read_text()
     assert '"orders":' in lock and '"audit"' not in lock and '"payments.orders"' not in lock
+
+
+LABELLED_ACL = """\
+apiVersion: kgitops/v1
+kind: ACL
+labels: {team: audit}
+principal: User:audit
+rules:
+  - {resourceType: topic, name: audit, operations: [read]}
+"""
+
+
+def test_a_label_selects_access_documents_too(folder: Folder) -> None:
+    (folder.dir / "acl.yaml").write_text(LABELLED_ACL)
+    plan = folder.plan("label:team=audit")
+    assert subjects(plan) == [("create_acl", "User:audit allow read topic:audit")]
+    assert "accessFingerprint" in plan  # access is part of this plan: checked at apply
+
+
+def test_get_topics_shows_the_labels_of_the_specs(folder: Folder) -> None:
+    assert folder.run("apply", str(folder.dir), "--yes", "--target", "orders")[0] == 0
+    code, out, err = folder.run("get", str(folder.dir), "topics")
+    assert code == 0, err
+    assert out.splitlines()[0].split()[-1] == "LABELS"
+    assert out.splitlines()[1].split()[-1] == "tier=1"
+    code, out, err = folder.run("get", str(folder.dir), "topics", "--format", "json")
+    assert json.loads(out)["topics"][0]["labels"] == {"tier": "1"}
