@@ -29,7 +29,13 @@ HELP = "apply a plan to the cluster: batched, throttled, verified (exit 3 when p
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("directory", nargs="?", metavar="DIR", help="cluster folder to plan+apply")
+    parser.add_argument(
+        "directory",
+        nargs="*",
+        metavar="DIR",
+        help="cluster folder to plan+apply; several, or a folder of cluster folders, apply "
+        "each cluster in turn with one exit code",
+    )
     parser.add_argument("--plan", metavar="PLAN", help="a plan saved by `kgitops plan --out`")
     parser.add_argument("--dry-run", action="store_true", help="print the requests, send none")
     parser.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
@@ -257,6 +263,19 @@ def fresh_state(plan: Any, admin: Any, recorded: Any, cluster: Any) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
+    from kgitops.commands._fleet import cluster_folders, run_fleet
+
+    if args.plan or not args.directory:  # load_plan: a folder or --plan, never both
+        first = args.directory[0] if args.directory else None
+        return run_one(argparse.Namespace(**{**vars(args), "directory": first}))
+    folders = cluster_folders(args.directory)
+    if len(folders) == 1:
+        return run_one(argparse.Namespace(**{**vars(args), "directory": folders[0]}))
+    return run_fleet(args, folders, run_one)
+
+
+def run_one(args: argparse.Namespace) -> int:
+    """Apply one cluster folder (``args.directory``) or a saved plan (``args.plan``)."""
     from kgitops.apply.access import before_any_change
     from kgitops.apply.exclusive import exclusive_apply
     from kgitops.apply.signals import signals_interrupt, why
