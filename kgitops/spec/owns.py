@@ -142,17 +142,31 @@ def _overlap_error(
     me: ClusterSpec, them: ClusterSpec, kind: str, mine: str, theirs: str
 ) -> Diagnostic:
     both = mine if mine == theirs else f"{mine} and {theirs}"
-    where: Mark = me.mark_of("owns") if me.owns.declared else me.mark
-    how = "owns" if me.owns.declared else "has no owns: (so it owns everything)"
-    other = (
-        f"{them.mark_of('owns')}" if them.owns.declared else f"{them.mark}, no owns: so everything"
+    other = _shown(them.directory)
+    theirs_at = them.mark_of("owns")
+    where = (
+        f"its owns at {_shown(theirs_at.path)}:{theirs_at.line}:{theirs_at.col}"
+        if them.owns.declared
+        else "it has no owns:, so it owns everything"
     )
+    if me.owns.declared:
+        head = f"owns overlaps {other} ({where})"
+        mark = me.mark_of("owns")
+    else:
+        head = f"no owns: here, so this folder owns everything; {other} ({where})"
+        mark = me.mark
     return Diagnostic(
-        where,
+        mark,
         "error",
-        f"this folder {how} and {os.path.normpath(them.directory)} ({other}) point at the same "
-        f"cluster and can both own {kind} {both}: give each name one owner",
+        f"{head}: both point at the same cluster and can own {kind} {both}; give each name "
+        "one owner",
     )
+
+
+def _shown(path: str) -> str:
+    """A path relative to the working folder when it is below it, else as it is."""
+    rel = os.path.relpath(path)
+    return path if rel.startswith("..") else rel
 
 
 def repository_clusters(folder: str) -> list[ClusterSpec]:

@@ -216,11 +216,11 @@ def test_validate_finds_two_folders_owning_one_name_of_the_same_cluster(repo: Re
     errors = [line for line in out.splitlines() if "error:" in line]
     assert len(errors) == 2, out
     assert errors[0].startswith(f"{repo.root}/topics/payments/cluster.yaml:8:3: error: ")
-    assert "can both own topics payments.* and *.refunds" in errors[0]
+    assert "can own topics payments.* and *.refunds; give each name one owner" in errors[0]
     assert errors[1].startswith(f"{repo.root}/topics/shipping/cluster.yaml:8:3: error: ")
     # validating one folder alone still compares it with the repository's others
     code, out, _ = repo.run("validate", str(repo.dir("payments")))
-    assert code == 1 and "can both own topics" in out
+    assert code == 1 and "both point at the same cluster and can own topics" in out
 
 
 def test_a_folder_without_owns_beside_another_on_the_same_cluster_is_an_overlap(
@@ -229,7 +229,7 @@ def test_a_folder_without_owns_beside_another_on_the_same_cluster_is_an_overlap(
     (repo.dir("shipping") / "cluster.yaml").write_text(cluster_yaml("shipping", owns=""))
     code, out, _ = repo.run("validate", str(repo.dir("shipping")))
     assert code == 1
-    assert "has no owns: (so it owns everything)" in out
+    assert "no owns: here, so this folder owns everything" in out
 
 
 def test_folders_of_other_clusters_may_own_the_same_names(tmp_path: Path, repo: Repo) -> None:
