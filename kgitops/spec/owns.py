@@ -17,7 +17,7 @@ import os
 from collections.abc import Iterable, Sequence
 
 from kgitops.access import AccessSpecs
-from kgitops.errors import Diagnostic, KgitopsError, Mark
+from kgitops.errors import Diagnostic, KgitopsError
 from kgitops.model import OWNED_KINDS, ClusterSpec, Owns, TopicSpec, globs_overlap
 
 
