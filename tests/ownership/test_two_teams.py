@@ -251,3 +251,72 @@ def test_import_adopts_only_owned_topics(repo: Repo) -> None:
     code, out, err = repo.run("import", str(repo.dir("payments")), "--topic", "shipping.parcels")
     assert code == 1
     assert "shipping.parcels: not this folder's" in err
+
+
+def test_import_adopts_only_the_owned_bindings(repo: Repo) -> None:
+    (repo.dir("shipping") / "acl.yaml").write_text(
+        acl_yaml("User:shipping-app", "shipping.parcels")
+    )
+    repo.apply("shipping")
+    (repo.dir("payments") / "acl.yaml").write_text(acl_yaml("User:payments-app", "payments.orders"))
+    repo.apply("payments")
+    (repo.dir("payments") / "acl.yaml").unlink()
+    code, out, err = repo.run("import", str(repo.dir("payments")))
+    assert code == 0, out + err
+    adopted = (repo.dir("payments") / "access.yaml").read_text()
+    assert "User:payments-app" in adopted and "shipping" not in adopted
+
+
+@pytest.mark.parametrize(
+    ("rule", "why"),
+    [
+        (
+            "{resourceType: topic, name: pay, patternType: prefixed, operations: [read]}",
+            "resource topic:pay* is not this folder's",
+        ),
+        (
+            "{resourceType: group, name: shipping-g, operations: [read]}",
+            "resource group:shipping-g is not this folder's: owns.groups is payments-*",
+        ),
+        (
+            "{resourceType: topic, name: '*', operations: [read]}",
+            "resource topic:* is not this folder's",
+        ),
+    ],
+)
+def test_a_binding_on_a_resource_the_folder_does_not_own_is_an_error(
+    repo: Repo, rule: str, why: str
+) -> None:
+    (repo.dir("payments") / "acl.yaml").write_text(
+        f"apiVersion: kgitops/v1\nkind: ACL\nprincipal: User:payments-app\nrules:\n  - {rule}\n"
+    )
+    code, out, _ = repo.run("validate", str(repo.dir("payments")))
+    assert code == 1
+    assert why in out, out
+
+
+def test_topic_access_to_a_group_the_folder_does_not_own_is_an_error(repo: Repo) -> None:
+    (repo.dir("payments") / "topics.yaml").write_text(
+        topic_yaml("payments.orders")
+        + "access:\n  consume: [{principal: User:payments-app, group: shipping-}]\n"
+    )
+    code, out, _ = repo.run("validate", str(repo.dir("payments")))
+    assert code == 1
+    assert "resource group:shipping-* is not this folder's" in out, out
+
+
+def test_another_teams_acl_change_does_not_make_a_saved_plan_stale(repo: Repo) -> None:
+    (repo.dir("payments") / "acl.yaml").write_text(acl_yaml("User:payments-app", "payments.orders"))
+    plan = repo.root / "plan.json"
+    code, out, err = repo.run("plan", str(repo.dir("payments")), "--out", str(plan))
+    assert code == 0, out + err
+    (repo.dir("shipping") / "acl.yaml").write_text(
+        acl_yaml("User:shipping-app", "shipping.parcels")
+    )
+    repo.apply("shipping")
+    code, out, err = repo.run("apply", "--plan", str(plan), "--yes")
+    assert code == 0, out + err
+    assert sorted(a["principal"] for a in repo.live()["access"]["acls"]) == [
+        "User:payments-app",
+        "User:shipping-app",
+    ]
