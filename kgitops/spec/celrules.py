@@ -64,11 +64,13 @@ class Rule:
 def compile_rules(cluster: Document, out: list[Diagnostic]) -> tuple[Rule, ...]:
     """The rules of cluster.yaml (schema-checked); an expression that does not compile, or
     reads a variable no rule has, is one error at its position."""
-    import cel
-
     policies = cluster.value.get("policies")
     raw = policies.get("rules") if isinstance(policies, dict) else None
     rules: list[Rule] = []
+    if not raw:
+        return ()
+    import cel  # only for a cluster.yaml with rules
+
     for i, entry in enumerate(raw if isinstance(raw, list) else []):
         if not isinstance(entry, dict) or not isinstance(entry.get("expression"), str):
             continue
