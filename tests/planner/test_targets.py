@@ -251,3 +251,13 @@ def test_get_topics_shows_the_labels_of_the_specs(folder: Folder) -> None:
     assert out.splitlines()[1].split()[-1] == "tier=1"
     code, out, err = folder.run("get", str(folder.dir), "topics", "--format", "json")
     assert json.loads(out)["topics"][0]["labels"] == {"tier": "1"}
+
+
+def test_target_with_a_saved_plan_is_one_line_and_changes_nothing(folder: Folder) -> None:
+    _save(folder, "orders")
+    code, out, err = folder.run(
+        "apply", "--plan", str(folder.plan_file), "--yes", "--target", "orders"
+    )
+    assert code == 1
+    assert len((out + err).strip().splitlines()) == 1 and "--allow-targeted" in err
+    assert not folder.state.exists() or folder.live()["topics"] == {}
