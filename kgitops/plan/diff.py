@@ -1055,6 +1055,9 @@ def _throttle_pressure(ctx: _Context, write_rates: Mapping[str, float] | None) -
 
 
 def _throttles(ctx: _Context, record: Mapping[str, Any] | None) -> None:
-    """Throttles are state: every throttle config no move in flight needs is removed."""
+    """Throttles are state: every throttle config no move in flight needs is removed (on a
+    topic, only when the folder owns it: another team's topic is its own apply's to clean)."""
     for s in stale_throttles(ctx.state, record=record):
+        if s.broker is None and s.topic and not ctx.cluster.owns.topic(s.topic):
+            continue
         ctx.actions.append(RemoveThrottles(s.topic, s.broker, dict(s.keys), s.reason))

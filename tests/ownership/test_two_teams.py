@@ -320,3 +320,19 @@ def test_another_teams_acl_change_does_not_make_a_saved_plan_stale(repo: Repo) -
         "User:payments-app",
         "User:shipping-app",
     ]
+
+
+def test_a_leftover_throttle_on_another_teams_topic_is_theirs_to_remove(repo: Repo) -> None:
+    data = repo.live()
+    data["topics"]["shipping.parcels"]["config"] = {"leader.replication.throttled.replicas": "*"}
+    repo.state.write_text(json.dumps(data))
+    payments = repo.plan_json("payments")
+    assert all(a["topic"] != "shipping.parcels" for a in payments["actions"]), payments
+    shipping = repo.plan_json("shipping")
+    assert [(a["type"], a["topic"]) for a in shipping["actions"]] == [
+        ("remove_throttles", "shipping.parcels")
+    ]
+    repo.apply("payments")
+    assert repo.live()["topics"]["shipping.parcels"]["config"] != {}
+    repo.apply("shipping")
+    assert repo.live()["topics"]["shipping.parcels"]["config"] == {}
