@@ -330,6 +330,7 @@ class AclSpec:
     acl: Acl
     mark: Mark
     source: str = "ACL document"
+    labels: tuple[tuple[str, str], ...] = ()  # its document's labels: (a topic's, for access:)
 
 
 @dataclass(frozen=True)
@@ -343,6 +344,7 @@ class UserSpec:
     iterations: int = 8192
     password_version: int = 1
     mark: Mark = NOWHERE
+    labels: tuple[tuple[str, str], ...] = ()  # its document's labels:
 
 
 @dataclass(frozen=True)
@@ -352,6 +354,7 @@ class QuotaSpec:
     entity: QuotaEntity
     values: Mapping[str, float]
     mark: Mark = NOWHERE
+    labels: tuple[tuple[str, str], ...] = ()  # its document's labels:
 
 
 @dataclass(frozen=True)

@@ -107,6 +107,45 @@ def path_problem(directory: str, path: str) -> str | None:
     return f"{path!r} leads outside the cluster folder through a symlink"
 
 
+def repository_path_problem(directory: str, path: str, root: str) -> str | None:
+    """Why ``path`` (``simulated.stateFile`` of the cluster folder ``directory``) may not be
+    used; None when it may. Like ``path_problem``, but the path may leave the cluster folder
+    for another folder of the repository (``root``, resolved): two cluster folders share one
+    simulated cluster with ``../shared-state.json``. It must stay inside ``root``, and no part
+    of it below ``root`` may be a symlink (the file, or a folder on the way)::
+
+        path_problem(".", "../../outside.json")  ->  "'../../outside.json' leads outside
+        the repository"
+    """
+    if not path:
+        return "an empty path"
+    if "\x00" in path:
+        return "a path with a NUL character"
+    if _URI.match(path):
+        return f"{path!r} is a URI; give a path relative to the cluster folder"
+    if os.path.isabs(path):
+        return f"{path!r} is an absolute path; give a path relative to the cluster folder"
+    root = os.path.realpath(root)
+    target = os.path.normpath(os.path.join(os.path.realpath(directory), path))
+    if not inside(root, target):
+        return f"{path!r} leads outside the repository ({root})"
+    here = root
+    for part in os.path.relpath(target, root).split(os.sep):
+        if part in ("", "."):
+            continue
+        here = os.path.join(here, part)
+        if part == ".git":
+            return f"{path!r} leads into the repository's .git folder"
+        if os.path.islink(here):
+            return (
+                f"{path!r} leads through a symlink ({here}); kgitops keeps a state file only "
+                "on the repository's own folders"
+            )
+    if not inside(root, os.path.realpath(target)):  # pragma: no cover - no symlink above
+        return f"{path!r} leads outside the repository ({root})"
+    return None
+
+
 def resolve_inside(directory: str, path: str, *, shown: str | None = None) -> str:
     """``directory/path`` (absolute), or ``FileRefused`` naming ``shown`` (default: the path)
     when ``path_problem`` finds one."""

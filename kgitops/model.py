@@ -16,13 +16,14 @@ Live side::
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal, NamedTuple
 
-from kgitops.access import AccessState
+from kgitops.access import AccessState, Acl
 from kgitops.errors import Mark
 from kgitops.groups import GroupsState
 
@@ -135,6 +136,7 @@ class TopicSpec:
     #: Values cluster.yaml set: path -> ``defaults`` or ``profile NAME`` (else the topic's own).
     origins: Mapping[str, str] = field(default_factory=lambda: EMPTY)
     profile: str | None = None  # the profile the topic selects
+    labels: Mapping[str, str] = field(default_factory=lambda: EMPTY)  # labels:, as text
 
     def mark_of(self, path: str) -> Mark:
         """The position of a field, or of the document when the field has none."""
@@ -203,6 +205,138 @@ class SimulatedSpec:
     eligible_leader_replicas: bool = True
 
 
+@functools.lru_cache(maxsize=4096)
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    parts = ("." if c == "?" else ".*" if c == "*" else re.escape(c) for c in pattern)
+    return re.compile("".join(parts), re.S)
+
+
+def glob_match(pattern: str, name: str) -> bool:
+    """Whether ``name`` matches ``pattern``, where ``*`` is any run of characters (dots too)
+    and ``?`` one character; everything else stands for itself.
+
+    >>> glob_match("payments.*", "payments.orders"), glob_match("payments.*", "payments")
+    (True, False)
+    """
+    return _glob_regex(pattern).fullmatch(name) is not None
+
+
+def glob_covers_prefix(pattern: str, prefix: str) -> bool:
+    """Whether every name starting with ``prefix`` matches ``pattern`` (a PREFIXED ACL's
+    resource): true when the pattern ends in ``*`` and the rest matches a beginning of the
+    prefix. Sound, never too generous: ``payments.*`` covers ``payments.o``, not ``pay``."""
+    if not pattern.endswith("*"):
+        return False
+    head = pattern[:-1]
+    return any(glob_match(head, prefix[:k]) for k in range(len(prefix) + 1))
+
+
+def globs_overlap(a: str, b: str) -> bool:
+    """Whether some name matches both globs (``team-*`` and ``*-orders`` do: ``team-orders``).
+
+    >>> globs_overlap("payments.*", "shipping.*")
+    False
+    """
+
+    @functools.cache
+    def meet(i: int, j: int) -> bool:
+        if i == len(a) and j == len(b):
+            return True
+        if i < len(a) and a[i] == "*":
+            return meet(i + 1, j) or (j < len(b) and meet(i, j + 1))
+        if j < len(b) and b[j] == "*":
+            return meet(i, j + 1) or (i < len(a) and meet(i + 1, j))
+        if i == len(a) or j == len(b):
+            return False
+        return (a[i] == b[j] or "?" in (a[i], b[j])) and meet(i + 1, j + 1)
+
+    return meet(0, 0)
+
+
+def labels_of(value: object) -> dict[str, str]:
+    """A document's ``labels:`` as text (``tier: 1`` is ``"1"``, ``pii: true`` ``"true"``)."""
+    raw = value.get("labels") if isinstance(value, dict) else None
+    if not isinstance(raw, dict):
+        return {}
+    return {
+        str(k): ("true" if v else "false") if isinstance(v, bool) else str(v)
+        for k, v in sorted(raw.items())
+    }
+
+
+#: The ``owns:`` kinds: (cluster.yaml key, what a name of it is called in a message).
+OWNED_KINDS = (
+    ("topics", "topic"),
+    ("principals", "principal"),
+    ("groups", "group"),
+    ("transactionalIds", "transactional id"),
+)
+_RESOURCE_KIND = {"topic": "topics", "group": "groups", "transactional_id": "transactionalIds"}
+
+
+@dataclass(frozen=True, slots=True)
+class Owns:
+    """What a cluster folder owns on its cluster (cluster.yaml ``owns:``): globs per kind.
+
+    Without ``owns:`` a folder owns everything (``Owns()``), as before ownership existed.
+    With it, a kind it does not list is owned by someone else: ``owns: {topics: [pay.*]}``
+    owns no principal, so none of the cluster's ACLs, users or quotas is its business.
+    What a folder does not own is invisible to it: never unmanaged, never deleted, never
+    rebalanced (a drain of a broker still moves every replica off it). An ACL binding is the
+    folder's when it owns the principal *and* the resource (a cluster resource: the principal)::
+
+        owns:
+          topics: ["payments.*"]
+          principals: ["User:payments-*"]
+          groups: ["payments-*"]
+    """
+
+    topics: tuple[str, ...] = ("*",)
+    principals: tuple[str, ...] = ("*",)
+    groups: tuple[str, ...] = ("*",)
+    transactional_ids: tuple[str, ...] = ("*",)
+    declared: bool = False  # cluster.yaml has owns:
+
+    def patterns(self, kind: str) -> tuple[str, ...]:
+        """The globs of one kind, by its cluster.yaml key (``topics``, ``transactionalIds``)."""
+        return {
+            "topics": self.topics,
+            "principals": self.principals,
+            "groups": self.groups,
+            "transactionalIds": self.transactional_ids,
+        }[kind]
+
+    def owns(self, kind: str, name: str) -> bool:
+        return any(glob_match(p, name) for p in self.patterns(kind))
+
+    def topic(self, name: str) -> bool:
+        return self.owns("topics", name)
+
+    def principal(self, name: str) -> bool:
+        return self.owns("principals", name)
+
+    def resource(self, resource_type: str, name: str, pattern_type: str = "literal") -> bool:
+        """A topic, group or transactional id by an ACL's name and pattern type (a literal
+        ``*`` is every name); the cluster resource is everyone's."""
+        kind = _RESOURCE_KIND.get(resource_type)
+        if kind is None:
+            return True
+        if pattern_type == "prefixed" or name == "*":
+            prefix = "" if name == "*" and pattern_type != "prefixed" else name
+            return any(glob_covers_prefix(p, prefix) for p in self.patterns(kind))
+        return self.owns(kind, name)
+
+    def acl(self, acl: Acl) -> bool:
+        """Whether the binding is this folder's: its principal and its resource are owned."""
+        return self.principal(acl.principal) and self.resource(
+            acl.resource_type, acl.name, acl.pattern_type
+        )
+
+
+#: A folder without ``owns:``: it owns every name.
+OWNS_EVERYTHING = Owns()
+
+
 @dataclass(frozen=True)
 class ClusterSpec:
     """One ``kind: Cluster`` document (cluster.yaml). ``directory`` is the cluster folder."""
@@ -227,6 +361,7 @@ class ClusterSpec:
     folder_owners: tuple[tuple[str, tuple[str, ...]], ...] = ()
     #: retentionDropStep as written: a share (0.5) or a duration ("1d"); see spec.dropstep
     retention_drop_step: float | int | str = 0.5
+    owns: Owns = OWNS_EVERYTHING  # cluster.yaml owns:
 
     def mark_of(self, path: str) -> Mark:
         return self.marks.get(path, self.mark)

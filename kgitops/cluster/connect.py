@@ -17,8 +17,9 @@ def open_cluster(spec: ClusterSpec, *, environ: Mapping[str, str] | None = None)
     ``KafkaAdmin`` (which connects now, and raises a ``ClusterError`` when it cannot)."""
     if spec.simulated is not None:
         from kgitops.cluster.simulated import SimulatedCluster
+        from kgitops.spec.include import repository_root
 
-        return SimulatedCluster.from_spec(spec.simulated, root=spec.directory)
+        return SimulatedCluster.from_spec(spec.simulated, root=repository_root(spec.directory))
     from kgitops.cluster.kafka.admin import KafkaAdmin
 
     return KafkaAdmin(spec, environ=environ)

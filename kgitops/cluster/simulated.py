@@ -94,11 +94,11 @@ def _file_lock(path: str, root: str | None = None) -> Iterator[None]:
     """An exclusive lock on ``path + ".lock"`` (POSIX flock), so that kgitops runs sharing
     one simulated cluster take turns: each operation reads, changes and writes it whole.
 
-    ``root`` (the cluster folder): the state file's folder is created only inside it, and the
+    ``root`` (the repository): the state file's folder is created only inside it, and the
     lock file is never opened through a symlink (a committed ``demo.json.lock -> /etc/x``)."""
     folder = os.path.dirname(os.path.abspath(path))
     if root is not None and not inside(os.path.realpath(root), os.path.realpath(folder)):
-        raise FileRefused(Mark(path), "the state file would be outside the cluster folder")
+        raise FileRefused(Mark(path), "the state file would be outside the repository")
     try:
         os.makedirs(folder, exist_ok=True)
     except OSError as exc:
@@ -178,7 +178,7 @@ class SimulatedCluster:
     @classmethod
     def from_spec(cls, spec: SimulatedSpec, *, root: str | None = None) -> SimulatedCluster:
         """The simulated cluster a cluster.yaml ``simulated`` block describes; ``root`` is
-        the cluster folder (see ``open``)."""
+        the repository the cluster folder is in (see ``open``)."""
         return cls.open(
             spec.state_file,
             spec.brokers,
@@ -203,8 +203,8 @@ class SimulatedCluster:
         ``leader_balance_seconds``: the controller's automatic preferred-leader election
         interval (None: ``auto.leader.rebalance.enable=false``); ``eligible_leader_replicas``:
         whether the controller keeps ELR (KIP-966, on by default for new Kafka 4.1+ clusters).
-        ``root`` (the cluster folder): the file, its folder and its lock stay inside it, and
-        are never written through a symlink."""
+        ``root`` (the repository, ``spec.include.repository_root``): the file, its folder and
+        its lock stay inside it, and are never written through a symlink."""
         settings: dict[str, Any] = {
             "leader_balance_seconds": leader_balance_seconds,
             "eligible_leader_replicas": eligible_leader_replicas,

@@ -7,7 +7,7 @@ exactly the same plan for the same inputs.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -73,6 +73,7 @@ def plan_directory(
     leaders: bool = False,
     base: Base | None = None,
     allow_retention_drop: bool = False,
+    targets: Sequence[str] = (),
 ) -> PlanResult:
     """Plan ``directory`` against its cluster (or the saved state in ``state_file``, or
     ``state`` itself: a saved plan's recorded state, when apply checks the plan).
@@ -81,6 +82,7 @@ def plan_directory(
     ``update_lock``: write the lock when it changed.
     ``allow_retention_drop``: cut retention in one step (``kgitops.plan.retention``).
     ``analyse_keys``: run the key analysis of KEY_REMAP warnings (Spark; figures only).
+    ``targets``: ``--target`` selectors: only what they name (``kgitops.plan.targets``).
     ``base``: the cluster.yaml of a git ref to compare the connection settings with; a
     change is a CONNECTION_CHANGED finding, and without ``base.allow`` kgitops does not
     connect with the changed settings (ConnectionChanged) unless it plans offline.
@@ -99,6 +101,7 @@ def plan_directory(
             leaders,
             base,
             allow_retention_drop,
+            targets,
         )
 
 
@@ -113,8 +116,13 @@ def _plan_directory(
     leaders: bool = False,
     base: Base | None = None,
     allow_retention_drop: bool = False,
+    targets: Sequence[str] = (),
 ) -> PlanResult:
+    from kgitops.plan.targets import parse_targets, targeted
+    from kgitops.spec.celrules import evaluate
     from kgitops.spec.load import load_specs
+
+    selectors = parse_targets(targets)  # a bad selector before anything is read
 
     if state is not None:
         specs = load_specs(directory, brokers=state.brokers)
@@ -169,6 +177,9 @@ def _plan_directory(
             "were managed); take a new snapshot"
         )
     check_cluster_id(cluster, state)
+    changes = evaluate(specs.rules, specs.topics, specs.written, state)  # rules reading old
+    if any(d.is_error for _, d in changes):
+        raise SpecError(sorted(d for _, d in changes))
     lock, conflicted = (
         read_lock_for_update(directory) if update_lock else (read_lock(directory), None)
     )
@@ -184,16 +195,20 @@ def _plan_directory(
     )
     if access:
         plan = credentials_in_clear(with_access(plan, specs.access, state, cluster), cluster)
+    if specs.policy or changes:  # warnings (errors stopped above): the reviewer sees them
+        policy = tuple(
+            PlanWarning(topic, "POLICY", f"{d.mark}: {d.message}")
+            for topic, d in (*specs.policy, *changes)
+        )
+        plan = replace(plan, warnings=plan.warnings + policy)
+    if selectors:
+        plan = targeted(plan, selectors, specs.topics, state, cluster, specs.access)
+        new_lock = _targeted_lock(lock, new_lock, plan.state_digests)
     if locked:
         require_fresh(lock, new_lock, directory)
     if analyse_keys:
         plan = _with_key_analysis(plan, specs.topics, directory)
     plan = replace(plan, cluster_dir=os.path.normpath(directory), findings=findings)
-    if specs.policy:  # mode: warn (errors stopped above): the reviewer sees them on the plan
-        policy = tuple(
-            PlanWarning(topic, "POLICY", f"{d.mark}: {d.message}") for topic, d in specs.policy
-        )
-        plan = replace(plan, warnings=plan.warnings + policy)
     written = False
     if update_lock and (new_lock != lock or conflicted is not None):
         write_lock(directory, new_lock)
@@ -201,6 +216,17 @@ def _plan_directory(
     return PlanResult(
         plan, specs, cluster, state, new_lock if written else lock, written, conflicted, new_lock
     )
+
+
+def _targeted_lock(old: Lock | None, new: Lock, topics: Collection[str]) -> Lock:
+    """A targeted plan's lock: the new entries of its topics, every other as it was."""
+    entries = dict(old.entries) if old is not None else {}
+    for topic in topics:
+        if topic in new.entries:
+            entries[topic] = new.entries[topic]
+        else:
+            entries.pop(topic, None)
+    return Lock(entries=dict(sorted(entries.items())))
 
 
 def _throttle_record(cluster: ClusterSpec) -> Mapping[str, Any] | None:

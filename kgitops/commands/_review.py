@@ -63,7 +63,24 @@ OPTION_FLAGS = {
     "rebalance": "--rebalance",
     "leaders": "--leaders",
     "allowRetentionDrop": "--allow-retention-drop",
+    "targets": "--allow-targeted",  # a partial plan (plan --target) runs only when asked
 }
+
+
+def _targets(path: str, plan: Plan, options: Mapping[str, Any]) -> list[str]:
+    """The selectors a saved plan was made with (``options.targets``); the plan's own
+    ``targets`` must say the same, so a partial plan never passes for a whole one."""
+    from kgitops.plan.targets import TARGETS_FIELD
+
+    wanted = options.get("targets") or []
+    shown = plan.extra.get(TARGETS_FIELD) or []
+    if wanted != shown:
+        raise UnreviewedPlan(
+            f"{path}: the plan's targets ({', '.join(map(str, shown)) or 'none'}) are not the "
+            f"selectors it was made with ({', '.join(map(str, wanted)) or 'none'}); refusing it",
+            ["plan again with `kgitops plan --target ... --out` and review that plan"],
+        )
+    return [str(t) for t in wanted]
 
 
 def verify_saved_plan(
@@ -107,6 +124,7 @@ def replan_saved(
         leaders=bool(options.get("leaders")),
         allow_retention_drop=bool(options.get("allowRetentionDrop")),
         analyse_keys=False,
+        targets=_targets(path, plan, options),
     )
     expected = result.plan
     reasons = state_mismatch(plan, expected) + unrequested_actions(plan, expected)

@@ -34,7 +34,13 @@ HELP = "apply a plan to the cluster: batched, throttled, verified (exit 3 when p
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("directory", nargs="?", metavar="DIR", help="cluster folder to plan+apply")
+    parser.add_argument(
+        "directory",
+        nargs="*",
+        metavar="DIR",
+        help="cluster folder to plan+apply; several, or a folder of cluster folders, apply "
+        "each cluster in turn with one exit code",
+    )
     parser.add_argument("--plan", metavar="PLAN", help="a plan saved by `kgitops plan --out`")
     parser.add_argument("--dry-run", action="store_true", help="print the requests, send none")
     parser.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
@@ -78,6 +84,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="text",
         help="json: the report as one JSON document on stdout (schemas/apply.json); the plan "
         "and the question go to stderr",
+    )
+    parser.add_argument(
+        "--target",
+        action="append",
+        default=[],
+        metavar="SELECTOR",
+        help="with DIR: apply only this (repeatable; as plan --target)",
+    )
+    parser.add_argument(
+        "--allow-targeted",
+        action="store_true",
+        help="with --plan: the plan may be a targeted one (plan --target); without it apply "
+        "refuses a partial plan",
     )
     parser.add_argument(
         "--poll-interval",
@@ -218,10 +237,16 @@ def load_plan(args: argparse.Namespace) -> tuple[Any, Any, Any, LockUpdate | Non
                 f"{args.plan}: the plan is for cluster {plan.cluster!r}, "
                 f"but its folder holds cluster {cluster.name!r}"
             )
+        if args.target:
+            raise KgitopsError(
+                "--target selects what a plan of a folder holds (apply DIR --target ...); a "
+                "saved plan holds its own targets: give --allow-targeted to apply a targeted plan"
+            )
         allowed = {
             "rebalance": args.rebalance,
             "leaders": args.leaders,
             "allowRetentionDrop": args.allow_retention_drop,
+            "targets": args.allow_targeted,
         }
         replanned = replan_saved(args.plan, plan, directory, allowed)
         return plan, cluster, replanned.state, lock_update(directory, replanned)
@@ -232,6 +257,7 @@ def load_plan(args: argparse.Namespace) -> tuple[Any, Any, Any, LockUpdate | Non
         allow_retention_drop=args.allow_retention_drop,
         rebalance=args.rebalance,
         leaders=args.leaders,
+        targets=args.target,
     )
     return result.plan, result.cluster, result.state, lock_update(args.directory, result)
 
@@ -271,23 +297,38 @@ def lock_update(directory: str, result: Any) -> LockUpdate | None:
     return LockUpdate(directory, result.next_lock, count)
 
 
-def fresh_state(plan: Any, admin: Any, recorded: Any) -> Any:
+def fresh_state(plan: Any, admin: Any, recorded: Any, cluster: Any) -> Any:
     """The live state of the plan's topics; StalePlan if it is not what the plan was made on
-    (``recorded``: that state, so StalePlan can say exactly what changed)."""
+    (``recorded``: that state, so StalePlan can say exactly what changed). Of access, only
+    what the folder owns counts (``owned_access``), as when the plan was made."""
     from dataclasses import replace
 
     from kgitops.cluster.port import describe_access
+    from kgitops.plan.access_diff import owned_access
     from kgitops.plan.value import ACCESS_FINGERPRINT, ACCESS_PARTS_FIELD, access_parts_of
 
     state = admin.describe(plan.topics)
     if ACCESS_FINGERPRINT in plan.extra:
         parts = access_parts_of(plan.extra.get(ACCESS_PARTS_FIELD))
-        state = replace(state, access=describe_access(admin, parts))
+        state = replace(state, access=owned_access(describe_access(admin, parts), cluster.owns))
     plan.raise_if_stale(state, recorded)
     return state
 
 
 def run(args: argparse.Namespace) -> int:
+    from kgitops.commands._fleet import cluster_folders, run_fleet
+
+    if args.plan or not args.directory:  # load_plan: a folder or --plan, never both
+        first = args.directory[0] if args.directory else None
+        return run_one(argparse.Namespace(**{**vars(args), "directory": first}))
+    folders = cluster_folders(args.directory)
+    if len(folders) == 1:
+        return run_one(argparse.Namespace(**{**vars(args), "directory": folders[0]}))
+    return run_fleet(args, folders, run_one)
+
+
+def run_one(args: argparse.Namespace) -> int:
+    """Apply one cluster folder (``args.directory``) or a saved plan (``args.plan``)."""
     from kgitops.apply.access import before_any_change
     from kgitops.apply.exclusive import exclusive_apply
     from kgitops.apply.signals import signals_interrupt, why
@@ -403,7 +444,7 @@ def apply_with(
         # nothing to change, but moves a --no-wait apply left running: finish them (or
         # take out the throttles of those that ended)
     with before_any_change():
-        state = fresh_state(plan, admin, recorded)
+        state = fresh_state(plan, admin, recorded, cluster)
     check_cluster_id(cluster, state, doing="apply")
     plan.raise_if_unsafe(allow_delete=args.allow_delete, state=state)
     if not args.dry_run and not args.no_wait:
@@ -426,7 +467,7 @@ def apply_with(
         require_access_support(plan, admin)  # before the plan is shown and confirmed
         print(show(plan), file=sys.stderr if _json(args) else sys.stdout)
         if confirm(plan, args):
-            fresh_state(plan, admin, state)
+            fresh_state(plan, admin, state, cluster)
     if locking is not None:  # before any change: what the cluster gets, the lock says
         locking.write()
     try:

@@ -93,8 +93,13 @@ def run(args: argparse.Namespace) -> int:
         own = cluster.own_topics if cluster is not None else {PASSWORD_VERSION_TOPIC}
         if args.view in ("topics", "partitions"):
             internal = args.include_internal
-            make = views.topics_view if args.view == "topics" else views.partitions_view
-            view = make(state, args.topic, internal=internal, own=own)
+            if args.view == "topics":
+                labels = _spec_labels(args.dir) if cluster is not None else None
+                view = views.topics_view(
+                    state, args.topic, internal=internal, own=own, labels=labels
+                )
+            else:
+                view = views.partitions_view(state, args.topic, internal=internal, own=own)
         else:
             internal = True  # a broker's replicas are all its replicas
             view = (views.brokers_view if args.view == "brokers" else views.balance_view)(
@@ -114,6 +119,13 @@ def run(args: argparse.Namespace) -> int:
                 print(f"note: no topic matches {globs}", file=sys.stderr)
     emit(view, args.format, views.render_text(view) if args.format == "text" else [])
     return 0
+
+
+def _spec_labels(directory: str) -> dict[str, dict[str, str]]:
+    """Each topic's ``labels:`` in the folder's specs (topic files with errors are skipped)."""
+    from kgitops.spec.load import load_specs
+
+    return {t.name: dict(t.labels) for t in load_specs(directory).topics if t.labels}
 
 
 def _groups(args: argparse.Namespace) -> int:

@@ -94,6 +94,13 @@ def run(args: argparse.Namespace) -> int:
             f"{own[0]} is the topic kgitops keeps SCRAM passwordVersion records in "
             "(cluster.yaml passwordVersionTopic); it is never imported"
         )
+    foreign = sorted(n for n in wanted or () if not specs.cluster.owns.topic(n))
+    if foreign:
+        raise KgitopsError(
+            f"{', '.join(foreign)}: not this folder's (owns.topics in "
+            f"{specs.cluster.mark_of('owns')}); another folder owns it, so it is never imported "
+            "here"
+        )
     kafkas = sorted((wanted or set()) & KAFKA_INTERNAL_TOPICS)
     if kafkas:
         raise KgitopsError(
@@ -108,6 +115,7 @@ def run(args: argparse.Namespace) -> int:
         and (args.include_internal or not is_internal_topic(n))
         and n not in specs.cluster.own_topics
         and n not in KAFKA_INTERNAL_TOPICS
+        and specs.cluster.owns.topic(n)  # another folder's topic is not this one's to adopt
     ]
     lock = read_lock(args.dir)
     unlocked = _unlocked(specs, state, lock, wanted)
@@ -250,7 +258,9 @@ def _access_file(
         )
     if live is None:
         return path, "", "ACLs, SCRAM users and quotas not imported: the snapshot has none"
-    adopted = unmanaged(specs.access, live)
+    from kgitops.plan.access_diff import owned_access
+
+    adopted = unmanaged(specs.access, owned_access(live, specs.cluster.owns))
     own = own_principal(specs.cluster)
     if own is not None and any(name == own for name, _ in adopted.users):
         # a User document naming kgitops' own login is refused by validate (it would rewrite

@@ -14,7 +14,13 @@ HELP = "compare the specs with the live cluster (or a saved state) and show the 
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("directory", metavar="DIR", help="the cluster folder (topics/<cluster>)")
+    parser.add_argument(
+        "directory",
+        nargs="+",
+        metavar="DIR",
+        help="the cluster folder (topics/<cluster>); several, or a folder of cluster folders "
+        "(topics/), plan each cluster in turn with one exit code",
+    )
     parser.add_argument("--state", metavar="FILE", help="plan offline against a saved snapshot")
     parser.add_argument(
         "--format", choices=("text", "markdown", "json"), default="text", help="output format"
@@ -62,6 +68,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="cut retention.ms in one apply instead of retentionDropStep steps across applies",
     )
     parser.add_argument(
+        "--target",
+        action="append",
+        default=[],
+        metavar="SELECTOR",
+        help="plan only this (repeatable): a topic name or glob, label:KEY=VALUE, "
+        "acl:PRINCIPAL, user:NAME or quota:ENTITY; the plan says it is partial",
+    )
+    parser.add_argument(
         "--color",
         choices=("auto", "always", "never"),
         default="auto",
@@ -78,6 +92,53 @@ def use_colour(choice: str) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
+    from kgitops.commands._fleet import cluster_folders, run_fleet
+
+    folders = cluster_folders(args.directory)
+    if len(folders) == 1:
+        return run_one(argparse.Namespace(**{**vars(args), "directory": folders[0]}))
+    if args.out:
+        raise PlanError(
+            f"--out saves the plan of one cluster; {len(folders)} cluster folders were given "
+            f"({', '.join(folders)}): plan each with its own --out"
+        )
+    if args.format == "json":
+        import io
+        import json
+        from contextlib import redirect_stdout
+
+        plans: list[object] = []
+
+        def one_json(one: argparse.Namespace) -> int:
+            buffer = io.StringIO()
+            with redirect_stdout(buffer):
+                code = run_one(one)
+            plans.append(json.loads(buffer.getvalue()))
+            return code
+
+        code = run_fleet(args, folders, one_json)
+        sys.stdout.write(json.dumps(plans, indent=2) + "\n")
+        return code
+
+    def failed(folder: str) -> None:
+        if args.format == "markdown":  # every cluster has its section
+            sys.stdout.write(
+                f"### kgitops plan: `{os.path.basename(os.path.normpath(folder))}`: the plan "
+                "failed (see the log)\n\n"
+            )
+        else:
+            sys.stdout.write("\n")
+
+    def each(one: argparse.Namespace) -> int:
+        code = run_one(one)
+        sys.stdout.write("\n")
+        return code
+
+    return run_fleet(args, folders, each, on_error=failed)
+
+
+def run_one(args: argparse.Namespace) -> int:
+    """Plan one cluster folder (``args.directory``)."""
     from kgitops.commands._planning import plan_directory
     from kgitops.plan.render import render_json, render_markdown, render_text
 
@@ -102,6 +163,7 @@ def run(args: argparse.Namespace) -> int:
         allow_retention_drop=args.allow_retention_drop,
         locked=args.locked,
         update_lock=args.update_lock,
+        targets=args.target,
     )
     data = result.plan.to_json()
     if args.out:
@@ -114,6 +176,7 @@ def run(args: argparse.Namespace) -> int:
                 "rebalance": bool(args.rebalance),
                 "leaders": bool(args.leaders),
                 "allowRetentionDrop": bool(args.allow_retention_drop),
+                **({"targets": list(data["targets"])} if "targets" in data else {}),
             },
             "recordedState": state_to_json(result.state),
         }

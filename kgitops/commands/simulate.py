@@ -74,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
     from kgitops.commands._clusterdir import load_cluster
     from kgitops.errors import KgitopsError
     from kgitops.plan.health import assess
+    from kgitops.spec.include import repository_root
     from kgitops.units import human_seconds, parse_duration, parse_size
 
     spec = load_cluster(args.dir)
@@ -82,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
             f"{spec.mark_of('name')}: cluster {spec.name} is not simulated (simulate needs "
             "`simulated:` in cluster.yaml); it will not touch a real cluster"
         )
-    sim = SimulatedCluster.from_spec(spec.simulated, root=spec.directory)
+    sim = SimulatedCluster.from_spec(spec.simulated, root=repository_root(spec.directory))
 
     def health() -> Health:  # as `kgitops status` judges it, so the two never disagree
         return assess(sim.describe(), sim.replica_progress(), decommission=spec.decommission)

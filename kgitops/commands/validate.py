@@ -56,10 +56,16 @@ def run(args: argparse.Namespace) -> int:
         brokers = _state_brokers(args.state)
     errors = 0
     found: list[Diagnostic] = []
+    repos: dict[str, list[Diagnostic]] = {}
     for folder in cluster_dirs(args.directory):
         specs = load_specs(folder, brokers=brokers)
         diagnostics = sorted(
-            [*specs.diagnostics, *_lock_problems(folder), *_committed_records(folder)]
+            [
+                *specs.diagnostics,
+                *_lock_problems(folder),
+                *_committed_records(folder),
+                *_shared_ownership(folder, specs.cluster is not None, repos),
+            ]
         )
         folder_errors = sum(1 for d in diagnostics if d.is_error)
         errors += folder_errors
@@ -84,6 +90,31 @@ def run(args: argparse.Namespace) -> int:
 
 
 _POSITIONED = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?P<message>.*)$", re.S)
+
+
+def _shared_ownership(
+    folder: str, has_cluster: bool, repos: dict[str, list[Diagnostic]]
+) -> list[Diagnostic]:
+    """Two cluster folders of the repository that point at one cluster and can own one name
+    (cluster.yaml ``owns:``, kgitops/spec/owns.py): this folder's side of each such pair, at
+    its path as given. ``repos`` caches each repository's findings."""
+    from kgitops.spec.include import repository_root
+    from kgitops.spec.owns import overlaps, repository_clusters
+
+    if not has_cluster:
+        return []
+    root = repository_root(folder)
+    if root not in repos:
+        repos[root] = overlaps(repository_clusters(folder))
+    real = os.path.realpath(folder)
+    out = []
+    for d in repos[root]:
+        if os.path.realpath(os.path.dirname(d.mark.path)) == real:
+            mark = Mark(
+                os.path.join(folder, os.path.basename(d.mark.path)), d.mark.line, d.mark.col
+            )
+            out.append(Diagnostic(mark, d.severity, d.message))
+    return out
 
 
 def _lock_problems(folder: str) -> list[Diagnostic]:

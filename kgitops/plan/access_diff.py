@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from kgitops.access import AccessSpecs, AccessState, Acl, ScramCredential
-from kgitops.model import PASSWORD_VERSION_TOPIC, ClusterSpec, ClusterState
+from kgitops.model import PASSWORD_VERSION_TOPIC, ClusterSpec, ClusterState, Owns
 from kgitops.plan.access_actions import alter_quota, create_acl, delete_acl, upsert_user
 from kgitops.plan.actions import Action
 from kgitops.plan.value import ACCESS_FINGERPRINT, ACCESS_PARTS_FIELD, Plan, PlanWarning
@@ -146,18 +146,40 @@ def with_access(
     """``plan`` plus the access actions, warnings and ``accessFingerprint``; ``state.access``
     must have been read."""
     assert state.access is not None
+    live = owned_access(state.access, cluster.owns)
     actions, warnings = access_actions(
-        desired, state.access, cluster.unmanaged_acls, cluster.password_version_topic
+        desired, live, cluster.unmanaged_acls, cluster.password_version_topic
     )
     extra = dict(plan.extra)
     parts = needed_parts(desired, cluster)
-    extra[ACCESS_FINGERPRINT] = state.access.digest(parts)
+    extra[ACCESS_FINGERPRINT] = live.digest(parts)
     extra[ACCESS_PARTS_FIELD] = list(parts)
     return replace(
         plan,
         actions=plan.actions + tuple(actions),
         warnings=plan.warnings + tuple(warnings),
         extra=extra,
+    )
+
+
+def owned_access(live: AccessState, owns: Owns) -> AccessState:
+    """What of the cluster's access is the folder's (cluster.yaml ``owns:``): the ACL
+    bindings whose principal and resource it owns, the credentials and user quotas of its
+    principals (client-id and default quotas when it owns every principal). The rest is
+    invisible to it: never unmanaged, never deleted, and a change there never makes its
+    plan stale."""
+    if not owns.declared:
+        return live
+    every = "*" in owns.principals
+    return replace(
+        live,
+        acls=frozenset(a for a in live.acls if owns.acl(a)),
+        users={k: c for k, c in live.users.items() if owns.principal(f"User:{k[0]}")},
+        quotas={
+            e: v
+            for e, v in live.quotas.items()
+            if (owns.principal(f"User:{e.user}") if e.user not in (None, "<default>") else every)
+        },
     )
 
 

@@ -878,6 +878,17 @@ def _drain_unmanaged(ctx: _Context, managed: set[str]) -> set[str]:
         racked = all(b.rack is not None for b in ctx.state.brokers)
         ctx.drain_moves.extend((m.source, m.target, m.size_bytes, racked) for m in moves.values())
         moved.add(name)
+    others = sorted(n for n in moved if not ctx.cluster.owns.topic(n))
+    foreign = [n for n in others if not is_internal_topic(n, ctx.cluster.own_topics)]
+    if foreign:
+        ctx.warn(
+            "",
+            "DRAIN_MOVES_OTHERS",
+            f"the drain of broker(s) {sorted(drained)} also moves topics this folder does not "
+            f"own (owns.topics in cluster.yaml), as a drain moves every replica off the "
+            f"broker: {', '.join(foreign)}; tell their owners",
+            topics=foreign,
+        )
     left = {**ignored, **blocked, **quorum}
     if left:
         reasons = []
@@ -940,6 +951,9 @@ def _drain_moves(
         "(an internal topic, not in git: its assignment is the live one)"
         if internal
         else "(the topic is not in git: its assignment is the live one)"
+        if ctx.cluster.owns.topic(name)
+        else "(a topic this folder does not own, moved because the drain empties the broker: "
+        "its assignment is the live one)"
     )
     moves = {}
     for p, t in sorted(result.items()):
@@ -963,10 +977,11 @@ def _unmanaged(ctx: _Context, managed: set[str]) -> None:
         t = ctx.state.topics[n]
         if problems := version_topic_problems(t.partition_count, t.config.get("cleanup.policy")):
             not_own[n] = problems
+    owns = ctx.cluster.owns
     names = sorted(
         n
         for n in ctx.state.topics
-        if n not in managed and (n in not_own or not is_internal_topic(n, own))
+        if n not in managed and (n in not_own or (not is_internal_topic(n, own) and owns.topic(n)))
     )
     if not names:
         return
@@ -1040,6 +1055,9 @@ def _throttle_pressure(ctx: _Context, write_rates: Mapping[str, float] | None) -
 
 
 def _throttles(ctx: _Context, record: Mapping[str, Any] | None) -> None:
-    """Throttles are state: every throttle config no move in flight needs is removed."""
+    """Throttles are state: every throttle config no move in flight needs is removed (on a
+    topic, only when the folder owns it: another team's topic is its own apply's to clean)."""
     for s in stale_throttles(ctx.state, record=record):
+        if s.broker is None and s.topic and not ctx.cluster.owns.topic(s.topic):
+            continue
         ctx.actions.append(RemoveThrottles(s.topic, s.broker, dict(s.keys), s.reason))

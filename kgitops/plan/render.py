@@ -76,6 +76,14 @@ def render_text(data: Mapping[str, Any], *, colour: bool = False, limit: int | N
         ),
         "",
     ]
+    targets = data.get("targets")
+    if targets:
+        lines += [
+            paint("!", "Partial plan")
+            + f": only --target {', '.join(visible(t) for t in targets)}; everything else in "
+            "the specs is left out (apply --plan needs --allow-targeted)",
+            "",
+        ]
     findings = data.get("findings") or []
     for f in findings:
         lines.append(paint("-", f"!! {visible(f['code'])}") + f" {visible(f['message'])}")
@@ -195,10 +203,19 @@ def render_markdown(data: Mapping[str, Any], *, limit: int = GITHUB_COMMENT_LIMI
 
     Stays under ``limit`` characters (GitHub's comment limit) by leaving out whole topic
     blocks, and says how many it left out."""
+    head = [f"### kgitops plan: {md_code(data.get('cluster'))}", ""]
+    targets = data.get("targets")
+    if targets:
+        head += [
+            "> [!IMPORTANT]",
+            f"> **Partial plan**: only `--target` {', '.join(md_code(t) for t in targets)}; "
+            "everything else in the specs is left out. `kgitops apply --plan` refuses it "
+            "without `--allow-targeted`.",
+            "",
+        ]
     actions = data.get("actions", [])
     findings = data.get("findings") or []
     warnings = data.get("warnings", [])
-    head = [f"### kgitops plan: {md_code(data.get('cluster'))}", ""]
     head += _md_findings(findings)
     head += _md_deletions(actions)
     head += _md_warnings(warnings)

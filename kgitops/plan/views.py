@@ -121,7 +121,9 @@ def topics_view(
     *,
     internal: bool = False,
     own: Collection[str] = (),
+    labels: Mapping[str, Mapping[str, str]] | None = None,
 ) -> dict[str, Any]:
+    """``labels``: each topic's ``labels:`` from the folder's specs (shown when any has some)."""
     rows = [
         {
             "name": n,
@@ -131,6 +133,7 @@ def topics_view(
             "underReplicated": _under(t),
             "offline": sum(1 for p in t.partitions.values() if p.leader is None),
             "configOverrides": len(t.config),
+            **({"labels": dict(labels[n])} if labels and n in labels else {}),
         }
         for n, t in select(state, patterns, internal=internal, own=own).items()
     ]
@@ -312,8 +315,10 @@ def render_text(view: Mapping[str, Any]) -> list[str]:
     """The text form of a ``kgitops-get/v1`` view (one of ``VIEWS``)."""
     kind = view["view"]
     if kind == "topics":
+        labelled = any(t.get("labels") for t in view["topics"])
         return table(
-            ("topic", "partitions", "rf", "bytes", "under-replicated", "offline", "overrides"),
+            ("topic", "partitions", "rf", "bytes", "under-replicated", "offline", "overrides")
+            + (("labels",) if labelled else ()),
             (
                 (
                     t["name"],
@@ -323,6 +328,11 @@ def render_text(view: Mapping[str, Any]) -> list[str]:
                     t["underReplicated"],
                     t["offline"],
                     t["configOverrides"],
+                )
+                + (
+                    (",".join(f"{k}={v}" for k, v in sorted(t.get("labels", {}).items())),)
+                    if labelled
+                    else ()
                 )
                 for t in view["topics"]
             ),

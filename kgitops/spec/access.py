@@ -39,6 +39,7 @@ from kgitops.access import (
     UserSpec,
 )
 from kgitops.errors import Diagnostic, Mark
+from kgitops.model import labels_of
 from kgitops.spec.clusterrules import is_runner_variable, runner_variable_error
 from kgitops.spec.yamlload import Document
 
@@ -255,7 +256,7 @@ def _acl_document(doc: Document, diags: list[Diagnostic]) -> list[AclSpec]:
             )
             mark = doc.mark(f"{base}.operations.{j}")
             where = f"{os.path.basename(mark.path)}:{mark.line}"
-            out.append(AclSpec(acl, mark, f"ACL {principal} ({where})"))
+            out.append(AclSpec(acl, mark, f"ACL {principal} ({where})", _labels(doc)))
     return out
 
 
@@ -283,7 +284,7 @@ def expand_topic_access(doc: Document) -> list[AclSpec]:
 
     def add(principal: str, rtype: str, name: str, pattern: str, op: str, path: str) -> None:
         acl = Acl(principal, rtype, name, pattern, op)
-        out.append(AclSpec(acl, doc.mark(path), f"topic {topic} {path}"))
+        out.append(AclSpec(acl, doc.mark(path), f"topic {topic} {path}", _labels(doc)))
 
     for i, principal in enumerate(access.get("produce") or []):
         path = f"access.produce.{i}"
@@ -315,6 +316,7 @@ def _user(doc: Document) -> UserSpec:
         iterations=int(v.get("iterations", 8192)),
         password_version=int(v.get("passwordVersion", 1)),
         mark=doc.mark("name"),
+        labels=_labels(doc),
     )
 
 
@@ -322,7 +324,11 @@ def _quota(doc: Document) -> QuotaSpec:
     v: dict[str, Any] = doc.value
     entity = QuotaEntity(v.get("user"), v.get("clientId"))
     values = {kafka: float(v[field]) for field, kafka in QUOTA_KEYS.items() if field in v}
-    return QuotaSpec(entity, values, doc.mark("user" if "user" in v else "clientId"))
+    return QuotaSpec(entity, values, doc.mark("user" if "user" in v else "clientId"), _labels(doc))
+
+
+def _labels(doc: Document) -> tuple[tuple[str, str], ...]:
+    return tuple(labels_of(doc.value).items())
 
 
 def _check_users(users: list[UserSpec], diags: list[Diagnostic]) -> None:

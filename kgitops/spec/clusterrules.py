@@ -11,9 +11,10 @@ import re
 from collections.abc import Collection, Sequence
 
 from kgitops.errors import Diagnostic, Mark
-from kgitops.files import path_problem
+from kgitops.files import path_problem, repository_path_problem
 from kgitops.model import RACK_RULE, Broker, ClusterSpec, SaslSpec, legal_rack
 from kgitops.names import KAFKA_INTERNAL_TOPICS
+from kgitops.spec.include import repository_root
 from kgitops.spec.yamlload import Document
 
 
@@ -237,7 +238,7 @@ def _check_version_topic(cluster: ClusterSpec, doc: Document, out: list[Diagnost
 def _check_simulated(cluster: ClusterSpec, doc: Document, out: list[Diagnostic]) -> None:
     assert cluster.simulated is not None
     raw = doc.value["simulated"]["stateFile"]
-    problem = path_problem(cluster.directory, raw)
+    problem = repository_path_problem(cluster.directory, raw, repository_root(cluster.directory))
     if problem is not None:
         out.append(_err(doc.mark("simulated.stateFile"), f"stateFile: {problem}"))
     first: dict[int, int] = {}

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 from kgitops.access import NO_ACCESS, AccessSpecs
@@ -35,6 +35,7 @@ from kgitops.model import (
     ClusterSpec,
     KeySample,
     Limits,
+    Owns,
     Placement,
     ReassignmentSettings,
     SaslSpec,
@@ -44,6 +45,7 @@ from kgitops.model import (
     TopicSpec,
     UnmanagedAclPolicy,
     UnmanagedPolicy,
+    labels_of,
 )
 from kgitops.names import (
     CLUSTER_FILES,
@@ -52,10 +54,12 @@ from kgitops.names import (
 from kgitops.spec import rules as specrules
 from kgitops.spec import schemacheck
 from kgitops.spec.access import ACCESS_KINDS, build_access, check_own_login
+from kgitops.spec.celrules import Rule, compile_rules, evaluate
 from kgitops.spec.clusterrules import check_cluster, own_variables
 from kgitops.spec.dropstep import DropStep
 from kgitops.spec.include import included_topics
 from kgitops.spec.layers import layered, unused_overrides
+from kgitops.spec.owns import check_owned
 from kgitops.spec.policies import check_policies
 from kgitops.spec.teamaccess import check_team_access
 from kgitops.spec.topic_configs import CONFIGS, check_config
@@ -76,6 +80,8 @@ class Specs:
     diagnostics: tuple[Diagnostic, ...]  # every problem found, sorted
     access: AccessSpecs = NO_ACCESS  # ACL, User, Quota documents and topic access
     policy: tuple[tuple[str, Diagnostic], ...] = ()  # (topic, finding) of cluster.yaml policies
+    rules: tuple[Rule, ...] = ()  # policies.rules, compiled (plan checks those reading old)
+    written: Mapping[str, Any] = field(default_factory=dict)  # topic -> its document as written
 
     @property
     def errors(self) -> list[Diagnostic]:
@@ -305,6 +311,7 @@ def _build_topic(doc: Document, config: dict[str, str], *, placeholders: bool = 
         marks=Marks(doc.path, doc.positions, doc.files),
         origins=doc.origins,
         profile=v.get("profile"),
+        labels=labels_of(v),
     )
 
 
@@ -384,12 +391,26 @@ def _build_cluster(doc: Document, directory: str) -> ClusterSpec:
         cluster_id=v.get("clusterId"),
         password_version_topic=str(v.get("passwordVersionTopic", PASSWORD_VERSION_TOPIC)),
         retention_drop_step=_drop_step(v.get("retentionDropStep", 0.5)),
+        owns=_owns(v.get("owns")),
         folder_owners=tuple(
             (str(rule["folder"]), tuple(rule.get("owners", ())))
             for rule in (v.get("policies") or {}).get("names", ())
         ),
         mark=doc.mark(""),
         marks=Marks(doc.path, doc.positions, doc.files),
+    )
+
+
+def _owns(raw: Any) -> Owns:
+    """cluster.yaml ``owns:`` (schema-checked): a kind it leaves out is owned by nobody here."""
+    if not isinstance(raw, dict):
+        return Owns()
+    return Owns(
+        topics=tuple(raw.get("topics", ())),
+        principals=tuple(raw.get("principals", ())),
+        groups=tuple(raw.get("groups", ())),
+        transactional_ids=tuple(raw.get("transactionalIds", ())),
+        declared=True,
     )
 
 
@@ -626,11 +647,22 @@ def _load(directory: str, brokers: Sequence[Broker] | None) -> Specs:
     )
     policy: list[tuple[str, Diagnostic]] = []
     named_docs = [*(d for _, d in topic_docs), *partial_docs]
+    rules: tuple[Rule, ...] = ()
+    written = {
+        d.value["name"]: d.value
+        for d in topic_sources
+        if isinstance(d.value, dict) and isinstance(d.value.get("name"), str)
+    }
     if cluster_doc is not None:
         # a policies: part refused: its own errors say so, and no topic is held to the rest
         # (a refused mode would turn warnings into errors)
         held = topics if "policies" not in cluster_lost else []
         policy = check_policies(cluster_doc, directory, held, diags)
+        if "policies" not in cluster_lost:
+            rules = compile_rules(cluster_doc, diags)
+        findings = evaluate(rules, held, written)
+        diags.extend(d for _, d in findings)
+        policy += [(t, d) for t, d in findings if not d.is_error]
         check_team_access(cluster_doc, directory, access_docs, named_docs, diags)
         names = [t.name for t, _ in topic_docs] + [t.name for t, f in partial if "name" not in f]
         if "include" not in cluster_lost and all("name" not in f for _, f in partial):
@@ -638,6 +670,7 @@ def _load(directory: str, brokers: Sequence[Broker] | None) -> Specs:
     access = build_access(access_docs, named_docs, diags)
     if cluster is not None:
         check_own_login(access_docs, own_variables(cluster), own_principal(cluster), diags)
+        check_owned(cluster, topics, access, diags)
     return Specs(
         directory=directory,
         cluster=cluster,
@@ -645,6 +678,8 @@ def _load(directory: str, brokers: Sequence[Broker] | None) -> Specs:
         diagnostics=tuple(sorted(set(diags))),
         access=access,
         policy=tuple(policy),
+        rules=rules,
+        written=written,
     )
 
 

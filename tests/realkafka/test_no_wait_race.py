@@ -110,11 +110,11 @@ def test_a_no_wait_move_that_ends_after_the_plan_leaves_no_throttle(
         real_fresh = apply_command.fresh_state
         calls: list[int] = []
 
-        def late_fresh(plan: Any, admin: Any, recorded: Any) -> Any:
+        def late_fresh(plan: Any, admin: Any, recorded: Any, cluster: Any) -> Any:
             if not calls:
                 end_the_move()
             calls.append(1)
-            return real_fresh(plan, admin, recorded)
+            return real_fresh(plan, admin, recorded, cluster)
 
         monkeypatch.setattr(apply_command, "fresh_state", late_fresh)
     start = time.monotonic()

@@ -1,0 +1,108 @@
+"""``simulated.stateFile`` may name a file elsewhere in the repository (two cluster folders
+sharing one simulated cluster), never outside it and never through a symlink. Each refusal is
+one line at the stateFile's position, exit 1, and nothing is created anywhere."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from kgitops.cli import main
+
+CLUSTER = """\
+apiVersion: kgitops/v1
+kind: Cluster
+name: shared
+simulated:
+  stateFile: {state}
+  brokers: [{{id: 0}}, {{id: 1}}, {{id: 2}}]
+"""
+
+
+def _tree(root: Path) -> dict[str, str]:
+    out = {}
+    for folder, dirs, files in os.walk(root):
+        for name in dirs + files:
+            path = Path(folder) / name
+            out[str(path)] = os.readlink(path) if path.is_symlink() else str(path.is_dir())
+    return out
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    (root / ".git").mkdir(parents=True)
+    (root / "topics" / "team").mkdir(parents=True)
+    (tmp_path / "outside").mkdir()
+    return root
+
+
+def _one_error(capsys: pytest.CaptureFixture[str]) -> str:
+    captured = capsys.readouterr()
+    lines = [line for line in (captured.out + captured.err).splitlines() if line.strip()]
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+def test_a_state_file_elsewhere_in_the_repository_is_used(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = repo / "topics" / "team"
+    (folder / "cluster.yaml").write_text(CLUSTER.format(state="../../shared-state.json"))
+    assert main(["validate", str(folder)]) == 0
+    assert main(["status", str(folder)]) == 0
+    assert (repo / "shared-state.json").is_file()
+
+
+@pytest.mark.parametrize(
+    ("state", "reason"),
+    [
+        ("../../../outside/x.json", "leads outside the repository"),
+        ("../../../../x.json", "leads outside the repository"),
+        ("../../.git/config", "leads into the repository's .git folder"),
+    ],
+)
+def test_a_state_file_outside_the_repository_is_refused(
+    repo: Path, capsys: pytest.CaptureFixture[str], state: str, reason: str | None
+) -> None:
+    folder = repo / "topics" / "team"
+    (folder / "cluster.yaml").write_text(CLUSTER.format(state=state))
+    before = _tree(repo.parent)
+    assert main(["plan", str(folder)]) == 1
+    line = _one_error(capsys)
+    assert line.startswith(f"{folder}/cluster.yaml:5:14: error: stateFile: ")
+    assert reason in line
+    assert _tree(repo.parent) == before
+
+
+def test_a_symlinked_state_file_is_refused_even_inside_the_repository(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = repo / "topics" / "team"
+    (repo / "real.json").write_text("{}")
+    (repo / "shared-state.json").symlink_to(repo / "real.json")
+    (folder / "cluster.yaml").write_text(CLUSTER.format(state="../../shared-state.json"))
+    before = _tree(repo.parent)
+    assert main(["plan", str(folder)]) == 1
+    line = _one_error(capsys)
+    assert "leads through a symlink" in line and line.startswith(f"{folder}/cluster.yaml:5:14:")
+    assert _tree(repo.parent) == before
+    assert (repo / "real.json").read_text() == "{}"
+
+
+@pytest.mark.parametrize("target", ["inside", "outside"])
+def test_a_symlinked_parent_folder_is_refused(
+    repo: Path, capsys: pytest.CaptureFixture[str], target: str
+) -> None:
+    folder = repo / "topics" / "team"
+    real = repo / "real" if target == "inside" else repo.parent / "outside"
+    real.mkdir(exist_ok=True)
+    (repo / "state").symlink_to(real)
+    (folder / "cluster.yaml").write_text(CLUSTER.format(state="../../state/shared.json"))
+    before = _tree(repo.parent)
+    assert main(["plan", str(folder)]) == 1
+    assert "leads through a symlink" in _one_error(capsys)
+    assert _tree(repo.parent) == before
+    assert not (real / "shared.json").exists()
