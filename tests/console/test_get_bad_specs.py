@@ -99,7 +99,7 @@ def test_a_snapshot_with_a_folder_that_does_not_validate_is_shown(
 @pytest.mark.parametrize(
     ("old", "new", "message"),
     [
-        ("stateFile: .state/demo.json", "stateFile: ../elsewhere.json", "leads outside"),
+        ("stateFile: .state/demo.json", "stateFile: ../../elsewhere.json", "leads outside"),
         ("stateFile: .state/demo.json", "stateFile: 7", "must be a string"),
         ("{id: 3, rack: az2}", "{id: x, rack: az2}", "must be an integer"),
     ],
@@ -115,4 +115,4 @@ def test_an_error_in_how_to_reach_the_cluster_still_stops_it(
     assert out == ""
     assert f"{folder}/cluster.yaml:" in err and message in err
     assert "orders.yaml" not in err  # only cluster.yaml's errors: they are why
-    assert not (folder.parent / "elsewhere.json").exists()
+    assert not (folder.parent.parent / "elsewhere.json").exists()

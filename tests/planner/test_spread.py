@@ -101,6 +101,6 @@ def test_the_per_broker_tables_call_first_replicas_preferred_leaders() -> None:
     assert "  broker  bytes         replicas  preferred leaders" in text
     assert text.rstrip().splitlines()[-3].endswith("; preferred leaders 0-2 (max 2.00x the mean)")
     md = render_markdown(_drain_plan())
-    assert "| broker | bytes | replicas | preferred leaders |" in md
+    assert "| broker | bytes | before | after | replicas | preferred leaders |" in md
     assert "; preferred leaders 0-2 (max 2.00x the mean)" in md
     assert "| leaders |" not in md and "; leaders " not in md + text + now[-1]
