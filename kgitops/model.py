@@ -25,6 +25,7 @@ from typing import Literal, NamedTuple
 from kgitops.access import AccessState
 from kgitops.errors import Mark
 from kgitops.groups import GroupsState
+from kgitops.versionrules import DEFAULT_VERSION, KafkaVersion, effective_min_isr
 
 Placement = Literal["rack-aware", "rack-unaware", "static"]
 UnmanagedPolicy = Literal["ignore", "warn", "error"]
@@ -201,6 +202,7 @@ class SimulatedSpec:
     auto_leader_rebalance: bool = True
     leader_imbalance_check_seconds: float = 300.0
     eligible_leader_replicas: bool = True
+    kafka_version: KafkaVersion = DEFAULT_VERSION  # the cluster's kafkaVersion
 
 
 @dataclass(frozen=True)
@@ -227,6 +229,8 @@ class ClusterSpec:
     folder_owners: tuple[tuple[str, tuple[str, ...]], ...] = ()
     #: retentionDropStep as written: a share (0.5) or a duration ("1d"); see spec.dropstep
     retention_drop_step: float | int | str = 0.5
+    #: kafkaVersion: the Kafka the cluster runs, (major, minor); its rules: versionrules.py
+    kafka_version: KafkaVersion = DEFAULT_VERSION
 
     def mark_of(self, path: str) -> Mark:
         return self.marks.get(path, self.mark)
@@ -296,6 +300,20 @@ class ClusterState:
     # a topic (LogConfig's, which differ by version: 4.0 dropped message.format.version).
     # None: not known (no topic to ask about, a broker that lists only a topic's own configs).
     topic_config_names: frozenset[str] | None = None
+    # The Kafka version whose rules apply (cluster.yaml kafkaVersion, or the simulated
+    # cluster's); None: not known (an old state file): DEFAULT_VERSION's rules.
+    kafka_version: KafkaVersion | None = None
+
+    @property
+    def version(self) -> KafkaVersion:
+        """The Kafka version whose rules apply (``versionrules.py``)."""
+        return self.kafka_version or DEFAULT_VERSION
+
+    def effective_min_isr(self, topic_config: Mapping[str, str], replicas: int) -> int:
+        """The in-sync replicas an acks=all write to a partition of ``replicas`` replicas
+        needs: ``min_insync_replicas``, capped at the replica count from Kafka 3.7
+        (``versionrules.effective_min_isr``)."""
+        return effective_min_isr(self.min_insync_replicas(topic_config), replicas, self.version)
 
     def min_insync_replicas(self, topic_config: Mapping[str, str]) -> int:
         """The ``min.insync.replicas`` a topic with ``topic_config`` really has: its own

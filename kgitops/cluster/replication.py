@@ -50,6 +50,7 @@ from kgitops.names import (
     THROTTLE_LEADER_RATE,
     THROTTLE_LEADER_REPLICAS,
 )
+from kgitops.versionrules import DEFAULT_VERSION, KafkaVersion, effective_min_isr
 
 NETWORK_BYTES_PER_SEC = 100_000_000
 
@@ -67,8 +68,16 @@ class Part:
     removing: list[int] = field(default_factory=list)
     copied: dict[int, float] = field(default_factory=dict)
     elr: list[int] = field(default_factory=list)
-    min_isr: int = 1
+    min_isr_config: int = 1  # the topic's min.insync.replicas (its own, else the brokers')
+    version: KafkaVersion = DEFAULT_VERSION  # the Kafka whose rules apply
     elr_enabled: bool = False
+
+    @property
+    def min_isr(self) -> int:
+        """The effective min ISR (``versionrules.effective_min_isr``: from Kafka 3.7 at most
+        the replica count, as ``Partition.effectiveMinIsr`` and the controller's
+        ``getTopicEffectiveMinIsr`` cap it)."""
+        return effective_min_isr(self.min_isr_config, len(self.replicas), self.version)
 
     @property
     def target(self) -> list[int]:

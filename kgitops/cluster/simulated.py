@@ -69,6 +69,7 @@ from kgitops.model import (
     TopicState,
 )
 from kgitops.names import KAFKA_METADATA_TOPIC, STATE_BROKER_CONFIGS, STATE_FORMAT
+from kgitops.versionrules import DEFAULT_VERSION, KafkaVersion
 
 UNCLEAN = "unclean.leader.election.enable"
 #: Kafka's defaults for the broker-level configs topics inherit (a state file's
@@ -161,9 +162,11 @@ class SimulatedCluster:
         *,
         leader_balance_seconds: float | None = LEADER_IMBALANCE_CHECK_SECONDS,
         eligible_leader_replicas: bool = True,
+        kafka_version: KafkaVersion = DEFAULT_VERSION,
         root: str | None = None,
     ) -> None:
         self.path = path
+        self.version = kafka_version
         self.root = root
         self._stamp: tuple[int, int, int] | None = None
         self._locked = False
@@ -186,6 +189,7 @@ class SimulatedCluster:
             if spec.auto_leader_rebalance
             else None,
             eligible_leader_replicas=spec.eligible_leader_replicas,
+            kafka_version=spec.kafka_version,
             root=root,
         )
 
@@ -197,17 +201,20 @@ class SimulatedCluster:
         *,
         leader_balance_seconds: float | None = LEADER_IMBALANCE_CHECK_SECONDS,
         eligible_leader_replicas: bool = True,
+        kafka_version: KafkaVersion = DEFAULT_VERSION,
         root: str | None = None,
     ) -> SimulatedCluster:
         """The cluster kept in ``state_file``, created from ``brokers`` if it does not exist.
         ``leader_balance_seconds``: the controller's automatic preferred-leader election
         interval (None: ``auto.leader.rebalance.enable=false``); ``eligible_leader_replicas``:
-        whether the controller keeps ELR (KIP-966, on by default for new Kafka 4.1+ clusters).
+        whether the controller keeps ELR (KIP-966, on by default for new Kafka 4.1+ clusters);
+        ``kafka_version``: the Kafka whose rules apply (``versionrules.py``).
         ``root`` (the cluster folder): the file, its folder and its lock stay inside it, and
         are never written through a symlink."""
         settings: dict[str, Any] = {
             "leader_balance_seconds": leader_balance_seconds,
             "eligible_leader_replicas": eligible_leader_replicas,
+            "kafka_version": kafka_version,
             "root": root,
         }
         with _file_lock(state_file, root):
@@ -331,7 +338,8 @@ class SimulatedCluster:
         for parts, config in self.topics.values():
             min_isr = view.min_insync_replicas(config)
             for part in parts:
-                part.min_isr = min_isr
+                part.min_isr_config = min_isr
+                part.version = self.version
                 part.elr_enabled = self.elr
                 if not self.elr:
                     part.elr = []
@@ -437,6 +445,7 @@ class SimulatedCluster:
             access=self.access.state(reported=reported),
             groups=self.groups.state(self._counts()),
             network_bytes_per_sec=self.network,
+            kafka_version=self.version,
         )
 
     @_operation
@@ -562,7 +571,7 @@ class SimulatedCluster:
                     f"{pid} are fenced or in controlled shutdown.",
                     item,
                 )
-            parts.append(repl.Part(replicas=replicas, isr=isr, leader=isr[0]))
+            parts.append(repl.Part(replicas=replicas, isr=isr, leader=isr[0], version=self.version))
         return parts
 
     # ---------------------------------------------------------------- writes
@@ -575,6 +584,7 @@ class SimulatedCluster:
             counts[t.name] = counts.get(t.name, 0) + 1
         for t in topics:
             results[t.name] = self._create(t, counts[t.name])
+        self._refresh()
         self._save()
         return results
 
@@ -608,7 +618,7 @@ class SimulatedCluster:
         if isinstance(parts, ClusterRequestError):
             return parts
         for key, value in t.config.items():
-            problem = kraft.topic_config_error(key, value)
+            problem = kraft.topic_config_error(key, value, self.version)
             if problem:
                 return kraft.error("INVALID_CONFIG", problem, name)
         self.topics[name] = (parts, dict(t.config))
@@ -675,8 +685,10 @@ class SimulatedCluster:
             if problem is None:
                 sets.update(kraft.appended(config, change.append))
                 sets.update(kraft.subtracted(config, change.subtract))
+                version = self.version
                 problem = next(
-                    (p for k, v in sets.items() if (p := kraft.topic_config_error(k, v))), None
+                    (p for k, v in sets.items() if (p := kraft.topic_config_error(k, v, version))),
+                    None,
                 )
             if problem is None:
                 problem = next(

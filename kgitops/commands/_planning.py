@@ -167,6 +167,8 @@ def _plan_directory(
             "were managed); take a new snapshot"
         )
     check_cluster_id(cluster, state)
+    if state.kafka_version is None:  # a state file from before kafkaVersion: cluster.yaml's
+        state = replace(state, kafka_version=cluster.kafka_version)
     lock, conflicted = (
         read_lock_for_update(directory) if update_lock else (read_lock(directory), None)
     )

@@ -15,6 +15,7 @@ import argparse
 import json
 import os
 import sys
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from kgitops.commands._units import integer
@@ -76,7 +77,10 @@ def run(args: argparse.Namespace) -> int:
         if os.path.exists(os.path.join(args.dir, "cluster.yaml")):
             from kgitops.commands._clusterdir import load_cluster
 
-            decommission = load_cluster(args.dir).decommission
+            loaded = load_cluster(args.dir)
+            decommission = loaded.decommission
+            if state.kafka_version is None:  # a state file from before kafkaVersion
+                state = replace(state, kafka_version=loaded.kafka_version)
     else:
         from kgitops.cluster.connect import open_cluster
         from kgitops.commands._clusterdir import load_cluster

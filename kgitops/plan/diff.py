@@ -793,10 +793,13 @@ def _leaders(
 
 
 def _spec_warnings(ctx: _Context, spec: TopicSpec) -> None:
-    """RF_ONE and MIN_ISR_EQUALS_RF, as validate says them (spec/durability.py)."""
+    """RF_ONE, MIN_ISR_EQUALS_RF and MIN_ISR_ABOVE_RF, as validate says them
+    (spec/durability.py)."""
     min_isr = ctx.state.min_insync_replicas(_desired_config(spec))
     single = len(ctx.state.brokers) == 1
-    for w in replication_warnings(spec.replication_factor, min_isr, single_broker=single):
+    for w in replication_warnings(
+        spec.replication_factor, min_isr, single_broker=single, version=ctx.state.version
+    ):
         ctx.warn(spec.name, w.code, w.message)
 
 

@@ -10,7 +10,8 @@ what consumers can read up to, so a shrinking ISR is what a reader of ``status``
 - **under-replicated**: the ISR is smaller than the replication factor, counted as Kafka
   counts it during a reassignment (AR minus the removing replicas);
 - **under min ISR**: fewer in-sync replicas than the topic's effective
-  ``min.insync.replicas`` (its own value, else the brokers': ``ClusterState.min_insync_replicas``);
+  ``min.insync.replicas`` (its own value, else the brokers': ``ClusterState.min_insync_replicas``;
+  from Kafka 3.7 at most the partition's replica count: ``versionrules.effective_min_isr``);
   producers with ``acks=all`` are refused;
 - **leader off preferred**: the leader is not the first replica (a preferred-leader election
   moves it back);
@@ -37,6 +38,7 @@ from typing import Any
 
 from kgitops.model import ClusterState, PartitionState, Reassignment, TopicPartition
 from kgitops.plan.throttles import Stale, stale_throttles
+from kgitops.versionrules import effective_min_isr
 
 PROBLEMS = ("offline", "under_replicated", "under_min_isr")
 NOTES = ("leader_off_preferred", "reassigning", "stalled")
@@ -164,7 +166,7 @@ def assess(
     isr_known = True
     for name in sorted(state.topics):
         topic = state.topics[name]
-        min_isr = state.min_insync_replicas(topic.config)
+        configured = state.min_insync_replicas(topic.config)
         moves = state.reassignments.get(name, {})
         for pid in sorted(topic.partitions):
             partitions += 1
@@ -172,6 +174,7 @@ def assess(
             if p.isr is None:
                 isr_known = False
             move = moves.get(pid)
+            min_isr = effective_min_isr(configured, len(p.replicas), state.version)
             flags = _flags(p, move, min_isr, online)
             if flags:
                 findings.append(

@@ -56,6 +56,7 @@ from kgitops.spec.policies import check_policies
 from kgitops.spec.teamaccess import check_team_access
 from kgitops.spec.topic_configs import CONFIGS, check_config
 from kgitops.spec.yamlload import Document, Marks, load_file, load_text
+from kgitops.versionrules import DEFAULT_VERSION, KafkaVersion, elr_default, parse_version
 
 YAML_SUFFIXES = (".yaml", ".yml")
 KINDS = ("Topic", "Cluster", *ACCESS_KINDS)
@@ -155,7 +156,9 @@ def spec_files(directory: str, problems: list[Diagnostic] | None = None) -> list
 # ------------------------------------------------------------------ building
 
 
-def _layer_configs(cluster: Document, diags: list[Diagnostic]) -> None:
+def _layer_configs(
+    cluster: Document, diags: list[Diagnostic], version: KafkaVersion = DEFAULT_VERSION
+) -> None:
     """The configs of cluster.yaml's ``defaults:`` and ``profiles:``, checked where they are
     written, whether or not a topic uses them."""
     v = cluster.value
@@ -167,7 +170,7 @@ def _layer_configs(cluster: Document, diags: list[Diagnostic]) -> None:
     if isinstance(overrides, dict):
         prefixes.extend(f"overrides.{key}" for key in overrides)
     for prefix in prefixes:
-        _topic_config(cluster, diags, prefix + ".config")
+        _topic_config(cluster, diags, prefix + ".config", version)
 
 
 def _at(value: Any, path: str) -> Any:
@@ -176,7 +179,12 @@ def _at(value: Any, path: str) -> Any:
     return value
 
 
-def _topic_config(doc: Document, diags: list[Diagnostic], where: str = "config") -> dict[str, str]:
+def _topic_config(
+    doc: Document,
+    diags: list[Diagnostic],
+    where: str = "config",
+    version: KafkaVersion = DEFAULT_VERSION,
+) -> dict[str, str]:
     """The topic's configs, normalised; a diagnostic for each bad name or value.
 
     Runs even when the rest of the document fails its schema, so every error shows at once.
@@ -203,7 +211,7 @@ def _topic_config(doc: Document, diags: list[Diagnostic], where: str = "config")
                 Diagnostic(doc.key_mark(path), "error", f"unknown topic config {key!r}{hint}")
             )
             continue
-        normal, problem = check_config(key, raw)
+        normal, problem = check_config(key, raw, version=version)
         if problem is None and normal is not None:
             problem = specrules.control_characters(key, normal)
         if problem is not None or normal is None:
@@ -299,6 +307,7 @@ def _build_cluster(doc: Document, directory: str) -> ClusterSpec:
         max_concurrent_moves=int(re.get("maxConcurrentMoves", defaults.max_concurrent_moves)),
         timeout_seconds=float(re.get("timeoutSeconds", defaults.timeout_seconds)),
     )
+    version = parse_version(str(v.get("kafkaVersion", ""))) or DEFAULT_VERSION
     sim = v.get("simulated")
     simulated = None
     if sim is not None:
@@ -313,7 +322,8 @@ def _build_cluster(doc: Document, directory: str) -> ClusterSpec:
             ),
             auto_leader_rebalance=bool(balance.get("enabled", True)),
             leader_imbalance_check_seconds=float(balance.get("intervalSeconds", 300)),
-            eligible_leader_replicas=bool(sim.get("eligibleLeaderReplicas", True)),
+            eligible_leader_replicas=bool(sim.get("eligibleLeaderReplicas", elr_default(version))),
+            kafka_version=version,
         )
     return ClusterSpec(
         name=v["name"],
@@ -331,6 +341,7 @@ def _build_cluster(doc: Document, directory: str) -> ClusterSpec:
         cluster_id=v.get("clusterId"),
         password_version_topic=str(v.get("passwordVersionTopic", PASSWORD_VERSION_TOPIC)),
         retention_drop_step=_drop_step(v.get("retentionDropStep", 0.5)),
+        kafka_version=version,
         folder_owners=tuple(
             (str(rule["folder"]), tuple(rule.get("owners", ())))
             for rule in (v.get("policies") or {}).get("names", ())
@@ -503,7 +514,7 @@ def _load(directory: str, brokers: Sequence[Broker] | None) -> Specs:
                 if not found:
                     cluster = _build_cluster(doc, directory)
                     cluster_doc = doc
-                    _layer_configs(doc, diags)
+                    _layer_configs(doc, diags, cluster.kafka_version)
                     _check_drop_step(doc, diags)
                 continue
             diags.extend(found)
@@ -515,7 +526,9 @@ def _load(directory: str, brokers: Sequence[Broker] | None) -> Specs:
         doc = layered(source, cluster_doc, diags)
         found = schemacheck.check(doc, "Topic")
         diags.extend(found)
-        config = _topic_config(doc, diags)
+        config = _topic_config(
+            doc, diags, version=cluster.kafka_version if cluster else DEFAULT_VERSION
+        )
         if not found:
             topic_docs.append((_build_topic(doc, config), doc))
     if cluster_seen is None and not cluster_unread:

@@ -15,7 +15,8 @@ names equal once . and _ alike     error    the later name (Kafka refuses the se
 replicationFactor > brokers        error    replicationFactor
 replicationFactor > brokers left   error    replicationFactor (after decommission)
 replicationFactor 1                warning  replicationFactor (not on a 1-broker/local cluster)
-min.insync.replicas > RF           error    config.min.insync.replicas
+min.insync.replicas > RF           error    config.min.insync.replicas (Kafka < 3.7)
+min.insync.replicas > RF           warning  config.min.insync.replicas (3.7+: capped at RF)
 min.insync.replicas == RF > 1      warning  config.min.insync.replicas
 min/max.compaction.lag.ms          error    config.min.compaction.lag.ms
 tiered storage retention rules     error    the config that breaks Kafka's rule
@@ -50,6 +51,7 @@ from kgitops.placement.racks import RackRule
 from kgitops.spec.clusterrules import check_cluster, loopback_only
 from kgitops.spec.durability import replication_warnings
 from kgitops.spec.yamlload import Document
+from kgitops.versionrules import DEFAULT_VERSION, KafkaVersion, caps_min_isr, show_version
 
 _CONTROL = re.compile(
     "[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]"
@@ -108,7 +110,15 @@ def check_folder(
     if limits is None:
         limits = cluster.limits if cluster is not None else Limits()
     for topic in topics:
-        check_topic(topic, directory, brokers, drained, out, local=local)
+        check_topic(
+            topic,
+            directory,
+            brokers,
+            drained,
+            out,
+            local=local,
+            version=cluster.kafka_version if cluster is not None else DEFAULT_VERSION,
+        )
         _check_limits(topic, limits, out)
         if cluster is not None and topic.name in cluster.own_topics:
             out.append(
@@ -214,6 +224,7 @@ def check_topic(
     out: list[Diagnostic],
     *,
     local: bool = False,
+    version: KafkaVersion = DEFAULT_VERSION,
 ) -> None:
     rf = topic.replication_factor
     m = topic.mark_of
@@ -242,9 +253,9 @@ def check_topic(
             isr: int | None = int(topic.config["min.insync.replicas"])
         except (KeyError, ValueError):
             isr = None
-        for w in replication_warnings(rf, isr, single_broker=single):
+        for w in replication_warnings(rf, isr, single_broker=single, version=version):
             out.append(_warn(m(w.field), w.message))
-    _check_config_rules(topic, out)
+    _check_config_rules(topic, out, version)
     _check_placement(topic, brokers, drained, out)
     if topic.keys is not None:
         sample = topic.keys.sample
@@ -273,19 +284,20 @@ def _check_internal_name(topic: TopicSpec, out: list[Diagnostic]) -> None:
         )
 
 
-def _check_config_rules(topic: TopicSpec, out: list[Diagnostic]) -> None:
+def _check_config_rules(topic: TopicSpec, out: list[Diagnostic], version: KafkaVersion) -> None:
     c = topic.config
     m = topic.mark_of
     rf = topic.replication_factor
     isr = c.get("min.insync.replicas")
     if isr is not None:
         need = int(isr)
-        if need > rf:
+        if need > rf and not caps_min_isr(version):  # 3.7+: a warning (durability.py)
             out.append(
                 _err(
                     m("config.min.insync.replicas"),
                     f"min.insync.replicas {need} is above replicationFactor {rf}: producers "
-                    "with acks=all could never write",
+                    f"with acks=all could never write (Kafka {show_version(version)}; 3.7 and "
+                    "later cap it at the replica count)",
                 )
             )
     lo, hi = c.get("min.compaction.lag.ms"), c.get("max.compaction.lag.ms")
