@@ -255,6 +255,20 @@ class PartitionState:
     size_bytes: int | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class PartitionOffsets:
+    """A partition's offsets as its leader knows them (the simulated cluster's; Kafka's admin
+    API reports the high watermark only): the high watermark (what consumers can read up to),
+    each replica's log end offset (LEO) in replica order, and the leader epoch."""
+
+    high_watermark: int = 0
+    log_end_offsets: tuple[tuple[int, int], ...] = ()  # (broker, LEO)
+    leader_epoch: int = 0
+
+
+NO_OFFSETS = PartitionOffsets()
+
+
 @dataclass(frozen=True)
 class TopicState:
     """A live topic: its partitions by id, and the configs set on the topic itself."""
@@ -303,6 +317,20 @@ class ClusterState:
     # The Kafka version whose rules apply (cluster.yaml kafkaVersion, or the simulated
     # cluster's); None: not known (an old state file): DEFAULT_VERSION's rules.
     kafka_version: KafkaVersion | None = None
+    # Per topic and partition, the offsets (PartitionOffsets); None: not known (a real
+    # cluster, a state file). A simulated cluster lists only partitions with any offset or
+    # epoch above 0: a partition it leaves out has NO_OFFSETS (with LEO 0 on every replica).
+    offsets: Mapping[str, Mapping[int, PartitionOffsets]] | None = None
+
+    def offsets_of(self, topic: str, partition: int) -> PartitionOffsets | None:
+        """The partition's offsets, or None when the cluster does not report them."""
+        if self.offsets is None:
+            return None
+        found = self.offsets.get(topic, {}).get(partition)
+        if found is not None:
+            return found
+        p = self.topics[topic].partitions[partition] if topic in self.topics else None
+        return PartitionOffsets(0, tuple((b, 0) for b in p.replicas) if p else (), 0)
 
     @property
     def version(self) -> KafkaVersion:

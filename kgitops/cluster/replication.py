@@ -41,6 +41,7 @@ a 1 GB partition moving under a 10 MB/s throttle joins the ISR after exactly 100
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -50,9 +51,29 @@ from kgitops.names import (
     THROTTLE_LEADER_RATE,
     THROTTLE_LEADER_REPLICAS,
 )
-from kgitops.versionrules import DEFAULT_VERSION, KafkaVersion, effective_min_isr
+from kgitops.versionrules import (
+    DEFAULT_VERSION,
+    KafkaVersion,
+    effective_min_isr,
+    hw_frozen_under_min_isr,
+)
 
 NETWORK_BYTES_PER_SEC = 100_000_000
+
+
+#: The size of one simulated record: ``simulate produce`` writes one per RECORD_BYTES.
+RECORD_BYTES = 1024
+
+
+@dataclass(frozen=True)
+class Loss:
+    """What an election threw away: ``kind`` is ``unclean`` or ``elr`` (an eligible leader
+    replica that lacked records written while the ISR was below min ISR)."""
+
+    kind: str
+    leader: int
+    records: int
+    bytes: int
 
 
 @dataclass
@@ -71,6 +92,14 @@ class Part:
     min_isr_config: int = 1  # the topic's min.insync.replicas (its own, else the brokers')
     version: KafkaVersion = DEFAULT_VERSION  # the Kafka whose rules apply
     elr_enabled: bool = False
+    end: float = 0.0  # the leader's log end offset (LEO), in records of RECORD_BYTES
+    hw: float = 0.0  # the high watermark: what consumers can read up to
+    epoch: int = 0  # the leader epoch: +1 at every leader change (bump_epoch)
+    epoch_leader: int | None = None  # the leader the epoch was counted for
+    losses: list[Loss] = field(default_factory=list)  # what elections threw away, unread
+
+    def __post_init__(self) -> None:
+        self.epoch_leader = self.leader
 
     @property
     def min_isr(self) -> int:
@@ -90,6 +119,52 @@ class Part:
     def lagging(self) -> bool:
         return len(self.isr) < len(self.replicas)
 
+    def leo(self, broker: int) -> int:
+        """``broker``'s log end offset: the leader's for an in-sync replica (in this model
+        followers in the ISR have fetched everything), else the leader's minus the records
+        of the bytes it lacks (the newest ones, RECORD_BYTES each), never below 0."""
+        if broker in self.isr or broker == self.leader:
+            return int(self.end)
+        lacking = max(0.0, self.size - self.copied.get(broker, 0.0))
+        return max(0, math.floor(self.end - lacking / RECORD_BYTES + 1e-6))
+
+    def under_min_isr(self) -> bool:
+        return len(self.isr) < self.min_isr
+
+    def update_hw(self) -> None:
+        """``Partition.maybeIncrementLeaderHW``: the smallest LEO over the ISR, never lower;
+        it does not move without a leader, nor (from Kafka 3.7,
+        ``versionrules.hw_frozen_under_min_isr``) while the ISR is below min ISR."""
+        if self.leader is None:
+            return
+        if self.under_min_isr() and hw_frozen_under_min_isr(self.version):
+            return
+        self.hw = max(self.hw, float(min((self.leo(b) for b in self.isr), default=0)))
+
+    def bump_epoch(self) -> None:
+        """A new leader (or none) since the epoch was counted: KRaft's PartitionChangeRecord
+        with a leader change raises the leader epoch by one (``PartitionRegistration.merge``)."""
+        if self.leader != self.epoch_leader:
+            self.epoch += 1
+            self.epoch_leader = self.leader
+
+    def truncate_to(self, leader: int, kind: str) -> None:
+        """``leader`` takes over with the log it holds: the newer records (and their bytes)
+        are gone -- from the other replicas too, once they follow it. Recorded in ``losses``
+        when anything is lost."""
+        kept_bytes = min(float(self.size), self.copied.get(leader, float(self.size)))
+        kept_end = self.leo(leader)
+        if kind == "elr":  # an eligible leader replica holds the HW (KIP-966): never below
+            kept_end = min(int(self.end), max(kept_end, int(self.hw)))
+        lost_bytes = int(self.size - kept_bytes)
+        lost_records = int(self.end) - kept_end
+        if lost_bytes > 0 or lost_records > 0:
+            self.losses.append(Loss(kind, leader, lost_records, lost_bytes))
+        self.size = int(kept_bytes)
+        self.end = float(kept_end)
+        self.hw = min(self.hw, self.end)
+        self.copied = {b: min(v, kept_bytes) for b, v in self.copied.items() if b != leader}
+
     def order_isr(self) -> None:
         pos = {b: i for i, b in enumerate(self.replicas)}
         self.isr.sort(key=lambda b: pos.get(b, len(pos)))
@@ -104,6 +179,7 @@ class Part:
         if self.leader is None and not self.isr and self.elr_enabled:
             chosen = next((b for b in self.replicas if b in self.elr and b in online), None)
             if chosen is not None:
+                self.truncate_to(chosen, "elr")
                 self.leader = chosen
                 self.isr = [chosen]
                 self.elr = [b for b in self.elr if b != chosen]
@@ -207,12 +283,11 @@ def elect_unclean(part: Part, online: frozenset[int]) -> bool:
     leader = next((b for b in part.replicas if b in online), None)
     if leader is None:
         return False
-    kept = int(part.copied.pop(leader, 0.0))
-    part.size = min(part.size, kept)
+    part.copied.setdefault(leader, 0.0)
+    part.truncate_to(leader, "unclean")
     part.isr = [leader]
     part.leader = leader
     part.elr = []  # an unclean election clears the ELR (PartitionChangeBuilder)
-    part.copied = {b: min(v, float(part.size)) for b, v in part.copied.items()}
     for b in part.replicas:
         if b != leader:
             part.copied.setdefault(b, float(part.size))
@@ -263,6 +338,7 @@ def settle(parts: Iterable[Part], online: frozenset[int]) -> None:
         if part.reassigning:
             complete(part, online)
         part.elect(online)
+        part.update_hw()
 
 
 def complete(part: Part, online: frozenset[int]) -> bool:
@@ -292,21 +368,20 @@ def complete(part: Part, online: frozenset[int]) -> bool:
 def in_sync_charges(
     topics: Mapping[str, tuple[list[Part], Mapping[str, str]]],
     online: frozenset[int],
-    growth: Mapping[str, float],
+    growth: Mapping[str, Sequence[float]],
 ) -> tuple[dict[int, float], dict[int, float]]:
     """The bytes/s in-sync followers of throttled partitions take from the quotas: per
     leader broker (leader side) and per follower broker (follower side). ``growth`` is the
-    write rate per partition of each written topic."""
+    write rate of each partition of each written topic (``write_rates``)."""
     leader: dict[int, float] = {}
     follower: dict[int, float] = {}
-    for name, rate in growth.items():
+    for name, rates in growth.items():
         parts, config = topics[name]
-        if rate <= 0 or not (
-            config.get(THROTTLE_LEADER_REPLICAS) or config.get(THROTTLE_FOLLOWER_REPLICAS)
-        ):
+        if not (config.get(THROTTLE_LEADER_REPLICAS) or config.get(THROTTLE_FOLLOWER_REPLICAS)):
             continue
         for pid, part in enumerate(parts):
-            if part.leader is None:
+            rate = rates[pid]
+            if part.leader is None or rate <= 0:
                 continue
             followers = [b for b in part.isr if b != part.leader and b in online]
             if throttled(config, THROTTLE_LEADER_REPLICAS, pid, part.leader):
@@ -315,6 +390,57 @@ def in_sync_charges(
                 if throttled(config, THROTTLE_FOLLOWER_REPLICAS, pid, b):
                     follower[b] = follower.get(b, 0.0) + rate
     return leader, follower
+
+
+@dataclass(frozen=True)
+class Producer:
+    """``simulate produce TOPIC RATE --acks A --keys K``: ``rate`` bytes/s sent; ``acks`` is
+    ``all``, ``1`` or ``0``; ``keys`` ``none`` (keyless records) or ``uniform`` (keys
+    hashing evenly over every partition)."""
+
+    rate: float
+    acks: str = "all"
+    keys: str = "none"
+
+
+def write_rates(parts: Sequence[Part], producer: Producer) -> tuple[list[float], float]:
+    """The bytes/s each partition's leader appends, and the bytes/s refused, as Kafka's
+    producer and brokers decide:
+
+    - keyless records go to the partitions that have a leader (the built-in partitioner
+      skips the others: ``BuiltInPartitioner``, ``partitionsWithLeader``), evenly; keyed
+      ones to every partition, and those for a partition without a leader fail;
+    - acks=all to a partition whose ISR is below the effective min ISR is refused
+      (``Partition.appendRecordsToLeader``: NOT_ENOUGH_REPLICAS): nothing is written;
+      acks=1 and acks=0 are appended all the same (readable once the HW passes them).
+
+    >>> parts = [Part([1, 2], [1, 2], 1, min_isr_config=2), Part([2, 1], [2], 2, min_isr_config=2),
+    ...          Part([1, 2], [1], None)]
+    >>> write_rates(parts, Producer(300.0))
+    ([150.0, 0.0, 0.0], 150.0)
+    >>> write_rates(parts, Producer(300.0, acks="1"))
+    ([150.0, 150.0, 0.0], 0.0)
+    >>> write_rates(parts, Producer(300.0, acks="1", keys="uniform"))
+    ([100.0, 100.0, 0.0], 100.0)
+    """
+    if producer.rate <= 0 or not parts:
+        return [0.0] * len(parts), 0.0
+    if producer.keys == "none":
+        targets = [i for i, p in enumerate(parts) if p.leader is not None]
+    else:
+        targets = list(range(len(parts)))
+    out = [0.0] * len(parts)
+    if not targets:
+        return out, producer.rate
+    share = producer.rate / len(targets)
+    refused = 0.0
+    for i in targets:
+        p = parts[i]
+        if p.leader is None or (producer.acks == "all" and p.under_min_isr()):
+            refused += share
+        else:
+            out[i] = share
+    return out, refused
 
 
 def flows(
@@ -386,18 +512,21 @@ def advance(
     broker_configs: Mapping[int, Mapping[str, str]],
     seconds: float,
     network: float = NETWORK_BYTES_PER_SEC,
-    produce: Mapping[str, float] | None = None,
+    produce: Mapping[str, Producer] | None = None,
     *,
     until_event: bool = False,
+    refused: dict[str, float] | None = None,
 ) -> float:
     """Let ``seconds`` pass: replicas copy at their rates, join the ISR when done, and
-    reassignments complete. ``produce`` gives topics a write rate (bytes/s, spread evenly over
-    partitions that have a leader): their logs grow, so a replica catches up only if it copies
-    faster than the partition grows, and one whose broker is down falls further behind.
+    reassignments complete. ``produce`` gives topics a producer (``write_rates`` says which
+    partitions take its records): their logs grow (bytes and offsets, one record per
+    RECORD_BYTES), so a replica catches up only if it copies faster than the partition
+    grows, and one whose broker is down falls further behind; the high watermark follows
+    (``Part.update_hw``). ``refused`` adds up the bytes each topic's producer had refused.
     Returns the time simulated: ``seconds``, or with ``until_event`` the time of the first
     copy that completes (a replica may then join an ISR, a reassignment end), if earlier.
-    The loop takes one step per completed copy, never one per unit of time."""
-    writes = {t: r for t, r in (produce or {}).items() if r > 0 and t in topics}
+    The loop takes one step per completed copy or ISR change, never one per unit of time."""
+    writes = {t: p for t, p in (produce or {}).items() if p.rate > 0 and t in topics}
     all_parts = [p for parts, _ in topics.values() for p in parts]
     settle(all_parts, online)
     lagging = {
@@ -405,9 +534,12 @@ def advance(
         for name, (parts, config) in topics.items()
         if any(p.lagging() for p in parts)
     }
-    growth = {t: r / max(1, len(topics[t][0])) for t, r in writes.items()}
     remaining = max(0.0, seconds)
     while remaining > 0:
+        growth: dict[str, list[float]] = {}
+        lost: dict[str, float] = {}
+        for t, producer in writes.items():
+            growth[t], lost[t] = write_rates(topics[t][0], producer)
         charges = in_sync_charges(topics, online, growth) if growth else ({}, {})
         current = [
             f
@@ -416,18 +548,19 @@ def advance(
         ]
         if not current and not writes:
             break
-        ends = [
-            f.left / (f.rate - growth.get(f.key[0], 0.0))
-            for f in current
-            if f.rate > growth.get(f.key[0], 0.0)
-        ]
+        grows = [growth[f.key[0]][f.key[1]] if f.key[0] in growth else 0.0 for f in current]
+        ends = [f.left / (f.rate - g) for f, g in zip(current, grows, strict=True) if f.rate > g]
         step = min([remaining, *ends])
         for f in current:
             f.part.copied[f.broker] = f.part.copied.get(f.broker, 0.0) + f.rate * step
-        for name, per_partition in growth.items():
-            for part in topics[name][0]:
-                if part.leader is not None:
-                    part.size = round(part.size + per_partition * step)
+        for name, rates in growth.items():
+            for part, rate in zip(topics[name][0], rates, strict=True):
+                if rate > 0:
+                    part.size = round(part.size + rate * step)
+                    part.end += rate * step / RECORD_BYTES
+                    part.update_hw()
+            if refused is not None and lost[name] > 0:
+                refused[name] = refused.get(name, 0.0) + lost[name] * step
         for f in current:
             # float dust must not leave a replica a byte short forever
             if f.part.copied[f.broker] >= f.part.size - 1:

@@ -62,6 +62,7 @@ from kgitops.groups import GroupsState
 from kgitops.model import (
     Broker,
     ClusterState,
+    PartitionOffsets,
     PartitionState,
     Reassignment,
     SimulatedSpec,
@@ -72,6 +73,9 @@ from kgitops.names import KAFKA_METADATA_TOPIC, STATE_BROKER_CONFIGS, STATE_FORM
 from kgitops.versionrules import DEFAULT_VERSION, KafkaVersion
 
 UNCLEAN = "unclean.leader.election.enable"
+#: ``simulate produce --acks`` and ``--keys`` (``replication.write_rates``).
+ACKS = ("all", "1", "0")
+KEYS = ("none", "uniform")
 #: Kafka's defaults for the broker-level configs topics inherit (a state file's
 #: ``brokerDefaults`` overrides them, as server.properties would).
 KAFKA_DEFAULTS = {"min.insync.replicas": "1", UNCLEAN: "false"}
@@ -167,6 +171,9 @@ class SimulatedCluster:
     ) -> None:
         self.path = path
         self.version = kafka_version
+        #: bytes each topic's producer had refused (acks=all under min ISR, no leader) in
+        #: this handle's advances: what ``simulate`` reports; not kept in the file
+        self.refused: dict[str, float] = {}
         self.root = root
         self._stamp: tuple[int, int, int] | None = None
         self._locked = False
@@ -258,6 +265,20 @@ class SimulatedCluster:
             self.produce = {
                 str(t): float(r) for t, r in (sim.get("produceBytesPerSec") or {}).items()
             }
+            self.modes: dict[str, tuple[str, str]] = {}
+            for t, mode in (sim.get("producers") or {}).items():
+                acks, keys = str(mode.get("acks", "all")), str(mode.get("keys", "none"))
+                if acks not in ACKS or keys not in KEYS:
+                    raise ValueError(f"producers.{t}: acks {acks!r} or keys {keys!r} unknown")
+                self.modes[str(t)] = (acks, keys)
+            ends = {
+                str(t): {int(p): int(o) for p, o in ps.items()}
+                for t, ps in (sim.get("logEndOffsets") or {}).items()
+            }
+            epochs = {
+                str(t): {int(p): int(e) for p, e in ps.items()}
+                for t, ps in (sim.get("leaderEpochs") or {}).items()
+            }
             progress = {
                 str(t): {int(p): {int(b): float(v) for b, v in bs.items()} for p, bs in ps.items()}
                 for t, ps in (sim.get("progress") or {}).items()
@@ -309,7 +330,12 @@ class SimulatedCluster:
                     removing=list(move.removing),
                     copied=dict(progress.get(name, {}).get(pid, {})),
                     elr=[b for b in elr.get(name, {}).get(pid, []) if b in ps.replicas],
+                    epoch=epochs.get(name, {}).get(pid, 0),
                 )
+                # consumerGroups.logOffsets holds what consumers see (the HW, as a real
+                # cluster's ListOffsets answers); the leader's LEO only where it is ahead
+                part.hw = float(self.groups.logs.get((name, pid), (0, 0))[1])
+                part.end = max(part.hw, float(ends.get(name, {}).get(pid, 0)))
                 stray = set(part.adding) | set(part.removing)
                 if not stray <= set(part.replicas):
                     raise StateFileError(
@@ -325,6 +351,7 @@ class SimulatedCluster:
         for parts, _ in self.topics.values():
             for part in parts:
                 part.elect(online)
+                part.bump_epoch()
 
     def _refresh(self) -> None:
         """Give every partition what its controller rules need: the topic's effective
@@ -373,8 +400,32 @@ class SimulatedCluster:
             self._load(data, text)
             self._stamp = stamp
 
+    def _sync_logs(self) -> None:
+        """Give the groups' log offsets each partition's high watermark (what ListOffsets
+        LATEST answers consumers), and count leader changes into the epochs."""
+        logs = self.groups.logs
+        for key, (start, end) in list(logs.items()):
+            parts = self.topics.get(key[0], ([], {}))[0]
+            if 0 <= key[1] < len(parts) and int(parts[key[1]].hw) != end:
+                logs[key] = (start, int(parts[key[1]].hw))
+        for name, (parts, _) in self.topics.items():
+            for pid, part in enumerate(parts):
+                part.bump_epoch()
+                if part.hw and (name, pid) not in logs:
+                    logs[(name, pid)] = (0, int(part.hw))
+
+    def take_losses(self) -> list[tuple[str, int, repl.Loss]]:
+        """What elections threw away since the last call: (topic, partition, loss)."""
+        out = []
+        for name, (parts, _) in sorted(self.topics.items()):
+            for pid, part in enumerate(parts):
+                out += [(name, pid, loss) for loss in part.losses]
+                part.losses.clear()
+        return out
+
     def _save(self) -> None:
         self._schedule_balance()
+        self._sync_logs()
         progress = {
             name: {
                 str(pid): {str(b): v for b, v in sorted(part.copied.items())}
@@ -389,6 +440,25 @@ class SimulatedCluster:
                 "networkBytesPerSec": self.network,
                 "produceBytesPerSec": {
                     t: r for t, r in sorted(self.produce.items()) if t in self.topics
+                },
+                "producers": {
+                    t: {"acks": acks, "keys": keys}
+                    for t, (acks, keys) in sorted(self.modes.items())
+                    if t in self.produce and t in self.topics and (acks, keys) != ("all", "none")
+                },
+                "logEndOffsets": {
+                    name: {
+                        str(pid): int(p.end)
+                        for pid, p in enumerate(parts)
+                        if int(p.end) > int(p.hw)
+                    }
+                    for name, (parts, _) in sorted(self.topics.items())
+                    if any(int(p.end) > int(p.hw) for p in parts)
+                },
+                "leaderEpochs": {
+                    name: {str(pid): p.epoch for pid, p in enumerate(parts) if p.epoch}
+                    for name, (parts, _) in sorted(self.topics.items())
+                    if any(p.epoch for p in parts)
                 },
                 "progress": {t: p for t, p in progress.items() if p},
                 "eligibleLeaderReplicas": {
@@ -412,11 +482,23 @@ class SimulatedCluster:
     def _state(self, names: Iterable[str] | None, *, reported: bool = True) -> ClusterState:
         """The state; ``reported`` (what describe answers) fills the broker-level defaults
         the file does not set with Kafka's own, as a real broker's DescribeConfigs does."""
+        self._sync_logs()
         wanted = sorted(self.topics) if names is None else sorted(set(names) & set(self.topics))
         topics: dict[str, TopicState] = {}
         moves: dict[str, dict[int, Reassignment]] = {}
+        offsets: dict[str, dict[int, PartitionOffsets]] = {}
         for name in wanted:
             parts, config = self.topics[name]
+            if reported:  # what describe answers; the file keeps them in ``simulation``
+                known = {
+                    pid: PartitionOffsets(
+                        int(p.hw), tuple((b, p.leo(b)) for b in p.replicas), p.epoch
+                    )
+                    for pid, p in enumerate(parts)
+                    if p.end or p.epoch
+                }
+                if known:
+                    offsets[name] = known
             topics[name] = TopicState(
                 name=name,
                 partitions={
@@ -446,6 +528,7 @@ class SimulatedCluster:
             groups=self.groups.state(self._counts()),
             network_bytes_per_sec=self.network,
             kafka_version=self.version,
+            offsets=offsets if reported else None,
         )
 
     @_operation
@@ -524,6 +607,31 @@ class SimulatedCluster:
                     out[TopicPartition(name, pid)] = lag
         return out
 
+    def producers(self) -> dict[str, repl.Producer]:
+        """Each written topic's producer (``simulate produce``)."""
+        return {
+            t: repl.Producer(r, *self.modes.get(t, ("all", "none")))
+            for t, r in self.produce.items()
+            if t in self.topics
+        }
+
+    @_operation
+    def produce_now(self, topic: str) -> tuple[float, float]:
+        """The bytes/s ``topic``'s producer gets written now, and the bytes/s refused."""
+        producer = self.producers().get(topic)
+        if producer is None:
+            return 0.0, 0.0
+        accepted, refused = repl.write_rates(self.topics[topic][0], producer)
+        return sum(accepted), refused
+
+    @_operation
+    def partition_write_rate(self, topic: str, partition: int) -> float:
+        """The bytes/s the leader of ``topic``'s ``partition`` appends now."""
+        producer = self.producers().get(topic)
+        if producer is None:
+            return 0.0
+        return repl.write_rates(self.topics[topic][0], producer)[0][partition]
+
     @_operation
     def write_rates(self) -> dict[str, float]:
         """Bytes/s written to each topic (``simulate produce``): what the plan's
@@ -533,11 +641,7 @@ class SimulatedCluster:
     @_operation
     def rates(self) -> dict[tuple[str, int, int], float]:
         """The bytes/s each catching-up replica copies at now: (topic, partition, broker)."""
-        growth = {
-            t: r / max(1, len(self.topics[t][0]))
-            for t, r in self.produce.items()
-            if r > 0 and t in self.topics
-        }
+        growth = {t: repl.write_rates(self.topics[t][0], p)[0] for t, p in self.producers().items()}
         charges = repl.in_sync_charges(self.topics, self.online, growth)
         flows = repl.flows(self.topics, self.online, self.broker_configs, self.network, charges)
         return {(f.key[0], f.key[1], f.broker): f.rate for f in flows}
@@ -919,7 +1023,8 @@ class SimulatedCluster:
                 self.broker_configs,
                 stop - self.clock,
                 self.network,
-                self.produce,
+                self.producers(),
+                refused=self.refused,
             )
             self.clock = stop
             if self.balance_at is not None and self.clock >= self.balance_at:
@@ -927,7 +1032,8 @@ class SimulatedCluster:
                 continue
             if self.clock >= end:
                 break
-        self.groups.produced(self.produce, self._counts(), seconds, self.clock)
+        self._sync_logs()
+        self.groups.checkpoint(self.clock)
         self._save()
 
     def _idle_until_event(self, end: float) -> None:
@@ -945,8 +1051,9 @@ class SimulatedCluster:
             self.broker_configs,
             left,
             self.network,
-            self.produce,
+            self.producers(),
             until_event=True,
+            refused=self.refused,
         )
         self.clock = end if spent >= left else self.clock + spent
         interval = self.leader_balance_seconds
@@ -1012,17 +1119,28 @@ class SimulatedCluster:
         self._save()
 
     @_operation
-    def set_produce_rate(self, topic: str, bytes_per_sec: float) -> None:
-        """Write to ``topic`` at ``bytes_per_sec`` (spread over its partitions) while simulated
-        time passes; 0 stops. A replica catches up only if it copies faster than that."""
+    def set_produce_rate(
+        self, topic: str, bytes_per_sec: float, acks: str = "all", keys: str = "none"
+    ) -> None:
+        """Write to ``topic`` at ``bytes_per_sec`` while simulated time passes; 0 stops.
+        ``acks`` (all, 1, 0) and ``keys`` (none, uniform) say which partitions take the
+        records (``replication.write_rates``): acks=all is refused where the ISR is below
+        min ISR; keyless records go only to partitions that have a leader. A replica
+        catches up only if it copies faster than its partition grows."""
         if topic not in self.topics:
             raise ClusterError(f"no topic {topic!r} in the simulated cluster")
         if bytes_per_sec < 0:
             raise ClusterError("a produce rate cannot be negative")
+        if acks not in ACKS:
+            raise ClusterError(f"acks must be one of {', '.join(ACKS)}, not {acks!r}")
+        if keys not in KEYS:
+            raise ClusterError(f"keys must be one of {', '.join(KEYS)}, not {keys!r}")
         if bytes_per_sec:
             self.produce[topic] = float(bytes_per_sec)
+            self.modes[topic] = (acks, keys)
         else:
             self.produce.pop(topic, None)
+            self.modes.pop(topic, None)
         self._save()
 
     @_operation

@@ -186,7 +186,12 @@ def _describe(f: PartitionHealth, flag: str, dead: frozenset[int]) -> str:
     if flag == "leader_off_preferred":
         return f"leader {leader}, preferred {f.replicas[0]}  ({base})"
     if flag == "under_min_isr":
-        return f"{base}  min.insync.replicas {f.min_isr}"
+        out = f"{base}  min.insync.replicas {f.min_isr}"
+        leo = f.leader_leo
+        if f.offsets is not None and leo is not None and leo > f.offsets.high_watermark:
+            hw = f.offsets.high_watermark
+            out += f"  HW {hw} < leader LEO {leo}: {leo - hw} record(s) not readable yet"
+        return out
     if flag == "reassigning":
         out = (
             f"target {_ids(f.target)}  adding {_ids(f.adding)}  removing {_ids(f.removing)}  "
