@@ -42,7 +42,7 @@ a 1 GB partition moving under a 10 MB/s throttle joins the ISR after exactly 100
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from kgitops.names import (
@@ -120,10 +120,11 @@ class Part:
         return len(self.isr) < len(self.replicas)
 
     def leo(self, broker: int) -> int:
-        """``broker``'s log end offset: the leader's for an in-sync replica (in this model
-        followers in the ISR have fetched everything), else the leader's minus the records
-        of the bytes it lacks (the newest ones, RECORD_BYTES each), never below 0."""
-        if broker in self.isr or broker == self.leader:
+        """``broker``'s log end offset: the leader's own; for a replica whose copy is being
+        tracked (out of sync, or in the ISR but stopped), the leader's minus the records of
+        the bytes it lacks (the newest ones, RECORD_BYTES each), never below 0; else (an
+        in-sync follower: it has fetched everything) the leader's."""
+        if broker == self.leader or (broker in self.isr and broker not in self.copied):
             return int(self.end)
         lacking = max(0.0, self.size - self.copied.get(broker, 0.0))
         return max(0, math.floor(self.end - lacking / RECORD_BYTES + 1e-6))
@@ -189,15 +190,14 @@ class Part:
         """Keep the eligible leader replicas as KRaft does after an ISR change
         (``PartitionChangeBuilder.maybePopulateTargetElr``): with an ISR of at least
         min.insync.replicas the ELR is empty; below it, the members that left the ISR join
-        the ELR (the high watermark cannot have advanced without them)."""
-        if not self.elr_enabled:
+        the ELR (the high watermark cannot have advanced without them). The leader then
+        reconsiders its high watermark (``Partition.maybeIncrementLeaderHW``)."""
+        if not self.elr_enabled or len(self.isr) >= self.min_isr:
             self.elr = []
-            return
-        if len(self.isr) >= self.min_isr:
-            self.elr = []
-            return
-        keep = (set(self.elr) | set(before)) - set(self.isr)
-        self.elr = [b for b in self.replicas if b in keep]
+        else:
+            keep = (set(self.elr) | set(before)) - set(self.isr)
+            self.elr = [b for b in self.replicas if b in keep]
+        self.update_hw()
 
     def leave_isr(self, broker: int) -> None:
         """``broker`` is fenced: it leaves the ISR. Without ELR Kafka never empties an ISR
@@ -207,8 +207,53 @@ class Part:
             return
         before = list(self.isr)
         self.isr.remove(broker)
-        self.copied[broker] = float(self.size)
+        self.copied.setdefault(broker, float(self.size))  # a stopped one has less
         self.isr_changed(before)
+
+
+def follower_demand(
+    topics: Mapping[str, tuple[list[Part], Mapping[str, str]]],
+    serving: Collection[int],
+    growth: Mapping[str, Sequence[float]],
+) -> dict[int, float]:
+    """Per broker, the bytes/s its in-sync followers must fetch to stay in sync: the write
+    rate of every written partition it follows in the ISR whose leader serves."""
+    out: dict[int, float] = {}
+    for name, rates in growth.items():
+        for part, rate in zip(topics[name][0], rates, strict=True):
+            if rate <= 0 or part.leader not in serving:
+                continue
+            for b in part.isr:
+                if b != part.leader:
+                    out[b] = out.get(b, 0.0) + rate
+    return out
+
+
+def drop_lagging(
+    topics: Mapping[str, tuple[list[Part], Mapping[str, str]]],
+    brokers: Mapping[int, float],
+    growth: Mapping[str, Sequence[float]],
+    behind: float,
+) -> int:
+    """The leader's ISR shrink (``Partition.maybeShrinkIsr``): each of ``brokers`` has not
+    caught up with a written partition for ``replica.lag.time.max.ms`` (``behind`` seconds):
+    it leaves the ISR of each, lacking its share (``brokers[b]``) of what was written
+    meanwhile (1: it fetched nothing, a stalled broker; else the part its network could not
+    carry). One ISR change per partition, as the leader sends one AlterPartition (so the ELR
+    gets every replica that left). Returns how many replicas left."""
+    dropped = 0
+    for name, rates in growth.items():
+        for part, rate in zip(topics[name][0], rates, strict=True):
+            gone = [b for b in part.isr if b in brokers and b != part.leader]
+            if rate <= 0 or not gone:
+                continue
+            before = list(part.isr)
+            for b in gone:
+                part.isr.remove(b)
+                part.copied.setdefault(b, max(0.0, part.size - rate * behind * brokers[b]))
+            part.isr_changed(before)
+            dropped += len(gone)
+    return dropped
 
 
 def reassign(part: Part, target: Sequence[int], online: frozenset[int]) -> None:
@@ -403,7 +448,9 @@ class Producer:
     keys: str = "none"
 
 
-def write_rates(parts: Sequence[Part], producer: Producer) -> tuple[list[float], float]:
+def write_rates(
+    parts: Sequence[Part], producer: Producer, serving: Collection[int] | None = None
+) -> tuple[list[float], float]:
     """The bytes/s each partition's leader appends, and the bytes/s refused, as Kafka's
     producer and brokers decide:
 
@@ -412,7 +459,9 @@ def write_rates(parts: Sequence[Part], producer: Producer) -> tuple[list[float],
       ones to every partition, and those for a partition without a leader fail;
     - acks=all to a partition whose ISR is below the effective min ISR is refused
       (``Partition.appendRecordsToLeader``: NOT_ENOUGH_REPLICAS): nothing is written;
-      acks=1 and acks=0 are appended all the same (readable once the HW passes them).
+      acks=1 and acks=0 are appended all the same (readable once the HW passes them);
+    - a leader on a broker that has stopped but is not fenced yet (not in ``serving``)
+      still is the leader clients are told of: its records fail too.
 
     >>> parts = [Part([1, 2], [1, 2], 1, min_isr_config=2), Part([2, 1], [2], 2, min_isr_config=2),
     ...          Part([1, 2], [1], None)]
@@ -436,7 +485,8 @@ def write_rates(parts: Sequence[Part], producer: Producer) -> tuple[list[float],
     refused = 0.0
     for i in targets:
         p = parts[i]
-        if p.leader is None or (producer.acks == "all" and p.under_min_isr()):
+        stopped = serving is not None and p.leader not in serving
+        if p.leader is None or stopped or (producer.acks == "all" and p.under_min_isr()):
             refused += share
         else:
             out[i] = share
@@ -455,7 +505,7 @@ def flows(
     out: list[Flow] = []
     for name, (parts, config) in topics.items():
         for pid, part in enumerate(parts):
-            if part.leader is None or not part.lagging():
+            if part.leader is None or part.leader not in online or not part.lagging():
                 continue
             for b in part.replicas:
                 if b in part.isr or b not in online:
@@ -516,6 +566,7 @@ def advance(
     *,
     until_event: bool = False,
     refused: dict[str, float] | None = None,
+    serving: frozenset[int] | None = None,
 ) -> float:
     """Let ``seconds`` pass: replicas copy at their rates, join the ISR when done, and
     reassignments complete. ``produce`` gives topics a producer (``write_rates`` says which
@@ -523,10 +574,13 @@ def advance(
     RECORD_BYTES), so a replica catches up only if it copies faster than the partition
     grows, and one whose broker is down falls further behind; the high watermark follows
     (``Part.update_hw``). ``refused`` adds up the bytes each topic's producer had refused.
+    ``serving``: the brokers that work (default ``online``); a stopped one not fenced yet is
+    online (still a leader, still in ISRs) but neither serves writes nor fetches.
     Returns the time simulated: ``seconds``, or with ``until_event`` the time of the first
     copy that completes (a replica may then join an ISR, a reassignment end), if earlier.
     The loop takes one step per completed copy or ISR change, never one per unit of time."""
     writes = {t: p for t, p in (produce or {}).items() if p.rate > 0 and t in topics}
+    working = online if serving is None else serving
     all_parts = [p for parts, _ in topics.values() for p in parts]
     settle(all_parts, online)
     lagging = {
@@ -539,11 +593,11 @@ def advance(
         growth: dict[str, list[float]] = {}
         lost: dict[str, float] = {}
         for t, producer in writes.items():
-            growth[t], lost[t] = write_rates(topics[t][0], producer)
-        charges = in_sync_charges(topics, online, growth) if growth else ({}, {})
+            growth[t], lost[t] = write_rates(topics[t][0], producer, working)
+        charges = in_sync_charges(topics, working, growth) if growth else ({}, {})
         current = [
             f
-            for f in flows(lagging, online, broker_configs, network, charges)
+            for f in flows(lagging, working, broker_configs, network, charges)
             if f.rate > 0 and f.left > 0
         ]
         if not current and not writes:

@@ -287,6 +287,16 @@ class SimulatedCluster:
                 str(t): {int(p): [int(b) for b in bs] for p, bs in ps.items()}
                 for t, ps in (sim.get("eligibleLeaderReplicas") or {}).items()
             }
+            self.stopped: dict[int, tuple[float | None, float | None]] = {
+                int(b): (
+                    None if e.get("fenceAt") is None else float(e["fenceAt"]),
+                    None if e.get("resumeAt") is None else float(e["resumeAt"]),
+                )
+                for b, e in (sim.get("stoppedBrokers") or {}).items()
+            }
+            self.behind: dict[int, float] = {
+                int(b): float(t) for b, t in (sim.get("behindSince") or {}).items()
+            }
             at = sim.get("leaderBalanceAt")
             self.balance_at: float | None = None if at is None else float(at)
             if not math.isfinite(self.clock) or not 0 <= self.clock <= MAX_CLOCK:
@@ -467,6 +477,11 @@ class SimulatedCluster:
                     if any(p.elr for p in parts)
                 },
                 "leaderBalanceAt": self.balance_at,
+                "stoppedBrokers": {
+                    str(b): {"fenceAt": fence, "resumeAt": resume}
+                    for b, (fence, resume) in sorted(self.stopped.items())
+                },
+                "behindSince": {str(b): t for b, t in sorted(self.behind.items())},
                 "offsetTimes": self.groups.times_json(),
             }
         }
@@ -478,6 +493,31 @@ class SimulatedCluster:
     @property
     def online(self) -> frozenset[int]:
         return frozenset(b.id for b in self.brokers.values() if b.online)
+
+    @property
+    def serving(self) -> frozenset[int]:
+        """The online brokers that work: not stopped (``stop_broker``) awaiting fencing."""
+        return self.online - set(self.stopped)
+
+    def _timeout(self, name: str, default_ms: int) -> float:
+        """A broker-level timeout in seconds: the state file's ``brokerDefaults``, else
+        Kafka's default."""
+        try:
+            return max(0.0, int(self.broker_defaults.get(name, str(default_ms))) / 1000)
+        except ValueError:
+            return default_ms / 1000
+
+    @property
+    def session_timeout(self) -> float:
+        """``broker.session.timeout.ms`` (Kafka's default 9 s): how long the controller
+        waits for a silent broker's heartbeat before it fences it."""
+        return self._timeout("broker.session.timeout.ms", 9000)
+
+    @property
+    def lag_time_max(self) -> float:
+        """``replica.lag.time.max.ms`` (Kafka's default 30 s): how long a follower may stay
+        behind the leader's log end before the leader drops it from the ISR."""
+        return self._timeout("replica.lag.time.max.ms", 30000)
 
     def _state(self, names: Iterable[str] | None, *, reported: bool = True) -> ClusterState:
         """The state; ``reported`` (what describe answers) fills the broker-level defaults
@@ -1010,30 +1050,124 @@ class SimulatedCluster:
                 f"{MAX_CLOCK:g} s (Kafka's longest time, about 292 million years)"
             )
         while True:
+            self._apply_due()
+            due = self._next_due()
+            horizon = end if due is None else min(end, due)
             self._schedule_balance()
             if self.balance_at is not None and not self._electable():
-                self._idle_until_event(end)
+                self._idle_until_event(horizon)
                 if self.clock >= end and self.balance_at > self.clock:
                     break
                 continue
-            stop = end if self.balance_at is None else min(end, self.balance_at)
-            repl.advance(
+            stop = horizon if self.balance_at is None else min(horizon, self.balance_at)
+            spent = repl.advance(
                 self.topics,
                 self.online,
                 self.broker_configs,
                 stop - self.clock,
                 self.network,
                 self.producers(),
+                until_event=self._lag_watch(),
                 refused=self.refused,
+                serving=self.serving,
             )
-            self.clock = stop
+            self.clock = stop if spent >= stop - self.clock else self.clock + spent
             if self.balance_at is not None and self.clock >= self.balance_at:
                 self._balance_leaders()
                 continue
             if self.clock >= end:
                 break
+        self._apply_due()
         self._sync_logs()
         self.groups.checkpoint(self.clock)
+        self._save()
+
+    def _growth(self) -> dict[str, list[float]]:
+        return {
+            t: repl.write_rates(self.topics[t][0], p, self.serving)[0]
+            for t, p in self.producers().items()
+        }
+
+    def _lag_watch(self) -> bool:
+        """Whether an ISR change inside an advance could start a follower lagging (writes
+        go on): then time advances event by event, so that lag is noticed when it starts."""
+        return bool(self.produce)
+
+    def _next_due(self) -> float | None:
+        """The next time a stopped broker is fenced or resumes, or a lagging follower has
+        been behind for ``replica.lag.time.max.ms``; None: nothing pending."""
+        times = [t for pair in self.stopped.values() for t in pair if t is not None]
+        times += [t + self.lag_time_max for t in self.behind.values()]
+        return min(times) if times else None
+
+    def _apply_due(self) -> None:
+        """What is due at the current clock: stopped brokers resume or are fenced (the
+        controller's session timeout, ``handleBrokerFenced``), then followers that have been
+        behind for ``replica.lag.time.max.ms`` leave the ISR (``Partition.maybeShrinkIsr``),
+        and lagging starts or ends (a follower's in-sync fetches outgrow its network, or its
+        broker stops)."""
+        for b, (fence, resume) in sorted(self.stopped.items()):
+            back = resume is not None and resume <= self.clock
+            if back and fence is None:  # back after being fenced
+                del self.stopped[b]
+                self._set_online(b, True)
+                repl.settle([p for parts, _ in self.topics.values() for p in parts], self.online)
+                self._elect_unclean()
+            elif back and fence is not None and resume is not None and resume <= fence:
+                del self.stopped[b]  # back before the controller noticed
+                self._resume(b)
+            elif fence is not None and fence <= self.clock:
+                self._fence(b)
+                if resume is None:
+                    del self.stopped[b]
+                else:
+                    self.stopped[b] = (None, resume)
+        growth = self._growth()
+        demand = repl.follower_demand(self.topics, self.serving, growth)
+        stopped = set(self.stopped)
+        slow = {b for b, d in demand.items() if d > 0 and (b in stopped or d > self.network)}
+        for b in list(self.behind):
+            if b not in slow:
+                del self.behind[b]
+        shares: dict[int, float] = {}
+        for b in sorted(slow):
+            since = self.behind.setdefault(b, self.clock)
+            if since + self.lag_time_max <= self.clock:
+                shares[b] = 1.0 if b in stopped else 1.0 - self.network / demand[b]
+                del self.behind[b]
+        if shares:
+            repl.drop_lagging(self.topics, shares, growth, self.lag_time_max)
+
+    def _resume(self, broker_id: int) -> None:
+        """A stopped broker works again before it was fenced: its in-sync followers fetch
+        what they missed (at once: the model does not time that catch-up), and the HW
+        they held back moves on."""
+        for parts, _ in self.topics.values():
+            for part in parts:
+                if broker_id in part.isr and broker_id in part.copied:
+                    del part.copied[broker_id]
+                    part.update_hw()
+
+    @_operation
+    def stop_broker(self, broker_id: int, resume_after: float | None = None) -> None:
+        """What-if: broker ``broker_id`` stops (a crash, or with ``resume_after`` seconds a
+        stall such as a long GC pause). It neither serves nor fetches, but the controller
+        knows nothing until ``broker.session.timeout.ms`` passes without a heartbeat: then it
+        fences the broker (as ``fail_broker``). Until then the broker stays leader of its
+        partitions -- writes to them fail -- and in their ISRs. Time passes with ``advance``."""
+        broker = self.brokers.get(broker_id)
+        if broker is None or not broker.online:
+            self._set_online(broker_id, False)  # raises: unknown, or already offline
+        if broker_id in self.stopped:
+            raise ClusterError(f"broker {broker_id} is already stopped")
+        if resume_after is not None and not (math.isfinite(resume_after) and resume_after > 0):
+            raise ClusterError("a pause must last more than 0 s")
+        resume = None if resume_after is None else self.clock + resume_after
+        self.stopped[broker_id] = (self.clock + self.session_timeout, resume)
+        for parts, _ in self.topics.values():
+            for part in parts:
+                if broker_id in part.isr and broker_id != part.leader:
+                    part.copied[broker_id] = float(part.size)  # it fetches no more
         self._save()
 
     def _idle_until_event(self, end: float) -> None:
@@ -1054,6 +1188,7 @@ class SimulatedCluster:
             self.producers(),
             until_event=True,
             refused=self.refused,
+            serving=self.serving,
         )
         self.clock = end if spent >= left else self.clock + spent
         interval = self.leader_balance_seconds
@@ -1149,7 +1284,14 @@ class SimulatedCluster:
         last in-sync replica stays (Kafka never empties an ISR) and its partition goes
         offline; with ELR the ISR may empty, and the replicas that left it below
         min.insync.replicas are eligible leaders when they come back."""
+        self.stopped.pop(broker_id, None)
+        self._fence(broker_id)
+        self._save()
+
+    def _fence(self, broker_id: int) -> None:
+        """The controller fences the broker (``ReplicationControlManager.handleBrokerFenced``)."""
         self._set_online(broker_id, False)
+        self.behind.pop(broker_id, None)
         online = self.online
         for parts, _ in self.topics.values():
             for part in parts:
@@ -1158,13 +1300,17 @@ class SimulatedCluster:
                     part.leader = None
                 part.elect(online)
         self._elect_unclean()
-        self._save()
 
     @_operation
     def restore_broker(self, broker_id: int) -> None:
         """The broker returns: offline partitions whose ISR it holds get their leader back,
         and its replicas rejoin the ISR once they have copied what was written while it was
-        down (at once when nothing was: see ``set_produce_rate``)."""
+        down (at once when nothing was: see ``set_produce_rate``). A stopped broker not
+        fenced yet simply works again."""
+        if self.stopped.pop(broker_id, None) is not None and self.brokers[broker_id].online:
+            self._resume(broker_id)
+            self._save()
+            return
         self._set_online(broker_id, True)
         repl.settle([p for parts, _ in self.topics.values() for p in parts], self.online)
         self._elect_unclean()

@@ -33,8 +33,19 @@ HELP = "what-if on a simulated cluster: fail or restore a broker, let time pass,
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("dir", metavar="DIR", help="the cluster folder (simulated cluster.yaml)")
     sub = parser.add_subparsers(dest="sim_command", metavar="ACTION", required=True)
-    p = sub.add_parser("fail-broker", help="stop a broker: it leaves every ISR")
+    p = sub.add_parser(
+        "fail-broker",
+        help="a broker dies: broker.session.timeout.ms later the controller fences it and it "
+        "leaves every ISR (the clock moves on by that much)",
+    )
     p.add_argument("broker", type=integer, metavar="ID")
+    p = sub.add_parser(
+        "pause-broker",
+        help="a broker stalls for DURATION (a long GC pause): it serves and fetches nothing; "
+        "fenced if the pause outlasts broker.session.timeout.ms (the clock moves on)",
+    )
+    p.add_argument("broker", type=integer, metavar="ID")
+    p.add_argument("duration", metavar="DURATION")
     p = sub.add_parser("restore-broker", help="bring a failed broker back")
     p.add_argument("broker", type=integer, metavar="ID")
     p = sub.add_parser("advance", help="let simulated time pass (90, 90s, 5m, 1h30m)")
@@ -104,8 +115,32 @@ def run(args: argparse.Namespace) -> int:
     before = health()
     cmd = args.sim_command
     if cmd == "fail-broker":
-        sim.fail_broker(args.broker)
-        print(f"broker {args.broker} is now offline")
+        wait = sim.session_timeout
+        sim.stop_broker(args.broker)
+        sim.advance(wait)
+        print(
+            f"broker {args.broker} stopped; {human_seconds(wait)} later "
+            "(broker.session.timeout.ms) the controller fenced it: it is now offline; "
+            f"clock now {human_seconds(sim.clock)}"
+        )
+    elif cmd == "pause-broker":
+        try:
+            seconds = parse_duration(args.duration)
+        except ValueError as exc:
+            raise KgitopsError(str(exc)) from None
+        sim.stop_broker(args.broker, seconds)
+        sim.advance(seconds)
+        fenced = seconds >= sim.session_timeout
+        print(
+            f"broker {args.broker} paused for {human_seconds(seconds)}"
+            + (
+                f": fenced after {human_seconds(sim.session_timeout)} "
+                "(broker.session.timeout.ms), back now"
+                if fenced
+                else " and back; not fenced (shorter than broker.session.timeout.ms)"
+            )
+            + f"; clock now {human_seconds(sim.clock)}"
+        )
     elif cmd == "restore-broker":
         sim.restore_broker(args.broker)
         print(f"broker {args.broker} is back online")

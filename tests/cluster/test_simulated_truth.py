@@ -292,3 +292,96 @@ def test_simulate_produce_reports_the_refused_rate_and_writes_nothing(
     out = capsys.readouterr().out
     assert "producing to t at 2.9 MiB/s (acks=1, keys none): 2.9 MiB/s written" in out
     assert "t-0: HW 0, LEO 0: 9765, 1: 0, 2: 0, leader epoch 0: 9765 record(s) not readable" in out
+
+
+def test_a_dead_broker_is_fenced_after_the_session_timeout_not_at_once(tmp_path: Path) -> None:
+    """ReplicationControlManager.handleBrokerFenced runs when broker.session.timeout.ms has
+    passed without a heartbeat; until then the broker leads and sits in the ISR."""
+    sim = open_sim(tmp_path)
+    topic(sim, parts=3)  # partition 1: replicas (1, 2, 0), leader 1
+    sim.set_produce_rate("t", 3 * MB, acks="1")
+    sim.stop_broker(1)
+    sim.advance(5)
+    state = sim.describe()
+    assert state.topics["t"].partitions[1].leader == 1
+    assert state.topics["t"].partitions[1].isr == (1, 2, 0)
+    assert size(sim, "t", 1) == 0, "the stopped leader takes no records"
+    assert sim.refused == {"t": pytest.approx(5 * MB)}
+    hw, leo, _ = offsets(sim, "t", 0)  # broker 1 follows partition 0 and fetches nothing
+    assert hw == 0 and leo[0] == 5 * MB // RECORD and leo[1] == 0
+    sim.advance(4)  # 9 s: fenced
+    state = sim.describe()
+    assert not {b.id: b.online for b in state.brokers}[1]
+    assert state.topics["t"].partitions[1].leader == 2
+    assert state.topics["t"].partitions[0].isr == (0, 2)
+    hw, leo, _ = offsets(sim, "t", 0)
+    assert hw == leo[0] == 9 * MB // RECORD, "the ISR shrank: the HW moves on"
+
+
+def test_a_short_pause_is_not_fenced_and_a_long_one_is(tmp_path: Path) -> None:
+    sim = open_sim(tmp_path)
+    topic(sim, parts=3)
+    sim.stop_broker(1, resume_after=5)
+    sim.advance(5)
+    assert 1 in sim.online and sim.stopped == {}
+    assert sim.describe().topics["t"].partitions[1].leader == 1
+    sim.stop_broker(1, resume_after=20)
+    sim.advance(10)
+    assert 1 not in sim.online, "fenced at 9 s"
+    sim.advance(10)
+    state = sim.describe()
+    assert 1 in sim.online and sim.stopped == {}
+    assert state.topics["t"].partitions[0].isr == (0, 1, 2), "nothing written: back in sync"
+
+
+def test_a_follower_that_cannot_keep_up_leaves_the_isr_after_replica_lag_time_max(
+    tmp_path: Path,
+) -> None:
+    """Partition.maybeShrinkIsr / getOutOfSyncReplicas: 300 MB/s into a partition whose
+    followers fetch over 100 MB/s; they stay in the ISR for replica.lag.time.max.ms (30 s)."""
+    sim = open_sim(tmp_path)
+    sim.create_topics([NewTopic("t", {0: (0, 1, 2)}, {"min.insync.replicas": "2"})])
+    sim.set_produce_rate("t", 300 * MB, acks="1")
+    sim.advance(29)
+    assert sim.describe().topics["t"].partitions[0].isr == (0, 1, 2)
+    sim.advance(2)
+    state = sim.describe()
+    assert state.topics["t"].partitions[0].isr == (0,)
+    hw, leo, _ = offsets(sim)
+    assert leo[1] == leo[2] < leo[0]
+    data = json.loads((tmp_path / "s.json").read_text())
+    assert data["simulation"]["behindSince"] == {}
+    assert data["simulation"]["eligibleLeaderReplicas"] == {"t": {"0": [1, 2]}}
+    # never catching up (100 MB/s copy, 300 MB/s growth), they stay out
+    sim.advance(60)
+    assert sim.describe().topics["t"].partitions[0].isr == (0,)
+
+
+def test_the_lag_time_is_the_brokers_replica_lag_time_max_ms(tmp_path: Path) -> None:
+    sim = open_sim(tmp_path)
+    sim.create_topics([NewTopic("t", {0: (0, 1)})])
+    data = json.loads((tmp_path / "s.json").read_text())
+    data["brokerDefaults"] = {"replica.lag.time.max.ms": "10000"}
+    (tmp_path / "s.json").write_text(json.dumps(data))
+    sim = open_sim(tmp_path)
+    sim.set_produce_rate("t", 200 * MB, acks="1")
+    sim.advance(9)
+    assert sim.describe().topics["t"].partitions[0].isr == (0, 1)
+    sim.advance(1)
+    assert sim.describe().topics["t"].partitions[0].isr == (0,)
+
+
+def test_simulate_pause_broker_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "cluster.yaml").write_text(
+        "apiVersion: kgitops/v1\nkind: Cluster\nname: d\nsimulated:\n  stateFile: s.json\n"
+        "  brokers: [{id: 0, rack: az1}, {id: 1, rack: az2}, {id: 2, rack: az3}]\n"
+    )
+    topic(open_sim(tmp_path), parts=3)
+    assert main(["simulate", str(tmp_path), "pause-broker", "1", "3s"]) == 0
+    out = capsys.readouterr().out
+    assert "broker 1 paused for 3s and back; not fenced" in out
+    assert "HEALTHY" in out
+    assert main(["simulate", str(tmp_path), "pause-broker", "1", "30s"]) == 0
+    out = capsys.readouterr().out
+    assert "broker 1 paused for 30s: fenced after 9s (broker.session.timeout.ms), back now" in out
+    assert open_sim(tmp_path).clock == 33
