@@ -136,11 +136,14 @@ class Part:
         """``Partition.maybeIncrementLeaderHW``: the smallest LEO over the ISR, never lower;
         it does not move without a leader, nor (from Kafka 3.7,
         ``versionrules.hw_frozen_under_min_isr``) while the ISR is below min ISR."""
-        if self.leader is None:
-            return
+        top = int(self.end)
+        if self.leader is None or self.hw >= top:
+            return  # no leader, or nothing above the HW: the common case, kept cheap
         if self.under_min_isr() and hw_frozen_under_min_isr(self.version):
             return
-        self.hw = max(self.hw, float(min((self.leo(b) for b in self.isr), default=0)))
+        if self.copied:
+            top = min((self.leo(b) for b in self.isr), default=0)
+        self.hw = max(self.hw, float(top))
 
     def bump_epoch(self) -> None:
         """A new leader (or none) since the epoch was counted: KRaft's PartitionChangeRecord

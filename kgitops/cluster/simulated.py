@@ -321,9 +321,13 @@ class SimulatedCluster:
         }
         self.broker_defaults: dict[str, str] = dict(state.broker_defaults)
         online = self.online
+        hws: dict[str, dict[int, int]] = {}
+        for (name, pid), (_, hw) in self.groups.logs.items():
+            hws.setdefault(name, {})[pid] = hw
         self.topics: dict[str, tuple[list[repl.Part], dict[str, str]]] = {}
         for name, t in state.topics.items():
             moves = state.reassignments.get(name, {})
+            topic_hws, topic_ends, topic_epochs = hws.get(name), ends.get(name), epochs.get(name)
             parts: list[repl.Part] = []
             for pid in range(t.partition_count):
                 ps = t.partitions[pid]
@@ -340,12 +344,15 @@ class SimulatedCluster:
                     removing=list(move.removing),
                     copied=dict(progress.get(name, {}).get(pid, {})),
                     elr=[b for b in elr.get(name, {}).get(pid, []) if b in ps.replicas],
-                    epoch=epochs.get(name, {}).get(pid, 0),
                 )
                 # consumerGroups.logOffsets holds what consumers see (the HW, as a real
                 # cluster's ListOffsets answers); the leader's LEO only where it is ahead
-                part.hw = float(self.groups.logs.get((name, pid), (0, 0))[1])
-                part.end = max(part.hw, float(ends.get(name, {}).get(pid, 0)))
+                if topic_hws:
+                    part.hw = part.end = float(topic_hws.get(pid, 0))
+                if topic_ends:
+                    part.end = max(part.hw, float(topic_ends.get(pid, 0)))
+                if topic_epochs:
+                    part.epoch = topic_epochs.get(pid, 0)
                 stray = set(part.adding) | set(part.removing)
                 if not stray <= set(part.replicas):
                     raise StateFileError(
@@ -420,7 +427,8 @@ class SimulatedCluster:
                 logs[key] = (start, int(parts[key[1]].hw))
         for name, (parts, _) in self.topics.items():
             for pid, part in enumerate(parts):
-                part.bump_epoch()
+                if part.leader != part.epoch_leader:
+                    part.bump_epoch()
                 if part.hw and (name, pid) not in logs:
                     logs[(name, pid)] = (0, int(part.hw))
 
@@ -1162,6 +1170,11 @@ class SimulatedCluster:
             raise ClusterError(f"broker {broker_id} is already stopped")
         if resume_after is not None and not (math.isfinite(resume_after) and resume_after > 0):
             raise ClusterError("a pause must last more than 0 s")
+        if resume_after is not None and self.clock + resume_after > MAX_CLOCK:
+            raise ClusterError(
+                f"cannot pause for {resume_after:g} s: the simulated clock would pass "
+                f"{MAX_CLOCK:g} s (Kafka's longest time, about 292 million years)"
+            )
         resume = None if resume_after is None else self.clock + resume_after
         self.stopped[broker_id] = (self.clock + self.session_timeout, resume)
         for parts, _ in self.topics.values():

@@ -385,3 +385,28 @@ def test_simulate_pause_broker_command(tmp_path: Path, capsys: pytest.CaptureFix
     out = capsys.readouterr().out
     assert "broker 1 paused for 30s: fenced after 9s (broker.session.timeout.ms), back now" in out
     assert open_sim(tmp_path).clock == 33
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["pause-broker", "1", "0s"], "a pause must last more than 0 s"),
+        (["pause-broker", "1", "9223372036854775807ms"], "the simulated clock would pass"),
+        (["pause-broker", "7", "5s"], "broker 7 is not in the cluster"),
+    ],
+)
+def test_a_bad_pause_is_one_line_and_changes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    (tmp_path / "cluster.yaml").write_text(
+        "apiVersion: kgitops/v1\nkind: Cluster\nname: d\nsimulated:\n  stateFile: s.json\n"
+        "  brokers: [{id: 0, rack: az1}, {id: 1, rack: az2}, {id: 2, rack: az3}]\n"
+    )
+    sim = open_sim(tmp_path)
+    topic(sim)
+    sim.advance(10)
+    before = (tmp_path / "s.json").read_bytes()
+    assert main(["simulate", str(tmp_path), *argv]) == 1
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
+    assert (tmp_path / "s.json").read_bytes() == before
