@@ -410,3 +410,34 @@ def test_a_bad_pause_is_one_line_and_changes_nothing(
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
     assert (tmp_path / "s.json").read_bytes() == before
+
+
+def test_get_lags_and_status_measure_from_the_high_watermark(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A group that read everything consumers can read has no lag, though the leader's log
+    end is ahead (acks=1 under min ISR); status shows the records not readable yet."""
+    (tmp_path / "cluster.yaml").write_text(
+        "apiVersion: kgitops/v1\nkind: Cluster\nname: d\nsimulated:\n  stateFile: s.json\n"
+        "  brokers: [{id: 0, rack: az1}, {id: 1, rack: az2}, {id: 2, rack: az3}]\n"
+    )
+    sim = open_sim(tmp_path)
+    topic(sim)
+    sim.set_produce_rate("t", 1 * MB, acks="1")
+    sim.advance(10)
+    sim.fail_broker(1)
+    sim.fail_broker(2)
+    sim.advance(10)
+    sim.join_group("g", "g-1", ["t"])
+    hw = sim.list_offsets([("t", 0)], -1)[("t", 0)]
+    sim.commit("g", {("t", 0): hw})
+    capsys.readouterr()
+    assert main(["get", str(tmp_path), "lags", "g", "--format", "json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)["partitions"]
+    assert (row["end"], row["lag"]) == (hw, 0)
+    assert main(["status", str(tmp_path), "--format", "json"]) == 2
+    (finding,) = json.loads(capsys.readouterr().out)["findings"]
+    assert finding["highWatermark"] == hw == 10 * MB // RECORD
+    assert finding["logEndOffsets"] == {"0": 20 * MB // RECORD, "1": hw, "2": hw}
+    assert main(["status", str(tmp_path)]) == 2
+    assert f"HW {hw} < leader LEO {20 * MB // RECORD}" in capsys.readouterr().out

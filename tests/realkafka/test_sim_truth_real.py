@@ -10,6 +10,8 @@ Kafka is read with kafka-python only, never through kgitops' adapter.
 from __future__ import annotations
 
 import json
+import os
+import signal
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -124,6 +126,23 @@ class Real:
     def kill(self, broker: int) -> None:
         self.cluster.stop_node(self.cluster.node(broker), kill=True)
 
+    def pause(self, broker: int, seconds: float) -> None:
+        """SIGSTOP the broker's JVM for ``seconds`` (a stall, as a long GC pause), then
+        SIGCONT."""
+        pid = self.cluster.node(broker).pid
+        assert pid is not None and self.cluster.running(self.cluster.node(broker))
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            time.sleep(seconds)
+        finally:
+            os.kill(pid, signal.SIGCONT)
+
+    def restart_stopped(self) -> None:
+        """Leave the shared crash cluster whole for the next test."""
+        for n in self.cluster.brokers:
+            if not self.cluster.running(n):
+                self.cluster.start_node(n)
+
     def start(self, broker: int) -> None:
         self.cluster.start_node(self.cluster.node(broker))
 
@@ -193,6 +212,11 @@ class Sim:
         sim.stop_broker(broker)
         sim.advance(sim.session_timeout)
 
+    def pause(self, broker: int, seconds: float) -> None:
+        sim = self.open()
+        sim.stop_broker(broker, resume_after=seconds)
+        sim.advance(seconds)
+
     def start(self, broker: int) -> None:
         sim = self.open()
         sim.restore_broker(broker)
@@ -206,6 +230,13 @@ def test_brokers_dying_under_an_acks_all_producer_look_the_same_on_both(
     brokers = [Broker(n.id, n.rack) for n in kafka_crash_cluster.brokers]
     real = Real(kafka_crash_cluster, topic)
     sim = Sim(tmp_path / "sim.json", brokers, topic)
+    try:
+        _dying_script(real, sim)
+    finally:
+        real.restart_stopped()
+
+
+def _dying_script(real: Real, sim: Sim) -> None:
     seen: list[tuple[str, object, object]] = []
 
     def same(step: str, read: Callable[[Any], object], settle: Callable[[object], bool]) -> None:
@@ -280,3 +311,36 @@ def test_min_isr_above_rf_takes_acks_all_writes_on_kafka_4_1_as_simulated(
     assert sim.partition() == (1, [1, 2], [1, 2], 0)
     assert real.produce(10, "all") == sim.produce(10, "all") == 10
     assert eventually(real.end_offset, lambda v: v == 10) == sim.end_offset() == 10
+
+
+def test_a_paused_broker_is_fenced_only_past_the_session_timeout_on_both(
+    kafka_crash_cluster: KafkaCluster, tmp_path: Path, topic_prefix: str
+) -> None:
+    """simulate pause-broker against SIGSTOP: a 1 s stall changes nothing the controller
+    shows (broker.session.timeout.ms is 3 s); a 6 s stall of the leader fences it, the
+    leadership moves (one epoch later) and the broker rejoins the ISR once it runs again."""
+    topic = f"{topic_prefix}pause"
+    brokers = [Broker(n.id, n.rack) for n in kafka_crash_cluster.brokers]
+    real = Real(kafka_crash_cluster, topic)
+    sim = Sim(tmp_path / "sim.json", brokers, topic)
+    try:
+        for side in (real, sim):
+            side.create([1, 2, 3], min_isr=2)
+        start = sim.partition()
+        assert start == (1, [1, 2, 3], [1, 2, 3], 0)
+        assert eventually(real.partition, lambda v: v == start) == start
+        for side in (real, sim):
+            side.pause(2, 1)
+        time.sleep(2)  # what would have changed has reached the brokers
+        assert sim.partition() == start
+        assert real.partition() == start, "a stall shorter than the session timeout"
+        for side in (real, sim):
+            side.pause(1, 6)
+        moved = sim.partition()
+        assert moved[0] == 2 and moved[3] == 1
+        sim.open().advance(5)
+        back = sim.partition()
+        assert back == (2, [1, 2, 3], [1, 2, 3], 1)
+        assert eventually(real.partition, lambda v: v == back) == back
+    finally:
+        real.restart_stopped()
