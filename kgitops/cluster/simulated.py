@@ -272,7 +272,7 @@ class SimulatedCluster:
                     raise ValueError(f"producers.{t}: acks {acks!r} or keys {keys!r} unknown")
                 self.modes[str(t)] = (acks, keys)
             ends = {
-                str(t): {int(p): int(o) for p, o in ps.items()}
+                str(t): {int(p): float(o) for p, o in ps.items()}
                 for t, ps in (sim.get("logEndOffsets") or {}).items()
             }
             epochs = {
@@ -350,7 +350,7 @@ class SimulatedCluster:
                 if topic_hws:
                     part.hw = part.end = float(topic_hws.get(pid, 0))
                 if topic_ends:
-                    part.end = max(part.hw, float(topic_ends.get(pid, 0)))
+                    part.end = max(part.hw, topic_ends.get(pid, 0.0))
                 if topic_epochs:
                     part.epoch = topic_epochs.get(pid, 0)
                 stray = set(part.adding) | set(part.removing)
@@ -465,13 +465,9 @@ class SimulatedCluster:
                     if t in self.produce and t in self.topics and (acks, keys) != ("all", "none")
                 },
                 "logEndOffsets": {
-                    name: {
-                        str(pid): int(p.end)
-                        for pid, p in enumerate(parts)
-                        if int(p.end) > int(p.hw)
-                    }
+                    name: {str(pid): p.end for pid, p in enumerate(parts) if p.end > p.hw}
                     for name, (parts, _) in sorted(self.topics.items())
-                    if any(int(p.end) > int(p.hw) for p in parts)
+                    if any(p.end > p.hw for p in parts)
                 },
                 "leaderEpochs": {
                     name: {str(pid): p.epoch for pid, p in enumerate(parts) if p.epoch}
