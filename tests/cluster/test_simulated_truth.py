@@ -443,3 +443,26 @@ def test_get_lags_and_status_measure_from_the_high_watermark(
     assert finding["logEndOffsets"] == {"0": 20 * MB // RECORD, "1": hw, "2": hw}
     assert main(["status", str(tmp_path)]) == 2
     assert f"HW {hw} < leader LEO {20 * MB // RECORD}" in capsys.readouterr().out
+
+
+def test_kafka_version_round_trips_through_a_state_file_and_a_bad_one_is_refused(
+    tmp_path: Path,
+) -> None:
+    from kgitops.cluster.snapshot import read_state, write_state
+    from kgitops.model import ClusterState
+
+    state = ClusterState(brokers=(Broker(0, "az1"),), topics={}, kafka_version=(3, 6))
+    path = tmp_path / "snap.json"
+    write_state(str(path), state)
+    data = json.loads(path.read_text())
+    assert data["kafkaVersion"] == "3.6"
+    assert read_state(str(path)).kafka_version == (3, 6)
+    del data["kafkaVersion"]  # a snapshot from before kafkaVersion
+    path.write_text(json.dumps(data))
+    assert read_state(str(path)).kafka_version is None
+    assert read_state(str(path)).version == (4, 1)
+    data["kafkaVersion"] = "four"
+    path.write_text(json.dumps(data, indent=1))
+    with pytest.raises(StateFileError) as exc:
+        read_state(str(path))
+    assert 'kafkaVersion: expected a Kafka version such as "4.1" or "3.7.2"' in str(exc.value)
