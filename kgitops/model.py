@@ -26,6 +26,7 @@ from typing import Literal, NamedTuple
 from kgitops.access import AccessState, Acl
 from kgitops.errors import Mark
 from kgitops.groups import GroupsState
+from kgitops.versionrules import DEFAULT_VERSION, KafkaVersion, effective_min_isr
 
 Placement = Literal["rack-aware", "rack-unaware", "static"]
 UnmanagedPolicy = Literal["ignore", "warn", "error"]
@@ -203,6 +204,7 @@ class SimulatedSpec:
     auto_leader_rebalance: bool = True
     leader_imbalance_check_seconds: float = 300.0
     eligible_leader_replicas: bool = True
+    kafka_version: KafkaVersion = DEFAULT_VERSION  # the cluster's kafkaVersion
 
 
 @functools.lru_cache(maxsize=4096)
@@ -362,6 +364,8 @@ class ClusterSpec:
     #: retentionDropStep as written: a share (0.5) or a duration ("1d"); see spec.dropstep
     retention_drop_step: float | int | str = 0.5
     owns: Owns = OWNS_EVERYTHING  # cluster.yaml owns:
+    #: kafkaVersion: the Kafka the cluster runs, (major, minor); its rules: versionrules.py
+    kafka_version: KafkaVersion = DEFAULT_VERSION
 
     def mark_of(self, path: str) -> Mark:
         return self.marks.get(path, self.mark)
@@ -384,6 +388,20 @@ class PartitionState:
     isr: tuple[int, ...] | None = None
     leader: int | None = None
     size_bytes: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionOffsets:
+    """A partition's offsets as its leader knows them (the simulated cluster's; Kafka's admin
+    API reports the high watermark only): the high watermark (what consumers can read up to),
+    each replica's log end offset (LEO) in replica order, and the leader epoch."""
+
+    high_watermark: int = 0
+    log_end_offsets: tuple[tuple[int, int], ...] = ()  # (broker, LEO)
+    leader_epoch: int = 0
+
+
+NO_OFFSETS = PartitionOffsets()
 
 
 @dataclass(frozen=True)
@@ -431,6 +449,34 @@ class ClusterState:
     # a topic (LogConfig's, which differ by version: 4.0 dropped message.format.version).
     # None: not known (no topic to ask about, a broker that lists only a topic's own configs).
     topic_config_names: frozenset[str] | None = None
+    # The Kafka version whose rules apply (cluster.yaml kafkaVersion, or the simulated
+    # cluster's); None: not known (an old state file): DEFAULT_VERSION's rules.
+    kafka_version: KafkaVersion | None = None
+    # Per topic and partition, the offsets (PartitionOffsets); None: not known (a real
+    # cluster, a state file). A simulated cluster lists only partitions with any offset or
+    # epoch above 0: a partition it leaves out has NO_OFFSETS (with LEO 0 on every replica).
+    offsets: Mapping[str, Mapping[int, PartitionOffsets]] | None = None
+
+    def offsets_of(self, topic: str, partition: int) -> PartitionOffsets | None:
+        """The partition's offsets, or None when the cluster does not report them."""
+        if self.offsets is None:
+            return None
+        found = self.offsets.get(topic, {}).get(partition)
+        if found is not None:
+            return found
+        p = self.topics[topic].partitions[partition] if topic in self.topics else None
+        return PartitionOffsets(0, tuple((b, 0) for b in p.replicas) if p else (), 0)
+
+    @property
+    def version(self) -> KafkaVersion:
+        """The Kafka version whose rules apply (``versionrules.py``)."""
+        return self.kafka_version or DEFAULT_VERSION
+
+    def effective_min_isr(self, topic_config: Mapping[str, str], replicas: int) -> int:
+        """The in-sync replicas an acks=all write to a partition of ``replicas`` replicas
+        needs: ``min_insync_replicas``, capped at the replica count from Kafka 3.7
+        (``versionrules.effective_min_isr``)."""
+        return effective_min_isr(self.min_insync_replicas(topic_config), replicas, self.version)
 
     def min_insync_replicas(self, topic_config: Mapping[str, str]) -> int:
         """The ``min.insync.replicas`` a topic with ``topic_config`` really has: its own

@@ -27,6 +27,7 @@ from kgitops.names import (
     THROTTLED_REPLICAS_CONFIGS,
 )
 from kgitops.spec import topic_configs
+from kgitops.versionrules import DEFAULT_VERSION, KafkaVersion
 
 _LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]+")
 
@@ -100,13 +101,14 @@ def assignment_error(
     return None
 
 
-def topic_config_error(key: str, value: str) -> str | None:
-    """INVALID_CONFIG's message for setting a topic config, or None (kgitops.spec.topic_configs)."""
+def topic_config_error(key: str, value: str, version: KafkaVersion = DEFAULT_VERSION) -> str | None:
+    """INVALID_CONFIG's message for setting a topic config, or None (kgitops.spec.topic_configs;
+    ``version``: the Kafka whose bounds apply)."""
     if key in THROTTLED_REPLICAS_CONFIGS:
         return throttle_list_error(key, value)
     if key not in topic_configs.CONFIGS:
         return f"Unknown topic config name: {key}"
-    _, problem = topic_configs.check_config(key, value, units=False)
+    _, problem = topic_configs.check_config(key, value, units=False, version=version)
     return f"Invalid value {value} for configuration {key}: {problem}" if problem else None
 
 

@@ -8,9 +8,10 @@
   with ``UNKNOWN_MEMBER_ID``, and DeleteGroups with ``NON_EMPTY_GROUP``
   (``GroupMetadataManager`` / ``GroupCoordinator.handleDeleteGroups``); deleting a group
   Kafka does not know is ``GROUP_ID_NOT_FOUND``;
-- the end offset of each partition grows as ``simulate produce`` writes: one record per
-  ``RECORD_BYTES`` (1 KiB) of the topic's rate, spread evenly over its partitions, as
-  simulated time passes; the log start stays at 0 (nothing is deleted by retention).
+- the end offset of each partition is its high watermark, which the simulated cluster
+  keeps (``replication.Part``: one record per ``RECORD_BYTES``, 1 KiB, of what its leader
+  appends as ``simulate produce`` writes); the log start stays at 0 (nothing is deleted by
+  retention).
   ``times`` keeps (clock, end offset) after each advance, so an offset can be looked up by
   time (ListOffsets with a timestamp: the first offset written at or after it).
 - deleting a topic removes the groups' committed offsets for it (Kafka's
@@ -19,7 +20,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -30,7 +30,6 @@ from kgitops.groups import ConsumerGroup, GroupMember, GroupsState, Partition
 from kgitops.model import TopicPartition
 from kgitops.placement.consumers import assign_range
 
-RECORD_BYTES = 1024
 EARLIEST = -2
 LATEST = -1
 
@@ -110,18 +109,10 @@ class GroupStore:
 
     # ---------------------------------------------------------------- changes
 
-    def produced(
-        self, rates: Mapping[str, float], counts: Mapping[str, int], seconds: float, clock: float
-    ) -> None:
-        for topic, rate in rates.items():
-            n = counts.get(topic, 0)
-            if not n or rate <= 0 or seconds <= 0:
-                continue
-            per = math.floor(rate * seconds / RECORD_BYTES / n)
-            for p in range(n):
-                start, end = self._log((topic, p))
-                self.logs[(topic, p)] = (start, end + per)
-        if self.logs:  # the last 100 advances are enough to find an offset by time
+    def checkpoint(self, clock: float) -> None:
+        """Remember every partition's end offset at ``clock`` (after an advance), so that an
+        offset can be found by time; the last 100 are enough."""
+        if self.logs:
             self.times = [*self.times[-99:], (clock, {k: v[1] for k, v in self.logs.items()})]
 
     def join(

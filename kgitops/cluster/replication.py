@@ -41,7 +41,8 @@ a 1 GB partition moving under a 10 MB/s throttle joins the ISR after exactly 100
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import math
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from kgitops.names import (
@@ -50,8 +51,29 @@ from kgitops.names import (
     THROTTLE_LEADER_RATE,
     THROTTLE_LEADER_REPLICAS,
 )
+from kgitops.versionrules import (
+    DEFAULT_VERSION,
+    KafkaVersion,
+    effective_min_isr,
+    hw_frozen_under_min_isr,
+)
 
 NETWORK_BYTES_PER_SEC = 100_000_000
+
+
+#: The size of one simulated record: ``simulate produce`` writes one per RECORD_BYTES.
+RECORD_BYTES = 1024
+
+
+@dataclass(frozen=True)
+class Loss:
+    """What an election threw away: ``kind`` is ``unclean`` or ``elr`` (an eligible leader
+    replica that lacked records written while the ISR was below min ISR)."""
+
+    kind: str
+    leader: int
+    records: int
+    bytes: int
 
 
 @dataclass
@@ -67,8 +89,24 @@ class Part:
     removing: list[int] = field(default_factory=list)
     copied: dict[int, float] = field(default_factory=dict)
     elr: list[int] = field(default_factory=list)
-    min_isr: int = 1
+    min_isr_config: int = 1  # the topic's min.insync.replicas (its own, else the brokers')
+    version: KafkaVersion = DEFAULT_VERSION  # the Kafka whose rules apply
     elr_enabled: bool = False
+    end: float = 0.0  # the leader's log end offset (LEO), in records of RECORD_BYTES
+    hw: float = 0.0  # the high watermark: what consumers can read up to
+    epoch: int = 0  # the leader epoch: +1 at every leader change (bump_epoch)
+    epoch_leader: int | None = None  # the leader the epoch was counted for
+    losses: list[Loss] = field(default_factory=list)  # what elections threw away, unread
+
+    def __post_init__(self) -> None:
+        self.epoch_leader = self.leader
+
+    @property
+    def min_isr(self) -> int:
+        """The effective min ISR (``versionrules.effective_min_isr``: from Kafka 3.7 at most
+        the replica count, as ``Partition.effectiveMinIsr`` and the controller's
+        ``getTopicEffectiveMinIsr`` cap it)."""
+        return effective_min_isr(self.min_isr_config, len(self.replicas), self.version)
 
     @property
     def target(self) -> list[int]:
@@ -80,6 +118,56 @@ class Part:
 
     def lagging(self) -> bool:
         return len(self.isr) < len(self.replicas)
+
+    def leo(self, broker: int) -> int:
+        """``broker``'s log end offset: the leader's own; for a replica whose copy is being
+        tracked (out of sync, or in the ISR but stopped), the leader's minus the records of
+        the bytes it lacks (the newest ones, RECORD_BYTES each), never below 0; else (an
+        in-sync follower: it has fetched everything) the leader's."""
+        if broker == self.leader or (broker in self.isr and broker not in self.copied):
+            return int(self.end)
+        lacking = max(0.0, self.size - self.copied.get(broker, 0.0))
+        return max(0, math.floor(self.end - lacking / RECORD_BYTES + 1e-6))
+
+    def under_min_isr(self) -> bool:
+        return len(self.isr) < self.min_isr
+
+    def update_hw(self) -> None:
+        """``Partition.maybeIncrementLeaderHW``: the smallest LEO over the ISR, never lower;
+        it does not move without a leader, nor (from Kafka 3.7,
+        ``versionrules.hw_frozen_under_min_isr``) while the ISR is below min ISR."""
+        top = int(self.end)
+        if self.leader is None or self.hw >= top:
+            return  # no leader, or nothing above the HW: the common case, kept cheap
+        if self.under_min_isr() and hw_frozen_under_min_isr(self.version):
+            return
+        if self.copied:
+            top = min((self.leo(b) for b in self.isr), default=0)
+        self.hw = max(self.hw, float(top))
+
+    def bump_epoch(self) -> None:
+        """A new leader (or none) since the epoch was counted: KRaft's PartitionChangeRecord
+        with a leader change raises the leader epoch by one (``PartitionRegistration.merge``)."""
+        if self.leader != self.epoch_leader:
+            self.epoch += 1
+            self.epoch_leader = self.leader
+
+    def truncate_to(self, leader: int, kind: str) -> None:
+        """``leader`` takes over with the log it holds: the newer records (and their bytes)
+        are gone -- from the other replicas too, once they follow it. Recorded in ``losses``
+        when anything is lost."""
+        kept_bytes = min(float(self.size), self.copied.get(leader, float(self.size)))
+        kept_end = self.leo(leader)
+        if kind == "elr":  # an eligible leader replica holds the HW (KIP-966): never below
+            kept_end = min(int(self.end), max(kept_end, int(self.hw)))
+        lost_bytes = int(self.size - kept_bytes)
+        lost_records = int(self.end) - kept_end
+        if lost_bytes > 0 or lost_records > 0:
+            self.losses.append(Loss(kind, leader, lost_records, lost_bytes))
+        self.size = int(kept_bytes)
+        self.end = float(kept_end)
+        self.hw = min(self.hw, self.end)
+        self.copied = {b: min(v, kept_bytes) for b, v in self.copied.items() if b != leader}
 
     def order_isr(self) -> None:
         pos = {b: i for i, b in enumerate(self.replicas)}
@@ -95,6 +183,7 @@ class Part:
         if self.leader is None and not self.isr and self.elr_enabled:
             chosen = next((b for b in self.replicas if b in self.elr and b in online), None)
             if chosen is not None:
+                self.truncate_to(chosen, "elr")
                 self.leader = chosen
                 self.isr = [chosen]
                 self.elr = [b for b in self.elr if b != chosen]
@@ -104,15 +193,14 @@ class Part:
         """Keep the eligible leader replicas as KRaft does after an ISR change
         (``PartitionChangeBuilder.maybePopulateTargetElr``): with an ISR of at least
         min.insync.replicas the ELR is empty; below it, the members that left the ISR join
-        the ELR (the high watermark cannot have advanced without them)."""
-        if not self.elr_enabled:
+        the ELR (the high watermark cannot have advanced without them). The leader then
+        reconsiders its high watermark (``Partition.maybeIncrementLeaderHW``)."""
+        if not self.elr_enabled or len(self.isr) >= self.min_isr:
             self.elr = []
-            return
-        if len(self.isr) >= self.min_isr:
-            self.elr = []
-            return
-        keep = (set(self.elr) | set(before)) - set(self.isr)
-        self.elr = [b for b in self.replicas if b in keep]
+        else:
+            keep = (set(self.elr) | set(before)) - set(self.isr)
+            self.elr = [b for b in self.replicas if b in keep]
+        self.update_hw()
 
     def leave_isr(self, broker: int) -> None:
         """``broker`` is fenced: it leaves the ISR. Without ELR Kafka never empties an ISR
@@ -122,8 +210,53 @@ class Part:
             return
         before = list(self.isr)
         self.isr.remove(broker)
-        self.copied[broker] = float(self.size)
+        self.copied.setdefault(broker, float(self.size))  # a stopped one has less
         self.isr_changed(before)
+
+
+def follower_demand(
+    topics: Mapping[str, tuple[list[Part], Mapping[str, str]]],
+    serving: Collection[int],
+    growth: Mapping[str, Sequence[float]],
+) -> dict[int, float]:
+    """Per broker, the bytes/s its in-sync followers must fetch to stay in sync: the write
+    rate of every written partition it follows in the ISR whose leader serves."""
+    out: dict[int, float] = {}
+    for name, rates in growth.items():
+        for part, rate in zip(topics[name][0], rates, strict=True):
+            if rate <= 0 or part.leader not in serving:
+                continue
+            for b in part.isr:
+                if b != part.leader:
+                    out[b] = out.get(b, 0.0) + rate
+    return out
+
+
+def drop_lagging(
+    topics: Mapping[str, tuple[list[Part], Mapping[str, str]]],
+    brokers: Mapping[int, float],
+    growth: Mapping[str, Sequence[float]],
+    behind: float,
+) -> int:
+    """The leader's ISR shrink (``Partition.maybeShrinkIsr``): each of ``brokers`` has not
+    caught up with a written partition for ``replica.lag.time.max.ms`` (``behind`` seconds):
+    it leaves the ISR of each, lacking its share (``brokers[b]``) of what was written
+    meanwhile (1: it fetched nothing, a stalled broker; else the part its network could not
+    carry). One ISR change per partition, as the leader sends one AlterPartition (so the ELR
+    gets every replica that left). Returns how many replicas left."""
+    dropped = 0
+    for name, rates in growth.items():
+        for part, rate in zip(topics[name][0], rates, strict=True):
+            gone = [b for b in part.isr if b in brokers and b != part.leader]
+            if rate <= 0 or not gone:
+                continue
+            before = list(part.isr)
+            for b in gone:
+                part.isr.remove(b)
+                part.copied.setdefault(b, max(0.0, part.size - rate * behind * brokers[b]))
+            part.isr_changed(before)
+            dropped += len(gone)
+    return dropped
 
 
 def reassign(part: Part, target: Sequence[int], online: frozenset[int]) -> None:
@@ -198,12 +331,11 @@ def elect_unclean(part: Part, online: frozenset[int]) -> bool:
     leader = next((b for b in part.replicas if b in online), None)
     if leader is None:
         return False
-    kept = int(part.copied.pop(leader, 0.0))
-    part.size = min(part.size, kept)
+    part.copied.setdefault(leader, 0.0)
+    part.truncate_to(leader, "unclean")
     part.isr = [leader]
     part.leader = leader
     part.elr = []  # an unclean election clears the ELR (PartitionChangeBuilder)
-    part.copied = {b: min(v, float(part.size)) for b, v in part.copied.items()}
     for b in part.replicas:
         if b != leader:
             part.copied.setdefault(b, float(part.size))
@@ -254,6 +386,7 @@ def settle(parts: Iterable[Part], online: frozenset[int]) -> None:
         if part.reassigning:
             complete(part, online)
         part.elect(online)
+        part.update_hw()
 
 
 def complete(part: Part, online: frozenset[int]) -> bool:
@@ -283,21 +416,20 @@ def complete(part: Part, online: frozenset[int]) -> bool:
 def in_sync_charges(
     topics: Mapping[str, tuple[list[Part], Mapping[str, str]]],
     online: frozenset[int],
-    growth: Mapping[str, float],
+    growth: Mapping[str, Sequence[float]],
 ) -> tuple[dict[int, float], dict[int, float]]:
     """The bytes/s in-sync followers of throttled partitions take from the quotas: per
     leader broker (leader side) and per follower broker (follower side). ``growth`` is the
-    write rate per partition of each written topic."""
+    write rate of each partition of each written topic (``write_rates``)."""
     leader: dict[int, float] = {}
     follower: dict[int, float] = {}
-    for name, rate in growth.items():
+    for name, rates in growth.items():
         parts, config = topics[name]
-        if rate <= 0 or not (
-            config.get(THROTTLE_LEADER_REPLICAS) or config.get(THROTTLE_FOLLOWER_REPLICAS)
-        ):
+        if not (config.get(THROTTLE_LEADER_REPLICAS) or config.get(THROTTLE_FOLLOWER_REPLICAS)):
             continue
         for pid, part in enumerate(parts):
-            if part.leader is None:
+            rate = rates[pid]
+            if part.leader is None or rate <= 0:
                 continue
             followers = [b for b in part.isr if b != part.leader and b in online]
             if throttled(config, THROTTLE_LEADER_REPLICAS, pid, part.leader):
@@ -306,6 +438,62 @@ def in_sync_charges(
                 if throttled(config, THROTTLE_FOLLOWER_REPLICAS, pid, b):
                     follower[b] = follower.get(b, 0.0) + rate
     return leader, follower
+
+
+@dataclass(frozen=True)
+class Producer:
+    """``simulate produce TOPIC RATE --acks A --keys K``: ``rate`` bytes/s sent; ``acks`` is
+    ``all``, ``1`` or ``0``; ``keys`` ``none`` (keyless records) or ``uniform`` (keys
+    hashing evenly over every partition)."""
+
+    rate: float
+    acks: str = "all"
+    keys: str = "none"
+
+
+def write_rates(
+    parts: Sequence[Part], producer: Producer, serving: Collection[int] | None = None
+) -> tuple[list[float], float]:
+    """The bytes/s each partition's leader appends, and the bytes/s refused, as Kafka's
+    producer and brokers decide:
+
+    - keyless records go to the partitions that have a leader (the built-in partitioner
+      skips the others: ``BuiltInPartitioner``, ``partitionsWithLeader``), evenly; keyed
+      ones to every partition, and those for a partition without a leader fail;
+    - acks=all to a partition whose ISR is below the effective min ISR is refused
+      (``Partition.appendRecordsToLeader``: NOT_ENOUGH_REPLICAS): nothing is written;
+      acks=1 and acks=0 are appended all the same (readable once the HW passes them);
+    - a leader on a broker that has stopped but is not fenced yet (not in ``serving``)
+      still is the leader clients are told of: its records fail too.
+
+    >>> parts = [Part([1, 2], [1, 2], 1, min_isr_config=2), Part([2, 1], [2], 2, min_isr_config=2),
+    ...          Part([1, 2], [1], None)]
+    >>> write_rates(parts, Producer(300.0))
+    ([150.0, 0.0, 0.0], 150.0)
+    >>> write_rates(parts, Producer(300.0, acks="1"))
+    ([150.0, 150.0, 0.0], 0.0)
+    >>> write_rates(parts, Producer(300.0, acks="1", keys="uniform"))
+    ([100.0, 100.0, 0.0], 100.0)
+    """
+    if producer.rate <= 0 or not parts:
+        return [0.0] * len(parts), 0.0
+    if producer.keys == "none":
+        targets = [i for i, p in enumerate(parts) if p.leader is not None]
+    else:
+        targets = list(range(len(parts)))
+    out = [0.0] * len(parts)
+    if not targets:
+        return out, producer.rate
+    share = producer.rate / len(targets)
+    refused = 0.0
+    for i in targets:
+        p = parts[i]
+        stopped = serving is not None and p.leader not in serving
+        if p.leader is None or stopped or (producer.acks == "all" and p.under_min_isr()):
+            refused += share
+        else:
+            out[i] = share
+    return out, refused
 
 
 def flows(
@@ -320,7 +508,7 @@ def flows(
     out: list[Flow] = []
     for name, (parts, config) in topics.items():
         for pid, part in enumerate(parts):
-            if part.leader is None or not part.lagging():
+            if part.leader is None or part.leader not in online or not part.lagging():
                 continue
             for b in part.replicas:
                 if b in part.isr or b not in online:
@@ -377,18 +565,25 @@ def advance(
     broker_configs: Mapping[int, Mapping[str, str]],
     seconds: float,
     network: float = NETWORK_BYTES_PER_SEC,
-    produce: Mapping[str, float] | None = None,
+    produce: Mapping[str, Producer] | None = None,
     *,
     until_event: bool = False,
+    refused: dict[str, float] | None = None,
+    serving: frozenset[int] | None = None,
 ) -> float:
     """Let ``seconds`` pass: replicas copy at their rates, join the ISR when done, and
-    reassignments complete. ``produce`` gives topics a write rate (bytes/s, spread evenly over
-    partitions that have a leader): their logs grow, so a replica catches up only if it copies
-    faster than the partition grows, and one whose broker is down falls further behind.
+    reassignments complete. ``produce`` gives topics a producer (``write_rates`` says which
+    partitions take its records): their logs grow (bytes and offsets, one record per
+    RECORD_BYTES), so a replica catches up only if it copies faster than the partition
+    grows, and one whose broker is down falls further behind; the high watermark follows
+    (``Part.update_hw``). ``refused`` adds up the bytes each topic's producer had refused.
+    ``serving``: the brokers that work (default ``online``); a stopped one not fenced yet is
+    online (still a leader, still in ISRs) but neither serves writes nor fetches.
     Returns the time simulated: ``seconds``, or with ``until_event`` the time of the first
     copy that completes (a replica may then join an ISR, a reassignment end), if earlier.
-    The loop takes one step per completed copy, never one per unit of time."""
-    writes = {t: r for t, r in (produce or {}).items() if r > 0 and t in topics}
+    The loop takes one step per completed copy or ISR change, never one per unit of time."""
+    writes = {t: p for t, p in (produce or {}).items() if p.rate > 0 and t in topics}
+    working = online if serving is None else serving
     all_parts = [p for parts, _ in topics.values() for p in parts]
     settle(all_parts, online)
     lagging = {
@@ -396,29 +591,33 @@ def advance(
         for name, (parts, config) in topics.items()
         if any(p.lagging() for p in parts)
     }
-    growth = {t: r / max(1, len(topics[t][0])) for t, r in writes.items()}
     remaining = max(0.0, seconds)
     while remaining > 0:
-        charges = in_sync_charges(topics, online, growth) if growth else ({}, {})
+        growth: dict[str, list[float]] = {}
+        lost: dict[str, float] = {}
+        for t, producer in writes.items():
+            growth[t], lost[t] = write_rates(topics[t][0], producer, working)
+        charges = in_sync_charges(topics, working, growth) if growth else ({}, {})
         current = [
             f
-            for f in flows(lagging, online, broker_configs, network, charges)
+            for f in flows(lagging, working, broker_configs, network, charges)
             if f.rate > 0 and f.left > 0
         ]
         if not current and not writes:
             break
-        ends = [
-            f.left / (f.rate - growth.get(f.key[0], 0.0))
-            for f in current
-            if f.rate > growth.get(f.key[0], 0.0)
-        ]
+        grows = [growth[f.key[0]][f.key[1]] if f.key[0] in growth else 0.0 for f in current]
+        ends = [f.left / (f.rate - g) for f, g in zip(current, grows, strict=True) if f.rate > g]
         step = min([remaining, *ends])
         for f in current:
             f.part.copied[f.broker] = f.part.copied.get(f.broker, 0.0) + f.rate * step
-        for name, per_partition in growth.items():
-            for part in topics[name][0]:
-                if part.leader is not None:
-                    part.size = round(part.size + per_partition * step)
+        for name, rates in growth.items():
+            for part, rate in zip(topics[name][0], rates, strict=True):
+                if rate > 0:
+                    part.size = round(part.size + rate * step)
+                    part.end += rate * step / RECORD_BYTES
+                    part.update_hw()
+            if refused is not None and lost[name] > 0:
+                refused[name] = refused.get(name, 0.0) + lost[name] * step
         for f in current:
             # float dust must not leave a replica a byte short forever
             if f.part.copied[f.broker] >= f.part.size - 1:

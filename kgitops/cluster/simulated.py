@@ -62,6 +62,7 @@ from kgitops.groups import GroupsState
 from kgitops.model import (
     Broker,
     ClusterState,
+    PartitionOffsets,
     PartitionState,
     Reassignment,
     SimulatedSpec,
@@ -69,8 +70,12 @@ from kgitops.model import (
     TopicState,
 )
 from kgitops.names import KAFKA_METADATA_TOPIC, STATE_BROKER_CONFIGS, STATE_FORMAT
+from kgitops.versionrules import DEFAULT_VERSION, KafkaVersion
 
 UNCLEAN = "unclean.leader.election.enable"
+#: ``simulate produce --acks`` and ``--keys`` (``replication.write_rates``).
+ACKS = ("all", "1", "0")
+KEYS = ("none", "uniform")
 #: Kafka's defaults for the broker-level configs topics inherit (a state file's
 #: ``brokerDefaults`` overrides them, as server.properties would).
 KAFKA_DEFAULTS = {"min.insync.replicas": "1", UNCLEAN: "false"}
@@ -161,9 +166,14 @@ class SimulatedCluster:
         *,
         leader_balance_seconds: float | None = LEADER_IMBALANCE_CHECK_SECONDS,
         eligible_leader_replicas: bool = True,
+        kafka_version: KafkaVersion = DEFAULT_VERSION,
         root: str | None = None,
     ) -> None:
         self.path = path
+        self.version = kafka_version
+        #: bytes each topic's producer had refused (acks=all under min ISR, no leader) in
+        #: this handle's advances: what ``simulate`` reports; not kept in the file
+        self.refused: dict[str, float] = {}
         self.root = root
         self._stamp: tuple[int, int, int] | None = None
         self._locked = False
@@ -186,6 +196,7 @@ class SimulatedCluster:
             if spec.auto_leader_rebalance
             else None,
             eligible_leader_replicas=spec.eligible_leader_replicas,
+            kafka_version=spec.kafka_version,
             root=root,
         )
 
@@ -197,17 +208,20 @@ class SimulatedCluster:
         *,
         leader_balance_seconds: float | None = LEADER_IMBALANCE_CHECK_SECONDS,
         eligible_leader_replicas: bool = True,
+        kafka_version: KafkaVersion = DEFAULT_VERSION,
         root: str | None = None,
     ) -> SimulatedCluster:
         """The cluster kept in ``state_file``, created from ``brokers`` if it does not exist.
         ``leader_balance_seconds``: the controller's automatic preferred-leader election
         interval (None: ``auto.leader.rebalance.enable=false``); ``eligible_leader_replicas``:
-        whether the controller keeps ELR (KIP-966, on by default for new Kafka 4.1+ clusters).
+        whether the controller keeps ELR (KIP-966, on by default for new Kafka 4.1+ clusters);
+        ``kafka_version``: the Kafka whose rules apply (``versionrules.py``).
         ``root`` (the repository, ``spec.include.repository_root``): the file, its folder and
         its lock stay inside it, and are never written through a symlink."""
         settings: dict[str, Any] = {
             "leader_balance_seconds": leader_balance_seconds,
             "eligible_leader_replicas": eligible_leader_replicas,
+            "kafka_version": kafka_version,
             "root": root,
         }
         with _file_lock(state_file, root):
@@ -251,6 +265,20 @@ class SimulatedCluster:
             self.produce = {
                 str(t): float(r) for t, r in (sim.get("produceBytesPerSec") or {}).items()
             }
+            self.modes: dict[str, tuple[str, str]] = {}
+            for t, mode in (sim.get("producers") or {}).items():
+                acks, keys = str(mode.get("acks", "all")), str(mode.get("keys", "none"))
+                if acks not in ACKS or keys not in KEYS:
+                    raise ValueError(f"producers.{t}: acks {acks!r} or keys {keys!r} unknown")
+                self.modes[str(t)] = (acks, keys)
+            ends = {
+                str(t): {int(p): float(o) for p, o in ps.items()}
+                for t, ps in (sim.get("logEndOffsets") or {}).items()
+            }
+            epochs = {
+                str(t): {int(p): int(e) for p, e in ps.items()}
+                for t, ps in (sim.get("leaderEpochs") or {}).items()
+            }
             progress = {
                 str(t): {int(p): {int(b): float(v) for b, v in bs.items()} for p, bs in ps.items()}
                 for t, ps in (sim.get("progress") or {}).items()
@@ -258,6 +286,16 @@ class SimulatedCluster:
             elr = {
                 str(t): {int(p): [int(b) for b in bs] for p, bs in ps.items()}
                 for t, ps in (sim.get("eligibleLeaderReplicas") or {}).items()
+            }
+            self.stopped: dict[int, tuple[float | None, float | None]] = {
+                int(b): (
+                    None if e.get("fenceAt") is None else float(e["fenceAt"]),
+                    None if e.get("resumeAt") is None else float(e["resumeAt"]),
+                )
+                for b, e in (sim.get("stoppedBrokers") or {}).items()
+            }
+            self.behind: dict[int, float] = {
+                int(b): float(t) for b, t in (sim.get("behindSince") or {}).items()
             }
             at = sim.get("leaderBalanceAt")
             self.balance_at: float | None = None if at is None else float(at)
@@ -283,9 +321,13 @@ class SimulatedCluster:
         }
         self.broker_defaults: dict[str, str] = dict(state.broker_defaults)
         online = self.online
+        hws: dict[str, dict[int, int]] = {}
+        for (name, pid), (_, hw) in self.groups.logs.items():
+            hws.setdefault(name, {})[pid] = hw
         self.topics: dict[str, tuple[list[repl.Part], dict[str, str]]] = {}
         for name, t in state.topics.items():
             moves = state.reassignments.get(name, {})
+            topic_hws, topic_ends, topic_epochs = hws.get(name), ends.get(name), epochs.get(name)
             parts: list[repl.Part] = []
             for pid in range(t.partition_count):
                 ps = t.partitions[pid]
@@ -303,6 +345,14 @@ class SimulatedCluster:
                     copied=dict(progress.get(name, {}).get(pid, {})),
                     elr=[b for b in elr.get(name, {}).get(pid, []) if b in ps.replicas],
                 )
+                # consumerGroups.logOffsets holds what consumers see (the HW, as a real
+                # cluster's ListOffsets answers); the leader's LEO only where it is ahead
+                if topic_hws:
+                    part.hw = part.end = float(topic_hws.get(pid, 0))
+                if topic_ends:
+                    part.end = max(part.hw, topic_ends.get(pid, 0.0))
+                if topic_epochs:
+                    part.epoch = topic_epochs.get(pid, 0)
                 stray = set(part.adding) | set(part.removing)
                 if not stray <= set(part.replicas):
                     raise StateFileError(
@@ -318,6 +368,7 @@ class SimulatedCluster:
         for parts, _ in self.topics.values():
             for part in parts:
                 part.elect(online)
+                part.bump_epoch()
 
     def _refresh(self) -> None:
         """Give every partition what its controller rules need: the topic's effective
@@ -331,7 +382,8 @@ class SimulatedCluster:
         for parts, config in self.topics.values():
             min_isr = view.min_insync_replicas(config)
             for part in parts:
-                part.min_isr = min_isr
+                part.min_isr_config = min_isr
+                part.version = self.version
                 part.elr_enabled = self.elr
                 if not self.elr:
                     part.elr = []
@@ -365,8 +417,33 @@ class SimulatedCluster:
             self._load(data, text)
             self._stamp = stamp
 
+    def _sync_logs(self) -> None:
+        """Give the groups' log offsets each partition's high watermark (what ListOffsets
+        LATEST answers consumers), and count leader changes into the epochs."""
+        logs = self.groups.logs
+        for key, (start, end) in list(logs.items()):
+            parts = self.topics.get(key[0], ([], {}))[0]
+            if 0 <= key[1] < len(parts) and int(parts[key[1]].hw) != end:
+                logs[key] = (start, int(parts[key[1]].hw))
+        for name, (parts, _) in self.topics.items():
+            for pid, part in enumerate(parts):
+                if part.leader != part.epoch_leader:
+                    part.bump_epoch()
+                if part.hw and (name, pid) not in logs:
+                    logs[(name, pid)] = (0, int(part.hw))
+
+    def take_losses(self) -> list[tuple[str, int, repl.Loss]]:
+        """What elections threw away since the last call: (topic, partition, loss)."""
+        out = []
+        for name, (parts, _) in sorted(self.topics.items()):
+            for pid, part in enumerate(parts):
+                out += [(name, pid, loss) for loss in part.losses]
+                part.losses.clear()
+        return out
+
     def _save(self) -> None:
         self._schedule_balance()
+        self._sync_logs()
         progress = {
             name: {
                 str(pid): {str(b): v for b, v in sorted(part.copied.items())}
@@ -382,6 +459,21 @@ class SimulatedCluster:
                 "produceBytesPerSec": {
                     t: r for t, r in sorted(self.produce.items()) if t in self.topics
                 },
+                "producers": {
+                    t: {"acks": acks, "keys": keys}
+                    for t, (acks, keys) in sorted(self.modes.items())
+                    if t in self.produce and t in self.topics and (acks, keys) != ("all", "none")
+                },
+                "logEndOffsets": {
+                    name: {str(pid): p.end for pid, p in enumerate(parts) if p.end > p.hw}
+                    for name, (parts, _) in sorted(self.topics.items())
+                    if any(p.end > p.hw for p in parts)
+                },
+                "leaderEpochs": {
+                    name: {str(pid): p.epoch for pid, p in enumerate(parts) if p.epoch}
+                    for name, (parts, _) in sorted(self.topics.items())
+                    if any(p.epoch for p in parts)
+                },
                 "progress": {t: p for t, p in progress.items() if p},
                 "eligibleLeaderReplicas": {
                     name: {str(pid): list(p.elr) for pid, p in enumerate(parts) if p.elr}
@@ -389,6 +481,11 @@ class SimulatedCluster:
                     if any(p.elr for p in parts)
                 },
                 "leaderBalanceAt": self.balance_at,
+                "stoppedBrokers": {
+                    str(b): {"fenceAt": fence, "resumeAt": resume}
+                    for b, (fence, resume) in sorted(self.stopped.items())
+                },
+                "behindSince": {str(b): t for b, t in sorted(self.behind.items())},
                 "offsetTimes": self.groups.times_json(),
             }
         }
@@ -401,14 +498,51 @@ class SimulatedCluster:
     def online(self) -> frozenset[int]:
         return frozenset(b.id for b in self.brokers.values() if b.online)
 
+    @property
+    def serving(self) -> frozenset[int]:
+        """The online brokers that work: not stopped (``stop_broker``) awaiting fencing."""
+        return self.online - set(self.stopped)
+
+    def _timeout(self, name: str, default_ms: int) -> float:
+        """A broker-level timeout in seconds: the state file's ``brokerDefaults``, else
+        Kafka's default."""
+        try:
+            return max(0.0, int(self.broker_defaults.get(name, str(default_ms))) / 1000)
+        except ValueError:
+            return default_ms / 1000
+
+    @property
+    def session_timeout(self) -> float:
+        """``broker.session.timeout.ms`` (Kafka's default 9 s): how long the controller
+        waits for a silent broker's heartbeat before it fences it."""
+        return self._timeout("broker.session.timeout.ms", 9000)
+
+    @property
+    def lag_time_max(self) -> float:
+        """``replica.lag.time.max.ms`` (Kafka's default 30 s): how long a follower may stay
+        behind the leader's log end before the leader drops it from the ISR."""
+        return self._timeout("replica.lag.time.max.ms", 30000)
+
     def _state(self, names: Iterable[str] | None, *, reported: bool = True) -> ClusterState:
         """The state; ``reported`` (what describe answers) fills the broker-level defaults
         the file does not set with Kafka's own, as a real broker's DescribeConfigs does."""
+        self._sync_logs()
         wanted = sorted(self.topics) if names is None else sorted(set(names) & set(self.topics))
         topics: dict[str, TopicState] = {}
         moves: dict[str, dict[int, Reassignment]] = {}
+        offsets: dict[str, dict[int, PartitionOffsets]] = {}
         for name in wanted:
             parts, config = self.topics[name]
+            if reported:  # what describe answers; the file keeps them in ``simulation``
+                known = {
+                    pid: PartitionOffsets(
+                        int(p.hw), tuple((b, p.leo(b)) for b in p.replicas), p.epoch
+                    )
+                    for pid, p in enumerate(parts)
+                    if p.end or p.epoch
+                }
+                if known:
+                    offsets[name] = known
             topics[name] = TopicState(
                 name=name,
                 partitions={
@@ -437,6 +571,8 @@ class SimulatedCluster:
             access=self.access.state(reported=reported),
             groups=self.groups.state(self._counts()),
             network_bytes_per_sec=self.network,
+            kafka_version=self.version,
+            offsets=offsets if reported else None,
         )
 
     @_operation
@@ -515,6 +651,31 @@ class SimulatedCluster:
                     out[TopicPartition(name, pid)] = lag
         return out
 
+    def producers(self) -> dict[str, repl.Producer]:
+        """Each written topic's producer (``simulate produce``)."""
+        return {
+            t: repl.Producer(r, *self.modes.get(t, ("all", "none")))
+            for t, r in self.produce.items()
+            if t in self.topics
+        }
+
+    @_operation
+    def produce_now(self, topic: str) -> tuple[float, float]:
+        """The bytes/s ``topic``'s producer gets written now, and the bytes/s refused."""
+        producer = self.producers().get(topic)
+        if producer is None:
+            return 0.0, 0.0
+        accepted, refused = repl.write_rates(self.topics[topic][0], producer)
+        return sum(accepted), refused
+
+    @_operation
+    def partition_write_rate(self, topic: str, partition: int) -> float:
+        """The bytes/s the leader of ``topic``'s ``partition`` appends now."""
+        producer = self.producers().get(topic)
+        if producer is None:
+            return 0.0
+        return repl.write_rates(self.topics[topic][0], producer)[0][partition]
+
     @_operation
     def write_rates(self) -> dict[str, float]:
         """Bytes/s written to each topic (``simulate produce``): what the plan's
@@ -524,11 +685,7 @@ class SimulatedCluster:
     @_operation
     def rates(self) -> dict[tuple[str, int, int], float]:
         """The bytes/s each catching-up replica copies at now: (topic, partition, broker)."""
-        growth = {
-            t: r / max(1, len(self.topics[t][0]))
-            for t, r in self.produce.items()
-            if r > 0 and t in self.topics
-        }
+        growth = {t: repl.write_rates(self.topics[t][0], p)[0] for t, p in self.producers().items()}
         charges = repl.in_sync_charges(self.topics, self.online, growth)
         flows = repl.flows(self.topics, self.online, self.broker_configs, self.network, charges)
         return {(f.key[0], f.key[1], f.broker): f.rate for f in flows}
@@ -562,7 +719,7 @@ class SimulatedCluster:
                     f"{pid} are fenced or in controlled shutdown.",
                     item,
                 )
-            parts.append(repl.Part(replicas=replicas, isr=isr, leader=isr[0]))
+            parts.append(repl.Part(replicas=replicas, isr=isr, leader=isr[0], version=self.version))
         return parts
 
     # ---------------------------------------------------------------- writes
@@ -575,6 +732,7 @@ class SimulatedCluster:
             counts[t.name] = counts.get(t.name, 0) + 1
         for t in topics:
             results[t.name] = self._create(t, counts[t.name])
+        self._refresh()
         self._save()
         return results
 
@@ -608,7 +766,7 @@ class SimulatedCluster:
         if isinstance(parts, ClusterRequestError):
             return parts
         for key, value in t.config.items():
-            problem = kraft.topic_config_error(key, value)
+            problem = kraft.topic_config_error(key, value, self.version)
             if problem:
                 return kraft.error("INVALID_CONFIG", problem, name)
         self.topics[name] = (parts, dict(t.config))
@@ -675,8 +833,10 @@ class SimulatedCluster:
             if problem is None:
                 sets.update(kraft.appended(config, change.append))
                 sets.update(kraft.subtracted(config, change.subtract))
+                version = self.version
                 problem = next(
-                    (p for k, v in sets.items() if (p := kraft.topic_config_error(k, v))), None
+                    (p for k, v in sets.items() if (p := kraft.topic_config_error(k, v, version))),
+                    None,
                 )
             if problem is None:
                 problem = next(
@@ -894,28 +1054,129 @@ class SimulatedCluster:
                 f"{MAX_CLOCK:g} s (Kafka's longest time, about 292 million years)"
             )
         while True:
+            self._apply_due()
+            due = self._next_due()
+            horizon = end if due is None else min(end, due)
             self._schedule_balance()
             if self.balance_at is not None and not self._electable():
-                self._idle_until_event(end)
+                self._idle_until_event(horizon)
                 if self.clock >= end and self.balance_at > self.clock:
                     break
                 continue
-            stop = end if self.balance_at is None else min(end, self.balance_at)
-            repl.advance(
+            stop = horizon if self.balance_at is None else min(horizon, self.balance_at)
+            spent = repl.advance(
                 self.topics,
                 self.online,
                 self.broker_configs,
                 stop - self.clock,
                 self.network,
-                self.produce,
+                self.producers(),
+                until_event=self._lag_watch(),
+                refused=self.refused,
+                serving=self.serving,
             )
-            self.clock = stop
+            self.clock = stop if spent >= stop - self.clock else self.clock + spent
             if self.balance_at is not None and self.clock >= self.balance_at:
                 self._balance_leaders()
                 continue
             if self.clock >= end:
                 break
-        self.groups.produced(self.produce, self._counts(), seconds, self.clock)
+        self._apply_due()
+        self._sync_logs()
+        self.groups.checkpoint(self.clock)
+        self._save()
+
+    def _growth(self) -> dict[str, list[float]]:
+        return {
+            t: repl.write_rates(self.topics[t][0], p, self.serving)[0]
+            for t, p in self.producers().items()
+        }
+
+    def _lag_watch(self) -> bool:
+        """Whether an ISR change inside an advance could start a follower lagging (writes
+        go on): then time advances event by event, so that lag is noticed when it starts."""
+        return bool(self.produce)
+
+    def _next_due(self) -> float | None:
+        """The next time a stopped broker is fenced or resumes, or a lagging follower has
+        been behind for ``replica.lag.time.max.ms``; None: nothing pending."""
+        times = [t for pair in self.stopped.values() for t in pair if t is not None]
+        times += [t + self.lag_time_max for t in self.behind.values()]
+        return min(times) if times else None
+
+    def _apply_due(self) -> None:
+        """What is due at the current clock: stopped brokers resume or are fenced (the
+        controller's session timeout, ``handleBrokerFenced``), then followers that have been
+        behind for ``replica.lag.time.max.ms`` leave the ISR (``Partition.maybeShrinkIsr``),
+        and lagging starts or ends (a follower's in-sync fetches outgrow its network, or its
+        broker stops)."""
+        for b, (fence, resume) in sorted(self.stopped.items()):
+            back = resume is not None and resume <= self.clock
+            if back and fence is None:  # back after being fenced
+                del self.stopped[b]
+                self._set_online(b, True)
+                repl.settle([p for parts, _ in self.topics.values() for p in parts], self.online)
+                self._elect_unclean()
+            elif back and fence is not None and resume is not None and resume <= fence:
+                del self.stopped[b]  # back before the controller noticed
+                self._resume(b)
+            elif fence is not None and fence <= self.clock:
+                self._fence(b)
+                if resume is None:
+                    del self.stopped[b]
+                else:
+                    self.stopped[b] = (None, resume)
+        growth = self._growth()
+        demand = repl.follower_demand(self.topics, self.serving, growth)
+        stopped = set(self.stopped)
+        slow = {b for b, d in demand.items() if d > 0 and (b in stopped or d > self.network)}
+        for b in list(self.behind):
+            if b not in slow:
+                del self.behind[b]
+        shares: dict[int, float] = {}
+        for b in sorted(slow):
+            since = self.behind.setdefault(b, self.clock)
+            if since + self.lag_time_max <= self.clock:
+                shares[b] = 1.0 if b in stopped else 1.0 - self.network / demand[b]
+                del self.behind[b]
+        if shares:
+            repl.drop_lagging(self.topics, shares, growth, self.lag_time_max)
+
+    def _resume(self, broker_id: int) -> None:
+        """A stopped broker works again before it was fenced: its in-sync followers fetch
+        what they missed (at once: the model does not time that catch-up), and the HW
+        they held back moves on."""
+        for parts, _ in self.topics.values():
+            for part in parts:
+                if broker_id in part.isr and broker_id in part.copied:
+                    del part.copied[broker_id]
+                    part.update_hw()
+
+    @_operation
+    def stop_broker(self, broker_id: int, resume_after: float | None = None) -> None:
+        """What-if: broker ``broker_id`` stops (a crash, or with ``resume_after`` seconds a
+        stall such as a long GC pause). It neither serves nor fetches, but the controller
+        knows nothing until ``broker.session.timeout.ms`` passes without a heartbeat: then it
+        fences the broker (as ``fail_broker``). Until then the broker stays leader of its
+        partitions -- writes to them fail -- and in their ISRs. Time passes with ``advance``."""
+        broker = self.brokers.get(broker_id)
+        if broker is None or not broker.online:
+            self._set_online(broker_id, False)  # raises: unknown, or already offline
+        if broker_id in self.stopped:
+            raise ClusterError(f"broker {broker_id} is already stopped")
+        if resume_after is not None and not (math.isfinite(resume_after) and resume_after > 0):
+            raise ClusterError("a pause must last more than 0 s")
+        if resume_after is not None and self.clock + resume_after > MAX_CLOCK:
+            raise ClusterError(
+                f"cannot pause for {resume_after:g} s: the simulated clock would pass "
+                f"{MAX_CLOCK:g} s (Kafka's longest time, about 292 million years)"
+            )
+        resume = None if resume_after is None else self.clock + resume_after
+        self.stopped[broker_id] = (self.clock + self.session_timeout, resume)
+        for parts, _ in self.topics.values():
+            for part in parts:
+                if broker_id in part.isr and broker_id != part.leader:
+                    part.copied[broker_id] = float(part.size)  # it fetches no more
         self._save()
 
     def _idle_until_event(self, end: float) -> None:
@@ -933,8 +1194,10 @@ class SimulatedCluster:
             self.broker_configs,
             left,
             self.network,
-            self.produce,
+            self.producers(),
             until_event=True,
+            refused=self.refused,
+            serving=self.serving,
         )
         self.clock = end if spent >= left else self.clock + spent
         interval = self.leader_balance_seconds
@@ -1000,17 +1263,28 @@ class SimulatedCluster:
         self._save()
 
     @_operation
-    def set_produce_rate(self, topic: str, bytes_per_sec: float) -> None:
-        """Write to ``topic`` at ``bytes_per_sec`` (spread over its partitions) while simulated
-        time passes; 0 stops. A replica catches up only if it copies faster than that."""
+    def set_produce_rate(
+        self, topic: str, bytes_per_sec: float, acks: str = "all", keys: str = "none"
+    ) -> None:
+        """Write to ``topic`` at ``bytes_per_sec`` while simulated time passes; 0 stops.
+        ``acks`` (all, 1, 0) and ``keys`` (none, uniform) say which partitions take the
+        records (``replication.write_rates``): acks=all is refused where the ISR is below
+        min ISR; keyless records go only to partitions that have a leader. A replica
+        catches up only if it copies faster than its partition grows."""
         if topic not in self.topics:
             raise ClusterError(f"no topic {topic!r} in the simulated cluster")
         if bytes_per_sec < 0:
             raise ClusterError("a produce rate cannot be negative")
+        if acks not in ACKS:
+            raise ClusterError(f"acks must be one of {', '.join(ACKS)}, not {acks!r}")
+        if keys not in KEYS:
+            raise ClusterError(f"keys must be one of {', '.join(KEYS)}, not {keys!r}")
         if bytes_per_sec:
             self.produce[topic] = float(bytes_per_sec)
+            self.modes[topic] = (acks, keys)
         else:
             self.produce.pop(topic, None)
+            self.modes.pop(topic, None)
         self._save()
 
     @_operation
@@ -1019,7 +1293,14 @@ class SimulatedCluster:
         last in-sync replica stays (Kafka never empties an ISR) and its partition goes
         offline; with ELR the ISR may empty, and the replicas that left it below
         min.insync.replicas are eligible leaders when they come back."""
+        self.stopped.pop(broker_id, None)
+        self._fence(broker_id)
+        self._save()
+
+    def _fence(self, broker_id: int) -> None:
+        """The controller fences the broker (``ReplicationControlManager.handleBrokerFenced``)."""
         self._set_online(broker_id, False)
+        self.behind.pop(broker_id, None)
         online = self.online
         for parts, _ in self.topics.values():
             for part in parts:
@@ -1028,13 +1309,17 @@ class SimulatedCluster:
                     part.leader = None
                 part.elect(online)
         self._elect_unclean()
-        self._save()
 
     @_operation
     def restore_broker(self, broker_id: int) -> None:
         """The broker returns: offline partitions whose ISR it holds get their leader back,
         and its replicas rejoin the ISR once they have copied what was written while it was
-        down (at once when nothing was: see ``set_produce_rate``)."""
+        down (at once when nothing was: see ``set_produce_rate``). A stopped broker not
+        fenced yet simply works again."""
+        if self.stopped.pop(broker_id, None) is not None and self.brokers[broker_id].online:
+            self._resume(broker_id)
+            self._save()
+            return
         self._set_online(broker_id, True)
         repl.settle([p for parts, _ in self.topics.values() for p in parts], self.online)
         self._elect_unclean()

@@ -3,14 +3,15 @@
 This is what ``kgitops snapshot --out`` writes, what ``plan --state`` reads, and what a
 simulated cluster keeps on disk. The shape (docs/simulated-cluster.md, "The state file")::
 
-    {"format": "kgitops-state/v1", "clusterId": "abc",
+    {"format": "kgitops-state/v1", "clusterId": "abc", "kafkaVersion": "4.1",
      "brokers": [{"id": 1, "rack": "az1"}, {"id": 2, "rack": "az2", "online": false}],
      "topics": {"t": {"partitions": {"0": {"replicas": [1, 2], "isr": [1], "leader": 1,
                                            "sizeBytes": 1048576}},
                       "config": {"retention.ms": "604800000"}}},
      "reassignments": {"t": {"0": {"adding": [3], "removing": [1]}}}}
 
-Partition ids are string keys; ``isr``, ``leader`` (``null`` or ``-1``: no leader),
+Partition ids are string keys; ``kafkaVersion`` (the rules that apply; absent: 4.1's),
+``isr``, ``leader`` (``null`` or ``-1``: no leader),
 ``sizeBytes`` and ``reassignments`` may be absent; unknown fields are ignored, so a file may
 carry more (the simulated cluster keeps its clock there). Written output is sorted (brokers
 by id, topics by name, partitions numerically, configs by name), so the same state always
@@ -45,6 +46,7 @@ from kgitops.model import (
 )
 from kgitops.names import STATE_FORMAT
 from kgitops.perf import paused_gc
+from kgitops.versionrules import parse_version, show_version
 
 # ------------------------------------------------------------------------- writing
 
@@ -90,6 +92,8 @@ def state_to_json(state: ClusterState) -> dict[str, Any]:
     out: dict[str, Any] = {"format": STATE_FORMAT, "clusterId": state.cluster_id}
     if state.controller_id is not None:
         out["controllerId"] = state.controller_id
+    if state.kafka_version is not None:
+        out["kafkaVersion"] = show_version(state.kafka_version)
     out["brokers"] = brokers
     out["topics"] = topics
     out["reassignments"] = {
@@ -378,6 +382,11 @@ def _fast_load(data: dict[str, Any]) -> ClusterState:
     broker_defaults = {str(k): _str(v) for k, v in (data.get("brokerDefaults") or {}).items()}
     controller = data.get("controllerId")
     cluster_id = data.get("clusterId")
+    version = data.get("kafkaVersion")
+    if version is not None:
+        version = parse_version(_str(version))
+        if version is None:
+            raise _Bad
     return ClusterState(
         brokers=brokers,
         topics=topics,
@@ -386,6 +395,7 @@ def _fast_load(data: dict[str, Any]) -> ClusterState:
         controller_id=None if controller is None else _id(controller),
         broker_configs=broker_configs,
         broker_defaults=broker_defaults,
+        kafka_version=version,
     )
 
 

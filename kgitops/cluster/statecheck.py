@@ -18,6 +18,7 @@ from contextlib import suppress
 
 from kgitops.model import RACK_RULE, TOPIC_NAME_RULE, legal_rack, legal_topic_name
 from kgitops.names import STATE_FORMAT
+from kgitops.versionrules import parse_version
 
 Path = tuple[str | int, ...]
 Problem = tuple[Path, str]
@@ -134,6 +135,9 @@ class _Checker:
             self.bad(("clusterId",), "expected a string")
         if data.get("controllerId") is not None and not _is_id(data["controllerId"]):
             self.bad(("controllerId",), f"expected {_ID_WORDS}")
+        version = data.get("kafkaVersion")
+        if version is not None and (not isinstance(version, str) or parse_version(version) is None):
+            self.bad(("kafkaVersion",), 'expected a Kafka version such as "4.1" or "3.7.2"')
         self.check_brokers(data.get("brokers"))
         topics = data.get("topics", {})
         if not isinstance(topics, dict):

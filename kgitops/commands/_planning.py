@@ -177,6 +177,8 @@ def _plan_directory(
             "were managed); take a new snapshot"
         )
     check_cluster_id(cluster, state)
+    if state.kafka_version is None:  # a state file from before kafkaVersion: cluster.yaml's
+        state = replace(state, kafka_version=cluster.kafka_version)
     changes = evaluate(specs.rules, specs.topics, specs.written, state)  # rules reading old
     if any(d.is_error for _, d in changes):
         raise SpecError(sorted(d for _, d in changes))

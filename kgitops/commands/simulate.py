@@ -33,8 +33,19 @@ HELP = "what-if on a simulated cluster: fail or restore a broker, let time pass,
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("dir", metavar="DIR", help="the cluster folder (simulated cluster.yaml)")
     sub = parser.add_subparsers(dest="sim_command", metavar="ACTION", required=True)
-    p = sub.add_parser("fail-broker", help="stop a broker: it leaves every ISR")
+    p = sub.add_parser(
+        "fail-broker",
+        help="a broker dies: broker.session.timeout.ms later the controller fences it and it "
+        "leaves every ISR (the clock moves on by that much)",
+    )
     p.add_argument("broker", type=integer, metavar="ID")
+    p = sub.add_parser(
+        "pause-broker",
+        help="a broker stalls for DURATION (a long GC pause): it serves and fetches nothing; "
+        "fenced if the pause outlasts broker.session.timeout.ms (the clock moves on)",
+    )
+    p.add_argument("broker", type=integer, metavar="ID")
+    p.add_argument("duration", metavar="DURATION")
     p = sub.add_parser("restore-broker", help="bring a failed broker back")
     p.add_argument("broker", type=integer, metavar="ID")
     p = sub.add_parser("advance", help="let simulated time pass (90, 90s, 5m, 1h30m)")
@@ -46,6 +57,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p = sub.add_parser("produce", help="write to a topic at a rate as time passes (5MB/s; 0 stops)")
     p.add_argument("topic", metavar="TOPIC")
     p.add_argument("rate", metavar="RATE")
+    p.add_argument(
+        "--acks",
+        choices=("all", "1", "0"),
+        default="all",
+        help="all (default, Kafka's): refused while the ISR is below min ISR; 1, 0: "
+        "written to the leader, readable up to the high watermark",
+    )
+    p.add_argument(
+        "--keys",
+        choices=("none", "uniform"),
+        default="none",
+        help="none (default): keyless, spread over partitions that have a leader; "
+        "uniform: keys hashed over every partition (an offline one refuses its share)",
+    )
     p = sub.add_parser("consume", help="a consumer joins a group on a topic (range assignor)")
     p.add_argument("group", metavar="GROUP")
     p.add_argument("topic", metavar="TOPIC")
@@ -75,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
     from kgitops.errors import KgitopsError
     from kgitops.plan.health import assess
     from kgitops.spec.include import repository_root
-    from kgitops.units import human_seconds, parse_duration, parse_size
+    from kgitops.units import human_bytes, human_seconds, parse_duration, parse_size
 
     spec = load_cluster(args.dir)
     if spec.simulated is None:
@@ -91,8 +116,32 @@ def run(args: argparse.Namespace) -> int:
     before = health()
     cmd = args.sim_command
     if cmd == "fail-broker":
-        sim.fail_broker(args.broker)
-        print(f"broker {args.broker} is now offline")
+        wait = sim.session_timeout
+        sim.stop_broker(args.broker)
+        sim.advance(wait)
+        print(
+            f"broker {args.broker} stopped; {human_seconds(wait)} later "
+            "(broker.session.timeout.ms) the controller fenced it: it is now offline; "
+            f"clock now {human_seconds(sim.clock)}"
+        )
+    elif cmd == "pause-broker":
+        try:
+            seconds = parse_duration(args.duration)
+        except ValueError as exc:
+            raise KgitopsError(str(exc)) from None
+        sim.stop_broker(args.broker, seconds)
+        sim.advance(seconds)
+        fenced = seconds >= sim.session_timeout
+        print(
+            f"broker {args.broker} paused for {human_seconds(seconds)}"
+            + (
+                f": fenced after {human_seconds(sim.session_timeout)} "
+                "(broker.session.timeout.ms), back now"
+                if fenced
+                else " and back; not fenced (shorter than broker.session.timeout.ms)"
+            )
+            + f"; clock now {human_seconds(sim.clock)}"
+        )
     elif cmd == "restore-broker":
         sim.restore_broker(args.broker)
         print(f"broker {args.broker} is back online")
@@ -117,10 +166,29 @@ def run(args: argparse.Namespace) -> int:
             rate = parse_size(text[:-2] if text.lower().endswith("/s") else text)
         except ValueError as exc:
             raise KgitopsError(f"{exc} per second") from None
-        sim.set_produce_rate(args.topic, rate)
-        print(f"{args.topic}: written at {rate} bytes/s" if rate else f"{args.topic}: no writes")
+        sim.set_produce_rate(args.topic, rate, args.acks, args.keys)
+        print(
+            f"{args.topic}: written at {rate} bytes/s (acks={args.acks}, keys {args.keys})"
+            if rate
+            else f"{args.topic}: no writes"
+        )
+        if rate:
+            _, refused = sim.produce_now(args.topic)
+            if refused:
+                print(
+                    f"  refused now: {human_bytes(refused)}/s of {human_bytes(rate)}/s "
+                    f"({_refusal(args.acks)}); nothing of it is written"
+                )
     elif cmd in ("consume", "leave", "commit"):
         _group_action(sim, args)
+    for topic, refused in sorted(sim.refused.items()):
+        print(f"{topic}: the producer had {human_bytes(refused)} refused (nothing written)")
+    for topic, pid, loss in sim.take_losses():
+        print(
+            f"{topic}-{pid}: {'an unclean' if loss.kind == 'unclean' else 'an ELR'} election "
+            f"of broker {loss.leader} lost {loss.records} record(s), "
+            f"{human_bytes(loss.bytes)} (the log is cut to what it held)"
+        )
     after = health()
     if cmd == "show":
         _show(sim, after, args.limit)
@@ -135,6 +203,12 @@ def run(args: argparse.Namespace) -> int:
             f"`decommission:` and run `kgitops plan {args.dir}`"
         )
     return 0
+
+
+def _refusal(acks: str) -> str:
+    if acks == "all":
+        return "NOT_ENOUGH_REPLICAS where the ISR is below min ISR; no leader elsewhere"
+    return "partitions without a leader"
 
 
 def _changes(before: Health, after: Health) -> list[str]:
@@ -173,8 +247,34 @@ def _show(sim: SimulatedCluster, health: Health, limit: int) -> None:
             f"  broker {b.id:<4} rack {b.rack or '-':<8} {'online ' if b.online else 'OFFLINE'}"
             f"  {replicas} replica(s), {leaders} leader(s)"
         )
-    for topic, rate in sorted(sim.produce.items()):
-        print(f"  producing to {topic} at {human_rate(rate)}")
+    for topic, producer in sorted(sim.producers().items()):
+        written, refused = sim.produce_now(topic)
+        print(
+            f"  producing to {topic} at {human_rate(producer.rate)} (acks={producer.acks}, "
+            f"keys {producer.keys}): {human_rate(written)} written"
+            + (f", {human_rate(refused)} refused" if refused else "")
+        )
+    unread = []
+    for name in sorted(state.topics):
+        for pid in sorted(state.topics[name].partitions):
+            offsets = state.offsets_of(name, pid)
+            if offsets is None:
+                continue
+            ends = dict(offsets.log_end_offsets)
+            leader = state.topics[name].partitions[pid].leader
+            leo = ends.get(leader) if leader is not None else None
+            hw = offsets.high_watermark
+            if leo is not None and leo > hw:
+                each = ", ".join(f"{b}: {o}" for b, o in offsets.log_end_offsets)
+                unread.append(
+                    f"  {name}-{pid}: HW {hw}, LEO {each}, leader epoch "
+                    f"{offsets.leader_epoch}: {leo - hw} record(s) not readable yet"
+                )
+    if unread:
+        print("high watermark behind the leader's log end (consumers read up to the HW)")
+        print("\n".join(unread if limit <= 0 else unread[:limit]))
+        if limit > 0 and len(unread) > limit:
+            print(f"  ... and {len(unread) - limit} more (show --limit 0 lists all)")
     rates = sim.rates()
     progress = sim.replica_progress()
     lines: list[str] = []
@@ -187,7 +287,7 @@ def _show(sim: SimulatedCluster, health: Health, limit: int) -> None:
             if broker not in sim.online:
                 lines.append(f"{head}, stalled: broker {broker} is offline")
             elif rate > 0:
-                grows = sim.produce.get(topic, 0.0) / len(state.topics[topic].partitions)
+                grows = sim.partition_write_rate(topic, pid)
                 if rate > grows:
                     eta = human_seconds((size - copied) / (rate - grows))
                     lines.append(f"{head} at {human_bytes(rate)}/s, ETA {eta}")

@@ -15,6 +15,7 @@ import argparse
 import json
 import os
 import sys
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from kgitops.commands._units import integer
@@ -79,7 +80,10 @@ def run(args: argparse.Namespace) -> int:
         if os.path.exists(os.path.join(args.dir, "cluster.yaml")):
             from kgitops.commands._clusterdir import load_cluster
 
-            decommission = load_cluster(args.dir).decommission
+            loaded = load_cluster(args.dir)
+            decommission = loaded.decommission
+            if state.kafka_version is None:  # a state file from before kafkaVersion
+                state = replace(state, kafka_version=loaded.kafka_version)
     else:
         from kgitops.cluster.connect import open_cluster
         from kgitops.commands._clusterdir import load_cluster
@@ -185,7 +189,12 @@ def _describe(f: PartitionHealth, flag: str, dead: frozenset[int]) -> str:
     if flag == "leader_off_preferred":
         return f"leader {leader}, preferred {f.replicas[0]}  ({base})"
     if flag == "under_min_isr":
-        return f"{base}  min.insync.replicas {f.min_isr}"
+        out = f"{base}  min.insync.replicas {f.min_isr}"
+        leo = f.leader_leo
+        if f.offsets is not None and leo is not None and leo > f.offsets.high_watermark:
+            hw = f.offsets.high_watermark
+            out += f"  HW {hw} < leader LEO {leo}: {leo - hw} record(s) not readable yet"
+        return out
     if flag == "reassigning":
         out = (
             f"target {_ids(f.target)}  adding {_ids(f.adding)}  removing {_ids(f.removing)}  "

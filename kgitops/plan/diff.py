@@ -41,6 +41,7 @@ from kgitops.plan.actions import (
     RemoveThrottles,
 )
 from kgitops.plan.goals import Pending, band_unreached, drain_hotspot, goal_one, settle
+from kgitops.plan.health import is_under_replicated
 from kgitops.plan.retention import RETENTION, DropStep, retention_cut
 from kgitops.plan.spread import broker_spread
 from kgitops.plan.throttles import MoveThrottle, stale_throttles, throttle_pressure
@@ -732,16 +733,15 @@ def _leaders(
     being moved now by a reassignment in flight that this plan leaves out (``flying``; counted
     as Kafka counts it then, without the replicas being removed), or left where it is."""
     online = ctx.online
-    removing = {p: set(r.removing) for p, r in ctx.state.reassignments.get(spec.name, {}).items()}
+    moves = ctx.state.reassignments.get(spec.name, {})
+    removing = {p: set(r.removing) for p, r in moves.items()}
     skip = planned | flying if flying else planned
     elect, under = [], []
     for p, ps in live.partitions.items():
         replicas, isr, leader = ps.replicas, ps.isr, ps.leader
         if isr is None or not replicas:
             continue
-        if len(isr) < len(replicas) and (
-            not removing or len(isr) < len(replicas) - len(removing.get(p, ()))
-        ):
+        if is_under_replicated(ps, moves.get(p)):  # status's rule (plan/health.py)
             under.append(p)
         if leader is None or leader == replicas[0] or p in skip:
             continue
@@ -793,10 +793,13 @@ def _leaders(
 
 
 def _spec_warnings(ctx: _Context, spec: TopicSpec) -> None:
-    """RF_ONE and MIN_ISR_EQUALS_RF, as validate says them (spec/durability.py)."""
+    """RF_ONE, MIN_ISR_EQUALS_RF and MIN_ISR_ABOVE_RF, as validate says them
+    (spec/durability.py)."""
     min_isr = ctx.state.min_insync_replicas(_desired_config(spec))
     single = len(ctx.state.brokers) == 1
-    for w in replication_warnings(spec.replication_factor, min_isr, single_broker=single):
+    for w in replication_warnings(
+        spec.replication_factor, min_isr, single_broker=single, version=ctx.state.version
+    ):
         ctx.warn(spec.name, w.code, w.message)
 
 

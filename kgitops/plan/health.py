@@ -10,7 +10,8 @@ what consumers can read up to, so a shrinking ISR is what a reader of ``status``
 - **under-replicated**: the ISR is smaller than the replication factor, counted as Kafka
   counts it during a reassignment (AR minus the removing replicas);
 - **under min ISR**: fewer in-sync replicas than the topic's effective
-  ``min.insync.replicas`` (its own value, else the brokers': ``ClusterState.min_insync_replicas``);
+  ``min.insync.replicas`` (its own value, else the brokers': ``ClusterState.min_insync_replicas``;
+  from Kafka 3.7 at most the partition's replica count: ``versionrules.effective_min_isr``);
   producers with ``acks=all`` are refused;
 - **leader off preferred**: the leader is not the first replica (a preferred-leader election
   moves it back);
@@ -35,8 +36,15 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kgitops.model import ClusterState, PartitionState, Reassignment, TopicPartition
+from kgitops.model import (
+    ClusterState,
+    PartitionOffsets,
+    PartitionState,
+    Reassignment,
+    TopicPartition,
+)
 from kgitops.plan.throttles import Stale, stale_throttles
+from kgitops.versionrules import effective_min_isr
 
 PROBLEMS = ("offline", "under_replicated", "under_min_isr")
 NOTES = ("leader_off_preferred", "reassigning", "stalled")
@@ -56,6 +64,14 @@ class PartitionHealth:
     adding: tuple[int, ...] = ()
     removing: tuple[int, ...] = ()
     progress: Mapping[int, tuple[float, int]] = field(default_factory=dict)
+    offsets: PartitionOffsets | None = None  # HW, LEO per replica, epoch, where known
+
+    @property
+    def leader_leo(self) -> int | None:
+        """The leader's log end offset, where the offsets are known."""
+        if self.offsets is None or self.leader is None:
+            return None
+        return dict(self.offsets.log_end_offsets).get(self.leader)
 
     @property
     def osr(self) -> tuple[int, ...]:
@@ -85,6 +101,10 @@ class PartitionHealth:
             out.update(
                 target=list(self.target), adding=list(self.adding), removing=list(self.removing)
             )
+        if self.offsets is not None:
+            out["highWatermark"] = self.offsets.high_watermark
+            out["logEndOffsets"] = {str(b): o for b, o in self.offsets.log_end_offsets}
+            out["leaderEpoch"] = self.offsets.leader_epoch
         if self.progress:
             out["caughtUp"] = {
                 str(b): {"copiedBytes": int(c), "sizeBytes": s}
@@ -171,7 +191,7 @@ def assess(
     isr_known = True
     for name in sorted(state.topics):
         topic = state.topics[name]
-        min_isr = state.min_insync_replicas(topic.config)
+        configured = state.min_insync_replicas(topic.config)
         moves = state.reassignments.get(name, {})
         for pid in sorted(topic.partitions):
             partitions += 1
@@ -179,7 +199,8 @@ def assess(
             if p.isr is None:
                 isr_known = False
             move = moves.get(pid)
-            flags = _flags(p, move, min_isr, online)
+            min_isr = effective_min_isr(configured, len(p.replicas), state.version)
+            flags = partition_flags(p, move, min_isr, online)
             if flags:
                 findings.append(
                     PartitionHealth(
@@ -193,6 +214,7 @@ def assess(
                         adding=move.adding if move else (),
                         removing=move.removing if move else (),
                         progress=(progress or {}).get(TopicPartition(name, pid), {}),
+                        offsets=state.offsets_of(name, pid),
                     )
                 )
     drained = set(decommission)
@@ -219,18 +241,37 @@ def assess(
     )
 
 
-def _flags(
-    p: PartitionState, move: Reassignment | None, min_isr: int | None, online: frozenset[int]
-) -> tuple[str, ...]:
-    flags: list[str] = []
+def is_offline(p: PartitionState, online: Collection[int]) -> bool:
+    """No leader, or a leader on a broker that is down."""
+    return p.leader is None or p.leader not in online
+
+
+def is_under_replicated(p: PartitionState, move: Reassignment | None) -> bool:
+    """Fewer in-sync replicas than the replication factor, counted as Kafka counts it during
+    a reassignment (``Partition.isUnderReplicated``: the replication factor of an ongoing
+    reassignment is AR minus the removing replicas), so a move whose new replica is still
+    copying is not under-replicated while the replicas it replaces are in sync."""
     removing = move.removing if move else ()
+    return p.isr is not None and len(p.isr) < len(p.replicas) - len(removing)
+
+
+def is_under_min_isr(p: PartitionState, min_isr: int | None) -> bool:
+    """Fewer in-sync replicas than the effective min ISR: acks=all writes are refused."""
+    return p.isr is not None and min_isr is not None and len(p.isr) < min_isr
+
+
+def partition_flags(
+    p: PartitionState, move: Reassignment | None, min_isr: int | None, online: Collection[int]
+) -> tuple[str, ...]:
+    """The flags of one partition (``PROBLEMS`` and ``NOTES``): the one rule ``status``,
+    ``get partitions`` and the plan all use. ``min_isr``: the effective one."""
+    flags: list[str] = []
     if p.isr is not None:
-        isr = p.isr
-        if p.leader is None or p.leader not in online:
+        if is_offline(p, online):
             flags.append("offline")
-        if len(isr) < len(p.replicas) - len(removing):
+        if is_under_replicated(p, move):
             flags.append("under_replicated")
-        if min_isr is not None and len(isr) < min_isr:
+        if is_under_min_isr(p, min_isr):
             flags.append("under_min_isr")
     if p.leader is not None and p.replicas and p.leader != p.replicas[0]:
         flags.append("leader_off_preferred")
@@ -239,3 +280,20 @@ def _flags(
         if any(b not in online for b in move.adding):
             flags.append("stalled")
     return tuple(flags)
+
+
+def topic_flags(state: ClusterState, name: str) -> dict[int, tuple[str, ...]]:
+    """``partition_flags`` of every partition of topic ``name`` in ``state``."""
+    topic = state.topics[name]
+    online = state.online_broker_ids
+    configured = state.min_insync_replicas(topic.config)
+    moves = state.reassignments.get(name, {})
+    return {
+        pid: partition_flags(
+            p,
+            moves.get(pid),
+            effective_min_isr(configured, len(p.replicas), state.version),
+            online,
+        )
+        for pid, p in topic.partitions.items()
+    }

@@ -50,6 +50,7 @@ from kgitops.plan.actions import (
 from kgitops.plan.statediff import describe_changes
 from kgitops.plan.transfer import Transfer
 from kgitops.units import human_seconds
+from kgitops.versionrules import DEFAULT_VERSION, caps_min_isr
 
 FORMAT = "kgitops-plan/v1"
 
@@ -433,6 +434,7 @@ def unsafe_reasons(
     """Every reason the plan is unsafe, with the UnsafePlan subclass each one raises."""
     out = [] if allow_delete else _deletion_reasons(plan)
     effective = (state or ClusterState(brokers=(), topics={})).min_insync_replicas
+    version = state.version if state is not None else DEFAULT_VERSION
     live_config: dict[str, Mapping[str, str]] = {}
     if state is not None:
         live_config = {n: t.config for n, t in state.topics.items()}
@@ -457,7 +459,7 @@ def unsafe_reasons(
             continue
         rf = rf_after[topic]
         need = effective(config_after.get(topic, {}))
-        if rf < need:
+        if rf < need and not caps_min_isr(version):  # 3.7+: capped at RF, a warning
             out.append(
                 (
                     UnsafeReplication,

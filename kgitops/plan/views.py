@@ -23,6 +23,7 @@ from typing import Any
 
 from kgitops.model import ClusterState, TopicState
 from kgitops.names import is_internal_topic
+from kgitops.plan.health import is_offline, is_under_replicated, topic_flags
 from kgitops.plan.spread import broker_spread
 from kgitops.units import human_bytes
 
@@ -109,10 +110,12 @@ def _size(t: TopicState) -> int | None:
     return None if any(s is None for s in sizes) else sum(s or 0 for s in sizes)
 
 
-def _under(t: TopicState) -> int | None:
+def _under(state: ClusterState, name: str) -> int | None:
+    t = state.topics[name]
     if any(p.isr is None for p in t.partitions.values()):
         return None
-    return sum(1 for p in t.partitions.values() if len(p.isr or ()) < len(p.replicas))
+    moves = state.reassignments.get(name, {})
+    return sum(1 for pid, p in t.partitions.items() if is_under_replicated(p, moves.get(pid)))
 
 
 def topics_view(
@@ -124,14 +127,15 @@ def topics_view(
     labels: Mapping[str, Mapping[str, str]] | None = None,
 ) -> dict[str, Any]:
     """``labels``: each topic's ``labels:`` from the folder's specs (shown when any has some)."""
+    online = state.online_broker_ids
     rows = [
         {
             "name": n,
             "partitions": t.partition_count,
             "replicationFactor": t.replication_factor,
             "bytes": _size(t),
-            "underReplicated": _under(t),
-            "offline": sum(1 for p in t.partitions.values() if p.leader is None),
+            "underReplicated": _under(state, n),
+            "offline": sum(1 for p in t.partitions.values() if is_offline(p, online)),
             "configOverrides": len(t.config),
             **({"labels": dict(labels[n])} if labels and n in labels else {}),
         }
@@ -150,20 +154,26 @@ def partitions_view(
     rows = []
     for n, t in select(state, patterns, internal=internal, own=own).items():
         moving = state.reassignments.get(n, {})
+        flags = topic_flags(state, n)  # status's rule (plan/health.py)
         for p, ps in sorted(t.partitions.items()):
             r = moving.get(p)
-            rows.append(
-                {
-                    "topic": n,
-                    "partition": p,
-                    "leader": ps.leader,
-                    "replicas": list(ps.replicas),
-                    "isr": None if ps.isr is None else list(ps.isr),
-                    "bytes": ps.size_bytes,
-                    "preferredLeader": bool(ps.replicas) and ps.leader == ps.replicas[0],
-                    "reassigning": r is not None,
-                }
-            )
+            row: dict[str, Any] = {
+                "topic": n,
+                "partition": p,
+                "leader": ps.leader,
+                "replicas": list(ps.replicas),
+                "isr": None if ps.isr is None else list(ps.isr),
+                "bytes": ps.size_bytes,
+                "preferredLeader": bool(ps.replicas) and ps.leader == ps.replicas[0],
+                "reassigning": r is not None,
+                "flags": list(flags[p]),
+            }
+            offsets = state.offsets_of(n, p)
+            if offsets is not None:
+                row["highWatermark"] = offsets.high_watermark
+                row["logEndOffsets"] = {str(b): o for b, o in offsets.log_end_offsets}
+                row["leaderEpoch"] = offsets.leader_epoch
+            rows.append(row)
     return {"format": FORMAT, "view": "partitions", "partitions": rows}
 
 
@@ -338,6 +348,26 @@ def render_text(view: Mapping[str, Any]) -> list[str]:
             ),
         )
     if kind == "partitions":
+        rows = view["partitions"]
+        if any(p.get("highWatermark") or p.get("leaderEpoch") for p in rows):  # offsets known
+            return table(
+                _OFFSET_COLUMNS,
+                (
+                    (
+                        p["topic"],
+                        p["partition"],
+                        p["leader"],
+                        p["leaderEpoch"],
+                        p["replicas"],
+                        p["isr"],
+                        [p["logEndOffsets"].get(str(b), "-") for b in p["replicas"]],
+                        p["highWatermark"],
+                        _bytes(p["bytes"]),
+                        _flags(p),
+                    )
+                    for p in rows
+                ),
+            )
         return table(
             ("topic", "partition", "leader", "replicas", "isr", "bytes", "flags"),
             (
@@ -350,7 +380,7 @@ def render_text(view: Mapping[str, Any]) -> list[str]:
                     _bytes(p["bytes"]),
                     _flags(p),
                 )
-                for p in view["partitions"]
+                for p in rows
             ),
         )
     if kind == "brokers":
@@ -384,17 +414,22 @@ def render_text(view: Mapping[str, Any]) -> list[str]:
     raise ValueError(f"unknown view {kind!r}")
 
 
+_OFFSET_COLUMNS: tuple[str, ...] = ("topic", "partition", "leader", "epoch", "replicas")
+_OFFSET_COLUMNS += ("isr", "leo", "hw", "bytes", "flags")
+
+#: The text form of health's partition flags, in the order ``get partitions`` lists them.
+_FLAG_WORDS = (
+    ("offline", "offline"),
+    ("leader_off_preferred", "leader-off-preferred"),
+    ("under_replicated", "under-replicated"),
+    ("under_min_isr", "under-min-isr"),
+    ("reassigning", "reassigning"),
+)
+
+
 def _flags(p: Mapping[str, Any]) -> str:
-    flags = []
-    if p["leader"] is None:
-        flags.append("offline")
-    elif not p["preferredLeader"]:
-        flags.append("leader-off-preferred")
-    if p["isr"] is not None and len(p["isr"]) < len(p["replicas"]):
-        flags.append("under-replicated")
-    if p["reassigning"]:
-        flags.append("reassigning")
-    return ",".join(flags)
+    flags = set(p["flags"])
+    return ",".join(word for flag, word in _FLAG_WORDS if flag in flags)
 
 
 def _balance_text(view: Mapping[str, Any]) -> list[str]:

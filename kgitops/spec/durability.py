@@ -6,6 +6,10 @@ Two settings make a topic fragile without being wrong::
                        unavailable and may lose it
     MIN_ISR_EQUALS_RF  min.insync.replicas = replicationFactor > 1: one broker down stops
                        producers with acks=all
+    MIN_ISR_ABOVE_RF   min.insync.replicas > replicationFactor on Kafka 3.7+, which counts
+                       it as the replica count (``versionrules.effective_min_isr``): with
+                       RF > 1, as MIN_ISR_EQUALS_RF; before 3.7 it is an error (validate) and
+                       an unsafe plan: acks=all producers could never write
 
 On a one-broker cluster (the local broker, a laptop) replication factor 1 is the only one
 possible, so RF_ONE is not said there: a warning nobody can act on teaches people to ignore
@@ -20,6 +24,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kgitops.versionrules import DEFAULT_VERSION, KafkaVersion, caps_min_isr, show_version
+
 
 @dataclass(frozen=True)
 class ReplicationWarning:
@@ -31,9 +37,14 @@ class ReplicationWarning:
 
 
 def replication_warnings(
-    replication_factor: int, min_isr: int | None, *, single_broker: bool
+    replication_factor: int,
+    min_isr: int | None,
+    *,
+    single_broker: bool,
+    version: KafkaVersion = DEFAULT_VERSION,
 ) -> list[ReplicationWarning]:
-    """The warnings a topic of this replication factor and min.insync.replicas gets."""
+    """The warnings a topic of this replication factor and min.insync.replicas gets on a
+    cluster running Kafka ``version``."""
     rf = replication_factor
     out = []
     if rf == 1 and not single_broker:
@@ -52,6 +63,16 @@ def replication_warnings(
                 "config.min.insync.replicas",
                 f"min.insync.replicas {min_isr} equals replicationFactor {rf}: one broker "
                 "down stops producers with acks=all",
+            )
+        )
+    if min_isr is not None and min_isr > rf and caps_min_isr(version):
+        out.append(
+            ReplicationWarning(
+                "MIN_ISR_ABOVE_RF",
+                "config.min.insync.replicas",
+                f"min.insync.replicas {min_isr} is above replicationFactor {rf}: Kafka "
+                f"{show_version(version)} counts it as {rf} (every replica must be in sync)"
+                + (", so one broker down stops producers with acks=all" if rf > 1 else ""),
             )
         )
     return out

@@ -64,6 +64,7 @@ from kgitops.spec.policies import check_policies
 from kgitops.spec.teamaccess import check_team_access
 from kgitops.spec.topic_configs import CONFIGS, check_config
 from kgitops.spec.yamlload import Document, Marks, load_file, load_text
+from kgitops.versionrules import DEFAULT_VERSION, KafkaVersion, elr_default, parse_version
 
 YAML_SUFFIXES = (".yaml", ".yml")
 KINDS = ("Topic", "Cluster", *ACCESS_KINDS)
@@ -165,7 +166,9 @@ def spec_files(directory: str, problems: list[Diagnostic] | None = None) -> list
 # ------------------------------------------------------------------ building
 
 
-def _layer_configs(cluster: Document, diags: list[Diagnostic]) -> None:
+def _layer_configs(
+    cluster: Document, diags: list[Diagnostic], version: KafkaVersion = DEFAULT_VERSION
+) -> None:
     """The configs of cluster.yaml's ``defaults:`` and ``profiles:``, checked where they are
     written, whether or not a topic uses them."""
     v = cluster.value
@@ -177,7 +180,7 @@ def _layer_configs(cluster: Document, diags: list[Diagnostic]) -> None:
     if isinstance(overrides, dict):
         prefixes.extend(f"overrides.{key}" for key in overrides)
     for prefix in prefixes:
-        _topic_config(cluster, diags, prefix + ".config")
+        _topic_config(cluster, diags, prefix + ".config", version)
 
 
 def _at(value: Any, path: str) -> Any:
@@ -186,7 +189,12 @@ def _at(value: Any, path: str) -> Any:
     return value
 
 
-def _topic_config(doc: Document, diags: list[Diagnostic], where: str = "config") -> dict[str, str]:
+def _topic_config(
+    doc: Document,
+    diags: list[Diagnostic],
+    where: str = "config",
+    version: KafkaVersion = DEFAULT_VERSION,
+) -> dict[str, str]:
     """The topic's configs, normalised; a diagnostic for each bad name or value.
 
     Runs even when the rest of the document fails its schema, so every error shows at once.
@@ -213,7 +221,7 @@ def _topic_config(doc: Document, diags: list[Diagnostic], where: str = "config")
                 Diagnostic(doc.key_mark(path), "error", f"unknown topic config {key!r}{hint}")
             )
             continue
-        normal, problem = check_config(key, raw)
+        normal, problem = check_config(key, raw, version=version)
         if problem is None and normal is not None:
             problem = specrules.control_characters(key, normal)
         if problem is not None or normal is None:
@@ -359,6 +367,7 @@ def _build_cluster(doc: Document, directory: str) -> ClusterSpec:
         max_concurrent_moves=int(re.get("maxConcurrentMoves", defaults.max_concurrent_moves)),
         timeout_seconds=float(re.get("timeoutSeconds", defaults.timeout_seconds)),
     )
+    version = parse_version(str(v.get("kafkaVersion", ""))) or DEFAULT_VERSION
     sim = v.get("simulated")
     simulated = None
     if sim is not None:
@@ -373,7 +382,8 @@ def _build_cluster(doc: Document, directory: str) -> ClusterSpec:
             ),
             auto_leader_rebalance=bool(balance.get("enabled", True)),
             leader_imbalance_check_seconds=float(balance.get("intervalSeconds", 300)),
-            eligible_leader_replicas=bool(sim.get("eligibleLeaderReplicas", True)),
+            eligible_leader_replicas=bool(sim.get("eligibleLeaderReplicas", elr_default(version))),
+            kafka_version=version,
         )
     return ClusterSpec(
         name=v["name"],
@@ -392,6 +402,7 @@ def _build_cluster(doc: Document, directory: str) -> ClusterSpec:
         password_version_topic=str(v.get("passwordVersionTopic", PASSWORD_VERSION_TOPIC)),
         retention_drop_step=_drop_step(v.get("retentionDropStep", 0.5)),
         owns=_owns(v.get("owns")),
+        kafka_version=version,
         folder_owners=tuple(
             (str(rule["folder"]), tuple(rule.get("owners", ())))
             for rule in (v.get("policies") or {}).get("names", ())
@@ -591,7 +602,7 @@ def _load(directory: str, brokers: Sequence[Broker] | None) -> Specs:
                     cluster_doc = kept[0]
                     cluster_lost = _lost_fields(kept[1])
                     cluster = _build_cluster(cluster_doc, directory)
-                    _layer_configs(cluster_doc, diags)
+                    _layer_configs(cluster_doc, diags, cluster.kafka_version)
                     _check_drop_step(cluster_doc, diags)
                 continue
             diags.extend(found)
@@ -609,7 +620,9 @@ def _load(directory: str, brokers: Sequence[Broker] | None) -> Specs:
         found = schemacheck.check(doc, "Topic", excused=excused)
         # a value inherited from cluster.yaml that its own check refused: said there, once
         diags.extend(d for d in found if d.mark not in refused)
-        config = _topic_config(doc, diags)
+        config = _topic_config(
+            doc, diags, version=cluster.kafka_version if cluster else DEFAULT_VERSION
+        )
         if not found and all(k in doc.value for k in excused):
             topic_docs.append((_build_topic(doc, config), doc))
             continue

@@ -15,7 +15,8 @@ names equal once . and _ alike     error    the later name (Kafka refuses the se
 replicationFactor > brokers        error    replicationFactor
 replicationFactor > brokers left   error    replicationFactor (after decommission)
 replicationFactor 1                warning  replicationFactor (not on a 1-broker/local cluster)
-min.insync.replicas > RF           error    config.min.insync.replicas
+min.insync.replicas > RF           error    config.min.insync.replicas (Kafka < 3.7)
+min.insync.replicas > RF           warning  config.min.insync.replicas (3.7+: capped at RF)
 min.insync.replicas == RF > 1      warning  config.min.insync.replicas
 min/max.compaction.lag.ms          error    config.min.compaction.lag.ms
 tiered storage retention rules     error    the config that breaks Kafka's rule
@@ -50,6 +51,7 @@ from kgitops.placement.racks import RackRule
 from kgitops.spec.clusterrules import check_cluster, loopback_only
 from kgitops.spec.durability import replication_warnings
 from kgitops.spec.yamlload import Document
+from kgitops.versionrules import DEFAULT_VERSION, KafkaVersion, caps_min_isr, show_version
 
 _CONTROL = re.compile(
     "[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]"
@@ -119,7 +121,16 @@ def check_folder(
     checked = [*kept, *(t for t, fields in partial if "name" in fields)]
     for topic in checked:
         lost = unknown.get(id(topic), frozenset())
-        check_topic(topic, directory, brokers, drained, out, local=local, unknown=lost)
+        check_topic(
+            topic,
+            directory,
+            brokers,
+            drained,
+            out,
+            local=local,
+            unknown=lost,
+            version=cluster.kafka_version if cluster is not None else DEFAULT_VERSION,
+        )
         _check_limits(topic, limits, out, lost)
         if "name" in lost:
             continue
@@ -231,6 +242,7 @@ def check_topic(
     *,
     local: bool = False,
     unknown: Collection[str] = (),
+    version: KafkaVersion = DEFAULT_VERSION,
 ) -> None:
     """``unknown``: fields holding placeholders (their schema error says why); the rules
     reading them are skipped, so no error follows from another."""
@@ -264,9 +276,9 @@ def check_topic(
             isr: int | None = int(topic.config["min.insync.replicas"])
         except (KeyError, ValueError):
             isr = None
-        for w in replication_warnings(rf, isr, single_broker=single):
+        for w in replication_warnings(rf, isr, single_broker=single, version=version):
             out.append(_warn(m(w.field), w.message))
-    _check_config_rules(topic, out, rf_known)
+    _check_config_rules(topic, out, version, rf_known)
     if not unknown or not {"placement", "assignment", "startIndex", "delete"} & set(unknown):
         _check_placement(topic, brokers, drained, out, unknown)
     elif topic.assignment is not None and "assignment" not in unknown:
@@ -299,19 +311,22 @@ def _check_internal_name(topic: TopicSpec, out: list[Diagnostic]) -> None:
         )
 
 
-def _check_config_rules(topic: TopicSpec, out: list[Diagnostic], rf_known: bool = True) -> None:
+def _check_config_rules(
+    topic: TopicSpec, out: list[Diagnostic], version: KafkaVersion, rf_known: bool = True
+) -> None:
     c = topic.config
     m = topic.mark_of
     rf = topic.replication_factor
     isr = c.get("min.insync.replicas")
     if isr is not None and rf_known:
         need = int(isr)
-        if need > rf:
+        if need > rf and not caps_min_isr(version):  # 3.7+: a warning (durability.py)
             out.append(
                 _err(
                     m("config.min.insync.replicas"),
                     f"min.insync.replicas {need} is above replicationFactor {rf}: producers "
-                    "with acks=all could never write",
+                    f"with acks=all could never write (Kafka {show_version(version)}; 3.7 and "
+                    "later cap it at the replica count)",
                 )
             )
     lo, hi = c.get("min.compaction.lag.ms"), c.get("max.compaction.lag.ms")

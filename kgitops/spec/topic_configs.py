@@ -37,7 +37,7 @@ import json
 import math
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -50,6 +50,7 @@ from kgitops.units import (
     spec_millis,
     spec_millis_text,
 )
+from kgitops.versionrules import DEFAULT_VERSION, KafkaVersion, min_segment_bytes
 
 ConfigType = Literal["long", "int", "double", "boolean", "string", "list"]
 
@@ -524,15 +525,20 @@ _UNIT_WORDS = {
 }
 
 
-def check_config(name: str, value: object, *, units: bool = True) -> tuple[str | None, str | None]:
+def check_config(
+    name: str, value: object, *, units: bool = True, version: KafkaVersion = DEFAULT_VERSION
+) -> tuple[str | None, str | None]:
     """Validate one config value: ``(normalised value, None)`` or ``(None, error message)``.
 
     Unknown names are the caller's business (see ``suggest``); they normalise as strings.
     ``units=False`` is the broker's view: only the number Kafka holds, no ``7d``.
+    ``version``: the Kafka whose bounds apply (``segment.bytes``: ``min_segment_bytes``).
     """
     spec = CONFIGS.get(name)
     if spec is None:
         return _plain(value), None
+    if name == "segment.bytes" and spec.minimum != min_segment_bytes(version):
+        spec = replace(spec, minimum=min_segment_bytes(version))
     if spec.type in ("int", "long"):
         try:
             number = _as_amount(spec, value) if units else _as_int(value)

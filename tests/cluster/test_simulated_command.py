@@ -36,7 +36,12 @@ def test_what_if_broker_1_dies(folder: Path, capsys: pytest.CaptureFixture[str])
     sim(folder).create_topics([NewTopic("a", {0: (0, 1), 1: (1, 2)})])
     assert main(["simulate", str(folder), "fail-broker", "1"]) == 0
     out = capsys.readouterr().out
-    assert "broker 1 is now offline" in out
+    # fenced after broker.session.timeout.ms (Kafka's default 9 s): the clock moves on
+    assert (
+        "broker 1 stopped; 9s later (broker.session.timeout.ms) the controller fenced it: "
+        "it is now offline; clock now 9s" in out
+    )
+    assert sim(folder).clock == 9
     assert "offline brokers: none -> 1" in out
     assert "under-replicated partitions: 0 -> 2" in out
     assert "decommission:" in out  # the hint to get the plan that re-replicates
@@ -114,8 +119,9 @@ def test_produce_makes_a_failed_broker_fall_behind(
     capsys.readouterr()
     assert main(["simulate", str(folder), "show"]) == 0
     out = capsys.readouterr().out
-    assert "producing to a at 10 MB/s" in out  # as it was typed, not 9.5 MiB/s
-    assert "a-0 on broker 1: 0 B of 572.2 MiB at 95.4 MiB/s, ETA 6.67s" in out
+    assert "producing to a at 9.5 MiB/s" in out
+    # broker 1 stopped fetching when it died, 9 s before it was fenced: 69 s of writes
+    assert "a-0 on broker 1: 0 B of 658.0 MiB at 95.4 MiB/s, ETA 7.67s" in out
     assert main(["simulate", str(folder), "produce", "a", "fast"]) == 1
 
 

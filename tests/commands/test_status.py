@@ -198,3 +198,37 @@ def test_a_replica_left_on_a_decommissioned_broker_is_unhealthy(folder: Path) ->
     assert assess(s.describe(), decommission=[3]).healthy
     health = assess(s.describe(), decommission=[2])
     assert not health.healthy and health.draining == {2: 1}
+
+
+def _rf2_under_broker_min_isr_3(folder: Path, version: str | None) -> None:
+    if version is not None:
+        text = CLUSTER_YAML.replace("name: demo\n", f'name: demo\nkafkaVersion: "{version}"\n')
+        (folder / "cluster.yaml").write_text(text)
+    sim(folder).create_topics([NewTopic("a", {0: (0, 1), 1: (1, 2)})])
+    path = folder / ".state" / "demo.json"
+    data = json.loads(path.read_text())
+    data["brokerDefaults"] = {"min.insync.replicas": "3"}
+    path.write_text(json.dumps(data))
+
+
+@pytest.mark.parametrize("version", [None, "3.7", "4.1.2"])
+def test_a_fully_in_sync_rf2_partition_under_a_broker_min_isr_of_3_is_healthy_from_3_7(
+    folder: Path, capsys: pytest.CaptureFixture[str], version: str | None
+) -> None:
+    """Kafka 3.7+ (Partition.effectiveMinIsr, KAFKA-15583) needs min(3, RF 2) = 2 in-sync
+    replicas for acks=all: every replica in sync is enough."""
+    _rf2_under_broker_min_isr_3(folder, version)
+    assert main(["status", str(folder), "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["healthy"] is True
+    assert report["counts"]["under_min_isr"] == 0
+
+
+def test_the_same_partition_is_under_min_isr_before_kafka_3_7(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _rf2_under_broker_min_isr_3(folder, "3.6")
+    assert main(["status", str(folder), "--format", "json"]) == 2
+    report = json.loads(capsys.readouterr().out)
+    assert report["counts"]["under_min_isr"] == 2
+    assert {f["minInsyncReplicas"] for f in report["findings"]} == {3}

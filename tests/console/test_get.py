@@ -136,11 +136,13 @@ def test_a_failed_broker_shows_in_partitions_and_brokers(
     s.close()
     code, out, _ = get(capsys, str(folder), "partitions", "--topic", "orders")
     assert code == 0
+    # the simulated cluster reports offsets: partition 1's leader moved (epoch 0 -> 1)
     assert out.splitlines() == [
-        "TOPIC   PARTITION  LEADER  REPLICAS  ISR  BYTES  FLAGS",
-        "orders          0       0  0,1       0    0 B    under-replicated",
-        "orders          1       2  1,2       2    0 B    leader-off-preferred,under-replicated",
-        "orders          2       2  2,3       2,3  0 B",
+        "TOPIC   PARTITION  LEADER  EPOCH  REPLICAS  ISR  LEO  HW  BYTES  FLAGS",
+        "orders          0       0      0  0,1       0    0,0   0  0 B    under-replicated",
+        "orders          1       2      1  1,2       2    0,0   0  0 B    "
+        "leader-off-preferred,under-replicated",
+        "orders          2       2      0  2,3       2,3  0,0   0  0 B",
     ]
     brokers = get_json(capsys, str(folder), "brokers")
     assert [b["online"] for b in brokers["brokers"]] == [True, False, True, True]

@@ -3,6 +3,7 @@ change it relative to the replication factor."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from types import SimpleNamespace
@@ -61,9 +62,14 @@ def test_a_server_properties_min_isr_reaches_plan_and_status_from_describe_confi
     )
     assert snap.min_insync_replicas({}) == 2
     assert snap.min_insync_replicas({"min.insync.replicas": "1"}) == 1
-    plan, _ = compute_plan(specs(topic("t", 2, 1)), snap, None)
+    old = dataclasses.replace(snap, kafka_version=(3, 6))
+    plan, _ = compute_plan(specs(topic("t", 2, 1)), old, None)
     with pytest.raises(UnsafeReplication):
-        plan.raise_if_unsafe(allow_delete=False, state=snap)
+        plan.raise_if_unsafe(allow_delete=False, state=old)
+    # Kafka 3.7+ caps it at the replica count (Partition.effectiveMinIsr): a warning
+    plan, _ = compute_plan(specs(topic("t", 2, 1)), snap, None)
+    plan.raise_if_unsafe(allow_delete=False, state=snap)
+    assert "MIN_ISR_ABOVE_RF" in {w.code for w in plan.warnings}
     degraded = state(BROKERS, live("t", {0: (1, 2)}), broker_defaults=inherited)
     p = degraded.topics["t"].partitions[0]
     shrunk = degraded.topics["t"].__class__(

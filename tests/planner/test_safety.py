@@ -77,7 +77,11 @@ def test_deletion_needs_permission() -> None:
     plan.raise_if_unsafe(allow_delete=True, state=_state())
 
 
-def test_rf_below_min_insync_replicas_is_refused() -> None:
+def test_rf_below_min_insync_replicas_is_refused_before_kafka_3_7() -> None:
+    def old(config: dict[str, str] | None = None) -> ClusterState:
+        state = _state() if config is None else _state(config=config)
+        return dataclasses.replace(state, kafka_version=(3, 6))
+
     create = CreateTopic(
         "n",
         partitions=1,
@@ -86,16 +90,36 @@ def test_rf_below_min_insync_replicas_is_refused() -> None:
         config={"min.insync.replicas": "2"},
     )
     with pytest.raises(UnsafeReplication, match="too few replicas"):
-        Plan("c", "x", (create,)).raise_if_unsafe(allow_delete=False, state=_state())
+        Plan("c", "x", (create,)).raise_if_unsafe(allow_delete=False, state=old())
     raise_min_isr = AlterConfig("t", {"min.insync.replicas": "3"})
     with pytest.raises(UnsafeReplication):
-        Plan("c", "x", (raise_min_isr,)).raise_if_unsafe(allow_delete=False, state=_state())
+        Plan("c", "x", (raise_min_isr,)).raise_if_unsafe(allow_delete=False, state=old())
     shrink = Reassign("t", {0: Move((0, 1), (0,))})
-    Plan("c", "x", (shrink,)).raise_if_unsafe(allow_delete=False, state=_state())
+    Plan("c", "x", (shrink,)).raise_if_unsafe(allow_delete=False, state=old())
     with pytest.raises(UnsafeReplication):
         Plan("c", "x", (shrink,)).raise_if_unsafe(
-            allow_delete=False, state=_state(config={"min.insync.replicas": "2"})
+            allow_delete=False, state=old({"min.insync.replicas": "2"})
         )
+
+
+def test_rf_below_min_insync_replicas_is_not_unsafe_from_kafka_3_7() -> None:
+    # Kafka 3.7+ caps min.insync.replicas at the replica count (Partition.effectiveMinIsr):
+    # acks=all producers still write; the plan warns instead (MIN_ISR_ABOVE_RF)
+    create = CreateTopic(
+        "n",
+        partitions=1,
+        replication_factor=1,
+        assignment={0: (0,)},
+        config={"min.insync.replicas": "2"},
+    )
+    for version in [(3, 7), (4, 1), None]:
+        state = dataclasses.replace(_state(), kafka_version=version)
+        Plan("c", "x", (create,)).raise_if_unsafe(allow_delete=False, state=state)
+        shrink = Reassign("t", {0: Move((0, 1), (0,))})
+        state = dataclasses.replace(
+            _state(config={"min.insync.replicas": "2"}), kafka_version=version
+        )
+        Plan("c", "x", (shrink,)).raise_if_unsafe(allow_delete=False, state=state)
 
 
 def test_moves_onto_offline_brokers_are_refused() -> None:

@@ -306,13 +306,47 @@ def test_replication_factor_1_on_a_one_broker_cluster_is_fine(problems: Problems
     assert problems({"a.yaml": text}, brokers=[Broker(0)]) == []
 
 
-def test_min_insync_replicas_above_the_replication_factor_is_an_error(
+def test_min_insync_replicas_above_the_replication_factor_is_an_error_before_kafka_3_7(
     problems: Problems,
 ) -> None:
-    assert problems({"a.yaml": TOPIC + "config:\n  min.insync.replicas: 4\n"}) == [
+    cluster = CLUSTER.replace("name: test\n", 'name: test\nkafkaVersion: "3.6"\n')
+    assert problems({"a.yaml": TOPIC + "config:\n  min.insync.replicas: 4\n"}, cluster) == [
         "a.yaml:7:24: error: min.insync.replicas 4 is above replicationFactor 3: producers "
-        "with acks=all could never write"
+        "with acks=all could never write (Kafka 3.6; 3.7 and later cap it at the replica count)"
     ]
+
+
+def test_min_insync_replicas_above_the_replication_factor_is_a_warning_from_kafka_3_7(
+    problems: Problems,
+) -> None:
+    # Partition.effectiveMinIsr (KAFKA-15583): min(min.insync.replicas, replicas)
+    expected = [
+        "a.yaml:7:24: warning: min.insync.replicas 4 is above replicationFactor 3: Kafka {v} "
+        "counts it as 3 (every replica must be in sync), so one broker down stops producers "
+        "with acks=all"
+    ]
+    text = TOPIC + "config:\n  min.insync.replicas: 4\n"
+    assert problems({"a.yaml": text}) == [expected[0].format(v="4.1")]  # the default
+    cluster = CLUSTER.replace("name: test\n", 'name: test\nkafkaVersion: "3.7.2"\n')
+    assert problems({"a.yaml": text}, cluster) == [expected[0].format(v="3.7")]
+
+
+def test_segment_bytes_below_1_mib_is_refused_from_kafka_4_0_only(problems: Problems) -> None:
+    text = TOPIC + "config:\n  segment.bytes: 65536\n"
+    assert problems({"a.yaml": text}) == [
+        "a.yaml:7:18: error: segment.bytes must be at least 1048576, not 65536"
+    ]
+    cluster = CLUSTER.replace("name: test\n", 'name: test\nkafkaVersion: "3.9"\n')
+    assert problems({"a.yaml": text}, cluster) == []
+    assert problems({"a.yaml": TOPIC + "config:\n  segment.bytes: 10\n"}, cluster) == [
+        "a.yaml:7:18: error: segment.bytes must be at least 14, not 10"
+    ]
+
+
+def test_a_kafka_version_that_is_not_one_is_refused(problems: Problems) -> None:
+    cluster = CLUSTER.replace("name: test\n", "name: test\nkafkaVersion: latest\n")
+    found = problems({"a.yaml": TOPIC}, cluster)
+    assert len(found) == 1 and found[0].startswith("cluster.yaml:4:15: error: kafkaVersion")
 
 
 def test_min_insync_replicas_equal_to_the_replication_factor_is_a_warning(

@@ -427,6 +427,7 @@ class KafkaAdmin(AccessRequests, GroupRequests):
             broker_configs=broker_configs,
             broker_defaults=broker_defaults,
             topic_config_names=config_names,
+            kafka_version=self._spec.kafka_version,  # cluster.yaml's: no API reports it
         )
 
     def _settled_metadata(self, topics: Sequence[str] | None) -> Any:
