@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from types import SimpleNamespace
 from typing import Any
 
 from kgitops.cluster.kafka.admin import KafkaAdmin
+from kgitops.versionrules import DEFAULT_VERSION
 
 
 class RecordingManager:
@@ -41,4 +43,5 @@ def adapter(manager: RecordingManager) -> KafkaAdmin:
     admin._secrets = ()
     admin._manager = manager
     admin._live_brokers = None
+    admin._spec = SimpleNamespace(kafka_version=DEFAULT_VERSION)  # cluster.yaml's default
     return admin

@@ -56,10 +56,10 @@ class Folder:
         )
         (self.dir / "orders.yaml").write_text(spec if spec is not None else topic())
 
-    def run(self, *argv: str) -> tuple[int, str]:
+    def run(self, *argv: str, stdout_only: bool = False) -> tuple[int, str]:
         code = main(list(argv))
         out = self.capsys.readouterr()
-        return code, out.out + out.err
+        return code, out.out if stdout_only else out.out + out.err
 
     def errors(self, output: str) -> list[str]:
         return [line for line in output.splitlines() if ": error: " in line]
@@ -89,7 +89,7 @@ def test_a_warn_rule_is_a_warning_and_a_plan_warning(folder: Folder) -> None:
     folder.write("new.partitions >= 6", severity="warn", message="few partitions")
     code, output = folder.run("validate", str(folder.dir))
     assert code == 0 and "orders.yaml:3:7: warning: few partitions (rule tier1" in output
-    code, output = folder.run("plan", str(folder.dir), "--format", "json")
+    code, output = folder.run("plan", str(folder.dir), "--format", "json", stdout_only=True)
     assert code == 0
     warnings = json.loads(output)["warnings"]
     assert [(w["topic"], w["code"]) for w in warnings] == [("orders", "POLICY")]
