@@ -44,7 +44,7 @@ from kgitops.model import (
     legal_topic_name,
 )
 from kgitops.names import STATE_FORMAT
-from kgitops.perf import paused_gc
+from kgitops.perf import paused_gc, stage
 
 # ------------------------------------------------------------------------- writing
 
@@ -214,8 +214,10 @@ def read_state(path: str) -> ClusterState:
     """Load a state file; StateFileError naming the file, line and column on bad input."""
     with paused_gc():  # one pause: re-enabled between the two steps, the collector would
         # walk the millions of objects the parse just made before the load begins
-        text, data = read_state_file(path)
-        return state_from_json(data, source=path, text=text)
+        with stage("state: decode"):
+            text, data = read_state_file(path)
+        with stage("state: load"):
+            return state_from_json(data, source=path, text=text)
 
 
 def state_from_json(data: object, source: str = "<state>", text: str | None = None) -> ClusterState:

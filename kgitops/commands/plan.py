@@ -102,7 +102,10 @@ def run(args: argparse.Namespace) -> int:
         locked=args.locked,
         update_lock=args.update_lock,
     )
-    data = result.plan.to_json()
+    from kgitops.perf import stage
+
+    with stage("plan to JSON"):
+        data = result.plan.to_json()
     if args.out:
         from kgitops.cluster.snapshot import state_to_json
 
@@ -114,22 +117,25 @@ def run(args: argparse.Namespace) -> int:
                 "leaders": bool(args.leaders),
                 "allowRetentionDrop": bool(args.allow_retention_drop),
             },
-            "recordedState": state_to_json(result.state),
         }
+        with stage("save --out"):
+            saved["recordedState"] = state_to_json(result.state)
         from kgitops.commands._out import named_files
         from kgitops.files import PLAN_OUT, write_output
 
         named = named_files(args.directory, args.out, result.specs)
         try:
-            write_output(args.out, render_json(saved), PLAN_OUT, named=named)
+            with stage("save --out"):
+                write_output(args.out, render_json(saved), PLAN_OUT, named=named)
         except OSError as exc:
             raise PlanError(f"{args.out}: cannot write the plan: {exc.strerror or exc}") from None
-    if args.format == "json":
-        sys.stdout.write(render_json(data))
-    elif args.format == "markdown":
-        sys.stdout.write(render_markdown(data))
-    else:
-        sys.stdout.write(render_text(data, colour=use_colour(args.color)))
+    with stage("render"):
+        if args.format == "json":
+            sys.stdout.write(render_json(data))
+        elif args.format == "markdown":
+            sys.stdout.write(render_markdown(data))
+        else:
+            sys.stdout.write(render_text(data, colour=use_colour(args.color)))
     if result.lock_written:
         print(f"wrote {os.path.join(args.directory, 'kgitops.lock')}", file=sys.stderr)
     if result.lock_conflict is not None:
