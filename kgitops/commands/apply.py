@@ -205,7 +205,7 @@ def load_plan(args: argparse.Namespace) -> tuple[Any, Any, Any]:
             "leaders": args.leaders,
             "allowRetentionDrop": args.allow_retention_drop,
         }
-        recorded = verify_saved_plan(args.plan, plan, directory, allowed)
+        recorded = verify_saved_plan(args.plan, plan, directory, allowed, live_topics(cluster))
         return plan, cluster, recorded
     from kgitops.commands._planning import plan_directory
 
@@ -216,6 +216,22 @@ def load_plan(args: argparse.Namespace) -> tuple[Any, Any, Any]:
         leaders=args.leaders,
     )
     return result.plan, result.cluster, result.state
+
+
+def live_topics(cluster: Any) -> Any:
+    """The state of named topics on ``cluster``'s live cluster: what a saved plan does not
+    record (``kgitops.commands._review``), read with one describe when it is needed."""
+
+    def fill(names: Any) -> Any:
+        from kgitops.cluster.connect import open_cluster
+
+        admin = open_cluster(cluster)
+        try:
+            return admin.describe(names)
+        finally:
+            admin.close()
+
+    return fill
 
 
 def fresh_state(plan: Any, admin: Any, recorded: Any) -> Any:

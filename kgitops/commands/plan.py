@@ -108,18 +108,21 @@ def run(args: argparse.Namespace) -> int:
         data = result.plan.to_json()
     if args.out:
         from kgitops.cluster.snapshot import state_to_json
+        from kgitops.commands._review import state_to_record
 
+        options = {
+            "rebalance": bool(args.rebalance),
+            "leaders": bool(args.leaders),
+            "allowRetentionDrop": bool(args.allow_retention_drop),
+        }
         saved = {
             **data,
             "clusterDir": saved_cluster_dir(args.out, data["clusterDir"]),
-            "options": {
-                "rebalance": bool(args.rebalance),
-                "leaders": bool(args.leaders),
-                "allowRetentionDrop": bool(args.allow_retention_drop),
-            },
+            "options": options,
         }
         with stage("save --out"):
-            saved["recordedState"] = state_to_json(result.state)
+            recorded = state_to_record(result.plan, result.state, options)
+            saved["recordedState"] = state_to_json(recorded)
         from kgitops.commands._out import named_files
         from kgitops.files import PLAN_OUT, write_output
 
