@@ -70,7 +70,18 @@ def decode_once(name: str, path: str) -> None:
 
 def decoders(path: str) -> dict[str, tuple[float, float] | None]:
     """(CPU seconds, peak RSS MB) of each decoder on ``path``, the start-up and the read of
-    the file subtracted (an empty run's figures); None where it is not installed."""
+    the file subtracted from the CPU (an empty run's figures); None where it is not installed.
+
+    Run from a small launcher process (``--decoders PATH``): a child starts with its parent's
+    resident size as its peak (Linux carries it across fork and exec), and this process holds
+    the whole state."""
+    launched = subprocess.run(
+        [sys.executable, __file__, "--decoders", path], capture_output=True, text=True, check=True
+    )
+    return {k: None if v is None else (v[0], v[1]) for k, v in json.loads(launched.stdout).items()}
+
+
+def _decoders(path: str) -> dict[str, tuple[float, float] | None]:
     out: dict[str, tuple[float, float] | None] = {}
 
     def child(*argv: str) -> tuple[float, float, int]:
@@ -91,7 +102,11 @@ def main() -> int:
     parser.add_argument("--topics", type=int, default=1000)
     parser.add_argument("--partitions", type=int, default=1000)
     parser.add_argument("--decode", nargs=2, metavar=("NAME", "PATH"), help=argparse.SUPPRESS)
+    parser.add_argument("--decoders", metavar="PATH", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.decoders:
+        print(json.dumps(_decoders(args.decoders)))
+        return 0
     if args.decode:
         name, path = args.decode
         if name == "none":

@@ -282,7 +282,9 @@ def state_from_json(data: object, source: str = "<state>", text: str | None = No
     raise StateFileError(source, lines)
 
 
-class _Partition(msgspec.Struct, rename={"size_bytes": "sizeBytes"}, forbid_unknown_fields=True):
+class _Partition(
+    msgspec.Struct, rename={"size_bytes": "sizeBytes"}, forbid_unknown_fields=True, gc=False
+):
     replicas: tuple[int, ...]
     isr: tuple[int, ...] | None = None
     leader: int | None = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import Any
 
 from kgitops.errors import PlanError
 
@@ -78,7 +79,6 @@ def use_colour(choice: str) -> bool:
 
 def run(args: argparse.Namespace) -> int:
     from kgitops.commands._planning import plan_directory
-    from kgitops.plan.render import render_json, render_markdown, render_text
 
     base = None
     if args.base:
@@ -102,10 +102,20 @@ def run(args: argparse.Namespace) -> int:
         locked=args.locked,
         update_lock=args.update_lock,
     )
+    from kgitops.perf import paused_gc
+
+    with paused_gc():  # the JSON of a plan of a million partitions: millions of acyclic objects
+        return _write(args, result)
+
+
+def _write(args: argparse.Namespace, result: Any) -> int:
+    """Save (``--out``) and print the plan; the exit code."""
     from kgitops.perf import stage
+    from kgitops.plan.render import render_json, render_markdown, render_text
 
     with stage("plan to JSON"):
         data = result.plan.to_json()
+    shared: dict[str, tuple[object, str]] = {}  # fields written to --out, reused on stdout
     if args.out:
         from kgitops.cluster.snapshot import state_to_json
         from kgitops.commands._review import state_to_record
@@ -129,12 +139,12 @@ def run(args: argparse.Namespace) -> int:
         named = named_files(args.directory, args.out, result.specs)
         try:
             with stage("save --out"):
-                write_output(args.out, render_json(saved), PLAN_OUT, named=named)
+                write_output(args.out, render_json(saved, shared), PLAN_OUT, named=named)
         except OSError as exc:
             raise PlanError(f"{args.out}: cannot write the plan: {exc.strerror or exc}") from None
     with stage("render"):
         if args.format == "json":
-            sys.stdout.write(render_json(data))
+            sys.stdout.write(render_json(data, shared))
         elif args.format == "markdown":
             sys.stdout.write(render_markdown(data))
         else:
