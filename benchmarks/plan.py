@@ -246,7 +246,10 @@ def main() -> None:
         for r in results.values():
             v = r["stages_cpu_s"].get(name, 0.0)
             cells.append(f"{v:5.2f}s {v / r['cpu_s']:4.0%}")
-        print(f"  {name:14} " + "   ".join(f"{variant}: {c}" for variant, c in zip(results, cells)))
+        print(
+            f"  {name:14} "
+            + "   ".join(f"{variant}: {c}" for variant, c in zip(results, cells, strict=True))
+        )
     print("(CPU = user + system of the child process: on a shared machine the wall time is longer)")
     if args.json:
         with open(args.json, "w") as f:

@@ -338,7 +338,7 @@ _DECODER = msgspec.json.Decoder(_File)
 def _typed_load(typed: _File) -> ClusterState:
     """The ClusterState of a decoded ``_File``; _Bad (or ValueError from the access and group
     parts) for anything the slow path must explain."""
-    untyped = (typed.format, typed.brokers, typed.cluster_id, typed.controller_id)
+    untyped: tuple[Any, ...] = (typed.format, typed.brokers, typed.cluster_id, typed.controller_id)
     untyped += (typed.reassignments, typed.broker_configs, typed.broker_defaults)
     untyped += (typed.access, typed.consumer_groups, typed.simulation)
     if not all(_plain(v) for v in untyped):
@@ -371,7 +371,11 @@ class _Built:
     times faster than setting the frozen class's slots through their descriptors, which is
     a fifth of loading a state of a million partitions."""
 
-    __slots__ = ("replicas", "isr", "leader", "size_bytes")
+    __slots__ = ("replicas", "isr", "leader", "size_bytes")  # noqa: RUF023 - PartitionState's order
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...] | None
+    leader: int | None
+    size_bytes: int | None
 
 
 def _can_build() -> bool:

@@ -182,7 +182,10 @@ def verify_saved_plan(
             raise UnreviewedPlan(
                 f"{path}: the plan holds actions on topics whose state it does not record "
                 "(`plan --out` records every topic an action touches); refusing it",
-                [f"{a.symbol} {a.kind} {a.name}: its topic is not in recordedState" for a in forged],
+                [
+                    f"{a.symbol} {a.kind} {a.name}: its topic is not in recordedState"
+                    for a in forged
+                ],
             )
         if fill is None:
             check_recorded_digests(path, plan, state)

@@ -25,9 +25,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from kgitops.commands._units import integer, seconds
 from kgitops.errors import GitHubError, KgitopsError, SpecError
+
+if TYPE_CHECKING:
+    from kgitops.commands._review import Fill
+    from kgitops.model import ClusterState
 
 NAME = "github"
 CONNECTION_LABEL = "kgitops:allow-connection-change"
@@ -401,7 +406,7 @@ def _checked_out(directory: str) -> str | None:
     return sha if done.returncode == 0 and sha else None
 
 
-def _given(state: Any) -> Any:
+def _given(state: ClusterState | None) -> Fill | None:
     """``check-plan --state``'s state as the source of the topics a plan does not record."""
     return None if state is None else (lambda names: state)
 

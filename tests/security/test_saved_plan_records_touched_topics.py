@@ -120,9 +120,7 @@ def test_apply_refuses_a_plan_whose_unrecorded_topic_changed_since(folder: Path)
 
 
 @pytest.mark.parametrize("how", ["apply", "check-plan", "check-plan --state"])
-def test_an_action_on_a_topic_the_plan_does_not_record_is_refused(
-    folder: Path, how: str
-) -> None:
+def test_an_action_on_a_topic_the_plan_does_not_record_is_refused(folder: Path, how: str) -> None:
     path, data = saved(folder)
     data["actions"].append(
         {"type": "alter_config", "topic": "payments", "set": {"retention.ms": "1"}, "delete": []}
