@@ -128,7 +128,8 @@ def run_command(folder: str, state: str, out_dir: str, code: Path = ROOT) -> dic
     argv = [sys.executable, "-m", "kgitops", "plan", folder, "--state", state]
     argv += ["--format", "json", "--out", plan_file, "--max-file-size", "1GB"]
     with open(stdout_file, "wb") as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(argv, stdout=out, stderr=err, env=env)
+        # run in out_dir: ``python -m`` puts the working folder first on the path
+        proc = subprocess.Popen(argv, stdout=out, stderr=err, env=env, cwd=out_dir)
         _, status, usage = os.wait4(proc.pid, 0)
         proc.returncode = os.waitstatus_to_exitcode(status)
         if proc.returncode != 0:
