@@ -1,10 +1,47 @@
-"""Small performance helpers shared by the loaders and the planner."""
+"""Small performance helpers shared by the loaders and the planner.
+
+``stage(name)`` marks a stage of a command for ``benchmarks/plan.py``: with
+``KGITOPS_PROFILE_STAGES=FILE`` in the environment, the CPU seconds (user + system) of each
+stage are added up and written to FILE as JSON when the process ends, e.g.
+``{"state": 0.9, "specs": 0.4, "diff": 0.3, "render": 0.1, "write": 0.1}``; without it a
+stage costs one dictionary look-up.
+"""
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import gc
+import json
+import os
+import time
 from collections.abc import Iterator
+
+_PROFILE = os.environ.get("KGITOPS_PROFILE_STAGES")
+_STAGES: dict[str, float] = {}
+
+
+@contextlib.contextmanager
+def stage(name: str) -> Iterator[None]:
+    """Add the process CPU time spent inside to stage ``name`` (only when profiling)."""
+    if not _PROFILE:
+        yield
+        return
+    start = time.process_time()
+    try:
+        yield
+    finally:
+        _STAGES[name] = _STAGES.get(name, 0.0) + time.process_time() - start
+
+
+def _write_stages() -> None:  # pragma: no cover - runs at exit, read by the benchmark
+    if _PROFILE:
+        with open(_PROFILE, "w", encoding="utf-8") as f:
+            json.dump(_STAGES, f)
+
+
+if _PROFILE:
+    atexit.register(_write_stages)
 
 
 @contextlib.contextmanager

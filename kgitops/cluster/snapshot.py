@@ -17,18 +17,25 @@ carry more (the simulated cluster keeps its clock there). Written output is sort
 by id, topics by name, partitions numerically, configs by name), so the same state always
 gives the same bytes and a snapshot diffs cleanly in git.
 
-Speed: a state of 1,000,000 partitions loads in about a second. Replica lists repeat (a
-cluster of n brokers has at most a few n^2 distinct ones), so each distinct list is checked
-and turned into a tuple once and then shared; a bad file takes a slower second pass that
-reports every problem with its JSON path.
+Speed: a state of 1,000,000 partitions loads in about a second. ``read_state`` decodes the
+file with msgspec straight into typed records (``_File``: the types and the shape are checked
+by the decoder, in C; msgspec against orjson and json: benchmarks/snapshot_load.py); replica
+lists repeat (a cluster of n brokers has at most a few n^2 distinct ones), so each distinct
+list is checked (ids in range, no repeats, ISR within the replicas) once and then shared.
+Anything the fast path does not accept takes the slower path that reports every problem with
+its line, column and JSON path (the standard decoder, then ``statecheck.check_state``), so
+the errors do not depend on the decoder.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import fields, replace
 from typing import Any
+
+import msgspec
 
 from kgitops.access import AccessState
 from kgitops.cluster.statecheck import INT32_MAX, check_state, problem_lines
@@ -45,7 +52,7 @@ from kgitops.model import (
     legal_topic_name,
 )
 from kgitops.names import STATE_FORMAT
-from kgitops.perf import paused_gc
+from kgitops.perf import paused_gc, stage
 from kgitops.versionrules import parse_version, show_version
 
 # ------------------------------------------------------------------------- writing
@@ -197,14 +204,25 @@ def read_state_file(path: str) -> tuple[str, dict[str, Any]]:
     """The text and parsed JSON object of a state file; one ``path:line:col`` line for a file
     that is not a regular file, too big, binary, not UTF-8 (a BOM is fine), nested too deep
     or not JSON."""
+    return _parsed(_state_bytes(path), path)
+
+
+def _state_bytes(path: str) -> bytes:
     try:
-        text = decode_utf8(read_bytes(path), path)
-        with paused_gc():
-            data = loads_json(text, path, check_depth=False)  # checked before any shape error
+        return read_bytes(path)
     except FileNotFoundError:
         raise StateFileError(path, ["no such state file"]) from None
     except OSError as exc:
         raise StateFileError(path, [f"cannot read the state file: {exc.strerror or exc}"]) from None
+    except FileRefused as exc:
+        raise StateFileError(path, [str(exc)]) from None
+
+
+def _parsed(raw: bytes, path: str) -> tuple[str, dict[str, Any]]:
+    try:
+        text = decode_utf8(raw, path)
+        with paused_gc():
+            data = loads_json(text, path, check_depth=False)  # checked before any shape error
     except FileRefused as exc:
         raise StateFileError(path, [str(exc)]) from None
     if not isinstance(data, dict):
@@ -218,8 +236,26 @@ def read_state(path: str) -> ClusterState:
     """Load a state file; StateFileError naming the file, line and column on bad input."""
     with paused_gc():  # one pause: re-enabled between the two steps, the collector would
         # walk the millions of objects the parse just made before the load begins
-        text, data = read_state_file(path)
-        return state_from_json(data, source=path, text=text)
+        with stage("state: decode"):
+            raw = _state_bytes(path)
+            try:
+                typed: _File | None = _DECODER.decode(raw)
+            except (msgspec.DecodeError, RecursionError, UnicodeDecodeError):
+                typed = None  # the slow path says what is wrong
+        if typed is not None:
+            del raw  # the file's bytes are not needed once decoded
+            with stage("state: load"):
+                try:
+                    state = _typed_load(typed)
+                except (_Bad, ValueError):
+                    pass
+                else:
+                    return state
+            raw = _state_bytes(path)
+        with stage("state: decode"):
+            text, data = _parsed(raw, path)
+        with stage("state: load"):
+            return state_from_json(data, source=path, text=text)
 
 
 def state_from_json(data: object, source: str = "<state>", text: str | None = None) -> ClusterState:
@@ -250,6 +286,174 @@ def state_from_json(data: object, source: str = "<state>", text: str | None = No
     raise StateFileError(source, lines)
 
 
+class _Partition(
+    msgspec.Struct, rename={"size_bytes": "sizeBytes"}, forbid_unknown_fields=True, gc=False
+):
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...] | None = None
+    leader: int | None = None
+    size_bytes: int | None = None
+
+
+class _Topic(msgspec.Struct, forbid_unknown_fields=True):
+    partitions: dict[int, _Partition]
+    config: dict[str, str] | None = None
+
+
+class _File(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
+    """A state file as the fast path reads it: the topics typed (nearly all of the file),
+    everything else as plain JSON for ``_fast_load``. An unknown field anywhere sends the
+    file to the slow path (the decoder would skip it unread: a number there that the
+    standard path refuses, too long or infinite, would pass)."""
+
+    format: Any = None
+    topics: dict[str, _Topic] = {}
+    brokers: Any = msgspec.UNSET
+    cluster_id: Any = None
+    controller_id: Any = None
+    reassignments: Any = None
+    broker_configs: Any = None
+    broker_defaults: Any = None
+    access: Any = msgspec.UNSET
+    consumer_groups: Any = msgspec.UNSET
+    simulation: Any = None  # the simulated cluster's clock (kgitops.cluster.simulated)
+
+
+_INT_LIMIT = 10**4300  # the standard path refuses an integer of more digits (files.py)
+
+
+def _plain(value: Any) -> bool:
+    """Whether ``value`` (decoded as plain JSON) holds only numbers the standard path reads:
+    no integer too long, no float that overflowed to infinity."""
+    if isinstance(value, dict):
+        return all(_plain(v) for v in value.values())
+    if isinstance(value, list):
+        return all(_plain(v) for v in value)
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, int):
+        return -_INT_LIMIT < value < _INT_LIMIT
+    return True
+
+
+_DECODER = msgspec.json.Decoder(_File)
+
+
+def _typed_load(typed: _File) -> ClusterState:
+    """The ClusterState of a decoded ``_File``; _Bad (or ValueError from the access and group
+    parts) for anything the slow path must explain."""
+    untyped: tuple[Any, ...] = (typed.format, typed.brokers, typed.cluster_id, typed.controller_id)
+    untyped += (typed.reassignments, typed.broker_configs, typed.broker_defaults)
+    untyped += (typed.access, typed.consumer_groups, typed.simulation)
+    if not all(_plain(v) for v in untyped):
+        raise _Bad
+    data: dict[str, Any] = {"format": typed.format, "topics": {}}
+    for key, value in (
+        ("brokers", typed.brokers),
+        ("clusterId", typed.cluster_id),
+        ("controllerId", typed.controller_id),
+        ("reassignments", typed.reassignments),
+        ("brokerConfigs", typed.broker_configs),
+        ("brokerDefaults", typed.broker_defaults),
+    ):
+        if value is not msgspec.UNSET:
+            data[key] = value
+    try:
+        state = _fast_load(data, typed.topics)
+    except (KeyError, TypeError, AttributeError):
+        raise _Bad from None
+    if typed.access is not msgspec.UNSET:
+        state = replace(state, access=AccessState.from_json(typed.access))
+    if typed.consumer_groups is not msgspec.UNSET:
+        state = replace(state, groups=GroupsState.from_json(typed.consumer_groups))
+    return state
+
+
+class _Built:
+    """PartitionState's layout, mutable: each partition is built as one and then becomes a
+    PartitionState (``__class__`` assigned; the same slots, so the same memory layout). Two
+    times faster than setting the frozen class's slots through their descriptors, which is
+    a fifth of loading a state of a million partitions."""
+
+    __slots__ = ("replicas", "isr", "leader", "size_bytes")  # noqa: RUF023 - PartitionState's order
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...] | None
+    leader: int | None
+    size_bytes: int | None
+
+
+def _can_build() -> bool:
+    if not _SLOTS_KNOWN:
+        return False  # pragma: no cover - PartitionState changed: the slower way
+    try:
+        probe = _Built()
+        probe.__class__ = PartitionState  # type: ignore[assignment]
+    except TypeError:  # pragma: no cover - another layout
+        return False
+    return True
+
+
+def _typed_topics(
+    raw_topics: dict[str, _Topic], tuples: dict[tuple[Any, ...], tuple[int, ...]]
+) -> dict[str, TopicState]:
+    """``_fast_load``'s loop over topics for typed records: the decoder checked the types,
+    so only the rules across values remain, each distinct replica list checked once."""
+    checked: set[tuple[int, int]] = set()
+    built = _CAN_BUILD
+    target = PartitionState
+    topics: dict[str, TopicState] = {}
+    for name, t in raw_topics.items():
+        if not legal_topic_name(name):
+            raise _Bad
+        parts: dict[int, PartitionState] = {}
+        for pid, p in t.partitions.items():
+            key = p.replicas
+            replicas = tuples.get(key)
+            if replicas is None:
+                if (
+                    not key
+                    or len(set(key)) != len(key)
+                    or not 0 <= min(key) <= max(key) <= INT32_MAX
+                ):
+                    raise _Bad
+                tuples[key] = replicas = key
+            isr = p.isr
+            if isr is not None:
+                key = isr
+                isr = tuples.get(key)
+                if isr is None:
+                    if len(set(key)) != len(key):
+                        raise _Bad
+                    tuples[key] = isr = key
+                if isr is not replicas and (id(replicas), id(isr)) not in checked:
+                    if not set(isr) <= set(replicas):
+                        raise _Bad
+                    checked.add((id(replicas), id(isr)))
+            leader = p.leader
+            if leader is not None:
+                if leader < 0:
+                    leader = None
+                elif leader not in replicas:
+                    raise _Bad
+            size = p.size_bytes
+            if size is not None and size < 0:
+                raise _Bad
+            if built:
+                made = _Built()
+                made.replicas = replicas
+                made.isr = isr
+                made.leader = leader
+                made.size_bytes = size
+                made.__class__ = target  # type: ignore[assignment]
+                parts[pid] = made  # type: ignore[assignment]
+            else:  # pragma: no cover - PartitionState changed
+                parts[pid] = PartitionState(replicas, isr, leader, size)
+        if not _contiguous(parts):
+            raise _Bad
+        topics[name] = TopicState(name=name, partitions=parts, config=t.config or {})
+    return topics
+
+
 #: PartitionState is built by setting its four slots directly (a third of the load time
 #: goes to the frozen dataclass's __init__ otherwise); only while it has exactly these fields.
 _SLOTS_KNOWN = tuple(f.name for f in fields(PartitionState)) == (
@@ -260,11 +464,14 @@ _SLOTS_KNOWN = tuple(f.name for f in fields(PartitionState)) == (
 ) and "__slots__" in vars(PartitionState)
 
 
+_CAN_BUILD = _can_build()
+
+
 class _Bad(Exception):
     """The fast path met something it will not accept; the checker says what."""
 
 
-def _fast_load(data: dict[str, Any]) -> ClusterState:
+def _fast_load(data: dict[str, Any], typed: dict[str, _Topic] | None = None) -> ClusterState:
     if data.get("format") != STATE_FORMAT:
         raise _Bad
     brokers = tuple(
@@ -307,6 +514,8 @@ def _fast_load(data: dict[str, Any]) -> ClusterState:
     if type(raw_topics) is not dict:
         raise _Bad
     checked: set[tuple[int, int]] = set()  # (id(replicas), id(isr)) pairs found consistent
+    if typed is not None:
+        topics = _typed_topics(typed, tuples)
     for name, t in raw_topics.items():
         if not legal_topic_name(name):
             raise _Bad

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from kgitops.errors import ConnectionChanged, KgitopsError, PlanError, SpecError
 from kgitops.model import ClusterSpec, ClusterState, TopicSpec
-from kgitops.perf import paused_gc
+from kgitops.perf import paused_gc, stage
 from kgitops.plan.access_diff import needed_parts, wants_access, with_access
 from kgitops.plan.connection import connection_changes, credentials_in_clear
 from kgitops.plan.diff import compute_plan
@@ -124,15 +124,12 @@ def _plan_directory(
 
     selectors = parse_targets(targets)  # a bad selector before anything is read
 
-    if state is not None:
-        specs = load_specs(directory, brokers=state.brokers)
-    elif state_file is not None:
+    if state is None and state_file is not None:
         from kgitops.cluster.snapshot import read_state
 
         state = read_state(state_file)
-        specs = load_specs(directory, brokers=state.brokers)
-    else:
-        specs = load_specs(directory)
+    with stage("specs"):
+        specs = load_specs(directory, brokers=None if state is None else state.brokers)
     if specs.errors:
         raise SpecError(specs.diagnostics)
     cluster = specs.cluster
@@ -185,16 +182,17 @@ def _plan_directory(
     lock, conflicted = (
         read_lock_for_update(directory) if update_lock else (read_lock(directory), None)
     )
-    plan, new_lock = compute_plan(
-        _Desired(cluster, specs.topics),
-        state,
-        lock,
-        rebalance=rebalance,
-        leaders=leaders,
-        write_rates=write_rates,
-        throttle_record=_throttle_record(cluster) if state_file is None else None,
-        allow_retention_drop=allow_retention_drop,
-    )
+    with stage("diff"):
+        plan, new_lock = compute_plan(
+            _Desired(cluster, specs.topics),
+            state,
+            lock,
+            rebalance=rebalance,
+            leaders=leaders,
+            write_rates=write_rates,
+            throttle_record=_throttle_record(cluster) if state_file is None else None,
+            allow_retention_drop=allow_retention_drop,
+        )
     if access:
         plan = credentials_in_clear(with_access(plan, specs.access, state, cluster), cluster)
     if specs.policy or changes:  # warnings (errors stopped above): the reviewer sees them

@@ -1,10 +1,16 @@
 """Review = apply, the shell side: check a saved plan file before anything runs it.
 
 1. The file must match ``kgitops/schemas/plan.json`` (``check_schema``).
-2. It must carry the state it was planned on (``recordedState``, written by ``plan --out``).
-3. Planning again from the same specs (the plan's ``clusterDir``) and that recorded state
-   must give the same fingerprint and hold every action of the file
-   (``kgitops.plan.review``); anything else is refused, naming each action.
+2. It must carry the state it was planned on (``recordedState``, written by ``plan --out``):
+   all of it but the topics the plan names (``stateDigests``) and no action touches. Those
+   the stale check proves unchanged, so the file need not carry them (of a plan that changes
+   nothing on a cluster of a million partitions, they are 98 % of the file): apply takes
+   them from the live cluster, ``check-plan`` from ``--state``, each checked against its
+   digest first. A plan with a reassignment, or made with ``--rebalance`` or ``--leaders``,
+   records the whole state: its moves weigh every topic's bytes.
+3. Planning again from the same specs (the plan's ``clusterDir``) and that state must give
+   the same fingerprint and hold every action of the file (``kgitops.plan.review``);
+   anything else is refused, naming each action.
 
 Apply then checks the live cluster against the plan's digests (``Plan.raise_if_stale``), so
 what runs is what the specs ask for, on the state the reviewer saw.
@@ -12,12 +18,17 @@ what runs is what the specs ask for, on the state the reviewer saw.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from kgitops.errors import UnreviewedPlan
+from kgitops.errors import StalePlan, UnreviewedPlan
 from kgitops.model import ClusterState
-from kgitops.plan.value import Plan
+from kgitops.plan.actions import Reassign
+from kgitops.plan.value import ABSENT_DIGEST, Plan, fingerprint_of, topic_digest
+
+#: Where the topics a saved plan does not record come from: the state of the named topics.
+Fill = Callable[[Sequence[str]], ClusterState]
 
 if TYPE_CHECKING:
     from kgitops.commands._planning import PlanResult
@@ -42,6 +53,73 @@ def check_schema(path: str, data: Any) -> None:
     if len(errors) > _SCHEMA_ERRORS_SHOWN:
         reasons.append(f"... and {len(errors) - _SCHEMA_ERRORS_SHOWN} more")
     raise UnreviewedPlan(f"{path}: not a valid kgitops plan (schemas/plan.json)", reasons)
+
+
+def state_to_record(plan: Plan, state: ClusterState, options: Mapping[str, object]) -> ClusterState:
+    """The part of ``state`` that ``plan --out`` records (module docstring, step 2): all but
+    the topics the plan's digests cover and no action touches, unless the plan moves replicas
+    or was made with ``--rebalance`` or ``--leaders`` (then all of it)."""
+    if options.get("rebalance") or options.get("leaders") or plan.of_kind(Reassign):
+        return state
+    touched = {a.topic for a in plan.actions}
+    kept = {
+        name: topic
+        for name, topic in state.topics.items()
+        if name in touched or name not in plan.state_digests
+    }
+    return state if len(kept) == len(state.topics) else replace(state, topics=kept)
+
+
+def unrecorded_topics(plan: Plan, recorded: ClusterState) -> list[str]:
+    """The topics the plan names whose state it does not record (they existed when it was
+    made: a topic recorded absent has nothing to record)."""
+    return sorted(
+        t
+        for t, digest in plan.state_digests.items()
+        if t not in recorded.topics and digest != ABSENT_DIGEST
+    )
+
+
+def completed(plan: Plan, recorded: ClusterState, names: Sequence[str], fill: Fill) -> ClusterState:
+    """``recorded`` with the topics ``names`` taken from ``fill``; StalePlan naming each one
+    whose replicas or configs there are not what the plan's digest says."""
+    source = fill(names)
+    changed = [t for t in names if topic_digest(source, t) != plan.state_digests[t]]
+    if changed:
+        raise StalePlan(
+            f"the plan for cluster {plan.cluster!r} is stale: the cluster changed since it "
+            "was made; run `kgitops plan` again and review the new plan",
+            [
+                f"topic {t}: deleted since the plan was made"
+                if t not in source.topics
+                else f"topic {t}: its replicas or configs changed since the plan was made"
+                for t in changed
+            ],
+        )
+    topics = dict(recorded.topics)
+    topics.update((t, source.topics[t]) for t in names)
+    return replace(recorded, topics=topics)
+
+
+def check_recorded_digests(path: str, plan: Plan, recorded: ClusterState) -> None:
+    """UnreviewedPlan unless the plan's fingerprint is that of its recorded brokers and its
+    digests, and every topic it records has the digest the plan gives it: what can be
+    checked of a plan whose unrecorded topics cannot be read here."""
+    reasons = []
+    if fingerprint_of(recorded.brokers, plan.state_digests) != plan.state_fingerprint:
+        reasons.append(
+            "the state fingerprint is not the fingerprint of the state the plan recorded "
+            "for the topics of its specs"
+        )
+    for t in sorted(set(plan.state_digests) & set(recorded.topics)):
+        if topic_digest(recorded, t) != plan.state_digests[t]:
+            reasons.append(f"topic {t}: the recorded state is not the state its digest names")
+    if reasons:
+        raise UnreviewedPlan(
+            f"{path}: the plan's recorded state is not the state it was made on; refusing it "
+            "(plan again with `kgitops plan --out` and review that plan)",
+            reasons,
+        )
 
 
 def recorded_state(path: str, plan: Plan) -> ClusterState:
@@ -84,18 +162,32 @@ def _targets(path: str, plan: Plan, options: Mapping[str, Any]) -> list[str]:
 
 
 def verify_saved_plan(
-    path: str, plan: Plan, directory: str, allowed: Mapping[str, bool] | None = None
-) -> ClusterState:
-    """Plan ``directory`` again on the plan's recorded state; UnreviewedPlan naming every
-    action the specs do not produce. Returns the recorded state."""
-    return replan_saved(path, plan, directory, allowed).state
+    path: str,
+    plan: Plan,
+    directory: str,
+    allowed: Mapping[str, bool] | None = None,
+    fill: Fill | None = None,
+) -> ClusterState | None:
+    """Plan ``directory`` again on the plan's recorded state (``replan_saved``); returns the
+    state it planned on, or None when the plan leaves topics unrecorded and there is no
+    ``fill``."""
+    result = replan_saved(path, plan, directory, allowed, fill)
+    return None if result is None else result.state
 
 
 def replan_saved(
-    path: str, plan: Plan, directory: str, allowed: Mapping[str, bool] | None = None
-) -> PlanResult:
-    """``verify_saved_plan``, returning the re-plan (its ``state`` is the recorded state, its
-    ``next_lock`` the lock the reviewed plan implies).
+    path: str,
+    plan: Plan,
+    directory: str,
+    allowed: Mapping[str, bool] | None = None,
+    fill: Fill | None = None,
+) -> PlanResult | None:
+    """Plan ``directory`` again on the plan's recorded state, completed by ``fill`` with the
+    topics it does not record (``completed``); UnreviewedPlan naming every action the specs
+    do not produce. Returns the re-plan (its ``state`` the state planned on, its
+    ``next_lock`` the lock the reviewed plan implies); None when topics are unrecorded and
+    there is no ``fill`` (``check-plan`` without ``--state``): then only
+    ``check_recorded_digests`` runs, and apply plans again on the live cluster.
 
     ``allowed``: which of OPTION_FLAGS apply was given (None: a check of the file alone,
     ``github check-plan``, which applies nothing). A plan whose ``options`` use one it was
@@ -117,6 +209,23 @@ def replan_saved(
             [f"apply it with {' '.join(missing)} if that is what was reviewed"],
         )
     state = recorded_state(path, plan)
+    missing = unrecorded_topics(plan, state)
+    if missing:
+        unrecorded = set(missing)
+        forged = [a for a in plan.actions if a.topic in unrecorded]
+        if forged:
+            raise UnreviewedPlan(
+                f"{path}: the plan holds actions on topics whose state it does not record "
+                "(`plan --out` records every topic an action touches); refusing it",
+                [
+                    f"{a.symbol} {a.kind} {a.name}: its topic is not in recordedState"
+                    for a in forged
+                ],
+            )
+        if fill is None:
+            check_recorded_digests(path, plan, state)
+            return None
+        state = completed(plan, state, missing, fill)
     result = plan_directory(
         directory,
         state=state,

@@ -248,7 +248,9 @@ def load_plan(args: argparse.Namespace) -> tuple[Any, Any, Any, LockUpdate | Non
             "allowRetentionDrop": args.allow_retention_drop,
             "targets": args.allow_targeted,
         }
-        replanned = replan_saved(args.plan, plan, directory, allowed)
+        replanned = replan_saved(args.plan, plan, directory, allowed, live_topics(cluster))
+        if replanned is None:  # never with a fill: every topic is read
+            raise AssertionError("a saved plan was not planned again")
         return plan, cluster, replanned.state, lock_update(directory, replanned)
     from kgitops.commands._planning import plan_directory
 
@@ -260,6 +262,22 @@ def load_plan(args: argparse.Namespace) -> tuple[Any, Any, Any, LockUpdate | Non
         targets=args.target,
     )
     return result.plan, result.cluster, result.state, lock_update(args.directory, result)
+
+
+def live_topics(cluster: Any) -> Any:
+    """The state of named topics on ``cluster``'s live cluster: what a saved plan does not
+    record (``kgitops.commands._review``), read with one describe when it is needed."""
+
+    def fill(names: Any) -> Any:
+        from kgitops.cluster.connect import open_cluster
+
+        admin = open_cluster(cluster)
+        try:
+            return admin.describe(names)
+        finally:
+            admin.close()
+
+    return fill
 
 
 @dataclasses.dataclass(frozen=True)

@@ -25,9 +25,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from kgitops.commands._units import integer, seconds
 from kgitops.errors import GitHubError, KgitopsError, SpecError
+
+if TYPE_CHECKING:
+    from kgitops.commands._review import Fill
+    from kgitops.model import ClusterState
 
 NAME = "github"
 CONNECTION_LABEL = "kgitops:allow-connection-change"
@@ -406,13 +411,23 @@ def _checked_out(directory: str) -> str | None:
     return sha if done.returncode == 0 and sha else None
 
 
+def _given(state: ClusterState | None) -> Fill | None:
+    """``check-plan --state``'s state as the source of the topics a plan does not record."""
+    return None if state is None else (lambda names: state)
+
+
 def _check_plan(args: argparse.Namespace) -> int:
     from kgitops.commands._review import verify_saved_plan
     from kgitops.commands.apply import cluster_dir_of, read_plan
 
     plan = read_plan(args.plan)
     directory = cluster_dir_of(args.plan, plan.cluster_dir)
-    state = verify_saved_plan(args.plan, plan, directory)
+    given = None
+    if args.state:
+        from kgitops.cluster.snapshot import read_state
+
+        given = read_state(args.state)
+    state = verify_saved_plan(args.plan, plan, directory, fill=_given(given))
     findings = [f.message for f in plan.findings if f.code == "CONNECTION_CHANGED"]
     if args.base:
         from kgitops.commands._gitbase import cluster_at, connection_contents
@@ -441,10 +456,16 @@ def _check_plan(args: argparse.Namespace) -> int:
             "maintain or admin permission who approved the commit planned)",
             findings,
         )
-    if args.state:
-        from kgitops.cluster.snapshot import read_state
+    if given is not None:
+        state = given
+    elif state is None:  # the plan records only the topics its actions touch
+        from kgitops.commands._review import recorded_state
 
-        state = read_state(args.state)
+        state = recorded_state(args.plan, plan)
+        print(
+            f"{args.plan}: the plan does not record the topics its actions leave alone; "
+            "apply plans again from the specs on the live cluster (here: give --state FILE)"
+        )
     plan.raise_if_unsafe(allow_delete=args.allow_delete, state=state)
     print(f"{args.plan}: the plan passes apply's safety gates ({len(plan.actions)} action(s))")
     return 0

@@ -140,7 +140,6 @@ def run(args: argparse.Namespace) -> int:
 def run_one(args: argparse.Namespace) -> int:
     """Plan one cluster folder (``args.directory``)."""
     from kgitops.commands._planning import plan_directory
-    from kgitops.plan.render import render_json, render_markdown, render_text
 
     base = None
     if args.base:
@@ -165,35 +164,54 @@ def run_one(args: argparse.Namespace) -> int:
         update_lock=args.update_lock,
         targets=args.target,
     )
-    data = result.plan.to_json()
+    from kgitops.perf import paused_gc
+
+    with paused_gc():  # the JSON of a plan of a million partitions: millions of acyclic objects
+        return _write(args, result)
+
+
+def _write(args: argparse.Namespace, result: Any) -> int:
+    """Save (``--out``) and print the plan; the exit code."""
+    from kgitops.perf import stage
+    from kgitops.plan.render import render_json, render_markdown, render_text
+
+    with stage("plan to JSON"):
+        data = result.plan.to_json()
+    shared: dict[str, tuple[object, str]] = {}  # fields written to --out, reused on stdout
     if args.out:
         from kgitops.cluster.snapshot import state_to_json
+        from kgitops.commands._review import state_to_record
 
+        options = {
+            "rebalance": bool(args.rebalance),
+            "leaders": bool(args.leaders),
+            "allowRetentionDrop": bool(args.allow_retention_drop),
+            **({"targets": list(data["targets"])} if "targets" in data else {}),
+        }
         saved = {
             **data,
             "clusterDir": saved_cluster_dir(args.out, data["clusterDir"]),
-            "options": {
-                "rebalance": bool(args.rebalance),
-                "leaders": bool(args.leaders),
-                "allowRetentionDrop": bool(args.allow_retention_drop),
-                **({"targets": list(data["targets"])} if "targets" in data else {}),
-            },
-            "recordedState": state_to_json(result.state),
+            "options": options,
         }
+        with stage("save --out"):
+            recorded = state_to_record(result.plan, result.state, options)
+            saved["recordedState"] = state_to_json(recorded)
         from kgitops.commands._out import named_files
         from kgitops.files import PLAN_OUT, write_output
 
         named = named_files(args.directory, args.out, result.specs)
         try:
-            write_output(args.out, render_json(saved), PLAN_OUT, named=named)
+            with stage("save --out"):
+                write_output(args.out, render_json(saved, shared), PLAN_OUT, named=named)
         except OSError as exc:
             raise PlanError(f"{args.out}: cannot write the plan: {exc.strerror or exc}") from None
-    if args.format == "json":
-        sys.stdout.write(render_json(data))
-    elif args.format == "markdown":
-        sys.stdout.write(render_markdown(data))
-    else:
-        sys.stdout.write(render_text(data, colour=use_colour(args.color)))
+    with stage("render"):
+        if args.format == "json":
+            sys.stdout.write(render_json(data, shared))
+        elif args.format == "markdown":
+            sys.stdout.write(render_markdown(data))
+        else:
+            sys.stdout.write(render_text(data, colour=use_colour(args.color)))
     if result.lock_written:
         print(f"wrote {os.path.join(args.directory, 'kgitops.lock')}", file=sys.stderr)
     elif not args.locked and result.next_lock is not None:

@@ -31,14 +31,12 @@ class Load:
 
     def add(self, assignment: Iterable[tuple[int, ...]], sign: int = 1) -> None:
         lists = [r for r in assignment if r]
-        leaders = Counter([r[0] for r in lists])
-        replicas = Counter(chain.from_iterable(lists))  # counted in C
-        if sign > 0:
-            self.leaders.update(leaders)
-            self.replicas.update(replicas)
-        else:
-            self.leaders.subtract(leaders)
-            self.replicas.subtract(replicas)
+        if sign > 0:  # counted in C, straight into the counters
+            self.leaders.update([r[0] for r in lists])
+            self.replicas.update(chain.from_iterable(lists))
+            return
+        self.leaders.subtract(Counter([r[0] for r in lists]))
+        self.replicas.subtract(Counter(chain.from_iterable(lists)))
 
 
 def choose_start_index(arranged: Sequence[int], partitions: int, load: Load) -> int:

@@ -567,18 +567,30 @@ def _md_blocks(topics: Sequence[Sequence[Mapping[str, Any]]]) -> Iterator[str]:
 # ------------------------------------------------------------------- json, kafka
 
 
-def render_json(data: Mapping[str, Any]) -> str:
+def render_json(
+    data: Mapping[str, Any], shared: dict[str, tuple[object, str]] | None = None
+) -> str:
     """The plan JSON, one top-level field per line and one action or warning per line: easy to
     read and diff, and written by the C encoder (``indent`` would fall back to the pure-Python
-    one, six times slower on a plan of a million partitions)."""
+    one, six times slower on a plan of a million partitions).
+
+    ``shared``: the fields already written by an earlier call, reused where a field is the
+    same object (``plan --out`` writes the plan twice, to the file and to stdout)."""
     lines = []
     for key, value in data.items():
+        done = shared.get(key) if shared is not None else None
+        if done is not None and done[0] is value:
+            lines.append(done[1])
+            continue
         head = f" {json.dumps(key)}: "
         if isinstance(value, list) and value:
             items = ",\n".join(f"  {json.dumps(v, separators=(', ', ': '))}" for v in value)
-            lines.append(f"{head}[\n{items}\n ]")
+            line = f"{head}[\n{items}\n ]"
         else:
-            lines.append(head + json.dumps(value, separators=(", ", ": ")))
+            line = head + json.dumps(value, separators=(", ", ": "))
+        if shared is not None:
+            shared[key] = (value, line)
+        lines.append(line)
     return "{\n" + ",\n".join(lines) + "\n}\n"
 
 

@@ -34,7 +34,7 @@ from kgitops.errors import (
     UnsafePlan,
     UnsafeReplication,
 )
-from kgitops.model import ClusterState
+from kgitops.model import Broker, ClusterState
 from kgitops.names import THROTTLED_REPLICAS_CONFIGS
 from kgitops.plan.access_actions import ACCESS_KINDS, DeleteAcl
 from kgitops.plan.actions import (
@@ -385,12 +385,22 @@ def state_fingerprint(state: ClusterState, topics: Iterable[str]) -> tuple[str, 
     cluster that has changed since; the per-topic digests say which topics changed."""
     reprs = _Reprs()
     digests = {name: topic_digest(state, name, reprs) for name in sorted(set(topics))}
-    brokers = [[b.id, b.rack, b.online] for b in sorted(state.brokers, key=lambda b: b.id)]
+    return fingerprint_of(state.brokers, digests), digests
+
+
+def fingerprint_of(brokers: Iterable[Broker], digests: Mapping[str, str]) -> str:
+    """The state fingerprint of ``brokers`` and per-topic ``digests`` (``state_fingerprint``
+    without the digesting): a saved plan's fingerprint can be checked against its digests."""
+    ordered = [[b.id, b.rack, b.online] for b in sorted(brokers, key=lambda b: b.id)]
     hasher = hashlib.sha256()
-    hasher.update(json.dumps(brokers).encode())
-    for name, digest in digests.items():
-        hasher.update(f"\n{name}={digest}".encode())
-    return "sha256:" + hasher.hexdigest(), digests
+    hasher.update(json.dumps(ordered).encode())
+    for name in sorted(digests):
+        hasher.update(f"\n{name}={digests[name]}".encode())
+    return "sha256:" + hasher.hexdigest()
+
+
+#: The digest of a topic that does not exist (``topic_digest`` of a name no state holds).
+ABSENT_DIGEST = _digest("absent")
 
 
 # ---------------------------------------------------------------------- safety
