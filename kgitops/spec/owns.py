@@ -170,16 +170,20 @@ def _shown(path: str) -> str:
 
 
 def repository_clusters(folder: str) -> list[ClusterSpec]:
-    """The cluster.yaml of every cluster folder in ``folder``'s repository (only parsed:
-    nothing it names is read or contacted; one that does not parse is left to its own
-    validate)."""
+    """The cluster.yaml of every cluster folder in ``folder``'s repository, the git checkout
+    it is in (only parsed: nothing it names is read or contacted; one that does not parse is
+    left to its own validate); none outside a checkout, where no folder but the one given
+    is known to belong with it."""
     from kgitops.files import read_bytes
+    from kgitops.gitrepo import checkout_root
     from kgitops.names import CLUSTER_FILES
-    from kgitops.spec.include import repository_root
     from kgitops.spec.load import cluster_dirs, cluster_from_text
 
+    root = checkout_root(folder)
+    if root is None:  # not in a git checkout: no repository, so no other folder to compare
+        return []
     out = []
-    for directory in cluster_dirs(repository_root(folder)):
+    for directory in cluster_dirs(root):
         for name in CLUSTER_FILES:
             path = os.path.join(directory, name)
             if not os.path.isfile(path):

@@ -119,7 +119,7 @@ def test_produce_makes_a_failed_broker_fall_behind(
     capsys.readouterr()
     assert main(["simulate", str(folder), "show"]) == 0
     out = capsys.readouterr().out
-    assert "producing to a at 9.5 MiB/s" in out
+    assert "producing to a at 10 MB/s (acks=all, keys none): 10 MB/s written" in out
     # broker 1 stopped fetching when it died, 9 s before it was fenced: 69 s of writes
     assert "a-0 on broker 1: 0 B of 658.0 MiB at 95.4 MiB/s, ETA 7.67s" in out
     assert main(["simulate", str(folder), "produce", "a", "fast"]) == 1

@@ -292,7 +292,7 @@ def test_simulate_produce_reports_the_refused_rate_and_writes_nothing(
     capsys.readouterr()
     assert main(["simulate", str(tmp_path), "show"]) == 0
     out = capsys.readouterr().out
-    assert "producing to t at 2.9 MiB/s (acks=1, keys none): 2.9 MiB/s written" in out
+    assert "producing to t at 3 MB/s (acks=1, keys none): 3 MB/s written" in out
     assert "t-0: HW 0, LEO 0: 9765, 1: 0, 2: 0, leader epoch 0: 9765 record(s) not readable" in out
 
 

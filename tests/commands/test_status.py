@@ -221,7 +221,7 @@ def test_a_fully_in_sync_rf2_partition_under_a_broker_min_isr_of_3_is_healthy_fr
     assert main(["status", str(folder), "--format", "json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["healthy"] is True
-    assert report["counts"]["under_min_isr"] == 0
+    assert report["counts"]["underMinIsr"] == 0
 
 
 def test_the_same_partition_is_under_min_isr_before_kafka_3_7(
@@ -230,5 +230,5 @@ def test_the_same_partition_is_under_min_isr_before_kafka_3_7(
     _rf2_under_broker_min_isr_3(folder, "3.6")
     assert main(["status", str(folder), "--format", "json"]) == 2
     report = json.loads(capsys.readouterr().out)
-    assert report["counts"]["under_min_isr"] == 2
+    assert report["counts"]["underMinIsr"] == 2
     assert {f["minInsyncReplicas"] for f in report["findings"]} == {3}
