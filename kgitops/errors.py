@@ -51,6 +51,7 @@ boundary: each adapter translates at its edge.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -449,6 +450,12 @@ _BEFORE = f"(?<![^{_APART}])"
 _AFTER = f"(?=[{_APART}]|[.!?](?:[{_APART}]|$)|$)"
 
 
+#: A secret this long or longer is masked wherever it stands, even inside other text (no
+#: host name or path holds a long random secret by chance); a shorter one only where it
+#: stands whole, so a short password such as ``kafka`` leaves ``kafka.invalid`` alone.
+WHOLE_ONLY_BELOW = 8
+
+
 def _whole(secret: str) -> str:
     """The pattern of ``secret`` standing alone (one that begins or ends with a separator
     is apart on that side already: ``=hunter2`` inside ``password=hunter2``)."""
@@ -467,7 +474,9 @@ def remember_secrets(values: Iterable[str]) -> None:
 def scrub_secrets(text: str, secrets: Iterable[str] | None = None) -> str:
     """``text`` with each of ``secrets`` (default: every value remembered so far) as ``***``
     wherever it stands as a whole value, never inside another word; longest first, so a
-    secret that contains another is hidden whole. With the secret ``kafka``::
+    secret that contains another is hidden whole. A secret of WHOLE_ONLY_BELOW characters
+    or more is masked wherever it appears (``alice/hunter2x``, ``token-hunter2x``, its JSON
+    or repr() escaped form too); a shorter one only as a whole value. With ``kafka``::
 
         "password kafka refused"     -> "password *** refused"
         'password="kafka";'          -> 'password="***";'
@@ -475,8 +484,18 @@ def scrub_secrets(text: str, secrets: Iterable[str] | None = None) -> str:
         "topics/kafka/cluster.yaml"  -> unchanged (a path)
     """
     values = _KNOWN_SECRETS if secrets is None else list(secrets)
-    for secret in sorted({s for s in values if s}, key=len, reverse=True):
-        if secret in text:
+    forms = set()
+    for secret in values:
+        if secret:
+            forms.add(secret)
+            forms.add(json.dumps(secret)[1:-1])  # as a JSON string or repr() shows it
+            forms.add(repr(secret)[1:-1])
+    for secret in sorted(forms, key=len, reverse=True):
+        if secret not in text:
+            continue
+        if len(secret) >= WHOLE_ONLY_BELOW:  # a long secret is never another word's part
+            text = text.replace(secret, "***")
+        else:
             text = re.sub(_whole(secret), "***", text)
     return text
 

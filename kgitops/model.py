@@ -319,10 +319,11 @@ class Owns:
 
     def resource(self, resource_type: str, name: str, pattern_type: str = "literal") -> bool:
         """A topic, group or transactional id by an ACL's name and pattern type (a literal
-        ``*`` is every name); the cluster resource is everyone's."""
+        ``*`` is every name); the cluster resource (cluster-wide rights) belongs only to a
+        folder without ``owns:``, the one that owns everything."""
         kind = _RESOURCE_KIND.get(resource_type)
         if kind is None:
-            return True
+            return not self.declared
         if pattern_type == "prefixed" or name == "*":
             prefix = "" if name == "*" and pattern_type != "prefixed" else name
             return any(glob_covers_prefix(p, prefix) for p in self.patterns(kind))

@@ -69,8 +69,9 @@ def _differences(got: Mapping[str, Any], want: Mapping[str, Any]) -> list[str]:
 def unrequested_actions(saved: Plan, expected: Plan) -> list[str]:
     """Every action of ``saved`` that ``expected`` (the plan the specs produce from the same
     state) does not hold exactly, one line each; empty when the saved plan is what the specs
-    ask for. A saved plan may hold fewer actions than expected (nothing is run that was not
-    reviewed), never other ones."""
+    ask for, and one line for each action the specs produce that the saved plan leaves out:
+    a plan cut down by hand is a partial plan no review asked for (``plan --target`` makes
+    partial plans, and records its selectors so that the re-plan is cut down the same way)."""
     want = {a.sort_key: a for a in expected.actions}  # unique: a broker's kinds name it
     seen: Counter[tuple[int, str]] = Counter()
     out = []
@@ -87,6 +88,9 @@ def unrequested_actions(saved: Plan, expected: Plan) -> list[str]:
         diff = _differences(_essence(action), _essence(other))
         if diff:
             out.append(f"{_label(action)}: not what the specs produce ({'; '.join(diff)})")
+    for key, other in want.items():
+        if key not in seen:
+            out.append(f"{_label(other)}: the specs produce it, the plan leaves it out")
     return out
 
 

@@ -179,7 +179,7 @@ def _run(rule: Rule, context: Mapping[str, Any], topic: TopicSpec) -> Diagnostic
         result = rule.program.execute(dict(context))
     except KeyError:
         return None  # a label or config the topic lacks: the rule does not apply
-    except (TypeError, ValueError, RuntimeError) as exc:
+    except (TypeError, ValueError, RuntimeError, ArithmeticError) as exc:  # 1/0, overflow
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         return Diagnostic(
             topic.mark_of("name"),

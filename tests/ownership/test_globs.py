@@ -52,5 +52,7 @@ def test_an_acl_is_the_folders_when_it_owns_principal_and_resource() -> None:
     assert not owns.acl(Acl("User:pay-app", "topic", "pa", "prefixed", "read"))
     assert owns.acl(Acl("User:pay-app", "topic", "pay.", "prefixed", "read"))
     assert not owns.acl(Acl("User:pay-app", "group", "pay-g", "literal", "read"))  # no groups
-    assert owns.acl(Acl("User:pay-app", "cluster", "kafka-cluster", "literal", "describe"))
+    # cluster-wide rights are the business of the folder that owns everything (no owns:)
+    assert not owns.acl(Acl("User:pay-app", "cluster", "kafka-cluster", "literal", "all"))
+    assert Owns().acl(Acl("User:pay-app", "cluster", "kafka-cluster", "literal", "all"))
     assert Owns().acl(Acl("User:x", "topic", "*", "literal", "read"))  # no owns: everything
