@@ -236,3 +236,19 @@ def test_a_plan_made_with_an_option_is_checked_with_that_option(folder: Path, fl
     tamper(path, data)
     code, out = cli("github", "check-plan", str(path))
     assert code == 1 and "no spec asks for it" in out
+
+
+def test_an_action_left_out_by_hand_is_refused_like_one_added(folder: Path) -> None:
+    """A plan cut down by hand is a partial plan nobody reviewed: only ``plan --target``
+    makes partial plans (and apply takes them only with --allow-targeted)."""
+    (folder / "more.yaml").write_text(ORDERS.replace("name: orders", "name: more"))
+    path = folder.parent / "plan.json"
+    assert cli("plan", str(folder), "--out", str(path))[0] == 0
+    data = json.loads(path.read_text())
+    assert sorted(a["type"] for a in data["actions"]) == ["alter_config", "create_topic"]
+    data["actions"] = [a for a in data["actions"] if a["type"] == "alter_config"]
+    tamper(path, data)
+    code, out = cli("apply", "--plan", str(path), "--yes")
+    assert code == 1
+    assert "+ create_topic more: the specs produce it, the plan leaves it out" in out
+    assert live(folder) == LIVE

@@ -154,3 +154,15 @@ def test_a_change_rule_is_checked_by_plan_against_the_live_topic(folder: Folder)
     assert folder.run("apply", str(folder.dir), "--yes")[0] == 0
     live = json.loads(folder.state.read_text())["topics"]["orders"]["partitions"]
     assert all(len(p["replicas"]) == 2 for p in live.values())
+
+
+@pytest.mark.parametrize(
+    "expression", ["1 / 0 == 1", "new.partitions % 0 == 1", "9223372036854775807 + 1 > 0"]
+)
+def test_a_rule_that_cannot_compute_is_an_error_line_not_an_internal_error(
+    folder: Folder, expression: str
+) -> None:
+    folder.write(expression)
+    code, output = folder.run("validate", str(folder.dir))
+    assert code == 1 and "internal error" not in output
+    assert "the rule cannot be evaluated" in output, output
