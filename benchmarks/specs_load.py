@@ -24,7 +24,8 @@ sys.path.insert(0, str(ROOT))
 import yaml  # noqa: E402
 
 from kgitops.spec import schemacheck  # noqa: E402
-from kgitops.spec.load import load_specs, spec_files  # noqa: E402
+from kgitops.spec.folders import spec_files  # noqa: E402
+from kgitops.spec.load import load_specs  # noqa: E402
 
 TOPIC = """\
 ---

@@ -42,7 +42,9 @@ boundary: each adapter translates at its edge.
      │    │                            plaintext and TLS mixed up, an unusable key or CA file
      │    ├── UnsupportedOperation     the broker lacks an API ("does not support CreatePartitions")
      │    │    └── AccessUnsupported   an access API not listed, or a small probe of it not
-     │    │                            answered in a few seconds (refused before any change)
+     │    │         │                  answered in a few seconds (refused before any change)
+     │    │         └── AccessUnsupportedNothingChanged  the same, said by apply: its message
+     │    │                            ends "nothing was changed"
      │    ├── LocalBrokerError         the local broker cannot be started, found or stopped
      │    └── ClusterRequestError      the broker refused a request (per topic, with Kafka's code)
      ├── AnalyticsError               the Spark job cannot run or its input is bad
@@ -407,6 +409,11 @@ class AccessUnsupported(UnsupportedOperation):
     def __init__(self, operation: str, message: str) -> None:
         self.operation = operation
         ClusterError.__init__(self, message)
+
+
+class AccessUnsupportedNothingChanged(AccessUnsupported):
+    """An AccessUnsupported raised before apply changed anything, its message saying so
+    (``kgitops.apply.access.before_any_change``); nested, that is said once."""
 
 
 class LocalBrokerError(ClusterError):

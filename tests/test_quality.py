@@ -36,9 +36,9 @@ def test_mypy_strict_finds_nothing_in_the_package() -> None:
 
 @pytest.mark.slow
 def test_the_import_layers_hold() -> None:
-    """commands -> apply -> cluster -> plan -> placement | spec -> model -> errors; only
-    cluster.kafka imports kafka-python and only analytics imports pyspark (pyproject.toml's
-    [tool.importlinter] contracts)."""
+    """commands -> apply -> cluster -> plan -> placement | spec -> model -> errors; no import
+    cycle among the modules of one package; only cluster.kafka imports kafka-python and only
+    analytics imports pyspark (pyproject.toml's [tool.importlinter] contracts)."""
     lint = shutil.which("lint-imports")
     if lint is None:
         pytest.fail("import-linter is not installed (pip install -e '.[dev]')")

@@ -29,12 +29,15 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, TypeVar
+from functools import partial
+from typing import TypeVar
 
 from kgitops.access import AccessState, scram_salted_password
+from kgitops.apply.seam import RunSeam
 from kgitops.cluster.port import ClusterAdmin, QuotaChange, ScramUpsert
 from kgitops.errors import (
     AccessUnsupported,
+    AccessUnsupportedNothingChanged,
     ClusterError,
     ClusterRequestError,
     KgitopsError,
@@ -44,23 +47,20 @@ from kgitops.plan.access_actions import AlterQuota, CreateAcl, DeleteAcl, Upsert
 from kgitops.plan.actions import Action
 from kgitops.plan.value import Plan
 
-if TYPE_CHECKING:
-    from kgitops.apply.run import _Run
-
 SALT_BYTES = 32
 T = TypeVar("T")
 
 
-def run_access(run: _Run, environ: Mapping[str, str] | None = None) -> None:
+def run_access(run: RunSeam, environ: Mapping[str, str] | None = None) -> None:
     """The access step of ``apply_plan`` (see the module docstring)."""
     env = os.environ if environ is None else environ
-    users = run._indexed(UpsertUser)
+    users = run.indexed(UpsertUser)
     ready: list[tuple[int, UpsertUser]] = []
     upserts: list[ScramUpsert] = []
     for i, a in users:
         password = env.get(a.password_env)
         if not password:
-            run._fail(i, f"environment variable {a.password_env} is not set (the password)")
+            run.fail(i, f"environment variable {a.password_env} is not set (the password)")
             continue
         remember_secrets([password])  # scrubbed from anything this process prints
         salt = os.urandom(SALT_BYTES)
@@ -71,14 +71,14 @@ def run_access(run: _Run, environ: Mapping[str, str] | None = None) -> None:
         ready.append((i, a))
     for round_ in scram_rounds(list(zip(ready, upserts, strict=True))):
         batch = [u for _, u in round_]
-        run._batch(
+        run.batch(
             "write SCRAM credentials",
             [r for r, _ in round_],
             lambda a: a.topic,
-            lambda batch=batch: run.admin.upsert_scram_users(batch),
+            partial(run.admin.upsert_scram_users, batch),
         )
-    quotas = run._indexed(AlterQuota)
-    run._batch(
+    quotas = run.indexed(AlterQuota)
+    run.batch(
         "alter client quotas",
         quotas,
         lambda a: a.topic,
@@ -86,15 +86,15 @@ def run_access(run: _Run, environ: Mapping[str, str] | None = None) -> None:
             {a.entity: QuotaChange(dict(a.set), tuple(a.delete)) for _, a in quotas}
         ),
     )
-    creates = run._indexed(CreateAcl)
-    run._batch(
+    creates = run.indexed(CreateAcl)
+    run.batch(
         "create ACLs",
         creates,
         lambda a: a.topic,
         lambda: run.admin.create_acls([a.acl for _, a in creates]),
     )
-    deletes = run._indexed(DeleteAcl)
-    run._batch(
+    deletes = run.indexed(DeleteAcl)
+    run.batch(
         "delete ACLs",
         deletes,
         lambda a: a.topic,
@@ -143,13 +143,13 @@ NOTHING_CHANGED = "; nothing was changed"
 @contextmanager
 def before_any_change() -> Iterator[None]:
     """Around apply's steps before its first change: an AccessUnsupported from them (a read
-    or write probe refused) says that nothing was changed."""
+    or write probe refused) says that nothing was changed, once however deep it is nested."""
     try:
         yield
+    except AccessUnsupportedNothingChanged:
+        raise
     except AccessUnsupported as exc:
-        if str(exc).endswith(NOTHING_CHANGED):
-            raise
-        raise AccessUnsupported(exc.operation, f"{exc}{NOTHING_CHANGED}") from None
+        raise AccessUnsupportedNothingChanged(exc.operation, f"{exc}{NOTHING_CHANGED}") from None
 
 
 def require_access_support(plan: Plan, admin: ClusterAdmin) -> None:

@@ -41,6 +41,7 @@ from kgitops.apply.progress import Progress, SilentProgress
 from kgitops.apply.reassign import Reassigner, ReassignResult
 from kgitops.apply.record import ThrottleRecord
 from kgitops.apply.recorder import Recorder
+from kgitops.apply.seam import RunSeam
 from kgitops.apply.signals import why as interrupted_why
 from kgitops.apply.throttles import needed_now, removal
 from kgitops.apply.verify import read_back_in_doubt, verify_applied
@@ -135,7 +136,10 @@ def label(action: Action) -> str:
 # -------------------------------------------------------------------------- run
 
 
-class _Run:
+class _Run(RunSeam):
+    """One run of ``apply_plan``: the outcomes so far; ``indexed``, ``fail`` and ``batch``
+    are the seam a step module drives (``kgitops.apply.seam``)."""
+
     def __init__(
         self,
         plan: Plan,
@@ -166,7 +170,7 @@ class _Run:
         self.sending: list[int] = []
         self.record: ThrottleRecord | None = None
 
-    def _indexed(self, kind: type[Action], after_moves: bool = False) -> list[tuple[int, Any]]:
+    def indexed(self, kind: type[Action], after_moves: bool = False) -> list[tuple[int, Any]]:
         out = []
         for i, a in enumerate(self.plan.actions):
             if not isinstance(a, kind) or getattr(a, "after_reassign", False) != after_moves:
@@ -188,7 +192,7 @@ class _Run:
         self.changed = True
         self._set(i, Status.DONE, detail)
 
-    def _fail(self, i: int, error: object, items: Sequence[str] = ()) -> None:
+    def fail(self, i: int, error: object, items: Sequence[str] = ()) -> None:
         if isinstance(error, ClusterRequestError) and error.changed:
             self.changed = True  # not done, but the cluster changed: exit 3, not 1
         in_doubt = isinstance(error, ClusterTimeout)
@@ -201,7 +205,7 @@ class _Run:
         if i < len(self.plan.actions):
             self.failed_topics.add(self.plan.actions[i].topic)
 
-    def _batch(self, what: str, items: list[tuple[int, Any]], key: Any, call: Any) -> None:
+    def batch(self, what: str, items: list[tuple[int, Any]], key: Any, call: Any) -> None:
         """One port call for ``items``; per-item results to outcomes."""
         if not items:
             return
@@ -213,12 +217,12 @@ class _Run:
             self.sending = []
             self.broken = exc
             for i, _ in items:
-                self._fail(i, exc)
+                self.fail(i, exc)
             return
         except ClusterError as exc:
             self.sending = []
             for i, _ in items:
-                self._fail(i, exc)
+                self.fail(i, exc)
             return
         self.sending = []
         for i, a in items:
@@ -226,11 +230,11 @@ class _Run:
             if err is None:
                 self._done(i)
             else:
-                self._fail(i, err)
+                self.fail(i, err)
 
     def creates(self) -> None:
-        items = self._indexed(CreateTopic)
-        self._batch(
+        items = self.indexed(CreateTopic)
+        self.batch(
             "create topics",
             items,
             lambda a: a.topic,
@@ -240,7 +244,7 @@ class _Run:
         )
 
     def configs(self) -> None:
-        self._configs(self._indexed(AlterConfig))
+        self._configs(self.indexed(AlterConfig))
 
     def configs_after_moves(self) -> None:
         """Config changes the plan puts after the topic's moves (a min.insync.replicas raise
@@ -251,7 +255,7 @@ class _Run:
             for i, a in enumerate(self.plan.actions)
             if a.kind == "reassign"
         }
-        for i, a in self._indexed(AlterConfig, after_moves=True):
+        for i, a in self.indexed(AlterConfig, after_moves=True):
             moved = moving.get(a.topic)
             if moved is not None and not moved.done:
                 self._set(
@@ -265,7 +269,7 @@ class _Run:
         self._configs(items)
 
     def _configs(self, items: list[tuple[int, Any]]) -> None:
-        self._batch(
+        self.batch(
             "alter configs",
             items,
             lambda a: a.topic,
@@ -275,8 +279,8 @@ class _Run:
         )
 
     def partitions(self) -> None:
-        items = self._indexed(AddPartitions)
-        self._batch(
+        items = self.indexed(AddPartitions)
+        self.batch(
             "add partitions",
             items,
             lambda a: a.topic,
@@ -286,7 +290,7 @@ class _Run:
         )
 
     def reassign(self) -> None:
-        items = self._indexed(Reassign)
+        items = self.indexed(Reassign)
         if self.broken is not None or (not items and not self.wait):
             return
         self.reassigner = Reassigner(
@@ -335,7 +339,7 @@ class _Run:
                 why = f"{len(bad)} partition(s) not moved" + (f", {moved}" if moved else "")
                 if later:
                     why += f", {len(later)} deferred (--no-wait)"
-                self._fail(i, why, bad)
+                self.fail(i, why, bad)
             elif later:
                 why = (
                     f"{len(later)} partition(s) left for the next `kgitops apply`: --no-wait "
@@ -350,7 +354,7 @@ class _Run:
     def throttles(self) -> None:
         """``~ remove_throttles``: take out leftovers, keeping what a move in flight needs
         now (read again: a move may have started or ended since the plan)."""
-        items = self._indexed(RemoveThrottles)
+        items = self.indexed(RemoveThrottles)
         if not items:
             return
         self.progress.message(f"remove leftover throttles: {len(items)} item(s)")
@@ -358,7 +362,7 @@ class _Run:
             state = self.admin.describe(sorted({a.topic for _, a in items if a.topic}))
         except ClusterError as exc:
             for i, _ in items:
-                self._fail(i, exc)
+                self.fail(i, exc)
             if isinstance(exc, FATAL):
                 self.broken = exc
             return
@@ -397,7 +401,7 @@ class _Run:
         except ClusterError as exc:
             self.sending = []
             for i, _ in items:
-                self._fail(i, exc)
+                self.fail(i, exc)
             if isinstance(exc, FATAL):
                 self.broken = exc
             return
@@ -405,7 +409,7 @@ class _Run:
         for i, a in items:
             err = results.get(f"broker:{a.broker}" if a.broker is not None else a.topic)
             if err is not None:
-                self._fail(i, err)
+                self.fail(i, err)
             else:
                 self._done(i, kept.get(i, ""))
 
@@ -420,7 +424,7 @@ class _Run:
         return self.admin.alter_topic_configs(changes) if changes else {}
 
     def elections(self) -> None:
-        items = self._indexed(ElectLeaders)
+        items = self.indexed(ElectLeaders)
         extra = self.reassigner.leaders_to_elect() if self.reassigner else []
         parts = [TopicPartition(a.topic, p) for _, a in items for p in a.partitions]
         wanted = sorted(set(parts) | {TopicPartition(*tp) for tp in extra})
@@ -442,7 +446,7 @@ class _Run:
                 if _real_error(results.get(TopicPartition(a.topic, p)))
             ]
             if errs:
-                self._fail(i, "; ".join(errs))
+                self.fail(i, "; ".join(errs))
             else:
                 self._done(i)
         for t, p in extra:
@@ -454,8 +458,8 @@ class _Run:
                 )
 
     def deletes(self) -> None:
-        items = self._indexed(DeleteTopic)
-        self._batch(
+        items = self.indexed(DeleteTopic)
+        self.batch(
             "delete topics",
             items,
             lambda a: a.topic,

@@ -31,6 +31,14 @@ from kgitops.plan.actions import (
 from kgitops.plan.throttles import in_flight, needed, parse_entries
 from kgitops.plan.value import Plan
 
+#: the part of the cluster's access (``describe_access``) each access kind is read back from
+ACCESS_PART = {
+    "create_acl": "acls",
+    "delete_acl": "acls",
+    "upsert_user": "users",
+    "alter_quota": "quotas",
+}
+
 
 def differences(
     action: Action,
@@ -129,13 +137,7 @@ def verify_applied(
     checked = [(n, a, o) for n, (a, o) in enumerate(zip(plan.actions, out, strict=True)) if o.done]
     if not checked:
         return out
-    parts = {
-        "create_acl": "acls",
-        "delete_acl": "acls",
-        "upsert_user": "users",
-        "alter_quota": "quotas",
-    }
-    access = sorted({parts[a.kind] for _, a, _ in checked if a.kind in parts})
+    access = sorted({ACCESS_PART[a.kind] for _, a, _ in checked if a.kind in ACCESS_PART})
     topics = sorted({a.topic for _, a, _ in checked if a.kind not in ACCESS_KINDS})
     moved = frozenset(
         (a.topic, p) for a in plan.actions if isinstance(a, Reassign) for p in a.moves

@@ -28,7 +28,7 @@ INTERRUPTED = 130
 def cluster_folders(paths: Sequence[str]) -> list[str]:
     """Each path as the cluster folders it stands for: itself when it has a cluster.yaml (or
     is no folder: its own error says so), else every cluster folder below it; each once."""
-    from kgitops.spec.load import cluster_dirs, is_cluster_dir
+    from kgitops.spec.folders import cluster_dirs, is_cluster_dir
 
     out: list[str] = []
     seen: set[str] = set()

@@ -87,7 +87,7 @@ def _read_paths(path: str) -> list[str]:
 def affected_clusters(directory: str, changed: list[str] | None) -> list[str]:
     """The cluster folders at or below ``directory`` that ``changed`` (paths relative to the
     current folder) touch; every one when ``changed`` is None."""
-    from kgitops.spec.load import cluster_dirs, is_cluster_dir
+    from kgitops.spec.folders import cluster_dirs, is_cluster_dir
 
     clusters = [d for d in cluster_dirs(directory) if is_cluster_dir(d)]
     if changed is None:

@@ -35,7 +35,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from kgitops.commands._clusterdir import cluster_of
-    from kgitops.spec.load import cluster_dirs, load_specs
+    from kgitops.spec.folders import cluster_dirs
+    from kgitops.spec.load import load_specs
     from kgitops.spec.policies import owner_lines
 
     lines: list[str] = []

@@ -49,7 +49,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kgitops.spec.load import cluster_dirs, load_specs
+    from kgitops.spec.folders import cluster_dirs
+    from kgitops.spec.load import load_specs
 
     brokers: list[Broker] | None = None
     if args.state:
@@ -99,7 +100,8 @@ def _shared_ownership(
     (cluster.yaml ``owns:``, kgitops/spec/owns.py): this folder's side of each such pair, at
     its path as given. ``repos`` caches each repository's findings."""
     from kgitops.spec.include import repository_root
-    from kgitops.spec.owns import overlaps, repository_clusters
+    from kgitops.spec.load import repository_clusters
+    from kgitops.spec.owns import overlaps
 
     if not has_cluster:
         return []

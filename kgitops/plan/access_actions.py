@@ -8,8 +8,9 @@
     -  delete_acl    one DeleteAcls (exact filters); only when cluster.yaml has
                      ``unmanagedAcls: delete``, and apply needs --allow-delete
 
-Each kind registers itself in ``kgitops.plan.actions`` (orders 52-58: after the topic
-changes, before delete_topic). An action's ``topic`` is its subject (what results and reports
+Each kind registers itself in ``kgitops.plan.action_base`` (orders 52-58: after the topic
+changes, before delete_topic); ``kgitops.plan.actions`` imports this module, so the registry
+it answers for holds them. An action's ``topic`` is its subject (what results and reports
 are keyed by): the binding's
 ``key`` (``User:a allow write topic:orders``), the quota entity (``user=a``), or
 ``name mechanism`` for a user. A plan never holds a password: ``upsert_user`` names the
@@ -23,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from kgitops.access import Acl, QuotaEntity, json_number
-from kgitops.plan.actions import Action
+from kgitops.plan.action_base import Action
 
 _NO_ENTITY = QuotaEntity()
 _NO_ACL = Acl("", "topic", "", "literal", "read")

@@ -30,6 +30,9 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from kgitops.errors import PlanError
+from kgitops.plan import access_actions as _access_kinds  # noqa: F401  (registers them)
+from kgitops.plan.action_base import REGISTRY
+from kgitops.plan.action_base import Action as Action
 from kgitops.spec.topic_configs import readable_config
 from kgitops.units import human_bytes
 
@@ -56,84 +59,14 @@ def _assignment_rows(data: Mapping[str, Any]) -> list[str]:
     return [f"{p}: {r}" for p, r in data.get("assignment", {}).items()]
 
 
-_REGISTRY: dict[str, type[Action]] = {}
-
-
-@dataclass(frozen=True)
-class Action:
-    """Base of all kinds. ``kind`` is the JSON ``type``; ``topic`` sorts within a kind."""
-
-    kind: ClassVar[str] = ""
-    order: ClassVar[int] = 0
-    symbol: ClassVar[str] = "?"
-    verb: ClassVar[str] = ""
-    #: what one action of the kind counts as in the pull-request comment's summary
-    unit: ClassVar[tuple[str, str]] = ("topic", "topics")
-    topic: str
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        if not cls.kind:
-            return
-        for other in _REGISTRY.values():
-            if other.kind == cls.kind or other.order == cls.order:
-                raise TypeError(f"action kind {cls.kind!r} clashes with {other.kind!r}")
-        _REGISTRY[cls.kind] = cls
-
-    @property
-    def sort_key(self) -> tuple[int, str]:
-        return (self.order, self.topic)
-
-    @property
-    def name(self) -> str:
-        """What the action is about, as a report names it: the topic (``broker 2`` for a
-        kind that acts on a broker)."""
-        return self.topic
-
-    def to_json(self) -> dict[str, Any]:
-        raise NotImplementedError
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Action:
-        """The inverse of ``to_json`` (KeyError/TypeError/ValueError on a malformed one)."""
-        raise NotImplementedError
-
-    @classmethod
-    def headline(cls, data: Mapping[str, Any]) -> str:
-        """One line after ``<symbol> <kind> <topic>``, from the JSON form."""
-        return ""
-
-    @classmethod
-    def details(cls, data: Mapping[str, Any]) -> tuple[list[str], list[str]]:
-        """The lines under the headline, from the JSON form: (changes, per-partition rows);
-        renderers may cut the rows, never the changes."""
-        return [], []
-
-    @classmethod
-    def counted(cls, data: Mapping[str, Any]) -> tuple[str, str]:
-        """What this action counts as, singular and plural (``unit``; a kind whose subject
-        varies says so per action)."""
-        return cls.unit
-
-    @classmethod
-    def diff(cls, data: Mapping[str, Any]) -> list[str]:
-        """The details as the lines of a markdown ``diff`` fence: each starts with ``+``,
-        ``-`` or ``@@``, the marks GitHub colours (a ``~`` line or a bare row stays grey).
-        By default the changes of ``details`` and its rows marked with the kind's symbol;
-        a kind with a before and an after says both (``- old`` then ``+ new``)."""
-        changes, rows = cls.details(data)
-        mark = cls.symbol if cls.symbol in ("+", "-") else "+"
-        return [*changes, *(f"{mark} {r}" for r in rows)]
-
-
 def kinds() -> tuple[type[Action], ...]:
     """Every kind, in the order apply runs them."""
-    return tuple(sorted(_REGISTRY.values(), key=lambda k: k.order))
+    return tuple(sorted(REGISTRY.values(), key=lambda k: k.order))
 
 
 def kind_named(name: str) -> type[Action] | None:
     """The kind whose JSON ``type`` is ``name``, or None."""
-    return _REGISTRY.get(name)
+    return REGISTRY.get(name)
 
 
 def action_from_json(data: Mapping[str, Any]) -> Action:
@@ -552,7 +485,3 @@ class DeleteTopic(Action):
             f"{data.get('partitions', 0)} partitions, {human_bytes(data.get('sizeBytes'))}"
             "  (apply needs --allow-delete)"
         )
-
-
-# The access kinds live in their own module; importing it registers them.
-from kgitops.plan import access_actions  # noqa: E402, F401

@@ -17,6 +17,7 @@ from kgitops.errors import Diagnostic
 from kgitops.files import inside
 from kgitops.gitrepo import checkout_root
 from kgitops.names import CLUSTER_FILES
+from kgitops.spec.folders import spec_files  # the one way a folder's files are listed
 from kgitops.spec.yamlload import Document, load_file
 
 
@@ -49,8 +50,6 @@ def include_problem(directory: str, path: object) -> str | None:
 
 def included_topics(directory: str, cluster: Document, diags: list[Diagnostic]) -> list[Document]:
     """The Topic documents of every ``include:`` folder; other kinds are errors."""
-    from kgitops.spec.load import spec_files  # the one way a folder's files are listed
-
     raw = cluster.value.get("include")
     out: list[Document] = []
     seen: dict[str, int] = {}  # real path -> its entry

@@ -27,8 +27,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 from kgitops.access import NO_ACCESS, AccessSpecs
-from kgitops.errors import Diagnostic, Mark, SpecError
-from kgitops.gitrepo import checkout_root, git_dir_problem
+from kgitops.errors import Diagnostic, KgitopsError, Mark, SpecError
+from kgitops.gitrepo import checkout_root
 from kgitops.model import (
     PASSWORD_VERSION_TOPIC,
     Broker,
@@ -57,6 +57,7 @@ from kgitops.spec.access import ACCESS_KINDS, build_access, check_own_login
 from kgitops.spec.celrules import Rule, compile_rules, evaluate
 from kgitops.spec.clusterrules import check_cluster, own_variables
 from kgitops.spec.dropstep import DropStep
+from kgitops.spec.folders import cluster_dirs, spec_files
 from kgitops.spec.include import included_topics
 from kgitops.spec.layers import layered, unused_overrides
 from kgitops.spec.owns import check_owned
@@ -66,7 +67,6 @@ from kgitops.spec.topic_configs import CONFIGS, check_config
 from kgitops.spec.yamlload import Document, Marks, load_file, load_text
 from kgitops.versionrules import DEFAULT_VERSION, KafkaVersion, elr_default, parse_version
 
-YAML_SUFFIXES = (".yaml", ".yml")
 KINDS = ("Topic", "Cluster", *ACCESS_KINDS)
 _OptionalPlacement = Placement | None
 
@@ -97,70 +97,6 @@ class Specs:
             if t.name == name:
                 return t
         return None
-
-
-# ------------------------------------------------------------------ files
-
-
-def is_cluster_dir(directory: str) -> bool:
-    """A cluster folder has a cluster.yaml (or cluster.yml)."""
-    return any(os.path.isfile(os.path.join(directory, f)) for f in CLUSTER_FILES)
-
-
-def cluster_dirs(directory: str) -> list[str]:
-    """The cluster folders ``validate DIR`` checks: every folder at or below DIR that has a
-    cluster.yaml (``topics/`` -> ``topics/dev``, ``topics/eu/prod`` ...), or DIR itself when
-    there is none (which then lacks its cluster.yaml, and says so)."""
-    if not os.path.isdir(directory):
-        return [directory]
-    found = []
-    for root, dirs, _ in os.walk(directory):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        if is_cluster_dir(root):
-            found.append(os.path.normpath(root) if root != directory else directory)
-    return found or [directory]
-
-
-def _is_top(directory: str) -> bool:
-    """Whether ``directory`` is the top of a checkout (its ``.git`` is the checkout's own, the
-    one ``kgitops.gitrepo`` runs git on): no folder above it holds a ``.git``."""
-    return checkout_root(os.path.dirname(os.path.realpath(directory))) is None
-
-
-def spec_files(directory: str, problems: list[Diagnostic] | None = None) -> list[str]:
-    """Every YAML file of a cluster folder, sorted, as paths joined to ``directory``.
-    A sub-folder that cannot be read is added to ``problems`` (when given), and so is a
-    folder shaped like a git directory, or holding a ``.git`` (``kgitops.gitrepo``): its files
-    are not read. A ``.git`` counts only at the top of a checkout that is itself the folder."""
-
-    def unreadable(exc: OSError) -> None:
-        if problems is not None:
-            where = os.path.normpath(exc.filename or directory)
-            problems.append(
-                Diagnostic(Mark(where), "error", f"cannot read the folder: {exc.strerror}")
-            )
-
-    out: list[str] = []
-    for root, dirs, files in os.walk(directory, onerror=unreadable):
-        problem = git_dir_problem(root, own_checkout=root == directory and _is_top(directory))
-        if problem is not None:
-            if problems is not None:
-                problems.append(Diagnostic(Mark(os.path.normpath(root)), "error", problem))
-            dirs[:] = []
-            continue
-        keep = []
-        for d in sorted(dirs):
-            if d.startswith("."):
-                continue
-            if is_cluster_dir(os.path.join(root, d)):
-                continue  # another cluster's folder, nested
-            keep.append(d)
-        dirs[:] = keep
-        for f in files:
-            if f.startswith(".") or not f.endswith(YAML_SUFFIXES):
-                continue
-            out.append(os.path.normpath(os.path.join(root, f)))
-    return sorted(out)
 
 
 # ------------------------------------------------------------------ building
@@ -708,6 +644,33 @@ def cluster_from_text(text: str, shown_as: str, directory: str) -> ClusterSpec |
         if _kind_of(doc, diags) == "Cluster" and not schemacheck.check(doc, "Cluster"):
             return _build_cluster(doc, directory)
     return None
+
+
+def repository_clusters(folder: str) -> list[ClusterSpec]:
+    """The cluster.yaml of every cluster folder in ``folder``'s repository, the git checkout
+    it is in (only parsed: nothing it names is read or contacted; one that does not parse is
+    left to its own validate); none outside a checkout, where no folder but the one given
+    is known to belong with it."""
+    from kgitops.files import read_bytes
+
+    root = checkout_root(folder)
+    if root is None:  # not in a git checkout: no repository, so no other folder to compare
+        return []
+    out = []
+    for directory in cluster_dirs(root):
+        for name in CLUSTER_FILES:
+            path = os.path.join(directory, name)
+            if not os.path.isfile(path):
+                continue
+            try:
+                text = read_bytes(path, root=directory).decode("utf-8")
+            except (OSError, ValueError, KgitopsError):
+                continue
+            cluster = cluster_from_text(text, path, directory)
+            if cluster is not None:
+                out.append(cluster)
+            break
+    return out
 
 
 #: The fields of cluster.yaml that say which cluster this is and how to reach it: an error in

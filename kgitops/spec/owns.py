@@ -17,7 +17,7 @@ import os
 from collections.abc import Iterable, Sequence
 
 from kgitops.access import AccessSpecs
-from kgitops.errors import Diagnostic, KgitopsError
+from kgitops.errors import Diagnostic
 from kgitops.model import OWNED_KINDS, ClusterSpec, Owns, TopicSpec, globs_overlap
 
 
@@ -167,33 +167,3 @@ def _shown(path: str) -> str:
     """A path relative to the working folder when it is below it, else as it is."""
     rel = os.path.relpath(path)
     return path if rel.startswith("..") else rel
-
-
-def repository_clusters(folder: str) -> list[ClusterSpec]:
-    """The cluster.yaml of every cluster folder in ``folder``'s repository, the git checkout
-    it is in (only parsed: nothing it names is read or contacted; one that does not parse is
-    left to its own validate); none outside a checkout, where no folder but the one given
-    is known to belong with it."""
-    from kgitops.files import read_bytes
-    from kgitops.gitrepo import checkout_root
-    from kgitops.names import CLUSTER_FILES
-    from kgitops.spec.load import cluster_dirs, cluster_from_text
-
-    root = checkout_root(folder)
-    if root is None:  # not in a git checkout: no repository, so no other folder to compare
-        return []
-    out = []
-    for directory in cluster_dirs(root):
-        for name in CLUSTER_FILES:
-            path = os.path.join(directory, name)
-            if not os.path.isfile(path):
-                continue
-            try:
-                text = read_bytes(path, root=directory).decode("utf-8")
-            except (OSError, ValueError, KgitopsError):
-                continue
-            cluster = cluster_from_text(text, path, directory)
-            if cluster is not None:
-                out.append(cluster)
-            break
-    return out

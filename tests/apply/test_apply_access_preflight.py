@@ -102,3 +102,16 @@ def test_a_missing_password_is_still_said_first() -> None:
         apply_plan(_plan(USER), fake, SETTINGS, allow_delete=False)
     assert not isinstance(caught.value, AccessUnsupported)
     assert fake.calls == []
+
+
+def test_nested_before_any_change_says_nothing_was_changed_once() -> None:
+    """The words are added once however deep the guard is nested (apply's preflight runs
+    inside the command's own guard), decided by the exception's type, not its words."""
+    from kgitops.apply.access import before_any_change
+    from kgitops.errors import AccessUnsupportedNothingChanged
+
+    with pytest.raises(AccessUnsupportedNothingChanged) as caught:
+        with before_any_change(), before_any_change():
+            raise AccessUnsupported("CreateAcls", "the cluster did not answer CreateAcls")
+    assert str(caught.value) == "the cluster did not answer CreateAcls; nothing was changed"
+    assert caught.value.operation == "CreateAcls"

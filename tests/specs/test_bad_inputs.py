@@ -779,7 +779,7 @@ def test_every_problem_of_every_file_is_reported_sorted(problems: Problems) -> N
 
 def test_a_folder_that_cannot_be_listed_is_an_error(tmp_path: Path) -> None:
     from kgitops.errors import Diagnostic
-    from kgitops.spec.load import spec_files
+    from kgitops.spec.folders import spec_files
 
     not_a_folder = tmp_path / "team"
     not_a_folder.write_text("")

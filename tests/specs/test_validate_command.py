@@ -137,7 +137,7 @@ def test_github_format_annotates_the_line_in_the_pull_request(
 
 
 def test_cluster_folders_at_any_depth_are_found(tmp_path: Path) -> None:
-    from kgitops.spec.load import cluster_dirs
+    from kgitops.spec.folders import cluster_dirs
 
     _folder(tmp_path / "eu" / "prod", {})
     _folder(tmp_path / "eu" / "prod" / "canary", {})
