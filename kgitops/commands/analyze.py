@@ -153,6 +153,12 @@ def run(args: argparse.Namespace) -> int:
         top=args.top,
         engine=args.engine,
     )
+    from kgitops.analytics.job import guess_format
+    from kgitops.analytics.precheck import check_columns
+
+    check_columns(  # before Spark starts: a missing column is said at once
+        spec.input, spec.fmt or guess_format(spec.input), spec.key_column, spec.size_column
+    )
     result = analyze(spec, master=args.master)
     counts = counts_of(spec)
     placements = {}
