@@ -222,7 +222,11 @@ def schedule(
                 serial += 1
             for i in reversed(picked):
                 del queue[i]
-            instant = [m for m in range(serial - len(picked), serial) if not active[m].adding or not active[m].size_bytes]
+            instant = [
+                m
+                for m in range(serial - len(picked), serial)
+                if not active[m].adding or not active[m].size_bytes
+            ]
             if instant:  # apply polls at once after them (no sleep) and fills their room
                 for m in instant:
                     del active[m]
