@@ -479,7 +479,7 @@ class Reassigner:
         each round submits moves from the shrinking queue, or nothing."""
         batch = self._submit()
         while any(self._copies_nothing(tp) for tp in batch):
-            self._poll()
+            self._poll(at_once=True)
             batch = self._submit()
 
     def _copies_nothing(self, tp: TP) -> bool:
@@ -654,7 +654,7 @@ class Reassigner:
             return
         self.progress.update(self._snapshot())
         if any(self._copies_nothing(tp) for tp in first):
-            self._poll()  # the first window's moves that copy nothing are done already
+            self._poll(at_once=True)  # the first window's moves that copy nothing are done
             self._submit_settled()
             self.progress.update(self._snapshot())
         while self.active or self.queue:
@@ -670,7 +670,10 @@ class Reassigner:
             self._submit_settled()
             self.progress.update(self._snapshot())
 
-    def _poll(self) -> None:
+    def _poll(self, at_once: bool = False) -> None:
+        """Read which moves ended. ``at_once``: a poll without a sleep before it, where a
+        move the controller no longer lists but the metadata does not yet show at its
+        target stays in the window without using up one of its ``RECHECKS``."""
         in_flight = self.admin.list_reassignments()
         state = self.admin.describe(sorted({t for t, _ in self.active}))
         offline = {b.id for b in state.brokers if not b.online}
@@ -687,6 +690,8 @@ class Reassigner:
             topic = state.topics.get(tp[0])
             part = topic.partitions.get(tp[1]) if topic else None
             ended = ended_on_target(part.replicas if part else None, m.target)
+            if ended is None and at_once:
+                continue
             if ended is None and self.rechecks.get(tp, 0) < RECHECKS:
                 # the controller no longer lists it, the broker's metadata disagrees: ask again
                 self.rechecks[tp] = self.rechecks.get(tp, 0) + 1
