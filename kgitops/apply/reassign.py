@@ -7,7 +7,10 @@ A new replica copies the whole partition from the leader (docs/apply.md). So:
    target is done; one whose replicas are neither the plan's source nor target is refused;
 2. keep at most ``maxConcurrentMoves`` partitions in flight, submitting more as others
    finish (``kgitops.plan.schedule.next_batch`` picks them: the plan's ETA runs the same
-   choice), polling with ``admin.sleep`` (the simulated clock advances); a partition's
+   choice), polling with ``admin.sleep`` (the simulated clock advances) -- at once, without
+   the sleep, after a window with a move that copies nothing (a reorder, a pure removal, an
+   empty partition: done as it is submitted; a drain's dozens of them would otherwise cost a poll
+   interval each, so the time would hang on ``--poll-interval``); a partition's
    throttle entries are added as it enters the window and taken out as it leaves, rates
    only on the online brokers involved (``kgitops.apply.throttles``) -- a move whose
    throttle could not be set is not submitted;
@@ -470,7 +473,21 @@ class Reassigner:
 
     # ------------------------------------------------------------------- wait
 
-    def _submit(self) -> None:
+    def _submit_settled(self) -> None:
+        """``_submit``, then, while the window just took a move that copies nothing, poll at
+        once and fill the room it leaves (``kgitops.plan.schedule`` models the same). Ends:
+        each round submits moves from the shrinking queue, or nothing."""
+        batch = self._submit()
+        while any(self._copies_nothing(tp) for tp in batch):
+            self._poll(at_once=True)
+            batch = self._submit()
+
+    def _copies_nothing(self, tp: TP) -> bool:
+        """A move that adds no replica, or adds replicas of an empty partition."""
+        return not self.moves[tp].adding or not self.moves[tp].size_bytes
+
+    def _submit(self) -> list[TP]:
+        """Fill the room in the window; the moves submitted (and not refused)."""
         room = self.settings.max_concurrent_moves - len(self.active)
         batch: list[TP] = []
         while self.queue and len(batch) < room:
@@ -488,7 +505,7 @@ class Reassigner:
                     batch.append(tp)
         batch = self._throttle_in(batch)
         if not batch:
-            return
+            return []
         if not self.dry_run:  # recorded before the request that starts them (module docstring)
             unrecorded = self.journal.started({tp: self.moves[tp].target for tp in batch})
             if unrecorded is not None:
@@ -497,7 +514,7 @@ class Reassigner:
                     self._fail(tp, why)
                 self.queue = []
                 self._throttle_out(batch)
-                return
+                return []
         self.active |= set(batch)  # from here on they may be moving: cancelled or kept throttled
         self.submitted |= set(batch)
         results = self.admin.alter_reassignments(
@@ -513,6 +530,7 @@ class Reassigner:
         if not self.dry_run:
             self.journal.ended(refused)
         self._throttle_out(refused)
+        return [tp for tp in batch if tp not in refused]
 
     def _cancel_or_keep(self, why: str) -> None:
         """Cancel every move in the window not already found uncancellable; when the cancel
@@ -615,7 +633,7 @@ class Reassigner:
         )
 
     def _loop(self) -> None:
-        self._submit()
+        first = self._submit()
         if not self.wait:
             for tp in sorted(self.active):
                 self._pending(tp, f"moving to {list(self.moves[tp].target)}")
@@ -635,6 +653,10 @@ class Reassigner:
                 self._submit()
             return
         self.progress.update(self._snapshot())
+        if any(self._copies_nothing(tp) for tp in first):
+            self._poll(at_once=True)  # the first window's moves that copy nothing are done
+            self._submit_settled()
+            self.progress.update(self._snapshot())
         while self.active or self.queue:
             if self.elapsed >= self.settings.timeout_seconds:
                 for tp in sorted(self.queue):
@@ -645,10 +667,13 @@ class Reassigner:
             self.admin.sleep(self.poll)
             self.elapsed += self.poll
             self._poll()
-            self._submit()
+            self._submit_settled()
             self.progress.update(self._snapshot())
 
-    def _poll(self) -> None:
+    def _poll(self, at_once: bool = False) -> None:
+        """Read which moves ended. ``at_once``: a poll without a sleep before it, where a
+        move the controller no longer lists but the metadata does not yet show at its
+        target stays in the window without using up one of its ``RECHECKS``."""
         in_flight = self.admin.list_reassignments()
         state = self.admin.describe(sorted({t for t, _ in self.active}))
         offline = {b.id for b in state.brokers if not b.online}
@@ -665,6 +690,8 @@ class Reassigner:
             topic = state.topics.get(tp[0])
             part = topic.partitions.get(tp[1]) if topic else None
             ended = ended_on_target(part.replicas if part else None, m.target)
+            if ended is None and at_once:
+                continue
             if ended is None and self.rechecks.get(tp, 0) < RECHECKS:
                 # the controller no longer lists it, the broker's metadata disagrees: ask again
                 self.rechecks[tp] = self.rechecks.get(tp, 0) + 1

@@ -155,11 +155,16 @@ def _transfer_line(transfer: Mapping[str, Any]) -> str:
 
 
 def _window_words(transfer: Mapping[str, Any]) -> str:
-    """`` in 3 window(s) of up to 4 moves`` when the plan carries apply's schedule."""
+    """`` in 3 window(s) of up to 4 moves in flight, each submitted as earlier moves finish``
+    when the plan carries apply's schedule: apply submits a window at the poll that sees moves
+    finish, so a window may start before the one above it ends (``window_rows``)."""
     count, most = transfer.get("windowCount"), transfer.get("maxConcurrentMoves")
     if not count or not most:
         return ""
-    return f" in {count} window(s) of up to {most} moves"
+    return (
+        f" in {count} window(s) of up to {most} moves in flight,"
+        " each submitted as earlier moves finish"
+    )
 
 
 WINDOW_ROWS = 12

@@ -12,7 +12,9 @@ The model (the simulated cluster follows the same rules, ``kgitops/cluster/repli
 - every copy into a broker shares that broker's link (``network`` bytes/s); with a throttle,
   the copies into a broker share its follower rate and the copies served by a leader share
   the leader's rate (Kafka's ``*.replication.throttled.rate`` are per broker);
-- moves that add no replica (a reorder, a pure removal) complete at once.
+- moves that copy nothing (a reorder, a pure removal, an empty partition) complete at once,
+  and apply, which polls at once after submitting one (no sleep), fills their room at the
+  same instant.
 
 ``next_batch`` prefers moves whose brokers are idle: four moves into one new broker share its
 one throttle, four moves into four brokers get four. Ties keep the plan's order (topic, then
@@ -220,6 +222,16 @@ def schedule(
                 serial += 1
             for i in reversed(picked):
                 del queue[i]
+            instant = [
+                m
+                for m in range(serial - len(picked), serial)
+                if not active[m].adding or not active[m].size_bytes
+            ]
+            if instant:  # apply polls at once after them (no sleep) and fills their room
+                for m in instant:
+                    del active[m]
+                    window_of.pop(m)
+                continue
         # run until the next poll tick, event by event; when nothing was submitted, nothing
         # changes before a copy ends, so the polls until then are skipped (the work is then
         # linear in the moves, not in the ETA: 1 PB partitions plan as fast as 1 GB ones)

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from kgitops.apply.run import apply_plan
 from kgitops.cluster.simulated import SimulatedCluster
 from kgitops.cluster.snapshot import write_state
-from kgitops.model import ClusterState, ReassignmentSettings
+from kgitops.model import ClusterState, ReassignmentSettings, TopicState
 from kgitops.plan.diff import compute_plan
 from kgitops.plan.schedule import MoveJob, next_batch, schedule
 from tests.planner.planner_builders import brokers, live, specs, topic
@@ -158,3 +158,116 @@ def test_a_leaders_plan_applied_moves_no_bytes_and_evens_the_elected_leaders(
     for p, ps in after.partitions.items():
         assert sorted(ps.replicas) == sorted(t.partitions[p].replicas)
         assert ps.leader == ps.replicas[0]
+
+
+def _sized(name: str, layout: dict[int, tuple[int, ...]], sizes: list[int]) -> TopicState:
+    t = live(name, layout)
+    return TopicState(
+        t.name,
+        {
+            p: type(ps)(ps.replicas, ps.isr, ps.leader, sizes[p % len(sizes)])
+            for p, ps in t.partitions.items()
+        },
+        t.config,
+    )
+
+
+def test_moves_that_copy_nothing_take_no_time_in_the_schedule() -> None:
+    jobs = [
+        MoveJob(("t", 0), 0, (6,), 0),  # an empty partition
+        MoveJob(("t", 1), 1, (), 100 * MB),  # a pure removal
+        MoveJob(("t", 2), 2, (7,), 100 * MB),
+    ]
+    s = schedule(jobs, max_concurrent_moves=1, throttle_bytes_per_sec=10 * MB)
+    assert s.total_seconds == pytest.approx(10.0)  # was 20: a poll for each of the first two
+    assert [(w.moves, w.start_seconds, w.end_seconds) for w in s.windows] == [
+        (1, 0.0, 0.0),
+        (1, 0.0, 0.0),
+        (1, 0.0, pytest.approx(10.0)),
+    ]
+
+
+@pytest.mark.parametrize("poll", [1.0, 5.0])
+def test_a_one_at_a_time_drain_with_empty_partitions_takes_the_plans_eta(
+    tmp_path: Path, poll: float
+) -> None:
+    """Issue 31: a drain with ``maxConcurrentMoves: 1`` where half the partitions are empty.
+    Apply used to wait a poll interval after each empty move, so its time hung on
+    ``--poll-interval``: the plan said 80 s, apply took 64 s at 1 s polls (+25 %). Now an
+    empty move is seen done at once: 60 s and 60 s at either interval."""
+    bs = brokers(6, ["a", "b", "c"])
+    t = _sized("t", {p: (p % 6, (p + 1) % 6) for p in range(24)}, [0, 500 * MB, 0, 1000 * MB])
+    st_ = ClusterState(brokers=bs, topics={"t": t})
+    rules = ReassignmentSettings(throttle_bytes_per_sec=50 * MB, max_concurrent_moves=1)
+    path = str(tmp_path / "state.json")
+    write_state(path, st_)
+    plan, _ = compute_plan(
+        specs(topic("t", 24, 2), reassignment=rules, decommission=(3,)), st_, None
+    )
+    assert plan.transfer is not None and plan.transfer.estimated_seconds is not None
+    eta = plan.transfer.estimated_seconds
+    admin = SimulatedCluster.open(path, bs)
+    apply_plan(plan, admin, rules, allow_delete=False, poll_seconds=poll)
+    after = SimulatedCluster.open(path, bs)
+    assert all(3 not in ps.replicas for ps in after.describe(None).topics["t"].partitions.values())
+    assert abs(eta - after.clock) <= 0.10 * after.clock, (eta, after.clock)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    n=st.integers(3, 7),
+    topics=st.integers(1, 3),
+    partitions=st.integers(1, 8),
+    rf=st.integers(1, 3),
+    new_rf=st.integers(1, 4),
+    drained=st.one_of(st.none(), st.integers(0, 6)),
+    concurrent=st.integers(1, 5),
+    throttle=st.sampled_from([None, 5 * MB, 20 * MB, 50 * MB]),
+    racks=st.booleans(),
+    sizes=st.lists(st.sampled_from([0, 1, 50, 400, 3000]), min_size=8, max_size=8),
+)
+def test_eta_matches_the_simulated_apply_over_drains_and_rf_changes(
+    n: int,
+    topics: int,
+    partitions: int,
+    rf: int,
+    new_rf: int,
+    drained: int | None,
+    concurrent: int,
+    throttle: int | None,
+    racks: bool,
+    sizes: list[int],
+) -> None:
+    """Several topics, a drain or none, an RF change up or down or none, empty partitions,
+    racks or none: the plan's ETA is the simulated clock's advance during apply (at apply's
+    default poll interval, the one the plan assumes), within 10 %."""
+    drain = drained if drained is not None and drained < n else None
+    rf, new_rf = min(rf, n), min(new_rf, n - (drain is not None))
+    bs = brokers(n, ["a", "b", "c"] if racks else None)
+    lives = {
+        f"t{k}": _sized(
+            f"t{k}",
+            {p: tuple((p + k + i) % n for i in range(rf)) for p in range(partitions)},
+            [s * MB for s in sizes[k:] + sizes[:k]],
+        )
+        for k in range(topics)
+    }
+    st_ = ClusterState(brokers=bs, topics=lives)
+    rules = ReassignmentSettings(throttle_bytes_per_sec=throttle, max_concurrent_moves=concurrent)
+    wanted = [topic(name, partitions, new_rf) for name in lives]
+    cluster = {} if drain is None else {"decommission": (drain,)}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = str(Path(tmp) / "state.json")
+        write_state(path, st_)
+        plan, _ = compute_plan(specs(*wanted, reassignment=rules, **cluster), st_, None)
+        assume(plan.transfer is not None and plan.transfer.estimated_seconds is not None)
+        assert plan.transfer is not None and plan.transfer.estimated_seconds is not None
+        apply_plan(plan, SimulatedCluster.open(path, bs), rules, allow_delete=False)
+        after = SimulatedCluster.open(path, bs)
+        took, final = after.clock, after.describe(None)
+    eta = plan.transfer.estimated_seconds
+    for name in lives:
+        for ps in final.topics[name].partitions.values():
+            assert len(ps.replicas) == new_rf
+            assert drain not in ps.replicas
+    assert abs(eta - took) <= 0.10 * took + 1e-9, (eta, took)
