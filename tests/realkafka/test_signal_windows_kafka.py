@@ -93,8 +93,9 @@ THROTTLE_KEYS = (
 class Kinds(windows.Hook):
     """The hook, remembering the kind of each outermost call (for the probe)."""
 
-    def __init__(self, cluster: str, sig: int, at: int, log: str) -> None:
+    def __init__(self, cluster: str, sig: int, at: int, log: str, kind: str | None = None) -> None:
         self.kinds: list[str] = []
+        self.kind = kind  # signal after the first call of this kind (``at`` 0), not by index
         super().__init__(cluster, sig, at, log)
 
     def _wrap(self, call: str, real: Any) -> Any:
@@ -108,6 +109,8 @@ class Kinds(windows.Hook):
             finally:
                 if outer:
                     hook.kinds.append(call)
+                    if call == hook.kind and hook.kinds.count(call) == 1:
+                        os.kill(os.getpid(), hook.sig)
 
         return kinded
 
@@ -336,14 +339,18 @@ def test_sigterm_after_any_cluster_call_of_a_real_move_leaves_nothing_unthrottle
         failures: list[str] = []
         hit: Counter[str] = Counter()
         exits: Counter[int] = Counter()
-        src = B
+        called: Counter[str] = Counter()  # kinds called in the rounds at all
         born = real.topic_id()
-        for at in rounds(kinds):
-            dst = A if src == B else B
+        state = {"src": B}
+
+        def one_round(at: int, kind: str | None = None) -> None:
+            """SIGTERM after call ``at`` (or after the first call of ``kind``), then the
+            checks, then a next apply that converges."""
+            dst = A if state["src"] == B else B
             write_folder(demo.dir, bootstrap, topic, dst)
-            log = tmp_path / f"at{at}.log"
+            log = tmp_path / f"at{at}{kind or ''}.log"
             started = time.strftime("%H:%M:%S", time.gmtime())
-            hook = Kinds(KAFKA, 15, at, str(log))  # SIGTERM
+            hook = Kinds(KAFKA, 15, at, str(log), kind)  # SIGTERM
             try:
                 code, out, err = demo.cli("apply", "--yes", "--poll-interval", "1")
             finally:
@@ -351,6 +358,9 @@ def test_sigterm_after_any_cluster_call_of_a_real_move_leaves_nothing_unthrottle
             exits[code] += 1
             report = out + err
             sent = windows.submitted(log)
+            called.update(set(hook.kinds))
+            if kind is not None:  # aimed at the first call of a kind
+                at = hook.kinds.index(kind) + 1 if kind in hook.kinds else len(hook.kinds) + 1
             delivered = len(hook.kinds) >= at
             if delivered:
                 hit[hook.kinds[at - 1]] += 1
@@ -383,11 +393,29 @@ def test_sigterm_after_any_cluster_call_of_a_real_move_leaves_nothing_unthrottle
                     f"SIGTERM after call {at} ({hook.kinds[at - 1] if delivered else '-'}), "
                     f"round started {started} UTC:\n" + "\n".join(wrong) + f"\n{report}"
                 )
-            src = dst
+            state["src"] = dst
+
+        for at in rounds(kinds):
+            one_round(at)
+        # a kind whose first call comes after a timing-dependent number of polls may sit at
+        # another index than in the probe: aim at it by name. The preferred-leader election
+        # is needed only when Kafka left a leader off its preferred replica after the move,
+        # which it does or not by timing: it counts as not needed when three runs aimed at it
+        # never called it.
+        unneeded = set()
+        called.clear()  # from here: the runs aimed at a kind
+        for kind in sorted(set(kinds) - set(hit)):
+            for _ in range(3):
+                one_round(0, kind)
+                if hit[kind]:
+                    break
+            if not hit[kind] and kind == "elect_preferred_leaders" and not called[kind]:
+                unneeded.add(kind)
         assert not failures, "\n\n".join(failures)
         # both sides of the window were hit: before anything was sent, and after
         assert exits[130] and exits[3], exits
-        assert set(hit) == set(kinds), f"call kinds never hit: {set(kinds) - set(hit)}"
+        missed = set(kinds) - set(hit) - unneeded
+        assert not missed, f"call kinds never hit: {missed}"
     finally:
         try:
             real.delete()
