@@ -82,14 +82,8 @@ def inside(root: str, target: str) -> bool:
     return target == root or target.startswith(root if root == os.sep else root + os.sep)
 
 
-def path_problem(directory: str, path: str) -> str | None:
-    """Why ``path``, written in a spec of the cluster folder ``directory``, may not be used
-    (None: it may). The path must be relative and stay inside the folder once every symlink
-    on the way is followed; the file need not exist yet.
-
-    >>> path_problem(".", "../x")
-    "'../x' leads outside the cluster folder"
-    """
+def _shape_problem(path: str) -> str | None:
+    """Why ``path`` as written is no path relative to a cluster folder (None: it is one)."""
     if not path:
         return "an empty path"
     if "\x00" in path:
@@ -98,6 +92,20 @@ def path_problem(directory: str, path: str) -> str | None:
         return f"{path!r} is a URI; give a path relative to the cluster folder"
     if os.path.isabs(path):
         return f"{path!r} is an absolute path; give a path relative to the cluster folder"
+    return None
+
+
+def path_problem(directory: str, path: str) -> str | None:
+    """Why ``path``, written in a spec of the cluster folder ``directory``, may not be used
+    (None: it may). The path must be relative and stay inside the folder once every symlink
+    on the way is followed; the file need not exist yet.
+
+    >>> path_problem(".", "../x")
+    "'../x' leads outside the cluster folder"
+    """
+    shape = _shape_problem(path)
+    if shape is not None:
+        return shape
     root = os.path.realpath(directory)
     target = os.path.realpath(os.path.join(directory, path))
     if inside(root, target):
@@ -117,14 +125,9 @@ def repository_path_problem(directory: str, path: str, root: str) -> str | None:
         path_problem(".", "../../outside.json")  ->  "'../../outside.json' leads outside
         the repository"
     """
-    if not path:
-        return "an empty path"
-    if "\x00" in path:
-        return "a path with a NUL character"
-    if _URI.match(path):
-        return f"{path!r} is a URI; give a path relative to the cluster folder"
-    if os.path.isabs(path):
-        return f"{path!r} is an absolute path; give a path relative to the cluster folder"
+    shape = _shape_problem(path)
+    if shape is not None:
+        return shape
     root = os.path.realpath(root)
     target = os.path.normpath(os.path.join(os.path.realpath(directory), path))
     if not inside(root, target):
