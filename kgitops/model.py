@@ -26,6 +26,7 @@ from typing import Literal, NamedTuple
 from kgitops.access import AccessState, Acl
 from kgitops.errors import Mark
 from kgitops.groups import GroupsState
+from kgitops.names import MIN_ISR
 from kgitops.versionrules import DEFAULT_VERSION, KafkaVersion, effective_min_isr
 
 Placement = Literal["rack-aware", "rack-unaware", "static"]
@@ -37,7 +38,6 @@ UnmanagedAclPolicy = Literal["ignore", "warn", "delete"]
 
 EMPTY: Mapping[str, str] = MappingProxyType({})
 NOWHERE = Mark("<memory>")
-MIN_ISR = "min.insync.replicas"
 
 
 def _int_or_none(value: str | None) -> int | None:

@@ -22,6 +22,16 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
+#: Java's int and long limits: Kafka's partition counts, broker ids and 32-bit fields are ints,
+#: its amounts (bytes, milliseconds) longs.
+INT32_MAX = 2**31 - 1
+INT32_MIN = -(2**31)
+INT64_MAX = 2**63 - 1
+INT64_MIN = -(2**63)
+
+MIN_ISR = "min.insync.replicas"
+UNCLEAN = "unclean.leader.election.enable"
+
 THROTTLE_LEADER_RATE = "leader.replication.throttled.rate"
 THROTTLE_FOLLOWER_RATE = "follower.replication.throttled.rate"
 THROTTLE_LEADER_REPLICAS = "leader.replication.throttled.replicas"
@@ -33,8 +43,8 @@ STATE_BROKER_CONFIGS = frozenset(
     {
         THROTTLE_LEADER_RATE,
         THROTTLE_FOLLOWER_RATE,
-        "min.insync.replicas",
-        "unclean.leader.election.enable",
+        MIN_ISR,
+        UNCLEAN,
     }
 )
 

@@ -30,6 +30,8 @@ import math
 import re
 from fractions import Fraction
 
+from kgitops.names import INT64_MAX
+
 _SIZE_UNITS = {
     "": 1,
     "b": 1,
@@ -100,7 +102,7 @@ _MILLIS_PART = re.compile(rf"({_NUMBER})(ms|s|m|h|d|w)", re.ASCII)
 _BYTES_TEXT = re.compile(rf"({_NUMBER})([kKmMgGtT]i?[bB]|[bB])?", re.ASCII)
 _BARE = re.compile(_NUMBER, re.ASCII)
 
-MAX_AMOUNT = 2**63 - 1
+MAX_AMOUNT = INT64_MAX
 """The most a size (bytes) or a duration (milliseconds) can be: Kafka's Long.MAX_VALUE. The
 command line refuses more (``simulate advance 99999999d`` would be 292 million years)."""
 

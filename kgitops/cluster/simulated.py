@@ -69,26 +69,32 @@ from kgitops.model import (
     TopicPartition,
     TopicState,
 )
-from kgitops.names import KAFKA_METADATA_TOPIC, STATE_BROKER_CONFIGS, STATE_FORMAT
+from kgitops.names import (
+    INT64_MAX,
+    KAFKA_METADATA_TOPIC,
+    MIN_ISR,
+    STATE_BROKER_CONFIGS,
+    STATE_FORMAT,
+    UNCLEAN,
+)
 from kgitops.versionrules import DEFAULT_VERSION, KafkaVersion
 
-UNCLEAN = "unclean.leader.election.enable"
 #: ``simulate produce --acks`` and ``--keys`` (``replication.write_rates``).
 ACKS = ("all", "1", "0")
 KEYS = ("none", "uniform")
 #: Kafka's defaults for the broker-level configs topics inherit (a state file's
 #: ``brokerDefaults`` overrides them, as server.properties would).
-KAFKA_DEFAULTS = {"min.insync.replicas": "1", UNCLEAN: "false"}
+KAFKA_DEFAULTS = {MIN_ISR: "1", UNCLEAN: "false"}
 #: ``leader.imbalance.check.interval.seconds``'s default.
 LEADER_IMBALANCE_CHECK_SECONDS = 300.0
 
 #: The fastest network or produce rate a state file may hold, bytes/s (Long.MAX_VALUE).
-MAX_RATE = float(2**63 - 1)
+MAX_RATE = float(INT64_MAX)
 
 #: The latest time the simulated clock can show, in seconds: Kafka's Long.MAX_VALUE
 #: milliseconds (about 292 million years). Floats still count whole seconds there, so no step
 #: of the clock is lost to rounding (at 1e300, ``clock + 3600 == clock``).
-MAX_CLOCK = (2**63 - 1) / 1000
+MAX_CLOCK = INT64_MAX / 1000
 
 P = ParamSpec("P")
 R = TypeVar("R")

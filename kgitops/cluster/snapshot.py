@@ -38,7 +38,7 @@ from typing import Any
 import msgspec
 
 from kgitops.access import AccessState
-from kgitops.cluster.statecheck import INT32_MAX, check_state, problem_lines
+from kgitops.cluster.statecheck import check_state, problem_lines
 from kgitops.errors import FileRefused, StateFileError
 from kgitops.files import decode_utf8, loads_json, nesting_problem, read_bytes, write_atomic
 from kgitops.groups import GroupsState
@@ -51,7 +51,7 @@ from kgitops.model import (
     legal_rack,
     legal_topic_name,
 )
-from kgitops.names import STATE_FORMAT
+from kgitops.names import INT32_MAX, STATE_FORMAT
 from kgitops.perf import paused_gc, stage
 from kgitops.versionrules import parse_version, show_version
 

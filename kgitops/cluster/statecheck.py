@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from contextlib import suppress
 
 from kgitops.model import RACK_RULE, TOPIC_NAME_RULE, legal_rack, legal_topic_name
-from kgitops.names import STATE_FORMAT
+from kgitops.names import INT32_MAX, STATE_FORMAT
 from kgitops.versionrules import parse_version
 
 Path = tuple[str | int, ...]
@@ -105,7 +105,6 @@ def _is_int(v: object) -> bool:
     return type(v) is int
 
 
-INT32_MAX = 2**31 - 1
 """Kafka's broker ids are int32 (``node.id``, and every id in a metadata response)."""
 _ID_WORDS = f"a broker id (an integer 0..{INT32_MAX})"
 

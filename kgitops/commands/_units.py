@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import re
 
+from kgitops.names import INT32_MAX, INT64_MAX
+
 _INTEGER = re.compile(r"[+-]?[0-9]+", re.ASCII)
 _SECONDS = re.compile(r"[0-9]+(?:\.[0-9]+)?", re.ASCII)
 #: The longest wait a SECONDS flag takes: Kafka's Long.MAX_VALUE milliseconds.
-MAX_SECONDS = (2**63 - 1) // 1000
+MAX_SECONDS = INT64_MAX // 1000
 
 
 def is_digits(text: str) -> bool:
@@ -58,7 +60,7 @@ def check_count(value: int, flag: str, limit: int = MAX_PARTITIONS) -> int:
         raise KgitopsError(f"{flag} must be at least 1, not {value}")
     if value > limit:
         shown = f"{value:,}" if value < 10**30 else f"a {len(str(value))}-digit number"
-        if limit >= 2**31 - 1:
+        if limit >= INT32_MAX:
             raise KgitopsError(f"{flag}: {shown} is more than Kafka allows (at most {limit:,})")
         raise KgitopsError(f"{flag}: {shown} is more than kgitops computes (at most {limit:,})")
     return value

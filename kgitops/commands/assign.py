@@ -23,6 +23,7 @@ import json
 
 from kgitops.commands._units import integer
 from kgitops.errors import KgitopsError
+from kgitops.names import INT32_MAX
 
 NAME = "assign"
 HELP = "print Kafka's replica assignment (AdminUtils) for a broker list, as JSON"
@@ -90,9 +91,6 @@ def parse_ints(text: str, what: str) -> list[int]:
     return values
 
 
-INT32_MAX = 2**31 - 1
-
-
 def run(args: argparse.Namespace) -> int:
     from kgitops.commands._units import MAX_PARTITIONS, MAX_REPLICATION_FACTOR, check_count
     from kgitops.model import Broker
@@ -101,9 +99,9 @@ def run(args: argparse.Namespace) -> int:
     # upper bounds only: below them, Kafka's own errors (AdminUtils) speak
     check_count(max(args.partitions, 1), "--partitions")
     check_count(max(args.replication_factor, 1), "--replication-factor", MAX_REPLICATION_FACTOR)
-    if not 0 <= args.start_partition <= 2**31 - 1 - args.partitions:
+    if not 0 <= args.start_partition <= INT32_MAX - args.partitions:
         raise KgitopsError(
-            f"--start-partition must be 0..{2**31 - 1 - args.partitions:,}: Kafka's partition "
+            f"--start-partition must be 0..{INT32_MAX - args.partitions:,}: Kafka's partition "
             "ids are 32-bit"
         )
     for flag, value in (

@@ -24,8 +24,9 @@ import sys
 
 from kgitops.commands._units import integer
 from kgitops.errors import KgitopsError
+from kgitops.names import INT32_MAX
 
-MAX_KAFKA_PARTITIONS = 2**31 - 1
+MAX_KAFKA_PARTITIONS = INT32_MAX
 NAME = "partition"
 HELP = "print the partition Kafka's default partitioner picks for each key"
 

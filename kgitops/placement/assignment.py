@@ -44,6 +44,7 @@ from kgitops.errors import (
     PlacementOverflow,
 )
 from kgitops.model import Broker
+from kgitops.names import INT32_MAX
 
 Assignment = dict[int, tuple[int, ...]]
 
@@ -52,7 +53,7 @@ Assignment = dict[int, tuple[int, ...]]
 MAX_START_INDEX = 1 << 24
 # Kafka computes placement in Java ints: past this, AdminUtils' arithmetic wraps around
 # (``_java_list``).
-INT_MAX = (1 << 31) - 1
+INT_MAX = INT32_MAX
 
 
 def _check(n_partitions: int, replication_factor: int, n_brokers: int) -> None:

@@ -24,7 +24,12 @@ from typing import Any, Protocol
 from kgitops.access import version_topic_problems
 from kgitops.errors import AssignmentError, Diagnostic, PlanError, SpecError
 from kgitops.model import Broker, ClusterSpec, ClusterState, TopicSpec, TopicState
-from kgitops.names import KAFKA_METADATA_TOPIC, THROTTLED_REPLICAS_CONFIGS, is_internal_topic
+from kgitops.names import (
+    KAFKA_METADATA_TOPIC,
+    MIN_ISR,
+    THROTTLED_REPLICAS_CONFIGS,
+    is_internal_topic,
+)
 from kgitops.placement.assignment import assign_added_partitions, assign_replicas
 from kgitops.placement.balance import Mode
 from kgitops.placement.racks import RackRule
@@ -46,7 +51,7 @@ from kgitops.plan.retention import RETENTION, DropStep, retention_cut
 from kgitops.plan.spread import broker_spread
 from kgitops.plan.throttles import MoveThrottle, stale_throttles, throttle_pressure
 from kgitops.plan.transfer import estimate_transfer
-from kgitops.plan.value import MIN_ISR, Plan, PlanWarning, min_isr_order, state_fingerprint
+from kgitops.plan.value import Plan, PlanWarning, min_isr_order, state_fingerprint
 from kgitops.spec.durability import replication_warnings
 from kgitops.spec.lock import Lock, LockEntry, same_brokers
 from kgitops.spec.topic_configs import CONFIGS, normalize_config

@@ -35,7 +35,7 @@ from kgitops.errors import (
     UnsafeReplication,
 )
 from kgitops.model import Broker, ClusterState
-from kgitops.names import THROTTLED_REPLICAS_CONFIGS
+from kgitops.names import MIN_ISR, THROTTLED_REPLICAS_CONFIGS
 from kgitops.plan.access_actions import ACCESS_KINDS, DeleteAcl
 from kgitops.plan.actions import (
     Action,
@@ -404,9 +404,6 @@ ABSENT_DIGEST = _digest("absent")
 
 
 # ---------------------------------------------------------------------- safety
-
-
-MIN_ISR = "min.insync.replicas"
 
 
 def min_isr_order(

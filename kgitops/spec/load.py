@@ -49,6 +49,8 @@ from kgitops.model import (
 )
 from kgitops.names import (
     CLUSTER_FILES,
+    INT32_MAX,
+    INT64_MAX,
     THROTTLED_REPLICAS_CONFIGS,
 )
 from kgitops.spec import rules as specrules
@@ -402,8 +404,7 @@ def _limits(raw: object) -> Limits:
     )
 
 
-INT32_MAX = 2**31 - 1
-NO_LIMIT = 2**63 - 1  # above any count a spec can reach
+NO_LIMIT = INT64_MAX  # above any count a spec can reach
 
 
 def _kind_of(doc: Document, diags: list[Diagnostic]) -> str | None:

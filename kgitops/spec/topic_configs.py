@@ -41,6 +41,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from kgitops.names import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
 from kgitops.spec.ecmaregex import schema_regex
 from kgitops.units import (
     AmountTooLarge,
@@ -54,10 +55,7 @@ from kgitops.versionrules import DEFAULT_VERSION, KafkaVersion, min_segment_byte
 
 ConfigType = Literal["long", "int", "double", "boolean", "string", "list"]
 
-INT_MAX = 2**31 - 1
-INT_MIN = -(2**31)
-LONG_MAX = 2**63 - 1
-LONG_MIN = -(2**63)
+INT_MAX, INT_MIN, LONG_MAX, LONG_MIN = INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
 
 
 @dataclass(frozen=True, slots=True)

@@ -61,7 +61,7 @@ from kgitops.model import (
     TopicPartition,
     TopicState,
 )
-from kgitops.names import STATE_BROKER_CONFIGS
+from kgitops.names import MIN_ISR, STATE_BROKER_CONFIGS, UNCLEAN
 
 _Item = TypeVar("_Item")
 _Key = TypeVar("_Key", bound=Hashable)
@@ -94,8 +94,6 @@ NOT_CONTROLLER = 41
 ELECTION_NOT_NEEDED = 84
 
 
-MIN_ISR = "min.insync.replicas"
-UNCLEAN = "unclean.leader.election.enable"
 #: Broker-level configs a topic inherits when it does not set them, read from any source.
 INHERITED = frozenset({MIN_ISR, UNCLEAN})
 #: The per-broker dynamic configs kept in the state (and so in snapshots and plan JSON): the

@@ -41,6 +41,7 @@ from kgitops.cluster.kafka.runtime import DEFAULT_VERSION, Runtime, ensure_runti
 from kgitops.cluster.local import proc_cmdline, proc_start_time, symlinked_folder
 from kgitops.errors import FileRefused, LocalBrokerError
 from kgitops.files import read_json, write_atomic
+from kgitops.names import INT32_MAX, INT64_MAX
 
 HOST = "127.0.0.1"
 DEFAULT_DIR = os.path.join(".kgitops", "kafka")
@@ -119,14 +120,14 @@ class Node:
             port=_int(data.get("port"), 1, 65535),
             sasl_port=_opt_int(data.get("saslPort"), 1, 65535),
             pid=_opt_int(data.get("pid"), 1, 2**22),  # Linux's pid_max at most
-            start_time=_opt_int(data.get("startTime"), 0, 2**63 - 1),
+            start_time=_opt_int(data.get("startTime"), 0, INT64_MAX),
         )
         if node.role not in ("controller", "broker"):
             raise ValueError(f"node {node.id}: unknown role")
         return node
 
 
-def _int(value: Any, low: int = 0, high: int = 2**31 - 1) -> int:
+def _int(value: Any, low: int = 0, high: int = INT32_MAX) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise ValueError(f"{str(value)[:40]!r} is not an integer")
     if not low <= value <= high:
@@ -134,7 +135,7 @@ def _int(value: Any, low: int = 0, high: int = 2**31 - 1) -> int:
     return value
 
 
-def _opt_int(value: Any, low: int = 0, high: int = 2**31 - 1) -> int | None:
+def _opt_int(value: Any, low: int = 0, high: int = INT32_MAX) -> int | None:
     return None if value is None else _int(value, low, high)
 
 
