@@ -1077,7 +1077,7 @@ def _isr_pressure(ctx: _Context, measured: Mapping[str, float] | None) -> None:
         when = (
             "now and after this plan"
             if now is not None and after is not None
-            else "after this plan's changes"
+            else "after this plan"
             if after is not None
             else "now, until this plan's moves complete"
         )
@@ -1124,7 +1124,8 @@ def _isr_pressure_message(
     if below:
         fate = (
             f"{len(below)} of them fall below min.insync.replicas {min_isr}: acks=all "
-            "producers are refused there (NOT_ENOUGH_REPLICAS)"
+            "producers are refused there (NOT_ENOUGH_REPLICAS) until the followers catch up, "
+            "and at this rate they fall behind again"
         )
     else:
         fate = f"min.insync.replicas {min_isr} is still met: acks=all writes go on"
