@@ -266,3 +266,19 @@ def test_the_simulated_cluster_shrinks_the_isr_exactly_where_the_plan_says(
         predicted[after.topic].update(after.isr)
     assert _sim_isrs(assignment, rates, 29.5) == assignment
     assert _sim_isrs(assignment, rates, 30) == predicted
+
+
+def test_the_warning_reads_the_same_in_text_markdown_and_json_and_survives_a_saved_plan() -> None:
+    import json
+
+    from kgitops.plan.render import render_markdown, render_text
+    from kgitops.plan.value import Plan
+
+    plan, _ = compute_plan(*_three(180 * MB), None)
+    data = json.loads(json.dumps(plan.to_json()))
+    (w,) = [w for w in data["warnings"] if w["code"] == "ISR_PRESSURE"]
+    assert w["data"]["isr"] == {"0": [0], "1": [1], "2": [2]}
+    assert f"ISR_PRESSURE t: {w['message']}" in render_text(data)
+    assert "**ISR_PRESSURE** `t`: after this plan: at 180 MB/s" in render_markdown(data)
+    assert "(partition 0 to \\[0\\], 1 to \\[1\\], 2 to \\[2\\])" in render_markdown(data)
+    assert Plan.from_json(data).to_json()["warnings"] == data["warnings"]
