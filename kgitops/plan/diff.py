@@ -1063,7 +1063,8 @@ def _throttle_pressure(ctx: _Context, write_rates: Mapping[str, float] | None) -
 def _isr_pressure(ctx: _Context, measured: Mapping[str, float] | None) -> None:
     """ISR_PRESSURE: a written topic whose followers would fall out of the ISR, now or
     after the plan (``kgitops.plan.isrlag``: the rule the simulated cluster applies). Only
-    where the network is known: a simulated cluster's ``networkBytesPerSec``."""
+    where the network is known: a simulated cluster's ``networkBytesPerSec``. Every written
+    topic loads the brokers; only the folder's own topics are warned about."""
     network = ctx.state.network_bytes_per_sec
     rates = topic_write_rates(ctx.specs.topics, measured)
     if network is None or not rates:
@@ -1074,6 +1075,8 @@ def _isr_pressure(ctx: _Context, measured: Mapping[str, float] | None) -> None:
     for now, after in found:
         s = after or now
         assert s is not None
+        if not ctx.cluster.owns.topic(s.topic):
+            continue  # another folder's topic: its writes count, its warning is its own
         when = (
             "now and after this plan"
             if now is not None and after is not None

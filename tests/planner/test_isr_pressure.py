@@ -16,7 +16,7 @@ from planner_builders import brokers, live, specs, state, topic
 
 from kgitops.cluster.port import NewTopic
 from kgitops.cluster.simulated import SimulatedCluster
-from kgitops.model import Broker, ClusterState, PartitionState, TopicState
+from kgitops.model import Broker, ClusterState, Owns, PartitionState, TopicState
 from kgitops.plan.diff import compute_plan
 from kgitops.plan.isrlag import (
     falling_behind,
@@ -175,6 +175,14 @@ def test_another_topics_writes_count_on_the_broker_they_share() -> None:
         ("b", {"1": 120 * MB}, {"0": [2]}),
     ]
     assert [w.data["rateSource"] for w in found] == ["spec", "measured"]
+
+
+def test_another_folders_topic_loads_the_broker_but_is_not_warned_about() -> None:
+    a = live("a", {0: (0, 1)})
+    b = live("b", {0: (2, 1)})
+    s = specs(topic("a", 1, 2, expected_write_rate=60 * MB), owns=Owns(topics=("a*",)))
+    found = _warnings(s, state(brokers(3), a, b, network_bytes_per_sec=NET), {"b": 60 * MB})
+    assert [(w.topic, w.data["brokers"]) for w in found] == [("a", {"1": 120 * MB})]
 
 
 def test_a_move_that_spreads_the_followers_is_warned_only_until_it_completes() -> None:
