@@ -1082,7 +1082,7 @@ def _isr_pressure(ctx: _Context, measured: Mapping[str, float] | None) -> None:
             if now is not None and after is not None
             else "after this plan"
             if after is not None
-            else "now, until this plan's moves complete"
+            else "now, not after this plan"
         )
         spec = specs.get(s.topic)
         live = ctx.state.topics.get(s.topic)
@@ -1116,9 +1116,7 @@ def _isr_pressure_message(
     min_isr: int,
     below: Sequence[int],
 ) -> str:
-    origin = (
-        "expectedWriteBytesPerSec" if source == "spec" else "as the simulated cluster writes it"
-    )
+    origin = "expectedWriteBytesPerSec" if source == "spec" else "the rate `simulate produce` sends"
     (first, need), *rest = s.brokers.items()
     others = "".join(f", broker {b}: {human_rate(d)}" for b, d in rest)
     also = f" ({others[2:]})" if rest else ""

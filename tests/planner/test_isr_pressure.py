@@ -159,7 +159,7 @@ def test_the_measured_rate_counts_when_the_spec_names_none_and_the_spec_wins_ove
     assert _warnings(s, st_, {"t": 300 * MB}) == []  # 100 MB/s per follower: keeps up
     (w,) = _warnings(s, st_, {"t": 330 * MB})
     assert w.data["rateSource"] == "measured"
-    assert "(as the simulated cluster writes it)" in w.message
+    assert "(the rate `simulate produce` sends)" in w.message
     s = specs(topic("t", 3, 2, config={"min.insync.replicas": "2"}, expected_write_rate=30 * MB))
     assert _warnings(s, st_, {"t": 330 * MB}) == []
 
@@ -194,7 +194,7 @@ def test_a_move_that_spreads_the_followers_is_warned_only_until_it_completes() -
     )
     (w,) = _warnings(specs(spec), state(brokers(3), t, network_bytes_per_sec=NET))
     assert w.data["placement"] == "now"
-    assert w.message.startswith("now, until this plan's moves complete:")
+    assert w.message.startswith("now, not after this plan:")
     assert w.data["isr"] == {"0": [0], "1": [2]}
 
 
