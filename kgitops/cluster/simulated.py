@@ -680,7 +680,8 @@ class SimulatedCluster:
     @_operation
     def write_rates(self) -> dict[str, float]:
         """Bytes/s written to each topic (``simulate produce``): what the plan's
-        THROTTLE_BELOW_WRITE_RATE uses where known (Kafka's admin API has no such figure)."""
+        THROTTLE_BELOW_WRITE_RATE and ISR_PRESSURE use where known (Kafka's admin API has no
+        such figure)."""
         return {t: r for t, r in sorted(self.produce.items()) if t in self.topics}
 
     @_operation
