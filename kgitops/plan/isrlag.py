@@ -30,7 +30,14 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from kgitops.model import ClusterState, TopicSpec
-from kgitops.plan.actions import Action, AddPartitions, CreateTopic, DeleteTopic, Reassign
+from kgitops.plan.actions import (
+    Action,
+    AddPartitions,
+    CreateTopic,
+    DeleteTopic,
+    ElectLeaders,
+    Reassign,
+)
 
 #: ``replica.lag.time.max.ms``: Kafka's default.
 LAG_TIME_MAX_MS = 30_000
@@ -96,13 +103,13 @@ class Shrink:
     partitions: int  # how many partitions the topic has there
 
 
-#: A partition at rest: (leader, the replicas in sync, the replica count).
-Rest = tuple[int | None, tuple[int, ...], int]
+#: A partition at rest: (leader, the replicas in sync, every replica in assignment order).
+Rest = tuple[int | None, tuple[int, ...], tuple[int, ...]]
 
 
 @dataclass(frozen=True)
 class Placement:
-    """Per topic, per partition: (leader, the replicas assumed in sync, the replica count)."""
+    """Per topic, per partition: (leader, the replicas assumed in sync, every replica)."""
 
     topics: Mapping[str, Mapping[int, Rest]]
 
@@ -113,12 +120,13 @@ def _in_sync(replicas: Sequence[int], leader: int | None, online: Collection[int
     isr = tuple(b for b in replicas if b in online)
     if leader not in isr:
         leader = isr[0] if isr else None
-    return leader, isr, len(replicas)
+    return leader, isr, tuple(replicas)
 
 
 def placements(state: ClusterState, actions: Sequence[Action]) -> tuple[Placement, Placement]:
     """The live placement and the one after ``actions`` (moves done, partitions added, topics
-    created or deleted), each at rest: every replica on an online broker in sync."""
+    created or deleted, preferred leaders elected), each at rest: every replica on an online
+    broker in sync."""
     online = state.online_broker_ids
     now: dict[str, dict[int, Rest]] = {}
     for name, t in state.topics.items():
@@ -140,6 +148,14 @@ def placements(state: ClusterState, actions: Sequence[Action]) -> tuple[Placemen
             for p, m in a.moves.items():
                 leader = parts[p][0] if p in parts else None
                 parts[p] = _in_sync(m.target, leader, online)
+    for a in actions:  # after the moves, as apply runs them
+        if isinstance(a, ElectLeaders) and a.topic in after:
+            parts = after[a.topic]
+            for p in a.partitions:
+                if p in parts:
+                    leader, isr, replicas = parts[p]
+                    if replicas and replicas[0] in isr:  # else the election changes nothing
+                        parts[p] = (replicas[0], isr, replicas)
     return Placement(now), Placement(after)
 
 
@@ -172,7 +188,7 @@ def shrinks(
         size = 0
         for p in sorted(per):
             leader, members, replicas = placement.topics[t][p]
-            size = max(size, replicas)
+            size = max(size, len(replicas))
             gone = [b for b in members if b != leader and b in behind]
             if gone:
                 isr[p] = tuple(b for b in members if b not in gone)

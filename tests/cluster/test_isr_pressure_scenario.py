@@ -106,3 +106,35 @@ def test_without_the_spec_field_the_plan_takes_the_rate_the_simulated_cluster_wr
     assert w["data"]["belowMinIsr"] == 3
     _run(folder, "advance", "30s")
     assert _isrs(folder) == w["data"]["isr"]
+
+
+def test_an_rf_increase_the_plan_warns_of_shrinks_the_isr_once_applied(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """At RF 2 each broker follows one partition (60 MB/s); the plan to RF 3 says each would
+    follow two (120 MB/s). Applied (the moves copy on the simulated cluster), it does."""
+    folder = _folder(tmp_path, 180_000_000)
+    spec = folder / "orders.yaml"
+    spec.write_text(spec.read_text().replace("replicationFactor: 3", "replicationFactor: 2"))
+    assert _pressure(folder, capsys) == []
+    assert main(["apply", str(folder), "--yes"]) == 0
+    _run(folder, "produce", "orders", "180MB/s")
+    _run(folder, "advance", "1m")
+    assert all(len(isr) == 2 for isr in _isrs(folder).values())
+    spec.write_text(spec.read_text().replace("replicationFactor: 2", "replicationFactor: 3"))
+    (w,) = _pressure(folder, capsys)
+    assert w["data"]["placement"] == "after"
+    assert main(["apply", str(folder), "--yes"]) == 0
+    data = json.loads((folder / "s.json").read_text())
+    parts = data["topics"]["orders"]["partitions"]
+    assert all(len(v["replicas"]) == 3 and len(v["isr"]) == 3 for v in parts.values())
+    # every broker has been behind since the moves completed; 30 s later it leaves the ISRs
+    sim = data["simulation"]
+    (since,) = set(sim["behindSince"].values())
+    assert sorted(sim["behindSince"]) == ["0", "1", "2"]
+    left = since + 30 - sim["clock"]
+    assert 0 < left <= 30
+    _run(folder, "advance", f"{round((left - 0.5) * 1000)}ms")
+    assert all(len(isr) == 3 for isr in _isrs(folder).values())
+    _run(folder, "advance", "1s")  # past the deadline by about 0.5 s, less than a catch-up
+    assert _isrs(folder) == w["data"]["isr"]

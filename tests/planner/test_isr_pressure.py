@@ -17,6 +17,7 @@ from planner_builders import brokers, live, specs, state, topic
 from kgitops.cluster.port import NewTopic
 from kgitops.cluster.simulated import SimulatedCluster
 from kgitops.model import Broker, ClusterState, Owns, PartitionState, TopicState
+from kgitops.plan.actions import ElectLeaders
 from kgitops.plan.diff import compute_plan
 from kgitops.plan.isrlag import (
     falling_behind,
@@ -196,6 +197,30 @@ def test_a_move_that_spreads_the_followers_is_warned_only_until_it_completes() -
     assert w.data["placement"] == "now"
     assert w.message.startswith("now, not after this plan:")
     assert w.data["isr"] == {"0": [0], "1": [2]}
+
+
+def test_a_preferred_leader_election_moves_the_follower_load_and_is_counted() -> None:
+    """Partition 0 is led by broker 1, off its preferred replica 0: broker 0 follows it.
+    The plan elects broker 0, and broker 1 then follows both partitions (140 MB/s)."""
+    t = TopicState(
+        "t",
+        {0: PartitionState((0, 1), (0, 1), 1, 0), 1: PartitionState((2, 1), (2, 1), 2, 0)},
+    )
+    spec = topic("t", 2, 2, expected_write_rate=140 * MB)
+    plan, _ = compute_plan(specs(spec), state(brokers(3), t, network_bytes_per_sec=NET), None)
+    assert [a.kind for a in plan.actions] == ["elect_leaders"]
+    (w,) = [w for w in plan.warnings if w.code == "ISR_PRESSURE"]
+    assert (w.data["placement"], w.data["brokers"]) == ("after", {"1": 140 * MB})
+    assert w.data["isr"] == {"0": [0], "1": [2]}
+
+
+def test_a_preferred_leader_election_that_cannot_happen_changes_nothing() -> None:
+    """The preferred replica's broker is offline: the leader stays."""
+    t = TopicState("t", {0: PartitionState((0, 1, 2), (1, 2), 1, 0)})
+    bs = (Broker(0, online=False), Broker(1), Broker(2))
+    now, after = placements(state(bs, t), [ElectLeaders("t", (0,))])
+    assert now == after
+    assert after.topics["t"][0] == (1, (1, 2), (0, 1, 2))
 
 
 def test_a_topic_to_delete_is_not_checked_after_the_plan() -> None:
