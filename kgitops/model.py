@@ -138,6 +138,7 @@ class TopicSpec:
     origins: Mapping[str, str] = field(default_factory=lambda: EMPTY)
     profile: str | None = None  # the profile the topic selects
     labels: Mapping[str, str] = field(default_factory=lambda: EMPTY)  # labels:, as text
+    expected_write_rate: int | None = None  # expectedWriteBytesPerSec: bytes/s, every partition
 
     def mark_of(self, path: str) -> Mark:
         """The position of a field, or of the document when the field has none."""

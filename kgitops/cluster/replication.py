@@ -51,6 +51,7 @@ from kgitops.names import (
     THROTTLE_LEADER_RATE,
     THROTTLE_LEADER_REPLICAS,
 )
+from kgitops.plan import isrlag
 from kgitops.versionrules import (
     DEFAULT_VERSION,
     KafkaVersion,
@@ -220,16 +221,14 @@ def follower_demand(
     growth: Mapping[str, Sequence[float]],
 ) -> dict[int, float]:
     """Per broker, the bytes/s its in-sync followers must fetch to stay in sync: the write
-    rate of every written partition it follows in the ISR whose leader serves."""
-    out: dict[int, float] = {}
-    for name, rates in growth.items():
-        for part, rate in zip(topics[name][0], rates, strict=True):
-            if rate <= 0 or part.leader not in serving:
-                continue
-            for b in part.isr:
-                if b != part.leader:
-                    out[b] = out.get(b, 0.0) + rate
-    return out
+    rate of every written partition it follows in the ISR whose leader serves
+    (``isrlag.follower_demand``, the rule the plan's ISR_PRESSURE asks too)."""
+    return isrlag.follower_demand(
+        (part.leader, part.isr, rate)
+        for name, rates in growth.items()
+        for part, rate in zip(topics[name][0], rates, strict=True)
+        if part.leader in serving
+    )
 
 
 def drop_lagging(

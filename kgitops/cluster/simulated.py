@@ -77,6 +77,7 @@ from kgitops.names import (
     STATE_FORMAT,
     UNCLEAN,
 )
+from kgitops.plan import isrlag
 from kgitops.versionrules import DEFAULT_VERSION, KafkaVersion
 
 #: ``simulate produce --acks`` and ``--keys`` (``replication.write_rates``).
@@ -527,7 +528,7 @@ class SimulatedCluster:
     def lag_time_max(self) -> float:
         """``replica.lag.time.max.ms`` (Kafka's default 30 s): how long a follower may stay
         behind the leader's log end before the leader drops it from the ISR."""
-        return self._timeout("replica.lag.time.max.ms", 30000)
+        return isrlag.lag_time_max(self.broker_defaults)
 
     def _state(self, names: Iterable[str] | None, *, reported: bool = True) -> ClusterState:
         """The state; ``reported`` (what describe answers) fills the broker-level defaults
@@ -685,7 +686,8 @@ class SimulatedCluster:
     @_operation
     def write_rates(self) -> dict[str, float]:
         """Bytes/s written to each topic (``simulate produce``): what the plan's
-        THROTTLE_BELOW_WRITE_RATE uses where known (Kafka's admin API has no such figure)."""
+        THROTTLE_BELOW_WRITE_RATE and ISR_PRESSURE use where known (Kafka's admin API has no
+        such figure)."""
         return {t: r for t, r in sorted(self.produce.items()) if t in self.topics}
 
     @_operation
@@ -1134,16 +1136,15 @@ class SimulatedCluster:
                     self.stopped[b] = (None, resume)
         growth = self._growth()
         demand = repl.follower_demand(self.topics, self.serving, growth)
-        stopped = set(self.stopped)
-        slow = {b for b, d in demand.items() if d > 0 and (b in stopped or d > self.network)}
+        slow = isrlag.falling_behind(demand, self.network, self.stopped)
         for b in list(self.behind):
             if b not in slow:
                 del self.behind[b]
         shares: dict[int, float] = {}
-        for b in sorted(slow):
+        for b, share in slow.items():
             since = self.behind.setdefault(b, self.clock)
             if since + self.lag_time_max <= self.clock:
-                shares[b] = 1.0 if b in stopped else 1.0 - self.network / demand[b]
+                shares[b] = share
                 del self.behind[b]
         if shares:
             repl.drop_lagging(self.topics, shares, growth, self.lag_time_max)

@@ -47,6 +47,8 @@ from kgitops.plan.actions import (
 )
 from kgitops.plan.goals import Pending, band_unreached, drain_hotspot, goal_one, settle
 from kgitops.plan.health import is_under_replicated
+from kgitops.plan.isrlag import Shrink, isr_pressure, lag_time_max
+from kgitops.plan.isrlag import write_rates as topic_write_rates
 from kgitops.plan.retention import RETENTION, DropStep, retention_cut
 from kgitops.plan.spread import broker_spread
 from kgitops.plan.throttles import MoveThrottle, stale_throttles, throttle_pressure
@@ -232,6 +234,7 @@ def compute_plan(
             share=round(moved / stored, 4),
         )
     _throttle_pressure(ctx, write_rates)
+    _isr_pressure(ctx, write_rates)
     timeout = cluster.reassignment.timeout_seconds
     eta = transfer.estimated_seconds if transfer is not None else None
     if eta is not None and eta > timeout:
@@ -1060,6 +1063,87 @@ def _throttle_pressure(ctx: _Context, write_rates: Mapping[str, float] | None) -
             throttleBytesPerSec=pr.rate,
             measured=pr.measured,
         )
+
+
+def _isr_pressure(ctx: _Context, measured: Mapping[str, float] | None) -> None:
+    """ISR_PRESSURE: a written topic whose followers would fall out of the ISR, now or
+    after the plan (``kgitops.plan.isrlag``: the rule the simulated cluster applies). Only
+    where the network is known: a simulated cluster's ``networkBytesPerSec``. Every written
+    topic loads the brokers; only the folder's own topics are warned about."""
+    network = ctx.state.network_bytes_per_sec
+    rates = topic_write_rates(ctx.specs.topics, measured)
+    if network is None or not rates:
+        return
+    lag = lag_time_max(ctx.state.broker_defaults)
+    specs = {t.name: t for t in ctx.specs.topics}
+    found = isr_pressure(ctx.state, ctx.actions, {t: r for t, (r, _) in rates.items()}, network)
+    for now, after in found:
+        s = after or now
+        assert s is not None
+        if not ctx.cluster.owns.topic(s.topic):
+            continue  # another folder's topic: its writes count, its warning is its own
+        when = (
+            "now and after this plan"
+            if now is not None and after is not None
+            else "after this plan"
+            if after is not None
+            else "now, not after this plan"
+        )
+        spec = specs.get(s.topic)
+        live = ctx.state.topics.get(s.topic)
+        config = _desired_config(spec) if spec is not None else live.config if live else {}
+        min_isr = ctx.state.effective_min_isr(config, s.replicas)
+        below = sorted(p for p, isr in s.isr.items() if len(isr) < min_isr)
+        rate, source = rates[s.topic]
+        ctx.warn(
+            s.topic,
+            "ISR_PRESSURE",
+            _isr_pressure_message(s, rate, source, network, lag, when, min_isr, below),
+            placement="both" if now is not None and after is not None else s.placement,
+            rateBytesPerSec=round(rate),
+            rateSource=source,
+            networkBytesPerSec=round(network),
+            lagTimeMaxMs=round(lag * 1000),
+            brokers={str(b): round(d) for b, d in s.brokers.items()},
+            isr={str(p): list(isr) for p, isr in sorted(s.isr.items())},
+            minIsr=min_isr,
+            belowMinIsr=len(below),
+        )
+
+
+def _isr_pressure_message(
+    s: Shrink,
+    rate: float,
+    source: str,
+    network: float,
+    lag: float,
+    when: str,
+    min_isr: int,
+    below: Sequence[int],
+) -> str:
+    origin = "expectedWriteBytesPerSec" if source == "spec" else "the rate `simulate produce` sends"
+    (first, need), *rest = s.brokers.items()
+    others = "".join(f", broker {b}: {human_rate(d)}" for b, d in rest)
+    also = f" ({others[2:]})" if rest else ""
+    shown = [f"{p} to {list(isr)}" for p, isr in sorted(s.isr.items())[:3]]
+    more = f" and {len(s.isr) - 3} more" if len(s.isr) > 3 else ""
+    if below:
+        fate = (
+            f"{len(below)} of them fall below min.insync.replicas {min_isr}: acks=all "
+            "producers are refused there (NOT_ENOUGH_REPLICAS) until the followers catch up, "
+            "and at this rate they fall behind again"
+        )
+    else:
+        fate = f"min.insync.replicas {min_isr} is still met: acks=all writes go on"
+    return (
+        f"{when}: at {human_rate(rate)} of writes ({origin}), the in-sync followers on broker "
+        f"{first} must fetch {human_rate(need)}{also}, counting every written topic, more than "
+        f"the {human_rate(network)} network (the simulated cluster's networkBytesPerSec): "
+        f"they fall behind and leave the ISR after "
+        f"replica.lag.time.max.ms ({human_seconds(lag)}); the ISR of {len(s.isr)} of the "
+        f"topic's {s.partitions} partitions shrinks (partition {', '.join(shown)}{more}); "
+        f"{fate}"
+    )
 
 
 def _throttles(ctx: _Context, record: Mapping[str, Any] | None) -> None:

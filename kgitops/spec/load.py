@@ -188,6 +188,7 @@ TOPIC_FIELDS = (
     "assignment",
     "delete",
     "keys",
+    "expectedWriteBytesPerSec",
     "profile",
     "config",
 )
@@ -258,6 +259,11 @@ def _build_topic(doc: Document, config: dict[str, str], *, placeholders: bool = 
         origins=doc.origins,
         profile=v.get("profile"),
         labels=labels_of(v),
+        expected_write_rate=(
+            int(v["expectedWriteBytesPerSec"])
+            if v.get("expectedWriteBytesPerSec") is not None
+            else None
+        ),
     )
 
 

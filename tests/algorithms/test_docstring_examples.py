@@ -11,6 +11,7 @@ import kgitops.placement.assignment
 import kgitops.placement.consumers
 import kgitops.placement.partitioner
 import kgitops.placement.rebalance
+import kgitops.plan.isrlag
 import kgitops.plan.views
 
 
@@ -22,6 +23,7 @@ import kgitops.plan.views
         kgitops.placement.consumers,
         kgitops.placement.rebalance,
         kgitops.plan.views,
+        kgitops.plan.isrlag,
     ],
     ids=lambda m: m.__name__,
 )
