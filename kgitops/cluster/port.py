@@ -28,6 +28,7 @@ from kgitops.access import (
 from kgitops.errors import ClusterError
 from kgitops.groups import GroupsState
 from kgitops.model import ClusterState, TopicPartition
+from kgitops.plan.owners import OwnerRecord
 
 Results = Mapping[str, ClusterError | None]
 PartitionResults = Mapping[TopicPartition, ClusterError | None]
@@ -190,6 +191,21 @@ class ClusterAdmin(Protocol):
 
     def upsert_scram_users(self, upserts: Sequence[ScramUpsert]) -> Results:
         """One AlterUserScramCredentials; result keys are ``ScramUpsert.key``."""
+        ...
+
+    # ------------------------------------------------------------ owner records
+
+    def read_owners(self) -> Mapping[str, OwnerRecord]:
+        """Every owner's record (kgitops/plan/owners.py): the last one written for each
+        owner, released ones left out; empty when none was ever written. A real cluster
+        keeps them in the compacted topic ``model.OWNER_TOPIC`` (its absence: no record),
+        the simulated cluster in its state file."""
+        ...
+
+    def record_owners(self, records: Mapping[str, OwnerRecord | None]) -> None:
+        """Write these owners' records, in one go (None releases that owner: a tombstone);
+        a real cluster creates the topic on the first write. ClusterError when they were
+        not written."""
         ...
 
     # ------------------------------------------------------------ consumer groups (console)
