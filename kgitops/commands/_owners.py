@@ -37,10 +37,8 @@ def normalized_remote(url: str) -> str:
             return _trimmed(rest)
         hostport, _, path = rest.partition("/")
         host = hostport.rpartition("@")[2]
-        if host.startswith("["):  # [::1]:22
-            host = host.partition("]")[0] + "]"
-        else:
-            host = host.partition(":")[0]
+        bracket = host.startswith("[")  # [::1]:22
+        host = host.partition("]")[0] + "]" if bracket else host.partition(":")[0]
         return f"{host.lower()}/{_trimmed(path)}".rstrip("/")
     m = _SCP.match(url)
     if m and not url.startswith(("/", ".")):

@@ -5,7 +5,7 @@ repository's overlapping claim is refused (docs/ownership.md). This lists every 
 folder's own marked, and releases one (a tombstone: the owner claims nothing any more)::
 
     $ kgitops owners topics/payments
-    github.com/acme/a topics/payments  (this folder)  topics: payments.*; principals: User:payments-*
+    github.com/acme/a topics/payments  (this folder)  topics: payments.*; principals: User:pay-*
     team-b  from github.com/acme/b topics/b  topics: b.*
 
     $ kgitops owners topics/payments --release

@@ -39,7 +39,8 @@ def topic_yaml(name: str) -> str:
 
 
 class Two:
-    """``base/a`` and ``base/b``: no ``.git`` anywhere, one state file ``base/shared-state.json``."""
+    """``base/a`` and ``base/b``: no ``.git`` anywhere, one state file
+    ``base/shared-state.json``."""
 
     def __init__(self, base: Path, capsys: pytest.CaptureFixture[str]) -> None:
         self.base = base
@@ -164,7 +165,7 @@ def test_owners_lists_the_records_and_release_takes_one_out(two: Two) -> None:
     assert two.records() == {}
     assert two.run("apply", str(b), "--yes")[0] == 0
     code, out, _ = two.run("owners", str(b))
-    assert out.splitlines() == [f"team-b  (this folder)  topics: payments.refunds"]
+    assert out.splitlines() == ["team-b  (this folder)  topics: payments.refunds"]
     assert two.records()["team-b"]["from"] == str(b)
     code, out, err = two.run("owners", str(b), "--release", "nobody")
     assert code == 1 and 'no owner record of "nobody"' in err
@@ -184,7 +185,7 @@ def test_an_unreadable_record_of_another_owner_stops_the_plan(two: Two) -> None:
     data = two.data()
     data["simulation"]["ownerRecords"]["rogue"] = {"owns": "everything"}
     two.state.write_text(json.dumps(data))
-    code, out, err = two.run("plan", str(a))
+    code, _, err = two.run("plan", str(a))
     assert code == 1
     assert (
         'the owner record of "rogue" on this cluster (topic _kgitops-owners) is not kgitops\''

@@ -1,12 +1,14 @@
 """The owner records on a real cluster (kgitops/plan/owners.py says what they are).
 
 Kafka refuses a topic config it does not know (IncrementalAlterConfigs of ``kgitops.owner``
-on a topic: INVALID_CONFIG, "Unknown topic config name", ``ConfigurationControlManager``
-validating through ``LogConfig.validateNames``), so the record cannot ride on the topics it
-describes. It lives in a topic of kgitops' own, ``_kgitops-owners`` (``model.OWNER_TOPIC``),
-shaped as the passwordVersion topic is (version_records.topic_layout: one partition,
-compacted, uncompressed, RF min(3, brokers), created on the first write with Kafka's
-placement rule); its requests are version_records' pure ones::
+on a topic: INVALID_CONFIG "Unknown topic config name: kgitops.owner", from
+``LogConfig.validateNames``, storage/src/main/java/org/apache/kafka/storage/internals/log/
+LogConfig.java; tests/realkafka/test_owner_records_kafka.py), so the record cannot ride on
+the topics it describes. It lives in a topic of kgitops' own, ``_kgitops-owners``
+(``model.OWNER_TOPIC``), shaped as the passwordVersion topic is
+(version_records.topic_layout: one partition, compacted, uncompressed, RF min(3, brokers),
+created on the first write with Kafka's placement rule); its requests are version_records'
+pure ones::
 
     read    Metadata for the topic (none: no record), then Fetch from offset 0 until the
             high watermark or an empty answer (Tansu); the last record of an owner wins
