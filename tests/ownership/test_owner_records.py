@@ -244,3 +244,26 @@ def test_the_last_record_of_an_owner_wins_and_a_tombstone_releases_it() -> None:
     assert got["x"] == two
     assert got["z"].problem == "not JSON"
     assert all(got["x"].owns.patterns(k) == two.owns.patterns(k) for k, _ in OWNED_KINDS)
+
+
+def test_an_owner_topic_not_shaped_as_kgitops_is_named_as_such(two: Two) -> None:
+    """The owner topic is kgitops' own (never unmanaged) only when compacted; another
+    program's topic of that name is an UNMANAGED_TOPIC warning saying what it is."""
+    from kgitops.cluster.port import ConfigChange, NewTopic
+    from kgitops.cluster.simulated import SimulatedCluster
+    from kgitops.model import Broker
+
+    a = two.folder("a", "", "payments.orders")
+    sim = SimulatedCluster.open(str(two.state), [Broker(0, "a"), Broker(1, "b"), Broker(2, "c")])
+    name = "_kgitops-owners"
+    assert sim.create_topics([NewTopic(name, {0: (0,)}, {"cleanup.policy": "delete"})]) == {
+        name: None
+    }
+    code, out, _ = two.run("plan", str(a))
+    assert code == 0
+    line = next(x for x in out.splitlines() if name in x)
+    assert "kgitops keeps its owner records in this topic (docs/ownership.md), but it is " in line
+    assert "cleanup.policy delete, not compact" in line and "passwordVersionTopic" not in line
+    sim.alter_topic_configs({name: ConfigChange(set={"cleanup.policy": "compact"})})
+    code, out, _ = two.run("plan", str(a))
+    assert code == 0 and name not in out
