@@ -25,7 +25,7 @@ from kgitops.access import (
     QuotaEntity,
     ScramCredential,
 )
-from kgitops.errors import ClusterError
+from kgitops.errors import ClusterAuthError, ClusterError
 from kgitops.groups import GroupsState
 from kgitops.model import ClusterState, TopicPartition
 from kgitops.plan.owners import OwnerRecord
@@ -240,6 +240,14 @@ class ClusterAdmin(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+def refused(exc: ClusterError) -> bool:
+    """Whether ``exc`` is the cluster refusing the principal (an ACL), not a failure."""
+    return isinstance(exc, ClusterAuthError) or getattr(exc, "code", None) in (
+        "TOPIC_AUTHORIZATION_FAILED",
+        "CLUSTER_AUTHORIZATION_FAILED",
+    )
 
 
 def describe_access(admin: ClusterAdmin, parts: Collection[str] = ACCESS_PARTS) -> AccessState:

@@ -11,14 +11,15 @@ for itself by its absolute path; a folder outside any checkout by its own absolu
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
 import sys
 from collections.abc import Mapping
 
-from kgitops.cluster.port import ClusterAdmin
-from kgitops.errors import ClusterError, SpecError, printable
+from kgitops.cluster.port import ClusterAdmin, refused
+from kgitops.errors import ClusterAuthError, ClusterError, SpecError, printable
 from kgitops.gitrepo import checkout_root, run_git
 from kgitops.model import OWNER_TOPIC, ClusterSpec
 from kgitops.plan.owners import OwnerRecord, conflicts, same_claim
@@ -105,11 +106,17 @@ def claim(cluster: ClusterSpec, admin: ClusterAdmin, *, write: bool) -> None:
     try:
         admin.record_owners({me: mine})
     except ClusterError as exc:
-        raise ClusterError(
-            f"cannot record the owner {me!r} in topic {OWNER_TOPIC} ({exc}); nothing was "
-            "changed: kgitops records what a folder owns before it changes the cluster"
+        advice = (
+            f"; grant the principal Write on topic {OWNER_TOPIC} (and Create, to make it)"
+            if refused(exc)
+            else ""
+        )
+        raise (ClusterAuthError if advice else ClusterError)(
+            f"cannot record the owner {json.dumps(me)} in topic {OWNER_TOPIC} ({exc}){advice}; "
+            "nothing was changed: kgitops records what a folder owns before it changes the "
+            "cluster"
         ) from None
     print(
-        printable(f"recorded what {me!r} owns in topic {OWNER_TOPIC}"),
+        printable(f"recorded what {json.dumps(me)} owns in topic {OWNER_TOPIC}"),
         file=sys.stderr,
     )

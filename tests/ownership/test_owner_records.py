@@ -86,7 +86,7 @@ def test_apply_records_the_owner_and_an_overlapping_claim_is_refused_naming_both
     a = two.folder("a", A_OWNS, "payments.orders")
     code, out, err = two.run("apply", str(a), "--yes")
     assert code == 0, out + err
-    assert f"recorded what {str(a)!r} owns in topic _kgitops-owners" in err
+    assert f"recorded what {json.dumps(str(a))} owns in topic _kgitops-owners" in err
     assert two.records() == {
         str(a): {
             "from": str(a),

@@ -174,7 +174,7 @@ def test_two_repositories_share_a_cluster_and_neither_touches_the_other(
     try:
         code, out, err = run(capsys, "apply", str(a), "--yes")
         assert code == 0, out + err
-        assert f"recorded what {me_a!r} owns in topic _kgitops-owners" in err
+        assert f"recorded what {json.dumps(me_a)} owns in topic _kgitops-owners" in err
         a_topics, a_acls = view.topics(f"{p}a."), view.acls(p)
         assert set(a_topics) == {f"{p}a.orders"}
         assert a_topics[f"{p}a.orders"][1] == {"retention.ms": "3600000"}

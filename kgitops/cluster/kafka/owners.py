@@ -37,8 +37,12 @@ from kgitops.cluster.kafka.version_records import (
     shape_problems,
     topic_layout,
 )
-from kgitops.cluster.port import NewTopic
-from kgitops.errors import ClusterError, ClusterRequestError
+from kgitops.cluster.port import NewTopic, refused
+from kgitops.errors import (
+    ClusterError,
+    ClusterRequestError,
+    UnsupportedOperation,
+)
 from kgitops.model import OWNER_TOPIC, Broker
 from kgitops.plan.owners import OwnerRecord, latest, record_key, record_value
 
@@ -137,6 +141,8 @@ class OwnerRecords:
         read."""
         try:
             return self._read_owners()
+        except UnsupportedOperation:
+            raise
         except ClusterRequestError as exc:
             raise ClusterRequestError(_reading(exc), exc.code, exc.item) from None
         except ClusterError as exc:
@@ -224,4 +230,10 @@ class OwnerRecords:
 
 def _reading(exc: ClusterError) -> str:
     said = str(exc).replace("the passwordVersion topic", "the topic")  # read_fetch's words
-    return f"cannot read the owner records (topic {OWNER_TOPIC}): {said}"
+    advice = (
+        f"; a folder with owns: reads them: grant its principal Describe and Read on topic "
+        f"{OWNER_TOPIC} (docs/ownership.md)"
+        if refused(exc)
+        else ""
+    )
+    return f"cannot read the owner records (topic {OWNER_TOPIC}): {said}{advice}"
