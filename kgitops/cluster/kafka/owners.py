@@ -231,7 +231,8 @@ class OwnerRecords:
 def _reading(exc: ClusterError) -> str:
     said = str(exc).replace("the passwordVersion topic", "the topic")  # read_fetch's words
     advice = (
-        f"; a folder with owns: reads them: grant its principal Describe and Read on topic "
+        f"; a folder with owns: reads them: grant its principal Describe, DescribeConfigs and "
+        f"Read on topic "
         f"{OWNER_TOPIC} (docs/ownership.md)"
         if refused(exc)
         else ""
