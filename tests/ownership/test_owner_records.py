@@ -267,3 +267,10 @@ def test_an_owner_topic_not_shaped_as_kgitops_is_named_as_such(two: Two) -> None
     sim.alter_topic_configs({name: ConfigChange(set={"cleanup.policy": "compact"})})
     code, out, _ = two.run("plan", str(a))
     assert code == 0 and name not in out
+
+
+def test_an_owner_name_with_a_space_or_a_newline_is_refused_by_validate(two: Two) -> None:
+    for bad in ("'team b'", '"team\\nb"', "''"):
+        a = two.folder("a", f"owns:\n  owner: {bad}\n  topics: ['payments.*']\n")
+        code, out, err = two.run("validate", str(a))
+        assert code == 1 and f"{a}/cluster.yaml:8:10: error:" in out + err, out + err
