@@ -274,3 +274,37 @@ def test_an_owner_name_with_a_space_or_a_newline_is_refused_by_validate(two: Two
         a = two.folder("a", f"owns:\n  owner: {bad}\n  topics: ['payments.*']\n")
         code, out, err = two.run("validate", str(a))
         assert code == 1 and f"{a}/cluster.yaml:8:10: error:" in out + err, out + err
+
+
+def test_two_folders_of_one_repository_are_two_owners_named_by_origin_and_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """In one checkout (origin git@github.com:acme/platform.git) the folders' records are
+    ``github.com/acme/platform topics/payments`` and ``... topics/shipping``; a claim that
+    grows over the other's is refused by plan (validate finds it in the files too)."""
+    root = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    subprocess.run(
+        ["git", "-C", str(root), "remote", "add", "origin", "git@github.com:acme/platform.git"],
+        check=True,
+    )
+    two = Two(root / "topics", capsys)
+    pay = two.folder("payments", A_OWNS, "payments.orders")
+    ship = two.folder("shipping", "owns:\n  topics: ['shipping.*']\n", "shipping.parcels")
+    for folder in (pay, ship):
+        code, out, err = two.run("apply", str(folder), "--yes")
+        assert code == 0, out + err
+    assert set(two.records()) == {
+        "github.com/acme/platform topics/payments",
+        "github.com/acme/platform topics/shipping",
+    }
+    two.folder("shipping", "owns:\n  topics: ['shipping.*', 'payments.refunds']\n")
+    code, out, err = two.run("plan", str(ship))
+    assert code == 1
+    assert (
+        'owns of "github.com/acme/platform topics/shipping" overlaps what '
+        '"github.com/acme/platform topics/payments" owns on this cluster' in err
+    )
+    code, out, err = two.run("validate", str(ship))
+    assert code == 1 and "both point at the same cluster and can own topics" in out + err
+    assert "shipping.parcels" in two.data()["topics"]  # nothing of either changed
