@@ -34,6 +34,9 @@ UnmanagedPolicy = Literal["ignore", "warn", "error"]
 #: The topic kgitops keeps SCRAM passwordVersion records in on a real cluster, unless
 #: cluster.yaml names another (``passwordVersionTopic``; kgitops/cluster/kafka/versions.py).
 PASSWORD_VERSION_TOPIC = "_kgitops-password-versions"
+#: The compacted topic of owner records (kgitops/plan/owners.py): what each folder with
+#: ``owns:`` claims on the cluster, so another repository's overlapping claim is refused.
+OWNER_TOPIC = "_kgitops-owners"
 UnmanagedAclPolicy = Literal["ignore", "warn", "delete"]
 
 EMPTY: Mapping[str, str] = MappingProxyType({})
@@ -299,6 +302,9 @@ class Owns:
     groups: tuple[str, ...] = ("*",)
     transactional_ids: tuple[str, ...] = ("*",)
     declared: bool = False  # cluster.yaml has owns:
+    #: owns.owner: the name the folder's owner record is kept under on the cluster (None:
+    #: derived from the repository and the folder, kgitops/commands/_owners.py)
+    owner: str | None = None
 
     def patterns(self, kind: str) -> tuple[str, ...]:
         """The globs of one kind, by its cluster.yaml key (``topics``, ``transactionalIds``)."""
@@ -374,9 +380,9 @@ class ClusterSpec:
 
     @property
     def own_topics(self) -> frozenset[str]:
-        """The topics kgitops itself keeps on this cluster (the passwordVersion records):
-        never a spec's, never unmanaged, never imported."""
-        return frozenset({self.password_version_topic})
+        """The topics kgitops itself keeps on this cluster (the passwordVersion records, the
+        owner records): never a spec's, never unmanaged, never imported."""
+        return frozenset({self.password_version_topic, OWNER_TOPIC})
 
 
 # ------------------------------------------------------------------- live side

@@ -28,7 +28,8 @@ from kgitops.cluster.port import (
 )
 from kgitops.errors import ClusterError
 from kgitops.groups import GroupsState
-from kgitops.model import ClusterState, TopicPartition
+from kgitops.model import OWNER_TOPIC, ClusterState, TopicPartition
+from kgitops.plan.owners import OwnerRecord, record_json
 
 _K = TypeVar("_K")
 
@@ -145,6 +146,16 @@ class Recorder:
 
     def probe_access(self, apis: Collection[str]) -> None:
         self.inner.probe_access(apis)  # changes nothing: sent in --dry-run too
+
+    def read_owners(self) -> Mapping[str, OwnerRecord]:
+        return self.inner.read_owners()
+
+    def record_owners(self, records: Mapping[str, OwnerRecord | None]) -> None:
+        # apply records its owner before the plan runs (commands/_owners.claim), not here
+        body = {o: None if r is None else record_json(r) for o, r in sorted(records.items())}
+        self.requests.append(f"Produce {OWNER_TOPIC} {_j(body)}")
+        if self.send:
+            self.inner.record_owners(records)
 
     def ready_scram_versions(self) -> None:
         self.inner.ready_scram_versions()  # apply's preflight: never in --dry-run

@@ -25,9 +25,10 @@ from kgitops.access import (
     QuotaEntity,
     ScramCredential,
 )
-from kgitops.errors import ClusterError
+from kgitops.errors import ClusterAuthError, ClusterError
 from kgitops.groups import GroupsState
 from kgitops.model import ClusterState, TopicPartition
+from kgitops.plan.owners import OwnerRecord
 
 Results = Mapping[str, ClusterError | None]
 PartitionResults = Mapping[TopicPartition, ClusterError | None]
@@ -192,6 +193,21 @@ class ClusterAdmin(Protocol):
         """One AlterUserScramCredentials; result keys are ``ScramUpsert.key``."""
         ...
 
+    # ------------------------------------------------------------ owner records
+
+    def read_owners(self) -> Mapping[str, OwnerRecord]:
+        """Every owner's record (kgitops/plan/owners.py): the last one written for each
+        owner, released ones left out; empty when none was ever written. A real cluster
+        keeps them in the compacted topic ``model.OWNER_TOPIC`` (its absence: no record),
+        the simulated cluster in its state file."""
+        ...
+
+    def record_owners(self, records: Mapping[str, OwnerRecord | None]) -> None:
+        """Write these owners' records, in one go (None releases that owner: a tombstone);
+        a real cluster creates the topic on the first write. ClusterError when they were
+        not written."""
+        ...
+
     # ------------------------------------------------------------ consumer groups (console)
 
     def describe_groups(self, group_ids: Iterable[str] | None = None) -> GroupsState:
@@ -224,6 +240,14 @@ class ClusterAdmin(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+def refused(exc: ClusterError) -> bool:
+    """Whether ``exc`` is the cluster refusing the principal (an ACL), not a failure."""
+    return isinstance(exc, ClusterAuthError) or getattr(exc, "code", None) in (
+        "TOPIC_AUTHORIZATION_FAILED",
+        "CLUSTER_AUTHORIZATION_FAILED",
+    )
 
 
 def describe_access(admin: ClusterAdmin, parts: Collection[str] = ACCESS_PARTS) -> AccessState:

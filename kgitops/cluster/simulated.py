@@ -78,6 +78,7 @@ from kgitops.names import (
     UNCLEAN,
 )
 from kgitops.plan import isrlag
+from kgitops.plan.owners import OwnerRecord, record_from_json, record_json
 from kgitops.versionrules import DEFAULT_VERSION, KafkaVersion
 
 #: ``simulate produce --acks`` and ``--keys`` (``replication.write_rates``).
@@ -304,6 +305,12 @@ class SimulatedCluster:
             self.behind: dict[int, float] = {
                 int(b): float(t) for b, t in (sim.get("behindSince") or {}).items()
             }
+            owners = sim.get("ownerRecords") or {}
+            if not isinstance(owners, dict) or not all(isinstance(k, str) for k in owners):
+                raise ValueError("ownerRecords is not an object of owner records")
+            # as written (kgitops/plan/owners.py): one that is not kgitops' is kept, and read
+            # as a record with a problem, as Kafka's topic keeps any record
+            self.owner_records: dict[str, Any] = dict(owners)
             at = sim.get("leaderBalanceAt")
             self.balance_at: float | None = None if at is None else float(at)
             if not math.isfinite(self.clock) or not 0 <= self.clock <= MAX_CLOCK:
@@ -494,6 +501,7 @@ class SimulatedCluster:
                 },
                 "behindSince": {str(b): t for b, t in sorted(self.behind.items())},
                 "offsetTimes": self.groups.times_json(),
+                "ownerRecords": dict(sorted(self.owner_records.items())),
             }
         }
         write_state(self.path, self._state(None, reported=False), extra, root=self.root)
@@ -1042,6 +1050,23 @@ class SimulatedCluster:
         results = self.access.upsert_scram_users(upserts)
         self._save()
         return results
+
+    # ---------------------------------------------------------------- owner records
+
+    @_operation
+    def read_owners(self) -> Mapping[str, OwnerRecord]:
+        """The state file's ``simulation.ownerRecords`` (the topic a real cluster keeps
+        them in: kgitops/cluster/kafka/owners.py)."""
+        return {k: record_from_json(v) for k, v in sorted(self.owner_records.items())}
+
+    @_operation
+    def record_owners(self, records: Mapping[str, OwnerRecord | None]) -> None:
+        for owner, record in records.items():
+            if record is None:
+                self.owner_records.pop(owner, None)
+            else:
+                self.owner_records[owner] = record_json(record)
+        self._save()
 
     def sleep(self, seconds: float) -> None:
         self.advance(seconds)

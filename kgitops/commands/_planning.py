@@ -241,10 +241,13 @@ def _describe(
 ) -> tuple[ClusterState, Mapping[str, float] | None]:
     """One batched describe: every topic when unmanaged topics matter (or a drain, which must
     see every replica on the drained brokers), else the managed ones; with ``access``, the
-    ACLs, SCRAM users and quotas too (three more requests). And the topics' write rates where
-    the adapter knows them (the simulated cluster does; Kafka's admin API does not)."""
+    ACLs, SCRAM users and quotas too (three more requests). A folder with ``owns:`` reads
+    the owner records and stops (SpecError) at another owner's overlapping claim
+    (kgitops/plan/owners.py). And the topics' write rates where the adapter knows them
+    (the simulated cluster does; Kafka's admin API does not)."""
     from kgitops.cluster.connect import open_cluster
     from kgitops.cluster.port import describe_access
+    from kgitops.commands._owners import check_records, keeps_record
 
     admin = open_cluster(cluster)
     try:
@@ -255,6 +258,8 @@ def _describe(
         if access:
             parts = needed_parts(specs.access, cluster)
             state = replace(state, access=describe_access(admin, parts))
+        if keeps_record(cluster):  # another owner's overlapping claim stops the plan
+            check_records(cluster, admin.read_owners())
         rates = getattr(admin, "write_rates", None)
         return state, (rates() if callable(rates) else None)
     finally:

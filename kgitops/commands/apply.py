@@ -425,8 +425,10 @@ def apply_with(
     from kgitops.apply.record import ThrottleRecord
     from kgitops.apply.run import apply_plan
     from kgitops.cluster.port import sent_requests
+    from kgitops.commands._owners import claim
     from kgitops.plan.identity import check_cluster_id
 
+    claim(cluster, admin, write=False)  # another owner's overlapping claim: nothing changed
     settings = cluster.reassignment
     if args.timeout is not None:
         settings = dataclasses.replace(settings, timeout_seconds=args.timeout)
@@ -449,6 +451,8 @@ def apply_with(
         if args.dry_run or args.no_wait or not (ours or ended):
             for note in journal.notes:
                 print(printable(note), file=sys.stderr)
+            if not args.dry_run:
+                claim(cluster, admin, write=True)
             if locking is not None and not args.dry_run:
                 locking.write()
             if _json(args):
@@ -486,6 +490,7 @@ def apply_with(
         print(show(plan), file=sys.stderr if _json(args) else sys.stdout)
         if confirm(plan, args):
             fresh_state(plan, admin, state, cluster)
+    claim(cluster, admin, write=True)  # before any change: what it owns, the cluster says
     if locking is not None:  # before any change: what the cluster gets, the lock says
         locking.write()
     try:

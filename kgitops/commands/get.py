@@ -76,7 +76,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kgitops.model import PASSWORD_VERSION_TOPIC
+    from kgitops.model import OWNER_TOPIC, PASSWORD_VERSION_TOPIC
     from kgitops.plan import views
 
     if args.view in ("groups", "members", "lags"):
@@ -90,7 +90,11 @@ def run(args: argparse.Namespace) -> int:
         view = views.config_view(state, args.topic_name)
     else:
         state, cluster = read_state_of(args)
-        own = cluster.own_topics if cluster is not None else {PASSWORD_VERSION_TOPIC}
+        own = (
+            cluster.own_topics
+            if cluster is not None
+            else frozenset({PASSWORD_VERSION_TOPIC, OWNER_TOPIC})
+        )
         if args.view in ("topics", "partitions"):
             internal = args.include_internal
             if args.view == "topics":

@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 from kgitops.access import version_topic_problems
 from kgitops.errors import AssignmentError, Diagnostic, PlanError, SpecError
-from kgitops.model import Broker, ClusterSpec, ClusterState, TopicSpec, TopicState
+from kgitops.model import OWNER_TOPIC, Broker, ClusterSpec, ClusterState, TopicSpec, TopicState
 from kgitops.names import (
     KAFKA_METADATA_TOPIC,
     MIN_ISR,
@@ -1007,9 +1007,18 @@ def _unmanaged(ctx: _Context, managed: set[str]) -> None:
             ctx.warn(
                 n,
                 "UNMANAGED_TOPIC",
-                f"cluster.yaml's passwordVersionTopic names this topic, but it is not kgitops' "
-                f"({'; '.join(not_own[n])}): another program's topic? kgitops will neither read "
-                "nor write it; name a topic of kgitops' own",
+                (
+                    "kgitops keeps its owner records in this topic (docs/ownership.md)"
+                    if n == OWNER_TOPIC and n != ctx.cluster.password_version_topic
+                    else "cluster.yaml's passwordVersionTopic names this topic"
+                )
+                + f", but it is not kgitops' ({'; '.join(not_own[n])}): another program's "
+                "topic? kgitops will neither read nor write it; "
+                + (
+                    "rename or delete it"
+                    if n == OWNER_TOPIC and n != ctx.cluster.password_version_topic
+                    else "name a topic of kgitops' own"
+                ),
             )
             continue
         ctx.warn(

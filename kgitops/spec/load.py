@@ -366,6 +366,7 @@ def _owns(raw: Any) -> Owns:
         groups=tuple(raw.get("groups", ())),
         transactional_ids=tuple(raw.get("transactionalIds", ())),
         declared=True,
+        owner=raw.get("owner"),
     )
 
 

@@ -44,7 +44,8 @@ def test_the_default_name_and_a_configured_one_are_read_from_cluster_yaml(tmp_pa
     assert cluster.password_version_topic == PASSWORD_VERSION_TOPIC == "_kgitops-password-versions"
     _cluster(tmp_path, "passwordVersionTopic: ops.kgitops-versions\n")
     cluster = load_specs(str(tmp_path)).cluster
-    assert cluster is not None and cluster.own_topics == {"ops.kgitops-versions"}
+    assert cluster is not None
+    assert cluster.own_topics == {"ops.kgitops-versions", "_kgitops-owners"}  # + owner records
 
 
 @pytest.mark.parametrize(

@@ -44,6 +44,7 @@ from kgitops.model import (
     TopicPartition,
     TopicState,
 )
+from kgitops.plan.owners import OwnerRecord
 
 
 @dataclass
@@ -71,6 +72,7 @@ class FakeCluster:
     leaders: dict[tuple[str, int], int] = field(default_factory=dict)
     access: AccessStore = field(default_factory=AccessStore)
     unserved: frozenset[str] = frozenset()  # access APIs this cluster does not serve
+    owners: dict[str, OwnerRecord] = field(default_factory=dict)  # the owner records
 
     # ---------------------------------------------------------------- helpers
 
@@ -267,6 +269,18 @@ class FakeCluster:
 
     def ready_scram_versions(self) -> None:
         self._check("ready_scram_versions", None)
+
+    def read_owners(self) -> Mapping[str, OwnerRecord]:
+        self._check("read_owners", None)
+        return dict(self.owners)
+
+    def record_owners(self, records: Mapping[str, OwnerRecord | None]) -> None:
+        self._check("record_owners", dict(records))
+        for owner, record in records.items():
+            if record is None:
+                self.owners.pop(owner, None)
+            else:
+                self.owners[owner] = record
 
     def describe_acls(self) -> frozenset[Acl]:
         self._check("describe_acls", None)

@@ -22,7 +22,8 @@ import pytest
 from kgitops.access import ACCESS_APIS
 from kgitops.cluster.port import ClusterAdmin, ConfigChange, NewPartitions, NewTopic
 from kgitops.errors import AccessUnsupported, ClusterRequestError
-from kgitops.model import Broker, TopicPartition
+from kgitops.model import Broker, ClusterSpec, Owns, TopicPartition
+from kgitops.plan.owners import OwnerRecord
 from tests.apply.apply_fakes import FakeCluster
 
 BROKERS = [Broker(1, "a"), Broker(2, "b"), Broker(3, "c")]
@@ -459,3 +460,45 @@ def test_a_deleted_group_keeps_no_offsets(port: Adapter) -> None:
     }
     assert port.admin.delete_groups([g]) == {g: None}
     assert dict(port.admin.describe_groups([g]).groups[g].offsets) == {}
+
+
+# --------------------------------------------------------------- owner records
+
+
+def _claim(*topics: str, source: str = "repo topics/x") -> OwnerRecord:
+    owns = Owns(topics=topics, principals=(), groups=(), transactional_ids=(), declared=True)
+    return OwnerRecord(owns, source)
+
+
+def test_owner_records_are_written_read_back_last_one_winning_and_released(
+    port: Adapter,
+) -> None:
+    """The records of other owners (the shared cluster's other tests) are left alone; the
+    last record of an owner counts; None releases it."""
+    a, b = port.topic("owner-a"), port.topic("owner-b")
+    first, second = _claim(f"{a}.*"), _claim(f"{a}.x", f"{a}.y", source="elsewhere")
+    port.admin.record_owners({a: first, b: _claim(f"{b}.*")})
+    port.admin.record_owners({a: second})
+    got = port.admin.read_owners()
+    assert got[a] == second and got[b] == _claim(f"{b}.*")
+    port.admin.record_owners({b: None})
+    got = port.admin.read_owners()
+    assert b not in got and got[a] == second
+    port.admin.record_owners({a: None})
+    assert a not in port.admin.read_owners()
+
+
+def test_the_owner_topic_is_compacted_and_not_an_unmanaged_topic(port: Adapter) -> None:
+    if not port.real:
+        pytest.skip("only a real cluster keeps the records in a topic")
+    from kgitops.model import OWNER_TOPIC
+    from kgitops.names import is_internal_topic
+
+    a = port.topic("owner-c")
+    port.admin.record_owners({a: _claim(f"{a}.*")})
+    state = port.admin.describe([OWNER_TOPIC])
+    topic = state.topics[OWNER_TOPIC]
+    assert topic.partition_count == 1
+    assert topic.config.get("cleanup.policy") == "compact"
+    assert is_internal_topic(OWNER_TOPIC, ClusterSpec(name="x", directory=".").own_topics)
+    port.admin.record_owners({a: None})

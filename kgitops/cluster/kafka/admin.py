@@ -32,6 +32,7 @@ from kgitops.cluster.kafka.errors import (
     translate,
 )
 from kgitops.cluster.kafka.groups import GroupRequests
+from kgitops.cluster.kafka.owners import OwnerRecords
 from kgitops.cluster.kafka.settings import client_config, secret_values, tls_advice
 from kgitops.cluster.kafka.tls import is_ambiguous
 from kgitops.cluster.kafka.token import TokenSource
@@ -186,7 +187,7 @@ def response_enumerates(results: Iterable[Any]) -> bool:
 # ------------------------------------------------------------------ the adapter
 
 
-class KafkaAdmin(AccessRequests, GroupRequests):
+class KafkaAdmin(AccessRequests, GroupRequests, OwnerRecords):
     """``ClusterAdmin`` for a real Kafka cluster (3.x/4.x, KRaft or ZooKeeper) or Tansu."""
 
     def __init__(self, spec: ClusterSpec, *, environ: Mapping[str, str] | None = None) -> None:
