@@ -75,16 +75,13 @@ def invoke(
 def _run(
     parser: argparse.ArgumentParser, argv: Sequence[str], stdout: TextIO, stderr: TextIO
 ) -> Ran:
-    from kgitops.files import DEFAULT_MAX_FILE_SIZE, file_size_limit
-
     with redirect_stdout(stdout), redirect_stderr(stderr):
         try:
             args = parser.parse_args(list(argv))
         except SystemExit as exc:  # a usage error, said on stderr by argparse
             return Ran(0 if exc.code == 0 else 1)
-        try:
-            with file_size_limit(getattr(args, "max_file_size", DEFAULT_MAX_FILE_SIZE)):
-                code = int(args._run(args))
+        try:  # under the caller's file size limit (`kgitops --max-file-size ... github ...`)
+            code = int(args._run(args))
         except Exception as exc:  # every error: reported as cli.main reports it, and kept
             return Ran(report(exc, sys.stderr), exc)
         finally:
