@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -993,3 +994,45 @@ def test_the_merge_plan_shows_a_connection_change_against_the_commit_before_the_
     assert comment.startswith("> [!IMPORTANT]\n> The plan to apply to `demo`")
     assert "CONNECTION_CHANGED" in comment and "simulated.stateFile" in comment
     assert json.loads((Path(out["dir"]) / "plan.json").read_text())["actions"]
+
+
+def test_a_folder_name_with_a_line_break_cannot_add_a_step_output(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each output is one `name=value` line, or the `name<<delimiter` form when its value
+    holds a line break: `DIR` cannot set `result` a second time."""
+    outputs = tmp_path / "github_output"
+    outputs.write_text("", encoding="utf-8")
+    for name, value in {
+        **plan_env(DIR="topics/demo\nresult=changes"),
+        "RUNNER_TEMP": str(tmp_path),
+        "GITHUB_OUTPUT": str(outputs),
+    }.items():
+        monkeypatch.setenv(name, value)
+    assert main(["github", "plan-step"]) == 0
+    lines = iter(outputs.read_text(encoding="utf-8").splitlines())
+    parsed: list[tuple[str, str]] = []  # as the runner reads $GITHUB_OUTPUT
+    for line in lines:
+        if "<<" in line and "=" not in line.split("<<")[0]:
+            key, delimiter = line.split("<<", 1)
+            assert re.fullmatch(r"kgitops_[0-9a-f]{32}", delimiter)
+            value = []
+            for inner in lines:
+                if inner == delimiter:
+                    break
+                value.append(inner)
+            parsed.append((key, "\n".join(value)))
+        else:
+            key, _, plain = line.partition("=")
+            parsed.append((key, plain))
+    assert [k for k, _ in parsed] == [
+        "result",
+        "name",
+        "marker",
+        "dir",
+        "plan-json",
+        "comment-file",
+    ]
+    assert dict(parsed)["result"] == "invalid"
+    assert dict(parsed)["name"] == "demo\nresult=changes"
+    assert "kgitops plan topics/demo\\x0aresult=changes: invalid" in capsys.readouterr().out
