@@ -9,7 +9,8 @@ Every subcommand module defines::
 
 (``args._parser`` is the whole parser, which ``completion`` reads.)
 
-Only this module turns errors into exit codes and output: a ``KgitopsError`` prints its
+Only this module turns errors into exit codes and output (through ``commands._invoke.report``,
+which the CI steps share for the commands they run in-process): a ``KgitopsError`` prints its
 ``lines()`` to stderr and returns its ``exit_code`` (1, or 3 for a partial apply); a usage
 error returns 1 (a mistyped command in one line with the closest name: ``kgitops plna`` ->
 ``error: unknown command 'plna' (did you mean 'plan'?)``); a bare ``kgitops`` prints the help
@@ -22,16 +23,15 @@ from __future__ import annotations
 import argparse
 import difflib
 import importlib
-import os
 import pkgutil
 import sys
-import traceback
 from collections.abc import Sequence
 from types import ModuleType
 
 from kgitops import __version__
 from kgitops.commands._complete import Node, tree
-from kgitops.errors import KgitopsError, printable, scrub_secrets
+from kgitops.commands._invoke import report
+from kgitops.errors import printable
 
 
 def _command_modules() -> list[ModuleType]:
@@ -154,29 +154,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         with file_size_limit(getattr(args, "max_file_size", DEFAULT_MAX_FILE_SIZE)):
             code = run(args)
         return int(code)
-    except KgitopsError as exc:
-        for line in exc.lines():
-            print(printable(scrub_secrets(line)), file=sys.stderr)
-        return exc.exit_code
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 1
-    except MemoryError:
-        print(
-            "error: out of memory: the input is larger than this machine can hold "
-            "(cluster.yaml limits bound topics and partitions; see docs/specs.md, Limits)",
-            file=sys.stderr,
-        )
-        return 1
-    except Exception as exc:  # the last guard: no traceback for a user
-        if os.environ.get("KGITOPS_DEBUG"):
-            traceback.print_exc()
-        text = scrub_secrets(str(exc))  # never a credential read in this run
-        print(
-            f"internal error: {type(exc).__name__}: {text} "
-            "(this is a bug in kgitops; set KGITOPS_DEBUG=1 for the traceback)",
-            file=sys.stderr,
-        )
-        return 1
+    except Exception as exc:  # KgitopsError, and the last guard: no traceback for a user
+        return report(exc, sys.stderr)

@@ -7,7 +7,10 @@
   someone with write, maintain or admin permission who did not open the pull request and
   approved the commit the workflow plans);
 - ``export-secrets DIR``: copy the secrets the cluster file names (``usernameEnv`` ...) from
-  the workflow's secrets into the job's environment, printing names only.
+  the workflow's secrets into the job's environment, printing names only;
+- ``fence FILE``: a log in a code fence nothing inside can close; ``issue``: the drift issue;
+- ``plan-step`` / ``apply-step``: the workflows' plan and apply steps, deciding in Python
+  (``commands._ci_steps``).
 
 ::
 
@@ -38,7 +41,7 @@ NAME = "github"
 CONNECTION_LABEL = "kgitops:allow-connection-change"
 HELP = (
     "GitHub integration for the workflows: the plan comment, plan and label checks, "
-    "secrets, log fences, the drift issue"
+    "secrets, log fences, the drift issue, the plan and apply steps"
 )
 
 
@@ -219,6 +222,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _api_url(i)
     i.set_defaults(_github=_issue)
 
+    from kgitops.commands._ci_steps import add_parsers
+
+    add_parsers(sub)
+
 
 def run(args: argparse.Namespace) -> int:
     handler = args._github
@@ -248,17 +255,11 @@ def _token() -> str:
 
 
 def _fence(args: argparse.Namespace) -> int:
-    from kgitops.plan.mdescape import fence, visible
+    from kgitops.commands._ci_steps import fenced
 
     if args.tail < 1:
         raise KgitopsError("--tail must be at least 1")
-    lines = _read(args.file).splitlines()
-    left = len(lines) - args.tail
-    shown = [visible(line) for line in lines[-args.tail :]]
-    if left > 0:
-        shown.insert(0, f"... {left} earlier line(s) left out")
-    info = "".join(c for c in args.info if c.isalnum() or c in "-_")
-    sys.stdout.write(fence("\n".join(shown), info) + "\n")
+    sys.stdout.write(fenced(_read(args.file), args.tail, args.info))
     return 0
 
 

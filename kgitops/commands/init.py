@@ -1,4 +1,6 @@
-"""``kgitops init DIR [--name NAME]``: a new cluster folder that validates and plans at once.
+"""``kgitops init DIR [--name NAME] [--github OWNER/REPO@SHA]``: a new cluster folder that
+validates and plans at once (``--github``: and the plan and apply workflows for it,
+``commands._initgithub``).
 
 ::
 
@@ -82,6 +84,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--name",
         help="the cluster's name (default: the folder's name); letters, digits, '.', '_', '-'",
     )
+    parser.add_argument(
+        "--github",
+        metavar="OWNER/REPO@SHA",
+        help="also write .github/workflows/kgitops-plan.yml and kgitops-apply.yml (under the "
+        "current folder, the repository's top) for DIR, running kgitops pinned at this commit",
+    )
 
 
 def files_for(directory: str, name: str) -> dict[str, bytes]:
@@ -121,6 +129,18 @@ def _refusal(directory: str, relative: list[str]) -> str | None:
     return None
 
 
+def _taken(paths: list[str]) -> str | None:
+    """Why a workflow file cannot be written (it, or a folder on its way, exists as
+    something else, or is a symlink), or None."""
+    for path in paths:
+        for at in (".github", ".github/workflows", path):
+            if os.path.islink(at):
+                return f"{at} is a symlink; init writes nothing through one"
+        if os.path.lexists(path):
+            return f"{path} exists; init never overwrites a file (nothing was written)"
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
     from kgitops.files import write_atomic
 
@@ -131,7 +151,12 @@ def run(args: argparse.Namespace) -> int:
             f"{name!r} is not a cluster name (letters, digits, '.', '_', '-'); give one with --name"
         )
     files = files_for(directory, name)
-    problem = _refusal(directory, list(files))
+    workflows: dict[str, bytes] = {}
+    if args.github is not None:
+        from kgitops.commands import _initgithub
+
+        workflows = _initgithub.files_for(_initgithub.check_folder(directory), name, args.github)
+    problem = _refusal(directory, list(files)) or _taken(list(workflows))
     if problem is not None:
         raise KgitopsError(problem)
     try:
@@ -144,6 +169,8 @@ def run(args: argparse.Namespace) -> int:
                 make_dirs=True,
                 shown=os.path.join(directory, relative),
             )
+        for path, data in workflows.items():
+            write_atomic(path, data, root=".", make_dirs=True, shown=path)
     except OSError as exc:
         raise KgitopsError(f"{directory}: cannot write: {exc.strerror or exc}") from None
     print(
@@ -152,5 +179,12 @@ def run(args: argparse.Namespace) -> int:
             f"schemas/ ({len(SCHEMAS)} JSON schemas for editors)"
         )
     )
+    if workflows:
+        print(
+            printable(
+                f"created {', '.join(workflows)} (kgitops {args.github}); next: the "
+                "environments and secrets of docs/ci.md, Setting it up"
+            )
+        )
     print(printable(f"next: kgitops validate {directory} && kgitops plan {directory}"))
     return 0

@@ -6,9 +6,11 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import re
 import shutil
 import subprocess
+import sys
 from importlib import resources
 from pathlib import Path
 
@@ -185,3 +187,132 @@ def test_a_folder_name_with_a_line_break_never_reaches_the_yaml(tmp_path: Path) 
     data = yaml.safe_load((folder / "cluster.yaml").read_text())
     assert data["name"] == "dev" and "evil" not in (folder / "cluster.yaml").read_text()
     assert cli("validate", str(folder))[0] == 0
+
+
+# -- init --github: the plan and apply workflows -----------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+PIN = "acme/kgitops@0123456789abcdef0123456789abcdef01234567"
+REQUIREMENT = (
+    "kgitops @ git+https://github.com/acme/kgitops@0123456789abcdef0123456789abcdef01234567"
+)
+
+
+def git(cwd: Path, *args: str) -> str:
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t"}
+    env |= {"GIT_COMMITTER_EMAIL": "t@t", "PATH": os.environ["PATH"]}
+    done = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_the_shipped_workflow_templates_are_the_repositorys_own_workflows() -> None:
+    package = resources.files("kgitops").joinpath("templates", "github")
+    for name in ("plan.yml", "apply.yml"):
+        shipped = (ROOT / ".github" / "workflows" / name).read_text(encoding="utf-8")
+        assert package.joinpath(name).read_text(encoding="utf-8") == shipped, name
+
+
+def test_init_github_writes_pinned_workflows_that_list_the_folder_when_it_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    monkeypatch.chdir(repo)
+    code, out, err = cli("init", "clusters/dev", "--github", PIN)
+    assert code == 0, err
+    written = ".github/workflows/kgitops-plan.yml, .github/workflows/kgitops-apply.yml"
+    assert f"created {written} (kgitops {PIN})" in out
+    workflows = repo / ".github" / "workflows"
+    assert sorted(p.name for p in workflows.iterdir()) == ["kgitops-apply.yml", "kgitops-plan.yml"]
+    lint = subprocess.run(
+        [shutil.which("actionlint") or "actionlint", "-no-color"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert lint.returncode == 0, lint.stdout + lint.stderr
+    plan = yaml.safe_load((workflows / "kgitops-plan.yml").read_text(encoding="utf-8"))
+    assert set(plan[True]) == {"pull_request_target"}
+    for job in ("plan", "plan-fork"):
+        [step] = [s for s in plan["jobs"][job]["steps"] if "kgitops@" in str(s.get("uses"))]
+        assert step["uses"] == PIN and step["with"]["install"] == REQUIREMENT
+        assert step["with"]["directory"].startswith("pr/")
+    for name in ("kgitops-plan.yml", "kgitops-apply.yml"):
+        text = (workflows / name).read_text(encoding="utf-8")
+        assert "./base\n" not in text and "uses: ./" not in text
+        assert "pip install --quiet .\n" not in text
+        installs = re.findall(r"pip install --quiet (.+)$", text, re.M)
+        assert installs == [f"'{REQUIREMENT}'"] * {"kgitops-plan.yml": 2}.get(name, 3)
+        assert re.findall(r"^\s*(\S+)\) echo (\S+) ;;$", text, re.M) == [("clusters/dev", "dev")]
+
+    # the apply workflow's first job lists the folder when a push changes it
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "init")
+    base = git(repo, "rev-parse", "HEAD")
+    (repo / "clusters" / "dev" / "more.yaml").write_text("x: 1\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "change")
+    head = git(repo, "rev-parse", "HEAD")
+    apply = yaml.safe_load((workflows / "kgitops-apply.yml").read_text(encoding="utf-8"))
+    [changed] = [s for s in apply["jobs"]["changes"]["steps"] if s.get("id") == "changed"]
+    outputs = tmp_path / "out"
+    outputs.write_text("")
+    script = tmp_path / "changed.sh"
+    script.write_text(changed["run"])
+    env = {
+        "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+        "HOME": str(tmp_path),
+        "REF": "refs/heads/main",
+        "BASE": base,
+        "HEAD": head,
+        "GITHUB_OUTPUT": str(outputs),
+        "RUNNER_TEMP": str(tmp_path),
+        "PYTHONPATH": str(ROOT),
+    }
+    done = subprocess.run(
+        ["bash", "-e", str(script)], cwd=repo, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads(outputs.read_text().split("=", 1)[1]) == [
+        {"dir": "clusters/dev", "name": "dev", "environment": "dev"}
+    ]
+
+
+@pytest.mark.parametrize(
+    ("folder", "pin", "why"),
+    [
+        ("topics/dev", "acme/kgitops@main", "give the kgitops the workflows run as OWNER/REPO@SHA"),
+        ("topics/dev", "acme/kgitops", "give the kgitops the workflows run as OWNER/REPO@SHA"),
+        ("topics/dev", "acme/kgitops@0123456", "a full 40-digit commit"),
+        ("dev", PIN, "with a parent folder"),
+        ("topics/d$(x)", PIN, "cannot be named in a workflow"),
+        ("topics/../dev", PIN, "cannot be named in a workflow"),
+    ],
+)
+def test_init_github_refuses_an_unpinned_kgitops_or_an_unnameable_folder_and_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, folder: str, pin: str, why: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, out, err = cli("init", folder, "--github", pin, "--name", "dev")
+    assert (code, out) == (1, "")
+    assert err.startswith("error: --github") and why in err and err.count("\n") == 1
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_init_github_never_overwrites_a_workflow_and_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".github" / "workflows").mkdir(parents=True)
+    (tmp_path / ".github" / "workflows" / "kgitops-apply.yml").write_text("mine\n")
+    before = tree(tmp_path)
+    code, out, err = cli("init", "topics/dev", "--github", PIN)
+    assert (code, out) == (1, "")
+    assert err == (
+        "error: .github/workflows/kgitops-apply.yml exists; init never overwrites a file "
+        "(nothing was written)\n"
+    )
+    assert tree(tmp_path) == before

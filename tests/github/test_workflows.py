@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -97,6 +99,49 @@ def run_step(
         line.split("=", 1) for line in outputs.read_text(encoding="utf-8").splitlines() if line
     )
     return proc, values
+
+
+class Steps:
+    """The workflows' plan and apply steps run in this process: the step's one-line `run:`
+    (``kgitops github ...``) given to ``main`` with the step's environment, as the runner
+    would set it; (the result as a CompletedProcess, the step's outputs)."""
+
+    def __init__(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        self.tmp_path, self.monkeypatch, self.capsys = tmp_path, monkeypatch, capsys
+
+    def run(
+        self, found: dict[str, Any], env: dict[str, str]
+    ) -> tuple[subprocess.CompletedProcess[str], dict[str, str]]:
+        words = shlex.split(found["run"])
+        assert "\n" not in found["run"].strip() and words[:2] == ["kgitops", "github"], found
+        unknown = set(env) - set(found["env"])
+        assert not unknown, f"the workflow does not set {unknown}"
+        for name in found["env"]:  # only what this step's `env:` sets
+            self.monkeypatch.delenv(name, raising=False)
+        outputs = self.tmp_path / "github_output"
+        outputs.write_text("", encoding="utf-8")
+        (self.tmp_path / "runner").mkdir(exist_ok=True)
+        self.monkeypatch.setenv("RUNNER_TEMP", str(self.tmp_path / "runner"))
+        self.monkeypatch.setenv("GITHUB_OUTPUT", str(outputs))
+        self.monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(self.tmp_path / "summary.md"))
+        for name, value in env.items():
+            self.monkeypatch.setenv(name, value)
+        self.capsys.readouterr()
+        code = main(words[1:])
+        done = self.capsys.readouterr()
+        values = dict(
+            line.split("=", 1) for line in outputs.read_text(encoding="utf-8").splitlines() if line
+        )
+        return subprocess.CompletedProcess(words, code, done.out, done.err), values
+
+
+@pytest.fixture
+def steps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> Steps:
+    return Steps(tmp_path, monkeypatch, capsys)
 
 
 # -- actionlint ------------------------------------------------------------------------------
@@ -379,9 +424,9 @@ def plan_env(**extra: str) -> dict[str, str]:
 
 
 def test_plan_step_writes_the_comment_the_plan_json_and_the_outputs(
-    repo: Path, tmp_path: Path
+    repo: Path, tmp_path: Path, steps: Steps
 ) -> None:
-    proc, out = run_step(step(ROOT / "action.yml", "plan"), repo, plan_env(), tmp_path)
+    proc, out = steps.run(step(ROOT / "action.yml", "plan"), plan_env())
     assert proc.returncode == 0, proc.stderr
     assert out["result"] == "changes"
     assert out["marker"] == "plan-demo"
@@ -394,11 +439,11 @@ def test_plan_step_writes_the_comment_the_plan_json_and_the_outputs(
     assert (tmp_path / "summary.md").read_text(encoding="utf-8") == comment
 
 
-def test_plan_step_reports_invalid_specs_with_their_positions(repo: Path, tmp_path: Path) -> None:
+def test_plan_step_reports_invalid_specs_with_their_positions(repo: Path, steps: Steps) -> None:
     (repo / "topics" / "demo" / "orders.yaml").write_text(
         ORDERS.replace("replicationFactor: 3", "replicationFactor: 0"), encoding="utf-8"
     )
-    proc, out = run_step(step(ROOT / "action.yml", "plan"), repo, plan_env(), tmp_path)
+    proc, out = steps.run(step(ROOT / "action.yml", "plan"), plan_env())
     assert proc.returncode == 0, proc.stderr
     assert out["result"] == "invalid"
     comment = Path(out["comment-file"]).read_text(encoding="utf-8")
@@ -406,17 +451,17 @@ def test_plan_step_reports_invalid_specs_with_their_positions(repo: Path, tmp_pa
     assert "topics/demo/orders.yaml:5:" in comment
 
 
-def test_plan_step_fails_a_stale_lock(repo: Path, tmp_path: Path) -> None:
+def test_plan_step_fails_a_stale_lock(repo: Path, steps: Steps) -> None:
     (repo / "topics" / "demo" / "orders.yaml").write_text(
         ORDERS.replace("partitions: 6", "partitions: 9"), encoding="utf-8"
     )
-    _, out = run_step(step(ROOT / "action.yml", "plan"), repo, plan_env(), tmp_path)
+    _, out = steps.run(step(ROOT / "action.yml", "plan"), plan_env())
     assert out["result"] == "error"
     comment = Path(out["comment-file"]).read_text(encoding="utf-8")
     assert "the plan failed" in comment and "kgitops.lock" in comment
 
 
-def test_plan_step_offline_from_a_snapshot_says_so(repo: Path, tmp_path: Path) -> None:
+def test_plan_step_offline_from_a_snapshot_says_so(repo: Path, steps: Steps) -> None:
     snapshot = repo / "topics" / "demo" / "snapshot.json"
     snapshot.write_text(
         json.dumps(
@@ -437,7 +482,7 @@ def test_plan_step_offline_from_a_snapshot_says_so(repo: Path, tmp_path: Path) -
         STATE="topics/demo/snapshot.json",
         OFFLINE_REASON="a pull request from a fork gets no secrets",
     )
-    proc, out = run_step(step(ROOT / "action.yml", "plan"), repo, env, tmp_path)
+    proc, out = steps.run(step(ROOT / "action.yml", "plan"), env)
     assert proc.returncode == 0, proc.stderr
     assert out["result"] == "changes"
     comment = Path(out["comment-file"]).read_text(encoding="utf-8")
@@ -446,7 +491,7 @@ def test_plan_step_offline_from_a_snapshot_says_so(repo: Path, tmp_path: Path) -
         "`topics/demo/snapshot.json` (a pull request from a fork"
     )
     snapshot.unlink()
-    proc, out = run_step(step(ROOT / "action.yml", "plan"), repo, env, tmp_path)
+    proc, out = steps.run(step(ROOT / "action.yml", "plan"), env)
     assert out["result"] == "error"
     assert "no snapshot at topics/demo/snapshot.json" in Path(out["comment-file"]).read_text(
         encoding="utf-8"
@@ -465,31 +510,27 @@ def merge_env(**extra: str) -> dict[str, str]:
     }
 
 
-def merge_plan(repo: Path, tmp_path: Path, **extra: str) -> dict[str, str]:
+def merge_plan(steps: Steps, **extra: str) -> dict[str, str]:
     """The apply workflow's plan step; its outputs."""
-    proc, out = run_step(
-        step(WORKFLOWS / "apply.yml", "plan", job="plan"), repo, merge_env(**extra), tmp_path
-    )
+    proc, out = steps.run(step(WORKFLOWS / "apply.yml", "plan", job="plan"), merge_env(**extra))
     assert proc.returncode == 0, proc.stderr
     return out
 
 
-def merge_apply(repo: Path, tmp_path: Path, plan: str, **extra: str) -> dict[str, str]:
+def merge_apply(steps: Steps, plan: str, **extra: str) -> dict[str, str]:
     """The apply workflow's apply step on the plan file ``plan``; its outputs."""
-    proc, out = run_step(
-        step(WORKFLOWS / "apply.yml", "apply", job="apply"),
-        repo,
-        merge_env(PLAN=plan, **extra),
-        tmp_path,
-    )
+    env = {
+        k: v for k, v in merge_env(PLAN=plan, **extra).items() if k not in ("BASE", "ENVIRONMENT")
+    }
+    proc, out = steps.run(step(WORKFLOWS / "apply.yml", "apply", job="apply"), env)
     assert proc.returncode == 0, proc.stderr
     return out
 
 
 def test_apply_step_applies_the_reviewed_plan_then_a_plan_deleting_is_unsafe_until_allowed(
-    repo: Path, tmp_path: Path
+    repo: Path, steps: Steps
 ) -> None:
-    out = merge_plan(repo, tmp_path)
+    out = merge_plan(steps)
     assert out["result"] == "changes"
     comment = (Path(out["dir"]) / "comment.md").read_text(encoding="utf-8")
     assert comment.startswith("> [!IMPORTANT]\n> The plan to apply to `demo`: approving")
@@ -501,44 +542,42 @@ def test_apply_step_applies_the_reviewed_plan_then_a_plan_deleting_is_unsafe_unt
     reviewed.parent.mkdir(exist_ok=True)
     shutil.copy(Path(out["dir"]) / "plan.json", reviewed)
 
-    out = merge_apply(repo, tmp_path, str(reviewed))
+    out = merge_apply(steps, str(reviewed))
     assert out["result"] == "applied"
     report = (Path(out["dir"]) / "apply.md").read_text(encoding="utf-8")
     assert report.startswith("### kgitops apply: `demo`: applied")
     assert "<details open><summary>apply log</summary>" in report
     assert "commit `fedcba9`" in report
 
-    proc, out = run_step(step(ROOT / "action.yml", "plan"), repo, plan_env(), tmp_path)
+    proc, out = steps.run(step(ROOT / "action.yml", "plan"), plan_env())
     assert out["result"] == "no-changes"
 
     (repo / "topics" / "demo" / "orders.yaml").write_text(
         ORDERS + "delete: true\n", encoding="utf-8"
     )
     assert main(["plan", "topics/demo", "--update-lock"]) == 0
-    proc, out = run_step(step(ROOT / "action.yml", "plan"), repo, plan_env(), tmp_path)
+    proc, out = steps.run(step(ROOT / "action.yml", "plan"), plan_env())
     assert out["result"] == "unsafe", proc.stdout + proc.stderr
     comment = Path(out["comment-file"]).read_text(encoding="utf-8")
     assert "**Unsafe plan**: apply would refuse it." in comment
     assert "error: the plan deletes topics" in comment
-    proc, out = run_step(
-        step(ROOT / "action.yml", "plan"), repo, plan_env(ALLOW_DELETE="true"), tmp_path
-    )
+    proc, out = steps.run(step(ROOT / "action.yml", "plan"), plan_env(ALLOW_DELETE="true"))
     assert out["result"] == "changes"
 
-    out = merge_plan(repo, tmp_path)
+    out = merge_plan(steps)
     assert out["result"] == "unsafe"
-    out = merge_plan(repo, tmp_path, ALLOW_DELETE="true")
+    out = merge_plan(steps, ALLOW_DELETE="true")
     assert out["result"] == "changes"
     shutil.copy(Path(out["dir"]) / "plan.json", reviewed)
-    out = merge_apply(repo, tmp_path, str(reviewed))
+    out = merge_apply(steps, str(reviewed))
     assert out["result"] == "failed"
     assert "--allow-delete" in (Path(out["dir"]) / "apply.md").read_text(encoding="utf-8")
-    out = merge_apply(repo, tmp_path, str(reviewed), ALLOW_DELETE="true")
+    out = merge_apply(steps, str(reviewed), ALLOW_DELETE="true")
     assert out["result"] == "applied"
 
 
-def test_apply_step_refuses_a_plan_edited_after_review(repo: Path, tmp_path: Path) -> None:
-    out = merge_plan(repo, tmp_path)
+def test_apply_step_refuses_a_plan_edited_after_review(repo: Path, steps: Steps) -> None:
+    out = merge_plan(steps)
     # where apply.yml downloads the reviewed plan: $RUNNER_TEMP/reviewed-<name>/plan.json, at
     # the depth the plan job wrote it ($RUNNER_TEMP/kgitops-plan-<name>/plan.json), so the
     # plan's clusterDir, relative to its file, still names the checkout's folder
@@ -547,7 +586,7 @@ def test_apply_step_refuses_a_plan_edited_after_review(repo: Path, tmp_path: Pat
     data = json.loads((Path(out["dir"]) / "plan.json").read_text(encoding="utf-8"))
     data["actions"][0]["config"]["retention.ms"] = "1"
     reviewed.write_text(json.dumps(data), encoding="utf-8")
-    out = merge_apply(repo, tmp_path, str(reviewed))
+    out = merge_apply(steps, str(reviewed))
     assert out["result"] == "failed"
     report = (Path(out["dir"]) / "apply.md").read_text(encoding="utf-8")
     assert "+ create_topic orders: not what the specs produce (config: retention.ms)" in report
@@ -555,9 +594,11 @@ def test_apply_step_refuses_a_plan_edited_after_review(repo: Path, tmp_path: Pat
     assert state["topics"] == {}  # nothing was created
 
 
-def test_plan_then_comment_steps_keep_one_comment_on_the_pull_request(
+def test_end_to_end_the_actions_plan_and_comment_steps_keep_one_comment_on_the_pull_request(
     repo: Path, tmp_path: Path, github: FakeGitHub
 ) -> None:
+    """The smoke test: action.yml's plan step and comment step run by bash as a runner runs
+    them (the installed `kgitops` on PATH), twice: one comment."""
     comment_step = next(
         s
         for s in load(ROOT / "action.yml")["runs"]["steps"]
@@ -565,6 +606,8 @@ def test_plan_then_comment_steps_keep_one_comment_on_the_pull_request(
     )
     for _ in range(2):
         proc, out = run_step(step(ROOT / "action.yml", "plan"), repo, plan_env(), tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout == "kgitops plan topics/demo: changes\n"
         env = {
             "GITHUB_TOKEN": TOKEN,
             "GITHUB_API_URL": github.url,
@@ -582,51 +625,65 @@ def test_plan_then_comment_steps_keep_one_comment_on_the_pull_request(
     assert github.methods() == ["GET", "POST", "GET", "GET"]  # found it (GET /user) unchanged
 
 
-STUB = """\
-#!/usr/bin/env bash
-# A stand-in for kgitops: `plan` exits $STUB_PLAN_RC, `apply` prints a partial report.
-case "$1" in
-  plan)
-    printf '%s\\n' 'error: cannot reach cluster demo (```)' '</details>' >&2
-    exit "${STUB_PLAN_RC:-0}" ;;
-  apply)
-    echo "error: apply finished partly: some actions were not done" >&2
-    echo "  done: + create_topic a" >&2
-    echo "  NOT done: ~ alter_config b (INVALID_CONFIG)" >&2
-    exit 3 ;;
-  github)
-    shift
-    exec python3 -m kgitops github "$@" ;;
-esac
-exit 99
-"""
+SLOW_CLUSTER = CLUSTER + (
+    "reassignment: {throttleBytesPerSec: 10000000, maxConcurrentMoves: 4, timeoutSeconds: 60}\n"
+)
+PAYMENTS = (
+    "apiVersion: kgitops/v1\nkind: Topic\nname: payments\npartitions: 4\nreplicationFactor: {rf}\n"
+)
 
 
-def stub_path(tmp_path: Path) -> str:
-    stub_bin = tmp_path / "stub"
-    stub_bin.mkdir(exist_ok=True)
-    (stub_bin / "kgitops").write_text(STUB, encoding="utf-8")
-    (stub_bin / "kgitops").chmod(0o755)
-    return f"{stub_bin}{os.pathsep}{os.environ['PATH']}"
+def test_apply_step_reports_a_partial_apply(repo: Path, steps: Steps) -> None:
+    """A reviewed plan raising a topic's replication whose moves cannot catch up with its
+    producers before the apply timeout: apply raises PartialApply (exit 3), the step says
+    partly applied, with the log, and the cluster keeps its old replicas."""
+    from kgitops.cluster.simulated import SimulatedCluster
 
+    folder = repo / "topics" / "demo"
+    (folder / "cluster.yaml").write_text(SLOW_CLUSTER, encoding="utf-8")
+    (folder / "payments.yaml").write_text(PAYMENTS.format(rf=2), encoding="utf-8")
+    assert main(["plan", "topics/demo", "--update-lock"]) == 0
+    assert main(["apply", "topics/demo", "--yes"]) == 0
+    state_file = folder / ".state" / "demo.json"
+    data = json.loads(state_file.read_text(encoding="utf-8"))
+    for part in data["topics"]["payments"]["partitions"].values():
+        part["sizeBytes"] = 100_000_000
+    state_file.write_text(json.dumps(data), encoding="utf-8")
+    SimulatedCluster.open(str(state_file), []).set_produce_rate("payments", 200_000_000)
+    before = json.loads(state_file.read_text(encoding="utf-8"))["topics"]["payments"]
+    (folder / "payments.yaml").write_text(PAYMENTS.format(rf=3), encoding="utf-8")
+    assert main(["plan", "topics/demo", "--update-lock"]) == 0
+    out = merge_plan(steps)
+    assert out["result"] == "changes"
+    reviewed = Path(out["dir"]).parent / "reviewed-demo" / "plan.json"
+    reviewed.parent.mkdir(exist_ok=True)
+    shutil.copy(Path(out["dir"]) / "plan.json", reviewed)
 
-def test_apply_step_reports_a_partial_apply(tmp_path: Path) -> None:
-    out = merge_apply(tmp_path, tmp_path, str(tmp_path / "plan.json"), PATH=stub_path(tmp_path))
+    out = merge_apply(steps, str(reviewed))
     assert out["result"] == "partial"
     report = (Path(out["dir"]) / "apply.md").read_text(encoding="utf-8")
     assert report.startswith("### kgitops apply: `demo`: partly applied (exit 3)")
-    assert "NOT done: ~ alter_config b (INVALID_CONFIG)" in report
+    assert "NOT done: ~ reassign payments" in report
     assert "docs/recovery.md" in report
+    assert "NOT done: ~ reassign payments" in (Path(out["dir"]) / "apply.log").read_text()
+    after = json.loads(state_file.read_text(encoding="utf-8"))["topics"]["payments"]
+    assert {p: v["replicas"] for p, v in after["partitions"].items()} == {
+        p: v["replicas"] for p, v in before["partitions"].items()
+    }
 
 
 def test_a_failed_merge_plan_says_nothing_is_applied_in_a_fence_it_cannot_close(
-    tmp_path: Path,
+    repo: Path, steps: Steps
 ) -> None:
-    out = merge_plan(tmp_path, tmp_path, PATH=stub_path(tmp_path), STUB_PLAN_RC="1")
+    """The error names a folder holding a run of three backticks: the fence is longer."""
+    out = merge_plan(steps, DIR="topics/de```mo")
     assert out["result"] == "error"
     comment = (Path(out["dir"]) / "comment.md").read_text(encoding="utf-8")
-    assert comment.startswith("### kgitops apply: `demo`: the plan failed, nothing will be applied")
-    assert "\n````\n" in comment  # a fence longer than the log's backtick run
+    assert comment.startswith(
+        "### kgitops apply: `de```mo`: the plan failed, nothing will be applied\n````\n"
+    )
+    assert "topics/de```mo" in comment
+    assert not (Path(out["dir"]) / "gates.log").exists()  # no check-plan of a failed plan
 
 
 # -- what the action installs -----------------------------------------------------------------
@@ -721,6 +778,7 @@ def label_then_plan(
     base: str,
     tmp_path: Path,
     github: FakeGitHub,
+    steps: Steps,
     api_url: str | None = None,
     head: str | None = None,
 ) -> tuple[dict[str, str], str, str]:
@@ -749,13 +807,13 @@ def label_then_plan(
         LABEL_VERDICT=verdict["verdict"],
         HEAD_SHA=head,
     )
-    proc, out = run_step(step(ROOT / "action.yml", "plan"), root, env, tmp_path)
+    proc, out = steps.run(step(ROOT / "action.yml", "plan"), env)
     assert proc.returncode == 0, proc.stderr
     return out, label_log, Path(out["comment-file"]).read_text(encoding="utf-8")
 
 
 def test_a_connection_change_labelled_by_triage_fails_and_kgitops_connects_nowhere(
-    tmp_path: Path, github: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, github: FakeGitHub, monkeypatch: pytest.MonkeyPatch, steps: Steps
 ) -> None:
     root, base, head = connection_repo(tmp_path)
     monkeypatch.chdir(root)
@@ -763,7 +821,7 @@ def test_a_connection_change_labelled_by_triage_fails_and_kgitops_connects_nowhe
     github.add_pull(42, "olga", head=head)
     github.review(42, "trish")  # triage may approve: it is no review that counts
     github.label(42, LABEL, "trish")
-    out, _, comment = label_then_plan(root, base, tmp_path, github)
+    out, _, comment = label_then_plan(root, base, tmp_path, github, steps)
     assert out["result"] == "connection-changed"
     assert "CONNECTION_CHANGED simulated.stateFile: .state/demo.json -> .state/elsewhere.json" in (
         comment
@@ -778,7 +836,7 @@ def test_a_connection_change_labelled_by_triage_fails_and_kgitops_connects_nowhe
 
 
 def test_a_connection_change_labelled_by_another_writer_is_planned(
-    tmp_path: Path, github: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, github: FakeGitHub, monkeypatch: pytest.MonkeyPatch, steps: Steps
 ) -> None:
     root, base, head = connection_repo(tmp_path)
     monkeypatch.chdir(root)
@@ -786,7 +844,7 @@ def test_a_connection_change_labelled_by_another_writer_is_planned(
     github.add_pull(42, "olga", head=head)
     github.review(42, "wes")
     github.label(42, LABEL, "wes")
-    out, log, comment = label_then_plan(root, base, tmp_path, github)
+    out, log, comment = label_then_plan(root, base, tmp_path, github, steps)
     assert f"did not open the pull request and approved its head {head[:7]}" in log
     assert out["result"] == "changes"
     assert "CONNECTION_CHANGED" in comment and "simulated.stateFile" in comment
@@ -794,7 +852,7 @@ def test_a_connection_change_labelled_by_another_writer_is_planned(
 
 
 def test_a_push_after_the_writers_approval_fails_and_kgitops_connects_nowhere(
-    tmp_path: Path, github: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, github: FakeGitHub, monkeypatch: pytest.MonkeyPatch, steps: Steps
 ) -> None:
     root, base, head = connection_repo(tmp_path)
     monkeypatch.chdir(root)
@@ -803,14 +861,14 @@ def test_a_push_after_the_writers_approval_fails_and_kgitops_connects_nowhere(
     github.review(42, "wes")
     github.label(42, LABEL, "wes")
     github.push(42, head)  # then the author pushed the connection change
-    out, _, comment = label_then_plan(root, base, tmp_path, github)
+    out, _, comment = label_then_plan(root, base, tmp_path, github, steps)
     assert out["result"] == "connection-changed"
     assert f"@wes approved {base[:7]}, the head is {head[:7]} (pushed since)" in comment
     assert not (root / "topics" / "demo" / ".state" / "elsewhere.json").exists()
 
 
 def test_a_checkout_that_is_not_the_events_head_does_not_count_and_github_is_not_asked(
-    tmp_path: Path, github: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, github: FakeGitHub, monkeypatch: pytest.MonkeyPatch, steps: Steps
 ) -> None:
     """The event names the approved head, but the folder holds another commit (the pull
     request's ref fetched after a later push): the label does not count for what is planned."""
@@ -821,7 +879,7 @@ def test_a_checkout_that_is_not_the_events_head_does_not_count_and_github_is_not
     github.add_pull(42, "olga", head=approved)
     github.review(42, "wes")
     github.label(42, LABEL, "wes")
-    out, _, comment = label_then_plan(root, base, tmp_path, github, head=approved)
+    out, _, comment = label_then_plan(root, base, tmp_path, github, steps, head=approved)
     assert out["result"] == "connection-changed"
     assert (
         f"does not count: topics/demo is a checkout of {head}, not of the pull request's head "
@@ -832,20 +890,22 @@ def test_a_checkout_that_is_not_the_events_head_does_not_count_and_github_is_not
 
 
 def test_a_connection_change_labelled_by_its_author_or_with_github_down_fails(
-    tmp_path: Path, github: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, github: FakeGitHub, monkeypatch: pytest.MonkeyPatch, steps: Steps
 ) -> None:
     root, base, head = connection_repo(tmp_path)
     monkeypatch.chdir(root)
     github.roles.update({"olga": "admin"})
     github.add_pull(42, "olga", head=head)
     github.label(42, LABEL, "olga")
-    out, _, comment = label_then_plan(root, base, tmp_path, github)
+    out, _, comment = label_then_plan(root, base, tmp_path, github, steps)
     assert out["result"] == "connection-changed"
     assert "@olga added it last and opened the pull request" in comment
     github.roles["wes"] = "write"
     github.review(42, "wes")
     github.label(42, LABEL, "wes")
-    out, _, comment = label_then_plan(root, base, tmp_path, github, api_url="http://127.0.0.1:9")
+    out, _, comment = label_then_plan(
+        root, base, tmp_path, github, steps, api_url="http://127.0.0.1:9"
+    )
     assert out["result"] == "connection-changed"
     assert "cannot reach the GitHub API" in comment
     assert not (root / "topics" / "demo" / ".state" / "elsewhere.json").exists()
@@ -853,7 +913,7 @@ def test_a_connection_change_labelled_by_its_author_or_with_github_down_fails(
 
 @pytest.mark.parametrize("event", ["pull_request_target", "pull_request"])
 def test_the_old_label_expression_in_allow_connection_change_allows_nothing_on_a_pull_request(
-    event: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    event: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, steps: Steps
 ) -> None:
     """A workflow written for the previous action passes
     `allow-connection-change: ${{ contains(...labels.*.name, 'kgitops:allow-connection-change') }}`:
@@ -863,7 +923,7 @@ def test_the_old_label_expression_in_allow_connection_change_allows_nothing_on_a
     root, base, head = connection_repo(tmp_path)
     monkeypatch.chdir(root)
     env = plan_env(BASE_REF=base, HEAD_SHA=head, ALLOW_INPUT="true", EVENT_NAME=event)
-    proc, out = run_step(step(ROOT / "action.yml", "plan"), root, env, tmp_path)
+    proc, out = steps.run(step(ROOT / "action.yml", "plan"), env)
     assert proc.returncode == 0, proc.stderr
     assert out["result"] == "connection-changed"
     assert proc.stdout.startswith(
@@ -878,7 +938,7 @@ def test_the_old_label_expression_in_allow_connection_change_allows_nothing_on_a
 
 
 def test_allow_connection_change_is_honoured_outside_pull_requests(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, steps: Steps
 ) -> None:
     root, base, head = connection_repo(tmp_path)
     monkeypatch.chdir(root)
@@ -889,8 +949,90 @@ def test_allow_connection_change_is_honoured_outside_pull_requests(
         EVENT_NAME="workflow_dispatch",
         PR_NUMBER="",
     )
-    proc, out = run_step(step(ROOT / "action.yml", "plan"), root, env, tmp_path)
+    proc, out = steps.run(step(ROOT / "action.yml", "plan"), env)
     assert proc.returncode == 0, proc.stderr
     assert "::warning" not in proc.stdout
     assert out["result"] == "changes"
     assert (root / "topics" / "demo" / ".state" / "elsewhere.json").exists()
+
+
+def test_a_message_naming_connection_changed_is_no_connection_change(
+    repo: Path, steps: Steps
+) -> None:
+    """The outcome comes from the error's class, not its text: a stale lock naming a topic
+    called CONNECTION_CHANGED is a failed plan (grepping the log called it a connection
+    change)."""
+    (repo / "topics" / "demo" / "more.yaml").write_text(
+        ORDERS.replace("name: orders", "name: CONNECTION_CHANGED"), encoding="utf-8"
+    )
+    proc, out = steps.run(step(ROOT / "action.yml", "plan"), plan_env())
+    assert proc.returncode == 0, proc.stderr
+    assert out["result"] == "error"
+    err = (Path(out["dir"]) / "plan.err").read_text(encoding="utf-8")
+    assert "kgitops.lock is missing or stale" in err and "CONNECTION_CHANGED" in err
+    comment = Path(out["comment-file"]).read_text(encoding="utf-8")
+    assert comment.startswith("### kgitops plan: `demo`: the plan failed\n")
+    assert "Connection change not allowed" not in comment
+    assert not (Path(out["dir"]) / "plan.json").exists()  # nothing was planned
+    assert not (Path(out["dir"]) / "gates.log").exists()
+
+
+def test_the_merge_plan_shows_a_connection_change_against_the_commit_before_the_push(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, steps: Steps
+) -> None:
+    """At merge the change was allowed on the pull request: planned with --base BEFORE and
+    --allow-connection-change, the finding shown again; a BEFORE that is no commit of the
+    checkout (a new branch's zeros) plans without --base."""
+    root, base, _ = connection_repo(tmp_path)
+    monkeypatch.chdir(root)
+    out = merge_plan(steps, BASE="0" * 40)
+    assert out["result"] == "changes"
+    assert "CONNECTION_CHANGED" not in (Path(out["dir"]) / "comment.md").read_text()
+    out = merge_plan(steps, BASE=base)
+    assert out["result"] == "changes"
+    comment = (Path(out["dir"]) / "comment.md").read_text(encoding="utf-8")
+    assert comment.startswith("> [!IMPORTANT]\n> The plan to apply to `demo`")
+    assert "CONNECTION_CHANGED" in comment and "simulated.stateFile" in comment
+    assert json.loads((Path(out["dir"]) / "plan.json").read_text())["actions"]
+
+
+def test_a_folder_name_with_a_line_break_cannot_add_a_step_output(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each output is one `name=value` line, or the `name<<delimiter` form when its value
+    holds a line break: `DIR` cannot set `result` a second time."""
+    outputs = tmp_path / "github_output"
+    outputs.write_text("", encoding="utf-8")
+    for name, value in {
+        **plan_env(DIR="topics/demo\nresult=changes"),
+        "RUNNER_TEMP": str(tmp_path),
+        "GITHUB_OUTPUT": str(outputs),
+    }.items():
+        monkeypatch.setenv(name, value)
+    assert main(["github", "plan-step"]) == 0
+    lines = iter(outputs.read_text(encoding="utf-8").splitlines())
+    parsed: list[tuple[str, str]] = []  # as the runner reads $GITHUB_OUTPUT
+    for line in lines:
+        if "<<" in line and "=" not in line.split("<<")[0]:
+            key, delimiter = line.split("<<", 1)
+            assert re.fullmatch(r"kgitops_[0-9a-f]{32}", delimiter)
+            value = []
+            for inner in lines:
+                if inner == delimiter:
+                    break
+                value.append(inner)
+            parsed.append((key, "\n".join(value)))
+        else:
+            key, _, plain = line.partition("=")
+            parsed.append((key, plain))
+    assert [k for k, _ in parsed] == [
+        "result",
+        "name",
+        "marker",
+        "dir",
+        "plan-json",
+        "comment-file",
+    ]
+    assert dict(parsed)["result"] == "invalid"
+    assert dict(parsed)["name"] == "demo\nresult=changes"
+    assert "kgitops plan topics/demo\\x0aresult=changes: invalid" in capsys.readouterr().out

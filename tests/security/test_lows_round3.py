@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import re
 from pathlib import Path
 
 import pytest
@@ -178,9 +179,28 @@ def test_local_up_refuses_a_symlinked_state_folder(
     assert list(elsewhere.iterdir()) == []
 
 
-def test_apply_logs_cannot_issue_workflow_commands() -> None:
+def test_apply_logs_cannot_issue_workflow_commands(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """apply.yml's apply step shows the apply log between ::stop-commands::TOKEN and ::TOKEN::
+    (a fresh random token each run): no line of the log is a workflow command."""
     doc = yaml.safe_load((ROOT / ".github" / "workflows" / "apply.yml").read_text())
     [found] = [s for s in doc["jobs"]["apply"]["steps"] if s.get("id") == "apply"]
-    script = found["run"]
-    stop = script.index("::stop-commands::")
-    assert stop < script.index('cat "$out/apply.log"') < script.index('echo "::$stop::"')
+    assert found["run"].strip() == "kgitops github apply-step"
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("RUNNER_TEMP", str(tmp_path))
+    monkeypatch.setenv("DIR", "topics/demo")
+    monkeypatch.setenv("PLAN", "::error::x/plan.json")  # the log quotes it
+    tokens = []
+    for _ in range(2):
+        code, out, _ = cli("github", "apply-step")
+        assert code == 0
+        log = (tmp_path / "kgitops-apply-demo" / "apply.log").read_text()
+        assert "::error::x/plan.json" in log
+        first, *shown, end, last = out.splitlines()
+        token = first.removeprefix("::stop-commands::")
+        assert re.fullmatch(r"kgitops-[0-9a-f]{32}", token)
+        assert shown == log.splitlines() and end == f"::{token}::"
+        assert last == "kgitops apply topics/demo: failed"
+        tokens.append(token)
+    assert tokens[0] != tokens[1]

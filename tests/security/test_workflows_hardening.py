@@ -234,7 +234,9 @@ def test_the_kafka_secrets_are_in_the_steps_that_need_them_only() -> None:
             assert len(holders) <= 1, (workflow, name, holders)
             for s in job["steps"]:
                 if "secrets.KGITOPS" in json.dumps(s):
-                    assert "kgitops plan" in json.dumps(s) or "kgitops apply" in json.dumps(s)
+                    runs = ("kgitops plan", "kgitops apply", "kgitops github plan-step")
+                    runs += ("kgitops github apply-step",)
+                    assert any(r in json.dumps(s) for r in runs), (workflow, name, s)
 
 
 def test_pull_requests_never_run_their_own_action_or_package() -> None:
@@ -259,9 +261,13 @@ def test_the_apply_job_applies_the_reviewed_artifact_and_nothing_it_plans_itself
     job = load(WORKFLOWS / "apply.yml")["jobs"]["apply"]
     runs = "\n".join(str(s.get("run", "")) for s in job["steps"])
     assert not re.search(r"^\s*kgitops plan", runs, re.M)
-    assert 'kgitops apply --plan "$PLAN"' in runs
+    assert "plan-step" not in runs
     [download] = [s for s in job["steps"] if "download-artifact" in str(s.get("uses"))]
     assert download["with"]["name"] == "kgitops-plan-${{ matrix.name }}"
+    # the apply step (`apply --plan "$PLAN" --yes` in-process) is given the downloaded file
+    [apply] = [s for s in job["steps"] if s.get("id") == "apply"]
+    assert apply["run"].strip() == "kgitops github apply-step"
+    assert apply["env"]["PLAN"] == download["with"]["path"] + "/plan.json"
 
 
 # -- drift -----------------------------------------------------------------------------------

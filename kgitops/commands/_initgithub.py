@@ -1,0 +1,98 @@
+"""``kgitops init DIR --github OWNER/REPO@SHA``: the plan and apply workflows for one folder.
+
+The workflows are kgitops' own ``.github/workflows/plan.yml`` and ``apply.yml`` (shipped as
+``kgitops/templates/github/``, kept identical by a test), made to run the pinned kgitops
+instead of the base branch's checkout and to know one cluster folder::
+
+    uses: ./base                             -> uses: acme/kgitops@<sha>
+    install: ./base                          -> install: kgitops @ git+https://github.com/acme/kgitops@<sha>
+    pip install --quiet ./base (or .)        -> pip install --quiet 'kgitops @ git+...@<sha>'
+    kgitops affected topics                  -> kgitops affected <DIR's parent>
+    topics/demo) echo demo ;; ... (the map)  -> <DIR>) echo <name> ;;
+
+Every other line (the trust rules: the pull request as data, pinned actions, least
+permissions, named secrets) is kept as shipped. A substitution that finds nothing is an
+error, so a change to the shipped workflows cannot silently drop one.
+"""
+
+from __future__ import annotations
+
+import re
+
+from kgitops.errors import KgitopsError
+
+WORKFLOWS = {"plan.yml": "kgitops-plan.yml", "apply.yml": "kgitops-apply.yml"}
+"""Shipped workflow -> the file written in .github/workflows/."""
+
+_PIN = re.compile(r"([A-Za-z0-9][A-Za-z0-9-]{0,38})/([A-Za-z0-9._-]{1,100})@([0-9a-f]{40})")
+_FOLDER = re.compile(r"[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)+")
+_MAP = re.compile(
+    r"^( *)topics/[\w.-]+\) echo [\w.-]+ ;;\n(?:\1topics/[\w.-]+\) echo [\w.-]+ ;;\n)*"
+)
+
+
+def check_pin(pin: str) -> tuple[str, str]:
+    """(the action, the pip requirement) for ``OWNER/REPO@SHA``; KgitopsError otherwise."""
+    match = _PIN.fullmatch(pin)
+    if match is None or match.group(2) in (".", ".."):
+        raise KgitopsError(
+            f"--github {pin!r}: give the kgitops the workflows run as OWNER/REPO@SHA, a full "
+            "40-digit commit (e.g. acme/kgitops@0123...): the job holds cluster credentials"
+        )
+    owner, repo, sha = match.groups()
+    return f"{owner}/{repo}@{sha}", f"kgitops @ git+https://github.com/{owner}/{repo}@{sha}"
+
+
+def check_folder(directory: str) -> str:
+    """``directory`` as the workflows name it: a relative path of at least two parts, of
+    letters, digits, ``.``, ``_`` and ``-`` (it lands in a bash ``case`` pattern)."""
+    shown = directory.replace("\\", "/").strip("/")
+    parts = shown.split("/")
+    if not _FOLDER.fullmatch(shown) or any(p in (".", "..") for p in parts):
+        raise KgitopsError(
+            f"--github: {directory!r} cannot be named in a workflow: give the cluster folder "
+            "as a path inside the repository from its top, with a parent folder (e.g. "
+            "topics/dev), of letters, digits, '.', '_', '-'"
+        )
+    return shown
+
+
+def _swap(text: str, pattern: str, new: str, where: str) -> str:
+    """``re.sub(pattern, new, text, flags=re.M)`` that must replace at least once (``new``
+    holds no backslash but ``\\1``: pins and folders are checked)."""
+    done, count = re.subn(pattern, new, text, flags=re.M)
+    if count == 0:
+        raise KgitopsError(f"internal error: the shipped {where} has no match for {pattern!r}")
+    return done
+
+
+def workflow(shipped: str, text: str, folder: str, name: str, pin: str) -> str:
+    """The shipped workflow ``text`` for ``folder`` (environment ``name``) and ``pin``."""
+    action, requirement = check_pin(pin)
+    parent = folder.rsplit("/", 1)[0]
+    text = _swap(text, _MAP.pattern, "", shipped)  # the map: this folder only
+    text = _swap(text, r"^( *)(\*\) return 1 ;;)$", rf"\1{folder}) echo {name} ;;\n\1\2", shipped)
+    text = _swap(text, r"kgitops affected topics ", f"kgitops affected {parent} ", shipped)
+    text = _swap(text, r"^( *- name: Install kgitops) \(.*\)$", r"\1 (pinned)", shipped)
+    text = _swap(
+        text,
+        r"python -m pip install --quiet (\./base|\.)$",
+        f"python -m pip install --quiet '{requirement}'",
+        shipped,
+    )
+    if shipped == "plan.yml":
+        text = _swap(text, r"uses: \./base$", f"uses: {action}", shipped)
+        text = _swap(text, r"install: \./base$", f"install: {requirement}", shipped)
+    return text
+
+
+def files_for(folder: str, name: str, pin: str) -> dict[str, bytes]:
+    """The workflow files ``init --github`` writes, by their path from the repository's top."""
+    from importlib import resources
+
+    package = resources.files("kgitops").joinpath("templates", "github")
+    out = {}
+    for shipped, written in WORKFLOWS.items():
+        text = package.joinpath(shipped).read_text(encoding="utf-8")
+        out[f".github/workflows/{written}"] = workflow(shipped, text, folder, name, pin).encode()
+    return out
