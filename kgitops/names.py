@@ -31,6 +31,7 @@ INT64_MIN = -(2**63)
 
 MIN_ISR = "min.insync.replicas"
 UNCLEAN = "unclean.leader.election.enable"
+LAG_TIME_MAX = "replica.lag.time.max.ms"
 
 THROTTLE_LEADER_RATE = "leader.replication.throttled.rate"
 THROTTLE_FOLLOWER_RATE = "follower.replication.throttled.rate"

@@ -30,6 +30,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from kgitops.model import ClusterState, TopicSpec
+from kgitops.names import LAG_TIME_MAX
 from kgitops.plan.actions import (
     Action,
     AddPartitions,
@@ -41,7 +42,6 @@ from kgitops.plan.actions import (
 
 #: ``replica.lag.time.max.ms``: Kafka's default.
 LAG_TIME_MAX_MS = 30_000
-LAG_TIME_MAX = "replica.lag.time.max.ms"
 
 
 def follower_demand(written: Iterable[tuple[int | None, Sequence[int], float]]) -> dict[int, float]:
