@@ -12,6 +12,7 @@ import kgitops.placement.consumers
 import kgitops.placement.partitioner
 import kgitops.placement.rebalance
 import kgitops.plan.views
+import kgitops.versionrules
 
 
 @pytest.mark.parametrize(
@@ -22,6 +23,7 @@ import kgitops.plan.views
         kgitops.placement.consumers,
         kgitops.placement.rebalance,
         kgitops.plan.views,
+        kgitops.versionrules,
     ],
     ids=lambda m: m.__name__,
 )

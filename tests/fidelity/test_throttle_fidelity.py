@@ -31,6 +31,7 @@ from kgitops.names import (
     THROTTLE_LEADER_RATE,
     THROTTLE_LEADER_REPLICAS,
 )
+from kgitops.versionrules import throttle_delivered
 
 MB = 1_000_000
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "apply"))
@@ -196,3 +197,10 @@ def test_a_broker_the_adapter_cannot_reach_is_that_items_error_not_a_lost_cluste
     err = got["broker:3"]
     assert err is not None and err.code == "BROKER_NOT_AVAILABLE"  # type: ignore[attr-defined]
     assert {node for _, node in manager.sent} >= {1, 3, 4}
+
+
+def test_a_quota_lets_23_24_of_its_rate_through_from_kafka_3_8_and_21_22_before() -> None:
+    # SampledStat keeps samples + 1 slots since 3.8 (apache/kafka#15889), samples before:
+    # fully bursty fetching gets (slots - 1) / slots of the rate, smooth fetching all of it
+    assert throttle_delivered((3, 8)) == throttle_delivered((4, 1)) == 23 / 24
+    assert throttle_delivered((3, 7)) == 21 / 22

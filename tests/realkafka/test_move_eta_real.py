@@ -48,8 +48,9 @@ RECORD = 100_000
 @dataclass
 class Watch:
     """What a kafka-python watcher saw during apply (seconds from apply's start): when Kafka
-    first and last listed the move (ListPartitionReassignments, every 0.25 s), and every broker
-    rate that was not the configured one while it ran."""
+    first and last listed the move (ListPartitionReassignments, every 0.25 s), and every rate
+    a partition still moving needs (its leader's, its new replica's) that was not the
+    configured one."""
 
     bootstrap: str
     topic: str
@@ -64,29 +65,35 @@ class Watch:
         seen = False
         try:
             while not self.stop.is_set() and self.done_at is None:
-                if self.moving(admin):
+                moving = self.moving(admin)
+                if moving:
                     if not seen:
                         self.seen_at = time.monotonic() - self.started
                     seen = True
+                    # the rates a partition still moving needs: its leader's and its new
+                    # replica's (apply deletes a broker's once no move in flight needs it)
+                    needed = {b for p in moving for b in (*SOURCE[p], *TARGET[p])}
                     wrong = [
                         f"broker {broker}: {key}={value}"
-                        for broker, key, value in rates(admin, (1, 2, 3))
+                        for broker, key, value in rates(admin, tuple(sorted(needed)))
                         if value != str(THROTTLE)
                     ]
-                    if wrong and self.moving(admin):  # not apply's clean-up after the end
-                        self.foreign += wrong
+                    still = self.moving(admin)
+                    if wrong and {b for p in still for b in (*SOURCE[p], *TARGET[p])} >= needed:
+                        self.foreign += wrong  # not apply's clean-up as moves ended
                 elif seen:
                     self.done_at = time.monotonic() - self.started
                 time.sleep(0.25)
         finally:
             admin.close()
 
-    def moving(self, admin: KafkaAdminClient) -> bool:
-        return any(t == self.topic for t, _ in admin.list_partition_reassignments())
+    def moving(self, admin: KafkaAdminClient) -> set[int]:
+        return {p for t, p in admin.list_partition_reassignments() if t == self.topic}
 
 
 def rates(admin: KafkaAdminClient, brokers: tuple[int, ...]) -> list[tuple[int, str, str]]:
-    """(broker, key, value) of every replication rate on ``brokers``; None values left out."""
+    """(broker, key, value) of both replication rates of each of ``brokers``; the value is
+    ``"None"`` where the rate is not set."""
     out = []
     for b in brokers:
         answer = admin.describe_configs(
