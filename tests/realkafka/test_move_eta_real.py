@@ -193,5 +193,6 @@ def test_a_throttled_move_takes_the_time_the_plan_says(
         f"plan ETA {eta} s, the move took {wall:.1f} s on real Kafka\n{out}"
     )
     # sharper: Kafka ends the move within the poll interval at whose end the plan says apply
-    # sees it (the 0.5 s: the watcher's two 0.25 s polls)
-    assert eta - POLL < copy <= eta + 0.5, (eta, copy)
+    # sees it (the 1 s: the watcher's two 0.25 s polls, and Kafka's ISR change and completion
+    # after the last byte)
+    assert eta - POLL < copy <= eta + 1.0, (eta, copy)
