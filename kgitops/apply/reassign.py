@@ -51,6 +51,7 @@ from kgitops.plan.actions import Move, Reassign
 from kgitops.plan.schedule import LOOKAHEAD, MoveJob, next_batch
 from kgitops.plan.throttles import MoveThrottle, parse_entries
 from kgitops.units import human_seconds
+from kgitops.versionrules import DEFAULT_VERSION, KafkaVersion, throttle_delivered
 
 FATAL = (ClusterUnreachable, ClusterTimeout, ClusterAuthError)
 TP = tuple[str, int]
@@ -227,6 +228,7 @@ class Reassigner:
         self.failed: set[TP] = set()
         self.deferred: set[TP] = set()  # left for a later apply (--no-wait: one window)
         self.first_estimate: float | None = None
+        self.version: KafkaVersion = DEFAULT_VERSION  # the cluster's, once read
 
     # ------------------------------------------------------------ bookkeeping
 
@@ -349,6 +351,7 @@ class Reassigner:
             return
         topics = sorted({t for t, _ in [*self.moves, *self.unwatched]})
         state = self.admin.describe(topics)
+        self.version = state.version
         self.leftover = leftover_throttles(state, self.unwatched)
         offline = {b.id for b in state.brokers if not b.online}
         self.offline = offline
@@ -618,7 +621,11 @@ class Reassigner:
         elif self.settings.throttle_bytes_per_sec:
             if self.first_estimate is None:  # every receiving broker at the throttled rate
                 receivers = {b for tp in self.active for b in self.moves[tp].adding}
-                rate = self.settings.throttle_bytes_per_sec * max(1, len(receivers))
+                rate = (  # of which Kafka's quota lets 23/24 through, as the plan's ETA counts
+                    self.settings.throttle_bytes_per_sec
+                    * throttle_delivered(self.version)
+                    * max(1, len(receivers))
+                )
                 self.first_estimate = self.elapsed + remaining / rate
             left = self.first_estimate - self.elapsed
             eta = left if left > 0 else None

@@ -11,7 +11,9 @@ The model (the simulated cluster follows the same rules, ``kgitops/cluster/repli
   completes when every added replica has it, and apply notices at its next poll;
 - every copy into a broker shares that broker's link (``network`` bytes/s); with a throttle,
   the copies into a broker share its follower rate and the copies served by a leader share
-  the leader's rate (Kafka's ``*.replication.throttled.rate`` are per broker);
+  the leader's rate (Kafka's ``*.replication.throttled.rate`` are per broker); the rate given
+  here is the one Kafka delivers: the plan passes 23/24 of the configured one
+  (``versionrules.throttle_delivered``, ``kgitops.plan.transfer``);
 - moves that copy nothing (a reorder, a pure removal, an empty partition) complete at once,
   and apply, which polls at once after submitting one (no sleep), fills their room at the
   same instant.

@@ -3,7 +3,8 @@
 A new replica copies the partition from its leader: the leader sends, the new broker
 receives. The time is ``kgitops.plan.schedule``: apply's own windowing (at most
 ``maxConcurrentMoves`` in flight, the per-broker throttle shared by the copies into and out of
-each broker) run on Kafka's replication model; ``windows`` are the batches apply submits. A
+each broker) run on Kafka's replication model, at the share of the throttle Kafka's quota lets
+through (``versionrules.throttle_delivered``: 23/24); ``windows`` are the batches apply submits. A
 plan carries it as the typed field ``Plan.transfer`` (JSON ``transfer``, see
 kgitops/schemas/plan.json)::
 
@@ -23,6 +24,7 @@ from typing import Any
 from kgitops.model import ClusterState, ReassignmentSettings
 from kgitops.plan.actions import Action, Reassign
 from kgitops.plan.schedule import NETWORK_BYTES_PER_SEC, MoveJob, Window, schedule
+from kgitops.versionrules import throttle_delivered
 
 WINDOWS_SHOWN = 100
 
@@ -145,7 +147,8 @@ def estimate_transfer(
     timing = schedule(
         jobs,
         max_concurrent_moves=max_concurrent_moves,
-        throttle_bytes_per_sec=rate,
+        # what Kafka's quota lets through of the configured rate, on average
+        throttle_bytes_per_sec=rate * throttle_delivered(state.version) if rate else rate,
         network_bytes_per_sec=state.network_bytes_per_sec or NETWORK_BYTES_PER_SEC,
     )
     return Transfer(

@@ -13,6 +13,7 @@ import kgitops.placement.partitioner
 import kgitops.placement.rebalance
 import kgitops.plan.isrlag
 import kgitops.plan.views
+import kgitops.versionrules
 
 
 @pytest.mark.parametrize(
@@ -24,6 +25,7 @@ import kgitops.plan.views
         kgitops.placement.rebalance,
         kgitops.plan.views,
         kgitops.plan.isrlag,
+        kgitops.versionrules,
     ],
     ids=lambda m: m.__name__,
 )

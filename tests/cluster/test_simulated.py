@@ -343,7 +343,7 @@ def test_throttled_replicas_catch_up_at_the_throttled_rate(sim: SimulatedCluster
         {"a": ConfigChange(set={"follower.replication.throttled.replicas": "0:2"})}
     )
     sim.alter_reassignments({("a", 0): (0, 1, 2)})
-    sim.advance(99)
+    sim.advance(104)  # 1 GB at the 23/24 of 10 MB/s Kafka's quota lets through: 104.3 s
     assert 2 not in part(sim, "a").isr
     sim.advance(1)
     assert part(sim, "a").isr == (0, 1, 2)
@@ -362,7 +362,7 @@ def test_the_leader_side_throttle_is_shared_by_the_replicas_it_serves(
             {t: ConfigChange(set={"leader.replication.throttled.replicas": "*"})}
         )
     sim.alter_reassignments({("a", 0): (0, 1), ("b", 0): (0, 2)})
-    sim.advance(99)  # 10 MB/s each: 100 s
+    sim.advance(104)  # 23/24 of 20 MB/s shared: 9.58 MB/s each, 104.3 s
     assert sim.list_reassignments() != {}
     sim.advance(1)
     assert sim.list_reassignments() == {}

@@ -7,7 +7,9 @@ Kafka source it follows (apache/kafka trunk):
   recorded against the quota; only out-of-sync (catching-up) replicas wait when it is spent;
 - core/src/main/scala/kafka/server/ConfigAdminManager.scala: IncrementalAlterConfigs APPEND
   (2) and SUBTRACT (3) on list configs; a broker's config is changed on that broker only;
-- docs/ops.html, "Limiting Bandwidth Usage during Data Migration".
+- docs/ops.html, "Limiting Bandwidth Usage during Data Migration";
+- ReplicationQuotaManager.scala's ``SimpleRate`` over SampledStat.java's samples: a quota lets
+  23/24 of its rate through on average (``versionrules.throttle_delivered``, docs/apply.md).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from kgitops.names import (
     THROTTLE_LEADER_RATE,
     THROTTLE_LEADER_REPLICAS,
 )
+from kgitops.versionrules import throttle_delivered
 
 MB = 1_000_000
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "apply"))
@@ -71,13 +74,14 @@ def test_in_sync_followers_of_a_throttled_partition_are_charged_to_the_quota(
 def test_what_in_sync_traffic_leaves_of_the_quota_is_what_a_new_replica_copies_at(
     tmp_path: Path,
 ) -> None:
-    # 5 MB/s of writes: 2 x 5 MB/s in sync, 20 MB/s left; the log grows at 5 MB/s, so the
-    # new replica gains 15 MB/s on it: 1 GB in 66.7 s
+    # 5 MB/s of writes: 2 x 5 MB/s in sync, 18.75 MB/s left of the 28.75 MB/s the 30 MB/s
+    # quota lets through (23/24: versionrules.throttle_delivered); the log grows at 5 MB/s,
+    # so the new replica gains 13.75 MB/s on it: 1 GB in 72.7 s
     s = moving(tmp_path, 5 * MB)
-    assert s.rates()[("busy", 0, 4)] == 20 * MB
-    s.advance(60)
-    assert s.describe(["busy"]).reassignments.get("busy"), "not done after 60 s"
-    s.advance(10)
+    assert s.rates()[("busy", 0, 4)] == 30 * MB * 23 / 24 - 10 * MB
+    s.advance(72)
+    assert s.describe(["busy"]).reassignments.get("busy"), "not done after 72 s"
+    s.advance(1)
     part = s.describe(["busy"]).topics["busy"].partitions[0]
     assert part.replicas == (1, 2, 3, 4) and not s.describe(["busy"]).reassignments
 
@@ -193,3 +197,10 @@ def test_a_broker_the_adapter_cannot_reach_is_that_items_error_not_a_lost_cluste
     err = got["broker:3"]
     assert err is not None and err.code == "BROKER_NOT_AVAILABLE"  # type: ignore[attr-defined]
     assert {node for _, node in manager.sent} >= {1, 3, 4}
+
+
+def test_a_quota_lets_23_24_of_its_rate_through_from_kafka_3_8_and_21_22_before() -> None:
+    # SampledStat keeps samples + 1 slots since 3.8 (apache/kafka#15889), samples before:
+    # fully bursty fetching gets (slots - 1) / slots of the rate, smooth fetching all of it
+    assert throttle_delivered((3, 8)) == throttle_delivered((4, 1)) == 23 / 24
+    assert throttle_delivered((3, 7)) == 21 / 22

@@ -186,7 +186,7 @@ def test_the_review_comment_reads_warnings_summary_topics_access_details() -> No
     assert "| `~` | alter_quota | 1 quota |" in summary
     assert "| `~` | reassign | 4 topics |" in summary
     assert "**Data to move:** 41.9 GiB of 215.7 GiB stored" in summary
-    assert "about 13m 25s in 12 window(s)" in summary
+    assert "about 14m 0s in 14 window(s)" in summary
     # warnings, the deletion among them, before the summary
     assert md.index("> [!CAUTION]") < md.index("> [!WARNING]") < md.index("| | change |")
     # one block per topic, its changes named in the summary line; the deletion is one line
