@@ -741,7 +741,9 @@ def _leaders(
         replicas, isr, leader = ps.replicas, ps.isr, ps.leader
         if isr is None or not replicas:
             continue
-        if is_under_replicated(ps, moves.get(p)):  # status's rule (plan/health.py)
+        # status's rule (plan/health.py); an ISR that is the replica list itself (the state
+        # loaders share equal tuples) is never under-replicated, reassigning or not
+        if isr is not replicas and is_under_replicated(ps, moves.get(p)):
             under.append(p)
         if leader is None or leader == replicas[0] or p in skip:
             continue
