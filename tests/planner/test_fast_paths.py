@@ -77,14 +77,14 @@ def _unshared(cluster: ClusterState) -> ClusterState:
         )
         for name, t in cluster.topics.items()
     }
-    return ClusterState(
-        brokers=cluster.brokers, topics=topics, reassignments=cluster.reassignments
-    )
+    return ClusterState(brokers=cluster.brokers, topics=topics, reassignments=cluster.reassignments)
 
 
 @settings(max_examples=60, deadline=None)
 @given(clusters(), st.sampled_from([False, True]))
-def test_shared_isr_tuples_plan_as_equal_copies(drawn: tuple[ClusterState, list[str]], rf3: bool) -> None:
+def test_shared_isr_tuples_plan_as_equal_copies(
+    drawn: tuple[ClusterState, list[str]], rf3: bool
+) -> None:
     cluster, names = drawn
     unshared = _unshared(cluster)
     for t in unshared.topics.values():  # the slow path is the one taken
