@@ -14,7 +14,8 @@ snapshot`` does: topics in a shuffled order, partitions in descending order, eac
 partition's fields in another order (``leader, sizeBytes, isr, replicas``), ``brokers`` after
 ``topics``, no ``clusterId``, compact separators. The CPU of each stage comes from the
 command itself (``KGITOPS_PROFILE_STAGES``, kgitops/perf.py); ``other`` is start-up, imports
-and everything outside the marked stages.
+and everything outside the marked stages. Each tree of kgitops is compiled to bytecode
+(``compileall``) before its first run, as pip compiles an installed package.
 
 ``--compare REF`` also runs the command with the kgitops of git ref ``REF`` (``git archive``)
 on the same generated files, in the same run, and prints the figures of this tree against
@@ -125,6 +126,7 @@ def run_command(folder: str, state: str, out_dir: str, code: Path = ROOT) -> dic
         os.unlink(stages_file)
     env = {**os.environ, "KGITOPS_PROFILE_STAGES": stages_file}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(code), env.get("PYTHONPATH")]))
+    _bytecode(code)
     argv = [sys.executable, "-m", "kgitops", "plan", folder, "--state", state]
     argv += ["--format", "json", "--out", plan_file, "--max-file-size", "1GB"]
     with open(stdout_file, "wb") as out, tempfile.TemporaryFile() as err:
@@ -158,6 +160,22 @@ def run_command(folder: str, state: str, out_dir: str, code: Path = ROOT) -> dic
         "stdout_mb": os.path.getsize(stdout_file) / 1e6,
         "state_mb": os.path.getsize(state) / 1e6,
     }
+
+
+_COMPILED: set[Path] = set()
+
+
+def _bytecode(code: Path) -> None:
+    """Compile the tree ``code`` once, as pip does when it installs a package: an installed
+    kgitops runs from compiled bytecode, and ``PYTHONDONTWRITEBYTECODE`` (set on some
+    machines) would otherwise make every run compile kgitops' ~200 modules again."""
+    if code not in _COMPILED:
+        subprocess.run(
+            [sys.executable, "-m", "compileall", "-q", str(code / "kgitops")],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+        _COMPILED.add(code)
 
 
 def live_requests(counts: tuple[int, ...] = (10, 1000)) -> dict[int, Counter[str]]:

@@ -84,9 +84,20 @@ def effective_placement(spec: TopicSpec, brokers: Sequence[Broker]) -> str:
         return spec.placement
     if spec.assignment is not None:
         return "static"
-    if brokers and all(b.rack is not None for b in brokers):
+    if brokers and _all_racked(brokers):
         return "rack-aware"
     return "rack-unaware"
+
+
+_RACKED: list[Any] = [None, False]  # the last broker list asked about, and its answer
+
+
+def _all_racked(brokers: Sequence[Broker]) -> bool:
+    """Whether every broker has a rack; remembered for the last tuple asked about (the plan
+    asks for every topic with the same tuple of eligible brokers)."""
+    if brokers is not _RACKED[0] or type(brokers) is not tuple:
+        _RACKED[:] = [brokers, all(b.rack is not None for b in brokers)]
+    return bool(_RACKED[1])
 
 
 @dataclass
@@ -749,7 +760,9 @@ def _leaders(
         replicas, isr, leader = ps.replicas, ps.isr, ps.leader
         if isr is None or not replicas:
             continue
-        if is_under_replicated(ps, moves.get(p)):  # status's rule (plan/health.py)
+        # status's rule (plan/health.py); an ISR that is the replica list itself (the state
+        # loaders share equal tuples) is never under-replicated, reassigning or not
+        if isr is not replicas and is_under_replicated(ps, moves.get(p)):
             under.append(p)
         if leader is None or leader == replicas[0] or p in skip:
             continue

@@ -589,14 +589,19 @@ def render_json(
             continue
         head = f" {json.dumps(key)}: "
         if isinstance(value, list) and value:
-            items = ",\n".join(f"  {json.dumps(v, separators=(', ', ': '))}" for v in value)
+            items = ",\n".join(f"  {_dumps(v)}" for v in value)
             line = f"{head}[\n{items}\n ]"
         else:
-            line = head + json.dumps(value, separators=(", ", ": "))
+            line = head + _dumps(value)
         if shared is not None:
             shared[key] = (value, line)
         lines.append(line)
     return "{\n" + ",\n".join(lines) + "\n}\n"
+
+
+#: json.dumps(value, separators=(", ", ": ")) without the check for circular references
+#: (plan data is a tree; the check costs a dictionary entry per container)
+_dumps = json.JSONEncoder(separators=(", ", ": "), check_circular=False).encode
 
 
 def reassignment_json(data: Mapping[str, Any]) -> dict[str, Any]:

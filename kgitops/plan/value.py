@@ -345,11 +345,26 @@ def _digest(text: str) -> str:
 
 
 class _Reprs(dict[tuple[int, ...], str]):
-    """repr of each distinct replica list, made once (lists repeat across partitions)."""
+    """repr of each distinct replica list, made once (lists repeat across partitions); and
+    of each partition id list ``0..n-1`` (``ids``), the ids of nearly every topic."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ranges: dict[int, str] = {}
 
     def __missing__(self, key: tuple[int, ...]) -> str:
         value = self[key] = repr(key)
         return value
+
+    def ids(self, ids: list[int]) -> str:
+        """``repr(ids)`` of sorted distinct partition ids, remembered when they are 0..n-1."""
+        n = len(ids)
+        if not n or ids[0] != 0 or ids[-1] != n - 1:  # distinct and sorted: then 0..n-1
+            return repr(ids)
+        found = self.ranges.get(n)
+        if found is None:
+            found = self.ranges[n] = repr(ids)
+        return found
 
 
 def topic_digest(state: ClusterState, topic: str, reprs: _Reprs | None = None) -> str:
@@ -375,7 +390,7 @@ def topic_digest(state: ClusterState, topic: str, reprs: _Reprs | None = None) -
                 replicas[i] = tuple(b for b in replicas[i] if b not in move.removing)
     text = ";".join(map(cache.__getitem__, replicas))
     config = sorted((k, v) for k, v in t.config.items() if k not in THROTTLED_REPLICAS_CONFIGS)
-    return _digest(f"{ids!r}|{text}|{config!r}")
+    return _digest(f"{cache.ids(ids)}|{text}|{config!r}")
 
 
 def state_fingerprint(state: ClusterState, topics: Iterable[str]) -> tuple[str, dict[str, str]]:

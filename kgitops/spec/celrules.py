@@ -147,16 +147,21 @@ def evaluate(
     the rules that do not read ``old``; with it (plan) those that do, on the topics the
     cluster has. Each finding is at the topic's name and cites the rule's position."""
     found: list[tuple[str, Diagnostic]] = []
+    wanted = [rule for rule in rules if rule.needs_live == (state is not None)]
+    if not wanted:  # no rule of this pass: no context to build (10,000 topics: 0.2 s)
+        return found
     for topic in topics:
         if topic.delete:
             continue
+        live = state.topics.get(topic.name) if state is not None else None
+        if state is not None and live is None:
+            continue  # every rule of this pass reads ``old``: none applies to a new topic
         context: dict[str, Any] = {
             "name": topic.name,
             "labels": dict(topic.labels),
             "topic": _plain(written.get(topic.name, {})),
             "new": _effective(topic),
         }
-        live = state.topics.get(topic.name) if state is not None else None
         if live is not None:
             context["old"] = {
                 "name": live.name,
@@ -164,9 +169,7 @@ def evaluate(
                 "replicationFactor": live.replication_factor,
                 "config": dict(live.config),
             }
-        for rule in rules:
-            if rule.needs_live != (state is not None) or (rule.needs_live and live is None):
-                continue
+        for rule in wanted:
             finding = _run(rule, context, topic)
             if finding is not None:
                 found.append((topic.name, finding))
