@@ -5,7 +5,8 @@ The workflows are kgitops' own ``.github/workflows/plan.yml`` and ``apply.yml`` 
 instead of the base branch's checkout and to know one cluster folder::
 
     uses: ./base                             -> uses: acme/kgitops@<sha>
-    install: ./base                          -> install: kgitops @ git+https://github.com/acme/kgitops@<sha>
+    install: ./base                          -> (no line: the action installs its own code,
+                                                 the very commit ``uses:`` pins)
     pip install --quiet ./base (or .)        -> pip install --quiet 'kgitops @ git+...@<sha>'
     kgitops affected topics                  -> kgitops affected <DIR's parent>
     topics/demo) echo demo ;; ... (the map)  -> <DIR>) echo <name> ;;
@@ -82,7 +83,9 @@ def workflow(shipped: str, text: str, folder: str, name: str, pin: str) -> str:
     )
     if shipped == "plan.yml":
         text = _swap(text, r"uses: \./base$", f"uses: {action}", shipped)
-        text = _swap(text, r"install: \./base$", f"install: {requirement}", shipped)
+        # an empty `install` is the action's own code: the commit `uses:` pins, one argument
+        # to pip (action.yml); the requirement would be the same code, written twice
+        text = _swap(text, r"^ *install: \./base\n", "", shipped)
     return text
 
 

@@ -13,6 +13,7 @@ import subprocess
 import sys
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -206,6 +207,30 @@ def git(cwd: Path, *args: str) -> str:
     return done.stdout.strip()
 
 
+def load_yaml(path: Path) -> Any:
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+def pip_args(script: str, tmp_path: Path, env: dict[str, str]) -> list[str]:
+    """The arguments a workflow's install ``script`` gives ``pip install`` (a fake python on
+    PATH writes each of its arguments on its own line, so a split shows)."""
+    fake = tmp_path / "fakebin"
+    fake.mkdir(exist_ok=True)
+    log = tmp_path / "python.log"
+    log.unlink(missing_ok=True)
+    for name in ("python", "kgitops"):
+        (fake / name).write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" >>{log}\n', encoding="utf-8")
+        (fake / name).chmod(0o755)
+    path = {"PATH": f"{fake}{os.pathsep}{os.environ['PATH']}"}
+    done = subprocess.run(
+        ["bash", "-e", "-c", script], env=env | path, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    args = log.read_text(encoding="utf-8").splitlines()
+    assert args[:3] == ["-m", "pip", "install"], args
+    return [a for a in args[3:] if not a.startswith("-")]
+
+
 def test_the_shipped_workflow_templates_are_the_repositorys_own_workflows() -> None:
     package = resources.files("kgitops").joinpath("templates", "github")
     for name in ("plan.yml", "apply.yml"):
@@ -238,14 +263,28 @@ def test_init_github_writes_pinned_workflows_that_list_the_folder_when_it_change
     assert set(plan[True]) == {"pull_request_target"}
     for job in ("plan", "plan-fork"):
         [step] = [s for s in plan["jobs"][job]["steps"] if "kgitops@" in str(s.get("uses"))]
-        assert step["uses"] == PIN and step["with"]["install"] == REQUIREMENT
-        assert step["with"]["directory"].startswith("pr/")
+        assert step["uses"] == PIN and step["with"]["directory"].startswith("pr/")
+        # the action installs what `install` says: empty is its own code, the pinned commit
+        action = load_yaml(ROOT / "action.yml")
+        [install] = [s for s in action["runs"]["steps"] if s.get("name") == "Install kgitops"]
+        env = {"INSTALL": step["with"].get("install", ""), "ACTION_PATH": "/pinned/action"}
+        assert pip_args(install["run"], tmp_path, env) == ["/pinned/action"]
     for name in ("kgitops-plan.yml", "kgitops-apply.yml"):
         text = (workflows / name).read_text(encoding="utf-8")
         assert "./base\n" not in text and "uses: ./" not in text
         assert "pip install --quiet .\n" not in text
         installs = re.findall(r"pip install --quiet (.+)$", text, re.M)
         assert installs == [f"'{REQUIREMENT}'"] * {"kgitops-plan.yml": 2}.get(name, 3)
+        doc = load_yaml(workflows / name)
+        runs = [
+            s["run"]
+            for j in doc["jobs"].values()
+            for s in j["steps"]
+            if "pip install --quiet" in s.get("run", "")
+        ]
+        assert len(runs) == len(installs)
+        for run in runs:  # pip gets the requirement as one argument
+            assert pip_args(run, tmp_path, {}) == [REQUIREMENT]
         assert re.findall(r"^\s*(\S+)\) echo (\S+) ;;$", text, re.M) == [("clusters/dev", "dev")]
 
     # the apply workflow's first job lists the folder when a push changes it
