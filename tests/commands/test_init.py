@@ -218,8 +218,9 @@ def pip_args(script: str, tmp_path: Path, env: dict[str, str]) -> list[str]:
     fake.mkdir(exist_ok=True)
     log = tmp_path / "python.log"
     log.unlink(missing_ok=True)
+    (fake / "python").write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" >>{log}\n', encoding="utf-8")
+    (fake / "kgitops").write_text("#!/bin/sh\n", encoding="utf-8")
     for name in ("python", "kgitops"):
-        (fake / name).write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" >>{log}\n', encoding="utf-8")
         (fake / name).chmod(0o755)
     path = {"PATH": f"{fake}{os.pathsep}{os.environ['PATH']}"}
     done = subprocess.run(
@@ -326,7 +327,7 @@ def test_init_github_writes_pinned_workflows_that_list_the_folder_when_it_change
         ("topics/dev", "acme/kgitops@main", "give the kgitops the workflows run as OWNER/REPO@SHA"),
         ("topics/dev", "acme/kgitops", "give the kgitops the workflows run as OWNER/REPO@SHA"),
         ("topics/dev", "acme/kgitops@0123456", "a full 40-digit commit"),
-        ("dev", PIN, "with a parent folder"),
+        ("dev", PIN, "needs a parent folder"),
         ("topics/d$(x)", PIN, "cannot be named in a workflow"),
         ("topics/../dev", PIN, "cannot be named in a workflow"),
     ],
@@ -334,16 +335,19 @@ def test_init_github_writes_pinned_workflows_that_list_the_folder_when_it_change
 def test_init_github_refuses_an_unpinned_kgitops_or_an_unnameable_folder_and_writes_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, folder: str, pin: str, why: str
 ) -> None:
+    git(tmp_path, "init", "-q")
     monkeypatch.chdir(tmp_path)
+    before = tree(tmp_path)
     code, out, err = cli("init", folder, "--github", pin, "--name", "dev")
     assert (code, out) == (1, "")
     assert err.startswith("error: --github") and why in err and err.count("\n") == 1
-    assert list(tmp_path.iterdir()) == []
+    assert tree(tmp_path) == before
 
 
 def test_init_github_never_overwrites_a_workflow_and_writes_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    git(tmp_path, "init", "-q")
     monkeypatch.chdir(tmp_path)
     (tmp_path / ".github" / "workflows").mkdir(parents=True)
     (tmp_path / ".github" / "workflows" / "kgitops-apply.yml").write_text("mine\n")
@@ -354,4 +358,79 @@ def test_init_github_never_overwrites_a_workflow_and_writes_nothing(
         "error: .github/workflows/kgitops-apply.yml exists; init never overwrites a file "
         "(nothing was written)\n"
     )
+    assert tree(tmp_path) == before
+
+
+@pytest.mark.parametrize("given", ["../clusters/dev", "{top}/clusters/dev"])
+def test_init_github_from_a_subfolder_writes_the_workflows_at_the_checkouts_top(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, given: str
+) -> None:
+    repo = tmp_path / "repo"
+    (repo / "sub").mkdir(parents=True)
+    git(repo, "init", "-q")
+    monkeypatch.chdir(repo / "sub")
+    code, out, err = cli("init", given.format(top=repo), "--github", PIN)
+    assert code == 0, err
+    assert "created ../.github/workflows/kgitops-plan.yml, ../.github/workflows/" in out
+    assert sorted(p.name for p in (repo / "clusters" / "dev").iterdir()) == sorted(
+        w for w in WRITTEN if "/" not in w
+    )
+    assert sorted(p.name for p in (repo / "sub").iterdir()) == []
+    for name in ("kgitops-plan.yml", "kgitops-apply.yml"):
+        text = (repo / ".github" / "workflows" / name).read_text(encoding="utf-8")
+        assert re.findall(r"^\s*(\S+)\) echo (\S+) ;;$", text, re.M) == [("clusters/dev", "dev")]
+        assert "kgitops affected clusters " in text
+
+
+def test_init_github_refuses_a_folder_outside_the_checkout_or_no_checkout_and_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo, elsewhere = tmp_path / "repo", tmp_path / "elsewhere"
+    (repo / "sub").mkdir(parents=True)
+    elsewhere.mkdir()
+    git(repo, "init", "-q")
+    before = tree(tmp_path)
+    monkeypatch.chdir(repo / "sub")
+    code, out, err = cli("init", str(elsewhere / "clusters" / "dev"), "--github", PIN)
+    assert (code, out) == (1, "")
+    assert err == (
+        f"error: --github: {str(elsewhere / 'clusters' / 'dev')!r} is outside the git checkout "
+        f"{repo}: the workflows can only name a folder of their own repository\n"
+    )
+    # a checkout inside the checkout (a submodule, a nested clone) is another repository
+    (repo / "nested").mkdir()
+    git(repo / "nested", "init", "-q")
+    before = tree(tmp_path)
+    code, out, err = cli("init", "../nested/topics/dev", "--github", PIN)
+    assert (code, err.count("\n")) == (1, 1) and "is outside the git checkout" in err
+    assert tree(tmp_path) == before
+    monkeypatch.chdir(elsewhere)
+    code, out, err = cli("init", "topics/dev", "--github", PIN)
+    assert (code, out) == (1, "")
+    assert err == (
+        "error: --github: the current folder is not in a git checkout: run init --github "
+        "inside the repository the workflows are for\n"
+    )
+    assert tree(tmp_path) == before
+
+
+@pytest.mark.parametrize(
+    ("made", "why"),
+    [
+        (".github", ".github exists and is not a folder"),
+        (".github/workflows", ".github/workflows exists and is not a folder"),
+        ("topics", "topics exists and is not a folder"),
+    ],
+)
+def test_init_github_refuses_a_file_where_a_folder_is_needed_and_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, made: str, why: str
+) -> None:
+    git(tmp_path, "init", "-q")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / made).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / made).write_text("a file\n")
+    before = tree(tmp_path)
+    code, out, err = cli("init", "topics/dev", "--github", PIN)
+    assert (code, out) == (1, "")
+    assert err == f"error: {why}; init writes nothing\n"
     assert tree(tmp_path) == before
