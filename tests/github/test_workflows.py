@@ -686,6 +686,33 @@ def test_a_failed_merge_plan_says_nothing_is_applied_in_a_fence_it_cannot_close(
     assert not (Path(out["dir"]) / "gates.log").exists()  # no check-plan of a failed plan
 
 
+@pytest.mark.parametrize("subcommand", ["plan-step", "apply-step"])
+@pytest.mark.parametrize("variable", ["RUNNER_TEMP", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY"])
+def test_a_step_whose_runner_paths_cannot_be_written_says_which_in_one_line(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    subcommand: str,
+    variable: str,
+) -> None:
+    (tmp_path / "a-file").write_text("", encoding="utf-8")
+    (tmp_path / "runner").mkdir()
+    env = {
+        "DIR": str(tmp_path / "topics" / "demo"),
+        "PLAN": str(tmp_path / "plan.json"),
+        "RUNNER_TEMP": str(tmp_path / "runner"),
+        "GITHUB_OUTPUT": str(tmp_path / "output"),
+        "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+    }
+    env[variable] = str(tmp_path / "a-file" / "below")  # a file where a folder is needed
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert main(["github", subcommand]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "internal error" not in err, err
+    assert f"${variable} ({env[variable]})" in err and err.endswith(": Not a directory\n")
+
+
 # -- what the action installs -----------------------------------------------------------------
 
 
