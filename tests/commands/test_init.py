@@ -434,3 +434,20 @@ def test_init_github_refuses_a_file_where_a_folder_is_needed_and_writes_nothing(
     assert (code, out) == (1, "")
     assert err == f"error: {why}; init writes nothing\n"
     assert tree(tmp_path) == before
+
+
+@pytest.mark.parametrize("link", [".github", ".github/workflows"])
+def test_init_github_never_writes_a_workflow_through_a_symlinked_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, link: str
+) -> None:
+    repo, outside = tmp_path / "repo", tmp_path / "outside"
+    (repo / link).parent.mkdir(parents=True, exist_ok=True)
+    outside.mkdir()
+    git(repo, "init", "-q")
+    (repo / link).symlink_to(outside)
+    monkeypatch.chdir(repo)
+    before = tree(tmp_path)
+    code, out, err = cli("init", "topics/dev", "--github", PIN)
+    assert (code, out) == (1, "")
+    assert err == f"error: {link} is a symlink; init writes nothing through one\n"
+    assert tree(tmp_path) == before
