@@ -148,7 +148,26 @@ def _fresh(path: str) -> str:
 
 
 def _work_dir(prefix: str, name: str) -> str:
-    return _fresh(os.path.join(_env("RUNNER_TEMP") or "/tmp", f"{prefix}-{name}"))
+    """A fresh folder for the step's files in $RUNNER_TEMP (/tmp when it is not set)."""
+    path = os.path.join(_env("RUNNER_TEMP") or "/tmp", f"{prefix}-{name}")
+    try:
+        return _fresh(path)
+    except OSError as exc:
+        raise GitHubError(_unwritable(path, exc)) from None
+
+
+def _unwritable(path: str, exc: OSError) -> str:
+    where = f"$RUNNER_TEMP ({_env('RUNNER_TEMP')})" if _env("RUNNER_TEMP") else "/tmp"
+    return f"cannot write {path} in {where}: {exc.strerror or exc}"
+
+
+def _write(path: str, text: str) -> None:
+    """Write a file of the step's work folder."""
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as exc:
+        raise GitHubError(_unwritable(path, exc)) from None
 
 
 def _text(path: str) -> str:
@@ -203,8 +222,7 @@ def _outputs(values: dict[str, str]) -> None:
 
 
 def _publish(comment: str, path: str) -> None:
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(comment)
+    _write(path, comment)
     _append("GITHUB_STEP_SUMMARY", comment)
 
 
@@ -263,8 +281,8 @@ def _plan_step(args: argparse.Namespace) -> int:
     log = {f: os.path.join(out, f) for f in ("validate.log", "plan.md", "plan.err", "gates.log")}
     if state and not os.path.isfile(state):
         result = PlanOutcome.ERROR
-        with open(log["plan.err"], "w", encoding="utf-8") as f:
-            f.write(f"no snapshot at {state}: commit one with `kgitops snapshot DIR --out FILE`\n")
+        snapshot = f"no snapshot at {state}: commit one with `kgitops snapshot DIR --out FILE`\n"
+        _write(log["plan.err"], snapshot)
     elif invoke(parser, ["validate", directory, *state_args], log["validate.log"]).code != 0:
         result = PlanOutcome.INVALID
     else:

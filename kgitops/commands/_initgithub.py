@@ -5,7 +5,8 @@ The workflows are kgitops' own ``.github/workflows/plan.yml`` and ``apply.yml`` 
 instead of the base branch's checkout and to know one cluster folder::
 
     uses: ./base                             -> uses: acme/kgitops@<sha>
-    install: ./base                          -> install: kgitops @ git+https://github.com/acme/kgitops@<sha>
+    install: ./base                          -> (no line: the action installs its own code,
+                                                 the very commit ``uses:`` pins)
     pip install --quiet ./base (or .)        -> pip install --quiet 'kgitops @ git+...@<sha>'
     kgitops affected topics                  -> kgitops affected <DIR's parent>
     topics/demo) echo demo ;; ... (the map)  -> <DIR>) echo <name> ;;
@@ -17,6 +18,7 @@ error, so a change to the shipped workflows cannot silently drop one.
 
 from __future__ import annotations
 
+import os
 import re
 
 from kgitops.errors import KgitopsError
@@ -43,16 +45,38 @@ def check_pin(pin: str) -> tuple[str, str]:
     return f"{owner}/{repo}@{sha}", f"kgitops @ git+https://github.com/{owner}/{repo}@{sha}"
 
 
+def in_checkout(directory: str) -> tuple[str, str]:
+    """(the top of the git checkout the current folder is in, ``directory`` as a path from
+    it): the workflows live at that top and name the folder from there. ``directory`` is
+    resolved (relative to the current folder, symlinks followed, as git sees the files);
+    KgitopsError when there is no checkout or ``directory`` is outside it (or inside a
+    checkout within it), or cannot be named in a workflow (``check_folder``)."""
+    from kgitops.gitrepo import checkout_root
+
+    top = checkout_root(".")
+    if top is None:
+        raise KgitopsError(
+            "--github: the current folder is not in a git checkout: run init --github inside "
+            "the repository the workflows are for"
+        )
+    if checkout_root(directory) != top:
+        raise KgitopsError(
+            f"--github: {directory!r} is outside the git checkout {top}: the workflows can "
+            "only name a folder of their own repository"
+        )
+    return top, check_folder(os.path.relpath(os.path.realpath(directory), top))
+
+
 def check_folder(directory: str) -> str:
-    """``directory`` as the workflows name it: a relative path of at least two parts, of
-    letters, digits, ``.``, ``_`` and ``-`` (it lands in a bash ``case`` pattern)."""
+    """``directory`` (a path from the checkout's top) as the workflows name it: at least two
+    parts, of letters, digits, ``.``, ``_`` and ``-`` (it lands in a bash ``case`` pattern)."""
     shown = directory.replace("\\", "/").strip("/")
     parts = shown.split("/")
     if not _FOLDER.fullmatch(shown) or any(p in (".", "..") for p in parts):
         raise KgitopsError(
-            f"--github: {directory!r} cannot be named in a workflow: give the cluster folder "
-            "as a path inside the repository from its top, with a parent folder (e.g. "
-            "topics/dev), of letters, digits, '.', '_', '-'"
+            f"--github: {shown!r} cannot be named in a workflow: the cluster folder, as a path "
+            "from the repository's top, needs a parent folder (e.g. topics/dev) and only "
+            "letters, digits, '.', '_', '-'"
         )
     return shown
 
@@ -82,7 +106,9 @@ def workflow(shipped: str, text: str, folder: str, name: str, pin: str) -> str:
     )
     if shipped == "plan.yml":
         text = _swap(text, r"uses: \./base$", f"uses: {action}", shipped)
-        text = _swap(text, r"install: \./base$", f"install: {requirement}", shipped)
+        # an empty `install` is the action's own code: the commit `uses:` pins, one argument
+        # to pip (action.yml); the requirement would be the same code, written twice
+        text = _swap(text, r"^ *install: \./base\n", "", shipped)
     return text
 
 

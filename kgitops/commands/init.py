@@ -87,8 +87,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--github",
         metavar="OWNER/REPO@SHA",
-        help="also write .github/workflows/kgitops-plan.yml and kgitops-apply.yml (under the "
-        "current folder, the repository's top) for DIR, running kgitops pinned at this commit",
+        help="also write .github/workflows/kgitops-plan.yml and kgitops-apply.yml (at the top "
+        "of the git checkout DIR is in) for DIR, running kgitops pinned at this commit",
     )
 
 
@@ -110,8 +110,21 @@ def files_for(directory: str, name: str) -> dict[str, bytes]:
     return files
 
 
+def _not_a_folder(path: str) -> str | None:
+    """The first folder on the way to ``path`` (``path`` not included) that exists as
+    something else than a folder, or None."""
+    parts = os.path.normpath(path).split(os.sep)[:-1]
+    for at in (os.sep.join(parts[: i + 1]) or os.sep for i in range(len(parts))):
+        if at not in (".", "..") and os.path.lexists(at) and not os.path.isdir(at):
+            return at
+    return None
+
+
 def _refusal(directory: str, relative: list[str]) -> str | None:
     """Why ``init`` must write nothing, or None."""
+    blocked = _not_a_folder(directory)
+    if blocked is not None:
+        return f"{blocked} exists and is not a folder; init writes nothing"
     if os.path.islink(directory):
         return f"{directory} is a symlink; give the folder itself"
     if os.path.lexists(directory) and not os.path.isdir(directory):
@@ -129,15 +142,20 @@ def _refusal(directory: str, relative: list[str]) -> str | None:
     return None
 
 
-def _taken(paths: list[str]) -> str | None:
-    """Why a workflow file cannot be written (it, or a folder on its way, exists as
-    something else, or is a symlink), or None."""
+def _taken(top: str, paths: list[str]) -> str | None:
+    """Why a workflow file (``paths`` from the checkout's ``top``) cannot be written: it
+    exists, a folder on its way is a symlink or exists as something else, or None."""
     for path in paths:
-        for at in (".github", ".github/workflows", path):
+        at = top
+        for part in path.split("/"):
+            at = os.path.join(at, part)
+            shown = os.path.relpath(at)
             if os.path.islink(at):
-                return f"{at} is a symlink; init writes nothing through one"
-        if os.path.lexists(path):
-            return f"{path} exists; init never overwrites a file (nothing was written)"
+                return f"{shown} is a symlink; init writes nothing through one"
+            if at != os.path.join(top, path) and os.path.lexists(at) and not os.path.isdir(at):
+                return f"{shown} exists and is not a folder; init writes nothing"
+        if os.path.lexists(at):
+            return f"{shown} exists; init never overwrites a file (nothing was written)"
     return None
 
 
@@ -151,12 +169,14 @@ def run(args: argparse.Namespace) -> int:
             f"{name!r} is not a cluster name (letters, digits, '.', '_', '-'); give one with --name"
         )
     files = files_for(directory, name)
-    workflows: dict[str, bytes] = {}
+    top, workflows = ".", {}  # the checkout's top; each workflow file by its path from it
     if args.github is not None:
         from kgitops.commands import _initgithub
 
-        workflows = _initgithub.files_for(_initgithub.check_folder(directory), name, args.github)
-    problem = _refusal(directory, list(files)) or _taken(list(workflows))
+        _initgithub.check_pin(args.github)
+        top, folder = _initgithub.in_checkout(directory)
+        workflows = _initgithub.files_for(folder, name, args.github)
+    problem = _refusal(directory, list(files)) or _taken(top, list(workflows))
     if problem is not None:
         raise KgitopsError(problem)
     try:
@@ -170,7 +190,8 @@ def run(args: argparse.Namespace) -> int:
                 shown=os.path.join(directory, relative),
             )
         for path, data in workflows.items():
-            write_atomic(path, data, root=".", make_dirs=True, shown=path)
+            at = os.path.join(top, path)
+            write_atomic(at, data, root=top, make_dirs=True, shown=os.path.relpath(at))
     except OSError as exc:
         raise KgitopsError(f"{directory}: cannot write: {exc.strerror or exc}") from None
     print(
@@ -180,9 +201,10 @@ def run(args: argparse.Namespace) -> int:
         )
     )
     if workflows:
+        written = ", ".join(os.path.relpath(os.path.join(top, p)) for p in workflows)
         print(
             printable(
-                f"created {', '.join(workflows)} (kgitops {args.github}); next: the "
+                f"created {written} (kgitops {args.github}); next: the "
                 "environments and secrets of docs/ci.md, Setting it up"
             )
         )

@@ -13,6 +13,7 @@ import subprocess
 import sys
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -206,6 +207,31 @@ def git(cwd: Path, *args: str) -> str:
     return done.stdout.strip()
 
 
+def load_yaml(path: Path) -> Any:
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+def pip_args(script: str, tmp_path: Path, env: dict[str, str]) -> list[str]:
+    """The arguments a workflow's install ``script`` gives ``pip install`` (a fake python on
+    PATH writes each of its arguments on its own line, so a split shows)."""
+    fake = tmp_path / "fakebin"
+    fake.mkdir(exist_ok=True)
+    log = tmp_path / "python.log"
+    log.unlink(missing_ok=True)
+    (fake / "python").write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" >>{log}\n', encoding="utf-8")
+    (fake / "kgitops").write_text("#!/bin/sh\n", encoding="utf-8")
+    for name in ("python", "kgitops"):
+        (fake / name).chmod(0o755)
+    path = {"PATH": f"{fake}{os.pathsep}{os.environ['PATH']}"}
+    done = subprocess.run(
+        ["bash", "-e", "-c", script], env=env | path, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    args = log.read_text(encoding="utf-8").splitlines()
+    assert args[:3] == ["-m", "pip", "install"], args
+    return [a for a in args[3:] if not a.startswith("-")]
+
+
 def test_the_shipped_workflow_templates_are_the_repositorys_own_workflows() -> None:
     package = resources.files("kgitops").joinpath("templates", "github")
     for name in ("plan.yml", "apply.yml"):
@@ -238,14 +264,28 @@ def test_init_github_writes_pinned_workflows_that_list_the_folder_when_it_change
     assert set(plan[True]) == {"pull_request_target"}
     for job in ("plan", "plan-fork"):
         [step] = [s for s in plan["jobs"][job]["steps"] if "kgitops@" in str(s.get("uses"))]
-        assert step["uses"] == PIN and step["with"]["install"] == REQUIREMENT
-        assert step["with"]["directory"].startswith("pr/")
+        assert step["uses"] == PIN and step["with"]["directory"].startswith("pr/")
+        # the action installs what `install` says: empty is its own code, the pinned commit
+        action = load_yaml(ROOT / "action.yml")
+        [install] = [s for s in action["runs"]["steps"] if s.get("name") == "Install kgitops"]
+        env = {"INSTALL": step["with"].get("install", ""), "ACTION_PATH": "/pinned/action"}
+        assert pip_args(install["run"], tmp_path, env) == ["/pinned/action"]
     for name in ("kgitops-plan.yml", "kgitops-apply.yml"):
         text = (workflows / name).read_text(encoding="utf-8")
         assert "./base\n" not in text and "uses: ./" not in text
         assert "pip install --quiet .\n" not in text
         installs = re.findall(r"pip install --quiet (.+)$", text, re.M)
         assert installs == [f"'{REQUIREMENT}'"] * {"kgitops-plan.yml": 2}.get(name, 3)
+        doc = load_yaml(workflows / name)
+        runs = [
+            s["run"]
+            for j in doc["jobs"].values()
+            for s in j["steps"]
+            if "pip install --quiet" in s.get("run", "")
+        ]
+        assert len(runs) == len(installs)
+        for run in runs:  # pip gets the requirement as one argument
+            assert pip_args(run, tmp_path, {}) == [REQUIREMENT]
         assert re.findall(r"^\s*(\S+)\) echo (\S+) ;;$", text, re.M) == [("clusters/dev", "dev")]
 
     # the apply workflow's first job lists the folder when a push changes it
@@ -287,7 +327,7 @@ def test_init_github_writes_pinned_workflows_that_list_the_folder_when_it_change
         ("topics/dev", "acme/kgitops@main", "give the kgitops the workflows run as OWNER/REPO@SHA"),
         ("topics/dev", "acme/kgitops", "give the kgitops the workflows run as OWNER/REPO@SHA"),
         ("topics/dev", "acme/kgitops@0123456", "a full 40-digit commit"),
-        ("dev", PIN, "with a parent folder"),
+        ("dev", PIN, "needs a parent folder"),
         ("topics/d$(x)", PIN, "cannot be named in a workflow"),
         ("topics/../dev", PIN, "cannot be named in a workflow"),
     ],
@@ -295,16 +335,19 @@ def test_init_github_writes_pinned_workflows_that_list_the_folder_when_it_change
 def test_init_github_refuses_an_unpinned_kgitops_or_an_unnameable_folder_and_writes_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, folder: str, pin: str, why: str
 ) -> None:
+    git(tmp_path, "init", "-q")
     monkeypatch.chdir(tmp_path)
+    before = tree(tmp_path)
     code, out, err = cli("init", folder, "--github", pin, "--name", "dev")
     assert (code, out) == (1, "")
     assert err.startswith("error: --github") and why in err and err.count("\n") == 1
-    assert list(tmp_path.iterdir()) == []
+    assert tree(tmp_path) == before
 
 
 def test_init_github_never_overwrites_a_workflow_and_writes_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    git(tmp_path, "init", "-q")
     monkeypatch.chdir(tmp_path)
     (tmp_path / ".github" / "workflows").mkdir(parents=True)
     (tmp_path / ".github" / "workflows" / "kgitops-apply.yml").write_text("mine\n")
@@ -315,4 +358,96 @@ def test_init_github_never_overwrites_a_workflow_and_writes_nothing(
         "error: .github/workflows/kgitops-apply.yml exists; init never overwrites a file "
         "(nothing was written)\n"
     )
+    assert tree(tmp_path) == before
+
+
+@pytest.mark.parametrize("given", ["../clusters/dev", "{top}/clusters/dev"])
+def test_init_github_from_a_subfolder_writes_the_workflows_at_the_checkouts_top(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, given: str
+) -> None:
+    repo = tmp_path / "repo"
+    (repo / "sub").mkdir(parents=True)
+    git(repo, "init", "-q")
+    monkeypatch.chdir(repo / "sub")
+    code, out, err = cli("init", given.format(top=repo), "--github", PIN)
+    assert code == 0, err
+    assert "created ../.github/workflows/kgitops-plan.yml, ../.github/workflows/" in out
+    assert sorted(p.name for p in (repo / "clusters" / "dev").iterdir()) == sorted(
+        w for w in WRITTEN if "/" not in w
+    )
+    assert sorted(p.name for p in (repo / "sub").iterdir()) == []
+    for name in ("kgitops-plan.yml", "kgitops-apply.yml"):
+        text = (repo / ".github" / "workflows" / name).read_text(encoding="utf-8")
+        assert re.findall(r"^\s*(\S+)\) echo (\S+) ;;$", text, re.M) == [("clusters/dev", "dev")]
+        assert "kgitops affected clusters " in text
+
+
+def test_init_github_refuses_a_folder_outside_the_checkout_or_no_checkout_and_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo, elsewhere = tmp_path / "repo", tmp_path / "elsewhere"
+    (repo / "sub").mkdir(parents=True)
+    elsewhere.mkdir()
+    git(repo, "init", "-q")
+    before = tree(tmp_path)
+    monkeypatch.chdir(repo / "sub")
+    code, out, err = cli("init", str(elsewhere / "clusters" / "dev"), "--github", PIN)
+    assert (code, out) == (1, "")
+    assert err == (
+        f"error: --github: {str(elsewhere / 'clusters' / 'dev')!r} is outside the git checkout "
+        f"{repo}: the workflows can only name a folder of their own repository\n"
+    )
+    # a checkout inside the checkout (a submodule, a nested clone) is another repository
+    (repo / "nested").mkdir()
+    git(repo / "nested", "init", "-q")
+    before = tree(tmp_path)
+    code, out, err = cli("init", "../nested/topics/dev", "--github", PIN)
+    assert (code, err.count("\n")) == (1, 1) and "is outside the git checkout" in err
+    assert tree(tmp_path) == before
+    monkeypatch.chdir(elsewhere)
+    code, out, err = cli("init", "topics/dev", "--github", PIN)
+    assert (code, out) == (1, "")
+    assert err == (
+        "error: --github: the current folder is not in a git checkout: run init --github "
+        "inside the repository the workflows are for\n"
+    )
+    assert tree(tmp_path) == before
+
+
+@pytest.mark.parametrize(
+    ("made", "why"),
+    [
+        (".github", ".github exists and is not a folder"),
+        (".github/workflows", ".github/workflows exists and is not a folder"),
+        ("topics", "topics exists and is not a folder"),
+    ],
+)
+def test_init_github_refuses_a_file_where_a_folder_is_needed_and_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, made: str, why: str
+) -> None:
+    git(tmp_path, "init", "-q")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / made).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / made).write_text("a file\n")
+    before = tree(tmp_path)
+    code, out, err = cli("init", "topics/dev", "--github", PIN)
+    assert (code, out) == (1, "")
+    assert err == f"error: {why}; init writes nothing\n"
+    assert tree(tmp_path) == before
+
+
+@pytest.mark.parametrize("link", [".github", ".github/workflows"])
+def test_init_github_never_writes_a_workflow_through_a_symlinked_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, link: str
+) -> None:
+    repo, outside = tmp_path / "repo", tmp_path / "outside"
+    (repo / link).parent.mkdir(parents=True, exist_ok=True)
+    outside.mkdir()
+    git(repo, "init", "-q")
+    (repo / link).symlink_to(outside)
+    monkeypatch.chdir(repo)
+    before = tree(tmp_path)
+    code, out, err = cli("init", "topics/dev", "--github", PIN)
+    assert (code, out) == (1, "")
+    assert err == f"error: {link} is a symlink; init writes nothing through one\n"
     assert tree(tmp_path) == before

@@ -686,6 +686,33 @@ def test_a_failed_merge_plan_says_nothing_is_applied_in_a_fence_it_cannot_close(
     assert not (Path(out["dir"]) / "gates.log").exists()  # no check-plan of a failed plan
 
 
+@pytest.mark.parametrize("subcommand", ["plan-step", "apply-step"])
+@pytest.mark.parametrize("variable", ["RUNNER_TEMP", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY"])
+def test_a_step_whose_runner_paths_cannot_be_written_says_which_in_one_line(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    subcommand: str,
+    variable: str,
+) -> None:
+    (tmp_path / "a-file").write_text("", encoding="utf-8")
+    (tmp_path / "runner").mkdir()
+    env = {
+        "DIR": str(tmp_path / "topics" / "demo"),
+        "PLAN": str(tmp_path / "plan.json"),
+        "RUNNER_TEMP": str(tmp_path / "runner"),
+        "GITHUB_OUTPUT": str(tmp_path / "output"),
+        "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+    }
+    env[variable] = str(tmp_path / "a-file" / "below")  # a file where a folder is needed
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert main(["github", subcommand]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "internal error" not in err, err
+    assert f"${variable} ({env[variable]})" in err and err.endswith(": Not a directory\n")
+
+
 # -- what the action installs -----------------------------------------------------------------
 
 
@@ -695,6 +722,8 @@ def test_a_failed_merge_plan_says_nothing_is_applied_in_a_fence_it_cannot_close(
         ("", "{action}"),  # the default: the action's own code, the commit `uses:` pinned
         ("kgitops==1.2.3", "kgitops==1.2.3"),
         ("./base", "./base"),
+        # name @ url is one requirement: pip gets it as one argument, never as three
+        pytest.param(*(f"kgitops @ git+https://github.com/a/kgitops@{'0' * 40}",) * 2, id="at"),
         ("kgitops", None),  # whatever PyPI's `kgitops` is today: refused
         ("kgitops>=1.0", None),
         ("kgitops[aws]", None),
@@ -710,8 +739,9 @@ def test_the_action_installs_its_own_code_or_an_exact_pin_never_an_unpinned_name
     fake = tmp_path / "fakebin"
     fake.mkdir()
     log = tmp_path / "pip.log"
-    for name in ("python", "kgitops"):
-        (fake / name).write_text(f'#!/bin/sh\necho "{name} $*" >>{log}\n', encoding="utf-8")
+    for name in ("python", "kgitops"):  # each argument on its own line: a split shows
+        script = f'#!/bin/sh\n{{ echo "{name}"; printf "  %s\\n" "$@"; }} >>{log}\n'
+        (fake / name).write_text(script, encoding="utf-8")
         (fake / name).chmod(0o755)
     action = tmp_path / "action-checkout"
     action.mkdir()
@@ -729,7 +759,41 @@ def test_the_action_installs_its_own_code_or_an_exact_pin_never_an_unpinned_name
     else:
         assert proc.returncode == 0, proc.stdout + proc.stderr
         expected = installed.format(action=action)
-        assert f"python -m pip install --disable-pip-version-check --quiet {expected}\n" in ran
+        pip = ["-m", "pip", "install", "--disable-pip-version-check", "--quiet", expected]
+        calls = [
+            ["python", *pip],
+            ["kgitops", "--version"],
+            ["kgitops", "github", "plan-step", "--help"],
+        ]
+        assert ran == "".join(c[0] + "\n" + "".join(f"  {a}\n" for a in c[1:]) for c in calls)
+
+
+def test_an_install_of_a_kgitops_without_plan_step_fails_in_one_line(tmp_path: Path) -> None:
+    [found] = [
+        s for s in load(ROOT / "action.yml")["runs"]["steps"] if s.get("name") == "Install kgitops"
+    ]
+    fake = tmp_path / "fakebin"
+    fake.mkdir()
+    (fake / "python").write_text("#!/bin/sh\n", encoding="utf-8")
+    # an older kgitops: argparse's "invalid choice" for the subcommand it does not have
+    old = (
+        '#!/bin/sh\n[ "$1" = --version ] && exit 0\necho "invalid choice: plan-step" >&2; exit 2\n'
+    )
+    (fake / "kgitops").write_text(old, encoding="utf-8")
+    for name in ("python", "kgitops"):
+        (fake / name).chmod(0o755)
+    env = {
+        "INSTALL": "kgitops==0.9.0",
+        "ACTION_PATH": str(tmp_path),
+        "PATH": f"{fake}:/usr/bin:/bin",
+    }
+    proc, _ = run_step(found, tmp_path, env, tmp_path)
+    assert proc.returncode == 1
+    assert proc.stdout == (
+        "::error title=kgitops install::install: 'kgitops==0.9.0' is a kgitops without "
+        "`github plan-step`, which this action's plan step runs: pin a kgitops as new as the "
+        "action (or leave install empty)\n"
+    )
 
 
 # -- the label that allows a connection change -----------------------------------------------
