@@ -724,6 +724,8 @@ def test_a_step_whose_runner_paths_cannot_be_written_says_which_in_one_line(
         ("./base", "./base"),
         # name @ url is one requirement: pip gets it as one argument, never as three
         pytest.param(*(f"kgitops @ git+https://github.com/a/kgitops@{'0' * 40}",) * 2, id="at"),
+        ("kgitops @ git+https://github.com/a/kgitops@main", None),  # a branch moves: refused
+        ("kgitops @ git+https://github.com/a/kgitops", None),
         ("kgitops", None),  # whatever PyPI's `kgitops` is today: refused
         ("kgitops>=1.0", None),
         ("kgitops[aws]", None),
