@@ -13,6 +13,7 @@ import pytest
 
 from kgitops.cluster.connect import open_cluster
 from kgitops.cluster.kafka.admin import KafkaAdmin
+from kgitops.cluster.kafka.transport import Transport
 from kgitops.cluster.local import free_port, start_broker
 from kgitops.cluster.port import ClusterAdmin, ConfigChange, NewPartitions, NewTopic
 from kgitops.errors import (
@@ -354,7 +355,7 @@ def test_every_request_the_adapter_builds_encodes_at_every_protocol_version(
         return original(self, request, *args, **kwargs)
 
     monkeypatch.setattr(KafkaConnection, "_send_request", recording)
-    monkeypatch.setattr(KafkaAdmin, "supports", lambda self, cls: True)
+    monkeypatch.setattr(Transport, "supports", lambda self, cls: True)
     a = KafkaAdmin(spec_for(local_broker))
     try:
         b = broker_id(a)

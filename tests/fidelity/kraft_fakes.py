@@ -9,6 +9,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from kgitops.cluster.kafka.admin import KafkaAdmin
+from kgitops.cluster.kafka.transport import Transport
 from kgitops.versionrules import DEFAULT_VERSION
 
 
@@ -35,13 +36,12 @@ class RecordingManager:
         return asyncio.run(fn(*args))
 
 
-def adapter(manager: RecordingManager) -> KafkaAdmin:
-    """A KafkaAdmin whose transport is ``manager`` (no connection is made)."""
+def adapter(manager: RecordingManager, timeout_ms: int = 1000) -> KafkaAdmin:
+    """A KafkaAdmin whose transport sends through ``manager`` (no connection is made)."""
     admin = object.__new__(KafkaAdmin)
-    admin._timeout_ms = 1000
-    admin._controller = 1
+    admin._timeout_ms = timeout_ms
     admin._secrets = ()
-    admin._manager = manager
-    admin._live_brokers = None
+    admin._transport = Transport(manager, timeout_ms=timeout_ms, tls=None)
+    admin._transport.controller = 1
     admin._spec = SimpleNamespace(kafka_version=DEFAULT_VERSION)  # cluster.yaml's default
     return admin

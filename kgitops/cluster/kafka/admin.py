@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
-import kafka.errors as kerr
 from kafka.protocol.admin import (
     AlterPartitionReassignmentsRequest,
     CreatePartitionsRequest,
@@ -20,28 +19,23 @@ from kafka.protocol.admin import (
     IncrementalAlterConfigsRequest,
     ListPartitionReassignmentsRequest,
 )
-from kafka.protocol.metadata import MetadataRequest
 
 from kgitops.cluster.kafka.access import AccessRequests
-from kgitops.cluster.kafka.bootstrap import PROBE_SECONDS, broker_addresses, open_admin_client
+from kgitops.cluster.kafka.bootstrap import open_admin_client
 from kgitops.cluster.kafka.errors import (
-    api_name,
     item_error,
     retriable_code,
-    retriable_exc,
-    translate,
 )
 from kgitops.cluster.kafka.groups import GroupRequests
 from kgitops.cluster.kafka.settings import client_config, secret_values, tls_advice
-from kgitops.cluster.kafka.tls import is_ambiguous
 from kgitops.cluster.kafka.token import TokenSource
+from kgitops.cluster.kafka.transport import Backoff, Transport
 from kgitops.cluster.port import (
     ConfigChange,
     NewPartitions,
     NewTopic,
     PartitionResults,
     Results,
-    count_sent,
 )
 from kgitops.errors import (
     AccessUnsupported,
@@ -203,14 +197,18 @@ class KafkaAdmin(AccessRequests, GroupRequests):
         self._access_served: set[str] = set()
         self._access_refused: dict[str, AccessUnsupported] = {}
         self._access_where = ",".join(spec.bootstrap_servers)
-        self._controller: int | None = None
-        self._live_brokers: tuple[int, ...] | None = None
         self._departed: set[int] = set()
-        self._tls = tls_advice(spec)
-        self._tls_context = config.get("ssl_context")
-        self._diagnosed = False
-        self._client = open_admin_client(spec, config, self._tls, self._secrets)
-        self._manager: Any = self._client._manager
+        tls = tls_advice(spec)
+        self._client, manager = open_admin_client(spec, config, tls, self._secrets)
+        self._transport = Transport(
+            manager,
+            timeout_ms=self._timeout_ms,
+            tls=tls,
+            tls_context=config.get("ssl_context"),
+            bootstrap=spec.bootstrap_servers,
+            secrets=lambda: self._secrets,
+            library=self._client,
+        )
         self._closed = False
 
     @property
@@ -223,156 +221,24 @@ class KafkaAdmin(AccessRequests, GroupRequests):
     def _secrets(self, value: tuple[str, ...]) -> None:
         self._fixed_secrets = tuple(value)
 
-    def _tls_verdict(self, exc: BaseException) -> ClusterError | None:
-        """A definitive TLS failure behind ``exc`` (never worth a retry), or, the first time a
-        connection ends in a way that may hide one, what probing the brokers finds."""
-        verdict = self._tls.explain(exc)
-        if verdict is not None or self._diagnosed or not is_ambiguous(exc):
-            return verdict
-        self._diagnosed = True
-        addresses = broker_addresses(self._manager, self._spec.bootstrap_servers)
-        return self._tls.diagnose(addresses, self._tls_context, PROBE_SECONDS)
-
     # ---- the request primitive
 
-    def _send(
-        self,
-        request: Any,
-        node_id: int | None = None,
-        *,
-        timeout_ms: int | None = None,
-        to_controller: bool = False,
-    ) -> Any:
-        """Send one request, retrying transport and retriable errors until the deadline
-        (``timeout_ms``, requestTimeoutMs by default). ``to_controller``: the node is the
-        controller kgitops last learned, asked again before each attempt; a node that cannot
-        be reached, or that kafka-python no longer knows (UnknownBrokerIdError: it left the
-        Metadata), is forgotten, so the next attempt goes to the one Metadata names now."""
-        op = type(request).__name__
-        deadline = time.monotonic() + (timeout_ms or self._timeout_ms) / 1000
-        backoff = 0.1
-        while True:
-            if to_controller:
-                node_id = self._controller_id()
-            remaining_ms = max(int((deadline - time.monotonic()) * 1000), 1)
-            try:
-                return self._manager.run(self._send_async, request, node_id, remaining_ms)
-            except Exception as exc:
-                verdict = self._tls_verdict(exc)
-                if verdict is not None:
-                    raise verdict from None
-                gone = to_controller and (
-                    retriable_exc(exc) or isinstance(exc, kerr.UnknownBrokerIdError)
-                )
-                if gone:
-                    self._controller = None
-                if (retriable_exc(exc) or gone) and time.monotonic() + backoff < deadline:
-                    time.sleep(backoff)
-                    backoff = min(backoff * 2, 2.0)
-                    continue
-                raise translate(exc, op, secrets=self._secrets, tls=self._tls) from None
+    # ---- sending: the transport's (``transport.Transport``)
 
-    async def _send_async(self, request: Any, node_id: int | None, timeout_ms: int) -> Any:
-        count_sent(_api(request))
-        future = self._manager.send(request, node_id=node_id, request_timeout_ms=timeout_ms)
-        return await self._manager.wait_for(future, timeout_ms)
+    def _send(
+        self, request: Any, node_id: int | None = None, *, timeout_ms: int | None = None
+    ) -> Any:
+        return self._transport.send(request, node_id, timeout_ms=timeout_ms)
 
     def _send_each(self, requests: Mapping[int, Any]) -> dict[int, Any]:
-        """One request per broker, all sent at once; each value is the response or the
-        ClusterError that broker's request ended with (retriable failures are retried with
-        backoff until the deadline, so N slow brokers cost one timeout, not N)."""
-        deadline = time.monotonic() + self._timeout_ms / 1000
-        backoff = 0.1
-        pending = dict(requests)
-        out: dict[int, Any] = {}
-        while pending:
-            remaining_ms = max(int((deadline - time.monotonic()) * 1000), 1)
-            try:
-                got = self._manager.run(self._gather, list(pending.items()), remaining_ms)
-            except Exception as exc:
-                raise translate(exc, "send", secrets=self._secrets, tls=self._tls) from None
-            retry: dict[int, Any] = {}
-            for b, res in got.items():
-                verdict = self._tls_verdict(res) if isinstance(res, BaseException) else None
-                if not isinstance(res, BaseException):
-                    out[b] = res
-                elif verdict is not None:
-                    raise verdict
-                elif retriable_exc(res) and time.monotonic() + backoff < deadline:
-                    retry[b] = pending[b]
-                else:
-                    op = type(pending[b]).__name__
-                    out[b] = translate(res, op, secrets=self._secrets, tls=self._tls)
-            pending = retry
-            if pending:
-                time.sleep(backoff)
-                backoff = min(backoff * 2, 2.0)
-        return out
-
-    async def _gather(self, items: Sequence[tuple[int, Any]], timeout_ms: int) -> dict[int, Any]:
-        # a broker kafka-python no longer knows (it left the Metadata: UnknownBrokerIdError
-        # at send) is that broker's answer, never the loss of the others'
-        futures: list[tuple[int, Any]] = []
-        out: dict[int, Any] = {}
-        for b, req in items:
-            try:
-                count_sent(_api(req))
-                futures.append(
-                    (b, self._manager.send(req, node_id=b, request_timeout_ms=timeout_ms))
-                )
-            except Exception as exc:
-                out[b] = exc
-        for b, future in futures:
-            try:
-                out[b] = await self._manager.wait_for(future, timeout_ms)
-            except Exception as exc:
-                out[b] = exc
-        return out
+        return self._transport.send_each(requests)
 
     def supports(self, request_class: Any) -> bool:
         """Whether the broker advertises this API (ApiVersions, answered at connect)."""
-        try:
-            self._manager.broker_version_data.api_version(request_class)
-        except kerr.UnsupportedVersionError:
-            return False
-        return True
+        return self._transport.supports(request_class)
 
     def _require(self, request_class: Any) -> None:
-        if not self.supports(request_class):
-            raise UnsupportedOperation(api_name(request_class.__name__))
-
-    def _metadata(self, topics: Sequence[str] | None) -> Any:
-        _T = MetadataRequest.MetadataRequestTopic
-        req = MetadataRequest(
-            topics=None if topics is None else [_T(name=t) for t in topics],
-            allow_auto_topic_creation=False,
-        )
-        md = self._send(req)
-        if md.controller_id is not None and md.controller_id >= 0:
-            self._controller = md.controller_id
-        self._live_brokers = tuple(sorted(b.node_id for b in md.brokers))
-        return md
-
-    def _controller_id(self) -> int:
-        if self._controller is None:
-            self._metadata([])
-        if self._controller is None:
-            raise ClusterUnreachable("the cluster reports no active controller; try again later")
-        return self._controller
-
-    def _send_controller(self, request: Any, codes: Callable[[Any], Iterable[int]]) -> Any:
-        """To the controller; on NOT_CONTROLLER, learn the new one and send again (once).
-
-        On KRaft the "controller" Metadata names is a random live broker, which forwards the
-        request to the quorum's controller (KIP-590: ``KRaftMetadataCache.getControllerId``
-        returns ``getRandomAliveBroker``). The broker learned may die while kgitops runs
-        (an apply of hours, a broker killed): the request then goes to the broker Metadata
-        names now, never to the dead one until the deadline (``_send``, ``to_controller``)."""
-        resp = self._send(request, to_controller=True)
-        if NOT_CONTROLLER in set(codes(resp)):
-            self._controller = None
-            resp = self._send(request, to_controller=True)
-        return resp
+        self._transport.require(request_class)
 
     # ---- reads
 
@@ -423,7 +289,7 @@ class KafkaAdmin(AccessRequests, GroupRequests):
             topics=topic_states,
             reassignments=reassignments,
             cluster_id=md.cluster_id,
-            controller_id=self._controller,
+            controller_id=self._transport.controller,
             broker_configs=broker_configs,
             broker_defaults=broker_defaults,
             topic_config_names=config_names,
@@ -433,15 +299,12 @@ class KafkaAdmin(AccessRequests, GroupRequests):
     def _settled_metadata(self, topics: Sequence[str] | None) -> Any:
         """Metadata, asked again (with backoff, a few seconds at most) while some topic is in
         a passing state, e.g. LEADER_NOT_AVAILABLE right after it was created."""
-        deadline = time.monotonic() + min(self._timeout_ms / 1000, 5.0)
-        backoff = 0.1
+        backoff = Backoff(min(self._timeout_ms / 1000, 5.0), cap=1.0)
         while True:
-            md = self._metadata(topics)
+            md = self._transport.metadata(topics)
             passing = [t for t in md.topics if retriable_code(t.error_code)]
-            if not passing or time.monotonic() + backoff >= deadline:
+            if not passing or not backoff.wait():
                 return md
-            time.sleep(backoff)
-            backoff = min(backoff * 2, 1.0)
 
     def _registered_brokers(self) -> dict[int, tuple[str | None, bool]]:
         """Every registered broker with its rack and whether it is fenced (DescribeCluster).
@@ -466,7 +329,9 @@ class KafkaAdmin(AccessRequests, GroupRequests):
     def _any_topic(self) -> str | None:
         """One topic of the cluster (``__consumer_offsets`` where it exists), or None on an
         empty cluster: one Metadata request for every topic."""
-        found = sorted(t.name for t in self._metadata(None).topics if t.name and not t.error_code)
+        found = sorted(
+            t.name for t in self._transport.metadata(None).topics if t.name and not t.error_code
+        )
         if NAMES_PROBE_TOPIC in found:
             return NAMES_PROBE_TOPIC
         return found[0] if found else None
@@ -582,7 +447,7 @@ class KafkaAdmin(AccessRequests, GroupRequests):
         request timeout, longer than that by default). They count as down, as if the first
         Metadata had not listed them; their throttle rates are read once they are back (a
         broker's dynamic configs are answered only by that broker: ``ConfigHelper``)."""
-        listed = {b.node_id for b in self._metadata([]).brokers}
+        listed = {b.node_id for b in self._transport.metadata([]).brokers}
         return {b for b in brokers if b not in listed}
 
     def _sizes(self, broker_ids: Sequence[int]) -> dict[tuple[str, int], int]:
@@ -629,7 +494,7 @@ class KafkaAdmin(AccessRequests, GroupRequests):
         if not self.supports(ListPartitionReassignmentsRequest):
             return {}
         req = ListPartitionReassignmentsRequest(timeout_ms=self._timeout_ms, topics=None)
-        resp = self._send_controller(req, lambda r: [r.error_code])
+        resp = self._transport.send_controller(req, lambda r: [r.error_code])
         if resp.error_code != 0:
             err = item_error(
                 "ListPartitionReassignments", "cluster", resp.error_code, resp.error_message
@@ -650,58 +515,6 @@ class KafkaAdmin(AccessRequests, GroupRequests):
 
     # ---- writes
 
-    def _live(self) -> tuple[int, ...]:
-        if self._live_brokers is None:
-            self._metadata([])
-        assert self._live_brokers is not None
-        return self._live_brokers
-
-    def _batched(
-        self,
-        operation: str,
-        items: Sequence[_Item],
-        key: Callable[[_Item], _Key],
-        call: Callable[[Sequence[_Item]], Mapping[_Key, tuple[int, str | None]]],
-        *,
-        done_on_retry: frozenset[int] = frozenset(),
-    ) -> dict[_Key, ClusterError | None]:
-        """Send ``items`` in one request; send again only the items whose error code is
-        retriable (with backoff, until the deadline). ``done_on_retry`` are codes that mean
-        success when an earlier attempt may have gone through (TOPIC_ALREADY_EXISTS after a
-        create that timed out). Items the broker does not mention are errors (NO_RESPONSE)."""
-        deadline = time.monotonic() + self._timeout_ms / 1000
-        backoff = 0.1
-        raw: dict[_Key, tuple[int, str | None]] = {}
-        pending = list(items)
-        retried: set[_Key] = set()
-        while pending:
-            got = call(pending)
-            for item in pending:
-                k = key(item)
-                code, message = got.get(k, (-2, None))
-                if k in retried and code in done_on_retry:
-                    code = 0
-                raw[k] = (code, message)
-            if any(code == NOT_CONTROLLER for code, _ in got.values()):
-                self._controller = None
-            pending = [i for i in pending if retriable_code(raw[key(i)][0])]
-            if not pending or time.monotonic() + backoff >= deadline:
-                break
-            retried.update(key(i) for i in pending)
-            time.sleep(backoff)
-            backoff = min(backoff * 2, 2.0)
-        out: dict[_Key, ClusterError | None] = {}
-        for item in items:
-            k = key(item)
-            code, message = raw[k]
-            if code == -2:
-                out[k] = ClusterRequestError(
-                    f"{k}: the broker did not answer for this item", code="NO_RESPONSE", item=str(k)
-                )
-            else:
-                out[k] = item_error(operation, str(k), code, message)
-        return out
-
     def create_topics(self, topics: Sequence[NewTopic]) -> Results:
         """Create all topics in one CreateTopics request, each with its explicit assignment.
 
@@ -711,7 +524,7 @@ class KafkaAdmin(AccessRequests, GroupRequests):
         difference is that topic's error (code ASSIGNMENT_MISMATCH)."""
         if not topics:
             return {}
-        single = len(self._live()) == 1
+        single = len(self._transport.live()) == 1
         T = CreateTopicsRequest.CreatableTopic
 
         def build(nt: NewTopic) -> Any:
@@ -745,10 +558,10 @@ class KafkaAdmin(AccessRequests, GroupRequests):
                 timeout_ms=self._timeout_ms,
                 validate_only=False,
             )
-            resp = self._send_controller(req, lambda r: [t.error_code for t in r.topics])
+            resp = self._transport.send_controller(req, lambda r: [t.error_code for t in r.topics])
             return {t.name: (t.error_code, t.error_message) for t in resp.topics}
 
-        results = self._batched(
+        results = self._transport.batched(
             "CreateTopics", topics, lambda nt: nt.name, call, done_on_retry=frozenset({36})
         )
         expected = {nt.name: dict(nt.assignment) for nt in topics if results[nt.name] is None}
@@ -760,10 +573,10 @@ class KafkaAdmin(AccessRequests, GroupRequests):
         briefly while new topics propagate). Result: topic -> None or ASSIGNMENT_MISMATCH."""
         if not expected:
             return {}
-        deadline = time.monotonic() + min(self._timeout_ms / 1000, 10.0)
+        backoff = Backoff(min(self._timeout_ms / 1000, 10.0), cap=0.1)
         names = sorted(expected)
         while True:
-            md = self._metadata(names)
+            md = self._transport.metadata(names)
             live = {
                 t.name: {p.partition_index: tuple(p.replica_nodes) for p in t.partitions}
                 for t in md.topics
@@ -772,9 +585,8 @@ class KafkaAdmin(AccessRequests, GroupRequests):
             pending = [
                 n for n in names if n not in live or any(p not in live[n] for p in expected[n])
             ]
-            if not pending or time.monotonic() > deadline:
+            if not pending or not backoff.wait():
                 break
-            time.sleep(0.1)
         out: dict[str, ClusterError | None] = {}
         for n in names:
             got = live.get(n, {})
@@ -823,10 +635,10 @@ class KafkaAdmin(AccessRequests, GroupRequests):
                 timeout_ms=self._timeout_ms,
                 validate_only=False,
             )
-            resp = self._send_controller(req, lambda r: [t.error_code for t in r.results])
+            resp = self._transport.send_controller(req, lambda r: [t.error_code for t in r.results])
             return {r.name: (r.error_code, r.error_message) for r in resp.results}
 
-        results = self._batched("CreatePartitions", additions, lambda a: a.topic, call)
+        results = self._transport.batched("CreatePartitions", additions, lambda a: a.topic, call)
         done = {a.topic: dict(a.assignment) for a in additions if results[a.topic] is None}
         results.update(self._verify(done, "partitions added"))
         return results
@@ -865,7 +677,7 @@ class KafkaAdmin(AccessRequests, GroupRequests):
             resp = self._send(req, node_id)
             return {r.resource_name: (r.error_code, r.error_message) for r in resp.responses}
 
-        return self._batched("IncrementalAlterConfigs", sorted(changes), str, call)
+        return self._transport.batched("IncrementalAlterConfigs", sorted(changes), str, call)
 
     def alter_topic_configs(self, changes: Mapping[str, ConfigChange]) -> Results:
         """SET and DELETE topic configs of all topics in one IncrementalAlterConfigs request."""
@@ -917,7 +729,7 @@ class KafkaAdmin(AccessRequests, GroupRequests):
                 timeout_ms=self._timeout_ms,
                 topics=[T(name=t, partitions=ps) for t, ps in by_topic.items()],
             )
-            resp = self._send_controller(req, lambda r: [r.error_code])
+            resp = self._transport.send_controller(req, lambda r: [r.error_code])
             if resp.error_code != 0:
                 return {tp: (resp.error_code, resp.error_message) for tp in subset}
             return {
@@ -927,7 +739,7 @@ class KafkaAdmin(AccessRequests, GroupRequests):
             }
 
         wanted = sorted(TopicPartition(*tp) for tp in targets)
-        return self._batched("AlterPartitionReassignments", wanted, _itself, call)
+        return self._transport.batched("AlterPartitionReassignments", wanted, _itself, call)
 
     def elect_preferred_leaders(self, partitions: Iterable[TopicPartition]) -> PartitionResults:
         """Preferred-leader election for all partitions in one ElectLeaders request.
@@ -947,7 +759,7 @@ class KafkaAdmin(AccessRequests, GroupRequests):
                 topic_partitions=[TP(topic=t, partitions=ps) for t, ps in by_topic.items()],
                 timeout_ms=self._timeout_ms,
             )
-            resp = self._send_controller(req, lambda r: [r.error_code])
+            resp = self._transport.send_controller(req, lambda r: [r.error_code])
             if resp.error_code != 0:
                 return {tp: (resp.error_code, None) for tp in subset}
             return {
@@ -959,7 +771,7 @@ class KafkaAdmin(AccessRequests, GroupRequests):
                 for p in r.partition_result
             }
 
-        return self._batched("ElectLeaders", wanted, _itself, call)
+        return self._transport.batched("ElectLeaders", wanted, _itself, call)
 
     def delete_topics(self, names: Sequence[str]) -> Results:
         """Delete all named topics in one DeleteTopics request."""
@@ -973,12 +785,14 @@ class KafkaAdmin(AccessRequests, GroupRequests):
                 topic_names=list(subset),
                 timeout_ms=self._timeout_ms,
             )
-            resp = self._send_controller(req, lambda r: [t.error_code for t in r.responses])
+            resp = self._transport.send_controller(
+                req, lambda r: [t.error_code for t in r.responses]
+            )
             return {
                 r.name: (r.error_code, getattr(r, "error_message", None)) for r in resp.responses
             }
 
-        return self._batched(
+        return self._transport.batched(
             "DeleteTopics", list(dict.fromkeys(names)), str, call, done_on_retry=frozenset({3})
         )
 

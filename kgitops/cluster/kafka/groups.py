@@ -19,7 +19,6 @@ OffsetFetch as a classic group's.
 from __future__ import annotations
 
 import struct
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -31,6 +30,7 @@ from kafka.protocol.metadata import FindCoordinatorRequest, MetadataRequest
 
 from kgitops.cluster.kafka import protocol as _schemas
 from kgitops.cluster.kafka.errors import item_error, retriable_code
+from kgitops.cluster.kafka.transport import Backoff
 from kgitops.cluster.port import PartitionResults, Results
 from kgitops.errors import ClusterError, ClusterRequestError
 from kgitops.groups import ConsumerGroup, GroupMember, GroupsState, Partition
@@ -103,8 +103,7 @@ class GroupRequests:
         ``__consumer_offsets`` and answers COORDINATOR_NOT_AVAILABLE until its partitions
         have leaders (GroupCoordinatorService; Tansu and the simulation answer at once)."""
         self._require(FindCoordinatorRequest)
-        deadline = time.monotonic() + getattr(self, "_timeout_ms", 30000) / 1000
-        backoff = 0.1
+        backoff = Backoff(getattr(self, "_timeout_ms", 30000) / 1000, cap=1.0)
         while True:
             resp = self._send(
                 FindCoordinatorRequest(
@@ -114,7 +113,7 @@ class GroupRequests:
             out: dict[str, int] = {}
             waiting = False
             for c in resp.coordinators:
-                if retriable_code(c.error_code) and time.monotonic() + backoff < deadline:
+                if retriable_code(c.error_code) and backoff.allows():
                     waiting = True
                     continue
                 err = item_error("FindCoordinator", f"group {c.key}", c.error_code, c.error_message)
@@ -123,8 +122,7 @@ class GroupRequests:
                 out[c.key] = c.node_id
             if not waiting:
                 return out
-            time.sleep(backoff)
-            backoff = min(backoff * 2, 1.0)
+            backoff.wait()
 
     def _by_node(self, group_ids: Sequence[str]) -> dict[int, list[str]]:
         nodes: dict[int, list[str]] = {}
@@ -377,16 +375,13 @@ class GroupRequests:
         # a coordinator that moved or is still loading (a real Kafka right after it made
         # __consumer_offsets: NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS) is looked up and
         # asked again until the request timeout; Tansu and the simulation answer at once
-        deadline = time.monotonic() + getattr(self, "_timeout_ms", 30000) / 1000
-        backoff = 0.1
+        backoff = Backoff(getattr(self, "_timeout_ms", 30000) / 1000, cap=1.0)
         while True:
             resp = self._send(req, node)
             codes = [p.error_code for t in resp.topics for p in t.partitions]
             moved = bool(codes) and all(c in _COORDINATOR_MOVED for c in codes)
-            if not moved or time.monotonic() + backoff >= deadline:
+            if not moved or not backoff.wait():
                 break
-            time.sleep(backoff)
-            backoff = min(backoff * 2, 1.0)
             (node,) = self._coordinators([group_id]).values()
         out: dict[TopicPartition, ClusterError | None] = {}
         for t in resp.topics:
