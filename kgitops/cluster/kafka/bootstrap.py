@@ -42,6 +42,7 @@ from kgitops.cluster.kafka.reach import GRACE_SECONDS, all_unreachable
 from kgitops.cluster.kafka.settings import client_config, secret_values, tls_advice
 from kgitops.cluster.kafka.tls import TlsAdvice, is_ambiguous
 from kgitops.cluster.kafka.token import TokenSource
+from kgitops.cluster.port import count_sent
 from kgitops.errors import (
     ClusterAuthError,
     ClusterError,
@@ -87,6 +88,20 @@ def kafka_settings(config: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+class CountedManager(KafkaConnectionManager):  # type: ignore[misc]
+    """kafka-python's connection manager, counting each request sent through it
+    (``port.count_sent``) once ``counting`` is on: after the bootstrap, whose Metadata is
+    connection set-up like each connection's ApiVersions. Every request of the adapter
+    passes here, the ones kgitops builds and the ones ``KafkaAdminClient`` sends for it."""
+
+    counting = False
+
+    def send(self, request: Any, node_id: int | None = None, request_timeout_ms: Any = None) -> Any:
+        if self.counting:
+            count_sent(type(request).__name__.removesuffix("Request"))
+        return super().send(request, node_id=node_id, request_timeout_ms=request_timeout_ms)
+
+
 class Connections:
     """The network of one kafka-python client, built by kgitops and handed to the client
     through its public ``kafka_client`` hook (``KafkaNetClient(net=..., manager=...)``), so
@@ -95,7 +110,7 @@ class Connections:
 
     def __init__(self, **configs: Any) -> None:
         self.net = NetworkSelector(**configs)
-        self.manager = KafkaConnectionManager(self.net, **configs)
+        self.manager = CountedManager(self.net, **configs)
         self.client = KafkaNetClient(net=self.net, manager=self.manager, **configs)
 
 
@@ -106,7 +121,9 @@ def open_admin_client(
     ``ClusterError`` saying why not."""
     made: list[Connections] = []
     client = open_client(KafkaAdminClient, spec, config, advice, secrets, made)
-    return client, made[-1].manager
+    manager = made[-1].manager
+    manager.counting = True
+    return client, manager
 
 
 def reader_settings(

@@ -7,7 +7,8 @@ public ``KafkaAdminClient``:
 * **sending**: one request (:meth:`Transport.send`), one per broker at once
   (:meth:`Transport.send_each`), to the controller (:meth:`Transport.send_controller`), one
   batched request per item list (:meth:`Transport.batched`), or a library call
-  (:meth:`Transport.call`); every request sent is counted (``port.count_sent``);
+  (:meth:`Transport.call`); every request sent is counted (``port.count_sent``, by the
+  connection manager kgitops gives the client: ``bootstrap.CountedManager``);
 * **deadlines**: ``request_timeout_ms`` of the cluster file bounds each operation, retries
   included, so a broker that is down gives an error within that time, never a hang;
 * **one retry policy**: :class:`Backoff` (0.1 s doubling up to 2 s, never past the deadline)
@@ -40,7 +41,6 @@ from kgitops.cluster.kafka.errors import (
     translate,
 )
 from kgitops.cluster.kafka.tls import TlsAdvice, is_ambiguous
-from kgitops.cluster.port import count_sent
 from kgitops.errors import (
     ClusterError,
     ClusterRequestError,
@@ -53,11 +53,6 @@ _Key = TypeVar("_Key", bound=Hashable)
 _T = TypeVar("_T")
 
 NOT_CONTROLLER = 41
-
-
-def request_api(request: Any) -> str:
-    """``CreateTopicsRequest(...)`` -> ``CreateTopics``: the API a request is of."""
-    return type(request).__name__.removesuffix("Request")
 
 
 class Backoff:
@@ -188,7 +183,6 @@ class Transport:
                 raise self.error(exc, op) from None
 
     async def _send_async(self, request: Any, node_id: int | None, timeout_ms: int) -> Any:
-        count_sent(request_api(request))
         future = self.manager.send(request, node_id=node_id, request_timeout_ms=timeout_ms)
         return await self.manager.wait_for(future, timeout_ms)
 
@@ -227,7 +221,6 @@ class Transport:
         out: dict[int, Any] = {}
         for b, req in items:
             try:
-                count_sent(request_api(req))
                 futures.append(
                     (b, self.manager.send(req, node_id=b, request_timeout_ms=timeout_ms))
                 )
