@@ -215,3 +215,35 @@ def test_the_retry_policy_doubles_its_wait_to_the_cap_and_never_waits_past_the_d
         pass
     assert slept == [0.1, 0.2, 0.4, 0.8, 1.0, 1.0, 1.0]  # 4.5 s: one more 1.0 passes 5.0
     assert backoff.remaining_ms() == pytest.approx(500, abs=1)
+
+
+def test_a_library_call_to_a_controller_that_died_is_sent_again_to_the_one_metadata_names() -> None:
+    """KafkaAdminClient caches the controller id and refreshes it only on NOT_CONTROLLER; a
+    broker that died (KRaft names a random live broker, KIP-590) must not fail every call
+    to the controller until the deadline: the transport makes both forget it."""
+    library = SimpleNamespace(_controller_id=1)
+    sender = Transport(None, timeout_ms=2000, tls=None, library=library)
+    sender.controller = 1
+    attempts: list[object] = []
+
+    def elect() -> str:
+        attempts.append(library._controller_id)
+        if library._controller_id == 1:
+            raise kerr.KafkaConnectionError("broker 1 is gone")
+        return "elected"
+
+    assert sender.controller_call("ElectLeaders", elect) == "elected"
+    assert attempts == [1, None]
+    assert sender.controller is None
+
+
+def test_a_library_call_that_keeps_failing_is_a_kgitops_error_by_the_deadline() -> None:
+    sender = Transport(None, timeout_ms=300, tls=None, library=SimpleNamespace(_controller_id=1))
+
+    def elect() -> str:
+        raise kerr.KafkaConnectionError("refused")
+
+    start = time.monotonic()
+    with pytest.raises(ClusterUnreachable, match="ElectLeaders: cannot reach the cluster"):
+        sender.controller_call("ElectLeaders", elect)
+    assert time.monotonic() - start < 1.0

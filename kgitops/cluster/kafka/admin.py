@@ -10,7 +10,6 @@ from typing import Any, TypeVar
 from kafka.protocol.admin import (
     AlterPartitionReassignmentsRequest,
     CreatePartitionsRequest,
-    CreateTopicsRequest,
     DeleteTopicsRequest,
     DescribeClusterRequest,
     DescribeConfigsRequest,
@@ -525,41 +524,28 @@ class KafkaAdmin(AccessRequests, GroupRequests):
         if not topics:
             return {}
         single = len(self._transport.live()) == 1
-        T = CreateTopicsRequest.CreatableTopic
 
-        def build(nt: NewTopic) -> Any:
+        def build(nt: NewTopic) -> dict[str, Any]:
             assignment = dict(sorted(nt.assignment.items()))
-            rf = len(next(iter(assignment.values()))) if assignment else 0
-            configs = [
-                T.CreatableTopicConfig(name=k, value=v) for k, v in sorted(nt.config.items())
-            ]
+            configs = dict(sorted(nt.config.items()))
             if single:
-                return T(
-                    name=nt.name,
-                    num_partitions=len(assignment),
-                    replication_factor=rf,
-                    assignments=[],
-                    configs=configs,
-                )
-            return T(
-                name=nt.name,
-                num_partitions=-1,
-                replication_factor=-1,
-                assignments=[
-                    T.CreatableReplicaAssignment(partition_index=p, broker_ids=list(r))
-                    for p, r in assignment.items()
-                ],
-                configs=configs,
-            )
+                rf = len(next(iter(assignment.values()))) if assignment else 0
+                return {
+                    "num_partitions": len(assignment),
+                    "replication_factor": rf,
+                    "configs": configs,
+                }
+            return {"assignments": {p: list(r) for p, r in assignment.items()}, "configs": configs}
 
         def call(subset: Sequence[NewTopic]) -> dict[str, tuple[int, str | None]]:
-            req = CreateTopicsRequest(
-                topics=[build(nt) for nt in subset],
-                timeout_ms=self._timeout_ms,
-                validate_only=False,
+            wanted = {nt.name: build(nt) for nt in subset}
+            resp = self._transport.controller_call(
+                "CreateTopics",
+                lambda: self._client.create_topics(
+                    wanted, timeout_ms=self._timeout_ms, raise_errors=False
+                ),
             )
-            resp = self._transport.send_controller(req, lambda r: [t.error_code for t in r.topics])
-            return {t.name: (t.error_code, t.error_message) for t in resp.topics}
+            return {t["name"]: (t["error_code"], t["error_message"]) for t in resp["topics"]}
 
         results = self._transport.batched(
             "CreateTopics", topics, lambda nt: nt.name, call, done_on_retry=frozenset({36})
@@ -617,25 +603,21 @@ class KafkaAdmin(AccessRequests, GroupRequests):
         if not additions:
             return {}
         self._require(CreatePartitionsRequest)
-        T = CreatePartitionsRequest.CreatePartitionsTopic
 
         def call(subset: Sequence[NewPartitions]) -> dict[str, tuple[int, str | None]]:
-            req = CreatePartitionsRequest(
-                topics=[
-                    T(
-                        name=a.topic,
-                        count=a.total,
-                        assignments=[
-                            T.CreatePartitionsAssignment(broker_ids=list(r))
-                            for _, r in sorted(a.assignment.items())
-                        ],
-                    )
-                    for a in subset
-                ],
-                timeout_ms=self._timeout_ms,
-                validate_only=False,
+            wanted = {
+                a.topic: {
+                    "count": a.total,
+                    "assignments": [list(r) for _, r in sorted(a.assignment.items())],
+                }
+                for a in subset
+            }
+            resp = self._transport.controller_call(
+                "CreatePartitions",
+                lambda: self._client.create_partitions(
+                    wanted, timeout_ms=self._timeout_ms, raise_errors=False
+                ),
             )
-            resp = self._transport.send_controller(req, lambda r: [t.error_code for t in r.results])
             return {r.name: (r.error_code, r.error_message) for r in resp.results}
 
         results = self._transport.batched("CreatePartitions", additions, lambda a: a.topic, call)
@@ -748,18 +730,17 @@ class KafkaAdmin(AccessRequests, GroupRequests):
         if not wanted:
             return {}
         self._require(ElectLeadersRequest)
-        TP = ElectLeadersRequest.TopicPartitions
 
         def call(subset: Sequence[TopicPartition]) -> dict[TopicPartition, tuple[int, str | None]]:
             by_topic: dict[str, list[int]] = {}
             for t, p in subset:
                 by_topic.setdefault(t, []).append(p)
-            req = ElectLeadersRequest(
-                election_type=ELECTION_PREFERRED,
-                topic_partitions=[TP(topic=t, partitions=ps) for t, ps in by_topic.items()],
-                timeout_ms=self._timeout_ms,
+            resp = self._transport.controller_call(
+                "ElectLeaders",
+                lambda: self._client.elect_leaders(
+                    ELECTION_PREFERRED, by_topic, timeout_ms=self._timeout_ms, raise_errors=False
+                ),
             )
-            resp = self._transport.send_controller(req, lambda r: [r.error_code])
             if resp.error_code != 0:
                 return {tp: (resp.error_code, None) for tp in subset}
             return {

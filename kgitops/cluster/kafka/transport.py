@@ -257,6 +257,39 @@ class Transport:
                     continue
                 raise self.error(exc, operation) from None
 
+    def controller_call(self, operation: str, fn: Callable[[], _T]) -> _T:
+        """A ``KafkaAdminClient`` method that routes to the controller, under the same policy
+        as :meth:`send` with ``to_controller``: a transport failure (the broker it had learned
+        as the controller died) forgets the controller, so the next attempt asks Metadata
+        again, and is retried until the deadline; so is the library's "Failed to find active
+        controller id!" (NOT_CONTROLLER twice in a row: the controller is moving)."""
+        backoff = Backoff(self.timeout_ms / 1000)
+        while True:
+            try:
+                return fn()
+            except Exception as exc:
+                verdict = self.tls_verdict(exc)
+                if verdict is not None:
+                    raise verdict from None
+                gone = retriable_exc(exc) or isinstance(
+                    exc, kerr.UnknownBrokerIdError | RuntimeError
+                )
+                if gone:
+                    self.forget_controller()
+                if gone and backoff.wait():
+                    continue
+                raise self.error(exc, operation) from None
+
+    def forget_controller(self) -> None:
+        """The controller is asked of Metadata again before the next request to it, by
+        kgitops and by ``KafkaAdminClient``. The library caches the controller id and offers
+        no public way to forget it (its own ``_send_request_to_controller`` refreshes it on
+        NOT_CONTROLLER only): that one private attribute is set here, and nowhere else
+        (tests/test_quality.py allows it here alone)."""
+        self.controller = None
+        if self.library is not None:
+            self.library._controller_id = None
+
     # ---- Metadata: the controller and the live brokers
 
     def metadata(self, topics: Sequence[str] | None) -> Any:
@@ -314,7 +347,7 @@ class Transport:
                     code = 0
                 raw[k] = (code, message)
             if any(code == NOT_CONTROLLER for code, _ in got.values()):
-                self.controller = None
+                self.forget_controller()
             pending = [i for i in pending if retriable_code(raw[key(i)][0])]
             if not pending or not backoff.wait():
                 break
