@@ -7,10 +7,10 @@ import time
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
+import kafka.errors as kerr
 from kafka.protocol.admin import (
     AlterPartitionReassignmentsRequest,
     CreatePartitionsRequest,
-    DeleteTopicsRequest,
     DescribeClusterRequest,
     DescribeConfigsRequest,
     DescribeLogDirsRequest,
@@ -492,24 +492,30 @@ class KafkaAdmin(AccessRequests, GroupRequests):
         """Reassignments in flight (partitions with replicas being added or removed)."""
         if not self.supports(ListPartitionReassignmentsRequest):
             return {}
-        req = ListPartitionReassignmentsRequest(timeout_ms=self._timeout_ms, topics=None)
-        resp = self._transport.send_controller(req, lambda r: [r.error_code])
-        if resp.error_code != 0:
-            err = item_error(
-                "ListPartitionReassignments", "cluster", resp.error_code, resp.error_message
-            )
+
+        def listing() -> Any:
+            # the library raises the response's top-level error: a final one is the answer
+            try:
+                return self._client.list_partition_reassignments(timeout_ms=self._timeout_ms)
+            except kerr.BrokerResponseError as exc:
+                if exc.retriable:
+                    raise
+                return exc
+
+        listed = self._transport.controller_call("ListPartitionReassignments", listing)
+        if isinstance(listed, kerr.BrokerResponseError):
+            err = item_error("ListPartitionReassignments", "cluster", listed.errno, None)
             assert err is not None
             raise err
         out: dict[str, dict[int, tuple[tuple[int, ...], ...]]] = {}
-        for t in resp.topics:
-            for p in t.partitions:
-                if not p.adding_replicas and not p.removing_replicas:
-                    continue  # Tansu lists every partition; only moving ones are in flight
-                out.setdefault(t.name, {})[p.partition_index] = (
-                    tuple(p.replicas),
-                    tuple(p.adding_replicas),
-                    tuple(p.removing_replicas),
-                )
+        for tp, p in sorted(listed.items()):
+            if not p["adding_replicas"] and not p["removing_replicas"]:
+                continue  # Tansu lists every partition; only moving ones are in flight
+            out.setdefault(tp.topic, {})[tp.partition] = (
+                tuple(p["replicas"]),
+                tuple(p["adding_replicas"]),
+                tuple(p["removing_replicas"]),
+            )
         return out
 
     # ---- writes
@@ -758,20 +764,15 @@ class KafkaAdmin(AccessRequests, GroupRequests):
         """Delete all named topics in one DeleteTopics request."""
         if not names:
             return {}
-        T = DeleteTopicsRequest.DeleteTopicState
 
         def call(subset: Sequence[str]) -> dict[str, tuple[int, str | None]]:
-            req = DeleteTopicsRequest(
-                topics=[T(name=n) for n in subset],
-                topic_names=list(subset),
-                timeout_ms=self._timeout_ms,
+            resp = self._transport.controller_call(
+                "DeleteTopics",
+                lambda: self._client.delete_topics(
+                    list(subset), timeout_ms=self._timeout_ms, raise_errors=False
+                ),
             )
-            resp = self._transport.send_controller(
-                req, lambda r: [t.error_code for t in r.responses]
-            )
-            return {
-                r.name: (r.error_code, getattr(r, "error_message", None)) for r in resp.responses
-            }
+            return {t["name"]: (t["error_code"], t.get("error_message")) for t in resp["topics"]}
 
         return self._transport.batched(
             "DeleteTopics", list(dict.fromkeys(names)), str, call, done_on_retry=frozenset({3})
