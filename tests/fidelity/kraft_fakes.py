@@ -9,7 +9,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import kafka.errors as kerr
-from kafka.protocol.admin import ListPartitionReassignmentsRequest
+from kafka.protocol.admin import DescribeClusterRequest, ListPartitionReassignmentsRequest
 
 from kgitops.cluster.kafka.admin import KafkaAdmin
 from kgitops.cluster.kafka.transport import Transport
@@ -47,6 +47,20 @@ class LibraryOver:
 
     def __init__(self, manager: RecordingManager) -> None:
         self.manager = manager
+
+    def describe_cluster(self) -> dict[str, Any]:
+        request = DescribeClusterRequest(
+            include_cluster_authorized_operations=True, include_fenced_brokers=True
+        )
+        resp = self.manager.answer(*self.manager.send(request, None))
+        if resp.error_code:
+            raise kerr.for_code(resp.error_code)()
+        return {
+            "brokers": [
+                {"broker_id": b.broker_id, "rack": b.rack, "is_fenced": b.is_fenced}
+                for b in resp.brokers
+            ]
+        }
 
     def list_partition_reassignments(self, timeout_ms: int | None = None) -> dict[Any, Any]:
         request = ListPartitionReassignmentsRequest(timeout_ms=timeout_ms, topics=None)

@@ -314,16 +314,14 @@ class KafkaAdmin(AccessRequests, GroupRequests):
         down is then known only from the replicas it holds, without a rack)."""
         if not self.supports(DescribeClusterRequest):
             return {}
-        req = DescribeClusterRequest(
-            include_cluster_authorized_operations=False, include_fenced_brokers=True
-        )
         try:
-            resp = self._send(req)
+            cluster = self._transport.call("DescribeCluster", self._client.describe_cluster)
         except (ClusterRequestError, ClusterAuthError, UnsupportedOperation):
             return {}
-        if resp.error_code != 0:
-            return {}
-        return {b.broker_id: (b.rack, bool(getattr(b, "is_fenced", False))) for b in resp.brokers}
+        return {
+            b["broker_id"]: (b.get("rack"), bool(b.get("is_fenced", False)))
+            for b in cluster["brokers"]
+        }
 
     def _any_topic(self) -> str | None:
         """One topic of the cluster (``__consumer_offsets`` where it exists), or None on an
