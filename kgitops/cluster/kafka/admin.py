@@ -25,7 +25,7 @@ from kgitops.cluster.kafka.errors import (
     item_error,
     retriable_code,
 )
-from kgitops.cluster.kafka.groups import GroupRequests
+from kgitops.cluster.kafka.groups import Groups
 from kgitops.cluster.kafka.settings import client_config, secret_values, tls_advice
 from kgitops.cluster.kafka.token import TokenSource
 from kgitops.cluster.kafka.transport import Backoff, Transport
@@ -45,6 +45,7 @@ from kgitops.errors import (
     ClusterUnreachable,
     UnsupportedOperation,
 )
+from kgitops.groups import GroupsState, Partition
 from kgitops.model import (
     Broker,
     ClusterSpec,
@@ -181,7 +182,7 @@ def response_enumerates(results: Iterable[Any]) -> bool:
 # ------------------------------------------------------------------ the adapter
 
 
-class KafkaAdmin(AccessRequests, GroupRequests):
+class KafkaAdmin(AccessRequests):
     """``ClusterAdmin`` for a real Kafka cluster (3.x/4.x, KRaft or ZooKeeper) or Tansu."""
 
     def __init__(self, spec: ClusterSpec, *, environ: Mapping[str, str] | None = None) -> None:
@@ -208,6 +209,7 @@ class KafkaAdmin(AccessRequests, GroupRequests):
             secrets=lambda: self._secrets,
             library=self._client,
         )
+        self._groups = Groups(self._transport)
         self._closed = False
 
     @property
@@ -221,6 +223,28 @@ class KafkaAdmin(AccessRequests, GroupRequests):
         self._fixed_secrets = tuple(value)
 
     # ---- the request primitive
+
+    # ---- consumer groups: the ``groups.Groups`` component's
+
+    def list_group_ids(self) -> list[str]:
+        return self._groups.list_group_ids()
+
+    def describe_groups(self, group_ids: Iterable[str] | None = None) -> GroupsState:
+        return self._groups.describe_groups(group_ids)
+
+    def list_offsets(self, partitions: Iterable[Partition], spec: int) -> dict[Partition, int]:
+        return self._groups.list_offsets(partitions, spec)
+
+    def log_offsets(self, partitions: Iterable[Partition]) -> dict[Partition, tuple[int, int]]:
+        return self._groups.log_offsets(partitions)
+
+    def alter_group_offsets(
+        self, group_id: str, offsets: Mapping[TopicPartition, int]
+    ) -> PartitionResults:
+        return self._groups.alter_group_offsets(group_id, offsets)
+
+    def delete_groups(self, group_ids: Sequence[str]) -> Results:
+        return self._groups.delete_groups(group_ids)
 
     # ---- sending: the transport's (``transport.Transport``)
 
