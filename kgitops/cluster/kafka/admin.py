@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import kafka.errors as kerr
@@ -19,6 +19,7 @@ from kafka.protocol.admin import (
     ListPartitionReassignmentsRequest,
 )
 
+from kgitops.access import Acl, QuotaEntity, ScramCredential
 from kgitops.cluster.kafka.access import AccessRequests
 from kgitops.cluster.kafka.bootstrap import open_admin_client
 from kgitops.cluster.kafka.errors import (
@@ -34,10 +35,11 @@ from kgitops.cluster.port import (
     NewPartitions,
     NewTopic,
     PartitionResults,
+    QuotaChange,
     Results,
+    ScramUpsert,
 )
 from kgitops.errors import (
-    AccessUnsupported,
     ClusterAuthError,
     ClusterError,
     ClusterRequestError,
@@ -182,7 +184,7 @@ def response_enumerates(results: Iterable[Any]) -> bool:
 # ------------------------------------------------------------------ the adapter
 
 
-class KafkaAdmin(AccessRequests):
+class KafkaAdmin:
     """``ClusterAdmin`` for a real Kafka cluster (3.x/4.x, KRaft or ZooKeeper) or Tansu."""
 
     def __init__(self, spec: ClusterSpec, *, environ: Mapping[str, str] | None = None) -> None:
@@ -192,11 +194,6 @@ class KafkaAdmin(AccessRequests):
         self._token_source = source if isinstance(source, TokenSource) else None
         self._secrets = secret_values(config)
         self._timeout_ms = int(config["request_timeout_ms"])
-        self._access_timeout_ms = self._timeout_ms
-        self._access_probe_ms = int(spec.access_probe_timeout_ms)
-        self._access_served: set[str] = set()
-        self._access_refused: dict[str, AccessUnsupported] = {}
-        self._access_where = ",".join(spec.bootstrap_servers)
         self._departed: set[int] = set()
         tls = tls_advice(spec)
         self._client, manager = open_admin_client(spec, config, tls, self._secrets)
@@ -210,6 +207,12 @@ class KafkaAdmin(AccessRequests):
             library=self._client,
         )
         self._groups = Groups(self._transport)
+        self._access = AccessRequests(
+            self._transport,
+            spec,
+            create_topics=lambda topics: self.create_topics(topics),
+            list_offsets=lambda partitions, at: self.list_offsets(partitions, at),
+        )
         self._closed = False
 
     @property
@@ -223,6 +226,35 @@ class KafkaAdmin(AccessRequests):
         self._fixed_secrets = tuple(value)
 
     # ---- the request primitive
+
+    # ---- access: the ``access.AccessRequests`` component's (passwordVersion records too)
+
+    def probe_access(self, apis: Collection[str]) -> None:
+        self._access.probe_access(apis)
+
+    def ready_scram_versions(self) -> None:
+        self._access.ready_scram_versions()
+
+    def describe_acls(self) -> frozenset[Acl]:
+        return self._access.describe_acls()
+
+    def create_acls(self, acls: Sequence[Acl]) -> Results:
+        return self._access.create_acls(acls)
+
+    def delete_acls(self, acls: Sequence[Acl]) -> Results:
+        return self._access.delete_acls(acls)
+
+    def describe_client_quotas(self) -> Mapping[QuotaEntity, Mapping[str, float]]:
+        return self._access.describe_client_quotas()
+
+    def alter_client_quotas(self, changes: Mapping[QuotaEntity, QuotaChange]) -> Results:
+        return self._access.alter_client_quotas(changes)
+
+    def describe_scram_users(self) -> Mapping[tuple[str, str], ScramCredential]:
+        return self._access.describe_scram_users()
+
+    def upsert_scram_users(self, upserts: Sequence[ScramUpsert]) -> Results:
+        return self._access.upsert_scram_users(upserts)
 
     # ---- consumer groups: the ``groups.Groups`` component's
 
