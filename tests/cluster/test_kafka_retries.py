@@ -13,16 +13,22 @@ import pytest
 
 from kgitops.cluster.kafka.admin import KafkaAdmin
 from kgitops.cluster.kafka.tls import TlsAdvice
+from kgitops.cluster.kafka.transport import Backoff, Transport
 from kgitops.errors import ClusterRequestError, ClusterTimeout, ClusterUnreachable
 
 
-def bare_admin(timeout_ms: int = 2000) -> KafkaAdmin:
+def transport(timeout_ms: int = 2000, manager: object = None) -> Transport:
+    sender = Transport(manager, timeout_ms=timeout_ms, tls=TlsAdvice("c", "b:9092", "PLAINTEXT"))
+    sender.controller = 1
+    return sender
+
+
+def bare_admin(timeout_ms: int = 2000, manager: object = None) -> KafkaAdmin:
+    """A KafkaAdmin over a transport that sends through ``manager`` (no connection)."""
     admin = object.__new__(KafkaAdmin)
     admin._timeout_ms = timeout_ms
-    admin._controller = 1
-    admin._tls = TlsAdvice("c", "b:9092", "PLAINTEXT")
-    admin._tls_context = None
-    admin._diagnosed = False
+    admin._secrets = ()
+    admin._transport = transport(timeout_ms, manager)
     return admin
 
 
@@ -41,7 +47,7 @@ class Scripted:
 
 def test_only_items_with_retriable_codes_are_sent_again() -> None:
     broker = Scripted({"a": [0], "b": [7, 0], "c": [36]})  # 7 REQUEST_TIMED_OUT, 36 exists
-    out = bare_admin()._batched("CreateTopics", ["a", "b", "c"], str, broker)
+    out = transport().batched("CreateTopics", ["a", "b", "c"], str, broker)
     assert broker.calls == [["a", "b", "c"], ["b"]]
     assert out["a"] is None and out["b"] is None
     assert isinstance(out["c"], ClusterRequestError) and out["c"].code == "TOPIC_ALREADY_EXISTS"
@@ -50,7 +56,7 @@ def test_only_items_with_retriable_codes_are_sent_again() -> None:
 def test_an_item_that_stays_retriable_fails_by_the_deadline() -> None:
     broker = Scripted({"a": [7]})
     start = time.monotonic()
-    out = bare_admin(timeout_ms=800)._batched("DeleteTopics", ["a"], str, broker)
+    out = transport(timeout_ms=800).batched("DeleteTopics", ["a"], str, broker)
     assert time.monotonic() - start < 2.0
     assert len(broker.calls) >= 2
     assert isinstance(out["a"], ClusterTimeout)
@@ -58,13 +64,13 @@ def test_an_item_that_stays_retriable_fails_by_the_deadline() -> None:
 
 def test_already_exists_after_a_retried_create_counts_as_created() -> None:
     broker = Scripted({"a": [7, 36]})
-    out = bare_admin()._batched("CreateTopics", ["a"], str, broker, done_on_retry=frozenset({36}))
+    out = transport().batched("CreateTopics", ["a"], str, broker, done_on_retry=frozenset({36}))
     assert out == {"a": None}
 
 
 def test_an_unknown_topic_is_an_answer_not_a_reason_to_retry() -> None:
     broker = Scripted({"a": [3]})
-    out = bare_admin()._batched("IncrementalAlterConfigs", ["a"], str, broker)
+    out = transport().batched("IncrementalAlterConfigs", ["a"], str, broker)
     assert len(broker.calls) == 1
     assert isinstance(out["a"], ClusterRequestError)
     assert out["a"].code == "UNKNOWN_TOPIC_OR_PARTITION"
@@ -74,14 +80,14 @@ def test_an_item_the_broker_does_not_mention_is_an_error() -> None:
     def silent(items: Sequence[str]) -> dict[str, tuple[int, str | None]]:
         return {}
 
-    out = bare_admin()._batched("DeleteTopics", ["a"], str, silent)
+    out = transport().batched("DeleteTopics", ["a"], str, silent)
     assert isinstance(out["a"], ClusterRequestError) and out["a"].code == "NO_RESPONSE"
 
 
 def test_not_controller_forgets_the_controller() -> None:
-    admin = bare_admin(timeout_ms=300)
-    admin._batched("ElectLeaders", ["a"], str, Scripted({"a": [41, 0]}))
-    assert admin._controller is None
+    sender = transport(timeout_ms=300)
+    sender.batched("ElectLeaders", ["a"], str, Scripted({"a": [41, 0]}))
+    assert sender.controller is None
 
 
 class FakeManager:
@@ -114,12 +120,10 @@ def test_per_broker_reads_go_to_every_broker_and_one_failing_broker_is_an_error(
     rate = config_entry("leader.replication.throttled.rate", "100", 2)  # DYNAMIC_BROKER_CONFIG
     listeners = config_entry("listeners", "PLAINTEXT://:9092", 4)  # STATIC_BROKER_CONFIG
     ok = SimpleNamespace(results=[SimpleNamespace(error_code=0, configs=[rate, listeners])])
-    admin = bare_admin(timeout_ms=600)
-    admin._secrets = ()
     manager = FakeManager(
         {1: [ok], 2: [kerr.KafkaConnectionError("refused")], None: [metadata(1, 2)]}
     )
-    admin._manager = manager
+    admin = bare_admin(timeout_ms=600, manager=manager)
     start = time.monotonic()
     # broker 2's throttle rates are unknown, not absent: a plan must not take "no rate" for it
     # (Metadata still lists it: it is up, only unreachable from here)
@@ -152,9 +156,9 @@ def test_a_broker_that_died_after_the_metadata_read_is_down_not_a_failed_read(
     down, like a broker the first Metadata had not listed; the read goes on."""
     rate = config_entry("leader.replication.throttled.rate", "100", 2)
     ok = SimpleNamespace(results=[SimpleNamespace(error_code=0, configs=[rate])])
-    admin = bare_admin(timeout_ms=600)
-    admin._secrets = ()
-    admin._manager = FakeManager({1: [ok], 2: [failure], None: [metadata(1)]})
+    admin = bare_admin(
+        timeout_ms=600, manager=FakeManager({1: [ok], 2: [failure], None: [metadata(1)]})
+    )
     assert admin._broker_configs([1, 2]) == {1: {"leader.replication.throttled.rate": "100"}}
     assert admin._departed == {2}
 
@@ -169,10 +173,9 @@ def test_a_broker_kafka_python_no_longer_knows_fails_only_its_own_request() -> N
                 raise kerr.UnknownBrokerIdError("3")
             return super().send(request, node_id, request_timeout_ms)
 
-    admin = bare_admin(timeout_ms=300)
-    admin._secrets = ()
-    admin._manager = Forgetting({4: ["fine"]})
-    got = admin._send_each({3: object(), 4: object()})
+    got = transport(timeout_ms=300, manager=Forgetting({4: ["fine"]})).send_each(
+        {3: object(), 4: object()}
+    )
     assert got[4] == "fine"
     assert isinstance(got[3], ClusterUnreachable)
 
@@ -180,20 +183,67 @@ def test_a_broker_kafka_python_no_longer_knows_fails_only_its_own_request() -> N
 def test_a_controller_bound_request_follows_the_controller_when_the_cached_one_died() -> None:
     """KRaft's Metadata names a random live broker as the controller (KIP-590); the one
     cached (1) died: the request goes to the one Metadata names now (2)."""
-    admin = bare_admin(timeout_ms=2000)
-    admin._secrets = ()
     resp = SimpleNamespace(error_code=0)
     manager = FakeManager({1: [kerr.UnknownBrokerIdError("1")], 2: [resp], None: [metadata(2)]})
-    admin._manager = manager
-    assert admin._send_controller(object(), lambda r: [r.error_code]) is resp
+    sender = transport(timeout_ms=2000, manager=manager)
+    assert sender.send_controller(object(), lambda r: [r.error_code]) is resp
     assert manager.sent == [1, None, 2]
-    assert admin._controller == 2
+    assert sender.controller == 2
 
 
 def test_send_each_names_why_a_broker_failed() -> None:
-    admin = bare_admin(timeout_ms=300)
-    admin._secrets = ()
-    admin._manager = FakeManager({3: [kerr.KafkaTimeoutError("slow")], 4: ["fine"]})
-    got = admin._send_each({3: object(), 4: object()})
+    manager = FakeManager({3: [kerr.KafkaTimeoutError("slow")], 4: ["fine"]})
+    got = transport(timeout_ms=300, manager=manager).send_each({3: object(), 4: object()})
     assert got[4] == "fine"
     assert isinstance(got[3], ClusterTimeout)
+
+
+def test_the_retry_policy_doubles_its_wait_to_the_cap_and_never_waits_past_the_deadline(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock = [100.0]
+    slept: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        slept.append(seconds)
+        clock[0] += seconds
+
+    monkeypatch.setattr(time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(time, "sleep", sleep)
+    backoff = Backoff(5.0, cap=1.0)
+    while backoff.wait():
+        pass
+    assert slept == [0.1, 0.2, 0.4, 0.8, 1.0, 1.0, 1.0]  # 4.5 s: one more 1.0 passes 5.0
+    assert backoff.remaining_ms() == pytest.approx(500, abs=1)
+
+
+def test_a_library_call_to_a_controller_that_died_is_sent_again_to_the_one_metadata_names() -> None:
+    """KafkaAdminClient caches the controller id and refreshes it only on NOT_CONTROLLER; a
+    broker that died (KRaft names a random live broker, KIP-590) must not fail every call
+    to the controller until the deadline: the transport makes both forget it."""
+    library = SimpleNamespace(_controller_id=1)
+    sender = Transport(None, timeout_ms=2000, tls=None, library=library)
+    sender.controller = 1
+    attempts: list[object] = []
+
+    def elect() -> str:
+        attempts.append(library._controller_id)
+        if library._controller_id == 1:
+            raise kerr.KafkaConnectionError("broker 1 is gone")
+        return "elected"
+
+    assert sender.controller_call("ElectLeaders", elect) == "elected"
+    assert attempts == [1, None]
+    assert sender.controller is None
+
+
+def test_a_library_call_that_keeps_failing_is_a_kgitops_error_by_the_deadline() -> None:
+    sender = Transport(None, timeout_ms=300, tls=None, library=SimpleNamespace(_controller_id=1))
+
+    def elect() -> str:
+        raise kerr.KafkaConnectionError("refused")
+
+    start = time.monotonic()
+    with pytest.raises(ClusterUnreachable, match="ElectLeaders: cannot reach the cluster"):
+        sender.controller_call("ElectLeaders", elect)
+    assert time.monotonic() - start < 1.0

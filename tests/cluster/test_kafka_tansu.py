@@ -13,6 +13,7 @@ import pytest
 
 from kgitops.cluster.connect import open_cluster
 from kgitops.cluster.kafka.admin import KafkaAdmin
+from kgitops.cluster.kafka.transport import Transport
 from kgitops.cluster.local import free_port, start_broker
 from kgitops.cluster.port import ClusterAdmin, ConfigChange, NewPartitions, NewTopic
 from kgitops.errors import (
@@ -315,11 +316,12 @@ def test_describing_a_thousand_topics_costs_as_many_requests_as_describing_ten(
 
     count_requests.clear()
     assert all(e is None for e in admin.create_topics(small).values())
-    create_small = sum(count_requests.values())
+    create_small = Counter(count_requests)
     count_requests.clear()
     assert all(e is None for e in admin.create_topics(large).values())
-    assert sum(count_requests.values()) == create_small
-    assert count_requests["CreateTopics"] == 1
+    # (KafkaAdminClient asked Metadata for the controller once, in describe above: it keeps
+    # the answer, so neither create asks again)
+    assert count_requests == create_small == Counter({"CreateTopics": 1, "Metadata": 1})
 
     count_requests.clear()
     s = admin.describe([t.name for t in small])
@@ -354,7 +356,7 @@ def test_every_request_the_adapter_builds_encodes_at_every_protocol_version(
         return original(self, request, *args, **kwargs)
 
     monkeypatch.setattr(KafkaConnection, "_send_request", recording)
-    monkeypatch.setattr(KafkaAdmin, "supports", lambda self, cls: True)
+    monkeypatch.setattr(Transport, "supports", lambda self, cls: True)
     a = KafkaAdmin(spec_for(local_broker))
     try:
         b = broker_id(a)
@@ -385,12 +387,17 @@ def test_every_request_the_adapter_builds_encodes_at_every_protocol_version(
         "ListPartitionReassignmentsRequest",
         "DeleteTopicsRequest",
     }
+    # built by kafka-python's KafkaAdminClient (with plain tuples inside, which encode but
+    # have no to_dict): checked to encode and decode at every version only
+    library = {"ElectLeadersRequest"}
     assert {type(r).__name__ for r in built} >= ours
     for request in (r for r in built if type(r).__name__ in ours):
         cls = type(request)
         for version in range(cls.min_version, cls.max_version + 1):
             data = request.encode(version=version, header=False)
             again = cls.decode(data, version=version, header=False)
+            if cls.__name__ in library:
+                continue
             assert _set(again.to_dict()) == _set(request.to_dict()), (cls.__name__, version)
 
 

@@ -27,8 +27,9 @@ from kafka.protocol.producer import ProduceRequest
 
 from kgitops.cli import main
 from kgitops.cluster.kafka import version_records as r
-from kgitops.cluster.kafka.access import MECHANISMS
+from kgitops.cluster.kafka.access import MECHANISMS, AccessRequests
 from kgitops.cluster.kafka.admin import KafkaAdmin
+from kgitops.cluster.kafka.transport import Transport
 from kgitops.cluster.port import ScramUpsert
 from kgitops.errors import ClusterTimeout
 from kgitops.model import ClusterSpec, SecuritySpec
@@ -90,15 +91,15 @@ class KafkaScram:
 def scram(monkeypatch: pytest.MonkeyPatch) -> KafkaScram:
     """The SCRAM requests of every KafkaAdmin go to a ``KafkaScram``; all others to Tansu."""
     fake = KafkaScram()
-    real = KafkaAdmin._send
+    real = Transport.send
 
-    def send(self: KafkaAdmin, request: Any, *args: Any, **kwargs: Any) -> Any:
+    def send(self: Transport, request: Any, *args: Any, **kwargs: Any) -> Any:
         scram_requests = (DescribeUserScramCredentialsRequest, AlterUserScramCredentialsRequest)
         if isinstance(request, scram_requests):
             return fake.answer(request)
         return real(self, request, *args, **kwargs)
 
-    monkeypatch.setattr(KafkaAdmin, "_send", send)
+    monkeypatch.setattr(Transport, "send", send)
     return fake
 
 
@@ -125,8 +126,8 @@ def admin(local_broker: str, topic_prefix: str) -> Iterator[KafkaAdmin]:
 def _raw(admin: KafkaAdmin, records: list[tuple[bytes, bytes | None]]) -> None:
     """Write records to the version topic as another program would (a topic of the cluster
     anyone with Write on it can write)."""
-    leader = admin._leader(create=True)
-    req = r.build_produce(admin._version_topic, records, TIMEOUT_MS, 0)
+    leader = admin._access._leader(create=True)
+    req = r.build_produce(admin._access._version_topic, records, TIMEOUT_MS, 0)
     assert r.read_produce(admin._send(req, leader))[0] == 0
 
 
@@ -134,15 +135,15 @@ def _raw(admin: KafkaAdmin, records: list[tuple[bytes, bytes | None]]) -> None:
 def test_records_round_trip_through_the_topic_created_compacted_on_the_first_write(
     admin: KafkaAdmin,
 ) -> None:
-    topic = admin._version_topic
-    assert admin.read_versions() == {}  # no topic: no records, not an error
+    topic = admin._access._version_topic
+    assert admin._access.read_versions() == {}  # no topic: no records, not an error
     assert topic not in admin.describe([topic]).topics  # reading created nothing
     hostile = 'a"b\nc\u2028'
     ups = [
         ScramUpsert(hostile, "SCRAM-SHA-256", 4096, b"s" * 32, b"p" * 32, 2),
         ScramUpsert("x", MECH, 8192, b"s" * 32, b"p" * 64, 1),
     ]
-    assert admin.write_versions(ups) is None
+    assert admin._access.write_versions(ups) is None
     live = admin.describe([topic]).topics[topic]
     assert list(live.partitions) == [0]
     assert live.config == {
@@ -150,22 +151,30 @@ def test_records_round_trip_through_the_topic_created_compacted_on_the_first_wri
         "compression.type": "uncompressed",
         "min.insync.replicas": "1",
     }
-    assert admin.read_versions() == {
+    assert admin._access.read_versions() == {
         (hostile, "SCRAM-SHA-256"): r.VersionRecord(2, 4096, 0),
         ("x", MECH): r.VersionRecord(1, 8192, 1),
     }
     # later writes win; a credential written without a version loses its record
-    assert admin.write_versions([ScramUpsert("x", MECH, 8192, b"s", b"p", 3)]) is None
-    assert admin.write_versions([ScramUpsert(hostile, "SCRAM-SHA-256", 4096, b"s", b"p")]) is None
-    assert admin.read_versions() == {("x", MECH): r.VersionRecord(3, 8192, 2)}
-    assert admin._log_start(topic) == 0  # ListOffsets EARLIEST, the OFFSET_OUT_OF_RANGE path
+    assert admin._access.write_versions([ScramUpsert("x", MECH, 8192, b"s", b"p", 3)]) is None
+    assert (
+        admin._access.write_versions([ScramUpsert(hostile, "SCRAM-SHA-256", 4096, b"s", b"p")])
+        is None
+    )
+    assert admin._access.read_versions() == {("x", MECH): r.VersionRecord(3, 8192, 2)}
+    assert (
+        admin._access._log_start(topic) == 0
+    )  # ListOffsets EARLIEST, the OFFSET_OUT_OF_RANGE path
 
 
 @pytest.mark.slow
 def test_reading_ends_after_many_single_record_batches(admin: KafkaAdmin) -> None:
     for i in range(1, 41):
-        assert admin.write_versions([ScramUpsert(f"u{i % 7}", MECH, 4096, b"s", b"p", i)]) is None
-    got = admin.read_versions()
+        assert (
+            admin._access.write_versions([ScramUpsert(f"u{i % 7}", MECH, 4096, b"s", b"p", i)])
+            is None
+        )
+    got = admin._access.read_versions()
     assert {k[0]: r.version for k, r in got.items()} == {f"u{i % 7}": i for i in range(34, 41)}
 
 
@@ -238,11 +247,11 @@ def test_a_password_version_bump_rotates_once_on_a_real_cluster_and_a_replan_is_
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.setenv("ORDERS_PW", PASSWORD)
-    topic = admin._version_topic
+    topic = admin._access._version_topic
     key = (USER, MECH)
 
     def record() -> r.VersionRecord | None:
-        return admin.read_versions().get(key)
+        return admin._access.read_versions().get(key)
 
     # create
     _folder(tmp_path, local_broker, topic, 1)
@@ -282,21 +291,21 @@ def test_a_password_version_bump_rotates_once_on_a_real_cluster_and_a_replan_is_
     # the record write fails after the credential was written: NOT done, exit 3, and a new
     # plan finishes the job
     _folder(tmp_path, local_broker, topic, 3)
-    real_send = KafkaAdmin._send
+    real_send = Transport.send
 
-    def produce_times_out(self: KafkaAdmin, request: Any, *args: Any, **kw: Any) -> Any:
+    def produce_times_out(self: Transport, request: Any, *args: Any, **kw: Any) -> Any:
         if isinstance(request, ProduceRequest):
             raise ClusterTimeout("Produce: the cluster did not answer in time")
         return real_send(self, request, *args, **kw)
 
-    monkeypatch.setattr(KafkaAdmin, "_send", produce_times_out)  # over the SCRAM fake
+    monkeypatch.setattr(Transport, "send", produce_times_out)  # over the SCRAM fake
     writes = scram.writes
     code, text = _apply(tmp_path, capsys)
     assert code == 3, text
     assert "NOT done: + upsert_user" in text
     assert "the credential was written, but its passwordVersion was not recorded" in text
     assert scram.writes == writes + 1  # the credential itself was written
-    monkeypatch.setattr(KafkaAdmin, "_send", real_send)
+    monkeypatch.setattr(Transport, "send", real_send)
     assert record() is not None and record().version == 2  # type: ignore[union-attr]
     assert _reasons(_plan(tmp_path, capsys)) == ["passwordVersion 2 -> 3"]
     assert _apply(tmp_path, capsys)[0] == 0
@@ -304,7 +313,7 @@ def test_a_password_version_bump_rotates_once_on_a_real_cluster_and_a_replan_is_
     assert _plan(tmp_path, capsys) == []
 
     # nothing secret ever reached the topic
-    leader = admin._leader(create=False)
+    leader = admin._access._leader(create=False)
     fetched = r.read_fetch(admin._send(r.build_fetch(topic, 0), leader))
     blob = b"".join((k or b"") + (val or b"") for _, k, val in fetched.records)
     assert PASSWORD.encode() not in blob
@@ -322,7 +331,7 @@ def test_a_credential_kgitops_never_wrote_counts_as_version_1_until_a_bump(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.setenv("ORDERS_PW", PASSWORD)
-    topic = admin._version_topic
+    topic = admin._access._version_topic
     scram.creds[(USER, MECH)] = (8192, b"made by kafka-configs.sh")
     _folder(tmp_path, local_broker, topic, 1)
     assert _plan(tmp_path, capsys) == []
@@ -335,7 +344,7 @@ def test_a_credential_kgitops_never_wrote_counts_as_version_1_until_a_bump(
         "PASSWORD_VERSION_UNRECORDED" in out and f"{USER} (SCRAM-SHA-512, passwordVersion 2)" in out
     )
     assert _apply(tmp_path, capsys)[0] == 0
-    assert admin.read_versions() == {(USER, MECH): r.VersionRecord(2, 8192, 0)}
+    assert admin._access.read_versions() == {(USER, MECH): r.VersionRecord(2, 8192, 0)}
     assert _plan(tmp_path, capsys) == []
 
 
@@ -405,7 +414,7 @@ def test_a_version_topic_that_cannot_be_written_refuses_apply_before_the_topics_
 
     monkeypatch.setenv("ORDERS_PW", PASSWORD)
     orders = topic_prefix + "orders"
-    _folder(tmp_path, local_broker, admin._version_topic, 1)
+    _folder(tmp_path, local_broker, admin._access._version_topic, 1)
     (tmp_path / "t.yaml").write_text(
         f"apiVersion: kgitops/v1\nkind: Topic\nname: {orders}\npartitions: 1\n"
         "replicationFactor: 1\n"
@@ -413,7 +422,7 @@ def test_a_version_topic_that_cannot_be_written_refuses_apply_before_the_topics_
     if refusal == "create":  # a principal without Create on it
 
         def no_create(self: KafkaAdmin, topics: Any) -> Any:
-            if any(t.name == admin._version_topic for t in topics):
+            if any(t.name == admin._access._version_topic for t in topics):
                 raise ClusterRequestError(
                     "CreateTopics: TOPIC_AUTHORIZATION_FAILED", code="TOPIC_AUTHORIZATION_FAILED"
                 )
@@ -422,7 +431,7 @@ def test_a_version_topic_that_cannot_be_written_refuses_apply_before_the_topics_
         real_create = KafkaAdmin.create_topics
         monkeypatch.setattr(KafkaAdmin, "create_topics", no_create)
     else:  # Create allowed, no Write ACL on the new topic: Metadata v8+ says so
-        monkeypatch.setattr(KafkaAdmin, "_topic_operations", lambda self: (1 << 8) | (1 << 3))
+        monkeypatch.setattr(AccessRequests, "_topic_operations", lambda self: (1 << 8) | (1 << 3))
     code, text = _apply(tmp_path, capsys)
     assert code == 1, text
     # without Write the (new) version topic was created, empty, and nothing else

@@ -8,7 +8,12 @@ from collections.abc import Awaitable, Callable
 from types import SimpleNamespace
 from typing import Any
 
+import kafka.errors as kerr
+from kafka.protocol.admin import DescribeClusterRequest, ListPartitionReassignmentsRequest
+
 from kgitops.cluster.kafka.admin import KafkaAdmin
+from kgitops.cluster.kafka.transport import Transport
+from kgitops.model import TopicPartition
 from kgitops.versionrules import DEFAULT_VERSION
 
 
@@ -35,13 +40,51 @@ class RecordingManager:
         return asyncio.run(fn(*args))
 
 
-def adapter(manager: RecordingManager) -> KafkaAdmin:
-    """A KafkaAdmin whose transport is ``manager`` (no connection is made)."""
+class LibraryOver:
+    """The ``KafkaAdminClient`` methods the adapter calls, sending the request the library
+    builds through ``manager`` (to the controller, node 1) and reading the answer as the
+    library does (kafka/admin/_partitions.py)."""
+
+    def __init__(self, manager: RecordingManager) -> None:
+        self.manager = manager
+
+    def describe_cluster(self) -> dict[str, Any]:
+        request = DescribeClusterRequest(
+            include_cluster_authorized_operations=True, include_fenced_brokers=True
+        )
+        resp = self.manager.answer(*self.manager.send(request, None))
+        if resp.error_code:
+            raise kerr.for_code(resp.error_code)()
+        return {
+            "brokers": [
+                {"broker_id": b.broker_id, "rack": b.rack, "is_fenced": b.is_fenced}
+                for b in resp.brokers
+            ]
+        }
+
+    def list_partition_reassignments(self, timeout_ms: int | None = None) -> dict[Any, Any]:
+        request = ListPartitionReassignmentsRequest(timeout_ms=timeout_ms, topics=None)
+        resp = self.manager.answer(*self.manager.send(request, 1))
+        if resp.error_code:
+            raise kerr.for_code(resp.error_code)()
+        return {
+            TopicPartition(t.name, p.partition_index): {
+                "replicas": list(p.replicas),
+                "adding_replicas": list(p.adding_replicas),
+                "removing_replicas": list(p.removing_replicas),
+            }
+            for t in resp.topics
+            for p in t.partitions
+        }
+
+
+def adapter(manager: RecordingManager, timeout_ms: int = 1000) -> KafkaAdmin:
+    """A KafkaAdmin whose transport sends through ``manager`` (no connection is made)."""
     admin = object.__new__(KafkaAdmin)
-    admin._timeout_ms = 1000
-    admin._controller = 1
+    admin._timeout_ms = timeout_ms
     admin._secrets = ()
-    admin._manager = manager
-    admin._live_brokers = None
+    admin._transport = Transport(manager, timeout_ms=timeout_ms, tls=None)
+    admin._transport.controller = 1
+    admin._client = LibraryOver(manager)
     admin._spec = SimpleNamespace(kafka_version=DEFAULT_VERSION)  # cluster.yaml's default
     return admin

@@ -187,10 +187,7 @@ def test_a_broker_the_adapter_cannot_reach_is_that_items_error_not_a_lost_cluste
 
     manager = RecordingManager(answer)
     manager.broker_version_data = _Versions()  # type: ignore[attr-defined]
-    admin = adapter(manager)
-    admin._timeout_ms = 300
-    admin._tls_verdict = lambda exc: None  # type: ignore[method-assign]  # plaintext
-    admin._tls = None  # type: ignore[assignment]
+    admin = adapter(manager, timeout_ms=300)  # plaintext: no TLS advice
     rate = ConfigChange(set={THROTTLE_LEADER_RATE: "100"})
     got = admin.alter_broker_configs({1: rate, 3: rate, 4: rate})
     assert got["broker:1"] is None and got["broker:4"] is None

@@ -29,7 +29,7 @@ NOT done and the next plan shows it again.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from kafka.protocol.admin import (
@@ -44,9 +44,10 @@ from kafka.protocol.admin import (
 
 from kgitops.access import Acl, QuotaEntity, ScramCredential
 from kgitops.cluster.kafka.errors import api_name, item_error
+from kgitops.cluster.kafka.transport import Transport
 from kgitops.cluster.kafka.version_records import join
 from kgitops.cluster.kafka.versions import PasswordVersions
-from kgitops.cluster.port import QuotaChange, Results, ScramUpsert
+from kgitops.cluster.port import NewTopic, QuotaChange, Results, ScramUpsert
 from kgitops.errors import (
     AccessUnsupported,
     ClusterAuthError,
@@ -57,6 +58,7 @@ from kgitops.errors import (
     ClusterUnreachable,
     UnsupportedOperation,
 )
+from kgitops.model import ClusterSpec
 
 RESOURCE_TYPES = {"topic": 2, "group": 3, "cluster": 4, "transactional_id": 5}
 PATTERN_TYPES = {"literal": 3, "prefixed": 4}
@@ -405,23 +407,51 @@ def read_upsert_scram_users(resp: Any, upserts: Sequence[ScramUpsert]) -> Result
 
 
 class AccessRequests(PasswordVersions):
-    """The access operations of the ClusterAdmin port for ``KafkaAdmin`` (which provides
-    ``supports``, ``_send`` and the ``_access_*`` fields); the passwordVersion records are
-    ``PasswordVersions``'."""
-
-    def _send(  # pragma: no cover - KafkaAdmin's
-        self, request: Any, node_id: int | None = None, *, timeout_ms: int | None = None
-    ) -> Any:
-        raise NotImplementedError
-
-    def supports(self, request_class: Any) -> bool:  # pragma: no cover - KafkaAdmin's
-        raise NotImplementedError
+    """The access operations of the ClusterAdmin port, over the adapter's ``Transport``
+    (``KafkaAdmin`` holds one and hands each call on); the passwordVersion records are
+    ``PasswordVersions``', which create their topic and read its offsets through the
+    adapter's ``create_topics`` and ``list_offsets``."""
 
     _access_served: set[str]
     _access_refused: dict[str, AccessUnsupported]
     _access_where: str  # the cluster, as a refusal names it (its bootstrap servers)
     _access_timeout_ms: int  # requestTimeoutMs
     _access_probe_ms: int = PROBE_MS  # accessProbeTimeoutMs
+
+    def __init__(
+        self,
+        transport: Transport,
+        spec: ClusterSpec,
+        *,
+        create_topics: Callable[[Sequence[NewTopic]], Results],
+        list_offsets: Callable[[Iterable[tuple[str, int]], int], dict[tuple[str, int], int]],
+    ) -> None:
+        self._transport = transport
+        self._spec = spec
+        self._timeout_ms = transport.timeout_ms
+        self._access_timeout_ms = transport.timeout_ms
+        self._access_probe_ms = int(spec.access_probe_timeout_ms)
+        self._access_served = set()
+        self._access_refused = {}
+        self._access_where = ",".join(spec.bootstrap_servers)
+        self._create = create_topics
+        self._offsets = list_offsets
+
+    def _send(
+        self, request: Any, node_id: int | None = None, *, timeout_ms: int | None = None
+    ) -> Any:
+        return self._transport.send(request, node_id, timeout_ms=timeout_ms)
+
+    def supports(self, request_class: Any) -> bool:
+        return self._transport.supports(request_class)
+
+    def create_topics(self, topics: Sequence[NewTopic]) -> Results:
+        return self._create(topics)
+
+    def list_offsets(
+        self, partitions: Iterable[tuple[str, int]], spec: int
+    ) -> dict[tuple[str, int], int]:
+        return self._offsets(partitions, spec)
 
     def _call(self, request: Any) -> Any:
         """Send an access request, its API probed first (once per adapter)."""

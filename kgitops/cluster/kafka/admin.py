@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import kafka.errors as kerr
 from kafka.protocol.admin import (
     AlterPartitionReassignmentsRequest,
     CreatePartitionsRequest,
-    CreateTopicsRequest,
-    DeleteTopicsRequest,
     DescribeClusterRequest,
     DescribeConfigsRequest,
     DescribeLogDirsRequest,
@@ -20,32 +18,29 @@ from kafka.protocol.admin import (
     IncrementalAlterConfigsRequest,
     ListPartitionReassignmentsRequest,
 )
-from kafka.protocol.metadata import MetadataRequest
 
+from kgitops.access import Acl, QuotaEntity, ScramCredential
 from kgitops.cluster.kafka.access import AccessRequests
-from kgitops.cluster.kafka.bootstrap import PROBE_SECONDS, broker_addresses, open_admin_client
+from kgitops.cluster.kafka.bootstrap import open_admin_client
 from kgitops.cluster.kafka.errors import (
-    api_name,
     item_error,
     retriable_code,
-    retriable_exc,
-    translate,
 )
-from kgitops.cluster.kafka.groups import GroupRequests
+from kgitops.cluster.kafka.groups import Groups
 from kgitops.cluster.kafka.owners import OwnerRecords
 from kgitops.cluster.kafka.settings import client_config, secret_values, tls_advice
-from kgitops.cluster.kafka.tls import is_ambiguous
 from kgitops.cluster.kafka.token import TokenSource
+from kgitops.cluster.kafka.transport import Backoff, Transport
 from kgitops.cluster.port import (
     ConfigChange,
     NewPartitions,
     NewTopic,
     PartitionResults,
+    QuotaChange,
     Results,
-    count_sent,
+    ScramUpsert,
 )
 from kgitops.errors import (
-    AccessUnsupported,
     ClusterAuthError,
     ClusterError,
     ClusterRequestError,
@@ -53,6 +48,7 @@ from kgitops.errors import (
     ClusterUnreachable,
     UnsupportedOperation,
 )
+from kgitops.groups import GroupsState, Partition
 from kgitops.model import (
     Broker,
     ClusterSpec,
@@ -63,6 +59,7 @@ from kgitops.model import (
     TopicState,
 )
 from kgitops.names import MIN_ISR, STATE_BROKER_CONFIGS, UNCLEAN
+from kgitops.plan.owners import OwnerRecord
 
 _Item = TypeVar("_Item")
 _Key = TypeVar("_Key", bound=Hashable)
@@ -187,7 +184,7 @@ def response_enumerates(results: Iterable[Any]) -> bool:
 # ------------------------------------------------------------------ the adapter
 
 
-class KafkaAdmin(AccessRequests, GroupRequests, OwnerRecords):
+class KafkaAdmin:
     """``ClusterAdmin`` for a real Kafka cluster (3.x/4.x, KRaft or ZooKeeper) or Tansu."""
 
     def __init__(self, spec: ClusterSpec, *, environ: Mapping[str, str] | None = None) -> None:
@@ -197,19 +194,31 @@ class KafkaAdmin(AccessRequests, GroupRequests, OwnerRecords):
         self._token_source = source if isinstance(source, TokenSource) else None
         self._secrets = secret_values(config)
         self._timeout_ms = int(config["request_timeout_ms"])
-        self._access_timeout_ms = self._timeout_ms
-        self._access_probe_ms = int(spec.access_probe_timeout_ms)
-        self._access_served: set[str] = set()
-        self._access_refused: dict[str, AccessUnsupported] = {}
-        self._access_where = ",".join(spec.bootstrap_servers)
-        self._controller: int | None = None
-        self._live_brokers: tuple[int, ...] | None = None
         self._departed: set[int] = set()
-        self._tls = tls_advice(spec)
-        self._tls_context = config.get("ssl_context")
-        self._diagnosed = False
-        self._client = open_admin_client(spec, config, self._tls, self._secrets)
-        self._manager: Any = self._client._manager
+        tls = tls_advice(spec)
+        self._client, manager = open_admin_client(spec, config, tls, self._secrets)
+        self._transport = Transport(
+            manager,
+            timeout_ms=self._timeout_ms,
+            tls=tls,
+            tls_context=config.get("ssl_context"),
+            bootstrap=spec.bootstrap_servers,
+            secrets=lambda: self._secrets,
+            library=self._client,
+        )
+        self._groups = Groups(self._transport)
+        self._access = AccessRequests(
+            self._transport,
+            spec,
+            create_topics=lambda topics: self.create_topics(topics),
+            list_offsets=lambda partitions, at: self.list_offsets(partitions, at),
+        )
+        self._owners = OwnerRecords(
+            self._transport,
+            spec,
+            create_topics=lambda topics: self.create_topics(topics),
+            list_offsets=lambda partitions, at: self.list_offsets(partitions, at),
+        )
         self._closed = False
 
     @property
@@ -222,156 +231,83 @@ class KafkaAdmin(AccessRequests, GroupRequests, OwnerRecords):
     def _secrets(self, value: tuple[str, ...]) -> None:
         self._fixed_secrets = tuple(value)
 
-    def _tls_verdict(self, exc: BaseException) -> ClusterError | None:
-        """A definitive TLS failure behind ``exc`` (never worth a retry), or, the first time a
-        connection ends in a way that may hide one, what probing the brokers finds."""
-        verdict = self._tls.explain(exc)
-        if verdict is not None or self._diagnosed or not is_ambiguous(exc):
-            return verdict
-        self._diagnosed = True
-        addresses = broker_addresses(self._manager, self._spec.bootstrap_servers)
-        return self._tls.diagnose(addresses, self._tls_context, PROBE_SECONDS)
-
     # ---- the request primitive
 
-    def _send(
-        self,
-        request: Any,
-        node_id: int | None = None,
-        *,
-        timeout_ms: int | None = None,
-        to_controller: bool = False,
-    ) -> Any:
-        """Send one request, retrying transport and retriable errors until the deadline
-        (``timeout_ms``, requestTimeoutMs by default). ``to_controller``: the node is the
-        controller kgitops last learned, asked again before each attempt; a node that cannot
-        be reached, or that kafka-python no longer knows (UnknownBrokerIdError: it left the
-        Metadata), is forgotten, so the next attempt goes to the one Metadata names now."""
-        op = type(request).__name__
-        deadline = time.monotonic() + (timeout_ms or self._timeout_ms) / 1000
-        backoff = 0.1
-        while True:
-            if to_controller:
-                node_id = self._controller_id()
-            remaining_ms = max(int((deadline - time.monotonic()) * 1000), 1)
-            try:
-                return self._manager.run(self._send_async, request, node_id, remaining_ms)
-            except Exception as exc:
-                verdict = self._tls_verdict(exc)
-                if verdict is not None:
-                    raise verdict from None
-                gone = to_controller and (
-                    retriable_exc(exc) or isinstance(exc, kerr.UnknownBrokerIdError)
-                )
-                if gone:
-                    self._controller = None
-                if (retriable_exc(exc) or gone) and time.monotonic() + backoff < deadline:
-                    time.sleep(backoff)
-                    backoff = min(backoff * 2, 2.0)
-                    continue
-                raise translate(exc, op, secrets=self._secrets, tls=self._tls) from None
+    # ---- owner records: the ``owners.OwnerRecords`` component's
 
-    async def _send_async(self, request: Any, node_id: int | None, timeout_ms: int) -> Any:
-        count_sent(_api(request))
-        future = self._manager.send(request, node_id=node_id, request_timeout_ms=timeout_ms)
-        return await self._manager.wait_for(future, timeout_ms)
+    def read_owners(self) -> Mapping[str, OwnerRecord]:
+        return self._owners.read_owners()
+
+    def record_owners(self, records: Mapping[str, OwnerRecord | None]) -> None:
+        self._owners.record_owners(records)
+
+    # ---- access: the ``access.AccessRequests`` component's (passwordVersion records too)
+
+    def probe_access(self, apis: Collection[str]) -> None:
+        self._access.probe_access(apis)
+
+    def ready_scram_versions(self) -> None:
+        self._access.ready_scram_versions()
+
+    def describe_acls(self) -> frozenset[Acl]:
+        return self._access.describe_acls()
+
+    def create_acls(self, acls: Sequence[Acl]) -> Results:
+        return self._access.create_acls(acls)
+
+    def delete_acls(self, acls: Sequence[Acl]) -> Results:
+        return self._access.delete_acls(acls)
+
+    def describe_client_quotas(self) -> Mapping[QuotaEntity, Mapping[str, float]]:
+        return self._access.describe_client_quotas()
+
+    def alter_client_quotas(self, changes: Mapping[QuotaEntity, QuotaChange]) -> Results:
+        return self._access.alter_client_quotas(changes)
+
+    def describe_scram_users(self) -> Mapping[tuple[str, str], ScramCredential]:
+        return self._access.describe_scram_users()
+
+    def upsert_scram_users(self, upserts: Sequence[ScramUpsert]) -> Results:
+        return self._access.upsert_scram_users(upserts)
+
+    # ---- consumer groups: the ``groups.Groups`` component's
+
+    def list_group_ids(self) -> list[str]:
+        return self._groups.list_group_ids()
+
+    def describe_groups(self, group_ids: Iterable[str] | None = None) -> GroupsState:
+        return self._groups.describe_groups(group_ids)
+
+    def list_offsets(self, partitions: Iterable[Partition], spec: int) -> dict[Partition, int]:
+        return self._groups.list_offsets(partitions, spec)
+
+    def log_offsets(self, partitions: Iterable[Partition]) -> dict[Partition, tuple[int, int]]:
+        return self._groups.log_offsets(partitions)
+
+    def alter_group_offsets(
+        self, group_id: str, offsets: Mapping[TopicPartition, int]
+    ) -> PartitionResults:
+        return self._groups.alter_group_offsets(group_id, offsets)
+
+    def delete_groups(self, group_ids: Sequence[str]) -> Results:
+        return self._groups.delete_groups(group_ids)
+
+    # ---- sending: the transport's (``transport.Transport``)
+
+    def _send(
+        self, request: Any, node_id: int | None = None, *, timeout_ms: int | None = None
+    ) -> Any:
+        return self._transport.send(request, node_id, timeout_ms=timeout_ms)
 
     def _send_each(self, requests: Mapping[int, Any]) -> dict[int, Any]:
-        """One request per broker, all sent at once; each value is the response or the
-        ClusterError that broker's request ended with (retriable failures are retried with
-        backoff until the deadline, so N slow brokers cost one timeout, not N)."""
-        deadline = time.monotonic() + self._timeout_ms / 1000
-        backoff = 0.1
-        pending = dict(requests)
-        out: dict[int, Any] = {}
-        while pending:
-            remaining_ms = max(int((deadline - time.monotonic()) * 1000), 1)
-            try:
-                got = self._manager.run(self._gather, list(pending.items()), remaining_ms)
-            except Exception as exc:
-                raise translate(exc, "send", secrets=self._secrets, tls=self._tls) from None
-            retry: dict[int, Any] = {}
-            for b, res in got.items():
-                verdict = self._tls_verdict(res) if isinstance(res, BaseException) else None
-                if not isinstance(res, BaseException):
-                    out[b] = res
-                elif verdict is not None:
-                    raise verdict
-                elif retriable_exc(res) and time.monotonic() + backoff < deadline:
-                    retry[b] = pending[b]
-                else:
-                    op = type(pending[b]).__name__
-                    out[b] = translate(res, op, secrets=self._secrets, tls=self._tls)
-            pending = retry
-            if pending:
-                time.sleep(backoff)
-                backoff = min(backoff * 2, 2.0)
-        return out
-
-    async def _gather(self, items: Sequence[tuple[int, Any]], timeout_ms: int) -> dict[int, Any]:
-        # a broker kafka-python no longer knows (it left the Metadata: UnknownBrokerIdError
-        # at send) is that broker's answer, never the loss of the others'
-        futures: list[tuple[int, Any]] = []
-        out: dict[int, Any] = {}
-        for b, req in items:
-            try:
-                count_sent(_api(req))
-                futures.append(
-                    (b, self._manager.send(req, node_id=b, request_timeout_ms=timeout_ms))
-                )
-            except Exception as exc:
-                out[b] = exc
-        for b, future in futures:
-            try:
-                out[b] = await self._manager.wait_for(future, timeout_ms)
-            except Exception as exc:
-                out[b] = exc
-        return out
+        return self._transport.send_each(requests)
 
     def supports(self, request_class: Any) -> bool:
         """Whether the broker advertises this API (ApiVersions, answered at connect)."""
-        try:
-            self._manager.broker_version_data.api_version(request_class)
-        except kerr.UnsupportedVersionError:
-            return False
-        return True
+        return self._transport.supports(request_class)
 
     def _require(self, request_class: Any) -> None:
-        if not self.supports(request_class):
-            raise UnsupportedOperation(api_name(request_class.__name__))
-
-    def _metadata(self, topics: Sequence[str] | None) -> Any:
-        _T = MetadataRequest.MetadataRequestTopic
-        req = MetadataRequest(
-            topics=None if topics is None else [_T(name=t) for t in topics],
-            allow_auto_topic_creation=False,
-        )
-        md = self._send(req)
-        if md.controller_id is not None and md.controller_id >= 0:
-            self._controller = md.controller_id
-        self._live_brokers = tuple(sorted(b.node_id for b in md.brokers))
-        return md
-
-    def _controller_id(self) -> int:
-        if self._controller is None:
-            self._metadata([])
-        if self._controller is None:
-            raise ClusterUnreachable("the cluster reports no active controller; try again later")
-        return self._controller
-
-    def _send_controller(self, request: Any, codes: Callable[[Any], Iterable[int]]) -> Any:
-        """To the controller; on NOT_CONTROLLER, learn the new one and send again (once).
-
-        On KRaft the "controller" Metadata names is a random live broker, which forwards the
-        request to the quorum's controller (KIP-590: ``KRaftMetadataCache.getControllerId``
-        returns ``getRandomAliveBroker``). The broker learned may die while kgitops runs
-        (an apply of hours, a broker killed): the request then goes to the broker Metadata
-        names now, never to the dead one until the deadline (``_send``, ``to_controller``)."""
-        resp = self._send(request, to_controller=True)
-        if NOT_CONTROLLER in set(codes(resp)):
-            self._controller = None
-            resp = self._send(request, to_controller=True)
-        return resp
+        self._transport.require(request_class)
 
     # ---- reads
 
@@ -422,7 +358,7 @@ class KafkaAdmin(AccessRequests, GroupRequests, OwnerRecords):
             topics=topic_states,
             reassignments=reassignments,
             cluster_id=md.cluster_id,
-            controller_id=self._controller,
+            controller_id=self._transport.controller,
             broker_configs=broker_configs,
             broker_defaults=broker_defaults,
             topic_config_names=config_names,
@@ -432,15 +368,12 @@ class KafkaAdmin(AccessRequests, GroupRequests, OwnerRecords):
     def _settled_metadata(self, topics: Sequence[str] | None) -> Any:
         """Metadata, asked again (with backoff, a few seconds at most) while some topic is in
         a passing state, e.g. LEADER_NOT_AVAILABLE right after it was created."""
-        deadline = time.monotonic() + min(self._timeout_ms / 1000, 5.0)
-        backoff = 0.1
+        backoff = Backoff(min(self._timeout_ms / 1000, 5.0), cap=1.0)
         while True:
-            md = self._metadata(topics)
+            md = self._transport.metadata(topics)
             passing = [t for t in md.topics if retriable_code(t.error_code)]
-            if not passing or time.monotonic() + backoff >= deadline:
+            if not passing or not backoff.wait():
                 return md
-            time.sleep(backoff)
-            backoff = min(backoff * 2, 1.0)
 
     def _registered_brokers(self) -> dict[int, tuple[str | None, bool]]:
         """Every registered broker with its rack and whether it is fenced (DescribeCluster).
@@ -451,21 +384,21 @@ class KafkaAdmin(AccessRequests, GroupRequests, OwnerRecords):
         down is then known only from the replicas it holds, without a rack)."""
         if not self.supports(DescribeClusterRequest):
             return {}
-        req = DescribeClusterRequest(
-            include_cluster_authorized_operations=False, include_fenced_brokers=True
-        )
         try:
-            resp = self._send(req)
+            cluster = self._transport.call("DescribeCluster", self._client.describe_cluster)
         except (ClusterRequestError, ClusterAuthError, UnsupportedOperation):
             return {}
-        if resp.error_code != 0:
-            return {}
-        return {b.broker_id: (b.rack, bool(getattr(b, "is_fenced", False))) for b in resp.brokers}
+        return {
+            b["broker_id"]: (b.get("rack"), bool(b.get("is_fenced", False)))
+            for b in cluster["brokers"]
+        }
 
     def _any_topic(self) -> str | None:
         """One topic of the cluster (``__consumer_offsets`` where it exists), or None on an
         empty cluster: one Metadata request for every topic."""
-        found = sorted(t.name for t in self._metadata(None).topics if t.name and not t.error_code)
+        found = sorted(
+            t.name for t in self._transport.metadata(None).topics if t.name and not t.error_code
+        )
         if NAMES_PROBE_TOPIC in found:
             return NAMES_PROBE_TOPIC
         return found[0] if found else None
@@ -581,7 +514,7 @@ class KafkaAdmin(AccessRequests, GroupRequests, OwnerRecords):
         request timeout, longer than that by default). They count as down, as if the first
         Metadata had not listed them; their throttle rates are read once they are back (a
         broker's dynamic configs are answered only by that broker: ``ConfigHelper``)."""
-        listed = {b.node_id for b in self._metadata([]).brokers}
+        listed = {b.node_id for b in self._transport.metadata([]).brokers}
         return {b for b in brokers if b not in listed}
 
     def _sizes(self, broker_ids: Sequence[int]) -> dict[tuple[str, int], int]:
@@ -627,79 +560,33 @@ class KafkaAdmin(AccessRequests, GroupRequests, OwnerRecords):
         """Reassignments in flight (partitions with replicas being added or removed)."""
         if not self.supports(ListPartitionReassignmentsRequest):
             return {}
-        req = ListPartitionReassignmentsRequest(timeout_ms=self._timeout_ms, topics=None)
-        resp = self._send_controller(req, lambda r: [r.error_code])
-        if resp.error_code != 0:
-            err = item_error(
-                "ListPartitionReassignments", "cluster", resp.error_code, resp.error_message
-            )
+
+        def listing() -> Any:
+            # the library raises the response's top-level error: a final one is the answer
+            try:
+                return self._client.list_partition_reassignments(timeout_ms=self._timeout_ms)
+            except kerr.BrokerResponseError as exc:
+                if exc.retriable:
+                    raise
+                return exc
+
+        listed = self._transport.controller_call("ListPartitionReassignments", listing)
+        if isinstance(listed, kerr.BrokerResponseError):
+            err = item_error("ListPartitionReassignments", "cluster", listed.errno, None)
             assert err is not None
             raise err
         out: dict[str, dict[int, tuple[tuple[int, ...], ...]]] = {}
-        for t in resp.topics:
-            for p in t.partitions:
-                if not p.adding_replicas and not p.removing_replicas:
-                    continue  # Tansu lists every partition; only moving ones are in flight
-                out.setdefault(t.name, {})[p.partition_index] = (
-                    tuple(p.replicas),
-                    tuple(p.adding_replicas),
-                    tuple(p.removing_replicas),
-                )
+        for tp, p in sorted(listed.items()):
+            if not p["adding_replicas"] and not p["removing_replicas"]:
+                continue  # Tansu lists every partition; only moving ones are in flight
+            out.setdefault(tp.topic, {})[tp.partition] = (
+                tuple(p["replicas"]),
+                tuple(p["adding_replicas"]),
+                tuple(p["removing_replicas"]),
+            )
         return out
 
     # ---- writes
-
-    def _live(self) -> tuple[int, ...]:
-        if self._live_brokers is None:
-            self._metadata([])
-        assert self._live_brokers is not None
-        return self._live_brokers
-
-    def _batched(
-        self,
-        operation: str,
-        items: Sequence[_Item],
-        key: Callable[[_Item], _Key],
-        call: Callable[[Sequence[_Item]], Mapping[_Key, tuple[int, str | None]]],
-        *,
-        done_on_retry: frozenset[int] = frozenset(),
-    ) -> dict[_Key, ClusterError | None]:
-        """Send ``items`` in one request; send again only the items whose error code is
-        retriable (with backoff, until the deadline). ``done_on_retry`` are codes that mean
-        success when an earlier attempt may have gone through (TOPIC_ALREADY_EXISTS after a
-        create that timed out). Items the broker does not mention are errors (NO_RESPONSE)."""
-        deadline = time.monotonic() + self._timeout_ms / 1000
-        backoff = 0.1
-        raw: dict[_Key, tuple[int, str | None]] = {}
-        pending = list(items)
-        retried: set[_Key] = set()
-        while pending:
-            got = call(pending)
-            for item in pending:
-                k = key(item)
-                code, message = got.get(k, (-2, None))
-                if k in retried and code in done_on_retry:
-                    code = 0
-                raw[k] = (code, message)
-            if any(code == NOT_CONTROLLER for code, _ in got.values()):
-                self._controller = None
-            pending = [i for i in pending if retriable_code(raw[key(i)][0])]
-            if not pending or time.monotonic() + backoff >= deadline:
-                break
-            retried.update(key(i) for i in pending)
-            time.sleep(backoff)
-            backoff = min(backoff * 2, 2.0)
-        out: dict[_Key, ClusterError | None] = {}
-        for item in items:
-            k = key(item)
-            code, message = raw[k]
-            if code == -2:
-                out[k] = ClusterRequestError(
-                    f"{k}: the broker did not answer for this item", code="NO_RESPONSE", item=str(k)
-                )
-            else:
-                out[k] = item_error(operation, str(k), code, message)
-        return out
 
     def create_topics(self, topics: Sequence[NewTopic]) -> Results:
         """Create all topics in one CreateTopics request, each with its explicit assignment.
@@ -710,44 +597,31 @@ class KafkaAdmin(AccessRequests, GroupRequests, OwnerRecords):
         difference is that topic's error (code ASSIGNMENT_MISMATCH)."""
         if not topics:
             return {}
-        single = len(self._live()) == 1
-        T = CreateTopicsRequest.CreatableTopic
+        single = len(self._transport.live()) == 1
 
-        def build(nt: NewTopic) -> Any:
+        def build(nt: NewTopic) -> dict[str, Any]:
             assignment = dict(sorted(nt.assignment.items()))
-            rf = len(next(iter(assignment.values()))) if assignment else 0
-            configs = [
-                T.CreatableTopicConfig(name=k, value=v) for k, v in sorted(nt.config.items())
-            ]
+            configs = dict(sorted(nt.config.items()))
             if single:
-                return T(
-                    name=nt.name,
-                    num_partitions=len(assignment),
-                    replication_factor=rf,
-                    assignments=[],
-                    configs=configs,
-                )
-            return T(
-                name=nt.name,
-                num_partitions=-1,
-                replication_factor=-1,
-                assignments=[
-                    T.CreatableReplicaAssignment(partition_index=p, broker_ids=list(r))
-                    for p, r in assignment.items()
-                ],
-                configs=configs,
-            )
+                rf = len(next(iter(assignment.values()))) if assignment else 0
+                return {
+                    "num_partitions": len(assignment),
+                    "replication_factor": rf,
+                    "configs": configs,
+                }
+            return {"assignments": {p: list(r) for p, r in assignment.items()}, "configs": configs}
 
         def call(subset: Sequence[NewTopic]) -> dict[str, tuple[int, str | None]]:
-            req = CreateTopicsRequest(
-                topics=[build(nt) for nt in subset],
-                timeout_ms=self._timeout_ms,
-                validate_only=False,
+            wanted = {nt.name: build(nt) for nt in subset}
+            resp = self._transport.controller_call(
+                "CreateTopics",
+                lambda: self._client.create_topics(
+                    wanted, timeout_ms=self._timeout_ms, raise_errors=False
+                ),
             )
-            resp = self._send_controller(req, lambda r: [t.error_code for t in r.topics])
-            return {t.name: (t.error_code, t.error_message) for t in resp.topics}
+            return {t["name"]: (t["error_code"], t["error_message"]) for t in resp["topics"]}
 
-        results = self._batched(
+        results = self._transport.batched(
             "CreateTopics", topics, lambda nt: nt.name, call, done_on_retry=frozenset({36})
         )
         expected = {nt.name: dict(nt.assignment) for nt in topics if results[nt.name] is None}
@@ -759,10 +633,10 @@ class KafkaAdmin(AccessRequests, GroupRequests, OwnerRecords):
         briefly while new topics propagate). Result: topic -> None or ASSIGNMENT_MISMATCH."""
         if not expected:
             return {}
-        deadline = time.monotonic() + min(self._timeout_ms / 1000, 10.0)
+        backoff = Backoff(min(self._timeout_ms / 1000, 10.0), cap=0.1)
         names = sorted(expected)
         while True:
-            md = self._metadata(names)
+            md = self._transport.metadata(names)
             live = {
                 t.name: {p.partition_index: tuple(p.replica_nodes) for p in t.partitions}
                 for t in md.topics
@@ -771,9 +645,8 @@ class KafkaAdmin(AccessRequests, GroupRequests, OwnerRecords):
             pending = [
                 n for n in names if n not in live or any(p not in live[n] for p in expected[n])
             ]
-            if not pending or time.monotonic() > deadline:
+            if not pending or not backoff.wait():
                 break
-            time.sleep(0.1)
         out: dict[str, ClusterError | None] = {}
         for n in names:
             got = live.get(n, {})
@@ -804,28 +677,24 @@ class KafkaAdmin(AccessRequests, GroupRequests, OwnerRecords):
         if not additions:
             return {}
         self._require(CreatePartitionsRequest)
-        T = CreatePartitionsRequest.CreatePartitionsTopic
 
         def call(subset: Sequence[NewPartitions]) -> dict[str, tuple[int, str | None]]:
-            req = CreatePartitionsRequest(
-                topics=[
-                    T(
-                        name=a.topic,
-                        count=a.total,
-                        assignments=[
-                            T.CreatePartitionsAssignment(broker_ids=list(r))
-                            for _, r in sorted(a.assignment.items())
-                        ],
-                    )
-                    for a in subset
-                ],
-                timeout_ms=self._timeout_ms,
-                validate_only=False,
+            wanted = {
+                a.topic: {
+                    "count": a.total,
+                    "assignments": [list(r) for _, r in sorted(a.assignment.items())],
+                }
+                for a in subset
+            }
+            resp = self._transport.controller_call(
+                "CreatePartitions",
+                lambda: self._client.create_partitions(
+                    wanted, timeout_ms=self._timeout_ms, raise_errors=False
+                ),
             )
-            resp = self._send_controller(req, lambda r: [t.error_code for t in r.results])
             return {r.name: (r.error_code, r.error_message) for r in resp.results}
 
-        results = self._batched("CreatePartitions", additions, lambda a: a.topic, call)
+        results = self._transport.batched("CreatePartitions", additions, lambda a: a.topic, call)
         done = {a.topic: dict(a.assignment) for a in additions if results[a.topic] is None}
         results.update(self._verify(done, "partitions added"))
         return results
@@ -864,7 +733,7 @@ class KafkaAdmin(AccessRequests, GroupRequests, OwnerRecords):
             resp = self._send(req, node_id)
             return {r.resource_name: (r.error_code, r.error_message) for r in resp.responses}
 
-        return self._batched("IncrementalAlterConfigs", sorted(changes), str, call)
+        return self._transport.batched("IncrementalAlterConfigs", sorted(changes), str, call)
 
     def alter_topic_configs(self, changes: Mapping[str, ConfigChange]) -> Results:
         """SET and DELETE topic configs of all topics in one IncrementalAlterConfigs request."""
@@ -916,7 +785,7 @@ class KafkaAdmin(AccessRequests, GroupRequests, OwnerRecords):
                 timeout_ms=self._timeout_ms,
                 topics=[T(name=t, partitions=ps) for t, ps in by_topic.items()],
             )
-            resp = self._send_controller(req, lambda r: [r.error_code])
+            resp = self._transport.send_controller(req, lambda r: [r.error_code])
             if resp.error_code != 0:
                 return {tp: (resp.error_code, resp.error_message) for tp in subset}
             return {
@@ -926,7 +795,7 @@ class KafkaAdmin(AccessRequests, GroupRequests, OwnerRecords):
             }
 
         wanted = sorted(TopicPartition(*tp) for tp in targets)
-        return self._batched("AlterPartitionReassignments", wanted, _itself, call)
+        return self._transport.batched("AlterPartitionReassignments", wanted, _itself, call)
 
     def elect_preferred_leaders(self, partitions: Iterable[TopicPartition]) -> PartitionResults:
         """Preferred-leader election for all partitions in one ElectLeaders request.
@@ -935,18 +804,17 @@ class KafkaAdmin(AccessRequests, GroupRequests, OwnerRecords):
         if not wanted:
             return {}
         self._require(ElectLeadersRequest)
-        TP = ElectLeadersRequest.TopicPartitions
 
         def call(subset: Sequence[TopicPartition]) -> dict[TopicPartition, tuple[int, str | None]]:
             by_topic: dict[str, list[int]] = {}
             for t, p in subset:
                 by_topic.setdefault(t, []).append(p)
-            req = ElectLeadersRequest(
-                election_type=ELECTION_PREFERRED,
-                topic_partitions=[TP(topic=t, partitions=ps) for t, ps in by_topic.items()],
-                timeout_ms=self._timeout_ms,
+            resp = self._transport.controller_call(
+                "ElectLeaders",
+                lambda: self._client.elect_leaders(
+                    ELECTION_PREFERRED, by_topic, timeout_ms=self._timeout_ms, raise_errors=False
+                ),
             )
-            resp = self._send_controller(req, lambda r: [r.error_code])
             if resp.error_code != 0:
                 return {tp: (resp.error_code, None) for tp in subset}
             return {
@@ -958,26 +826,23 @@ class KafkaAdmin(AccessRequests, GroupRequests, OwnerRecords):
                 for p in r.partition_result
             }
 
-        return self._batched("ElectLeaders", wanted, _itself, call)
+        return self._transport.batched("ElectLeaders", wanted, _itself, call)
 
     def delete_topics(self, names: Sequence[str]) -> Results:
         """Delete all named topics in one DeleteTopics request."""
         if not names:
             return {}
-        T = DeleteTopicsRequest.DeleteTopicState
 
         def call(subset: Sequence[str]) -> dict[str, tuple[int, str | None]]:
-            req = DeleteTopicsRequest(
-                topics=[T(name=n) for n in subset],
-                topic_names=list(subset),
-                timeout_ms=self._timeout_ms,
+            resp = self._transport.controller_call(
+                "DeleteTopics",
+                lambda: self._client.delete_topics(
+                    list(subset), timeout_ms=self._timeout_ms, raise_errors=False
+                ),
             )
-            resp = self._send_controller(req, lambda r: [t.error_code for t in r.responses])
-            return {
-                r.name: (r.error_code, getattr(r, "error_message", None)) for r in resp.responses
-            }
+            return {t["name"]: (t["error_code"], t.get("error_message")) for t in resp["topics"]}
 
-        return self._batched(
+        return self._transport.batched(
             "DeleteTopics", list(dict.fromkeys(names)), str, call, done_on_retry=frozenset({3})
         )
 

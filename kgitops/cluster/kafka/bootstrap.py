@@ -33,7 +33,7 @@ from typing import Any
 import kafka.errors as kerr
 from kafka import KafkaConsumer
 from kafka.admin import KafkaAdminClient
-from kafka.net.compat import KafkaNetClient
+from kafka.net import KafkaConnectionManager, KafkaNetClient, NetworkSelector
 from kafka.net.sasl.oauth import AbstractTokenProvider
 
 from kgitops.cluster.kafka.errors import ExceptionTrap, said, translate
@@ -42,6 +42,7 @@ from kgitops.cluster.kafka.reach import GRACE_SECONDS, all_unreachable
 from kgitops.cluster.kafka.settings import client_config, secret_values, tls_advice
 from kgitops.cluster.kafka.tls import TlsAdvice, is_ambiguous
 from kgitops.cluster.kafka.token import TokenSource
+from kgitops.cluster.port import count_sent
 from kgitops.errors import (
     ClusterAuthError,
     ClusterError,
@@ -87,11 +88,42 @@ def kafka_settings(config: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+class CountedManager(KafkaConnectionManager):  # type: ignore[misc]
+    """kafka-python's connection manager, counting each request sent through it
+    (``port.count_sent``) once ``counting`` is on: after the bootstrap, whose Metadata is
+    connection set-up like each connection's ApiVersions. Every request of the adapter
+    passes here, the ones kgitops builds and the ones ``KafkaAdminClient`` sends for it."""
+
+    counting = False
+
+    def send(self, request: Any, node_id: int | None = None, request_timeout_ms: Any = None) -> Any:
+        if self.counting:
+            count_sent(type(request).__name__.removesuffix("Request"))
+        return super().send(request, node_id=node_id, request_timeout_ms=request_timeout_ms)
+
+
+class Connections:
+    """The network of one kafka-python client, built by kgitops and handed to the client
+    through its public ``kafka_client`` hook (``KafkaNetClient(net=..., manager=...)``), so
+    kgitops holds the selector and the connection manager itself and never reaches into the
+    client for them."""
+
+    def __init__(self, **configs: Any) -> None:
+        self.net = NetworkSelector(**configs)
+        self.manager = CountedManager(self.net, **configs)
+        self.client = KafkaNetClient(net=self.net, manager=self.manager, **configs)
+
+
 def open_admin_client(
     spec: ClusterSpec, config: dict[str, Any], advice: TlsAdvice, secrets: Sequence[str]
-) -> Any:
-    """A bootstrapped ``KafkaAdminClient``, or the ``ClusterError`` saying why not."""
-    return open_client(KafkaAdminClient, spec, config, advice, secrets)
+) -> tuple[Any, Any]:
+    """A bootstrapped ``KafkaAdminClient`` and its connection manager, or the
+    ``ClusterError`` saying why not."""
+    made: list[Connections] = []
+    client = open_client(KafkaAdminClient, spec, config, advice, secrets, made)
+    manager = made[-1].manager
+    manager.counting = True
+    return client, manager
 
 
 def reader_settings(
@@ -113,20 +145,21 @@ def open_client(
     config: dict[str, Any],
     advice: TlsAdvice,
     secrets: Sequence[str],
+    made: list[Connections] | None = None,
 ) -> Any:
     """``client_class(**config)`` (a kafka-python client that bootstraps in its constructor:
     ``KafkaAdminClient``, ``KafkaConsumer``) under the guard, or the ``ClusterError`` saying
-    why it could not connect."""
+    why it could not connect. ``made`` receives the ``Connections`` the client was given."""
     servers = ", ".join(spec.bootstrap_servers)
     timeout = int(config["bootstrap_timeout_ms"])
     trap = ExceptionTrap()
     kafka_log = logging.getLogger("kafka")
     kafka_log.addHandler(trap)
-    started: list[Any] = []
+    started: list[Connections] = [] if made is None else made
 
     def client_factory(**kw: Any) -> Any:
-        started.append(KafkaNetClient(**kw))
-        return started[-1]
+        started.append(Connections(**kw))
+        return started[-1].client
 
     guard = _Guard(spec, config, advice, trap, started)
     guard.start()
@@ -134,9 +167,9 @@ def open_client(
         client = client_class(**kafka_settings(config), kafka_client=client_factory)
     except Exception as exc:
         guard.finish()
-        for started_client in started:  # its tasks end now, not at garbage collection
+        for connections in started:  # its tasks end now, not at garbage collection
             with contextlib.suppress(Exception):
-                started_client.close()
+                connections.client.close()
         if guard.verdict is not None:
             raise guard.verdict from None
         cause: BaseException = exc
@@ -171,7 +204,7 @@ class _Guard(threading.Thread):
         config: dict[str, Any],
         advice: TlsAdvice,
         trap: ExceptionTrap,
-        started: list[Any],
+        started: list[Connections],
     ) -> None:
         super().__init__(name="kgitops-bootstrap-guard", daemon=True)
         self._advice = advice
@@ -224,7 +257,7 @@ class _Guard(threading.Thread):
             if not probed and (stalled or any(is_ambiguous(e) for e in fresh)):
                 probed = True
                 stall_at = None
-                managers = [c._manager for c in self._clients[:1]]
+                managers = [c.manager for c in self._clients[:1]]
                 addresses = (
                     broker_addresses(managers[0], self._addresses) if managers else self._addresses
                 )
@@ -274,7 +307,7 @@ class _Guard(threading.Thread):
         self.verdict = verdict
         self.fired = True
         for client in self._clients:
-            client._manager._net.stop(timeout_ms=1000)
+            client.net.stop(timeout_ms=1000)
 
 
 def login_error(

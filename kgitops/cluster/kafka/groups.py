@@ -19,7 +19,6 @@ OffsetFetch as a classic group's.
 from __future__ import annotations
 
 import struct
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -31,6 +30,7 @@ from kafka.protocol.metadata import FindCoordinatorRequest, MetadataRequest
 
 from kgitops.cluster.kafka import protocol as _schemas
 from kgitops.cluster.kafka.errors import item_error, retriable_code
+from kgitops.cluster.kafka.transport import Backoff, Transport
 from kgitops.cluster.port import PartitionResults, Results
 from kgitops.errors import ClusterError, ClusterRequestError
 from kgitops.groups import ConsumerGroup, GroupMember, GroupsState, Partition
@@ -84,29 +84,22 @@ def decode_assignment(data: bytes | None) -> tuple[Partition, ...]:
     return tuple(sorted(out))
 
 
-class GroupRequests:
-    """The consumer-group operations of the ClusterAdmin port for ``KafkaAdmin`` (which
-    provides ``_require``, ``_send`` and ``_send_each``)."""
+class Groups:
+    """The consumer-group operations of the ClusterAdmin port, over the adapter's
+    ``Transport`` (``KafkaAdmin`` hands each call on)."""
 
-    def _require(self, request_class: Any) -> None:  # pragma: no cover - KafkaAdmin's
-        raise NotImplementedError
-
-    def _send(self, request: Any, node_id: int | None = None) -> Any:  # pragma: no cover
-        raise NotImplementedError
-
-    def _send_each(self, requests: Mapping[int, Any]) -> dict[int, Any]:  # pragma: no cover
-        raise NotImplementedError
+    def __init__(self, transport: Transport) -> None:
+        self._transport = transport
 
     def _coordinators(self, group_ids: Sequence[str]) -> dict[str, int]:
         """One FindCoordinator for every group (KIP-699 batching). A retriable answer is asked
         again until the request timeout: on a real Kafka the first group's lookup creates
         ``__consumer_offsets`` and answers COORDINATOR_NOT_AVAILABLE until its partitions
         have leaders (GroupCoordinatorService; Tansu and the simulation answer at once)."""
-        self._require(FindCoordinatorRequest)
-        deadline = time.monotonic() + getattr(self, "_timeout_ms", 30000) / 1000
-        backoff = 0.1
+        self._transport.require(FindCoordinatorRequest)
+        backoff = Backoff(self._transport.timeout_ms / 1000, cap=1.0)
         while True:
-            resp = self._send(
+            resp = self._transport.send(
                 FindCoordinatorRequest(
                     key=group_ids[0], key_type=0, coordinator_keys=list(group_ids)
                 )
@@ -114,7 +107,7 @@ class GroupRequests:
             out: dict[str, int] = {}
             waiting = False
             for c in resp.coordinators:
-                if retriable_code(c.error_code) and time.monotonic() + backoff < deadline:
+                if retriable_code(c.error_code) and backoff.allows():
                     waiting = True
                     continue
                 err = item_error("FindCoordinator", f"group {c.key}", c.error_code, c.error_message)
@@ -123,8 +116,7 @@ class GroupRequests:
                 out[c.key] = c.node_id
             if not waiting:
                 return out
-            time.sleep(backoff)
-            backoff = min(backoff * 2, 1.0)
+            backoff.wait()
 
     def _by_node(self, group_ids: Sequence[str]) -> dict[int, list[str]]:
         nodes: dict[int, list[str]] = {}
@@ -141,13 +133,13 @@ class GroupRequests:
     def list_group_ids(self) -> list[str]:
         """Every group ListGroups lists (one request; a cluster of several brokers answers
         for the groups each coordinates, so it goes to every broker at once)."""
-        self._require(ListGroupsRequest)
-        md = self._send(MetadataRequest(topics=[], allow_auto_topic_creation=False))
+        self._transport.require(ListGroupsRequest)
+        md = self._transport.send(MetadataRequest(topics=[], allow_auto_topic_creation=False))
         requests = {
             b.node_id: ListGroupsRequest(states_filter=[], types_filter=[]) for b in md.brokers
         }
         ids: set[str] = set()
-        for resp in self._send_each(requests).values():
+        for resp in self._transport.send_each(requests).values():
             resp = self._answer(resp)
             err = item_error("ListGroups", "groups", resp.error_code, None)
             if err is not None:
@@ -159,17 +151,17 @@ class GroupRequests:
         ids = self.list_group_ids() if group_ids is None else sorted(set(group_ids))
         if not ids:
             return GroupsState()
-        self._require(DescribeGroupsRequest)
-        self._require(OffsetFetchRequest)
+        self._transport.require(DescribeGroupsRequest)
+        self._transport.require(OffsetFetchRequest)
         nodes = self._by_node(ids)
-        described = self._send_each(
+        described = self._transport.send_each(
             {
                 n: DescribeGroupsRequest(groups=gs, include_authorized_operations=False)
                 for n, gs in nodes.items()
             }
         )
         G = OffsetFetchRequest.OffsetFetchRequestGroup
-        fetched = self._send_each(
+        fetched = self._transport.send_each(
             {
                 n: OffsetFetchRequest(
                     group_id=gs[0],
@@ -225,7 +217,7 @@ class GroupRequests:
                     tuple(sorted(members, key=lambda m: m.member_id)),
                     offsets.get(g.group_id, {}),
                 )
-        if not_classic and self.supports(ConsumerGroupDescribeRequest):  # type: ignore[attr-defined]
+        if not_classic and self._transport.supports(ConsumerGroupDescribeRequest):
             groups.update(self._consumer_groups(not_classic, offsets))
         wanted = {p for g in groups.values() for p in g.offsets} | {
             p for g in groups.values() for m in g.members for p in m.assignment
@@ -237,7 +229,7 @@ class GroupRequests:
     ) -> dict[str, ConsumerGroup]:
         """The consumer-protocol groups among ``group_ids`` (module doc), one
         ConsumerGroupDescribe per coordinator; a group it does not know either stays out."""
-        answers = self._send_each(
+        answers = self._transport.send_each(
             {
                 n: ConsumerGroupDescribeRequest(group_ids=gs, include_authorized_operations=False)
                 for n, gs in self._by_node(group_ids).items()
@@ -278,7 +270,7 @@ class GroupRequests:
 
     def _leaders(self, topics: Sequence[str]) -> dict[Partition, int]:
         T = MetadataRequest.MetadataRequestTopic
-        md = self._send(
+        md = self._transport.send(
             MetadataRequest(topics=[T(name=t) for t in topics], allow_auto_topic_creation=False)
         )
         return {
@@ -299,7 +291,7 @@ class GroupRequests:
     ) -> dict[Partition, int]:
         if not wanted:
             return {}
-        self._require(ListOffsetsRequest)
+        self._transport.require(ListOffsetsRequest)
         if leaders is None:
             leaders = self._leaders(sorted({t for t, _ in wanted}))
         by_leader: dict[int, dict[str, list[int]]] = {}
@@ -320,7 +312,7 @@ class GroupRequests:
             for b, topics in by_leader.items()
         }
         out: dict[Partition, int] = {}
-        for resp in self._send_each(requests).values():
+        for resp in self._transport.send_each(requests).values():
             for t in self._answer(resp).topics:
                 for p in t.partitions:
                     err = item_error(
@@ -351,7 +343,7 @@ class GroupRequests:
         no member id): Kafka refuses it while the group has members."""
         if not offsets:
             return {}
-        self._require(OffsetCommitRequest)
+        self._transport.require(OffsetCommitRequest)
         (node,) = self._coordinators([group_id]).values()
         by_topic: dict[str, list[tuple[int, int]]] = {}
         for tp, o in sorted(offsets.items()):
@@ -377,16 +369,13 @@ class GroupRequests:
         # a coordinator that moved or is still loading (a real Kafka right after it made
         # __consumer_offsets: NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS) is looked up and
         # asked again until the request timeout; Tansu and the simulation answer at once
-        deadline = time.monotonic() + getattr(self, "_timeout_ms", 30000) / 1000
-        backoff = 0.1
+        backoff = Backoff(self._transport.timeout_ms / 1000, cap=1.0)
         while True:
-            resp = self._send(req, node)
+            resp = self._transport.send(req, node)
             codes = [p.error_code for t in resp.topics for p in t.partitions]
             moved = bool(codes) and all(c in _COORDINATOR_MOVED for c in codes)
-            if not moved or time.monotonic() + backoff >= deadline:
+            if not moved or not backoff.wait():
                 break
-            time.sleep(backoff)
-            backoff = min(backoff * 2, 1.0)
             (node,) = self._coordinators([group_id]).values()
         out: dict[TopicPartition, ClusterError | None] = {}
         for t in resp.topics:
@@ -401,10 +390,12 @@ class GroupRequests:
         """DeleteGroups, one request per coordinator."""
         if not group_ids:
             return {}
-        self._require(DeleteGroupsRequest)
+        self._transport.require(DeleteGroupsRequest)
         nodes = self._by_node(list(group_ids))
         out: dict[str, ClusterError | None] = {}
-        sent = self._send_each({n: DeleteGroupsRequest(groups_names=gs) for n, gs in nodes.items()})
+        sent = self._transport.send_each(
+            {n: DeleteGroupsRequest(groups_names=gs) for n, gs in nodes.items()}
+        )
         for resp in sent.values():
             for r in self._answer(resp).results:
                 out[r.group_id] = item_error(

@@ -21,12 +21,13 @@ refused in one line: its records would expire, and kgitops neither reads nor wri
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from kafka.protocol.metadata import MetadataRequest
 
 from kgitops.cluster.kafka.errors import UNKNOWN_TOPIC_OR_PARTITION, item_error, retriable_code
+from kgitops.cluster.kafka.transport import Transport
 from kgitops.cluster.kafka.version_records import (
     build_describe_configs,
     build_fetch,
@@ -37,13 +38,13 @@ from kgitops.cluster.kafka.version_records import (
     shape_problems,
     topic_layout,
 )
-from kgitops.cluster.port import NewTopic, refused
+from kgitops.cluster.port import NewTopic, Results, refused
 from kgitops.errors import (
     ClusterError,
     ClusterRequestError,
     UnsupportedOperation,
 )
-from kgitops.model import OWNER_TOPIC, Broker
+from kgitops.model import OWNER_TOPIC, Broker, ClusterSpec
 from kgitops.plan.owners import OwnerRecord, latest, record_key, record_value
 
 #: The most one read takes from the topic (a record is a few hundred bytes an owner).
@@ -53,23 +54,34 @@ EARLIEST = -2
 
 
 class OwnerRecords:
-    """``read_owners`` / ``record_owners`` for ``KafkaAdmin`` (which provides ``_send``,
-    ``_timeout_ms``, ``_spec``, ``create_topics`` and ``list_offsets``)."""
+    """``read_owners`` / ``record_owners``: a component ``KafkaAdmin`` holds. Requests go
+    through the adapter's ``Transport``; the topic is created and its offsets are read
+    through the adapter's ``create_topics`` and ``list_offsets``."""
 
-    _timeout_ms: int
-    _spec: Any
+    def __init__(
+        self,
+        transport: Transport,
+        spec: ClusterSpec,
+        *,
+        create_topics: Callable[[Sequence[NewTopic]], Results],
+        list_offsets: Callable[[Iterable[tuple[str, int]], int], dict[tuple[str, int], int]],
+    ) -> None:
+        self._transport = transport
+        self._spec = spec
+        self._timeout_ms = transport.timeout_ms
+        self._create = create_topics
+        self._offsets = list_offsets
 
-    def _send(self, request: Any, node_id: int | None = None) -> Any:  # pragma: no cover
-        raise NotImplementedError
+    def _send(self, request: Any, node_id: int | None = None) -> Any:
+        return self._transport.send(request, node_id)
 
-    def create_topics(self, topics: Sequence[NewTopic]) -> Any:  # pragma: no cover
-        raise NotImplementedError
+    def create_topics(self, topics: Sequence[NewTopic]) -> Results:
+        return self._create(topics)
 
-    if TYPE_CHECKING:  # KafkaAdmin's (GroupRequests'): a stub here would hide it
-
-        def list_offsets(
-            self, partitions: Iterable[tuple[str, int]], spec: int
-        ) -> dict[tuple[str, int], int]: ...
+    def list_offsets(
+        self, partitions: Iterable[tuple[str, int]], spec: int
+    ) -> dict[tuple[str, int], int]:
+        return self._offsets(partitions, spec)
 
     def _owner_partition(self) -> tuple[int, int | None, list[Broker], int]:
         """(the topic's error code, partition 0's leader, the live brokers, its partition

@@ -59,6 +59,7 @@ from typing import TYPE_CHECKING, Any
 from kafka.protocol.metadata import MetadataRequest
 
 from kgitops.cluster.kafka.errors import UNKNOWN_TOPIC_OR_PARTITION, item_error, retriable_code
+from kgitops.cluster.kafka.transport import Backoff
 from kgitops.cluster.kafka.version_records import (
     Raw,
     Undecoded,
@@ -86,6 +87,9 @@ MAX_TOPIC_BYTES = 256 * 1024 * 1024
 #: The longest wait for one throttled Fetch answer (Kafka's throttle_time_ms); the read's
 #: whole deadline is requestTimeoutMs.
 MAX_THROTTLE_WAIT = 5.0
+#: How often the version topic is asked again while it has no leader or answers a retriable
+#: error (the transport's ``Backoff`` with this cap: a leader is usually there in a moment).
+POLL_SECONDS = 0.1
 OFFSET_OUT_OF_RANGE = 1
 EARLIEST = -2  # ListOffsets' timestamp for the log start offset
 
@@ -118,7 +122,7 @@ class PasswordVersions:
     def create_topics(self, topics: Sequence[NewTopic]) -> Any:  # pragma: no cover
         raise NotImplementedError
 
-    if TYPE_CHECKING:  # KafkaAdmin's (GroupRequests'): a stub here would hide it
+    if TYPE_CHECKING:  # KafkaAdmin's (its Groups component's): a stub here would hide it
 
         def list_offsets(
             self, partitions: Iterable[tuple[str, int]], spec: int
@@ -163,7 +167,7 @@ class PasswordVersions:
         is not kgitops' (``shape_problems``; before a write when ``create``) is refused: its
         records are never read nor written."""
         topic = self._version_topic
-        deadline = time.monotonic() + self._timeout_ms / 1000
+        backoff = Backoff(self._timeout_ms / 1000, cap=POLL_SECONDS)
         created = False
         while True:
             code, leader, brokers, count = self._version_partition()
@@ -186,11 +190,10 @@ class PasswordVersions:
                 self._check_shape(count, writing=create)
             if code == 0 and leader is not None:
                 return leader
-            if time.monotonic() > deadline:
+            if not backoff.wait():
                 raise ClusterRequestError(
                     f"{topic}: the partition has no leader", code="LEADER_NOT_AVAILABLE", item=topic
                 )
-            time.sleep(0.1)
 
     def _check_shape(self, partitions: int, *, writing: bool) -> None:
         """ClusterError when the existing topic is not kgitops' (``shape_problems``); its
@@ -229,7 +232,8 @@ class PasswordVersions:
         offset, total = 0, 0
         records: list[Raw] = []
         undecoded: list[Undecoded] = []
-        deadline = time.monotonic() + self._timeout_ms / 1000
+        backoff = Backoff(self._timeout_ms / 1000, cap=POLL_SECONDS)
+        deadline = backoff.deadline  # a throttled answer is waited out within it too
         while True:
             got = read_fetch(self._send(build_fetch(topic, offset), leader))
             if got.code == OFFSET_OUT_OF_RANGE:
@@ -237,8 +241,7 @@ class PasswordVersions:
                 if start > offset:  # records deleted below it (delete-records, retention)
                     offset = start
                     continue
-            if got.code and retriable_code(got.code) and time.monotonic() < deadline:
-                time.sleep(0.1)
+            if got.code and retriable_code(got.code) and backoff.wait():
                 leader = self._leader(create=False)
                 if leader is None:
                     return {}
@@ -344,7 +347,7 @@ class PasswordVersions:
         """One Produce of one batch to the leader, retried until the deadline while the
         error is retriable; the error, or None."""
         topic = self._version_topic
-        deadline = time.monotonic() + self._timeout_ms / 1000
+        backoff = Backoff(self._timeout_ms / 1000, cap=POLL_SECONDS)
         try:
             leader = self._leader(create=True)
             while True:
@@ -358,9 +361,8 @@ class PasswordVersions:
                     return ClusterRequestError(
                         f"{topic}: the broker gave no result for partition 0", item=topic
                     )
-                if not retry or time.monotonic() > deadline:
+                if not retry or not backoff.wait():
                     return item_error("Produce", topic, code, message)
-                time.sleep(0.1)
                 leader = self._leader(create=True)
         except ClusterError as exc:
             return exc
