@@ -41,8 +41,9 @@ from kgitops.access import AccessState
 from kgitops.cluster.statecheck import check_state, problem_lines
 from kgitops.cluster.statefast import DECODER, NotFast, StateFile, fast_load, typed_load
 from kgitops.errors import FileRefused, StateFileError
-from kgitops.files import decode_utf8, loads_json, nesting_problem, read_bytes, write_atomic
+from kgitops.files import read_bytes, write_atomic
 from kgitops.groups import GroupsState
+from kgitops.jsontext import decode_utf8, loads_json, nesting_problem
 from kgitops.model import (
     ClusterState,
     PartitionState,

@@ -236,7 +236,8 @@ def run(args: argparse.Namespace) -> int:
 def _read(path: str) -> str:
     if path == "-":
         return sys.stdin.read()
-    from kgitops.files import decode_utf8, read_bytes
+    from kgitops.files import read_bytes
+    from kgitops.jsontext import decode_utf8
 
     try:  # a regular file under the size cap; FileRefused (one positioned line) otherwise
         return decode_utf8(read_bytes(path), path)
