@@ -5,17 +5,16 @@ checked before it is trusted; the HTTP is ``transport``'s."""
 from __future__ import annotations
 
 import re
-import time
 import urllib.parse
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Unpack
 
 from kgitops.errors import GitHubError
 from kgitops.integrations.github.transport import (
-    ANSWER_SECONDS,
     GITHUB_API_URL,
     Transport,
+    TransportOptions,
     one_line,
 )
 
@@ -82,33 +81,15 @@ class Review:
 
 class GitHubClient:
     """A small GitHub REST client: JSON in and out, errors translated, rate limits waited out
-    (by its ``Transport``).
-
-    ``sleep`` and ``now`` are injectable so tests can check the waits without waiting.
+    (by its ``Transport``, which takes the ``options``: ``max_wait``, ``retries``,
+    ``timeout``, ``answer_seconds``, and ``sleep`` and ``now``, injectable so tests can check
+    the waits without waiting).
     """
 
     def __init__(
-        self,
-        token: str,
-        api_url: str = GITHUB_API_URL,
-        *,
-        max_wait: float = 300.0,
-        retries: int = 3,
-        timeout: float = 30.0,
-        answer_seconds: float = ANSWER_SECONDS,
-        sleep: Callable[[float], None] = time.sleep,
-        now: Callable[[], float] = time.time,
+        self, token: str, api_url: str = GITHUB_API_URL, **options: Unpack[TransportOptions]
     ) -> None:
-        self._http = Transport(
-            token,
-            api_url,
-            max_wait=max_wait,
-            retries=retries,
-            timeout=timeout,
-            answer_seconds=answer_seconds,
-            sleep=sleep,
-            now=now,
-        )
+        self._http = Transport(token, api_url, **options)
         self.api_url = self._http.api_url
 
     def __repr__(self) -> str:

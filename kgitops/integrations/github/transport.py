@@ -16,7 +16,7 @@ import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from kgitops import __version__
 from kgitops.errors import GitHubError, remember_secrets
@@ -49,6 +49,17 @@ def _next_link(link_header: str) -> str | None:
         if m and re.search(r'rel="?next"?', m.group(2)):
             return m.group(1)
     return None
+
+
+class TransportOptions(TypedDict, total=False):
+    """``Transport``'s keyword options, as ``GitHubClient`` passes them on."""
+
+    max_wait: float
+    retries: int
+    timeout: float
+    answer_seconds: float
+    sleep: Callable[[float], None]
+    now: Callable[[], float]
 
 
 class Transport:
