@@ -57,7 +57,6 @@ STILL_OVER = {
     "kgitops/apply/reassign.py",
     "kgitops/apply/run.py",
     "kgitops/cluster/kafka/admin.py",
-    "kgitops/cluster/kafka/localcluster.py",
     "kgitops/cluster/replication.py",
     "kgitops/cluster/simulated.py",
     "kgitops/plan/diff.py",
