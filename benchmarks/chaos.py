@@ -43,7 +43,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from kgitops.cluster.kafka import localcluster  # noqa: E402
+from kgitops.cluster.kafka import localcluster, localprobe  # noqa: E402
 from kgitops.cluster.kafka.localcluster import KafkaCluster  # noqa: E402
 
 TOPICS = ("chaos.orders", "chaos.payments", "chaos.clicks")
@@ -382,7 +382,7 @@ def main() -> int:
     tmp = Path(tempfile.mkdtemp(prefix="kgitops-chaos-"))
     print(f"each apply's output: {tmp}/apply-NNN.log", flush=True)
     directory = str(tmp / "kafka")
-    cluster = localcluster.up(directory, base_port=localcluster.free_base_port(4))
+    cluster = localcluster.up(directory, base_port=localprobe.free_base_port(4))
     print(f"cluster up in {time.monotonic() - began:.0f} s at {cluster.bootstrap}", flush=True)
     try:
         folder = tmp / "chaos"

@@ -22,7 +22,9 @@ sys.path.insert(0, str(ROOT / "tests" / "github"))
 from fake_github import TOKEN, FakeGitHub  # noqa: E402
 from test_large_plan import big_plan  # noqa: E402
 
-from kgitops.integrations.github import GitHubClient, compose_body, upsert_comment  # noqa: E402
+from kgitops.integrations.github.body import compose_body  # noqa: E402
+from kgitops.integrations.github.client import GitHubClient  # noqa: E402
+from kgitops.integrations.github.upsert import upsert_comment  # noqa: E402
 from kgitops.plan.render import render_markdown  # noqa: E402
 
 

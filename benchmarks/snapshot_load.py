@@ -7,8 +7,8 @@ alone, and their ratio; then the same for writing (write_state against json.dump
 checks that the round trip is exact. Then the decoders against each other, each in a child
 process of its own (CPU and peak RSS from ``os.wait4``): the standard ``json``, ``orjson``
 (when installed), ``msgspec`` to plain objects, and ``msgspec`` to the typed records
-``read_state`` decodes into (``kgitops.cluster.snapshot._File``). The plan benchmark's budget
-for loading the state of such a cluster is about 1 s.
+``read_state`` decodes into (``kgitops.cluster.statefast.StateFile``). The plan benchmark's
+budget for loading the state of such a cluster is about 1 s.
 
     python3 benchmarks/snapshot_load.py [--topics 1000] [--partitions 1000]
 """
@@ -63,9 +63,9 @@ def decode_once(name: str, path: str) -> None:
 
         msgspec.json.decode(raw)
     else:
-        from kgitops.cluster.snapshot import _DECODER
+        from kgitops.cluster.statefast import DECODER
 
-        _DECODER.decode(raw)
+        DECODER.decode(raw)
 
 
 def decoders(path: str) -> dict[str, tuple[float, float] | None]:

@@ -93,13 +93,13 @@ def _kafka_or_skip() -> None:
 
 
 def _start_kafka(tmp: Path) -> Iterator[KafkaCluster]:
-    from kgitops.cluster.kafka import localcluster
+    from kgitops.cluster.kafka import localcluster, localprobe
 
     _kafka_or_skip()
     directory = str(tmp / "kafka")
     cluster = localcluster.up(
         directory,
-        base_port=localcluster.free_base_port(localcluster.DEFAULT_BROKERS),
+        base_port=localprobe.free_base_port(localcluster.DEFAULT_BROKERS),
         version=os.environ.get("KGITOPS_KAFKA_VERSION", localcluster.DEFAULT_VERSION),
     )
     try:

@@ -26,7 +26,7 @@ from kgitops.names import (
     THROTTLE_LEADER_RATE,
     THROTTLED_REPLICAS_CONFIGS,
 )
-from kgitops.spec import topic_configs
+from kgitops.spec import config_table, topic_configs
 from kgitops.versionrules import DEFAULT_VERSION, KafkaVersion
 
 _LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]+")
@@ -44,7 +44,7 @@ BROKER_CONFIGS = frozenset(
 )
 
 #: Topic configs of Kafka's LIST type: the only ones APPEND and SUBTRACT may change.
-LIST_CONFIGS = frozenset(n for n, c in topic_configs.CONFIGS.items() if c.type == "list")
+LIST_CONFIGS = frozenset(n for n, c in config_table.CONFIGS.items() if c.type == "list")
 
 UNKNOWN = "This server does not host this topic-partition."
 
@@ -106,7 +106,7 @@ def topic_config_error(key: str, value: str, version: KafkaVersion = DEFAULT_VER
     ``version``: the Kafka whose bounds apply)."""
     if key in THROTTLED_REPLICAS_CONFIGS:
         return throttle_list_error(key, value)
-    if key not in topic_configs.CONFIGS:
+    if key not in config_table.CONFIGS:
         return f"Unknown topic config name: {key}"
     _, problem = topic_configs.check_config(key, value, units=False, version=version)
     return f"Invalid value {value} for configuration {key}: {problem}" if problem else None
@@ -114,7 +114,7 @@ def topic_config_error(key: str, value: str, version: KafkaVersion = DEFAULT_VER
 
 def topic_config_delete_error(key: str) -> str | None:
     """INVALID_CONFIG's message for deleting a topic config, or None."""
-    return None if key in topic_configs.CONFIGS else f"Unknown topic config name: {key}"
+    return None if key in config_table.CONFIGS else f"Unknown topic config name: {key}"
 
 
 def broker_config_error(key: str, value: str | None) -> str | None:

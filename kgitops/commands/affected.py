@@ -127,8 +127,9 @@ def _dependencies(folder: str) -> list[str]:
     files inside the repository of the cluster ``folder``, as absolute paths."""
     from kgitops.commands._gitbase import token_command_files
     from kgitops.errors import KgitopsError
-    from kgitops.files import decode_utf8, read_bytes
+    from kgitops.files import read_bytes
     from kgitops.gitrepo import checkout_root
+    from kgitops.jsontext import decode_utf8
     from kgitops.names import CLUSTER_FILES
     from kgitops.spec.load import cluster_from_text
     from kgitops.spec.yamlload import load_file

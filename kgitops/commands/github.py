@@ -236,7 +236,8 @@ def run(args: argparse.Namespace) -> int:
 def _read(path: str) -> str:
     if path == "-":
         return sys.stdin.read()
-    from kgitops.files import decode_utf8, read_bytes
+    from kgitops.files import read_bytes
+    from kgitops.jsontext import decode_utf8
 
     try:  # a regular file under the size cap; FileRefused (one positioned line) otherwise
         return decode_utf8(read_bytes(path), path)
@@ -264,13 +265,9 @@ def _fence(args: argparse.Namespace) -> int:
 
 
 def _issue(args: argparse.Namespace) -> int:
-    from kgitops.integrations.github import (
-        GitHubClient,
-        check_repo,
-        close_issues,
-        marker_tag,
-        upsert_issue,
-    )
+    from kgitops.integrations.github.body import check_repo, marker_tag
+    from kgitops.integrations.github.client import GitHubClient
+    from kgitops.integrations.github.upsert import close_issues, upsert_issue
 
     if not args.repo:
         raise GitHubError("no repository: pass --repo OWNER/NAME (or set GITHUB_REPOSITORY)")
@@ -292,7 +289,9 @@ def _issue(args: argparse.Namespace) -> int:
 
 
 def _comment(args: argparse.Namespace) -> int:
-    from kgitops.integrations.github import GitHubClient, check_repo, marker_tag, upsert_comment
+    from kgitops.integrations.github.body import check_repo, marker_tag
+    from kgitops.integrations.github.client import GitHubClient
+    from kgitops.integrations.github.upsert import upsert_comment
 
     if not args.repo:
         raise GitHubError("no repository: pass --repo OWNER/NAME (or set GITHUB_REPOSITORY)")
@@ -354,7 +353,9 @@ def _comment(args: argparse.Namespace) -> int:
 def _check_label(args: argparse.Namespace) -> int:
     """Fail closed: every way of not knowing who added the label is exit 1 with the reason."""
     from kgitops.integrations.approval import label_approval
-    from kgitops.integrations.github import SHA_RE, GitHubClient, check_repo, one_line
+    from kgitops.integrations.github.body import check_repo
+    from kgitops.integrations.github.client import SHA_RE, GitHubClient
+    from kgitops.integrations.github.transport import one_line
 
     label = args.label.strip()
     if not label or len(label) > 50 or not label.isprintable():

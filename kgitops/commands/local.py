@@ -168,6 +168,7 @@ def _print_kafka(cluster: object) -> None:
 
 def _one_broker(args: argparse.Namespace) -> int:
     from kgitops.cluster.kafka import localcluster as kc
+    from kgitops.cluster.kafka.localprobe import HOST
     from kgitops.errors import KgitopsError
 
     cluster = kc.load(args.dir)
@@ -188,7 +189,7 @@ def _one_broker(args: argparse.Namespace) -> int:
         print(f"broker {node.id} already runs")
         return 0
     cluster.start_node(node)
-    print(f"broker {node.id} started and unfenced at {kc.HOST}:{node.port}")
+    print(f"broker {node.id} started and unfenced at {HOST}:{node.port}")
     return 0
 
 

@@ -27,7 +27,7 @@ GitHub would not issue. Each verdict is one line saying why::
     approval.counts  # False
     approval.reason  # "@wes approved 1a2b3c4, the head is 5d6e7f8 (pushed since); ..."
 
-The HTTP calls are ``GitHubClient``'s (``kgitops.integrations.github``, the one module that
+The HTTP calls are ``GitHubClient``'s (``kgitops.integrations.github``, the one package that
 talks to GitHub); this module holds the rule.
 """
 
@@ -37,14 +37,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from kgitops.errors import GitHubError
-from kgitops.integrations.github import (
-    LOGIN_RE,
-    SHA_RE,
-    GitHubClient,
-    LabelEvent,
-    Review,
-    one_line,
-)
+from kgitops.integrations.github.client import LOGIN_RE, SHA_RE, GitHubClient, LabelEvent, Review
+from kgitops.integrations.github.transport import one_line
 
 COUNTING_PERMISSIONS = frozenset({"admin", "write"})
 """GitHub's base permissions that may allow a connection change (maintain reads as write)."""

@@ -41,8 +41,8 @@ from itertools import chain
 
 from kgitops.errors import AssignmentError, InvalidReplicationFactor
 from kgitops.model import Broker
-from kgitops.placement.assignment import find_placement, place_segments
 from kgitops.placement.racks import RackRule
+from kgitops.placement.reproduce import find_placement, place_segments
 
 
 @dataclass(frozen=True, slots=True)

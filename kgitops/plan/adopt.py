@@ -29,8 +29,9 @@ from kgitops.placement.assignment import assign_replicas, rack_alternated_broker
 from kgitops.plan.actions import AddPartitions, CreateTopic, DeleteTopic, Reassign
 from kgitops.plan.diff import compute_plan
 from kgitops.plan.value import Plan
+from kgitops.spec.config_table import CONFIGS
 from kgitops.spec.lock import Lock, LockEntry
-from kgitops.spec.topic_configs import CONFIGS, check_config, readable_config
+from kgitops.spec.topic_configs import check_config, readable_config
 
 #: The order in which ``escalate`` tries placements for a topic the planner would move.
 ESCALATION: tuple[str, ...] = ("recovered", "adopted", "rack-unaware", "static")

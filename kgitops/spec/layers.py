@@ -31,7 +31,8 @@ from typing import Any
 from kgitops.errors import Diagnostic, Mark
 from kgitops.model import TopicSpec
 from kgitops.names import THROTTLED_REPLICAS_CONFIGS
-from kgitops.spec.topic_configs import CONFIGS, readable_config
+from kgitops.spec.config_table import CONFIGS
+from kgitops.spec.topic_configs import readable_config
 from kgitops.spec.yamlload import Document
 
 #: The topic fields a layer may set (besides ``config``, merged key by key).

@@ -38,7 +38,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kgitops.errors import FileRefused, LockError, Mark
-from kgitops.files import decode_utf8, read_bytes, write_atomic
+from kgitops.files import read_bytes, write_atomic
+from kgitops.jsontext import decode_utf8
 from kgitops.model import RACK_RULE, TOPIC_NAME_RULE, Broker, legal_rack, legal_topic_name
 from kgitops.spec.yamlload import load_text
 

@@ -33,7 +33,8 @@ from typing import Any
 
 from kgitops.errors import Diagnostic, Mark, Severity, printable
 from kgitops.model import TopicSpec
-from kgitops.spec.topic_configs import CONFIGS, check_config, readable_config
+from kgitops.spec.config_table import CONFIGS
+from kgitops.spec.topic_configs import check_config, readable_config
 from kgitops.spec.userregex import UserPattern, UserPatternError, compile_user_pattern
 from kgitops.spec.yamlload import Document
 

@@ -33,7 +33,8 @@ import yaml
 from yaml.constructor import SafeConstructor
 
 from kgitops.errors import Diagnostic, FileRefused, Mark
-from kgitops.files import number_problem, read_bytes
+from kgitops.files import read_bytes
+from kgitops.jsontext import number_problem
 
 try:  # libyaml: ~10x faster composing; the pure-Python loader is the fallback
     _Base: Any = yaml.CSafeLoader

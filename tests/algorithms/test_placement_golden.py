@@ -21,10 +21,10 @@ from kgitops.placement.assignment import (
     added_partitions_start_index,
     assign_added_partitions,
     assign_replicas,
-    find_parameters,
     rack_alternated_brokers,
     validate_static_assignment,
 )
+from kgitops.placement.reproduce import find_parameters
 
 
 def racked(mapping: Mapping[int, str | None]) -> list[Broker]:

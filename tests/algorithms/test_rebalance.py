@@ -12,8 +12,9 @@ from hypothesis import strategies as st
 
 from kgitops.errors import InvalidReplicationFactor
 from kgitops.model import Broker
-from kgitops.placement.assignment import assign_added_partitions, assign_replicas, find_placement
+from kgitops.placement.assignment import assign_added_partitions, assign_replicas
 from kgitops.placement.rebalance import Target, rebalance
+from kgitops.placement.reproduce import find_placement
 
 ABAB = [Broker(0, "a"), Broker(1, "b"), Broker(2, "a"), Broker(3, "b")]
 SIX = [Broker(i, f"r{i % 3}") for i in range(6)]

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from kgitops.cli import main
-from kgitops.cluster.kafka import localcluster
+from kgitops.cluster.kafka import localcluster, localprobe
 from kgitops.cluster.kafka.runtime import maven_properties
 
 
@@ -230,7 +230,7 @@ def test_stop_broker_kill_is_a_crash_and_start_broker_brings_it_back(
     pid = node.pid
     assert main(["local", "stop-broker", str(node.id), "--kill", "--dir", d]) == 0
     assert f"broker {node.id} killed (SIGKILL)" in capsys.readouterr().out
-    assert pid is not None and not localcluster._alive(pid)
+    assert pid is not None and not localprobe.alive(pid)
     cluster = localcluster.load(d)
     assert cluster is not None
     deadline = time.monotonic() + 30

@@ -11,7 +11,7 @@ from kgitops.cli import main
 from kgitops.cluster.port import NewTopic
 from kgitops.cluster.simulated import SimulatedCluster
 from kgitops.errors import FileRefused
-from kgitops.files import loads_json
+from kgitops.jsontext import loads_json
 from kgitops.model import Broker
 from kgitops.plan import schedule as sched
 

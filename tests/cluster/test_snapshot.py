@@ -262,9 +262,9 @@ def test_partition_lines_are_exactly_what_json_dumps_writes() -> None:
 
 
 def test_partitions_built_slot_by_slot_equal_constructed_ones() -> None:
-    from kgitops.cluster import snapshot
+    from kgitops.cluster import statefast
 
-    assert snapshot._SLOTS_KNOWN  # PartitionState has the four fields the fast path sets
+    assert statefast._SLOTS_KNOWN  # PartitionState has the four fields the fast path sets
     loaded = state_from_json(PRODUCT_EXAMPLE).topics["payments.orders"].partitions[0]
     made = PartitionState((1, 2), (1, 2), 1, 1048576)
     assert loaded == made

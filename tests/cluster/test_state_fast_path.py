@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from kgitops.cluster import snapshot
+from kgitops.cluster import snapshot, statefast
 from kgitops.errors import StateFileError
 
 BASE = (
@@ -104,4 +104,4 @@ def test_another_programs_key_order_loads_the_same_state(tmp_path: Path) -> None
         path.write_text(json.dumps(shuffled(state), separators=(",", ":")))
         assert snapshot.read_state(str(path)) == expected
         # and on the fast path, not a fallback
-        assert snapshot._typed_load(snapshot._DECODER.decode(path.read_bytes())) == expected
+        assert statefast.typed_load(statefast.DECODER.decode(path.read_bytes())) == expected

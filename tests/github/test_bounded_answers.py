@@ -15,7 +15,8 @@ from fake_github import TOKEN
 
 from kgitops.cli import main
 from kgitops.errors import GitHubError
-from kgitops.integrations.github import MAX_PAGES, GitHubClient
+from kgitops.integrations.github.client import GitHubClient
+from kgitops.integrations.github.transport import MAX_PAGES
 
 
 class Hostile:

@@ -12,14 +12,9 @@ from hypothesis import strategies as st
 
 from kgitops.cli import main
 from kgitops.errors import GitHubError
-from kgitops.integrations.github import (
-    COMMENT_LIMIT,
-    GitHubClient,
-    check_repo,
-    compose_body,
-    marker_tag,
-    upsert_comment,
-)
+from kgitops.integrations.github.body import COMMENT_LIMIT, check_repo, compose_body, marker_tag
+from kgitops.integrations.github.client import GitHubClient
+from kgitops.integrations.github.upsert import upsert_comment
 
 
 @pytest.fixture

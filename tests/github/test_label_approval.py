@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 
 from kgitops.cli import main
 from kgitops.integrations.approval import label_approval
-from kgitops.integrations.github import MAX_RESPONSE_BYTES, GitHubClient
+from kgitops.integrations.github.client import GitHubClient
+from kgitops.integrations.github.transport import MAX_RESPONSE_BYTES
 
 LABEL = "kgitops:allow-connection-change"
 PR = 42

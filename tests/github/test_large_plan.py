@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from kgitops.integrations.github import COMMENT_LIMIT, compose_body
+from kgitops.integrations.github.body import COMMENT_LIMIT, compose_body
 from kgitops.plan.actions import AlterConfig, CreateTopic, Move, Reassign
 from kgitops.plan.render import render_markdown
 from kgitops.plan.value import Plan

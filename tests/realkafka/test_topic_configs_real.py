@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 from kafka.admin import ConfigResource, ConfigResourceType
 
-from kgitops.spec.topic_configs import CONFIGS, normalize_config
+from kgitops.spec.config_table import CONFIGS
+from kgitops.spec.topic_configs import normalize_config
 from tests.realkafka.kafka_flow_helpers import Inspector, KafkaFolder
 
 # Not in Kafka 4.1: removed in 4.0, or only on Kafka's trunk.

@@ -12,7 +12,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "github"))
 from fake_github import TOKEN, FakeGitHub
 
 from kgitops.errors import GitHubError
-from kgitops.integrations.github import GitHubClient, upsert_comment
+from kgitops.integrations.github.client import GitHubClient
+from kgitops.integrations.github.upsert import upsert_comment
 
 
 @pytest.fixture

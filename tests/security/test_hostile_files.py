@@ -12,14 +12,8 @@ import pytest
 
 from kgitops.cli import main
 from kgitops.errors import FileRefused
-from kgitops.files import (
-    MAX_DEPTH,
-    file_size_limit,
-    loads_json,
-    path_problem,
-    read_bytes,
-    write_atomic,
-)
+from kgitops.files import file_size_limit, path_problem, read_bytes, write_atomic
+from kgitops.jsontext import MAX_DEPTH, loads_json
 
 
 def test_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:

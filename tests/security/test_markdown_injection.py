@@ -16,7 +16,7 @@ from markdown_it import MarkdownIt
 
 from kgitops.cli import main
 from kgitops.errors import GitHubError
-from kgitops.integrations.github import compose_body
+from kgitops.integrations.github.body import compose_body
 from kgitops.plan.mdescape import fence, html_text, md_code, md_text
 from kgitops.plan.render import render_markdown, render_text
 from kgitops.plan.value import AlterConfig, CreateTopic, Plan, PlanWarning

@@ -100,7 +100,7 @@ def test_the_prod_cluster_names_its_secrets_by_environment_variable_only() -> No
 
 
 def test_the_docs_list_every_topic_config() -> None:
-    from kgitops.spec.topic_configs import CONFIGS
+    from kgitops.spec.config_table import CONFIGS
 
     text = (ROOT / "docs" / "specs.md").read_text()
     assert [name for name in CONFIGS if f"| `{name}` |" not in text] == []

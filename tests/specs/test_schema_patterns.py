@@ -24,8 +24,9 @@ from typing import Any
 import pytest
 
 from kgitops.plan.mdescape import has_control
+from kgitops.spec.config_table import CONFIGS
 from kgitops.spec.schemacheck import SCHEMA_FILES, compile_schema, schema, validator
-from kgitops.spec.topic_configs import CONFIGS, check_config, readable_config
+from kgitops.spec.topic_configs import check_config, readable_config
 
 SCHEMAS = sorted(
     {*SCHEMA_FILES, *(p.name for p in resources.files("kgitops").joinpath("schemas").iterdir())}

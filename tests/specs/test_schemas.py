@@ -26,8 +26,9 @@ from kgitops.plan.actions import (
 )
 from kgitops.plan.transfer import Traffic, Transfer
 from kgitops.plan.value import Plan, PlanWarning
+from kgitops.spec.config_schema import config_schema
+from kgitops.spec.config_table import CONFIGS
 from kgitops.spec.schemacheck import SCHEMA_FILES, compile_schema, conforms, schema, validator
-from kgitops.spec.topic_configs import CONFIGS, config_schema
 
 ROOT = Path(__file__).resolve().parents[2]
 

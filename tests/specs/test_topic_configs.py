@@ -7,14 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kgitops.names import THROTTLED_REPLICAS_CONFIGS
-from kgitops.spec.topic_configs import (
-    CONFIGS,
-    INT_MAX,
-    LONG_MAX,
-    check_config,
-    normalize_config,
-    suggest,
-)
+from kgitops.spec.config_table import CONFIGS, INT_MAX, LONG_MAX, suggest
+from kgitops.spec.topic_configs import check_config, normalize_config
 
 
 @pytest.mark.parametrize(

@@ -17,14 +17,9 @@ from kgitops.cluster.port import NewTopic
 from kgitops.cluster.simulated import SimulatedCluster
 from kgitops.model import Broker
 from kgitops.plan.actions import AlterConfig
+from kgitops.spec.config_table import CONFIGS, LONG_MAX
 from kgitops.spec.load import load_specs
-from kgitops.spec.topic_configs import (
-    CONFIGS,
-    LONG_MAX,
-    check_config,
-    normalize_config,
-    readable_config,
-)
+from kgitops.spec.topic_configs import check_config, normalize_config, readable_config
 from kgitops.units import human_rate, spec_bytes, spec_bytes_text, spec_millis, spec_millis_text
 
 from .conftest import Problems

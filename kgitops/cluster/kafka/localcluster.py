@@ -28,7 +28,6 @@ import json
 import os
 import secrets
 import signal
-import socket
 import subprocess
 import time
 import uuid
@@ -37,21 +36,28 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from kgitops.cluster.kafka.localprobe import (
+    HOST,
+    SASL_OFFSET,
+    alive,
+    describe_cluster_ids,
+    log_tail,
+    port_open,
+    port_taken,
+)
+from kgitops.cluster.kafka.localprops import ADMIN_USER, server_properties
 from kgitops.cluster.kafka.runtime import DEFAULT_VERSION, Runtime, ensure_runtime
 from kgitops.cluster.local import proc_cmdline, proc_start_time, symlinked_folder
 from kgitops.errors import FileRefused, LocalBrokerError
 from kgitops.files import read_json, write_atomic
 from kgitops.names import INT32_MAX, INT64_MAX
 
-HOST = "127.0.0.1"
 DEFAULT_DIR = os.path.join(".kgitops", "kafka")
 DEFAULT_BASE_PORT = 19100
 DEFAULT_BROKERS = 4
 DEFAULT_RACKS = ("az1", "az2", "az3")
 MAX_BROKERS = 49
-SASL_OFFSET = 50
 CONTROLLER_ID = 100
-ADMIN_USER = "admin"
 STATE_FILE = "cluster.json"
 CREDENTIALS_FILE = "admin.env"
 USERNAME_VAR = "KGITOPS_LOCAL_KAFKA_USERNAME"
@@ -60,31 +66,6 @@ START_TIMEOUT = 120.0
 CONTROLLER_HEAP = "-Xmx192m"
 BROKER_HEAP = "-Xmx320m"
 
-# Settings that make a small test cluster fast and small (Kafka's own broker test config,
-# TestUtils.createBrokerConfig, marked there); see docs/local-broker.md.
-_SPEED = {
-    "group.initial.rebalance.delay.ms": "0",
-    "num.partitions": "1",
-    "auto.create.topics.enable": "false",
-    "log.segment.bytes": "1048576",
-    "log.cleaner.dedupe.buffer.size": "2097152",
-    "log.initial.task.delay.ms": "100",
-    "log.delete.delay.ms": "1000",
-    "replica.socket.timeout.ms": "1500",
-    "controller.socket.timeout.ms": "1500",
-    "replica.lag.time.max.ms": "10000",
-    "num.network.threads": "2",
-    "background.threads": "2",
-    "num.io.threads": "2",
-    "group.coordinator.threads": "1",
-    "num.recovery.threads.per.data.dir": "1",
-    "broker.heartbeat.interval.ms": "500",
-    "broker.session.timeout.ms": "3000",
-    "auto.leader.rebalance.enable": "false",
-    "unclean.leader.election.enable": "false",
-    "share.coordinator.state.topic.replication.factor": "1",
-    "share.coordinator.state.topic.min.isr": "1",
-}
 _JVM = ["-XX:+UseSerialGC", "-Djava.awt.headless=true", "-XX:TieredStopAtLevel=1"]
 
 
@@ -231,7 +212,7 @@ class KafkaCluster:
         self.refresh()
         if node.pid is None or node.pid <= 1 or node.start_time is None:
             return False
-        if not _alive(node.pid):
+        if not alive(node.pid):
             return False
         cmd = proc_cmdline(node.pid)
         return (
@@ -278,13 +259,13 @@ class KafkaCluster:
         with contextlib.suppress(ProcessLookupError):
             os.kill(node.pid, signal.SIGKILL if kill else signal.SIGTERM)
         deadline = time.monotonic() + timeout
-        while _alive(node.pid) and time.monotonic() < deadline:
+        while alive(node.pid) and time.monotonic() < deadline:
             time.sleep(0.05)
-        if _alive(node.pid):
+        if alive(node.pid):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(node.pid, signal.SIGKILL)
             deadline = time.monotonic() + 5
-            while _alive(node.pid) and time.monotonic() < deadline:
+            while alive(node.pid) and time.monotonic() < deadline:
                 time.sleep(0.05)
         node.pid = node.start_time = None
         self.save()
@@ -313,7 +294,7 @@ class KafkaCluster:
                     node = self._node_any(node_id)
                     raise LocalBrokerError(
                         f"Kafka node {node_id} exited at start (exit code {proc.returncode}); "
-                        f"its log ends with: {_tail(self.log_path(node))}"
+                        f"its log ends with: {log_tail(self.log_path(node))}"
                     )
             seen = self.unfenced_brokers()
             if wanted <= seen:
@@ -330,7 +311,7 @@ class KafkaCluster:
         """The broker ids DescribeCluster lists (KRaft lists only unfenced brokers); empty
         when no broker answers."""
         for node in self.brokers:  # one broker at a time: a dying one must not stall it
-            if _port_open(node.port):
+            if port_open(node.port):
                 ids = describe_cluster_ids(f"{HOST}:{node.port}")
                 if ids:
                     return ids
@@ -376,32 +357,7 @@ class KafkaCluster:
             ) from None
 
 
-def describe_cluster_ids(bootstrap: str, timeout_ms: int = 3000) -> set[int]:
-    """Broker ids in a DescribeCluster answer through ``bootstrap`` (PLAINTEXT); empty on any
-    failure (a starting cluster refuses connections)."""
-    from kafka.admin import KafkaAdminClient
-
-    try:
-        admin = KafkaAdminClient(
-            bootstrap_servers=bootstrap.split(","),
-            client_id="kgitops-local",
-            request_timeout_ms=timeout_ms,
-            reconnect_backoff_max_ms=500,
-            bootstrap_timeout_ms=timeout_ms,
-        )
-    except Exception:  # NoBrokersAvailable and friends: not up yet
-        return set()
-    try:
-        answer = admin.describe_cluster()
-        return {int(b["broker_id"]) for b in answer.get("brokers", []) if not b.get("is_fenced")}
-    except Exception:
-        return set()
-    finally:
-        with contextlib.suppress(Exception):
-            admin.close()
-
-
-# ---------------------------------------------------------------- properties
+# ---------------------------------------------------------------- racks
 
 
 def _racks(brokers: int, racks: Sequence[str] | None) -> list[str | None]:
@@ -419,58 +375,6 @@ def _racks(brokers: int, racks: Sequence[str] | None) -> list[str | None]:
                 f"--racks: {rack!r} is not a rack name (letters, digits, '-', '_', '.')"
             )
     return list(racks)
-
-
-def _properties(cluster: KafkaCluster, node: Node, password: str) -> str:
-    ctrl = cluster.controller
-    brokers = len(cluster.brokers)
-    rf = str(min(3, brokers))
-    props: dict[str, str] = {
-        "node.id": str(node.id),
-        "controller.quorum.voters": f"{ctrl.id}@{HOST}:{ctrl.port}",
-        "controller.listener.names": "CONTROLLER",
-        "listener.security.protocol.map": (
-            "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT"
-        ),
-        "log.dirs": os.path.join(os.path.abspath(cluster.node_dir(node)), "data"),
-        "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
-        "super.users": f"User:ANONYMOUS;User:{ADMIN_USER}",
-        "allow.everyone.if.no.acl.found": "false",
-        "broker.session.timeout.ms": "3000",
-    }
-    if node.role == "controller":
-        props["process.roles"] = "controller"
-        props["listeners"] = f"CONTROLLER://{HOST}:{node.port}"
-    else:
-        props["process.roles"] = "broker"
-        listeners = f"PLAINTEXT://{HOST}:{node.port},SASL_PLAINTEXT://{HOST}:{node.sasl_port}"
-        props["listeners"] = listeners
-        props["advertised.listeners"] = listeners
-        props["inter.broker.listener.name"] = "PLAINTEXT"
-        if node.rack is not None:
-            props["broker.rack"] = node.rack
-        props["sasl.enabled.mechanisms"] = "PLAIN,SCRAM-SHA-512"
-        props["listener.name.sasl_plaintext.plain.sasl.jaas.config"] = (
-            "org.apache.kafka.common.security.plain.PlainLoginModule required "
-            f'username="{ADMIN_USER}" password="{password}" user_{ADMIN_USER}="{password}";'
-        )
-        props["listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config"] = (
-            "org.apache.kafka.common.security.scram.ScramLoginModule required;"
-        )
-        props.update(_SPEED)
-        props["offsets.topic.num.partitions"] = "5"
-        props["offsets.topic.replication.factor"] = rf
-        props["transaction.state.log.num.partitions"] = "5"
-        props["transaction.state.log.replication.factor"] = rf
-        props["transaction.state.log.min.isr"] = "1"
-        props["default.replication.factor"] = rf
-    lines = ["# written by kgitops local up --kafka"]
-    lines += [f"{k}={_escape(v)}" for k, v in sorted(props.items())]
-    return "\n".join(lines) + "\n"
-
-
-def _escape(value: str) -> str:
-    return value.replace("\\", "\\\\")
 
 
 def _cluster_id() -> str:
@@ -552,7 +456,7 @@ def up(
         Node(i, "broker", rack_list[i - 1], base_port + i, base_port + SASL_OFFSET + i)
         for i in range(1, brokers + 1)
     ]
-    busy = [p for n in nodes for p in (n.port, n.sasl_port) if p is not None and _port_taken(p)]
+    busy = [p for n in nodes for p in (n.port, n.sasl_port) if p is not None and port_taken(p)]
     if busy:
         raise LocalBrokerError(
             f"port(s) {', '.join(map(str, busy))} on {HOST} already in use; stop what holds "
@@ -574,7 +478,13 @@ def _prepare(cluster: KafkaCluster, password: str) -> None:
             os.makedirs(os.path.join(cluster.node_dir(node), "data"), exist_ok=True)
             _write_private(
                 os.path.join(cluster.node_dir(node), "server.properties"),
-                _properties(cluster, node, password),
+                server_properties(
+                    node,
+                    cluster.controller,
+                    len(cluster.brokers),
+                    os.path.join(os.path.abspath(cluster.node_dir(node)), "data"),
+                    password,
+                ),
             )
         _write_private(
             cluster.credentials_path,
@@ -665,7 +575,7 @@ def down(directory: str = DEFAULT_DIR, *, keep_data: bool = False) -> KafkaClust
     for node in [*cluster.brokers, cluster.controller]:
         cluster.stop_node(node, timeout=20.0)
     answering = [
-        p for n in cluster.nodes for p in (n.port, n.sasl_port) if p is not None and _port_open(p)
+        p for n in cluster.nodes for p in (n.port, n.sasl_port) if p is not None and port_open(p)
     ]
     if answering:
         raise LocalBrokerError(
@@ -681,65 +591,3 @@ def down(directory: str = DEFAULT_DIR, *, keep_data: bool = False) -> KafkaClust
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(os.path.join(directory, name))
     return cluster
-
-
-# ---------------------------------------------------------------- /proc
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            if f.read().split(") ", 1)[-1].startswith("Z"):
-                with contextlib.suppress(ChildProcessError):
-                    os.waitpid(pid, os.WNOHANG)
-                return False
-    except OSError:
-        return False
-    return True
-
-
-def _port_open(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.settimeout(0.5)
-        return s.connect_ex((HOST, port)) == 0
-
-
-def _port_taken(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        # as Kafka binds: a port left in TIME_WAIT by a stopped cluster is free to it
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            s.bind((HOST, port))
-        except OSError:
-            return True
-    return False
-
-
-def free_base_port(brokers: int, attempts: int = 50) -> int:
-    """A base port whose controller, PLAINTEXT and SASL ports are all free (tests)."""
-    for _ in range(attempts):
-        base = 20000 + secrets.randbelow(30000)
-        ports = [base, *(base + i for i in range(1, brokers + 1))]
-        ports += [base + SASL_OFFSET + i for i in range(1, brokers + 1)]
-        if not any(_port_taken(p) for p in ports):
-            return base
-    raise LocalBrokerError("no free range of ports found on 127.0.0.1")
-
-
-def _tail(path: str, limit: int = 400) -> str:
-    try:
-        with open(path, "rb") as f:
-            f.seek(0, os.SEEK_END)
-            f.seek(max(0, f.tell() - limit))
-            data = f.read()
-    except OSError:
-        return ""
-    return " | ".join(
-        line.strip() for line in data.decode("utf-8", "replace").splitlines() if line.strip()
-    )

@@ -1,0 +1,100 @@
+"""What runs on this machine for the local Kafka cluster (``kgitops.cluster.kafka.localcluster``):
+whether a pid is alive, a port open or taken, a free range of ports, which brokers answer
+DescribeCluster unfenced (ready), and the last lines of a node's log."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import socket
+
+from kgitops.errors import LocalBrokerError
+
+HOST = "127.0.0.1"
+SASL_OFFSET = 50
+"""Broker ``i`` listens on ``base + i`` (PLAINTEXT) and ``base + SASL_OFFSET + i`` (SASL)."""
+
+
+def describe_cluster_ids(bootstrap: str, timeout_ms: int = 3000) -> set[int]:
+    """Broker ids in a DescribeCluster answer through ``bootstrap`` (PLAINTEXT); empty on any
+    failure (a starting cluster refuses connections)."""
+    from kafka.admin import KafkaAdminClient
+
+    try:
+        admin = KafkaAdminClient(
+            bootstrap_servers=bootstrap.split(","),
+            client_id="kgitops-local",
+            request_timeout_ms=timeout_ms,
+            reconnect_backoff_max_ms=500,
+            bootstrap_timeout_ms=timeout_ms,
+        )
+    except Exception:  # NoBrokersAvailable and friends: not up yet
+        return set()
+    try:
+        answer = admin.describe_cluster()
+        return {int(b["broker_id"]) for b in answer.get("brokers", []) if not b.get("is_fenced")}
+    except Exception:
+        return set()
+    finally:
+        with contextlib.suppress(Exception):
+            admin.close()
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            if f.read().split(") ", 1)[-1].startswith("Z"):
+                with contextlib.suppress(ChildProcessError):
+                    os.waitpid(pid, os.WNOHANG)
+                return False
+    except OSError:
+        return False
+    return True
+
+
+def port_open(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.settimeout(0.5)
+        return s.connect_ex((HOST, port)) == 0
+
+
+def port_taken(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        # as Kafka binds: a port left in TIME_WAIT by a stopped cluster is free to it
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((HOST, port))
+        except OSError:
+            return True
+    return False
+
+
+def free_base_port(brokers: int, attempts: int = 50) -> int:
+    """A base port whose controller, PLAINTEXT and SASL ports are all free (tests)."""
+    for _ in range(attempts):
+        base = 20000 + secrets.randbelow(30000)
+        ports = [base, *(base + i for i in range(1, brokers + 1))]
+        ports += [base + SASL_OFFSET + i for i in range(1, brokers + 1)]
+        if not any(port_taken(p) for p in ports):
+            return base
+    raise LocalBrokerError("no free range of ports found on 127.0.0.1")
+
+
+def log_tail(path: str, limit: int = 400) -> str:
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - limit))
+            data = f.read()
+    except OSError:
+        return ""
+    return " | ".join(
+        line.strip() for line in data.decode("utf-8", "replace").splitlines() if line.strip()
+    )
