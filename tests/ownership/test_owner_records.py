@@ -90,6 +90,7 @@ def test_apply_records_the_owner_and_an_overlapping_claim_is_refused_naming_both
     assert two.records() == {
         str(a): {
             "from": str(a),
+            "offset": 0,
             "owns": {
                 "groups": [],
                 "principals": [],
@@ -107,8 +108,9 @@ def test_apply_records_the_owner_and_an_overlapping_claim_is_refused_naming_both
     assert lines == [
         f"{b}/cluster.yaml:8:3: error: owns of {json.dumps(str(b))} overlaps what "
         f"{json.dumps(str(a))} owns on this cluster (its record in topic _kgitops-owners): "
-        "both can own topics *.orders and payments.*; give each name one owner, or release a "
-        f"record no folder keeps any more (kgitops owners DIR --release {json.dumps(str(a))})"
+        "both can own topics *.orders and payments.*; give each name one owner (ask that owner "
+        "to give it up), or, only when that owner's folder no longer exists, release its "
+        "record (kgitops owners DIR --release OWNER)"
     ]
     code, out, err = two.run("apply", str(b), "--yes")
     assert code == 1 and "overlaps what" in err
