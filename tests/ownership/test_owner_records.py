@@ -478,3 +478,29 @@ def test_a_racing_apply_puts_back_the_record_it_had(
     assert code == 1, out + err
     assert two.records()[str(a)]["owns"] == old["owns"]
     assert "payments.refunds" not in two.data()["topics"]
+
+
+def test_a_spec_or_import_of_the_owner_topic_is_told_what_the_topic_is(two: Two) -> None:
+    from kgitops.cluster.port import NewTopic
+    from kgitops.cluster.simulated import SimulatedCluster
+    from kgitops.model import Broker
+
+    a = two.folder("a", "", "_kgitops-owners")
+    code, out, err = two.run("validate", str(a))
+    assert code == 1
+    assert (
+        "_kgitops-owners is the topic kgitops keeps its owner records in (docs/ownership.md); "
+        "kgitops creates and keeps it, a spec may not manage it" in out + err
+    )
+    assert "passwordVersion" not in out + err
+    a = two.folder("a", "")
+    sim = SimulatedCluster.open(str(two.state), [Broker(0, "a"), Broker(1, "b"), Broker(2, "c")])
+    name = "_kgitops-owners"
+    sim.create_topics([NewTopic(name, {0: (0,)}, {"cleanup.policy": "compact"})])
+    code, out, err = two.run("import", str(a), "--topic", name)
+    assert code == 1
+    assert err.strip() == (
+        "error: _kgitops-owners is the topic kgitops keeps its owner records in "
+        "(docs/ownership.md); it is never imported"
+    )
+    assert not (a / f"{name}.yaml").exists()
