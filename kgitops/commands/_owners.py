@@ -118,6 +118,25 @@ def keeps_record(cluster: ClusterSpec) -> bool:
     return cluster.owns.declared
 
 
+def read_records(cluster: ClusterSpec, admin: ClusterAdmin) -> Mapping[str, OwnerRecord]:
+    """Every owner record on the cluster. A folder without ``owns:`` that cannot read them
+    (no right to, an adapter without them, a foreign topic of that name) goes on as before
+    records existed, with a note on stderr: only a folder with ``owns:`` depends on them."""
+    try:
+        return admin.read_owners()
+    except ClusterError as exc:
+        if cluster.owns.declared:
+            raise
+        print(
+            printable(
+                f"note: this folder has no owns: and kgitops could not read the owner records "
+                f"({exc}); it is not checked against what other folders own"
+            ),
+            file=sys.stderr,
+        )
+        return {}
+
+
 def check_records(
     cluster: ClusterSpec, records: Mapping[str, OwnerRecord], *, take_over: bool = False
 ) -> None:
@@ -159,7 +178,7 @@ def claim(
     does not already say it, and say so on stderr; then read the records again: when an
     overlapping record of another owner came first (two applies at once), take this one
     back (or put the previous one back) and refuse."""
-    records = admin.read_owners()
+    records = read_records(cluster, admin)
     if not keeps_record(cluster):
         check_unowned(cluster, records, *plan_names(actions))
         return

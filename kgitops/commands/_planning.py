@@ -271,7 +271,7 @@ def _describe(
     (the simulated cluster does; Kafka's admin API does not)."""
     from kgitops.cluster.connect import open_cluster
     from kgitops.cluster.port import describe_access
-    from kgitops.commands._owners import check_records, keeps_record
+    from kgitops.commands._owners import check_records, keeps_record, read_records
 
     admin = open_cluster(cluster)
     try:
@@ -282,7 +282,7 @@ def _describe(
         if access:
             parts = needed_parts(specs.access, cluster)
             state = replace(state, access=describe_access(admin, parts))
-        records = admin.read_owners()
+        records = read_records(cluster, admin)
         if keeps_record(cluster):  # another owner's overlapping claim stops the plan
             check_records(cluster, records, take_over=take_over_owner)
         rates = getattr(admin, "write_rates", None)
