@@ -129,8 +129,8 @@ def read_records(cluster: ClusterSpec, admin: ClusterAdmin) -> Mapping[str, Owne
             raise
         print(
             printable(
-                f"note: this folder has no owns: and kgitops could not read the owner records "
-                f"({exc}); it is not checked against what other folders own"
+                f"note: {exc}; this folder has no owns:, so it goes on unchecked against "
+                "what other folders own"
             ),
             file=sys.stderr,
         )

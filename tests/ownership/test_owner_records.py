@@ -504,3 +504,28 @@ def test_a_spec_or_import_of_the_owner_topic_is_told_what_the_topic_is(two: Two)
         "(docs/ownership.md); it is never imported"
     )
     assert not (a / f"{name}.yaml").exists()
+
+
+def test_a_folder_without_owns_that_may_not_read_the_records_goes_on_with_a_note(
+    two: Two, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only a folder with ``owns:`` depends on the records: one without, whose principal
+    may not read them, plans and applies as before they existed, and says so."""
+    from kgitops.cluster.simulated import SimulatedCluster
+    from kgitops.errors import ClusterAuthError
+
+    def refused(self: SimulatedCluster) -> Any:
+        raise ClusterAuthError("cannot read the owner records (topic _kgitops-owners): denied")
+
+    monkeypatch.setattr(SimulatedCluster, "read_owners", refused)
+    c = two.folder("c", "", "c.events")
+    code, out, err = two.run("apply", str(c), "--yes")
+    assert code == 0, out + err
+    assert "c.events" in two.data()["topics"]
+    assert (
+        "note: cannot read the owner records (topic _kgitops-owners): denied; this folder "
+        "has no owns:, so it goes on unchecked against what other folders own" in err
+    )
+    a = two.folder("a", A_OWNS, "payments.orders")
+    code, out, err = two.run("plan", str(a))
+    assert code == 1 and "denied" in err  # a folder with owns: depends on them
