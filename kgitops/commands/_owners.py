@@ -158,8 +158,8 @@ def check_unowned(
     principal it declares or its plan touches (``kgitops.plan.owners.unowned_conflicts``)."""
     if not records:
         return
-    me, _ = owner_of(cluster)
-    found = unowned_conflicts(cluster, me, records, topics, principals)
+    me, source = owner_of(cluster)
+    found = unowned_conflicts(cluster, me, records, topics, principals, source=source)
     if found:
         raise SpecError(found)
 

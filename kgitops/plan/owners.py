@@ -268,15 +268,18 @@ def unowned_conflicts(
     records: Mapping[str, OwnerRecord],
     topics: Iterable[str],
     principals: Iterable[str],
+    *,
+    source: str = "",
 ) -> list[Diagnostic]:
     """For a folder without ``owns:`` (it owns everything): an error at its cluster.yaml for
     each other owner whose record owns a topic or principal the folder declares or its plan
-    touches (``topics``, ``principals``), and for each unreadable record of another owner."""
+    touches (``topics``, ``principals``), and for each unreadable record of another owner. A
+    record written from this folder (``source``: before its ``owns:`` was removed) is its own."""
     out: list[Diagnostic] = []
     mark = cluster.mark
     names = {"topics": sorted(set(topics)), "principals": sorted(set(principals))}
     for owner, record in sorted(records.items()):
-        if owner == me:
+        if owner == me or (source and record.source == source):
             continue
         if record.problem:
             out.append(_unreadable(mark, owner, record))

@@ -529,3 +529,28 @@ def test_a_folder_without_owns_that_may_not_read_the_records_goes_on_with_a_note
     a = two.folder("a", A_OWNS, "payments.orders")
     code, out, err = two.run("plan", str(a))
     assert code == 1 and "denied" in err  # a folder with owns: depends on them
+
+
+def test_a_folder_that_dropped_owns_is_not_stopped_by_its_own_old_record(two: Two) -> None:
+    a = two.folder("a", "owns:\n  owner: team-a\n  topics: ['payments.*']\n", "payments.orders")
+    assert two.run("apply", str(a), "--yes")[0] == 0
+    a = two.folder("a", "", "payments.orders", "payments.refunds")
+    code, out, err = two.run("apply", str(a), "--yes")
+    assert code == 0, out + err
+    assert "payments.refunds" in two.data()["topics"]
+
+
+def test_a_released_team_that_still_exists_is_refused_once_the_releaser_claims_its_names(
+    two: Two,
+) -> None:
+    """What docs/ownership.md says of releasing another team's record: nothing of theirs
+    changes, but once the releaser records an overlapping claim, their plan is refused."""
+    a = two.folder("a", A_OWNS, "payments.orders")
+    assert two.run("apply", str(a), "--yes")[0] == 0
+    orders = two.data()["topics"]["payments.orders"]
+    b = two.folder("b", "owns:\n  topics: ['payments.refunds']\n", "payments.refunds")
+    assert two.run("owners", str(b), "--release", str(a))[0] == 0
+    assert two.data()["topics"]["payments.orders"] == orders
+    assert two.run("apply", str(b), "--yes")[0] == 0
+    code, _, err = two.run("plan", str(a))
+    assert code == 1 and f"overlaps what {json.dumps(str(b))} owns" in err
