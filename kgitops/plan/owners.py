@@ -32,6 +32,7 @@ from kgitops.errors import Diagnostic, Mark
 from kgitops.model import OWNED_KINDS, OWNER_TOPIC, ClusterSpec, Owns
 from kgitops.plan.access_actions import AlterQuota, CreateAcl, DeleteAcl, UpsertUser
 from kgitops.plan.action_base import Action
+from kgitops.plan.actions import ElectLeaders, Reassign, RemoveThrottles
 from kgitops.spec.owns import overlap
 
 #: A key or value larger than this is not one kgitops wrote.
@@ -159,10 +160,14 @@ def lost_to(cluster: ClusterSpec, me: str, records: Mapping[str, OwnerRecord]) -
 
 def plan_names(actions: Iterable[Action]) -> tuple[set[str], set[str]]:
     """(topics, principals) a plan's actions touch: a topic action's topic; an ACL's
-    principal, a SCRAM user's and a user quota's ``User:`` name."""
+    principal, a SCRAM user's and a user quota's ``User:`` name. Moves (reassign, leader
+    election, throttles) do not count: a drain moves every replica off its brokers, whoever
+    owns the topic (a declared topic counts as declared)."""
     topics: set[str] = set()
     principals: set[str] = set()
     for action in actions:
+        if isinstance(action, Reassign | ElectLeaders | RemoveThrottles):
+            continue
         if isinstance(action, CreateAcl | DeleteAcl):
             principals.add(action.acl.principal)
         elif isinstance(action, UpsertUser):

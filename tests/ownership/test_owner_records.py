@@ -554,3 +554,20 @@ def test_a_released_team_that_still_exists_is_refused_once_the_releaser_claims_i
     assert two.run("apply", str(b), "--yes")[0] == 0
     code, _, err = two.run("plan", str(a))
     assert code == 1 and f"overlaps what {json.dumps(str(b))} owns" in err
+
+
+def test_a_drain_of_a_folder_without_owns_still_moves_every_replica(two: Two) -> None:
+    """A drain moves every replica off its brokers, another owner's too, as ever."""
+    a = two.folder("a", A_OWNS, "payments.orders")
+    assert two.run("apply", str(a), "--yes")[0] == 0
+    c = two.folder("c", "", "c.events")
+    assert two.run("apply", str(c), "--yes")[0] == 0
+    for name in ("payments.orders", "c.events"):
+        parts = two.data()["topics"][name]["partitions"].values()
+        assert any(2 in p["replicas"] for p in parts), parts
+    c = two.folder("c", "decommission: [2]\n", "c.events")
+    code, out, err = two.run("apply", str(c), "--yes")
+    assert code == 0, out + err
+    for name in ("payments.orders", "c.events"):
+        parts = two.data()["topics"][name]["partitions"].values()
+        assert all(2 not in p["replicas"] for p in parts), parts
