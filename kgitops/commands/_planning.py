@@ -248,7 +248,8 @@ def _check_unowned(
     cluster: ClusterSpec, records: Mapping[str, OwnerRecord], specs: Specs, plan: Plan
 ) -> None:
     """A folder without ``owns:``: SpecError when another owner's record owns a topic or
-    principal it declares or its plan touches (creates, changes, deletes, moves)."""
+    principal it declares or its plan creates, changes or deletes (a drain still moves
+    every replica)."""
     from kgitops.commands._owners import check_unowned
     from kgitops.plan.owners import plan_names
 
