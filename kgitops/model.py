@@ -384,6 +384,15 @@ class ClusterSpec:
         owner records): never a spec's, never unmanaged, never imported."""
         return frozenset({self.password_version_topic, OWNER_TOPIC})
 
+    def own_topic_role(self, name: str) -> str:
+        """What kgitops keeps in one of ``own_topics``, for a message about it."""
+        if name == self.password_version_topic:
+            return (
+                "the topic kgitops keeps SCRAM passwordVersion records in (cluster.yaml "
+                "passwordVersionTopic)"
+            )
+        return "the topic kgitops keeps its owner records in (docs/ownership.md)"
+
 
 # ------------------------------------------------------------------- live side
 

@@ -35,6 +35,7 @@ import math
 import os
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from kgitops.access import ACCESS_APIS, Acl, QuotaEntity, ScramCredential
@@ -1057,15 +1058,19 @@ class SimulatedCluster:
     def read_owners(self) -> Mapping[str, OwnerRecord]:
         """The state file's ``simulation.ownerRecords`` (the topic a real cluster keeps
         them in: kgitops/cluster/kafka/owners.py)."""
-        return {k: record_from_json(v) for k, v in sorted(self.owner_records.items())}
+        return {
+            k: replace(record_from_json(v), offset=_record_offset(v))
+            for k, v in sorted(self.owner_records.items())
+        }
 
     @_operation
     def record_owners(self, records: Mapping[str, OwnerRecord | None]) -> None:
         for owner, record in records.items():
             if record is None:
                 self.owner_records.pop(owner, None)
-            else:
-                self.owner_records[owner] = record_json(record)
+            else:  # like a log: a later record has a higher offset than every one kept
+                after = max((_record_offset(v) for v in self.owner_records.values()), default=-1)
+                self.owner_records[owner] = {**record_json(record), "offset": after + 1}
         self._save()
 
     def sleep(self, seconds: float) -> None:
@@ -1391,3 +1396,9 @@ def _kept(configs: Mapping[int, Mapping[str, str]], *, every: bool) -> dict[int,
         for b, c in configs.items()
     }
     return {b: c for b, c in out.items() if c}
+
+
+def _record_offset(value: object) -> int:
+    """The ``offset`` of an owner record in the state file (-1: from before offsets)."""
+    got = value.get("offset", -1) if isinstance(value, dict) else -1
+    return got if isinstance(got, int) and not isinstance(got, bool) else -1

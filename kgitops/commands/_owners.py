@@ -16,35 +16,72 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from urllib.parse import urlsplit
 
 from kgitops.cluster.port import ClusterAdmin, refused
-from kgitops.errors import ClusterAuthError, ClusterError, SpecError, printable
+from kgitops.errors import (
+    ClusterAuthError,
+    ClusterError,
+    Diagnostic,
+    KgitopsError,
+    SpecError,
+    printable,
+)
 from kgitops.gitrepo import checkout_root, run_git
 from kgitops.model import OWNER_TOPIC, ClusterSpec
-from kgitops.plan.owners import OwnerRecord, conflicts, same_claim
+from kgitops.plan.action_base import Action
+from kgitops.plan.owners import (
+    OwnerRecord,
+    conflicts,
+    lost_to,
+    plan_names,
+    same_claim,
+    shown,
+    unowned_conflicts,
+)
 
-_SCP = re.compile(r"^(?:[^@/:]+@)?([^/:]+):(?!//)(.+)$")  # git@github.com:acme/b.git
+_SCP = re.compile(r"^(?:[^@/:]*@)?([^/:]+):(?!//)(.+)$")  # git@github.com:acme/b.git
 
 
 def normalized_remote(url: str) -> str:
-    """``host/path`` of a remote URL, lower-case host, without scheme, user, password, port
-    and a trailing ``.git`` (never a credential: ``https://x:TOKEN@host/a`` is ``host/a``);
-    a local path stays a path."""
+    """``host/path`` of a remote URL: lower-case host, without scheme, user, password, port,
+    query, fragment and a trailing ``.git``, and lower-case on github.com (whose paths are
+    not case-sensitive); never a credential (``https://x:TOKEN@host/a`` is ``host/a``). A
+    local path stays a path. KgitopsError, naming no part of it, for one that still holds
+    ``@``, ``?`` or ``#``: it may hide a credential kgitops cannot tell apart."""
     url = url.strip()
     if "://" in url:
-        scheme, rest = url.split("://", 1)
-        if scheme.lower() == "file":
-            return _trimmed(rest)
-        hostport, _, path = rest.partition("/")
-        host = hostport.rpartition("@")[2]
-        bracket = host.startswith("[")  # [::1]:22
-        host = host.partition("]")[0] + "]" if bracket else host.partition(":")[0]
-        return f"{host.lower()}/{_trimmed(path)}".rstrip("/")
-    m = _SCP.match(url)
-    if m and not url.startswith(("/", ".")):
-        return f"{m.group(1).lower()}/{_trimmed(m.group(2))}".rstrip("/")
-    return _trimmed(url)
+        parts = urlsplit(url)
+        if parts.scheme.lower() == "file":
+            got = _trimmed(parts.path)
+        else:
+            hostport = parts.netloc.rpartition("@")[2]  # without user and password
+            bracket = hostport.startswith("[")  # [::1]:22
+            host = hostport.partition("]")[0] + "]" if bracket else hostport.partition(":")[0]
+            host = host.lower()
+            path = _trimmed(parts.path.lstrip("/"))
+            if host == "github.com":
+                path = path.lower()
+            got = f"{host}/{path}".rstrip("/")
+    else:
+        m = _SCP.match(url)
+        if m and not url.startswith(("/", ".")):
+            host = m.group(1).lower()
+            path = _trimmed(re.split(r"[?#]", m.group(2), maxsplit=1)[0])
+            if host == "github.com":
+                path = path.lower()
+            got = f"{host}/{path}".rstrip("/")
+        else:
+            got = _trimmed(url)
+    if any(c in got for c in "@?#"):
+        raise KgitopsError(
+            "the origin remote of this folder's checkout still holds '@', '?' or '#' once "
+            "scheme, user, password, query and fragment are taken out, so kgitops cannot say "
+            "where the folder's owner record comes from without risking a credential in it: "
+            "set the remote to a plain URL (git remote set-url origin URL)"
+        )
+    return got
 
 
 def _trimmed(path: str) -> str:
@@ -76,35 +113,111 @@ def owner_of(cluster: ClusterSpec) -> tuple[str, str]:
 
 
 def keeps_record(cluster: ClusterSpec) -> bool:
-    """Only a folder with ``owns:`` reads and keeps an owner record (one without it is the
-    one-folder setting: it owns everything and asks no other owner)."""
+    """Only a folder with ``owns:`` keeps an owner record (one without it is the one-folder
+    setting: it owns everything; it still reads the records, ``check_unowned``)."""
     return cluster.owns.declared
 
 
-def check_records(cluster: ClusterSpec, records: Mapping[str, OwnerRecord]) -> None:
-    """SpecError, one line per other owner whose record overlaps this folder's ``owns``."""
-    me, _ = owner_of(cluster)
-    found = conflicts(cluster, me, records)
+def read_records(cluster: ClusterSpec, admin: ClusterAdmin) -> Mapping[str, OwnerRecord]:
+    """Every owner record on the cluster. A folder without ``owns:`` that cannot read them
+    (no right to, an adapter without them, a foreign topic of that name) goes on as before
+    records existed, with a note on stderr: only a folder with ``owns:`` depends on them."""
+    try:
+        return admin.read_owners()
+    except ClusterError as exc:
+        if cluster.owns.declared:
+            raise
+        print(
+            printable(
+                f"note: {exc}; this folder has no owns:, so it goes on unchecked against "
+                "what other folders own"
+            ),
+            file=sys.stderr,
+        )
+        return {}
+
+
+def check_records(
+    cluster: ClusterSpec, records: Mapping[str, OwnerRecord], *, take_over: bool = False
+) -> None:
+    """SpecError, one line per other owner whose record overlaps this folder's ``owns``, and
+    when this folder's owner is recorded from another folder (unless ``take_over``)."""
+    me, source = owner_of(cluster)
+    found = conflicts(cluster, me, records, source=source, take_over=take_over)
     if found:
         raise SpecError(found)
 
 
-def claim(cluster: ClusterSpec, admin: ClusterAdmin, *, write: bool) -> None:
-    """Apply's part: refuse (SpecError, nothing changed) when another owner's record
-    overlaps the folder's ``owns``; with ``write``, record the claim when the cluster's
-    record of this owner does not already say it, and say so on stderr."""
-    if not keeps_record(cluster):
+def check_unowned(
+    cluster: ClusterSpec,
+    records: Mapping[str, OwnerRecord],
+    topics: Iterable[str],
+    principals: Iterable[str],
+) -> None:
+    """A folder without ``owns:``: SpecError when another owner's record owns a topic or
+    principal it declares or its plan touches (``kgitops.plan.owners.unowned_conflicts``)."""
+    if not records:
         return
-    records = admin.read_owners()
-    check_records(cluster, records)
+    me, source = owner_of(cluster)
+    found = unowned_conflicts(cluster, me, records, topics, principals, source=source)
+    if found:
+        raise SpecError(found)
+
+
+def claim(
+    cluster: ClusterSpec,
+    admin: ClusterAdmin,
+    *,
+    write: bool,
+    take_over: bool = False,
+    actions: Iterable[Action] = (),
+) -> None:
+    """Apply's part: refuse (SpecError, nothing changed) when another owner's record
+    overlaps the folder's ``owns`` (a folder without ``owns:``: a name of its plan's
+    ``actions``); with ``write``, record the claim when the cluster's record of this owner
+    does not already say it, and say so on stderr; then read the records again: when an
+    overlapping record of another owner came first (two applies at once), take this one
+    back (or put the previous one back) and refuse."""
+    records = read_records(cluster, admin)
+    if not keeps_record(cluster):
+        check_unowned(cluster, records, *plan_names(actions))
+        return
+    check_records(cluster, records, take_over=take_over)
     if not write:
         return
     me, source = owner_of(cluster)
     mine = OwnerRecord(cluster.owns, source)
-    if same_claim(records.get(me), mine):
+    before = records.get(me)
+    if same_claim(before, mine):
         return
+    _record(admin, {me: mine}, me)
+    print(
+        printable(f"recorded what {json.dumps(me)} owns in topic {OWNER_TOPIC}"),
+        file=sys.stderr,
+    )
+    again = admin.read_owners()
+    first = lost_to(cluster, me, again)
+    if not first:
+        return
+    _record(admin, {me: None if before is None or before.problem else before}, me)
+    raise SpecError(
+        [
+            Diagnostic(
+                cluster.mark_of("owns"),
+                "error",
+                f"while this apply recorded what {json.dumps(me)} owns, "
+                f"{shown(owner, again[owner])} recorded an overlapping claim first (topic "
+                f"{OWNER_TOPIC}); this apply took its record back and changed nothing: plan "
+                "again",
+            )
+            for owner in first
+        ]
+    )
+
+
+def _record(admin: ClusterAdmin, records: Mapping[str, OwnerRecord | None], me: str) -> None:
     try:
-        admin.record_owners({me: mine})
+        admin.record_owners(records)
     except ClusterError as exc:
         advice = (
             f"; grant the principal Write on topic {OWNER_TOPIC} (and Create, to make it)"
@@ -116,7 +229,3 @@ def claim(cluster: ClusterSpec, admin: ClusterAdmin, *, write: bool) -> None:
             "nothing was changed: kgitops records what a folder owns before it changes the "
             "cluster"
         ) from None
-    print(
-        printable(f"recorded what {json.dumps(me)} owns in topic {OWNER_TOPIC}"),
-        file=sys.stderr,
-    )

@@ -28,6 +28,7 @@ from kgitops.spec.lock import (
 )
 
 if TYPE_CHECKING:
+    from kgitops.plan.owners import OwnerRecord
     from kgitops.spec.load import Specs
 
 
@@ -74,6 +75,7 @@ def plan_directory(
     base: Base | None = None,
     allow_retention_drop: bool = False,
     targets: Sequence[str] = (),
+    take_over_owner: bool = False,
 ) -> PlanResult:
     """Plan ``directory`` against its cluster (or the saved state in ``state_file``, or
     ``state`` itself: a saved plan's recorded state, when apply checks the plan).
@@ -83,6 +85,7 @@ def plan_directory(
     ``allow_retention_drop``: cut retention in one step (``kgitops.plan.retention``).
     ``analyse_keys``: run the key analysis of KEY_REMAP warnings (Spark; figures only).
     ``targets``: ``--target`` selectors: only what they name (``kgitops.plan.targets``).
+    ``take_over_owner``: this folder's ``owns.owner`` may be recorded from another folder.
     ``base``: the cluster.yaml of a git ref to compare the connection settings with; a
     change is a CONNECTION_CHANGED finding, and without ``base.allow`` kgitops does not
     connect with the changed settings (ConnectionChanged) unless it plans offline.
@@ -102,6 +105,7 @@ def plan_directory(
             base,
             allow_retention_drop,
             targets,
+            take_over_owner,
         )
 
 
@@ -117,6 +121,7 @@ def _plan_directory(
     base: Base | None = None,
     allow_retention_drop: bool = False,
     targets: Sequence[str] = (),
+    take_over_owner: bool = False,
 ) -> PlanResult:
     from kgitops.plan.targets import parse_targets, targeted
     from kgitops.spec.celrules import evaluate
@@ -166,8 +171,9 @@ def _plan_directory(
             )
     access = wants_access(specs.access, cluster)
     write_rates: Mapping[str, float] | None = None
+    records: Mapping[str, OwnerRecord] | None = None
     if state is None:
-        state, write_rates = _describe(cluster, specs, access)
+        state, write_rates, records = _describe(cluster, specs, access, take_over_owner)
     elif access and state.access is None:
         raise PlanError(
             f"{state_file}: the saved state has no ACLs, users or quotas (taken before they "
@@ -201,6 +207,8 @@ def _plan_directory(
             for topic, d in (*specs.policy, *changes)
         )
         plan = replace(plan, warnings=plan.warnings + policy)
+    if records and not cluster.owns.declared:  # it owns everything, but not what is recorded
+        _check_unowned(cluster, records, specs, plan)
     if selectors:
         plan = targeted(plan, selectors, specs.topics, state, cluster, specs.access)
         new_lock = _targeted_lock(lock, new_lock, plan.state_digests)
@@ -236,18 +244,35 @@ def _throttle_record(cluster: ClusterSpec) -> Mapping[str, Any] | None:
     return read_record(cluster)
 
 
+def _check_unowned(
+    cluster: ClusterSpec, records: Mapping[str, OwnerRecord], specs: Specs, plan: Plan
+) -> None:
+    """A folder without ``owns:``: SpecError when another owner's record owns a topic or
+    principal it declares or its plan creates, changes or deletes (a drain still moves
+    every replica)."""
+    from kgitops.commands._owners import check_unowned
+    from kgitops.plan.owners import plan_names
+
+    topics, principals = plan_names(plan.actions)
+    topics.update(t.name for t in specs.topics)
+    principals.update(a.acl.principal for a in specs.access.acls)
+    principals.update(f"User:{u.name}" for u in specs.access.users)
+    check_unowned(cluster, records, topics, principals)
+
+
 def _describe(
-    cluster: ClusterSpec, specs: Specs, access: bool
-) -> tuple[ClusterState, Mapping[str, float] | None]:
+    cluster: ClusterSpec, specs: Specs, access: bool, take_over_owner: bool = False
+) -> tuple[ClusterState, Mapping[str, float] | None, Mapping[str, OwnerRecord]]:
     """One batched describe: every topic when unmanaged topics matter (or a drain, which must
     see every replica on the drained brokers), else the managed ones; with ``access``, the
-    ACLs, SCRAM users and quotas too (three more requests). A folder with ``owns:`` reads
-    the owner records and stops (SpecError) at another owner's overlapping claim
-    (kgitops/plan/owners.py). And the topics' write rates where the adapter knows them
+    ACLs, SCRAM users and quotas too (three more requests). And the owner records: a folder
+    with ``owns:`` stops (SpecError) at another owner's overlapping claim
+    (kgitops/plan/owners.py); one without is checked against them once planned. And the
+    topics' write rates where the adapter knows them
     (the simulated cluster does; Kafka's admin API does not)."""
     from kgitops.cluster.connect import open_cluster
     from kgitops.cluster.port import describe_access
-    from kgitops.commands._owners import check_records, keeps_record
+    from kgitops.commands._owners import check_records, keeps_record, read_records
 
     admin = open_cluster(cluster)
     try:
@@ -258,10 +283,11 @@ def _describe(
         if access:
             parts = needed_parts(specs.access, cluster)
             state = replace(state, access=describe_access(admin, parts))
+        records = read_records(cluster, admin)
         if keeps_record(cluster):  # another owner's overlapping claim stops the plan
-            check_records(cluster, admin.read_owners())
+            check_records(cluster, records, take_over=take_over_owner)
         rates = getattr(admin, "write_rates", None)
-        return state, (rates() if callable(rates) else None)
+        return state, (rates() if callable(rates) else None), records
     finally:
         admin.close()
 

@@ -93,6 +93,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="with DIR: apply only this (repeatable; as plan --target)",
     )
     parser.add_argument(
+        "--take-over-owner",
+        action="store_true",
+        help="this folder's owns.owner may be recorded on the cluster from another folder "
+        "(it was moved); its apply replaces that record (docs/ownership.md)",
+    )
+    parser.add_argument(
         "--allow-targeted",
         action="store_true",
         help="with --plan: the plan may be a targeted one (plan --target); without it apply "
@@ -260,6 +266,7 @@ def load_plan(args: argparse.Namespace) -> tuple[Any, Any, Any, LockUpdate | Non
         rebalance=args.rebalance,
         leaders=args.leaders,
         targets=args.target,
+        take_over_owner=args.take_over_owner,
     )
     return result.plan, result.cluster, result.state, lock_update(args.directory, result)
 
@@ -428,7 +435,9 @@ def apply_with(
     from kgitops.commands._owners import claim
     from kgitops.plan.identity import check_cluster_id
 
-    claim(cluster, admin, write=False)  # another owner's overlapping claim: nothing changed
+    take_over, actions = args.take_over_owner, plan.actions  # the owner records
+    # another owner's overlapping claim: nothing changed
+    claim(cluster, admin, write=False, take_over=take_over, actions=actions)
     settings = cluster.reassignment
     if args.timeout is not None:
         settings = dataclasses.replace(settings, timeout_seconds=args.timeout)
@@ -452,7 +461,7 @@ def apply_with(
             for note in journal.notes:
                 print(printable(note), file=sys.stderr)
             if not args.dry_run:
-                claim(cluster, admin, write=True)
+                claim(cluster, admin, write=True, take_over=take_over, actions=actions)
             if locking is not None and not args.dry_run:
                 locking.write()
             if _json(args):
@@ -490,7 +499,8 @@ def apply_with(
         print(show(plan), file=sys.stderr if _json(args) else sys.stdout)
         if confirm(plan, args):
             fresh_state(plan, admin, state, cluster)
-    claim(cluster, admin, write=True)  # before any change: what it owns, the cluster says
+    # before any change: what it owns, the cluster says
+    claim(cluster, admin, write=True, take_over=take_over, actions=actions)
     if locking is not None:  # before any change: what the cluster gets, the lock says
         locking.write()
     try:

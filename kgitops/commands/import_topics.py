@@ -91,8 +91,7 @@ def run(args: argparse.Namespace) -> int:
     own = sorted((wanted or set()) & specs.cluster.own_topics)
     if own:
         raise KgitopsError(
-            f"{own[0]} is the topic kgitops keeps SCRAM passwordVersion records in "
-            "(cluster.yaml passwordVersionTopic); it is never imported"
+            f"{own[0]} is {specs.cluster.own_topic_role(own[0])}; it is never imported"
         )
     foreign = sorted(n for n in wanted or () if not specs.cluster.owns.topic(n))
     if foreign:

@@ -12,8 +12,10 @@ folder's own marked, and releases one (a tombstone: the owner claims nothing any
     released the record of "github.com/acme/a topics/payments" in topic _kgitops-owners
 
 ``--release`` alone releases this folder's record (it is written again by its next apply
-while cluster.yaml still has ``owns:``); ``--release OWNER`` another's, e.g. of a folder
-that was moved or removed. Exit 1 when there is no such record.
+while cluster.yaml still has ``owns:``); ``--release OWNER`` another's, as a last resort for
+an owner whose folder is gone (kgitops cannot tell: ask the owner first; an owner that
+still exists is refused by its next plan once another record overlaps its claim). Exit 1
+when there is no such record.
 """
 
 from __future__ import annotations
@@ -33,7 +35,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         const="",
         default=None,
         metavar="OWNER",
-        help="release this folder's owner record, or OWNER's (as `kgitops owners` lists it)",
+        help="release this folder's owner record, or OWNER's (as `kgitops owners` lists it; "
+        "another owner's only when its folder is gone)",
     )
 
 

@@ -76,6 +76,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "acl:PRINCIPAL, user:NAME or quota:ENTITY; the plan says it is partial",
     )
     parser.add_argument(
+        "--take-over-owner",
+        action="store_true",
+        help="this folder's owns.owner may be recorded on the cluster from another folder "
+        "(it was moved); its apply replaces that record (docs/ownership.md)",
+    )
+    parser.add_argument(
         "--color",
         choices=("auto", "always", "never"),
         default="auto",
@@ -163,6 +169,7 @@ def run_one(args: argparse.Namespace) -> int:
         locked=args.locked,
         update_lock=args.update_lock,
         targets=args.target,
+        take_over_owner=args.take_over_owner,
     )
     from kgitops.perf import paused_gc
 

@@ -26,10 +26,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
-from kgitops.errors import Diagnostic
+from kgitops.errors import Diagnostic, Mark
 from kgitops.model import OWNED_KINDS, OWNER_TOPIC, ClusterSpec, Owns
+from kgitops.plan.access_actions import AlterQuota, CreateAcl, DeleteAcl, UpsertUser
+from kgitops.plan.action_base import Action
+from kgitops.plan.actions import ElectLeaders, Reassign, RemoveThrottles
 from kgitops.spec.owns import overlap
 
 #: A key or value larger than this is not one kgitops wrote.
@@ -46,6 +49,9 @@ class OwnerRecord:
     owns: Owns
     source: str = ""
     problem: str = ""
+    #: its place in the log (Kafka's offset; the simulated cluster counts): of two
+    #: overlapping claims written at once, the lower one stands (``lost_to``)
+    offset: int = field(default=-1, compare=False)
 
 
 def record_key(owner: str) -> bytes:
@@ -115,16 +121,63 @@ def record_json(record: OwnerRecord) -> dict[str, object]:
 def latest(records: Iterable[tuple[bytes | None, bytes | None]]) -> dict[str, OwnerRecord]:
     """The last record of each owner, in log order, as compaction keeps it; a tombstone
     releases the owner; a record whose key is not kgitops' is skipped."""
+    return latest_at((i, k, v) for i, (k, v) in enumerate(records))
+
+
+def latest_at(
+    records: Iterable[tuple[int, bytes | None, bytes | None]],
+) -> dict[str, OwnerRecord]:
+    """``latest`` of (offset, key, value) records: each record knows its offset."""
     out: dict[str, OwnerRecord] = {}
-    for key, value in records:
+    for offset, key, value in records:
         owner = parse_key(key)
         if owner is None:
             continue
         if value is None:
             out.pop(owner, None)
         else:
-            out[owner] = parse_value(value)
+            out[owner] = replace(parse_value(value), offset=offset)
     return out
+
+
+def lost_to(cluster: ClusterSpec, me: str, records: Mapping[str, OwnerRecord]) -> list[str]:
+    """After this folder wrote its record (``records[me]``, read back): the other owners
+    whose overlapping record came first (a lower offset). Two applies that passed the check
+    at once both find the overlap here; only the later writer gives way, so exactly one
+    goes ahead."""
+    mine = records.get(me)
+    if mine is None:
+        return []
+    return [
+        owner
+        for owner, record in sorted(records.items())
+        if owner != me
+        and not record.problem
+        and record.offset < mine.offset
+        and overlap(cluster.owns, record.owns) is not None
+    ]
+
+
+def plan_names(actions: Iterable[Action]) -> tuple[set[str], set[str]]:
+    """(topics, principals) a plan's actions touch: a topic action's topic; an ACL's
+    principal, a SCRAM user's and a user quota's ``User:`` name. Moves (reassign, leader
+    election, throttles) do not count: a drain moves every replica off its brokers, whoever
+    owns the topic (a declared topic counts as declared)."""
+    topics: set[str] = set()
+    principals: set[str] = set()
+    for action in actions:
+        if isinstance(action, Reassign | ElectLeaders | RemoveThrottles):
+            continue
+        if isinstance(action, CreateAcl | DeleteAcl):
+            principals.add(action.acl.principal)
+        elif isinstance(action, UpsertUser):
+            principals.add(f"User:{action.name}")
+        elif isinstance(action, AlterQuota):
+            if action.entity.user:
+                principals.add(f"User:{action.entity.user}")
+        else:
+            topics.add(action.topic)
+    return topics, principals
 
 
 def same_claim(a: OwnerRecord | None, b: OwnerRecord) -> bool:
@@ -148,26 +201,37 @@ def shown(owner: str, record: OwnerRecord) -> str:
 
 
 def conflicts(
-    cluster: ClusterSpec, me: str, records: Mapping[str, OwnerRecord]
+    cluster: ClusterSpec,
+    me: str,
+    records: Mapping[str, OwnerRecord],
+    *,
+    source: str = "",
+    take_over: bool = False,
 ) -> list[Diagnostic]:
     """An error at ``cluster``'s ``owns`` for each other owner whose record can own a name
     this folder owns (``me``: this folder's owner), and for each other owner's record that
-    cannot be read (it may claim anything)."""
+    cannot be read (it may claim anything). And one when the record of ``me`` was written
+    from another folder (``source``: where this folder lives) unless ``take_over``: two
+    folders given one ``owns.owner`` would replace each other's record."""
     out: list[Diagnostic] = []
     mark = cluster.mark_of("owns")
     for owner, record in sorted(records.items()):
         if owner == me:
+            if source and record.source and record.source != source and not take_over:
+                out.append(
+                    Diagnostic(
+                        mark,
+                        "error",
+                        f"the owner {json.dumps(me)} is recorded on this cluster (topic "
+                        f"{OWNER_TOPIC}) from {json.dumps(record.source)}, not from this "
+                        f"folder ({json.dumps(source)}): give this folder another "
+                        "owns.owner, or pass --take-over-owner if it now stands for that "
+                        "owner (its apply replaces the record)",
+                    )
+                )
             continue
         if record.problem:
-            out.append(
-                Diagnostic(
-                    mark,
-                    "error",
-                    f"the owner record of {json.dumps(owner)} on this cluster (topic "
-                    f"{OWNER_TOPIC}) is not kgitops' ({record.problem}), so what it owns is "
-                    f"unknown; release it (kgitops owners DIR --release {json.dumps(owner)})",
-                )
-            )
+            out.append(_unreadable(mark, owner, record))
             continue
         found = overlap(cluster.owns, record.owns)
         if found is None:
@@ -180,8 +244,70 @@ def conflicts(
                 "error",
                 f"owns of {json.dumps(me)} overlaps what {shown(owner, record)} owns on this "
                 f"cluster (its record in topic {OWNER_TOPIC}): both can own {kind} {both}; "
-                "give each name one owner, or release a record no folder keeps any more "
-                f"(kgitops owners DIR --release {json.dumps(owner)})",
+                f"{_ADVICE}",
+            )
+        )
+    return out
+
+
+#: What a refusal suggests: the owner first; ``--release`` only for an owner that is gone.
+_ADVICE = (
+    "give each name one owner (ask that owner to give it up), or, only when that owner's "
+    "folder no longer exists, release its record (kgitops owners DIR --release OWNER)"
+)
+
+
+def _unreadable(mark: Mark, owner: str, record: OwnerRecord) -> Diagnostic:
+    return Diagnostic(
+        mark,
+        "error",
+        f"the owner record of {json.dumps(owner)} on this cluster (topic "
+        f"{OWNER_TOPIC}) is not kgitops' ({record.problem}), so what it owns is "
+        f"unknown; release it (kgitops owners DIR --release {json.dumps(owner)})",
+    )
+
+
+def unowned_conflicts(
+    cluster: ClusterSpec,
+    me: str,
+    records: Mapping[str, OwnerRecord],
+    topics: Iterable[str],
+    principals: Iterable[str],
+    *,
+    source: str = "",
+) -> list[Diagnostic]:
+    """For a folder without ``owns:`` (it owns everything): an error at its cluster.yaml for
+    each other owner whose record owns a topic or principal the folder declares or its plan
+    touches (``topics``, ``principals``), and for each unreadable record of another owner. A
+    record written from this folder (``source``: before its ``owns:`` was removed) is its own."""
+    out: list[Diagnostic] = []
+    mark = cluster.mark
+    names = {"topics": sorted(set(topics)), "principals": sorted(set(principals))}
+    for owner, record in sorted(records.items()):
+        if owner == me or (source and record.source == source):
+            continue
+        if record.problem:
+            out.append(_unreadable(mark, owner, record))
+            continue
+        hit = next(
+            (
+                (kind, n)
+                for kind, listed in names.items()
+                for n in listed
+                if record.owns.owns(kind, n)
+            ),
+            None,
+        )
+        if hit is None:
+            continue
+        kind, name = hit
+        out.append(
+            Diagnostic(
+                mark,
+                "error",
+                f"this folder has no owns: (it owns everything), but {kind[:-1]} {name} of "
+                f"its plan is owned by {shown(owner, record)} (its record in topic "
+                f"{OWNER_TOPIC}); give this folder an owns: without it, {_ADVICE}",
             )
         )
     return out

@@ -138,9 +138,8 @@ def check_folder(
             out.append(
                 _err(
                     topic.mark_of("name"),
-                    f"{topic.name} is the topic kgitops keeps SCRAM passwordVersion records in "
-                    "(cluster.yaml passwordVersionTopic); kgitops creates and keeps it, a spec "
-                    "may not manage it",
+                    f"{topic.name} is {cluster.own_topic_role(topic.name)}; kgitops creates "
+                    "and keeps it, a spec may not manage it",
                 )
             )
     counted = [t for t in checked if "partitions" not in unknown.get(id(t), ())]

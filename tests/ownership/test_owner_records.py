@@ -90,6 +90,7 @@ def test_apply_records_the_owner_and_an_overlapping_claim_is_refused_naming_both
     assert two.records() == {
         str(a): {
             "from": str(a),
+            "offset": 0,
             "owns": {
                 "groups": [],
                 "principals": [],
@@ -107,8 +108,9 @@ def test_apply_records_the_owner_and_an_overlapping_claim_is_refused_naming_both
     assert lines == [
         f"{b}/cluster.yaml:8:3: error: owns of {json.dumps(str(b))} overlaps what "
         f"{json.dumps(str(a))} owns on this cluster (its record in topic _kgitops-owners): "
-        "both can own topics *.orders and payments.*; give each name one owner, or release a "
-        f"record no folder keeps any more (kgitops owners DIR --release {json.dumps(str(a))})"
+        "both can own topics *.orders and payments.*; give each name one owner (ask that owner "
+        "to give it up), or, only when that owner's folder no longer exists, release its "
+        "record (kgitops owners DIR --release OWNER)"
     ]
     code, out, err = two.run("apply", str(b), "--yes")
     assert code == 1 and "overlaps what" in err
@@ -205,6 +207,12 @@ def test_an_unreadable_record_of_another_owner_stops_the_plan(two: Two) -> None:
         ("ssh://git@github.com:22/acme/b.git", "github.com/acme/b"),
         ("file:///srv/git/b.git", "/srv/git/b"),
         ("/srv/git/b", "/srv/git/b"),
+        ("https://github.com/acme/b.git?access_token=SECRET", "github.com/acme/b"),
+        ("https://host.example/acme/b#SECRET", "host.example/acme/b"),
+        ("git@host.example:acme/b.git?SECRET", "host.example/acme/b"),
+        ("https://GitHub.com/Acme/B.git", "github.com/acme/b"),
+        ("git@github.com:Acme/B.git", "github.com/acme/b"),
+        ("https://gitlab.example/Acme/B", "gitlab.example/Acme/B"),
     ],
 )
 def test_a_remote_is_named_by_host_and_path_without_credentials(url: str, shown: str) -> None:
@@ -308,3 +316,258 @@ def test_two_folders_of_one_repository_are_two_owners_named_by_origin_and_path(
     code, out, err = two.run("validate", str(ship))
     assert code == 1 and "both point at the same cluster and can own topics" in out + err
     assert "shipping.parcels" in two.data()["topics"]  # nothing of either changed
+
+
+# --------------------------------------------------------------------- review findings
+
+
+def test_a_second_folder_with_the_same_owner_name_is_refused_unless_it_takes_over(
+    two: Two,
+) -> None:
+    """Two folders given one ``owns.owner`` would replace each other's record: the second
+    is refused in one line naming both folders, until ``--take-over-owner``."""
+    a = two.folder("a", "owns:\n  owner: team-a\n  topics: ['payments.*']\n", "payments.orders")
+    assert two.run("apply", str(a), "--yes")[0] == 0
+    orders = json.dumps(two.data()["topics"]["payments.orders"], sort_keys=True)
+    b = two.folder("b", "owns:\n  owner: team-a\n  topics: ['*']\n", "other.topic")
+    before = two.state.read_text()
+    for command in (["plan", str(b)], ["apply", str(b), "--yes"]):
+        code, out, err = two.run(*command)
+        assert code == 1, out + err
+        lines = [line for line in (out + err).splitlines() if line.strip()]
+        assert lines == [
+            f'{b}/cluster.yaml:8:3: error: the owner "team-a" is recorded on this cluster '
+            f"(topic _kgitops-owners) from {json.dumps(str(a))}, not from this folder "
+            f"({json.dumps(str(b))}): give this folder another owns.owner, or pass "
+            "--take-over-owner if it now stands for that owner (its apply replaces the record)"
+        ]
+    assert two.state.read_text() == before  # nothing of a's changed, its record neither
+    # the folder moved: b takes the owner over, on purpose
+    code, out, err = two.run("plan", str(b), "--take-over-owner")
+    assert code == 0, out + err
+    code, out, err = two.run("apply", str(b), "--yes", "--take-over-owner")
+    assert code == 0, out + err
+    assert two.records()["team-a"]["from"] == str(b)
+    assert json.dumps(two.data()["topics"]["payments.orders"], sort_keys=True) == orders
+    # and now a is the other folder
+    assert two.run("plan", str(a))[0] == 1
+
+
+def test_a_folder_without_owns_is_refused_a_name_another_owner_records(two: Two) -> None:
+    """A folder without ``owns:`` owns everything but what another owner's record claims:
+    it may not declare, change or delete it (its plan reads the records too)."""
+    a = two.folder("a", A_OWNS, "payments.orders")
+    assert two.run("apply", str(a), "--yes")[0] == 0
+    c = two.folder("c", "", "payments.orders", "c.events")
+    (c / "t-payments.orders.yaml").write_text(
+        topic_yaml("payments.orders").replace("partitions: 2", "partitions: 4")
+    )
+    before = two.state.read_text()
+    for command in (["plan", str(c)], ["apply", str(c), "--yes"]):
+        code, out, err = two.run(*command)
+        assert code == 1, out + err
+        lines = [line for line in (out + err).splitlines() if line.strip()]
+        assert lines == [
+            f"{c}/cluster.yaml:1:1: error: this folder has no owns: (it owns everything), but "
+            f"topic payments.orders of its plan is owned by {json.dumps(str(a))} (its record "
+            "in topic _kgitops-owners); give this folder an owns: without it, give each name "
+            "one owner (ask that owner to give it up), or, only when that owner's folder no "
+            "longer exists, release its record (kgitops owners DIR --release OWNER)"
+        ]
+    assert two.state.read_text() == before
+    # without that topic, c plans and applies its own
+    (c / "t-payments.orders.yaml").unlink()
+    code, out, err = two.run("apply", str(c), "--yes")
+    assert code == 0, out + err
+    assert "c.events" in two.data()["topics"]
+    assert len(two.data()["topics"]["payments.orders"]["partitions"]) == 2
+
+
+def test_a_saved_plan_of_a_folder_without_owns_is_refused_by_apply(two: Two) -> None:
+    """A plan saved before another owner recorded a topic of it is refused by apply."""
+    c = two.folder("c", "", "payments.orders")
+    saved = two.base / "c.plan.json"
+    code, out, err = two.run("plan", str(c), "--out", str(saved))
+    assert code == 0, out + err
+    a = two.folder("a", A_OWNS)
+    assert two.run("apply", str(a), "--yes")[0] == 0
+    before = two.data()["topics"]
+    code, out, err = two.run("apply", "--plan", str(saved), "--yes")
+    assert code == 1 and "topic payments.orders of its plan is owned by" in err, out + err
+    assert two.data()["topics"] == before and "payments.orders" not in before
+
+
+@pytest.mark.parametrize(
+    "url", ["https://user:p/SECRET@host.example/a", "https://host.example/a/SECRET@b"]
+)
+def test_a_remote_that_may_still_hide_a_credential_is_refused_naming_none_of_it(
+    two: Two, url: str
+) -> None:
+    root = two.base / "repo"
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    subprocess.run(["git", "-C", str(root), "remote", "add", "origin", url], check=True)
+    inner = Two(root / "topics", two.capsys)
+    folder = inner.folder("a", A_OWNS, "payments.orders")
+    for command in (["plan", str(folder)], ["apply", str(folder), "--yes"]):
+        code, out, err = two.run(*command)
+        assert code == 1
+        lines = [line for line in (out + err).splitlines() if line.strip()]
+        assert len(lines) == 1 and "still holds '@', '?' or '#'" in lines[0], lines
+        assert "SECRET" not in out + err
+    assert not inner.state.exists() or "SECRET" not in inner.state.read_text()
+
+
+def _race(monkeypatch: pytest.MonkeyPatch, other: str, first: bool) -> None:
+    """Between a's check and a's write, another apply records ``other`` (overlapping):
+    before a's record (``first``) or just after it."""
+    from kgitops.cluster.simulated import SimulatedCluster
+
+    real = SimulatedCluster.record_owners
+    done: list[bool] = []
+
+    def racing(self: SimulatedCluster, records: Any) -> None:
+        rival = OwnerRecord(
+            Owns(("payments.refunds",), (), (), (), declared=True), f"rival {other}"
+        )
+        if not done and first:
+            real(self, {other: rival})
+        real(self, records)
+        if not done and not first:
+            real(self, {other: rival})
+        done.append(True)
+
+    monkeypatch.setattr(SimulatedCluster, "record_owners", racing)
+
+
+def test_two_applies_at_once_the_later_record_gives_way_and_changes_nothing(
+    two: Two, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a = two.folder("a", A_OWNS, "payments.orders")
+    _race(monkeypatch, "rival", first=True)
+    code, out, err = two.run("apply", str(a), "--yes")
+    assert code == 1, out + err
+    assert (
+        f'while this apply recorded what {json.dumps(str(a))} owns, "rival" (rival rival) '
+        "recorded an overlapping claim first" in err
+    )
+    assert set(two.records()) == {"rival"}  # a's record taken back
+    assert "payments.orders" not in two.data()["topics"]
+
+
+def test_two_applies_at_once_the_earlier_record_goes_ahead(
+    two: Two, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a = two.folder("a", A_OWNS, "payments.orders")
+    _race(monkeypatch, "rival", first=False)
+    code, out, err = two.run("apply", str(a), "--yes")
+    assert code == 0, out + err
+    assert set(two.records()) == {"rival", str(a)}
+    assert two.records()[str(a)]["offset"] < two.records()["rival"]["offset"]
+    assert "payments.orders" in two.data()["topics"]
+
+
+def test_a_racing_apply_puts_back_the_record_it_had(
+    two: Two, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a = two.folder("a", "owns:\n  topics: ['payments.orders']\n", "payments.orders")
+    assert two.run("apply", str(a), "--yes")[0] == 0
+    old = two.records()[str(a)]
+    a = two.folder("a", A_OWNS, "payments.orders", "payments.refunds")
+    _race(monkeypatch, "rival", first=True)
+    code, out, err = two.run("apply", str(a), "--yes")
+    assert code == 1, out + err
+    assert two.records()[str(a)]["owns"] == old["owns"]
+    assert "payments.refunds" not in two.data()["topics"]
+
+
+def test_a_spec_or_import_of_the_owner_topic_is_told_what_the_topic_is(two: Two) -> None:
+    from kgitops.cluster.port import NewTopic
+    from kgitops.cluster.simulated import SimulatedCluster
+    from kgitops.model import Broker
+
+    a = two.folder("a", "", "_kgitops-owners")
+    code, out, err = two.run("validate", str(a))
+    assert code == 1
+    assert (
+        "_kgitops-owners is the topic kgitops keeps its owner records in (docs/ownership.md); "
+        "kgitops creates and keeps it, a spec may not manage it" in out + err
+    )
+    assert "passwordVersion" not in out + err
+    a = two.folder("a", "")
+    sim = SimulatedCluster.open(str(two.state), [Broker(0, "a"), Broker(1, "b"), Broker(2, "c")])
+    name = "_kgitops-owners"
+    sim.create_topics([NewTopic(name, {0: (0,)}, {"cleanup.policy": "compact"})])
+    code, out, err = two.run("import", str(a), "--topic", name)
+    assert code == 1
+    assert err.strip() == (
+        "error: _kgitops-owners is the topic kgitops keeps its owner records in "
+        "(docs/ownership.md); it is never imported"
+    )
+    assert not (a / f"{name}.yaml").exists()
+
+
+def test_a_folder_without_owns_that_may_not_read_the_records_goes_on_with_a_note(
+    two: Two, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only a folder with ``owns:`` depends on the records: one without, whose principal
+    may not read them, plans and applies as before they existed, and says so."""
+    from kgitops.cluster.simulated import SimulatedCluster
+    from kgitops.errors import ClusterAuthError
+
+    def refused(self: SimulatedCluster) -> Any:
+        raise ClusterAuthError("cannot read the owner records (topic _kgitops-owners): denied")
+
+    monkeypatch.setattr(SimulatedCluster, "read_owners", refused)
+    c = two.folder("c", "", "c.events")
+    code, out, err = two.run("apply", str(c), "--yes")
+    assert code == 0, out + err
+    assert "c.events" in two.data()["topics"]
+    assert (
+        "note: cannot read the owner records (topic _kgitops-owners): denied; this folder "
+        "has no owns:, so it goes on unchecked against what other folders own" in err
+    )
+    a = two.folder("a", A_OWNS, "payments.orders")
+    code, out, err = two.run("plan", str(a))
+    assert code == 1 and "denied" in err  # a folder with owns: depends on them
+
+
+def test_a_folder_that_dropped_owns_is_not_stopped_by_its_own_old_record(two: Two) -> None:
+    a = two.folder("a", "owns:\n  owner: team-a\n  topics: ['payments.*']\n", "payments.orders")
+    assert two.run("apply", str(a), "--yes")[0] == 0
+    a = two.folder("a", "", "payments.orders", "payments.refunds")
+    code, out, err = two.run("apply", str(a), "--yes")
+    assert code == 0, out + err
+    assert "payments.refunds" in two.data()["topics"]
+
+
+def test_a_released_team_that_still_exists_is_refused_once_the_releaser_claims_its_names(
+    two: Two,
+) -> None:
+    """What docs/ownership.md says of releasing another team's record: nothing of theirs
+    changes, but once the releaser records an overlapping claim, their plan is refused."""
+    a = two.folder("a", A_OWNS, "payments.orders")
+    assert two.run("apply", str(a), "--yes")[0] == 0
+    orders = two.data()["topics"]["payments.orders"]
+    b = two.folder("b", "owns:\n  topics: ['payments.refunds']\n", "payments.refunds")
+    assert two.run("owners", str(b), "--release", str(a))[0] == 0
+    assert two.data()["topics"]["payments.orders"] == orders
+    assert two.run("apply", str(b), "--yes")[0] == 0
+    code, _, err = two.run("plan", str(a))
+    assert code == 1 and f"overlaps what {json.dumps(str(b))} owns" in err
+
+
+def test_a_drain_of_a_folder_without_owns_still_moves_every_replica(two: Two) -> None:
+    """A drain moves every replica off its brokers, another owner's too, as ever."""
+    a = two.folder("a", A_OWNS, "payments.orders")
+    assert two.run("apply", str(a), "--yes")[0] == 0
+    c = two.folder("c", "", "c.events")
+    assert two.run("apply", str(c), "--yes")[0] == 0
+    for name in ("payments.orders", "c.events"):
+        parts = two.data()["topics"][name]["partitions"].values()
+        assert any(2 in p["replicas"] for p in parts), parts
+    c = two.folder("c", "decommission: [2]\n", "c.events")
+    code, out, err = two.run("apply", str(c), "--yes")
+    assert code == 0, out + err
+    for name in ("payments.orders", "c.events"):
+        parts = two.data()["topics"][name]["partitions"].values()
+        assert all(2 not in p["replicas"] for p in parts), parts

@@ -227,3 +227,98 @@ def test_two_repositories_share_a_cluster_and_neither_touches_the_other(
         for folder in (tmp_path / "a" / "topics" / "team", tmp_path / "b2" / "topics" / "team"):
             if folder.is_dir():
                 run(capsys, "owners", str(folder), "--release")
+
+
+def test_one_owner_name_two_folders_a_folder_without_owns_and_two_applies_at_once(
+    kafka_cluster: KafkaCluster,
+    topic_prefix: str,
+    tmp_path: Path,
+    view: View,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """On real Kafka: a second folder under A's ``owns.owner`` is refused (until
+    ``--take-over-owner``); a folder without ``owns:`` may not touch A's topic; of two
+    overlapping records written at once the one at the lower offset stands, and the later
+    writer takes its record back and creates nothing."""
+    from kgitops.cluster.kafka.admin import KafkaAdmin
+    from kgitops.model import Owns
+    from kgitops.plan.owners import OwnerRecord
+
+    p = topic_prefix
+    boot = kafka_cluster.bootstrap
+    owner = f"team-{RUN}-{p.strip('.-_')}"
+    a = repository(
+        tmp_path / "a",
+        f"https://example.com/acme/a-{RUN}",
+        boot,
+        f"owns:\n  owner: {owner}\n  topics: ['{p}a.*']\n",
+        topic(f"{p}a.orders"),
+    )
+    rival = f"rival-{RUN}-{p.strip('.-_')}"
+    released = [owner, rival]
+    try:
+        code, out, err = run(capsys, "apply", str(a), "--yes")
+        assert code == 0, out + err
+        a_topics = view.topics(f"{p}a.")
+        # the same owns.owner from another repository: refused, naming both folders
+        b = repository(
+            tmp_path / "b",
+            f"https://example.com/acme/b-{RUN}",
+            boot,
+            f"owns:\n  owner: {owner}\n  topics: ['{p}*']\n",
+            topic(f"{p}b.x"),
+        )
+        code, out, err = run(capsys, "apply", str(b), "--yes")
+        assert code == 1
+        assert (
+            f'the owner "{owner}" is recorded on this cluster (topic _kgitops-owners) from '
+            f'"example.com/acme/a-{RUN} topics/team", not from this folder '
+            f'("example.com/acme/b-{RUN} topics/team")' in err
+        )
+        assert view.topics(f"{p}b.") == {}
+        # a folder without owns: declaring A's topic (with a change): refused
+        c = repository(
+            tmp_path / "c",
+            f"https://example.com/acme/c-{RUN}",
+            boot,
+            "",
+            topic(f"{p}a.orders").replace("retention.ms: 3600000", "retention.ms: 7200000"),
+        )
+        code, out, err = run(capsys, "plan", str(c))
+        assert code == 1 and f'topic {p}a.orders of its plan is owned by "{owner}"' in err
+        assert view.topics(f"{p}a.") == a_topics
+
+        # two first applies at once: the rival's record lands between d's check and d's write
+        real = KafkaAdmin.record_owners
+        raced: list[bool] = []
+
+        def racing(self: KafkaAdmin, records: Any) -> None:
+            if not raced:
+                raced.append(True)
+                claim = Owns((f"{p}d.orders",), (), (), (), declared=True)
+                real(self, {rival: OwnerRecord(claim, "elsewhere")})
+            real(self, records)
+
+        monkeypatch.setattr(KafkaAdmin, "record_owners", racing)
+        d = repository(
+            tmp_path / "d",
+            f"https://example.com/acme/d-{RUN}",
+            boot,
+            f"owns:\n  topics: ['{p}d.*']\n",
+            topic(f"{p}d.orders"),
+        )
+        me_d = f"example.com/acme/d-{RUN} topics/team"
+        code, out, err = run(capsys, "apply", str(d), "--yes")
+        assert code == 1, out + err
+        assert (
+            f'while this apply recorded what "{me_d}" owns, "{rival}" (elsewhere) recorded an '
+            "overlapping claim first" in err
+        )
+        assert view.topics(f"{p}d.") == {}
+        monkeypatch.undo()
+        code, out, _ = run(capsys, "owners", str(a))
+        assert rival in out and me_d not in out  # d's record taken back (a tombstone)
+    finally:
+        for name in released:
+            run(capsys, "owners", str(a), "--release", name)

@@ -45,7 +45,7 @@ from kgitops.errors import (
     UnsupportedOperation,
 )
 from kgitops.model import OWNER_TOPIC, Broker, ClusterSpec
-from kgitops.plan.owners import OwnerRecord, latest, record_key, record_value
+from kgitops.plan.owners import OwnerRecord, latest_at, record_key, record_value
 
 #: The most one read takes from the topic (a record is a few hundred bytes an owner).
 MAX_OWNER_TOPIC_BYTES = 64 * 1024 * 1024
@@ -165,7 +165,7 @@ class OwnerRecords:
         if leader is None:
             return {}
         offset, total = 0, 0
-        records: list[tuple[bytes | None, bytes | None]] = []
+        records: list[tuple[int, bytes | None, bytes | None]] = []
         deadline = time.monotonic() + self._timeout_ms / 1000
         while True:
             got = read_fetch(self._send(build_fetch(OWNER_TOPIC, offset), leader))
@@ -204,13 +204,13 @@ class OwnerRecords:
                     f"it holds more than {MAX_OWNER_TOPIC_BYTES // 2**20} MiB: is another "
                     "program writing to it?"
                 )
-            records.extend((k, v) for o, k, v in got.records if o >= offset)
+            records.extend((o, k, v) for o, k, v in got.records if o >= offset)
             if got.next_offset <= offset:  # nothing more (an empty answer ends it on Tansu)
                 break
             offset = got.next_offset
             if offset >= got.high_watermark:
                 break
-        return latest(records)
+        return latest_at(records)
 
     def record_owners(self, records: Mapping[str, OwnerRecord | None]) -> None:
         """``ClusterAdmin.record_owners``: one Produce (acks=all), retried while the error
