@@ -175,7 +175,13 @@ def test_create_places_each_topic_as_asked_and_reports_only_the_configs_set(
         [NewTopic(a, {0: (b,), 1: (b,)}, {"retention.ms": "1000"}), NewTopic(c, {0: (b,)})]
     )
     assert results == {a: None, c: None}
-    state = eventually(port, lambda: port.admin.describe([a, c]), lambda s: len(s.topics) == 2)
+    # a broker may know the new topic from the metadata log before its configs (each part of
+    # the answer is read from the broker's own image): wait for both
+    state = eventually(
+        port,
+        lambda: port.admin.describe([a, c]),
+        lambda s: len(s.topics) == 2 and bool(s.topics[a].config),
+    )
     assert {p: ps.replicas for p, ps in state.topics[a].partitions.items()} == {0: (b,), 1: (b,)}
     assert state.topics[a].config == {"retention.ms": "1000"}
     assert state.topics[c].config == {}
