@@ -112,6 +112,16 @@ def test_the_topic_read_by_spark_gives_the_report_of_a_sample_of_the_same_record
     assert f"reading 4 partitions of topic {topic} of cluster real (2,947 offsets)" in err
     assert "analysed 2,947 messages" in err
 
+    from kgitops.cluster.kafka.sample import sample_keys
+    from kgitops.spec.load import load_specs_or_raise
+
+    counted: list[tuple[int, int]] = []
+    cluster = load_specs_or_raise(str(folder)).cluster
+    assert cluster is not None
+    rows = sample_keys(cluster, topic, 10_000, progress=lambda n, of: counted.append((n, of)))
+    assert counted[-1] == (len(rows), 2947) == (2947, 2947)
+    assert [n for n, _ in counted] == sorted(n for n, _ in counted)
+
     sample = tmp_path / "sample.parquet"
     assert main(["sample-keys", str(folder), "--topic", topic, "--out", str(sample)]) == 0
     from_file = tmp_path / "file.json"
@@ -175,9 +185,10 @@ def test_since_and_a_count_per_partition_bound_the_read_over_sasl(
     out = tmp_path / "bounded.json"
     argv = ["analyze", "keys", "--topic", topic, "--cluster", str(folder), "--partitions", "3"]
     bounds = ["--since", "1h", "--max-records-per-partition", "400"]
-    assert main([*argv, *bounds, "--out", str(out)]) == 0
+    assert main([*argv, *bounds, "--out", str(out), "--quiet"]) == 0
     err = capsys.readouterr().err
     assert password not in err
+    assert "reading" not in err and "analysed" not in err and "starting Spark" not in err
     report = json.loads(out.read_text())
 
     # the records of the last hour (the new half), then each partition's last 400 of them
