@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from kgitops.commands._units import positive_int
+from kgitops.commands._units import duration_above_zero, positive_int
 from kgitops.errors import AnalyticsError, KgitopsError
 from kgitops.model import Broker
 
@@ -73,7 +73,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     keys.add_argument(
         "--since",
-        type=_since,
+        type=duration_above_zero("the duration"),
         metavar="DURATION",
         help="with --cluster: only records of the last DURATION, e.g. 1h, 7d",
     )
@@ -144,18 +144,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     keys.add_argument(
         "--quiet", "-q", action="store_true", help="no stage lines on stderr, only errors"
     )
-
-
-def _since(text: str) -> float:
-    from kgitops.units import parse_duration
-
-    try:
-        seconds = parse_duration(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    if seconds <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: the duration must be above zero")
-    return seconds
 
 
 def _say(args: argparse.Namespace) -> Callable[[str], None]:

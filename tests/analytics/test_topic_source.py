@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from kgitops.cli import main
+from tests.analytics.kafka_topics import create_topic
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -40,14 +41,8 @@ def _produce(bootstrap: str, topic: str, partitions: int) -> dict[str, Any]:
     """The first half of the records three hours old, the rest now; returns each record's
     key, age, value size and where Kafka put it."""
     import kafka
-    from kafka.admin import KafkaAdminClient, NewTopic
 
-    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
-    try:
-        admin.create_topics([NewTopic(topic, partitions, 1)])
-    finally:
-        admin.close()
-    time.sleep(1)
+    create_topic(bootstrap, topic, partitions, settle=1.0)
     producer = kafka.KafkaProducer(bootstrap_servers=bootstrap, linger_ms=20)
     keys = _keys()
     now = int(time.time() * 1000)
@@ -99,7 +94,6 @@ def test_the_topic_read_by_spark_gives_the_report_of_a_sample_of_the_same_record
     topic_prefix: str,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     topic = topic_prefix + "keys"
     produced = _produce(kafka_cluster.bootstrap, topic, 4)
@@ -125,27 +119,9 @@ def test_the_topic_read_by_spark_gives_the_report_of_a_sample_of_the_same_record
     sample = tmp_path / "sample.parquet"
     assert main(["sample-keys", str(folder), "--topic", topic, "--out", str(sample)]) == 0
     from_file = tmp_path / "file.json"
-    assert (
-        main(
-            [
-                "analyze",
-                "keys",
-                "--input",
-                str(sample),
-                "--key-column",
-                "key",
-                "--size-column",
-                "bytes",
-                "--current",
-                "4",
-                "--partitions",
-                "4,6,12",
-                "--out",
-                str(from_file),
-            ]
-        )
-        == 0
-    )
+    as_sampled = ["--key-column", "key", "--size-column", "bytes", "--current", "4"]
+    argv = ["analyze", "keys", "--input", str(sample), *as_sampled, "--partitions", "4,6,12"]
+    assert main([*argv, "--out", str(from_file)]) == 0
     topic_report = json.loads(live.read_text())
     file_report = json.loads(from_file.read_text())
     assert _without_source(topic_report) == _without_source(file_report)

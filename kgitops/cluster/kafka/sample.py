@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from kgitops.cluster.kafka.bootstrap import open_client, reader_settings
@@ -19,6 +20,34 @@ from kgitops.model import (
 )
 
 # ------------------------------------------------------------ key sampling (analyze keys)
+
+
+@contextlib.contextmanager
+def _topic_reader(
+    spec: ClusterSpec, topic: str, call: str, environ: Mapping[str, str] | None
+) -> Iterator[tuple[Any, list[Any]]]:
+    """A group-less ``KafkaConsumer`` and the topic's partitions, sorted; a topic that does
+    not exist, and any library error in the block, is one ``ClusterError`` naming ``call``."""
+    from kafka import KafkaConsumer, TopicPartition
+
+    settings, tls, secrets = reader_settings(spec, environ)
+    consumer: Any = None
+    try:
+        consumer = open_client(KafkaConsumer, spec, settings, tls, secrets)
+        ids = consumer.partitions_for_topic(topic)
+        if not ids:
+            raise ClusterRequestError(
+                f"{call}: topic {topic!r} does not exist on the cluster", code="UNKNOWN_TOPIC"
+            )
+        yield consumer, [TopicPartition(topic, p) for p in sorted(ids)]
+    except ClusterError:
+        raise
+    except Exception as exc:
+        raise translate(exc, call, secrets=secrets, tls=tls) from None
+    finally:
+        if consumer is not None:
+            with contextlib.suppress(Exception):  # never mask the real error
+                consumer.close()
 
 
 def sample_keys(
@@ -42,22 +71,10 @@ def sample_keys(
     ``progress(read, expected)`` hears the count after every fetched batch (``expected``:
     what the topic holds, at most ``max_messages``).
     """
-    import contextlib
     import math
 
-    from kafka import KafkaConsumer, TopicPartition
-
-    settings, tls, secrets = reader_settings(spec, environ)
     out: list[tuple[bytes | None, int]] = []
-    consumer: Any = None
-    try:
-        consumer = open_client(KafkaConsumer, spec, settings, tls, secrets)
-        ids = consumer.partitions_for_topic(topic)
-        if not ids:
-            raise ClusterRequestError(
-                f"Fetch: topic {topic!r} does not exist on the cluster", code="UNKNOWN_TOPIC"
-            )
-        tps = [TopicPartition(topic, p) for p in sorted(ids)]
+    with _topic_reader(spec, topic, "Fetch", environ) as (consumer, tps):
         consumer.assign(tps)
         begin = consumer.beginning_offsets(tps)
         end = consumer.end_offsets(tps)
@@ -93,14 +110,6 @@ def sample_keys(
                 progress(len(out), min(total, max_messages))
             if all(taken[tp] >= quota[tp] for tp in tps):
                 break
-    except ClusterError:
-        raise
-    except Exception as exc:
-        raise translate(exc, "Fetch", secrets=secrets, tls=tls) from None
-    finally:
-        if consumer is not None:
-            with contextlib.suppress(Exception):  # never mask the real error
-                consumer.close()
     return out
 
 
@@ -117,20 +126,7 @@ def offset_ranges(
     the first at or after ``since_ms`` (milliseconds since the epoch; the end when no record
     is that recent), then at most ``last`` records before the end. Pinning the end makes
     the read a fixed set of records, whatever is produced meanwhile."""
-    import contextlib
-
-    from kafka import KafkaConsumer, TopicPartition
-
-    settings, tls, secrets = reader_settings(spec, environ)
-    consumer: Any = None
-    try:
-        consumer = open_client(KafkaConsumer, spec, settings, tls, secrets)
-        ids = consumer.partitions_for_topic(topic)
-        if not ids:
-            raise ClusterRequestError(
-                f"ListOffsets: topic {topic!r} does not exist on the cluster", code="UNKNOWN_TOPIC"
-            )
-        tps = [TopicPartition(topic, p) for p in sorted(ids)]
+    with _topic_reader(spec, topic, "ListOffsets", environ) as (consumer, tps):
         begin = consumer.beginning_offsets(tps)
         end = consumer.end_offsets(tps)
         start = dict(begin)
@@ -142,11 +138,3 @@ def offset_ranges(
         if last is not None:
             start = {tp: max(start[tp], end[tp] - last) for tp in tps}
         return {tp.partition: (start[tp], max(start[tp], end[tp])) for tp in tps}
-    except ClusterError:
-        raise
-    except Exception as exc:
-        raise translate(exc, "ListOffsets", secrets=secrets, tls=tls) from None
-    finally:
-        if consumer is not None:
-            with contextlib.suppress(Exception):  # never mask the real error
-                consumer.close()
