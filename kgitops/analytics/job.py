@@ -13,16 +13,16 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import threading
 import time
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from kgitops.analytics import javaudf, transforms
 from kgitops.analytics.kafkasource import REDACTION_REGEX, TopicSource, read_topic
+from kgitops.analytics.progress import Say, silent, task_counter
 from kgitops.analytics.report import HotKey, LoadRow
 from kgitops.errors import AnalyticsError
 
@@ -31,11 +31,6 @@ if TYPE_CHECKING:
 
 Format = Literal["parquet", "csv", "json"]
 EngineChoice = Literal["auto", "java", "arrow", "builtin"]
-Say = Callable[[str], None]
-
-
-def _silent(_: str) -> None:
-    pass
 
 
 _LOG4J = """\
@@ -291,7 +286,7 @@ def _to_positive_mod(h: int, n: int) -> int:
     return (h & 0x7FFFFFFF) % n
 
 
-def run_job(spark: SparkSession, spec: JobSpec, *, say: Say = _silent) -> JobResult:
+def run_job(spark: SparkSession, spec: JobSpec, *, say: Say = silent) -> JobResult:
     """Run the analysis; return only aggregates (O(sum of counts + top) rows). ``say``
     hears what it is doing (one line per stage, then Spark's task counts while it runs)."""
     counts = tuple(dict.fromkeys(spec.counts))
@@ -309,7 +304,7 @@ def run_job(spark: SparkSession, spec: JobSpec, *, say: Say = _silent) -> JobRes
         say(f"reading {spec.input}…")
     say(f"hashing keys with murmur2 ({engine}) and counting {len(counts)} partition counts…")
     started = time.monotonic()
-    with spark_errors(f"{spec.input}: the key analysis failed"), _task_counter(spark, say):
+    with spark_errors(f"{spec.input}: the key analysis failed"), task_counter(spark, say):
         frame = transforms.analysis(
             transforms.normalize_keys(raw, spec.key_column, spec.size_column),
             counts,
@@ -366,37 +361,7 @@ def counts_of(spec: JobSpec) -> tuple[int, ...]:
     return counts
 
 
-@contextlib.contextmanager
-def _task_counter(spark: SparkSession, say: Say, every: float = 10.0) -> Iterator[None]:
-    """While the body runs, every ``every`` seconds: how many tasks of the running Spark
-    stages are done (``stage 3: 5/12 tasks``), from the status tracker."""
-    if say is _silent:
-        yield
-        return
-    stop = threading.Event()
-
-    def watch() -> None:
-        tracker = spark.sparkContext.statusTracker()
-        while not stop.wait(every):
-            with contextlib.suppress(Exception):  # a stage can end between the calls
-                parts = []
-                for sid in sorted(tracker.getActiveStageIds()):
-                    info = tracker.getStageInfo(sid)
-                    if info is not None:
-                        parts.append(f"stage {sid}: {info.numCompletedTasks}/{info.numTasks} tasks")
-                if parts:
-                    say(", ".join(parts))
-
-    thread = threading.Thread(target=watch, name="kgitops-spark-progress", daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        thread.join(timeout=5)
-
-
-def analyze(spec: JobSpec, *, master: str | None = None, say: Say = _silent) -> JobResult:
+def analyze(spec: JobSpec, *, master: str | None = None, say: Say = silent) -> JobResult:
     """Start (or reuse) a session and run the job."""
     check_input(spec)
     require_spark()

@@ -147,11 +147,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _say(args: argparse.Namespace) -> Callable[[str], None]:
+    """Stage lines on stderr, or nothing with --quiet."""
+    from kgitops.analytics.progress import silent
+
     def say(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
-
-    def silent(_: str) -> None:
-        pass
 
     return silent if args.quiet else say
 
