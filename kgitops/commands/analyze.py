@@ -189,7 +189,7 @@ def _topic_source(args: argparse.Namespace) -> tuple[TopicSource | None, int | N
             "read; analyse a real cluster (or `kgitops local up`)"
         )
     options = source_options(cluster)  # secrets and TLS files checked before connecting
-    since_ms = None if args.since is None else int((time.time() - args.since) * 1000)
+    since_ms = None if args.since is None else max(0, int((time.time() - args.since) * 1000))
     ranges = offset_ranges(
         cluster, args.topic, last=args.max_records_per_partition, since_ms=since_ms
     )
