@@ -13,13 +13,16 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import time
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from kgitops.analytics import javaudf, transforms
+from kgitops.analytics.kafkasource import REDACTION_REGEX, TopicSource, read_topic
+from kgitops.analytics.progress import Say, silent, task_counter
 from kgitops.analytics.report import HotKey, LoadRow
 from kgitops.errors import AnalyticsError
 
@@ -28,6 +31,7 @@ if TYPE_CHECKING:
 
 Format = Literal["parquet", "csv", "json"]
 EngineChoice = Literal["auto", "java", "arrow", "builtin"]
+
 
 _LOG4J = """\
 rootLogger.level = error
@@ -42,7 +46,8 @@ appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n%ex{short}
 
 @dataclass(frozen=True)
 class JobSpec:
-    """What to analyse. ``base`` is the count moves are measured from (the current one)."""
+    """What to analyse. ``base`` is the count moves are measured from (the current one).
+    With ``source`` the keys come from a live topic (``input`` names it) instead of a file."""
 
     input: str
     counts: tuple[int, ...]
@@ -52,6 +57,7 @@ class JobSpec:
     base: int | None = None
     top: int = 10
     engine: EngineChoice = "auto"
+    source: TopicSource | None = None
 
 
 @dataclass(frozen=True)
@@ -116,10 +122,15 @@ def _log_config() -> Path | None:
 
 
 def get_session(
-    master: str | None = None, *, jar: Path | None = None, app_name: str = "kgitops-keys"
+    master: str | None = None,
+    *,
+    jar: Path | None = None,
+    extra_jars: Sequence[Path] = (),
+    app_name: str = "kgitops-keys",
 ) -> SparkSession:
     """The active session if there is one (spark-submit, tests), else a new quiet one on
-    ``master`` (default ``local[*]``) with the UDF jar on ``spark.jars``."""
+    ``master`` (default ``local[*]``) with the UDF jar and ``extra_jars`` (Spark's Kafka
+    source) on ``spark.jars``: local files, never resolved from a repository at run time."""
     require_spark()
     from pyspark.sql import SparkSession
 
@@ -146,8 +157,10 @@ def get_session(
         builder = builder.config("spark.driver.extraJavaOptions", opt)
         if resolved.startswith("local"):
             builder = builder.config("spark.executor.extraJavaOptions", opt)
-    if jar is not None:
-        builder = builder.config("spark.jars", str(jar))
+    jars = [str(j) for j in (jar, *extra_jars) if j is not None]
+    if jars:
+        builder = builder.config("spark.jars", ",".join(jars))
+    builder = builder.config("spark.sql.redaction.options.regex", REDACTION_REGEX)
     with spark_errors("cannot start Spark"), warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
         spark = builder.getOrCreate()
@@ -223,7 +236,7 @@ def guess_format(path: str) -> Format:
 def check_input(spec: JobSpec) -> None:
     """Fail early, before a JVM starts, on a local sample that is not there."""
     local = spec.input.removeprefix("file://")
-    if "://" not in local and not Path(local).exists():
+    if spec.source is None and "://" not in local and not Path(local).exists():
         raise AnalyticsError(f"{spec.input}: no such file or directory")
     if not spec.counts or any(n < 1 for n in spec.counts):
         raise AnalyticsError("partition counts must be positive integers")
@@ -232,6 +245,8 @@ def check_input(spec: JobSpec) -> None:
 def read_sample(spark: SparkSession, spec: JobSpec) -> DataFrame:
     """The sample with Spark's own readers (local paths or any Hadoop file system URI)."""
     check_input(spec)
+    if spec.source is not None:
+        return _read_source(spark, spec.source)
     fmt = spec.fmt or guess_format(spec.input)
     with spark_errors(f"{spec.input}: cannot read the key sample as {fmt}"):
         reader = spark.read
@@ -250,12 +265,30 @@ def read_sample(spark: SparkSession, spec: JobSpec) -> DataFrame:
     return df
 
 
+def _read_source(spark: SparkSession, source: TopicSource) -> DataFrame:
+    """The topic through Spark's Kafka source. A session started elsewhere (spark-submit,
+    tests) without the source's jars gets them through ``ADD JAR``."""
+    what = f"{source.describe()}: cannot read it with Spark's Kafka source"
+    with spark_errors(what):
+        try:
+            return read_topic(spark, source)
+        except Exception as exc:
+            if "kafka" not in str(exc).lower() or "data source" not in str(exc).lower():
+                raise
+        from kgitops.analytics.sparkjars import source_jars
+
+        for jar in source_jars().jars:
+            spark.sql(f"ADD JAR '{jar}'")
+        return read_topic(spark, source)
+
+
 def _to_positive_mod(h: int, n: int) -> int:
     return (h & 0x7FFFFFFF) % n
 
 
-def run_job(spark: SparkSession, spec: JobSpec) -> JobResult:
-    """Run the analysis; return only aggregates (O(sum of counts + top) rows)."""
+def run_job(spark: SparkSession, spec: JobSpec, *, say: Say = silent) -> JobResult:
+    """Run the analysis; return only aggregates (O(sum of counts + top) rows). ``say``
+    hears what it is doing (one line per stage, then Spark's task counts while it runs)."""
     counts = tuple(dict.fromkeys(spec.counts))
     if not counts or any(n < 1 for n in counts):
         raise AnalyticsError("partition counts must be positive integers")
@@ -264,7 +297,14 @@ def run_job(spark: SparkSession, spec: JobSpec) -> JobResult:
         counts = (base, *counts)
     engine, note = resolve_engine(spark, spec.engine)
     raw = read_sample(spark, spec)
-    with spark_errors(f"{spec.input}: the key analysis failed"):
+    if spec.source is not None:
+        src = spec.source
+        say(f"reading {len(src.ranges)} partitions of {src.describe()} ({src.records:,} offsets)…")
+    else:
+        say(f"reading {spec.input}…")
+    say(f"hashing keys with murmur2 ({engine}) and counting {len(counts)} partition counts…")
+    started = time.monotonic()
+    with spark_errors(f"{spec.input}: the key analysis failed"), task_counter(spark, say):
         frame = transforms.analysis(
             transforms.normalize_keys(raw, spec.key_column, spec.size_column),
             counts,
@@ -290,6 +330,10 @@ def run_job(spark: SparkSession, spec: JobSpec) -> JobResult:
             moved_bytes=int(r["movedBytes"] or 0),
         )
         for r in load
+    )
+    say(
+        f"analysed {sum(r.messages for r in rows if r.n == base):,} messages "
+        f"in {time.monotonic() - started:.1f} s"
     )
     hot_keys = tuple(
         HotKey(
@@ -317,13 +361,28 @@ def counts_of(spec: JobSpec) -> tuple[int, ...]:
     return counts
 
 
-def analyze(spec: JobSpec, *, master: str | None = None) -> JobResult:
+def analyze(spec: JobSpec, *, master: str | None = None, say: Say = silent) -> JobResult:
     """Start (or reuse) a session and run the job."""
     check_input(spec)
     require_spark()
     jar = javaudf.udf_jar() if spec.engine in ("auto", "java") else None
-    spark = get_session(master, jar=jar)
-    return run_job(spark, spec)
+    extra: tuple[Path, ...] = ()
+    if spec.source is not None:
+        from kgitops.analytics.sparkjars import is_cached, source_jars, spark_build
+
+        build = spark_build()
+        if not is_cached(build):
+            say(f"fetching Spark's Kafka source ({build.artifact()}) from Maven Central…")
+        found = source_jars(build)
+        if found.version != build.spark:
+            say(
+                f"note: Spark's Kafka source {found.version} runs on pyspark {build.spark} "
+                f"(spark-sql-kafka-0-10_{build.scala} {build.spark} is not on Maven Central)"
+            )
+        extra = found.jars
+    say(f"starting Spark ({master or 'local[*]'})…")
+    spark = get_session(master, jar=jar, extra_jars=extra)
+    return run_job(spark, spec, say=say)
 
 
 def job_metadata(spec: JobSpec, result: JobResult) -> dict[str, Any]:

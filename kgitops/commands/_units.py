@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import re
+from collections.abc import Callable
 
 from kgitops.names import INT32_MAX, INT64_MAX
 
@@ -35,6 +36,24 @@ def seconds(text: str) -> float:
     if value > MAX_SECONDS:
         raise argparse.ArgumentTypeError(f"too long: {text} seconds (at most {MAX_SECONDS})")
     return value
+
+
+def duration_above_zero(noun: str) -> Callable[[str], float]:
+    """An argparse ``type`` for a duration (``90``, ``90s``, ``2m30s``, ``7d``) in seconds,
+    above zero; ``noun`` ("the timeout") names it when it is not."""
+
+    def parse(text: str) -> float:
+        from kgitops.units import parse_duration
+
+        try:
+            value = parse_duration(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"{text!r}: {noun} must be above zero")
+        return value
+
+    return parse
 
 
 def positive_int(text: str) -> int:

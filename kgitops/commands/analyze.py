@@ -3,11 +3,18 @@ moves when the count changes, and what that means per broker, rack and consumer.
 
     kgitops analyze keys --input keys.parquet --partitions 6,12,24 [--key-column key]
         [--size-column bytes] [--format parquet|csv|json] [--master URL] [--out REPORT.json]
-        [--markdown] [--current N] [--state FILE --topic T] [--consumers N]
+        [--markdown] [--current N] [--state FILE --topic T] [--consumers N] [--quiet]
+    kgitops analyze keys --topic T --cluster DIR --partitions 6,12,24
+        [--max-records-per-partition N] [--since DURATION] [--min-partitions N] ...
+
+With ``--cluster`` the keys come from the live topic through Spark's Kafka source (the key
+and the serialized key + value size of every record in range), not from a file; the report
+is the one a file of the same records gives.
 
 Prints text (or markdown with ``--markdown``). ``--out FILE`` writes the kgitops-keys/v1 JSON
 and prints nothing else on stdout unless ``--markdown`` is given; ``--out -`` prints the JSON
-to stdout and nothing else goes there (Spark's own logging goes to stderr, at ERROR).
+to stdout and nothing else goes there (Spark's own logging goes to stderr, at ERROR; so do
+the stage lines saying what the job is doing, which ``--quiet`` turns off).
 """
 
 from __future__ import annotations
@@ -15,10 +22,16 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from kgitops.commands._units import positive_int
+from kgitops.commands._units import duration_above_zero, positive_int
 from kgitops.errors import AnalyticsError, KgitopsError
 from kgitops.model import Broker
+
+if TYPE_CHECKING:
+    from kgitops.analytics.kafkasource import TopicSource
 
 NAME = "analyze"
 HELP = "analyse message keys with Spark: partition load, skew, hot keys, what moves"
@@ -43,9 +56,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     keys.add_argument(
         "--input",
-        required=True,
         metavar="PATH",
-        help="the key sample: a file or folder, local or any Hadoop URI",
+        help="the key sample: a file or folder, local or any Hadoop URI (or --cluster)",
+    )
+    keys.add_argument(
+        "--cluster",
+        metavar="DIR",
+        help="read --topic's keys from the live cluster of this folder with Spark's Kafka "
+        "source, instead of --input",
+    )
+    keys.add_argument(
+        "--max-records-per-partition",
+        type=positive_int,
+        metavar="N",
+        help="with --cluster: only each partition's last N records (default: all)",
+    )
+    keys.add_argument(
+        "--since",
+        type=duration_above_zero("the duration"),
+        metavar="DURATION",
+        help="with --cluster: only records of the last DURATION, e.g. 1h, 7d",
+    )
+    keys.add_argument(
+        "--min-partitions",
+        type=positive_int,
+        metavar="N",
+        help="with --cluster: split the read into at least N Spark partitions "
+        "(default: one per topic partition)",
     )
     keys.add_argument(
         "--partitions",
@@ -82,7 +119,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="a cluster state (kgitops snapshot) for per-broker and per-rack load",
     )
-    keys.add_argument("--topic", metavar="T", help="the topic in --state")
+    keys.add_argument(
+        "--topic", metavar="T", help="the topic to read (--cluster) or to place (--state)"
+    )
     keys.add_argument(
         "--consumers",
         type=positive_int,
@@ -102,6 +141,68 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="auto",
         help="murmur2 engine: the Java UDF, the Arrow fallback, or auto",
     )
+    keys.add_argument(
+        "--quiet", "-q", action="store_true", help="no stage lines on stderr, only errors"
+    )
+
+
+def _say(args: argparse.Namespace) -> Callable[[str], None]:
+    """Stage lines on stderr, or nothing with --quiet."""
+    from kgitops.analytics.progress import silent
+
+    def say(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    return silent if args.quiet else say
+
+
+def _topic_source(args: argparse.Namespace) -> tuple[TopicSource | None, int | None]:
+    """The live topic to read (and its partition count), or (None, None) for --input."""
+    cluster_only = ("max_records_per_partition", "since", "min_partitions")
+    if args.cluster is None:
+        if args.input is None:
+            raise AnalyticsError(
+                "give the key sample (--input) or a live topic (--topic, --cluster)"
+            )
+        given = [n for n in cluster_only if getattr(args, n) is not None]
+        if given:
+            flag = "--" + given[0].replace("_", "-")
+            raise AnalyticsError(f"{flag} needs --cluster (it bounds the read of a live topic)")
+        return None, None
+    if args.input is not None:
+        raise AnalyticsError("--input and --cluster are two sources of keys: give one")
+    if args.topic is None:
+        raise AnalyticsError("--cluster needs --topic (the topic whose keys to read)")
+    if args.key_column != "key" or args.size_column is not None or args.fmt is not None:
+        raise AnalyticsError(
+            "--key-column, --size-column and --format describe a file; with --cluster the "
+            "key is the record's key and the size its serialized key + value"
+        )
+    from kgitops.analytics.kafkasource import TopicSource, source_options
+    from kgitops.cluster.kafka.sample import offset_ranges
+    from kgitops.commands._clusterdir import readable_cluster
+
+    cluster = readable_cluster(args.cluster)
+    if cluster.simulated is not None:
+        raise AnalyticsError(
+            f"{cluster.mark}: cluster {cluster.name!r} is simulated: it holds no messages to "
+            "read; analyse a real cluster (or `kgitops local up`)"
+        )
+    options = source_options(cluster)  # secrets and TLS files checked before connecting
+    since_ms = None if args.since is None else max(0, int((time.time() - args.since) * 1000))
+    ranges = offset_ranges(
+        cluster, args.topic, last=args.max_records_per_partition, since_ms=since_ms
+    )
+    source = TopicSource(
+        topic=args.topic,
+        cluster=cluster.name,
+        ranges=ranges,
+        options=options,
+        min_partitions=args.min_partitions,
+    )
+    if source.records == 0:
+        raise AnalyticsError(f"{source.describe()}: no record in range; nothing to analyse")
+    return source, len(ranges)
 
 
 def _placement_source(
@@ -109,8 +210,11 @@ def _placement_source(
 ) -> tuple[int | None, tuple[dict[int, tuple[int, ...]], tuple[Broker, ...]] | None]:
     """(current count, placement inputs) from --state/--topic."""
     if args.state is None:
-        if args.topic is not None:
-            raise AnalyticsError("--topic needs --state (the cluster state holding the topic)")
+        if args.topic is not None and args.cluster is None:
+            raise AnalyticsError(
+                "--topic needs --state (the cluster state holding the topic) or --cluster "
+                "(the cluster folder to read it from)"
+            )
         return None, None
     if args.topic is None:
         raise AnalyticsError("--state needs --topic (which topic of the state to use)")
@@ -137,29 +241,40 @@ def run(args: argparse.Namespace) -> int:
         named = named_files(None, args.out)
         check_output(args.out, KEYS_REPORT_OUT, named=named)  # before Spark starts
     state_count, placement_input = _placement_source(args)
+    source, live_count = _topic_source(args)
+    if live_count is not None and state_count is not None and live_count != state_count:
+        raise AnalyticsError(
+            f"{args.topic!r} has {live_count} partitions on the cluster but {state_count} "
+            f"in {args.state}: take a fresh snapshot"
+        )
+    state_count = state_count if state_count is not None else live_count
     current = args.current if args.current is not None else state_count
     if args.current is not None and state_count is not None and args.current != state_count:
         raise AnalyticsError(
             f"--current {args.current} disagrees with {args.topic!r} in {args.state}, "
             f"which has {state_count} partitions"
         )
+    from kgitops.analytics.kafkasource import KEY_COLUMN, SIZE_COLUMN
+
     spec = JobSpec(
-        input=args.input,
+        input=args.input if source is None else source.describe(),
         counts=tuple(args.partitions),
-        key_column=args.key_column,
-        size_column=args.size_column,
+        key_column=args.key_column if source is None else KEY_COLUMN,
+        size_column=args.size_column if source is None else SIZE_COLUMN,
         fmt=args.fmt,
         base=current,
         top=args.top,
         engine=args.engine,
+        source=source,
     )
     from kgitops.analytics.job import guess_format
     from kgitops.analytics.precheck import check_columns
 
-    check_columns(  # before Spark starts: a missing column is said at once
-        spec.input, spec.fmt or guess_format(spec.input), spec.key_column, spec.size_column
-    )
-    result = analyze(spec, master=args.master)
+    if source is None:
+        check_columns(  # before Spark starts: a missing column is said at once
+            spec.input, spec.fmt or guess_format(spec.input), spec.key_column, spec.size_column
+        )
+    result = analyze(spec, master=args.master, say=_say(args))
     counts = counts_of(spec)
     placements = {}
     if placement_input is not None:

@@ -18,7 +18,7 @@ import sys
 from collections import Counter
 from typing import Any
 
-from kgitops.commands._units import seconds
+from kgitops.commands._units import duration_above_zero, seconds
 from kgitops.errors import (
     InterruptedBeforeAnyChange,
     KgitopsError,
@@ -139,16 +139,7 @@ def _poll_interval(text: str) -> float:
     return value
 
 
-def _duration(text: str) -> float:
-    from kgitops.units import parse_duration
-
-    try:
-        seconds = parse_duration(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    if seconds <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: the timeout must be above zero")
-    return seconds
+_duration = duration_above_zero("the timeout")
 
 
 def read_plan(path: str) -> Any:

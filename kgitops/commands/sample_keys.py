@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from collections.abc import Sequence
 
 from kgitops.commands._units import positive_int, seconds
@@ -49,6 +50,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="stop reading after this long (default: 60)",
     )
+    parser.add_argument(
+        "--quiet", "-q", action="store_true", help="no running count on stderr, only the result"
+    )
+
+
+class _Counter:
+    """``read 120,000 of 1,000,000 messages`` on stderr, at most once every ``every``
+    seconds while the sample is read."""
+
+    def __init__(self, topic: str, every: float = 2.0) -> None:
+        self.topic = topic
+        self.every = every
+        self.last = time.monotonic()
+
+    def __call__(self, read: int, expected: int) -> None:
+        now = time.monotonic()
+        if now - self.last >= self.every:
+            self.last = now
+            print(f"read {read:,} of {expected:,} messages of {self.topic}", file=sys.stderr)
 
 
 def _own_sample(
@@ -97,7 +117,8 @@ def run(args: argparse.Namespace) -> int:
 
     from kgitops.cluster.kafka.sample import sample_keys
 
-    rows = sample_keys(cluster, args.topic, args.max, timeout=args.timeout)
+    counter = None if args.quiet else _Counter(args.topic)
+    rows = sample_keys(cluster, args.topic, args.max, timeout=args.timeout, progress=counter)
     table = pa.table(
         {
             "key": pa.array([k for k, _ in rows], pa.binary()),

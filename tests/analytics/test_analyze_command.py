@@ -99,8 +99,12 @@ def test_markdown_has_the_moved_share_and_a_bar_chart(
     assert (
         main(["analyze", "keys", "--input", str(sample), "--partitions", "6,12", "--markdown"]) == 0
     )
-    md = capsys.readouterr().out
+    captured = capsys.readouterr()
+    md = captured.out
     assert "| 6 → 12 |" in md and "█" in md and "`whale`" in md
+    assert "reading" not in md and "analysed" not in md  # stdout holds the report only
+    assert f"reading {sample}…\n" in captured.err
+    assert "analysed 2,401 messages in " in captured.err
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,6 @@ keys and messages that move."""
 from __future__ import annotations
 
 import json
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -15,20 +14,15 @@ import pytest
 
 from kgitops.cli import main
 from kgitops.placement.partitioner import partition_for
+from tests.analytics.kafka_topics import create_topic
 
 KEYS = [f"account-{i % 120}" for i in range(1500)] + ["whale"] * 300
 
 
 def _produce(bootstrap: str, topic: str, partitions: int) -> None:
     import kafka
-    from kafka.admin import KafkaAdminClient, NewTopic
 
-    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
-    try:
-        admin.create_topics([NewTopic(topic, partitions, 1)])
-    finally:
-        admin.close()
-    time.sleep(0.5)
+    create_topic(bootstrap, topic, partitions)
     producer = kafka.KafkaProducer(bootstrap_servers=bootstrap)
     try:
         for i, key in enumerate(KEYS):

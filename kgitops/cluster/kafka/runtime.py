@@ -2,28 +2,23 @@
 
 The broker (``kafka.Kafka``), the storage formatter (``kafka.tools.StorageTool``) and Kafka's
 own tools (``kafka-topics``, ``kafka-reassign-partitions``...) are published on Maven Central;
-the pom shipped beside this module (``jvm/pom.xml``) lists them, and ``mvn
-dependency:copy-dependencies`` turns it into one folder of jars, cached per Kafka version
-under ``$KGITOPS_CACHE_DIR`` (default ``$XDG_CACHE_HOME/kgitops``, else ``~/.cache/kgitops``).
-The folder is filled under a temporary name and renamed when complete, under a lock, so two
-processes never share a half-copied classpath.
+the pom shipped beside this module (``jvm/pom.xml``) lists them, and ``kgitops.cluster.maven``
+turns it into one folder of jars, cached per Kafka version under ``$KGITOPS_CACHE_DIR``
+(default ``$XDG_CACHE_HOME/kgitops``, else ``~/.cache/kgitops``).
 
 Without ``java`` 17+ or ``mvn`` one line says what to install.
 """
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import os
 import re
 import shutil
 import subprocess
-import tempfile
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from kgitops.cluster import maven
 from kgitops.errors import LocalBrokerError
 
 DEFAULT_VERSION = "4.1.2"
@@ -32,7 +27,6 @@ JVM_DIR = Path(__file__).with_name("jvm")
 # broker's POM leaves out must match the log4j-core it brings.
 _LOG4J2 = {"4.0.0": "2.24.3", "4.0.1": "2.24.3", "4.1.0": "2.24.3", "4.1.1": "2.24.3"}
 _LOG4J2_DEFAULT = "2.25.3"
-MAVEN_SECONDS = 900
 _VERSION = re.compile(r"^[0-9]+\.[0-9]+\.[0-9]+$")
 _JAVA_MAJOR = re.compile(r'version "(?:1\.)?([0-9]+)')
 
@@ -71,11 +65,7 @@ def check_version(version: str) -> str:
 
 
 def cache_dir() -> Path:
-    explicit = os.environ.get("KGITOPS_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "kgitops"
+    return maven.cache_dir()
 
 
 def find_java() -> str:
@@ -115,13 +105,7 @@ def _java_major(java: str) -> int | None:
 
 
 def find_maven() -> str:
-    mvn = shutil.which("mvn")
-    if mvn is None:
-        raise LocalBrokerError(
-            "the Kafka jars come from Maven Central through Maven, and no `mvn` was found; "
-            "install it (Debian: apt-get install maven)"
-        )
-    return mvn
+    return maven.find_maven("the Kafka jars", LocalBrokerError)
 
 
 def libs_dir(version: str) -> Path:
@@ -129,7 +113,7 @@ def libs_dir(version: str) -> Path:
 
 
 def cached(version: str) -> bool:
-    return (libs_dir(version) / ".complete").is_file()
+    return maven.is_complete(libs_dir(version))
 
 
 def ensure_runtime(version: str = DEFAULT_VERSION) -> Runtime:
@@ -137,24 +121,15 @@ def ensure_runtime(version: str = DEFAULT_VERSION) -> Runtime:
     runs them."""
     check_version(version)
     java = find_java()
-    libs = libs_dir(version)
-    if not cached(version):
-        mvn = find_maven()
-        libs.parent.mkdir(parents=True, exist_ok=True)
-        with _locked(libs.parent / ".lock"):
-            if not cached(version):
-                _download(mvn, version, libs)
+    libs = maven.ensure_jars(
+        (JVM_DIR / "pom.xml").read_text(encoding="utf-8"),
+        libs_dir(version),
+        properties=maven_properties(version),
+        what=f"Kafka {version}'s jars",
+        error=LocalBrokerError,
+        marker=version,
+    )
     return Runtime(version, java, libs)
-
-
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    with open(path, "a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def maven_properties(version: str) -> list[str]:
@@ -164,64 +139,3 @@ def maven_properties(version: str) -> list[str]:
     else:
         props.append("-Dkafka.reload4j=true")
     return props
-
-
-def _download(mvn: str, version: str, libs: Path) -> None:
-    work = Path(tempfile.mkdtemp(prefix=f".kafka-{version}-", dir=libs.parent))
-    try:
-        pom = work / "pom.xml"
-        shutil.copyfile(JVM_DIR / "pom.xml", pom)
-        target = work / "libs"
-        command = [
-            mvn,
-            "-B",
-            "-q",
-            "-Dstyle.color=never",
-            "-f",
-            str(pom),
-            "dependency:copy-dependencies",
-            "-DincludeScope=runtime",
-            "-Dmdep.prependGroupId=true",
-            f"-DoutputDirectory={target}",
-            *maven_properties(version),
-        ]
-        try:
-            out = subprocess.run(
-                command,
-                capture_output=True,
-                text=True,
-                timeout=MAVEN_SECONDS,
-                check=False,
-                stdin=subprocess.DEVNULL,
-            )
-        except subprocess.TimeoutExpired:
-            raise LocalBrokerError(
-                f"Maven did not fetch Kafka {version}'s jars within {MAVEN_SECONDS} s"
-            ) from None
-        except OSError as exc:
-            raise LocalBrokerError(f"cannot run Maven ({mvn}): {exc}") from None
-        if out.returncode != 0 or not any(target.glob("*.jar")):
-            last = _last_error(out.stdout + out.stderr)
-            raise LocalBrokerError(
-                f"Maven could not fetch Kafka {version}'s jars from Maven Central"
-                + (f": {last}" if last else f" (exit {out.returncode})")
-            )
-        (target / ".complete").write_text(version + "\n")
-        if libs.exists():
-            shutil.rmtree(libs)
-        os.rename(target, libs)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-
-
-_ANSI = re.compile(r"\x1b\[[0-9;]*m")
-
-
-def _last_error(text: str) -> str:
-    """Maven's first line that says what failed (a FATAL parse error, a missing artifact)."""
-    lines = [_ANSI.sub("", line).strip() for line in text.splitlines()]
-    for line in lines:
-        if line.startswith("[FATAL]") or "Could not resolve" in line or "Could not find" in line:
-            return line.removeprefix("[FATAL]").removeprefix("[ERROR]").strip()[:300]
-    errors = [line for line in lines if line.startswith("[ERROR]") and line != "[ERROR]"]
-    return errors[0].removeprefix("[ERROR]").strip()[:300] if errors else ""

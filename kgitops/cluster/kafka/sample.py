@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from kgitops.cluster.kafka.bootstrap import open_client, reader_settings
@@ -21,6 +22,34 @@ from kgitops.model import (
 # ------------------------------------------------------------ key sampling (analyze keys)
 
 
+@contextlib.contextmanager
+def _topic_reader(
+    spec: ClusterSpec, topic: str, call: str, environ: Mapping[str, str] | None
+) -> Iterator[tuple[Any, list[Any]]]:
+    """A group-less ``KafkaConsumer`` and the topic's partitions, sorted; a topic that does
+    not exist, and any library error in the block, is one ``ClusterError`` naming ``call``."""
+    from kafka import KafkaConsumer, TopicPartition
+
+    settings, tls, secrets = reader_settings(spec, environ)
+    consumer: Any = None
+    try:
+        consumer = open_client(KafkaConsumer, spec, settings, tls, secrets)
+        ids = consumer.partitions_for_topic(topic)
+        if not ids:
+            raise ClusterRequestError(
+                f"{call}: topic {topic!r} does not exist on the cluster", code="UNKNOWN_TOPIC"
+            )
+        yield consumer, [TopicPartition(topic, p) for p in sorted(ids)]
+    except ClusterError:
+        raise
+    except Exception as exc:
+        raise translate(exc, call, secrets=secrets, tls=tls) from None
+    finally:
+        if consumer is not None:
+            with contextlib.suppress(Exception):  # never mask the real error
+                consumer.close()
+
+
 def sample_keys(
     spec: ClusterSpec,
     topic: str,
@@ -29,6 +58,7 @@ def sample_keys(
     timeout: float = 60.0,
     idle: float = 2.0,
     environ: Mapping[str, str] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> list[tuple[bytes | None, int]]:
     """A bounded sample of a live topic's recent traffic for ``kgitops sample-keys``: up to
     ``max_messages`` records as ``(key bytes or None, serialized key + value size)``.
@@ -38,23 +68,13 @@ def sample_keys(
     in proportion to its own record count, so the partitions' relative load survives the
     sampling; otherwise everything is read. Reading stops at ``max_messages``, after
     ``idle`` seconds without a record (the end of the log), or after ``timeout`` seconds.
+    ``progress(read, expected)`` hears the count after every fetched batch (``expected``:
+    what the topic holds, at most ``max_messages``).
     """
-    import contextlib
     import math
 
-    from kafka import KafkaConsumer, TopicPartition
-
-    settings, tls, secrets = reader_settings(spec, environ)
     out: list[tuple[bytes | None, int]] = []
-    consumer: Any = None
-    try:
-        consumer = open_client(KafkaConsumer, spec, settings, tls, secrets)
-        ids = consumer.partitions_for_topic(topic)
-        if not ids:
-            raise ClusterRequestError(
-                f"Fetch: topic {topic!r} does not exist on the cluster", code="UNKNOWN_TOPIC"
-            )
-        tps = [TopicPartition(topic, p) for p in sorted(ids)]
+    with _topic_reader(spec, topic, "Fetch", environ) as (consumer, tps):
         consumer.assign(tps)
         begin = consumer.beginning_offsets(tps)
         end = consumer.end_offsets(tps)
@@ -86,14 +106,35 @@ def sample_keys(
                     out.append((r.key, size))
                 if taken[tp] >= quota[tp]:
                     consumer.pause(tp)
+            if progress is not None:
+                progress(len(out), min(total, max_messages))
             if all(taken[tp] >= quota[tp] for tp in tps):
                 break
-    except ClusterError:
-        raise
-    except Exception as exc:
-        raise translate(exc, "Fetch", secrets=secrets, tls=tls) from None
-    finally:
-        if consumer is not None:
-            with contextlib.suppress(Exception):  # never mask the real error
-                consumer.close()
     return out
+
+
+def offset_ranges(
+    spec: ClusterSpec,
+    topic: str,
+    *,
+    last: int | None = None,
+    since_ms: int | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> dict[int, tuple[int, int]]:
+    """``{partition: (start, end)}`` of ``topic`` for a bounded read (``analyze keys
+    --topic``): ``end`` is each partition's end offset now, ``start`` its first offset, or
+    the first at or after ``since_ms`` (milliseconds since the epoch; the end when no record
+    is that recent), then at most ``last`` records before the end. Pinning the end makes
+    the read a fixed set of records, whatever is produced meanwhile."""
+    with _topic_reader(spec, topic, "ListOffsets", environ) as (consumer, tps):
+        begin = consumer.beginning_offsets(tps)
+        end = consumer.end_offsets(tps)
+        start = dict(begin)
+        if since_ms is not None:
+            found = consumer.offsets_for_times(dict.fromkeys(tps, since_ms))
+            for tp in tps:
+                hit = found.get(tp)
+                start[tp] = end[tp] if hit is None else max(begin[tp], hit.offset)
+        if last is not None:
+            start = {tp: max(start[tp], end[tp] - last) for tp in tps}
+        return {tp.partition: (start[tp], max(start[tp], end[tp])) for tp in tps}
