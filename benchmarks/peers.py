@@ -258,7 +258,8 @@ def kgitops_reported_requests(text: str) -> int | None:
 def ratio(peer: float | None, kgitops: float | None) -> str:
     if peer is None or kgitops is None or kgitops <= 0:
         return "—"
-    return f"{peer / kgitops:.1f}x"
+    x = peer / kgitops
+    return f"{x:.2f}x" if x < 0.1 else f"{x:.1f}x"
 
 
 # ------------------------------------------------------------------ running things

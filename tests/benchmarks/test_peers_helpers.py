@@ -171,6 +171,7 @@ def test_kgitops_reported_requests_reads_the_report_line() -> None:
 
 def test_ratio_is_a_dash_without_both_figures() -> None:
     assert peers.ratio(30.0, 10.0) == "3.0x"
+    assert peers.ratio(0.1, 1.1) == "0.09x"
     assert peers.ratio(None, 10.0) == "—"
     assert peers.ratio(3.0, None) == "—"
     assert peers.ratio(3.0, 0.0) == "—"
