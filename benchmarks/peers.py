@@ -391,7 +391,10 @@ def ensure_topicctl(cache: Path) -> tuple[str | None, str]:
 def admin_client(bootstrap: str) -> Any:
     from kafka import KafkaAdminClient
 
-    return KafkaAdminClient(bootstrap_servers=bootstrap.split(","), client_id="peers-bench")
+    # a cluster holding 12,000 partitions on a loaded machine answers slowly: wait for it
+    return KafkaAdminClient(
+        bootstrap_servers=bootstrap.split(","), client_id="peers-bench", request_timeout_ms=120_000
+    )
 
 
 def assignments(bootstrap: str, topics: Sequence[str]) -> dict[tuple[str, int], list[int]]:
@@ -689,10 +692,13 @@ def step_create(
         )
 
     # the result, read back: every topic of every tool, on its explicit assignment
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + 600
     for row, shape in zip(rows, shapes.values(), strict=True):
         while True:
-            missing, elsewhere = read_back(bootstrap, shape)
+            try:
+                missing, elsewhere = read_back(bootstrap, shape)
+            except Exception as exc:  # a read that timed out: ask again until the deadline
+                missing, elsewhere = {f"(not read: {type(exc).__name__})"}, 0
             if not (missing or elsewhere) or time.monotonic() > deadline:
                 break
             time.sleep(1.0)
