@@ -247,3 +247,87 @@ def test_a_library_call_that_keeps_failing_is_a_kgitops_error_by_the_deadline() 
     with pytest.raises(ClusterUnreachable, match="ElectLeaders: cannot reach the cluster"):
         sender.controller_call("ElectLeaders", elect)
     assert time.monotonic() - start < 1.0
+
+
+class ResentCreate:
+    """A KRaft cluster whose broker re-sent a CreateTopics to the controller after its own
+    timeout (``controller.socket.timeout.ms``): the controller created the topics from the
+    first copy, and the answer that reaches kgitops is the second copy's, 36 for each topic.
+    ``before`` are the topics that existed before the request, ``live`` the assignments
+    Metadata shows afterwards."""
+
+    def __init__(self, before: set[str], live: dict[str, dict[int, tuple[int, ...]]]) -> None:
+        self.before = before
+        self.live = live
+        self.created = False
+
+    def metadata(self, names: Sequence[str] | None) -> SimpleNamespace:
+        known = set(self.live) if self.created else self.before
+        topics = [
+            SimpleNamespace(
+                name=n,
+                error_code=0 if n in known else 3,
+                partitions=[
+                    SimpleNamespace(partition_index=p, replica_nodes=list(r))
+                    for p, r in self.live.get(n, {}).items()
+                ]
+                if n in known
+                else [],
+            )
+            for n in names or []
+        ]
+        return SimpleNamespace(topics=topics)
+
+    def create_topics(self, wanted: dict[str, object], **_: object) -> dict[str, object]:
+        """KafkaAdminClient.create_topics(..., raise_errors=False)'s answer."""
+        self.created = True
+        return {
+            "topics": [
+                {"name": n, "error_code": 36, "error_message": f"Topic '{n}' already exists."}
+                for n in wanted
+            ]
+        }
+
+
+def resent_admin(cluster: ResentCreate) -> KafkaAdmin:
+    admin = bare_admin()
+    admin._transport.live_brokers = (1, 2, 3, 4)
+    admin._transport.metadata = cluster.metadata  # type: ignore[method-assign]
+    admin._client = cluster  # type: ignore[assignment]
+    return admin
+
+
+def test_already_exists_from_a_create_kafka_resent_is_created_when_the_topic_is_as_asked() -> None:
+    """Found creating 1,000 topics (3,000 partitions) in one request on a busy 4-broker Kafka
+    4.1.2 cluster: every topic answered TOPIC_ALREADY_EXISTS, every topic was there with its
+    assignment, and apply reported that it changed nothing."""
+    from kgitops.cluster.port import NewTopic
+
+    cluster = ResentCreate(before=set(), live={"a": {0: (1, 2, 3)}, "b": {0: (2, 3, 4)}})
+    out = resent_admin(cluster).create_topics(
+        [NewTopic("a", {0: (1, 2, 3)}), NewTopic("b", {0: (2, 3, 4)})]
+    )
+    assert out == {"a": None, "b": None}
+
+
+def test_already_exists_for_a_topic_that_existed_before_stays_an_error() -> None:
+    from kgitops.cluster.port import NewTopic
+
+    # the same assignment as asked: still not this request's doing
+    cluster = ResentCreate(before={"old"}, live={"old": {0: (1, 2, 3)}, "new": {0: (2, 3, 4)}})
+    out = resent_admin(cluster).create_topics(
+        [NewTopic("old", {0: (1, 2, 3)}), NewTopic("new", {0: (2, 3, 4)})]
+    )
+    assert isinstance(out["old"], ClusterRequestError)
+    assert out["old"].code == "TOPIC_ALREADY_EXISTS"
+    assert out["new"] is None
+
+
+def test_already_exists_with_another_assignment_stays_an_error() -> None:
+    """Absent just before, there afterwards but not as asked: someone else created it."""
+    from kgitops.cluster.port import NewTopic
+
+    cluster = ResentCreate(before=set(), live={"a": {0: (4, 3, 2)}})
+    out = resent_admin(cluster).create_topics([NewTopic("a", {0: (1, 2, 3)})])
+    assert isinstance(out["a"], ClusterRequestError)
+    assert out["a"].code == "TOPIC_ALREADY_EXISTS"

@@ -594,10 +594,20 @@ class KafkaAdmin:
         On a one-broker cluster every replica list is that broker, so the partition count and
         RF say the same and are sent instead (Tansu ignores explicit assignments). Afterwards
         one Metadata request checks that each topic got exactly the assignment asked for; a
-        difference is that topic's error (code ASSIGNMENT_MISMATCH)."""
+        difference is that topic's error (code ASSIGNMENT_MISMATCH).
+
+        TOPIC_ALREADY_EXISTS can be the answer to this very request: a KRaft broker forwards
+        CreateTopics to the controller with a request timeout of ``controller.socket.timeout.ms``
+        and, when the controller takes longer (a big batch on a busy controller), sends it
+        again; the second copy finds every topic the first created (``NodeToControllerChannel
+        Manager.scala``: a timed-out request is a disconnect, put back first in the queue).
+        So the topics are looked up just before (one Metadata request): one absent then and
+        answered TOPIC_ALREADY_EXISTS, whose live assignment is the one asked for, is created;
+        a topic that existed before stays TOPIC_ALREADY_EXISTS."""
         if not topics:
             return {}
         single = len(self._transport.live()) == 1
+        absent = self._absent([nt.name for nt in topics])
 
         def build(nt: NewTopic) -> dict[str, Any]:
             assignment = dict(sorted(nt.assignment.items()))
@@ -624,9 +634,28 @@ class KafkaAdmin:
         results = self._transport.batched(
             "CreateTopics", topics, lambda nt: nt.name, call, done_on_retry=frozenset({36})
         )
-        expected = {nt.name: dict(nt.assignment) for nt in topics if results[nt.name] is None}
-        results.update(self._verify(expected, "created"))
+        resent = {
+            name
+            for name, outcome in results.items()
+            if name in absent
+            and isinstance(outcome, ClusterRequestError)
+            and outcome.code == "TOPIC_ALREADY_EXISTS"
+        }
+        expected = {
+            nt.name: dict(nt.assignment)
+            for nt in topics
+            if results[nt.name] is None or nt.name in resent
+        }
+        for name, outcome in self._verify(expected, "created").items():
+            if name not in resent or outcome is None:
+                results[name] = outcome
         return results
+
+    def _absent(self, names: Sequence[str]) -> set[str]:
+        """Which of ``names`` the cluster does not know (one Metadata request)."""
+        md = self._transport.metadata(names)
+        known = {t.name for t in md.topics if t.error_code == 0}
+        return set(names) - known
 
     def _verify(self, expected: Mapping[str, Mapping[int, tuple[int, ...]]], what: str) -> Results:
         """Compare live assignments with the expected ones (one Metadata request, retried
