@@ -136,6 +136,10 @@ def get_session(
 
     active = SparkSession.getActiveSession()
     if active is not None:
+        # a session kgitops did not start (spark-submit, a notebook) still hides the Kafka
+        # source's secrets (the TLS key as PEM text) from its plans and event logs
+        with spark_errors("cannot configure Spark"):
+            active.conf.set("spark.sql.redaction.options.regex", REDACTION_REGEX)
         return active
     under_submit = master is None and "PYSPARK_GATEWAY_PORT" in os.environ
     resolved = master or ("" if under_submit else "local[*]")

@@ -21,6 +21,7 @@ Ivy): the jars are local files handed to ``spark.jars``.
 
 from __future__ import annotations
 
+import http.client
 import os
 import re
 import urllib.error
@@ -105,6 +106,9 @@ def spark_build() -> SparkBuild:
     raise AnalyticsError(f"{jars}: no spark-core jar in pyspark; reinstall pyspark")
 
 
+_VERSION_TEXT = re.compile(r"[0-9][0-9A-Za-z.+-]{0,63}")
+
+
 def pom(build: SparkBuild, version: str | None = None) -> str:
     return _POM.format(version=version or build.spark, spark=build.spark, scala=build.scala)
 
@@ -113,8 +117,20 @@ def libs_dir(build: SparkBuild, version: str | None = None) -> Path:
     return maven.cache_dir() / f"spark-kafka-{version or build.spark}_{build.scala}" / "libs"
 
 
+def chosen_version() -> str | None:
+    """``$KGITOPS_SPARK_KAFKA_VERSION``, a Maven version (it names a cache folder and goes
+    into a generated pom): anything else is one line."""
+    chosen = os.environ.get(VERSION_ENV) or None
+    if chosen is not None and not _VERSION_TEXT.fullmatch(chosen):
+        raise AnalyticsError(
+            f"{VERSION_ENV}={chosen[:40]!r} is not a version (e.g. 4.2.0: digits, letters, "
+            "'.', '-' and '+', starting with a digit)"
+        )
+    return chosen
+
+
 def is_cached(build: SparkBuild) -> bool:
-    return maven.is_complete(libs_dir(build, os.environ.get(VERSION_ENV) or None))
+    return maven.is_complete(libs_dir(build, chosen_version()))
 
 
 def newest_before(listed: str, spark: str) -> str | None:
@@ -140,7 +156,7 @@ def _published_before(build: SparkBuild) -> str | None:
     try:
         with urllib.request.urlopen(url, timeout=30) as response:
             listed = response.read(1 << 20).decode("utf-8", errors="replace")
-    except (OSError, urllib.error.URLError, ValueError):
+    except (OSError, urllib.error.URLError, ValueError, http.client.HTTPException):
         return None
     return newest_before(listed, build.spark)
 
@@ -165,7 +181,7 @@ def source_jars(build: SparkBuild | None = None) -> SourceJars:
     """The jars Spark needs for ``format("kafka")``, fetched through Maven the first time,
     without those pyspark already has. Every failure is an ``AnalyticsError``."""
     build = build or spark_build()
-    chosen = os.environ.get(VERSION_ENV) or None
+    chosen = chosen_version()
     libs = libs_dir(build, chosen)
     try:
         _fetch(build, chosen or build.spark, libs)

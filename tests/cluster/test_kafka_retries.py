@@ -331,3 +331,24 @@ def test_already_exists_with_another_assignment_stays_an_error() -> None:
     out = resent_admin(cluster).create_topics([NewTopic("a", {0: (1, 2, 3)})])
     assert isinstance(out["a"], ClusterRequestError)
     assert out["a"].code == "TOPIC_ALREADY_EXISTS"
+
+
+def test_a_name_metadata_does_not_deny_is_not_absent_so_already_exists_stays_an_error() -> None:
+    """TOPIC_AUTHORIZATION_FAILED (29) in the look-up is no proof the topic was absent: a
+    TOPIC_ALREADY_EXISTS for it is not taken for this request's own create."""
+    from kgitops.cluster.port import NewTopic
+
+    cluster = ResentCreate(before=set(), live={"a": {0: (1, 2, 3)}})
+    real = cluster.metadata
+
+    def hidden(names: Sequence[str] | None) -> SimpleNamespace:
+        md = real(names)
+        if not cluster.created:
+            for t in md.topics:
+                t.error_code = 29
+        return md
+
+    cluster.metadata = hidden  # type: ignore[method-assign]
+    out = resent_admin(cluster).create_topics([NewTopic("a", {0: (1, 2, 3)})])
+    assert isinstance(out["a"], ClusterRequestError)
+    assert out["a"].code == "TOPIC_ALREADY_EXISTS"

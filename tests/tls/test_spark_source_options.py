@@ -206,3 +206,19 @@ def test_the_source_flags_are_checked_before_anything_connects(
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("value", ["../../x", "4.2.0/../../..", "latest", "4.2.0 ", "-1"])
+def test_a_version_override_that_is_no_version_is_one_line_and_names_no_path(
+    monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    """``KGITOPS_SPARK_KAFKA_VERSION`` names a cache folder (rmtree'd on a failed fetch) and
+    goes into a pom: a path or text is refused before either."""
+    from kgitops.analytics.sparkjars import VERSION_ENV, chosen_version
+    from kgitops.errors import AnalyticsError
+
+    monkeypatch.setenv(VERSION_ENV, value)
+    with pytest.raises(AnalyticsError, match="is not a version"):
+        chosen_version()
+    monkeypatch.setenv(VERSION_ENV, "4.2.0")
+    assert chosen_version() == "4.2.0"

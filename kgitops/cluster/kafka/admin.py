@@ -23,6 +23,7 @@ from kgitops.access import Acl, QuotaEntity, ScramCredential
 from kgitops.cluster.kafka.access import AccessRequests
 from kgitops.cluster.kafka.bootstrap import open_admin_client
 from kgitops.cluster.kafka.errors import (
+    UNKNOWN_TOPIC_OR_PARTITION,
     item_error,
     retriable_code,
 )
@@ -87,7 +88,6 @@ OP_DELETE = 1
 OP_APPEND = 2
 OP_SUBTRACT = 3
 ELECTION_PREFERRED = 0
-UNKNOWN_TOPIC_OR_PARTITION = 3
 NOT_CONTROLLER = 41
 ELECTION_NOT_NEEDED = 84
 
@@ -652,10 +652,11 @@ class KafkaAdmin:
         return results
 
     def _absent(self, names: Sequence[str]) -> set[str]:
-        """Which of ``names`` the cluster does not know (one Metadata request)."""
+        """Which of ``names`` the cluster says it does not know (UNKNOWN_TOPIC_OR_PARTITION in
+        one Metadata request; any other answer, e.g. TOPIC_AUTHORIZATION_FAILED or a topic
+        being deleted, is not proof that it is absent)."""
         md = self._transport.metadata(names)
-        known = {t.name for t in md.topics if t.error_code == 0}
-        return set(names) - known
+        return {t.name for t in md.topics if t.error_code == UNKNOWN_TOPIC_OR_PARTITION}
 
     def _verify(self, expected: Mapping[str, Mapping[int, tuple[int, ...]]], what: str) -> Results:
         """Compare live assignments with the expected ones (one Metadata request, retried

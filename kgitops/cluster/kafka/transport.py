@@ -9,8 +9,10 @@ public ``KafkaAdminClient``:
   batched request per item list (:meth:`Transport.batched`), or a library call
   (:meth:`Transport.call`); every request sent is counted (``port.count_sent``, by the
   connection manager kgitops gives the client: ``bootstrap.CountedManager``);
-* **deadlines**: ``request_timeout_ms`` of the cluster file bounds each operation, retries
-  included, so a broker that is down gives an error within that time, never a hang;
+* **deadlines**: ``request_timeout_ms`` of the cluster file bounds each attempt, and no retry
+  starts after it has passed since the operation began: an attempt started just before runs
+  to its own timeout, so an operation ends within about twice that time (plus, for a library
+  call, kafka-python's own controller look-up, up to 30 s), never a hang;
 * **one retry policy**: :class:`Backoff` (0.1 s doubling up to 2 s, never past the deadline)
   for transport errors, retriable item codes and passing states alike;
 * **the error mapping**: every exception leaves as a kgitops ``ClusterError``
