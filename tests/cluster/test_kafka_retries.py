@@ -352,3 +352,36 @@ def test_a_name_metadata_does_not_deny_is_not_absent_so_already_exists_stays_an_
     out = resent_admin(cluster).create_topics([NewTopic("a", {0: (1, 2, 3)})])
     assert isinstance(out["a"], ClusterRequestError)
     assert out["a"].code == "TOPIC_ALREADY_EXISTS"
+
+
+class LostAnswer:
+    """A controller that does what the first request asks and whose answer is lost (the
+    client times out): the request is sent again and answered about what the first did."""
+
+    def __init__(self, second: int) -> None:
+        self.calls = 0
+        self.second = second
+
+    def delete_topics(self, names: list[str], **_: object) -> dict[str, object]:
+        self.calls += 1
+        if self.calls == 1:
+            raise kerr.KafkaTimeoutError("no answer in time")
+        return {"topics": [{"name": n, "error_code": self.second} for n in names]}
+
+
+def test_a_delete_whose_answer_was_lost_and_sent_again_is_done() -> None:
+    admin = bare_admin()
+    controller = LostAnswer(second=3)  # UNKNOWN_TOPIC_OR_PARTITION: the first one deleted it
+    admin._client = controller  # type: ignore[assignment]
+    assert admin.delete_topics(["a", "b"]) == {"a": None, "b": None}
+    assert controller.calls == 2
+
+
+def test_a_first_delete_of_an_unknown_topic_is_still_an_error() -> None:
+    admin = bare_admin()
+    controller = LostAnswer(second=3)
+    controller.calls = 1  # answered at once: no resend
+    admin._client = controller  # type: ignore[assignment]
+    out = admin.delete_topics(["a"])
+    assert isinstance(out["a"], ClusterRequestError)
+    assert out["a"].code == "UNKNOWN_TOPIC_OR_PARTITION"

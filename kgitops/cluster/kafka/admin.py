@@ -89,6 +89,7 @@ OP_APPEND = 2
 OP_SUBTRACT = 3
 ELECTION_PREFERRED = 0
 NOT_CONTROLLER = 41
+INVALID_PARTITIONS = 37
 ELECTION_NOT_NEEDED = 84
 
 
@@ -716,13 +717,23 @@ class KafkaAdmin:
                 }
                 for a in subset
             }
+            resent: list[bool] = []
             resp = self._transport.controller_call(
                 "CreatePartitions",
                 lambda: self._client.create_partitions(
                     wanted, timeout_ms=self._timeout_ms, raise_errors=False
                 ),
+                on_retry=lambda: resent.append(True),
             )
-            return {r.name: (r.error_code, r.error_message) for r in resp.results}
+            # sent again after a lost answer: the first request may have added them (the
+            # check against Metadata below decides)
+            return {
+                r.name: (
+                    0 if resent and r.error_code == INVALID_PARTITIONS else r.error_code,
+                    r.error_message,
+                )
+                for r in resp.results
+            }
 
         results = self._transport.batched("CreatePartitions", additions, lambda a: a.topic, call)
         done = {a.topic: dict(a.assignment) for a in additions if results[a.topic] is None}
@@ -864,13 +875,24 @@ class KafkaAdmin:
             return {}
 
         def call(subset: Sequence[str]) -> dict[str, tuple[int, str | None]]:
+            resent: list[bool] = []
             resp = self._transport.controller_call(
                 "DeleteTopics",
                 lambda: self._client.delete_topics(
                     list(subset), timeout_ms=self._timeout_ms, raise_errors=False
                 ),
+                on_retry=lambda: resent.append(True),
             )
-            return {t["name"]: (t["error_code"], t.get("error_message")) for t in resp["topics"]}
+            # sent again after a lost answer: a topic the first request deleted is unknown now
+            return {
+                t["name"]: (
+                    0
+                    if resent and t["error_code"] == UNKNOWN_TOPIC_OR_PARTITION
+                    else t["error_code"],
+                    t.get("error_message"),
+                )
+                for t in resp["topics"]
+            }
 
         return self._transport.batched(
             "DeleteTopics", list(dict.fromkeys(names)), str, call, done_on_retry=frozenset({3})

@@ -259,12 +259,17 @@ class Transport:
                     continue
                 raise self.error(exc, operation) from None
 
-    def controller_call(self, operation: str, fn: Callable[[], _T]) -> _T:
+    def controller_call(
+        self, operation: str, fn: Callable[[], _T], *, on_retry: Callable[[], None] | None = None
+    ) -> _T:
         """A ``KafkaAdminClient`` method that routes to the controller, under the same policy
         as :meth:`send` with ``to_controller``: a transport failure (the broker it had learned
         as the controller died) forgets the controller, so the next attempt asks Metadata
         again, and is retried until the deadline; so is the library's "Failed to find active
-        controller id!" (NOT_CONTROLLER twice in a row: the controller is moving)."""
+        controller id!" (NOT_CONTROLLER twice in a row: the controller is moving).
+        ``on_retry()`` is called before each new attempt: the request may have reached the
+        controller already (its answer lost), so a write's second answer can be about what
+        the first did (a deleted topic is unknown, added partitions are there)."""
         backoff = Backoff(self.timeout_ms / 1000)
         while True:
             try:
@@ -279,6 +284,8 @@ class Transport:
                 if gone:
                     self.forget_controller()
                 if gone and backoff.wait():
+                    if on_retry is not None:
+                        on_retry()
                     continue
                 raise self.error(exc, operation) from None
 
