@@ -192,7 +192,9 @@ def test_a_throttled_move_takes_the_time_the_plan_says(
     assert abs(wall - eta) <= 0.10 * eta, (
         f"plan ETA {eta} s, the move took {wall:.1f} s on real Kafka\n{out}"
     )
-    # sharper: Kafka ends the move within the poll interval at whose end the plan says apply
-    # sees it (the 1 s: the watcher's two 0.25 s polls, and Kafka's ISR change and completion
-    # after the last byte)
-    assert eta - POLL < copy <= eta + 1.0, (eta, copy)
+    # sharper: Kafka ends the move no later than the poll at which the plan says apply sees
+    # it (the 1 s: the watcher's two 0.25 s polls, and Kafka's ISR change and completion
+    # after the last byte), and no sooner than the throttle allows: Kafka delivers between
+    # 11/12 and all of the rate (the quota window; 1.002 once, from the first window's
+    # burst), the plan assumes 23/24, so the move can end a little before that poll interval
+    assert 0.95 * transfer["totalBytes"] / THROTTLE < copy <= eta + 1.0, (eta, copy)
