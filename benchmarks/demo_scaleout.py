@@ -84,11 +84,11 @@ def main() -> int:
     specs9 = load_specs_or_raise(DEMO, brokers=brokers(9))
     plan, _ = compute_plan(specs9, grown, None, rebalance=True)
     after = dict(topics)
-    for a in plan.of_kind(Reassign):
-        parts = dict(after[a.topic].partitions)
-        for p, m in a.moves.items():
+    for move in plan.of_kind(Reassign):
+        parts = dict(after[move.topic].partitions)
+        for p, m in move.moves.items():
             parts[p] = replace(parts[p], replicas=m.target, isr=m.target, leader=m.target[0])
-        after[a.topic] = TopicState(a.topic, parts)
+        after[move.topic] = TopicState(move.topic, parts)
     lines = table(grown, "Before: brokers 6, 7, 8 just added")
     lines += table(ClusterState(brokers=brokers(9), topics=after), "After `plan --rebalance`")
     moved = sum(a.bytes_to_move for a in plan.of_kind(Reassign))

@@ -522,7 +522,7 @@ def kafka_python_create_child(spec_file: str) -> None:
         counts[type(request).__name__.removesuffix("Request")] += 1
         return send(self, request, *args, **kwargs)
 
-    KafkaConnection._send_request = counting  # type: ignore[method-assign]
+    KafkaConnection._send_request = counting
     client = KafkaAdminClient(bootstrap_servers=spec["bootstrap"].split(","), client_id="naive")
     exists = 0
     for name, assignment in spec["topics"]:
@@ -1151,7 +1151,7 @@ def main() -> int:
     data_topics = args.data_topics or (2 if args.quick else 4)
     throttle = args.throttle_mb * 1_000_000
 
-    from kgitops.cluster.kafka import localcluster
+    from kgitops.cluster.kafka import localcluster, localprobe
     from kgitops.cluster.kafka.runtime import cache_dir, ensure_runtime
 
     def on_term(signum: int, frame: Any) -> None:
@@ -1169,7 +1169,7 @@ def main() -> int:
     ok = False
     try:
         cluster = localcluster.up(
-            directory, brokers=BROKERS, racks=RACKS, base_port=localcluster.free_base_port(BROKERS)
+            directory, brokers=BROKERS, racks=RACKS, base_port=localprobe.free_base_port(BROKERS)
         )
         print(
             f"cluster up in {time.monotonic() - began:.0f} s at {cluster.bootstrap}; "

@@ -183,7 +183,7 @@ def main() -> int:
     )
 
     t0, c0 = time.perf_counter(), time.process_time()
-    plan, _ = compute_plan(specs, state, None, rebalance=True)  # type: ignore[arg-type]
+    plan, _ = compute_plan(specs, state, None, rebalance=True)
     took, cpu = time.perf_counter() - t0, time.process_time() - c0
     ours = {name: dict(a) for name, a in assignments.items()}
     for action in plan.of_kind(Reassign):

@@ -56,25 +56,25 @@ def main() -> int:
             for n, a in sorted(assignments.items())
         ),
     )
-    passes = balance.SWAP_PASSES
+    passes = balance.SWAP_PASSES  # type: ignore[attr-defined]  # balance reads its own name
     for label, swaps in (("single moves", 0), ("with swaps", passes)):
-        balance.SWAP_PASSES = swaps
+        balance.SWAP_PASSES = swaps  # type: ignore[attr-defined]
         c0 = time.process_time()
-        plan, _ = compute_plan(specs, state, None, rebalance=True)  # type: ignore[arg-type]
+        plan, _ = compute_plan(specs, state, None, rebalance=True)
         cpu = time.process_time() - c0
         moved = sum(a.bytes_to_move for a in plan.of_kind(Reassign))
         by_swap = sum(
             1 for a in plan.of_kind(Reassign) for m in a.moves.values() if "(a swap)" in m.reason
         )
-        (w,) = [w for w in plan.warnings if w.code == "BALANCE_BAND_UNREACHED"] or [None]
-        outside = len(w.data["brokers"]) if w else 0  # type: ignore[arg-type]
+        w = next((w for w in plan.warnings if w.code == "BALANCE_BAND_UNREACHED"), None)
+        outside = len(w.data["brokers"]) if w else 0
         spread = w.data["spread"] if w else None
         print(
             f"{label:>12}: {cpu:5.1f} s CPU, {moved / (1 << 40):6.2f} TiB moved, "
             f"{by_swap} replica(s) moved by swaps, {outside} broker(s) outside the band, "
             f"spread {spread}"
         )
-    balance.SWAP_PASSES = passes
+    balance.SWAP_PASSES = passes  # type: ignore[attr-defined]
     return 0
 
 
