@@ -49,7 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help=f"loopback port (default: {DEFAULT_PORT}); with --kafka the base port "
         f"(default: {DEFAULT_BASE_PORT}): the controller on it, broker i on base+i "
-        "(PLAINTEXT) and base+50+i (SASL_PLAINTEXT)",
+        "(PLAINTEXT), base+50+i (SASL_PLAINTEXT) and base+100+i (SSL)",
     )
     up.add_argument(
         "--brokers",
@@ -159,6 +159,8 @@ def _print_kafka(cluster: object) -> None:
     assert isinstance(cluster, KafkaCluster)
     print(f"  PLAINTEXT:      {cluster.bootstrap}")
     print(f"  SASL_PLAINTEXT: {cluster.sasl_bootstrap} (PLAIN, SCRAM-SHA-512)")
+    if cluster.ssl_bootstrap is not None:
+        print(f"  SSL:            {cluster.ssl_bootstrap} (CA: {cluster.ca_file})")
     print(f"  admin credentials: {cluster.credentials_path} (source it; the super user)")
     for node in cluster.nodes:
         state = "running" if cluster.running(node) else "stopped"

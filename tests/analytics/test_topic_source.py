@@ -10,6 +10,7 @@ shared test session, started without them: the command adds them (``ADD JAR``)."
 from __future__ import annotations
 
 import json
+import os
 import random
 import time
 from collections import Counter
@@ -178,4 +179,33 @@ def test_since_and_a_count_per_partition_bound_the_read_over_sasl(
     keyed = Counter(
         p for p, rows in recent.items() for _, key, _ in sorted(rows)[-400:] if key is not None
     )
+    assert report["partitionCounts"]["3"]["messages"] == [keyed[p] for p in range(3)]
+
+
+def test_spark_reads_the_topic_over_the_clusters_tls_listener(
+    spark: Any,
+    kafka_cluster: Any,
+    topic_prefix: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Spark's Kafka source is a Java client: the CA of cluster.yaml reaches it as PEM text
+    (``ssl.truststore.certificates``), and it must verify Kafka's own TLS listener with it."""
+    if kafka_cluster.ssl_bootstrap is None:
+        # a folder made before the TLS listener (KGITOPS_KAFKA_DIR): `local down`, then `up`
+        if os.environ.get("CI"):
+            pytest.fail("the test cluster has no TLS listener")
+        pytest.skip("this Kafka cluster folder was made before the TLS listener: down, up")
+    topic = topic_prefix + "tls"
+    sent = _produce(kafka_cluster.bootstrap, topic, 3)["sent"]
+    folder = _folder(tmp_path / "tls", kafka_cluster.ssl_bootstrap)
+    (folder / "ca.pem").write_bytes(Path(kafka_cluster.ca_file).read_bytes())
+    with (folder / "cluster.yaml").open("a") as f:
+        f.write("security:\n  protocol: SSL\n  ssl: {caFile: ca.pem}\n")
+    out = tmp_path / "tls.json"
+    argv = ["analyze", "keys", "--topic", topic, "--cluster", str(folder), "--partitions", "3"]
+    assert main([*argv, "--out", str(out)]) == 0, capsys.readouterr().err
+    report = json.loads(out.read_text())
+    assert report["messages"] == len(sent)
+    keyed = Counter(meta.partition for key, _, _, meta in sent if key is not None)
     assert report["partitionCounts"]["3"]["messages"] == [keyed[p] for p in range(3)]

@@ -13,10 +13,11 @@ Layout of the cluster folder (default ``.kgitops/kafka``, mode 0700):
 
 Node ids: the controller is 100 (or 1000 with more than 99 brokers is not offered), brokers
 1..N. Ports from ``base`` (default 19100): the controller listens on ``base``, broker ``i`` on
-``base + i`` (PLAINTEXT) and ``base + 50 + i`` (SASL_PLAINTEXT: PLAIN and SCRAM-SHA-512).
-Every node runs the StandardAuthorizer; the super users are ``User:admin`` and
-``User:ANONYMOUS`` (the PLAINTEXT listeners, which the brokers also use among themselves), so
-access rules are enforced on the SASL listener only. Ready means every broker is unfenced in
+``base + i`` (PLAINTEXT), ``base + 50 + i`` (SASL_PLAINTEXT: PLAIN and SCRAM-SHA-512) and
+``base + 100 + i`` (SSL, its CA in ``tls/ca.pem``: ``localtls``). Every node runs the
+StandardAuthorizer; the super users are ``User:admin`` and ``User:ANONYMOUS`` (the PLAINTEXT
+and SSL listeners; the brokers use PLAINTEXT among themselves), so access rules are enforced
+on the SASL listener only. Ready means every broker is unfenced in
 DescribeCluster, never a sleep.
 """
 
@@ -34,23 +35,23 @@ import uuid
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
 
 from kgitops.cluster.kafka.localprobe import (
     HOST,
     SASL_OFFSET,
+    SSL_OFFSET,
     alive,
     describe_cluster_ids,
     log_tail,
     port_open,
     port_taken,
 )
-from kgitops.cluster.kafka.localprops import ADMIN_USER, server_properties
+from kgitops.cluster.kafka.localprops import ADMIN_USER, Node, server_properties
+from kgitops.cluster.kafka.localtls import CA_FILE, KEYSTORE, TLS_DIR, make_keystore
 from kgitops.cluster.kafka.runtime import DEFAULT_VERSION, Runtime, ensure_runtime
 from kgitops.cluster.local import proc_cmdline, proc_start_time, symlinked_folder
 from kgitops.errors import FileRefused, LocalBrokerError
 from kgitops.files import read_json, write_atomic
-from kgitops.names import INT32_MAX, INT64_MAX
 
 DEFAULT_DIR = os.path.join(".kgitops", "kafka")
 DEFAULT_BASE_PORT = 19100
@@ -67,57 +68,6 @@ CONTROLLER_HEAP = "-Xmx192m"
 BROKER_HEAP = "-Xmx320m"
 
 _JVM = ["-XX:+UseSerialGC", "-Djava.awt.headless=true", "-XX:TieredStopAtLevel=1"]
-
-
-@dataclass
-class Node:
-    id: int
-    role: str  # "controller" or "broker"
-    rack: str | None
-    port: int  # PLAINTEXT for a broker, CONTROLLER for the controller
-    sasl_port: int | None = None
-    pid: int | None = None
-    start_time: int | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "role": self.role,
-            "rack": self.rack,
-            "port": self.port,
-            "saslPort": self.sasl_port,
-            "pid": self.pid,
-            "startTime": self.start_time,
-        }
-
-    @classmethod
-    def from_json(cls, data: Any) -> Node:
-        if not isinstance(data, dict):
-            raise ValueError("a node is an object")
-        node = cls(
-            id=_int(data.get("id")),
-            role=str(data.get("role")),
-            rack=data.get("rack") if isinstance(data.get("rack"), str) else None,
-            port=_int(data.get("port"), 1, 65535),
-            sasl_port=_opt_int(data.get("saslPort"), 1, 65535),
-            pid=_opt_int(data.get("pid"), 1, 2**22),  # Linux's pid_max at most
-            start_time=_opt_int(data.get("startTime"), 0, INT64_MAX),
-        )
-        if node.role not in ("controller", "broker"):
-            raise ValueError(f"node {node.id}: unknown role")
-        return node
-
-
-def _int(value: Any, low: int = 0, high: int = INT32_MAX) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{str(value)[:40]!r} is not an integer")
-    if not low <= value <= high:
-        raise ValueError(f"{str(value)[:40]} is not between {low} and {high}")
-    return value
-
-
-def _opt_int(value: Any, low: int = 0, high: int = INT32_MAX) -> int | None:
-    return None if value is None else _int(value, low, high)
 
 
 @dataclass
@@ -154,6 +104,20 @@ class KafkaCluster:
     @property
     def sasl_bootstrap(self) -> str:
         return ",".join(f"{HOST}:{n.sasl_port}" for n in self.brokers)
+
+    @property
+    def ssl_bootstrap(self) -> str | None:
+        """The TLS listeners (CA: ``ca_file``); None for a folder made without them."""
+        if any(n.ssl_port is None for n in self.brokers):
+            return None
+        return ",".join(f"{HOST}:{n.ssl_port}" for n in self.brokers)
+
+    @property
+    def ca_file(self) -> str:
+        return os.path.join(self.directory, TLS_DIR, CA_FILE)
+
+    def ports(self) -> list[int]:
+        return [p for n in self.nodes for p in (n.port, n.sasl_port, n.ssl_port) if p]
 
     @property
     def credentials_path(self) -> str:
@@ -445,27 +409,35 @@ def up(
         return _restart(current, timeout)
     if not 1 <= brokers <= MAX_BROKERS:
         raise LocalBrokerError(f"--brokers {brokers}: between 1 and {MAX_BROKERS}")
-    if not 1024 <= base_port <= 65535 - SASL_OFFSET - brokers:
+    if not 1024 <= base_port <= 65535 - SSL_OFFSET - brokers:
         raise LocalBrokerError(
-            f"--port {base_port}: a base port between 1024 and {65535 - SASL_OFFSET - brokers}"
+            f"--port {base_port}: a base port between 1024 and {65535 - SSL_OFFSET - brokers}"
         )
     rack_list = _racks(brokers, racks)
     runtime = ensure_runtime(version)
     nodes = [Node(CONTROLLER_ID, "controller", None, base_port)]
     nodes += [
-        Node(i, "broker", rack_list[i - 1], base_port + i, base_port + SASL_OFFSET + i)
+        Node(
+            i,
+            "broker",
+            rack_list[i - 1],
+            *(base_port + o + i for o in (0, SASL_OFFSET, SSL_OFFSET)),
+        )
         for i in range(1, brokers + 1)
     ]
-    busy = [p for n in nodes for p in (n.port, n.sasl_port) if p is not None and port_taken(p)]
+    cluster = KafkaCluster(directory, version, _cluster_id(), nodes, runtime)
+    busy = [p for p in cluster.ports() if port_taken(p)]
     if busy:
         raise LocalBrokerError(
             f"port(s) {', '.join(map(str, busy))} on {HOST} already in use; stop what holds "
             "them or choose another base with --port"
         )
-    cluster = KafkaCluster(directory, version, _cluster_id(), nodes, runtime)
     password = secrets.token_urlsafe(18)
     _prepare(cluster, password)
-    _format(cluster, password)
+    with ThreadPoolExecutor(max_workers=1) as pool:  # keytool's JVMs beside the format's
+        keys = pool.submit(make_keystore, cluster.directory, runtime.java, password)
+        _format(cluster, password)
+        keys.result()
     cluster.save()
     return _start_all(cluster, timeout)
 
@@ -484,6 +456,7 @@ def _prepare(cluster: KafkaCluster, password: str) -> None:
                     len(cluster.brokers),
                     os.path.join(os.path.abspath(cluster.node_dir(node)), "data"),
                     password,
+                    os.path.join(os.path.abspath(cluster.directory), TLS_DIR, KEYSTORE),
                 ),
             )
         _write_private(
@@ -574,9 +547,7 @@ def down(directory: str = DEFAULT_DIR, *, keep_data: bool = False) -> KafkaClust
         return None
     for node in [*cluster.brokers, cluster.controller]:
         cluster.stop_node(node, timeout=20.0)
-    answering = [
-        p for n in cluster.nodes for p in (n.port, n.sasl_port) if p is not None and port_open(p)
-    ]
+    answering = [p for p in cluster.ports() if port_open(p)]
     if answering:
         raise LocalBrokerError(
             f"something still answers on port(s) {', '.join(map(str, answering))} of the cluster "
@@ -586,7 +557,8 @@ def down(directory: str = DEFAULT_DIR, *, keep_data: bool = False) -> KafkaClust
     if not keep_data:
         import shutil
 
-        shutil.rmtree(os.path.join(directory, "nodes"), ignore_errors=True)
+        for folder in ("nodes", TLS_DIR):
+            shutil.rmtree(os.path.join(directory, folder), ignore_errors=True)
         for name in (STATE_FILE, CREDENTIALS_FILE):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(os.path.join(directory, name))

@@ -13,7 +13,9 @@ from kgitops.errors import LocalBrokerError
 
 HOST = "127.0.0.1"
 SASL_OFFSET = 50
-"""Broker ``i`` listens on ``base + i`` (PLAINTEXT) and ``base + SASL_OFFSET + i`` (SASL)."""
+SSL_OFFSET = 100
+"""Broker ``i`` listens on ``base + i`` (PLAINTEXT), ``base + SASL_OFFSET + i`` (SASL) and
+``base + SSL_OFFSET + i`` (TLS)."""
 
 
 def describe_cluster_ids(bootstrap: str, timeout_ms: int = 3000) -> set[int]:
@@ -77,11 +79,13 @@ def port_taken(port: int) -> bool:
 
 
 def free_base_port(brokers: int, attempts: int = 50) -> int:
-    """A base port whose controller, PLAINTEXT and SASL ports are all free (tests)."""
+    """A base port whose controller, PLAINTEXT, SASL and TLS ports are all free (tests)."""
     for _ in range(attempts):
         base = 20000 + secrets.randbelow(30000)
         ports = [base, *(base + i for i in range(1, brokers + 1))]
-        ports += [base + SASL_OFFSET + i for i in range(1, brokers + 1)]
+        ports += [
+            base + off + i for off in (SASL_OFFSET, SSL_OFFSET) for i in range(1, brokers + 1)
+        ]
         if not any(port_taken(p) for p in ports):
             return base
     raise LocalBrokerError("no free range of ports found on 127.0.0.1")

@@ -1,12 +1,15 @@
-"""The ``server.properties`` a node of the local Kafka cluster runs with
-(``kgitops.cluster.kafka.localcluster``): KRaft roles and listeners, the authorizer and the
-SASL super user, and the settings that make a small test cluster fast and small."""
+"""A node of the local Kafka cluster (``kgitops.cluster.kafka.localcluster``) as its
+``cluster.json`` records it, and the ``server.properties`` it runs with: KRaft roles and
+listeners, the authorizer and the SASL super user, the TLS keystore, and the settings that
+make a small test cluster fast and small."""
 
 from __future__ import annotations
 
-from typing import Protocol
+from dataclasses import dataclass
+from typing import Any
 
 from kgitops.cluster.kafka.localprobe import HOST
+from kgitops.names import INT32_MAX, INT64_MAX
 
 ADMIN_USER = "admin"
 
@@ -37,27 +40,72 @@ SPEED = {
 }
 
 
-class NodeSettings(Protocol):
-    """What the properties read of a node (``localcluster.Node``)."""
+@dataclass
+class Node:
+    id: int
+    role: str  # "controller" or "broker"
+    rack: str | None
+    port: int  # PLAINTEXT for a broker, CONTROLLER for the controller
+    sasl_port: int | None = None
+    ssl_port: int | None = None  # None in a folder made before the TLS listener
+    pid: int | None = None
+    start_time: int | None = None
 
-    @property
-    def id(self) -> int: ...
-    @property
-    def role(self) -> str: ...
-    @property
-    def rack(self) -> str | None: ...
-    @property
-    def port(self) -> int: ...
-    @property
-    def sasl_port(self) -> int | None: ...
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "role": self.role,
+            "rack": self.rack,
+            "port": self.port,
+            "saslPort": self.sasl_port,
+            "sslPort": self.ssl_port,
+            "pid": self.pid,
+            "startTime": self.start_time,
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> Node:
+        if not isinstance(data, dict):
+            raise ValueError("a node is an object")
+        node = cls(
+            id=_int(data.get("id")),
+            role=str(data.get("role")),
+            rack=data.get("rack") if isinstance(data.get("rack"), str) else None,
+            port=_int(data.get("port"), 1, 65535),
+            sasl_port=_opt_int(data.get("saslPort"), 1, 65535),
+            ssl_port=_opt_int(data.get("sslPort"), 1, 65535),
+            pid=_opt_int(data.get("pid"), 1, 2**22),  # Linux's pid_max at most
+            start_time=_opt_int(data.get("startTime"), 0, INT64_MAX),
+        )
+        if node.role not in ("controller", "broker"):
+            raise ValueError(f"node {node.id}: unknown role")
+        return node
+
+
+def _int(value: Any, low: int = 0, high: int = INT32_MAX) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{str(value)[:40]!r} is not an integer")
+    if not low <= value <= high:
+        raise ValueError(f"{str(value)[:40]} is not between {low} and {high}")
+    return value
+
+
+def _opt_int(value: Any, low: int = 0, high: int = INT32_MAX) -> int | None:
+    return None if value is None else _int(value, low, high)
 
 
 def server_properties(
-    node: NodeSettings, controller: NodeSettings, brokers: int, data_dir: str, password: str
+    node: Node,
+    controller: Node,
+    brokers: int,
+    data_dir: str,
+    password: str,
+    keystore: str | None = None,
 ) -> str:
     """The text of ``node``'s ``server.properties``: ``controller`` is the quorum's one voter,
     ``brokers`` the number of brokers (internal topics take RF min(3, brokers)), ``data_dir``
-    its ``log.dirs``, ``password`` the super user's."""
+    its ``log.dirs``, ``password`` the super user's (and the keystore's), ``keystore`` the
+    TLS listener's PKCS12 file (``localtls``) for a broker with an ``ssl_port``."""
     ctrl = controller
     rf = str(min(3, brokers))
     props: dict[str, str] = {
@@ -65,7 +113,7 @@ def server_properties(
         "controller.quorum.voters": f"{ctrl.id}@{HOST}:{ctrl.port}",
         "controller.listener.names": "CONTROLLER",
         "listener.security.protocol.map": (
-            "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT"
+            "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,SSL:SSL"
         ),
         "log.dirs": data_dir,
         "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
@@ -79,6 +127,13 @@ def server_properties(
     else:
         props["process.roles"] = "broker"
         listeners = f"PLAINTEXT://{HOST}:{node.port},SASL_PLAINTEXT://{HOST}:{node.sasl_port}"
+        if node.ssl_port is not None and keystore is not None:
+            listeners += f",SSL://{HOST}:{node.ssl_port}"
+            props["ssl.keystore.type"] = "PKCS12"
+            props["ssl.keystore.location"] = keystore
+            props["ssl.keystore.password"] = password
+            props["ssl.key.password"] = password
+            props["ssl.client.auth"] = "none"
         props["listeners"] = listeners
         props["advertised.listeners"] = listeners
         props["inter.broker.listener.name"] = "PLAINTEXT"
