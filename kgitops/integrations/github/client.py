@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import re
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Literal, Unpack
+from typing import Any, Literal, TypeVar, Unpack
 
 from kgitops.errors import GitHubError
 from kgitops.integrations.github.transport import (
@@ -251,6 +251,9 @@ class GitHubClient:
         return int(ranked[0]["number"]) if ranked and "number" in ranked[0] else None
 
 
+_Posted = TypeVar("_Posted", Comment, Issue)
+
+
 def _author(item: Any) -> str | None:
     user = item.get("user") if isinstance(item, dict) else None
     login = user.get("login") if isinstance(user, dict) else None
@@ -258,15 +261,27 @@ def _author(item: Any) -> str | None:
 
 
 def _comment(item: Any, what: str) -> Comment:
+    return _posted(Comment, "id", "a comment", item, what)
+
+
+def _posted(
+    make: Callable[[int, str, str, str | None], _Posted],
+    key: str,
+    noun: str,
+    item: Any,
+    what: str,
+) -> _Posted:
+    """A comment or an issue as GitHub answers it: the number under ``key``, the body, the
+    link and the author; anything else is an error saying it is not ``noun``."""
     try:
-        return Comment(
-            int(item["id"]),
+        return make(
+            int(item[key]),
             str(item.get("body") or ""),
             str(item.get("html_url", "")),
             _author(item),
         )
     except (KeyError, TypeError, ValueError):
-        raise GitHubError(f"{what}: GitHub's answer is not a comment") from None
+        raise GitHubError(f"{what}: GitHub's answer is not {noun}") from None
 
 
 def _label_event(item: Any, what: str) -> LabelEvent | None:
@@ -314,12 +329,4 @@ def _review(item: Any, what: str) -> Review:
 
 
 def _issue(item: Any, what: str) -> Issue:
-    try:
-        return Issue(
-            int(item["number"]),
-            str(item.get("body") or ""),
-            str(item.get("html_url", "")),
-            _author(item),
-        )
-    except (KeyError, TypeError, ValueError):
-        raise GitHubError(f"{what}: GitHub's answer is not an issue") from None
+    return _posted(Issue, "number", "an issue", item, what)
