@@ -122,18 +122,17 @@ class GitHubClient:
 
     def create_comment(self, repo: str, pr: int, body: str) -> Comment:
         what = f"creating a comment on pull request #{pr} in {repo}"
-        url = f"{self.api_url}/repos/{repo}/issues/{pr}/comments"
-        resp = self._http.request(
-            "POST", url, {"body": body}, what=what, need="pull-requests: write"
-        )
-        return _comment(resp.data, what)
+        return self._write_comment("POST", f"/repos/{repo}/issues/{pr}/comments", body, what)
 
     def update_comment(self, repo: str, comment_id: int, body: str) -> Comment:
         what = f"updating comment {comment_id} in {repo}"
-        url = f"{self.api_url}/repos/{repo}/issues/comments/{comment_id}"
-        resp = self._http.request(
-            "PATCH", url, {"body": body}, what=what, need="pull-requests: write"
-        )
+        path = f"/repos/{repo}/issues/comments/{comment_id}"
+        return self._write_comment("PATCH", path, body, what)
+
+    def _write_comment(self, method: str, path: str, body: str, what: str) -> Comment:
+        url = f"{self.api_url}{path}"
+        need = "pull-requests: write"
+        resp = self._http.request(method, url, {"body": body}, what=what, need=need)
         return _comment(resp.data, what)
 
     def list_open_issues(self, repo: str, label: str) -> Iterator[Issue]:
