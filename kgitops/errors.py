@@ -19,9 +19,9 @@ boundary: each adapter translates at its edge.
      │    └── InvalidReplicaAssignment a static assignment Kafka's controller would refuse
      ├── PlanError                    a plan cannot be computed, read or trusted
      │    ├── StateFileError           a state file (snapshot, simulated cluster) is unreadable
-     │    ├── StalePlan                the cluster changed since the plan was made
      │    ├── WrongCluster             the cluster's id is not the clusterId cluster.yaml pins
      │    └── PlanRefused              a plan refused, with one line per reason
+     │         ├── StalePlan           the cluster changed since the plan was made
      │         ├── UnreviewedPlan      a saved plan holds actions its specs do not produce
      │         ├── ConnectionChanged   cluster.yaml connects elsewhere; not allowed here
      │         └── UnsafePlan          a safety gate refused the plan
@@ -210,17 +210,6 @@ class StateFileError(PlanError):
         return shown
 
 
-class StalePlan(PlanError):
-    """The live cluster changed since the plan was made; carries what changed."""
-
-    def __init__(self, message: str, changes: Iterable[str] = ()) -> None:
-        self.changes = list(changes)
-        super().__init__(message)
-
-    def lines(self) -> list[str]:
-        return [f"error: {self}", *(f"  {c}" for c in self.changes)]
-
-
 class PlanRefused(PlanError):
     """A plan refused for the reasons it carries, each printed on an indented line below the
     message (after ``reason_prefix``)."""
@@ -233,6 +222,14 @@ class PlanRefused(PlanError):
 
     def lines(self) -> list[str]:
         return [f"error: {self}", *(f"  {self.reason_prefix}{r}" for r in self.reasons)]
+
+
+class StalePlan(PlanRefused):
+    """The live cluster changed since the plan was made; its reasons say what changed."""
+
+    @property
+    def changes(self) -> list[str]:
+        return self.reasons
 
 
 class UnreviewedPlan(PlanRefused):
