@@ -28,8 +28,10 @@ INTERRUPTED = 130
 def add_directory_argument(parser: argparse.ArgumentParser, help: str, nargs: str = "?") -> None:
     """The ``DIR`` positional, ``args.directory``, of the commands that take cluster folders
     or folders of them; an optional one (``nargs="?"``) stands for ``topics``."""
-    default = {"default": "topics"} if nargs == "?" else {}
-    parser.add_argument("directory", nargs=nargs, metavar="DIR", help=help, **default)
+    if nargs == "?":
+        parser.add_argument("directory", nargs=nargs, default="topics", metavar="DIR", help=help)
+    else:
+        parser.add_argument("directory", nargs=nargs, metavar="DIR", help=help)
 
 
 def cluster_folders(paths: Sequence[str]) -> list[str]:
