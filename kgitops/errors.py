@@ -19,16 +19,17 @@ boundary: each adapter translates at its edge.
      │    └── InvalidReplicaAssignment a static assignment Kafka's controller would refuse
      ├── PlanError                    a plan cannot be computed, read or trusted
      │    ├── StateFileError           a state file (snapshot, simulated cluster) is unreadable
-     │    ├── StalePlan                the cluster changed since the plan was made
-     │    ├── UnreviewedPlan           a saved plan holds actions its specs do not produce
-     │    ├── ConnectionChanged        cluster.yaml connects elsewhere; not allowed here
      │    ├── WrongCluster             the cluster's id is not the clusterId cluster.yaml pins
-     │    └── UnsafePlan               a safety gate refused the plan
-     │         ├── DeletionNotAllowed  delete_topic without --allow-delete
-     │         ├── UnsafeReplication   RF below min.insync.replicas
-     │         ├── OfflineTarget       a move onto an offline broker
-     │         ├── TimeoutTooShort     the plan's ETA exceeds the apply timeout
-     │         └── CleartextCredentials  SCRAM credentials over a connection without TLS
+     │    └── PlanRefused              a plan refused, with one line per reason
+     │         ├── StalePlan           the cluster changed since the plan was made
+     │         ├── UnreviewedPlan      a saved plan holds actions its specs do not produce
+     │         ├── ConnectionChanged   cluster.yaml connects elsewhere; not allowed here
+     │         └── UnsafePlan          a safety gate refused the plan
+     │              ├── DeletionNotAllowed  delete_topic without --allow-delete
+     │              ├── UnsafeReplication   RF below min.insync.replicas
+     │              ├── OfflineTarget       a move onto an offline broker
+     │              ├── TimeoutTooShort     the plan's ETA exceeds the apply timeout
+     │              └── CleartextCredentials  SCRAM credentials over a connection without TLS
      ├── ApplyInProgress              another apply holds the cluster's apply lock
      ├── PartialApply                 apply finished partly (exit 3): outcomes and notes
      │    ├── NothingApplied           apply changed nothing (exit 1)
@@ -209,54 +210,46 @@ class StateFileError(PlanError):
         return shown
 
 
-class StalePlan(PlanError):
-    """The live cluster changed since the plan was made; carries what changed."""
+class PlanRefused(PlanError):
+    """A plan refused for the reasons it carries, each printed on an indented line below the
+    message (after ``reason_prefix``)."""
 
-    def __init__(self, message: str, changes: Iterable[str] = ()) -> None:
-        self.changes = list(changes)
-        super().__init__(message)
-
-    def lines(self) -> list[str]:
-        return [f"error: {self}", *(f"  {c}" for c in self.changes)]
-
-
-class UnreviewedPlan(PlanError):
-    """A saved plan holds actions its specs do not produce (or is not a valid plan file):
-    what would be applied is not what was reviewed. ``reasons`` names each one."""
+    reason_prefix: str = ""
 
     def __init__(self, message: str, reasons: Iterable[str] = ()) -> None:
         self.reasons = list(reasons)
         super().__init__(message)
 
     def lines(self) -> list[str]:
-        return [f"error: {self}", *(f"  {r}" for r in self.reasons)]
+        return [f"error: {self}", *(f"  {self.reason_prefix}{r}" for r in self.reasons)]
+
+
+class StalePlan(PlanRefused):
+    """The live cluster changed since the plan was made; its reasons say what changed."""
+
+    @property
+    def changes(self) -> list[str]:
+        return self.reasons
+
+
+class UnreviewedPlan(PlanRefused):
+    """A saved plan holds actions its specs do not produce (or is not a valid plan file):
+    what would be applied is not what was reviewed. ``reasons`` names each one."""
 
 
 class WrongCluster(PlanError):
     """The cluster behind the address reports another id than cluster.yaml's clusterId."""
 
 
-class ConnectionChanged(PlanError):
+class ConnectionChanged(PlanRefused):
     """cluster.yaml changes how kgitops connects (hosts, security, credential variables,
     TLS files, the simulated cluster) and that change was not explicitly allowed."""
 
-    def __init__(self, message: str, reasons: Iterable[str] = ()) -> None:
-        self.reasons = list(reasons)
-        super().__init__(message)
-
-    def lines(self) -> list[str]:
-        return [f"error: {self}", *(f"  CONNECTION_CHANGED {r}" for r in self.reasons)]
+    reason_prefix = "CONNECTION_CHANGED "
 
 
-class UnsafePlan(PlanError):
+class UnsafePlan(PlanRefused):
     """A safety gate on the plan refused it."""
-
-    def __init__(self, message: str, reasons: Iterable[str] = ()) -> None:
-        self.reasons = list(reasons)
-        super().__init__(message)
-
-    def lines(self) -> list[str]:
-        return [f"error: {self}", *(f"  {r}" for r in self.reasons)]
 
 
 class DeletionNotAllowed(UnsafePlan):

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from fractions import Fraction
 
 from kgitops.names import INT64_MAX
@@ -167,29 +168,41 @@ _shown = shown_text
 def parse_size(text: str) -> int:
     """``"1.5GB"`` -> 1500000000, ``"512"`` -> 512 (bytes); ValueError with a readable
     message otherwise, and above MAX_AMOUNT. A fraction of a byte is dropped."""
-    try:
-        amount = _bytes(text, bare=True)
-    except AmountTooLarge:
-        amount = Fraction(MAX_AMOUNT + 1)
-    if amount is None:
-        raise ValueError(f"{_shown(text)} is not a size (e.g. 500MB, 1.5GB, 1073741824)")
-    if amount > MAX_AMOUNT:
-        raise ValueError(f"{_shown(text)} is too big: at most {MAX_AMOUNT} bytes (about 8 EiB)")
+    amount = _within_max(
+        lambda: _bytes(text, bare=True),
+        text,
+        "is not a size (e.g. 500MB, 1.5GB, 1073741824)",
+        f"is too big: at most {MAX_AMOUNT} bytes (about 8 EiB)",
+    )
     return int(amount)
 
 
 def parse_duration(text: str) -> float:
     """``"90"``, ``"90s"``, ``"2m30s"``, ``"1h"``, ``"1w"`` -> seconds; ValueError otherwise,
     and above MAX_AMOUNT milliseconds (about 292 million years)."""
-    try:
-        millis = _millis(text, bare_unit=1000)
-    except AmountTooLarge:
-        millis = Fraction(MAX_AMOUNT + 1)
-    if millis is None:
-        raise ValueError(f"{_shown(text)} is not a duration (e.g. 90, 90s, 2m30s, 1h, 7d)")
-    if millis > MAX_AMOUNT:
-        raise ValueError(f"{_shown(text)} is too long: at most {MAX_AMOUNT} milliseconds")
+    millis = _within_max(
+        lambda: _millis(text, bare_unit=1000),
+        text,
+        "is not a duration (e.g. 90, 90s, 2m30s, 1h, 7d)",
+        f"is too long: at most {MAX_AMOUNT} milliseconds",
+    )
     return float(millis / 1000)
+
+
+def _within_max(
+    read: Callable[[], Fraction | None], text: str, unreadable: str, too_large: str
+) -> Fraction:
+    """What ``read`` makes of ``text``; a ValueError ``'text' <unreadable>`` when it reads
+    nothing, ``'text' <too_large>`` above MAX_AMOUNT."""
+    try:
+        amount = read()
+    except AmountTooLarge:
+        amount = Fraction(MAX_AMOUNT + 1)
+    if amount is None:
+        raise ValueError(f"{_shown(text)} {unreadable}")
+    if amount > MAX_AMOUNT:
+        raise ValueError(f"{_shown(text)} {too_large}")
+    return amount
 
 
 # ------------------------------------------------------------ exact amounts in topic configs

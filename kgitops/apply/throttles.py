@@ -43,6 +43,7 @@ from kgitops.plan.throttles import (
     REPLICA_KEYS,
     Entry,
     MoveThrottle,
+    Needed,
     format_entries,
     in_flight,
     needed,
@@ -135,18 +136,21 @@ class Throttler:
         if not moves or self.rate is None:
             return []
         gone, keep = needed(moves), needed(still)
-        topic_changes: dict[str, ConfigChange] = {}
+        topic_changes = _subtract_changes(self._unneeded(gone, keep))
+        return self._take_out(topic_changes, sorted(self.rated - keep.brokers))
+
+    def _unneeded(self, gone: Needed, keep: Needed) -> dict[tuple[str, str], frozenset[Entry]]:
+        """The entries of ``gone`` that ``keep`` does not need, per (topic, key); a key this
+        throttler set to ``*`` (``everything``) is left to ``finish``."""
+        out: dict[tuple[str, str], frozenset[Entry]] = {}
         for topic, keys in gone.replicas.items():
-            subtract = {}
             for key, entries in keys.items():
                 if (topic, key) in self.everything:
                     continue
-                out = entries - keep.replicas.get(topic, {}).get(key, frozenset())
-                if out:
-                    subtract[key] = format_entries(out)
-            if subtract:
-                topic_changes[topic] = ConfigChange(subtract=subtract)
-        return self._take_out(topic_changes, sorted(self.rated - keep.brokers))
+                left = entries - keep.replicas.get(topic, {}).get(key, frozenset())
+                if left:
+                    out[(topic, key)] = left
+        return out
 
     def _take_out(
         self, topic_changes: Mapping[str, ConfigChange], brokers: Sequence[int]
@@ -175,19 +179,11 @@ class Throttler:
         if not moves:
             return []
         gone, need = needed(moves), needed(keep)
-        topic_changes: dict[str, ConfigChange] = {}
-        for topic, keys in gone.replicas.items():
-            subtract = {}
-            for key, entries in keys.items():
-                if (topic, key) in self.everything:
-                    continue
-                out = entries - need.replicas.get(topic, {}).get(key, frozenset())
-                if out:
-                    subtract[key] = format_entries(out)
-                    self.present.setdefault((topic, key), set()).difference_update(out)
-                    self.touched.add((topic, key))
-            if subtract:
-                topic_changes[topic] = ConfigChange(subtract=subtract)
+        unneeded = self._unneeded(gone, need)
+        for topic_key, out in unneeded.items():
+            self.present.setdefault(topic_key, set()).difference_update(out)
+            self.touched.add(topic_key)
+        topic_changes = _subtract_changes(unneeded)
         broker_changes = {
             b: ConfigChange(delete=tuple(k for k in RATE_KEYS if k in self._rates_before[b]))
             for b in sorted(gone.brokers - need.brokers - self.rated)
@@ -327,6 +323,16 @@ def removal(
     entries = parse_entries(value) or frozenset()
     out = entries - (keep or frozenset())
     return (format_entries(out) if out else None), False
+
+
+def _subtract_changes(
+    unneeded: Mapping[tuple[str, str], frozenset[Entry]],
+) -> dict[str, ConfigChange]:
+    """One SUBTRACT per topic of the entries ``unneeded`` lists per (topic, key)."""
+    per_topic: dict[str, dict[str, str]] = {}
+    for (topic, key), entries in unneeded.items():
+        per_topic.setdefault(topic, {})[key] = format_entries(entries)
+    return {topic: ConfigChange(subtract=subtract) for topic, subtract in per_topic.items()}
 
 
 def needed_now(

@@ -26,7 +26,7 @@ import subprocess
 import tempfile
 import time
 from dataclasses import dataclass, field
-from typing import IO
+from typing import IO, Literal
 
 from kgitops.errors import FileRefused, LocalBrokerError
 from kgitops.files import read_json, write_atomic
@@ -236,24 +236,27 @@ class LocalStatus:
         return None if self.port is None else f"{HOST}:{self.port}"
 
 
-def _pid_runs(pid: int, binary: str | None) -> bool:
+def process_state(pid: int) -> Literal["gone", "zombie", "running", "unknown"]:
+    """What the pid is: ``gone`` (no such process), ``zombie`` (exited, not yet reaped),
+    ``running`` (also when it is another user's), or ``unknown`` (``/proc/<pid>/stat``
+    unreadable); the callers differ only in what ``unknown`` means to them."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
-        return False
+        return "gone"
     except PermissionError:
-        return True
+        return "running"
     try:
         with open(f"/proc/{pid}/stat") as f:
             if f.read().split(") ", 1)[-1].startswith("Z"):
-                return False  # a zombie: exited, not yet reaped
-        if binary:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                cmd = f.read().split(b"\0")[0].decode("utf-8", "replace")
-            return os.path.basename(cmd) == os.path.basename(binary)
+                return "zombie"
     except OSError:
-        pass
-    return True
+        return "unknown"
+    return "running"
+
+
+def _pid_runs(pid: int) -> bool:
+    return process_state(pid) in ("running", "unknown")
 
 
 def proc_start_time(pid: int) -> int | None:
@@ -294,7 +297,7 @@ def _terminate(pid: int, timeout: float) -> None:
         os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if not _pid_runs(pid, None):
+        if not _pid_runs(pid):
             return
         time.sleep(0.05)
     with contextlib.suppress(ProcessLookupError):
@@ -323,7 +326,7 @@ def status(directory: str = DEFAULT_DIR) -> LocalStatus:
     log_path = data.get("log")
     if not isinstance(pid, int) or not isinstance(port, int) or pid <= 1:
         return LocalStatus(running=False, healthy=False)
-    running = _pid_runs(pid, None) and _is_our_broker(pid, port, data.get("startTime"))
+    running = _pid_runs(pid) and _is_our_broker(pid, port, data.get("startTime"))
     healthy = running and metadata_answers(HOST, port)
     return LocalStatus(running, healthy, pid, port, log_path if isinstance(log_path, str) else None)
 

@@ -5,6 +5,7 @@ only by an error in how to reach the cluster (``readable_cluster``)."""
 
 from __future__ import annotations
 
+import argparse
 import sys
 from typing import TYPE_CHECKING
 
@@ -13,6 +14,11 @@ from kgitops.model import ClusterSpec
 
 if TYPE_CHECKING:
     from kgitops.spec.load import Specs
+
+
+def add_cluster_dir_argument(parser: argparse.ArgumentParser) -> None:
+    """The ``DIR`` positional, ``args.dir``, of the commands that act on one cluster folder."""
+    parser.add_argument("dir", metavar="DIR", help="the cluster folder (with cluster.yaml)")
 
 
 def load_cluster(directory: str) -> ClusterSpec:

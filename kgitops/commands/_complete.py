@@ -170,18 +170,24 @@ _kgitops_offer() {
 }"""
 
 
+def _shared(root: Node, words: str) -> str:
+    """What the bash and zsh scripts share: the tables, the word reader (``words``: the
+    shell's array of the command line's words) and the walk, with a blank line after."""
+    return f"""{_tables(root)}
+
+_kgitops_word() {{ REPLY=${{{words}[$1]}}; }}
+
+{_WALK}
+"""
+
+
 def bash(root: Node) -> str:
     return f"""\
 # kgitops completion for bash (written by `kgitops completion bash`).
 # Load it in this shell:   eval "$(kgitops completion bash)"
 # or for every shell, with the bash-completion package:
 #   kgitops completion bash > ~/.local/share/bash-completion/completions/kgitops
-{_tables(root)}
-
-_kgitops_word() {{ REPLY=${{COMP_WORDS[$1]}}; }}
-
-{_WALK}
-
+{_shared(root, "COMP_WORDS")}
 _kgitops() {{
   local node value_of _kgitops_seen cur=${{COMP_WORDS[COMP_CWORD]}}
   _kgitops_walk 1 "$COMP_CWORD"
@@ -202,12 +208,7 @@ def zsh(root: Node) -> str:
 # kgitops completion for zsh (written by `kgitops completion zsh`).
 # Load it in this shell:   source <(kgitops completion zsh)   (after compinit)
 # or for every shell:      kgitops completion zsh > "${{fpath[1]}}/_kgitops"
-{_tables(root)}
-
-_kgitops_word() {{ REPLY=${{words[$1]}}; }}
-
-{_WALK}
-
+{_shared(root, "words")}
 _kgitops() {{
   local node value_of _kgitops_seen REPLY
   _kgitops_walk 2 "$CURRENT"

@@ -25,6 +25,15 @@ from kgitops.errors import KgitopsError, printable, scrub_secrets
 INTERRUPTED = 130
 
 
+def add_directory_argument(parser: argparse.ArgumentParser, help: str, nargs: str = "?") -> None:
+    """The ``DIR`` positional, ``args.directory``, of the commands that take cluster folders
+    or folders of them; an optional one (``nargs="?"``) stands for ``topics``."""
+    if nargs == "?":
+        parser.add_argument("directory", nargs=nargs, default="topics", metavar="DIR", help=help)
+    else:
+        parser.add_argument("directory", nargs=nargs, metavar="DIR", help=help)
+
+
 def cluster_folders(paths: Sequence[str]) -> list[str]:
     """Each path as the cluster folders it stands for: itself when it has a cluster.yaml (or
     is no folder: its own error says so), else every cluster folder below it; each once."""

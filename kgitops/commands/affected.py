@@ -26,18 +26,14 @@ import json
 import os
 import sys
 
+from kgitops.commands._fleet import add_directory_argument
+
 NAME = "affected"
 HELP = "list the cluster folders that changed paths touch (specs, includes, connection files)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "directory",
-        nargs="?",
-        default="topics",
-        metavar="DIR",
-        help="the folder of cluster folders (default: topics)",
-    )
+    add_directory_argument(parser, "the folder of cluster folders (default: topics)")
     parser.add_argument("paths", nargs="*", metavar="PATH", help="changed paths")
     parser.add_argument(
         "--changed-paths-file",

@@ -18,6 +18,7 @@ import sys
 from collections import Counter
 from typing import Any
 
+from kgitops.commands._fleet import add_directory_argument
 from kgitops.commands._units import duration_above_zero, seconds
 from kgitops.errors import (
     InterruptedBeforeAnyChange,
@@ -34,12 +35,11 @@ HELP = "apply a plan to the cluster: batched, throttled, verified (exit 3 when p
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "directory",
-        nargs="*",
-        metavar="DIR",
-        help="cluster folder to plan+apply; several, or a folder of cluster folders, apply "
+    add_directory_argument(
+        parser,
+        "cluster folder to plan+apply; several, or a folder of cluster folders, apply "
         "each cluster in turn with one exit code",
+        nargs="*",
     )
     parser.add_argument("--plan", metavar="PLAN", help="a plan saved by `kgitops plan --out`")
     parser.add_argument("--dry-run", action="store_true", help="print the requests, send none")

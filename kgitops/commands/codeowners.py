@@ -19,17 +19,15 @@ from __future__ import annotations
 import argparse
 import os
 
+from kgitops.commands._fleet import add_directory_argument
+
 NAME = "codeowners"
 HELP = "print a CODEOWNERS block from the owners of cluster.yaml's policies.names rules"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "directory",
-        nargs="?",
-        default="topics",
-        metavar="DIR",
-        help="a cluster folder, or a folder of cluster folders (default: topics)",
+    add_directory_argument(
+        parser, "a cluster folder, or a folder of cluster folders (default: topics)"
     )
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 
+from kgitops.commands._clusterdir import add_cluster_dir_argument
 from kgitops.errors import KgitopsError
 
 NAME = "delete-group"
@@ -13,7 +14,7 @@ HELP = "delete a consumer group with no members and its committed offsets (--yes
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("dir", metavar="DIR", help="the cluster folder (with cluster.yaml)")
+    add_cluster_dir_argument(parser)
     parser.add_argument("--group", required=True, metavar="G")
     parser.add_argument("--yes", action="store_true", help="delete it")
 

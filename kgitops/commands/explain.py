@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from kgitops.commands._clusterdir import add_cluster_dir_argument
 from kgitops.errors import printable
 
 NAME = "explain"
@@ -23,7 +24,7 @@ HELP = "show each effective value of a topic and where it came from (topic, prof
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("dir", metavar="DIR", help="the cluster folder (with cluster.yaml)")
+    add_cluster_dir_argument(parser)
     parser.add_argument("topic", metavar="TOPIC", help="the topic's name")
     parser.add_argument(
         "--all", action="store_true", help="also list the configs left to the broker"

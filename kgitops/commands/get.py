@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from kgitops.commands._clusterdir import add_cluster_dir_argument
 from kgitops.commands._console import add_source, emit, read_groups, read_state, read_state_of
 from kgitops.errors import KgitopsError
 
@@ -24,7 +25,7 @@ HELP = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("dir", metavar="DIR", help="the cluster folder (with cluster.yaml)")
+    add_cluster_dir_argument(parser)
     sub = parser.add_subparsers(dest="view", metavar="VIEW", required=True)
     filtered = argparse.ArgumentParser(add_help=False)
     add_source(filtered)

@@ -53,6 +53,24 @@ def _api_url(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _repo(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--repo",
+        default=os.environ.get("GITHUB_REPOSITORY"),
+        help="OWNER/NAME (default: $GITHUB_REPOSITORY)",
+    )
+
+
+def _max_wait(parser: argparse.ArgumentParser, default: float) -> None:
+    parser.add_argument(
+        "--max-wait",
+        type=seconds,
+        default=default,
+        metavar="SECONDS",
+        help=f"longest wait for a rate limit to reset before giving up (default: {default:g})",
+    )
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="github_command", metavar="SUBCOMMAND", required=True)
     c = sub.add_parser(
@@ -63,11 +81,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             "<!-- kgitops:NAME -->. The token is read from GITHUB_TOKEN."
         ),
     )
-    c.add_argument(
-        "--repo",
-        default=os.environ.get("GITHUB_REPOSITORY"),
-        help="OWNER/NAME (default: $GITHUB_REPOSITORY)",
-    )
+    _repo(c)
     target = c.add_mutually_exclusive_group(required=True)
     target.add_argument("--pr", type=integer, help="pull request number")
     target.add_argument("--commit", help="comment on the pull request that merged this commit")
@@ -80,13 +94,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="comment only if the pull request's head is this commit (for workflow_run)",
     )
     c.add_argument("--artifact-url", help="where the full plan is, linked if the body is cut")
-    c.add_argument(
-        "--max-wait",
-        type=seconds,
-        default=300.0,
-        metavar="SECONDS",
-        help="longest wait for a rate limit to reset before giving up (default: 300)",
-    )
+    _max_wait(c, 300.0)
     c.set_defaults(_github=_comment)
 
     g = sub.add_parser(
@@ -138,11 +146,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             "pushes). The token is read from GITHUB_TOKEN (`pull-requests: read`)."
         ),
     )
-    k.add_argument(
-        "--repo",
-        default=os.environ.get("GITHUB_REPOSITORY"),
-        help="OWNER/NAME (default: $GITHUB_REPOSITORY)",
-    )
+    _repo(k)
     k.add_argument("--pr", type=integer, required=True, help="pull request number")
     k.add_argument(
         "--head-sha",
@@ -163,13 +167,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"the label (default: {CONNECTION_LABEL})",
     )
     _api_url(k)
-    k.add_argument(
-        "--max-wait",
-        type=seconds,
-        default=60.0,
-        metavar="SECONDS",
-        help="longest wait for a rate limit to reset before giving up (default: 60)",
-    )
+    _max_wait(k, 60.0)
     k.set_defaults(_github=_check_label)
 
     e = sub.add_parser(
@@ -209,11 +207,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             "the closing comment. The token is read from GITHUB_TOKEN."
         ),
     )
-    i.add_argument(
-        "--repo",
-        default=os.environ.get("GITHUB_REPOSITORY"),
-        help="OWNER/NAME (default: $GITHUB_REPOSITORY)",
-    )
+    _repo(i)
     i.add_argument("--marker", required=True, help="marker name, e.g. drift-prod")
     i.add_argument("--title", default="", help="the issue's title when it is opened")
     i.add_argument("--label", default="kgitops-drift", help="label (default: kgitops-drift)")
@@ -245,6 +239,15 @@ def _read(path: str) -> str:
         raise KgitopsError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
 
 
+def _repository(args: argparse.Namespace) -> str:
+    """``--repo`` (or $GITHUB_REPOSITORY), checked to be OWNER/NAME."""
+    from kgitops.integrations.github.body import check_repo
+
+    if not args.repo:
+        raise GitHubError("no repository: pass --repo OWNER/NAME (or set GITHUB_REPOSITORY)")
+    return check_repo(args.repo)
+
+
 def _token() -> str:
     token = os.environ.get("GITHUB_TOKEN", "").strip()
     if not token:
@@ -265,13 +268,11 @@ def _fence(args: argparse.Namespace) -> int:
 
 
 def _issue(args: argparse.Namespace) -> int:
-    from kgitops.integrations.github.body import check_repo, marker_tag
+    from kgitops.integrations.github.body import marker_tag
     from kgitops.integrations.github.client import GitHubClient
     from kgitops.integrations.github.upsert import close_issues, upsert_issue
 
-    if not args.repo:
-        raise GitHubError("no repository: pass --repo OWNER/NAME (or set GITHUB_REPOSITORY)")
-    repo = check_repo(args.repo)
+    repo = _repository(args)
     marker_tag(args.marker)
     if not args.close and not args.title.strip():
         raise GitHubError("--title is needed to open an issue")
@@ -289,13 +290,11 @@ def _issue(args: argparse.Namespace) -> int:
 
 
 def _comment(args: argparse.Namespace) -> int:
-    from kgitops.integrations.github.body import check_repo, marker_tag
+    from kgitops.integrations.github.body import marker_tag
     from kgitops.integrations.github.client import GitHubClient
     from kgitops.integrations.github.upsert import upsert_comment
 
-    if not args.repo:
-        raise GitHubError("no repository: pass --repo OWNER/NAME (or set GITHUB_REPOSITORY)")
-    repo = check_repo(args.repo)
+    repo = _repository(args)
     marker_tag(args.marker)
     token = os.environ.get("GITHUB_TOKEN", "").strip()
     if not token:
@@ -353,16 +352,13 @@ def _comment(args: argparse.Namespace) -> int:
 def _check_label(args: argparse.Namespace) -> int:
     """Fail closed: every way of not knowing who added the label is exit 1 with the reason."""
     from kgitops.integrations.approval import label_approval
-    from kgitops.integrations.github.body import check_repo
     from kgitops.integrations.github.client import SHA_RE, GitHubClient
     from kgitops.integrations.github.transport import one_line
 
     label = args.label.strip()
     if not label or len(label) > 50 or not label.isprintable():
         raise GitHubError(f"invalid label {one_line(repr(args.label), 60)}")
-    if not args.repo:
-        raise GitHubError("no repository: pass --repo OWNER/NAME (or set GITHUB_REPOSITORY)")
-    repo = check_repo(args.repo)
+    repo = _repository(args)
     if args.pr < 1:
         raise GitHubError(f"invalid pull request number {args.pr}")
     if args.max_wait < 0:

@@ -25,6 +25,7 @@ import sys
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from kgitops.commands._clusterdir import add_cluster_dir_argument
 from kgitops.errors import printable
 from kgitops.names import KAFKA_INTERNAL_TOPICS, is_internal_topic
 
@@ -40,7 +41,7 @@ HELP = "write topic files and lock entries for live topics not yet in git (moves
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("dir", metavar="DIR", help="the cluster folder (with cluster.yaml)")
+    add_cluster_dir_argument(parser)
     parser.add_argument(
         "--topic",
         action="append",

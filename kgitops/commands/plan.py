@@ -7,6 +7,7 @@ import os
 import sys
 from typing import Any
 
+from kgitops.commands._fleet import add_directory_argument
 from kgitops.errors import PlanError
 
 NAME = "plan"
@@ -14,12 +15,11 @@ HELP = "compare the specs with the live cluster (or a saved state) and show the 
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "directory",
-        nargs="+",
-        metavar="DIR",
-        help="the cluster folder (topics/<cluster>); several, or a folder of cluster folders "
+    add_directory_argument(
+        parser,
+        "the cluster folder (topics/<cluster>); several, or a folder of cluster folders "
         "(topics/), plan each cluster in turn with one exit code",
+        nargs="+",
     )
     parser.add_argument("--state", metavar="FILE", help="plan offline against a saved snapshot")
     parser.add_argument(

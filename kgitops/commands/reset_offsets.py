@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from kgitops.commands._clusterdir import add_cluster_dir_argument
 from kgitops.commands._units import integer, is_digits
 from kgitops.errors import ClusterError, KgitopsError
 
@@ -48,7 +49,7 @@ def _shift(text: str) -> int:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("dir", metavar="DIR", help="the cluster folder (with cluster.yaml)")
+    add_cluster_dir_argument(parser)
     parser.add_argument("--group", required=True, metavar="G")
     parser.add_argument("--topic", required=True, metavar="T")
     to = parser.add_mutually_exclusive_group(required=True)

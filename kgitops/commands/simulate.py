@@ -18,7 +18,8 @@ dead broker 3).
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
 
 from kgitops.commands._units import integer
 
@@ -125,10 +126,7 @@ def run(args: argparse.Namespace) -> int:
             f"clock now {human_seconds(sim.clock)}"
         )
     elif cmd == "pause-broker":
-        try:
-            seconds = parse_duration(args.duration)
-        except ValueError as exc:
-            raise KgitopsError(str(exc)) from None
+        seconds = _parsed(parse_duration, args.duration)
         sim.stop_broker(args.broker, seconds)
         sim.advance(seconds)
         fenced = seconds >= sim.session_timeout
@@ -146,26 +144,18 @@ def run(args: argparse.Namespace) -> int:
         sim.restore_broker(args.broker)
         print(f"broker {args.broker} is back online")
     elif cmd == "advance":
-        try:
-            seconds = parse_duration(args.duration)
-        except ValueError as exc:
-            raise KgitopsError(str(exc)) from None
+        seconds = _parsed(parse_duration, args.duration)
         sim.advance(seconds)
         print(f"advanced {human_seconds(seconds)}; clock now {human_seconds(sim.clock)}")
     elif cmd == "set-size":
-        try:
-            size = parse_size(args.size)
-        except ValueError as exc:
-            raise KgitopsError(str(exc)) from None
+        size = _parsed(parse_size, args.size)
         sim.set_size(args.topic, size, args.partition)
         where = "every partition" if args.partition is None else f"partition {args.partition}"
         print(f"{args.topic}: {where} now holds {size} bytes")
     elif cmd == "produce":
         text = args.rate.strip()
-        try:
-            rate = parse_size(text[:-2] if text.lower().endswith("/s") else text)
-        except ValueError as exc:
-            raise KgitopsError(f"{exc} per second") from None
+        text = text[:-2] if text.lower().endswith("/s") else text
+        rate = _parsed(parse_size, text, " per second")
         sim.set_produce_rate(args.topic, rate, args.acks, args.keys)
         print(
             f"{args.topic}: written at {rate} bytes/s (acks={args.acks}, keys {args.keys})"
@@ -203,6 +193,19 @@ def run(args: argparse.Namespace) -> int:
             f"`decommission:` and run `kgitops plan {args.dir}`"
         )
     return 0
+
+
+_T = TypeVar("_T")
+
+
+def _parsed(parse: Callable[[str], _T], text: str, suffix: str = "") -> _T:
+    """``parse(text)`` (a size, a duration); its ValueError is the one line a user reads."""
+    from kgitops.errors import KgitopsError
+
+    try:
+        return parse(text)
+    except ValueError as exc:
+        raise KgitopsError(f"{exc}{suffix}") from None
 
 
 def _refusal(acks: str) -> str:

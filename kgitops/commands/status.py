@@ -18,6 +18,7 @@ import sys
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from kgitops.commands._clusterdir import add_cluster_dir_argument
 from kgitops.commands._units import integer
 
 if TYPE_CHECKING:
@@ -52,7 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "under-replicated or under min ISR, throttles left, replicas on decommissioned "
         "brokers); 1 the status could not be read"
     )
-    parser.add_argument("dir", metavar="DIR", help="the cluster folder (with cluster.yaml)")
+    add_cluster_dir_argument(parser)
     parser.add_argument(
         "--state", metavar="FILE", help="read a saved snapshot instead of the live cluster"
     )

@@ -12,6 +12,7 @@ import sys
 from contextlib import closing
 from typing import TYPE_CHECKING
 
+from kgitops.commands._clusterdir import add_cluster_dir_argument
 from kgitops.commands._units import is_digits, positive_int, seconds
 from kgitops.errors import KgitopsError
 
@@ -39,7 +40,7 @@ def _partition(text: str) -> int:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("dir", metavar="DIR", help="the cluster folder (with cluster.yaml)")
+    add_cluster_dir_argument(parser)
     parser.add_argument("topic", metavar="TOPIC")
     parser.add_argument(
         "--partition",

@@ -15,6 +15,7 @@ import os
 import re
 import sys
 
+from kgitops.commands._fleet import add_directory_argument
 from kgitops.errors import Diagnostic, KgitopsError, LockError, Mark, printable
 from kgitops.model import Broker
 
@@ -23,12 +24,8 @@ HELP = "check the topic and cluster files: schemas, Kafka's rules, every problem
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "directory",
-        nargs="?",
-        default="topics",
-        metavar="DIR",
-        help="a cluster folder, or a folder of cluster folders at any depth (default: topics)",
+    add_directory_argument(
+        parser, "a cluster folder, or a folder of cluster folders at any depth (default: topics)"
     )
     parser.add_argument(
         "--state",

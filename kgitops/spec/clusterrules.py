@@ -18,15 +18,16 @@ from kgitops.spec.include import repository_root
 from kgitops.spec.yamlload import Document
 
 
-def _err(mark: Mark, message: str) -> Diagnostic:
+def error_at(mark: Mark, message: str) -> Diagnostic:
     return Diagnostic(mark, "error", message)
 
 
-def _warn(mark: Mark, message: str) -> Diagnostic:
+def warning_at(mark: Mark, message: str) -> Diagnostic:
     return Diagnostic(mark, "warning", message)
 
 
-def _ids(ids: Sequence[int]) -> str:
+def id_list(ids: Sequence[int]) -> str:
+    """``[3, 1, 2]`` → ``"1, 2, 3"``: broker ids as the cluster and topic rules list them."""
     return ", ".join(str(i) for i in sorted(ids))
 
 
@@ -83,7 +84,9 @@ def _env_fields(cluster: ClusterSpec) -> list[tuple[str, str]]:
 def _check_secrets(cluster: ClusterSpec, doc: Document, out: list[Diagnostic]) -> None:
     for path, name in _env_fields(cluster):
         if is_runner_variable(name):
-            out.append(_err(doc.mark(path), runner_variable_error(path.rsplit(".", 1)[-1], name)))
+            out.append(
+                error_at(doc.mark(path), runner_variable_error(path.rsplit(".", 1)[-1], name))
+            )
     sec = cluster.security
     if (
         sec.protocol == "SASL_PLAINTEXT"
@@ -92,7 +95,7 @@ def _check_secrets(cluster: ClusterSpec, doc: Document, out: list[Diagnostic]) -
         and not sec.allow_plaintext_password
     ):
         out.append(
-            _err(
+            error_at(
                 doc.mark("security.sasl.mechanism"),
                 "SASL PLAIN over SASL_PLAINTEXT sends the password unencrypted to the brokers: "
                 "use protocol SASL_SSL, or set security.allowPlaintextPassword: true to say "
@@ -120,14 +123,14 @@ def check_cluster(
     reach_lost = "bootstrapServers" in lost or "simulated" in lost
     if not cluster.bootstrap_servers and cluster.simulated is None and not reach_lost:
         out.append(
-            _err(
+            error_at(
                 cluster.mark,
                 "a Cluster needs bootstrapServers (a real cluster) or simulated (a simulated one)",
             )
         )
     if cluster.bootstrap_servers and cluster.simulated is not None:
         out.append(
-            _err(
+            error_at(
                 doc.key_mark("simulated"),
                 "bootstrapServers and simulated exclude each other: a cluster is real or simulated",
             )
@@ -137,14 +140,16 @@ def check_cluster(
         port = _port_ok(server)
         if port is None or not 1 <= port <= 65535:
             out.append(
-                _err(
+                error_at(
                     m(f"bootstrapServers.{i}"),
                     f"bootstrap server {server!r}: port must be 1..65535",
                 )
             )
         if server in seen:
             out.append(
-                _warn(m(f"bootstrapServers.{i}"), f"bootstrap server {server!r} is listed twice")
+                warning_at(
+                    m(f"bootstrapServers.{i}"), f"bootstrap server {server!r} is listed twice"
+                )
             )
         seen.add(server)
     _check_secrets(cluster, doc, out)
@@ -158,15 +163,17 @@ def check_cluster(
         for i, broker in enumerate(cluster.decommission):
             if broker not in ids:
                 out.append(
-                    _err(
+                    error_at(
                         m(f"decommission.{i}"),
                         f"broker {broker} in decommission is not a broker of the cluster "
-                        f"(brokers: {_ids(sorted(ids))})",
+                        f"(brokers: {id_list(sorted(ids))})",
                     )
                 )
         if ids and ids <= set(cluster.decommission):
             out.append(
-                _err(doc.key_mark("decommission"), "decommission lists every broker of the cluster")
+                error_at(
+                    doc.key_mark("decommission"), "decommission lists every broker of the cluster"
+                )
             )
 
 
@@ -178,7 +185,7 @@ def _check_security(cluster: ClusterSpec, doc: Document, out: list[Diagnostic]) 
     ssl_protocol = sec.protocol in ("SSL", "SASL_SSL")
     if sasl_protocol and sec.sasl is None:
         out.append(
-            _err(
+            error_at(
                 m("security.protocol"),
                 f"protocol {sec.protocol} needs security.sasl "
                 "(mechanism, usernameEnv, passwordEnv)",
@@ -186,7 +193,7 @@ def _check_security(cluster: ClusterSpec, doc: Document, out: list[Diagnostic]) 
         )
     if sec.sasl is not None and not sasl_protocol:
         out.append(
-            _err(
+            error_at(
                 doc.key_mark("security.sasl"),
                 f"security.sasl needs protocol SASL_PLAINTEXT or SASL_SSL, not {sec.protocol}",
             )
@@ -195,14 +202,14 @@ def _check_security(cluster: ClusterSpec, doc: Document, out: list[Diagnostic]) 
         _check_login(sec.sasl, sec.protocol, doc, out)
     if sec.ssl is not None and not ssl_protocol:
         out.append(
-            _err(
+            error_at(
                 doc.key_mark("security.ssl"),
                 f"security.ssl needs protocol SSL or SASL_SSL, not {sec.protocol}",
             )
         )
     if sec.ssl is not None and (sec.ssl.cert_file is None) != (sec.ssl.key_file is None):
         out.append(
-            _err(
+            error_at(
                 doc.key_mark("security.ssl"),
                 "security.ssl: certFile and keyFile go together (mutual TLS needs both)",
             )
@@ -215,7 +222,7 @@ def _check_security(cluster: ClusterSpec, doc: Document, out: list[Diagnostic]) 
         ):
             problem = None if path is None else path_problem(cluster.directory, path)
             if problem is not None:
-                out.append(_err(m(f"security.ssl.{field}"), f"security.ssl.{field}: {problem}"))
+                out.append(error_at(m(f"security.ssl.{field}"), f"security.ssl.{field}: {problem}"))
 
 
 def _check_version_topic(cluster: ClusterSpec, doc: Document, out: list[Diagnostic]) -> None:
@@ -226,7 +233,7 @@ def _check_version_topic(cluster: ClusterSpec, doc: Document, out: list[Diagnost
         return
     if name in KAFKA_INTERNAL_TOPICS or name.startswith("__"):
         out.append(
-            _err(
+            error_at(
                 cluster.mark_of("passwordVersionTopic"),
                 f"passwordVersionTopic: {name} is an internal topic (Kafka's, or a framework's: "
                 "a name starting with __); kgitops would write its records into it. Name a "
@@ -240,19 +247,19 @@ def _check_simulated(cluster: ClusterSpec, doc: Document, out: list[Diagnostic])
     raw = doc.value["simulated"]["stateFile"]
     problem = repository_path_problem(cluster.directory, raw, repository_root(cluster.directory))
     if problem is not None:
-        out.append(_err(doc.mark("simulated.stateFile"), f"stateFile: {problem}"))
+        out.append(error_at(doc.mark("simulated.stateFile"), f"stateFile: {problem}"))
     first: dict[int, int] = {}
     for i, broker in enumerate(cluster.simulated.brokers):
         if broker.rack is not None and not legal_rack(broker.rack):
             out.append(
-                _err(
+                error_at(
                     doc.mark(f"simulated.brokers.{i}.rack"),
                     f"an illegal rack id (allowed: {RACK_RULE})",
                 )
             )
         if broker.id in first:
             out.append(
-                _err(
+                error_at(
                     doc.mark(f"simulated.brokers.{i}.id"),
                     f"broker id {broker.id} is listed twice (first at simulated.brokers."
                     f"{first[broker.id]})",
@@ -263,9 +270,9 @@ def _check_simulated(cluster: ClusterSpec, doc: Document, out: list[Diagnostic])
     if racked and len(racked) != len(cluster.simulated.brokers):
         bare = [b.id for b in cluster.simulated.brokers if b.rack is None]
         out.append(
-            _warn(
+            warning_at(
                 doc.key_mark("simulated.brokers"),
-                f"only some brokers have a rack (none on {_ids(bare)}): Kafka then places "
+                f"only some brokers have a rack (none on {id_list(bare)}): Kafka then places "
                 "replicas without racks",
             )
         )
@@ -292,7 +299,7 @@ def _check_login(sasl: SaslSpec, protocol: str, doc: Document, out: list[Diagnos
         if present and field not in allowed:
             takes = ", ".join(allowed) or "no credential field (the AWS environment has them)"
             out.append(
-                _err(
+                error_at(
                     doc.key_mark(f"security.sasl.{field}"),
                     f"security.sasl.{field} does not apply to {mech}, which takes {takes}",
                 )
@@ -300,7 +307,7 @@ def _check_login(sasl: SaslSpec, protocol: str, doc: Document, out: list[Diagnos
     program = sasl.token_command[0] if sasl.token_command else None
     if program is not None and "/" in program and not program.startswith("/"):
         out.append(
-            _err(
+            error_at(
                 doc.mark("security.sasl.tokenCommand.0"),
                 f"security.sasl.tokenCommand: {program!r} is a relative path; the command runs "
                 "from a folder outside the repository, so give a program on PATH or an "
@@ -310,7 +317,7 @@ def _check_login(sasl: SaslSpec, protocol: str, doc: Document, out: list[Diagnos
         )
     if mech == "OAUTHBEARER" and given["tokenEnv"] == given["tokenCommand"]:
         out.append(
-            _err(
+            error_at(
                 doc.mark("security.sasl"),
                 "OAUTHBEARER needs exactly one of security.sasl.tokenEnv (a variable holding "
                 "the token) or security.sasl.tokenCommand (a command printing it)",
@@ -318,7 +325,7 @@ def _check_login(sasl: SaslSpec, protocol: str, doc: Document, out: list[Diagnos
         )
     if mech == "AWS_MSK_IAM" and protocol != "SASL_SSL":
         out.append(
-            _err(
+            error_at(
                 doc.mark("security.protocol"),
                 f"AWS_MSK_IAM needs protocol SASL_SSL (MSK's IAM listener is TLS), not {protocol}",
             )

@@ -43,12 +43,18 @@ import os
 import re
 from collections.abc import Collection, Sequence
 
-from kgitops.errors import Diagnostic, Mark
+from kgitops.errors import Diagnostic
 from kgitops.files import path_problem
 from kgitops.model import Broker, ClusterSpec, Limits, TopicSpec
 from kgitops.names import KAFKA_INTERNAL_TOPICS, is_internal_topic
 from kgitops.placement.racks import RackRule
-from kgitops.spec.clusterrules import check_cluster, loopback_only
+from kgitops.spec.clusterrules import (
+    check_cluster,
+    error_at,
+    id_list,
+    loopback_only,
+    warning_at,
+)
 from kgitops.spec.durability import replication_warnings
 from kgitops.spec.yamlload import Document
 from kgitops.versionrules import DEFAULT_VERSION, KafkaVersion, caps_min_isr, show_version
@@ -71,21 +77,9 @@ def control_characters(key: str, value: str) -> str | None:
     )
 
 
-def _err(mark: Mark, message: str) -> Diagnostic:
-    return Diagnostic(mark, "error", message)
-
-
-def _warn(mark: Mark, message: str) -> Diagnostic:
-    return Diagnostic(mark, "warning", message)
-
-
-def _ids(ids: Sequence[int]) -> str:
-    return ", ".join(str(i) for i in sorted(ids))
-
-
 def _are(ids: Sequence[int]) -> str:
     """``broker 7 is`` / ``brokers 5, 7 are``."""
-    return f"broker {ids[0]} is" if len(ids) == 1 else f"brokers {_ids(ids)} are"
+    return f"broker {ids[0]} is" if len(ids) == 1 else f"brokers {id_list(ids)} are"
 
 
 def check_folder(
@@ -136,7 +130,7 @@ def check_folder(
             continue
         if cluster is not None and topic.name in cluster.own_topics:
             out.append(
-                _err(
+                error_at(
                     topic.mark_of("name"),
                     f"{topic.name} is {cluster.own_topic_role(topic.name)}; kgitops creates "
                     "and keeps it, a spec may not manage it",
@@ -154,7 +148,7 @@ def _check_limits(
     the planner spends minutes and gigabytes on it."""
     if "partitions" not in unknown and topic.partitions > limits.partitions_per_topic:
         out.append(
-            _err(
+            error_at(
                 topic.mark_of("partitions"),
                 f"partitions {topic.partitions:,} is above limits.partitionsPerTopic "
                 f"({limits.partitions_per_topic:,}); raise the limit in cluster.yaml if meant",
@@ -162,7 +156,7 @@ def _check_limits(
         )
     if "replicationFactor" not in unknown and topic.replication_factor > limits.replication_factor:
         out.append(
-            _err(
+            error_at(
                 topic.mark_of("replicationFactor"),
                 f"replicationFactor {topic.replication_factor:,} is above "
                 f"limits.replicationFactor ({limits.replication_factor}); raise the limit in "
@@ -185,7 +179,7 @@ def _check_total(
         else min(t.mark for t in topics)
     )
     out.append(
-        _err(
+        error_at(
             where,
             f"the topics of this folder have {total:,} partitions in all, above "
             f"limits.totalPartitions ({limits.total_partitions:,}); raise the limit in "
@@ -208,7 +202,7 @@ def _unique_topics(
         first = by_name.get(topic.name)
         if first is not None:
             out.append(
-                _err(
+                error_at(
                     topic.mark_of("name"),
                     f"topic {topic.name!r} is defined twice (first at {first.mark_of('name')})",
                 )
@@ -218,7 +212,7 @@ def _unique_topics(
         other = by_metric.get(metric)
         if other is not None:
             out.append(
-                _err(
+                error_at(
                     topic.mark_of("name"),
                     f"topic {topic.name!r} collides with {other.name!r} "
                     f"({other.mark_of('name')}): Kafka treats '.' and '_' alike in metric "
@@ -258,14 +252,14 @@ def check_topic(
         remaining = [b for b in brokers if b.id not in drained] if drained else brokers
         if rf > n:
             out.append(
-                _err(
+                error_at(
                     m("replicationFactor"),
                     f"replicationFactor {rf} is larger than the number of brokers ({n})",
                 )
             )
         elif rf > len(remaining) and not topic.delete and delete_known:
             out.append(
-                _err(
+                error_at(
                     m("replicationFactor"),
                     f"replicationFactor {rf} needs {rf} brokers, but only {len(remaining)} "
                     f"remain once {_are(sorted(drained))} decommissioned",
@@ -278,7 +272,7 @@ def check_topic(
         except (KeyError, ValueError):
             isr = None
         for w in replication_warnings(rf, isr, single_broker=single, version=version):
-            out.append(_warn(m(w.field), w.message))
+            out.append(warning_at(m(w.field), w.message))
     _check_config_rules(topic, out, version, rf_known)
     if not unknown or not {"placement", "assignment", "startIndex", "delete"} & set(unknown):
         _check_placement(topic, brokers, drained, out, unknown)
@@ -289,22 +283,22 @@ def check_topic(
         sample = topic.keys.sample
         problem = path_problem(directory, sample)
         if problem is not None:
-            out.append(_err(m("keys.sample"), f"keys.sample: {problem}"))
+            out.append(error_at(m("keys.sample"), f"keys.sample: {problem}"))
         elif not os.path.exists(os.path.join(directory, sample)):
-            out.append(_err(m("keys.sample"), f"key sample not found: {sample}"))
+            out.append(error_at(m("keys.sample"), f"key sample not found: {sample}"))
 
 
 def _check_internal_name(topic: TopicSpec, out: list[Diagnostic]) -> None:
     if topic.name in KAFKA_INTERNAL_TOPICS:
         out.append(
-            _err(
+            error_at(
                 topic.mark_of("name"),
                 f"{topic.name} is one of Kafka's internal topics; the brokers create and manage it",
             )
         )
     elif is_internal_topic(topic.name):
         out.append(
-            _warn(
+            warning_at(
                 topic.mark_of("name"),
                 f"topic names starting with '__' are for internal topics (Kafka's, Connect's, "
                 f"Streams'); is {topic.name!r} meant to be managed here?",
@@ -323,7 +317,7 @@ def _check_config_rules(
         need = int(isr)
         if need > rf and not caps_min_isr(version):  # 3.7+: a warning (durability.py)
             out.append(
-                _err(
+                error_at(
                     m("config.min.insync.replicas"),
                     f"min.insync.replicas {need} is above replicationFactor {rf}: producers "
                     f"with acks=all could never write (Kafka {show_version(version)}; 3.7 and "
@@ -333,7 +327,7 @@ def _check_config_rules(
     lo, hi = c.get("min.compaction.lag.ms"), c.get("max.compaction.lag.ms")
     if lo is not None and hi is not None and int(lo) > int(hi):
         out.append(
-            _err(
+            error_at(
                 m("config.min.compaction.lag.ms"),
                 f"min.compaction.lag.ms ({lo}) is above max.compaction.lag.ms ({hi})",
             )
@@ -342,7 +336,7 @@ def _check_config_rules(
         level = f"compression.{codec}.level"
         if level in c and c.get("compression.type") != codec:
             out.append(
-                _warn(
+                warning_at(
                     m(f"config.{level}"),
                     f"{level} has no effect unless compression.type is {codec}",
                 )
@@ -361,7 +355,7 @@ def _check_retention(topic: TopicSpec, out: list[Diagnostic]) -> None:
         for name in ("retention.ms", "retention.bytes"):
             if name in c:
                 out.append(
-                    _warn(
+                    warning_at(
                         m(f"config.{name}"),
                         f"{name} has no effect with cleanup.policy compact: nothing expires "
                         "(use compact,delete to also expire old data)",
@@ -371,7 +365,7 @@ def _check_retention(topic: TopicSpec, out: list[Diagnostic]) -> None:
         for name in ("min.compaction.lag.ms", "max.compaction.lag.ms", "delete.retention.ms"):
             if name in c:
                 out.append(
-                    _warn(
+                    warning_at(
                         m(f"config.{name}"),
                         f"{name} has no effect without compaction (cleanup.policy has no compact)",
                     )
@@ -380,7 +374,7 @@ def _check_retention(topic: TopicSpec, out: list[Diagnostic]) -> None:
     size = int(c.get("retention.bytes", "-1"))
     if "delete" in policies and 0 <= size < segment:
         out.append(
-            _warn(
+            warning_at(
                 m("config.retention.bytes"),
                 f"retention.bytes ({size}) is below segment.bytes ({segment}): Kafka deletes "
                 "whole closed segments, so a partition keeps up to segment.bytes more",
@@ -395,7 +389,7 @@ def _check_tiered(topic: TopicSpec, out: list[Diagnostic]) -> None:
     policy = c.get("cleanup.policy", "delete")
     if policy not in ("delete", ""):
         out.append(
-            _err(
+            error_at(
                 m("config.cleanup.policy"),
                 "tiered storage (remote.storage.enable) needs cleanup.policy delete",
             )
@@ -407,14 +401,14 @@ def _check_tiered(topic: TopicSpec, out: list[Diagnostic]) -> None:
         if total != -1 and local != -2:
             if local == -1:
                 out.append(
-                    _err(
+                    error_at(
                         m(f"config.{local_name}"),
                         f"{local_name} cannot be -1 while retention.{kind} is {total}",
                     )
                 )
             elif local > total:
                 out.append(
-                    _err(
+                    error_at(
                         m(f"config.{local_name}"),
                         f"{local_name} ({local}) is above retention.{kind} ({total})",
                     )
@@ -432,14 +426,16 @@ def _check_placement(
     if topic.placement == "static":
         if topic.assignment is None:
             out.append(
-                _err(
+                error_at(
                     m("placement"), "placement: static needs an assignment (one list per partition)"
                 )
             )
         if topic.start_index is not None:
-            out.append(_err(m("startIndex"), "startIndex has no meaning with placement: static"))
+            out.append(
+                error_at(m("startIndex"), "startIndex has no meaning with placement: static")
+            )
     elif topic.assignment is not None:
-        out.append(_err(m("assignment"), "an assignment is only used with placement: static"))
+        out.append(error_at(m("assignment"), "an assignment is only used with placement: static"))
     if topic.assignment is not None:
         ids = {b.id for b in brokers} if brokers is not None else None
         _check_assignment(topic, ids, out, unknown)
@@ -457,7 +453,7 @@ def _check_placement(
     ):
         after = f" once {_are(sorted(drained))} decommissioned" if drained else ""
         out.append(
-            _err(
+            error_at(
                 m("startIndex"),
                 f"startIndex {topic.start_index} is out of range: placement uses "
                 f"{len(usable)} brokers{after}, so it must be below {len(usable)}",
@@ -467,10 +463,10 @@ def _check_placement(
         missing = [b.id for b in brokers if b.rack is None]
         if missing:
             out.append(
-                _err(
+                error_at(
                     m("placement"),
                     f"placement rack-aware needs a rack on every broker; brokers "
-                    f"{_ids(missing)} have none",
+                    f"{id_list(missing)} have none",
                 )
             )
 
@@ -485,7 +481,7 @@ def _check_static_drained(topic: TopicSpec, drained: set[int], out: list[Diagnos
         for i, broker in enumerate(replicas):
             if broker in drained:
                 out.append(
-                    _err(
+                    error_at(
                         topic.mark_of(f"assignment.{p}.{i}"),
                         f"broker {broker} (partition {p}) is decommissioned in cluster.yaml; "
                         "move this replica in the static assignment to another broker",
@@ -501,7 +497,7 @@ def _check_assignment(
     rf = topic.replication_factor
     if "partitions" not in unknown and len(topic.assignment) != topic.partitions:
         out.append(
-            _err(
+            error_at(
                 m("assignment"),
                 f"the assignment has {len(topic.assignment)} replica lists but partitions is "
                 f"{topic.partitions}; give one list per partition",
@@ -510,7 +506,7 @@ def _check_assignment(
     for p, replicas in enumerate(topic.assignment):
         if "replicationFactor" not in unknown and len(replicas) != rf:
             out.append(
-                _err(
+                error_at(
                     m(f"assignment.{p}"),
                     f"partition {p} has {len(replicas)} replicas but replicationFactor is {rf}",
                 )
@@ -519,15 +515,15 @@ def _check_assignment(
         for i, broker in enumerate(replicas):
             if broker in seen:
                 out.append(
-                    _err(m(f"assignment.{p}.{i}"), f"partition {p} lists broker {broker} twice")
+                    error_at(m(f"assignment.{p}.{i}"), f"partition {p} lists broker {broker} twice")
                 )
             seen.add(broker)
             if ids is not None and broker not in ids:
                 out.append(
-                    _err(
+                    error_at(
                         m(f"assignment.{p}.{i}"),
                         f"broker {broker} (partition {p}) is not a broker of the cluster "
-                        f"(brokers: {_ids(sorted(ids))})",
+                        f"(brokers: {id_list(sorted(ids))})",
                     )
                 )
 
@@ -547,7 +543,7 @@ def _check_static_racks(
         if rule.broken(replicas):
             used = rule.racks(replicas)
             out.append(
-                _warn(
+                warning_at(
                     topic.mark_of(f"assignment.{p}"),
                     f"partition {p} has its {len(replicas)} replicas in {len(used)} of the "
                     f"{rule.needed(replicas)} racks it could use ({', '.join(sorted(used))}); "

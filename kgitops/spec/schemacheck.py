@@ -232,20 +232,11 @@ def _messages(
         hint = did_you_mean(value, choices) if isinstance(value, str) else ""
         yield _error(mark, f"{what} must be one of {', '.join(choices)}, not {shown(value)}{hint}")
         return
-    if kind == "minimum":
-        yield _error(mark, f"{what} must be at least {rule}, not {value}")
+    if kind in _BOUNDS:
+        yield _error(mark, f"{what} must be {_BOUNDS[kind]} {rule}, not {value}")
         return
-    if kind == "maximum":
-        yield _error(mark, f"{what} must be at most {rule}, not {value}")
-        return
-    if kind == "exclusiveMinimum":
-        yield _error(mark, f"{what} must be greater than {rule}, not {value}")
-        return
-    if kind in ("minItems", "minLength"):
-        yield _error(mark, f"{what} must not be empty")
-        return
-    if kind == "uniqueItems":
-        yield _error(mark, f"{what} lists the same value twice")
+    if kind in _PLAIN:
+        yield _error(mark, f"{what} {_PLAIN[kind]}")
         return
     if kind == "anyOf":
         if doc_kind == "Quota" and not path:
@@ -259,6 +250,16 @@ def _messages(
         yield _error(mark, _pattern_message(path, value, kind, rule, doc_kind))
         return
     yield _error(mark, f"{what}: {error.message}")  # pragma: no cover - every keyword used is above
+
+
+#: A numeric keyword's words: ``replicationFactor must be at least 1, not 0``.
+_BOUNDS = {"minimum": "at least", "maximum": "at most", "exclusiveMinimum": "greater than"}
+#: What a keyword that needs no more than the field's name says about it.
+_PLAIN = {
+    "minItems": "must not be empty",
+    "minLength": "must not be empty",
+    "uniqueItems": "lists the same value twice",
+}
 
 
 def _pattern_message(path: str, value: Any, kind: str, rule: Any, doc_kind: str) -> str:

@@ -107,40 +107,49 @@ def build_describe_acls() -> Any:
     )
 
 
+# The fields of a CreateAcls creation and of a DeleteAcls filter, in _binding's order.
+_CREATION_FIELDS = (
+    "resource_type",
+    "resource_name",
+    "resource_pattern_type",
+    "principal",
+    "host",
+    "operation",
+    "permission_type",
+)
+_FILTER_FIELDS = (
+    "resource_type_filter",
+    "resource_name_filter",
+    "pattern_type_filter",
+    "principal_filter",
+    "host_filter",
+    "operation",
+    "permission_type",
+)
+
+
+def _binding(a: Acl, fields: Sequence[str]) -> dict[str, Any]:
+    """One ACL in Kafka's codes, under the names ``fields`` give its seven parts."""
+    values = (
+        RESOURCE_TYPES[a.resource_type],
+        a.name,
+        PATTERN_TYPES[a.pattern_type],
+        a.principal,
+        a.host,
+        OPERATIONS[a.operation],
+        PERMISSIONS[a.permission],
+    )
+    return dict(zip(fields, values, strict=True))
+
+
 def build_create_acls(acls: Sequence[Acl]) -> Any:
     C = CreateAclsRequest.AclCreation
-    return CreateAclsRequest(
-        creations=[
-            C(
-                resource_type=RESOURCE_TYPES[a.resource_type],
-                resource_name=a.name,
-                resource_pattern_type=PATTERN_TYPES[a.pattern_type],
-                principal=a.principal,
-                host=a.host,
-                operation=OPERATIONS[a.operation],
-                permission_type=PERMISSIONS[a.permission],
-            )
-            for a in acls
-        ]
-    )
+    return CreateAclsRequest(creations=[C(**_binding(a, _CREATION_FIELDS)) for a in acls])
 
 
 def build_delete_acls(acls: Sequence[Acl]) -> Any:
     F = DeleteAclsRequest.DeleteAclsFilter
-    return DeleteAclsRequest(
-        filters=[
-            F(
-                resource_type_filter=RESOURCE_TYPES[a.resource_type],
-                resource_name_filter=a.name,
-                pattern_type_filter=PATTERN_TYPES[a.pattern_type],
-                principal_filter=a.principal,
-                host_filter=a.host,
-                operation=OPERATIONS[a.operation],
-                permission_type=PERMISSIONS[a.permission],
-            )
-            for a in acls
-        ]
-    )
+    return DeleteAclsRequest(filters=[F(**_binding(a, _FILTER_FIELDS)) for a in acls])
 
 
 def build_describe_client_quotas() -> Any:

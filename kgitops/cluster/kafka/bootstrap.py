@@ -27,7 +27,7 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import kafka.errors as kerr
@@ -46,8 +46,10 @@ from kgitops.cluster.port import count_sent
 from kgitops.errors import (
     ClusterAuthError,
     ClusterError,
+    ClusterRequestError,
     ClusterTimeout,
     ClusterUnreachable,
+    KgitopsError,
     UnsupportedOperation,
 )
 from kgitops.model import ClusterSpec
@@ -137,6 +139,38 @@ def reader_settings(
     settings = {k: v for k, v in config.items() if k in allowed}
     settings.update(group_id=None, enable_auto_commit=False, auto_offset_reset="earliest")
     return settings, tls_advice(spec), secret_values(config)
+
+
+@contextlib.contextmanager
+def topic_consumer(
+    spec: ClusterSpec,
+    topic: str,
+    call: str,
+    environ: Mapping[str, str] | None,
+    *,
+    absent: str,
+) -> Iterator[tuple[Any, set[int]]]:
+    """A group-less ``KafkaConsumer`` (``reader_settings``) and the partition ids of
+    ``topic`` (``tail``, ``sample-keys``). A topic the cluster does not know is
+    ``ClusterRequestError(absent)``; any library error, in the block too, is one
+    ``ClusterError`` naming ``call`` (a ``KgitopsError`` passes as it is). The consumer is
+    closed at the end."""
+    settings, tls, secrets = reader_settings(spec, environ)
+    consumer: Any = None
+    try:
+        consumer = open_client(KafkaConsumer, spec, settings, tls, secrets)
+        ids = consumer.partitions_for_topic(topic)
+        if not ids:
+            raise ClusterRequestError(absent, code="UNKNOWN_TOPIC")
+        yield consumer, ids
+    except KgitopsError:
+        raise
+    except Exception as exc:
+        raise translate(exc, call, secrets=secrets, tls=tls) from None
+    finally:
+        if consumer is not None:
+            with contextlib.suppress(Exception):  # never mask the real error
+                consumer.close()
 
 
 def open_client(

@@ -19,7 +19,7 @@ OffsetFetch as a classic group's.
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import kafka.errors as kerr
@@ -197,25 +197,13 @@ class Groups:
                     )
                     not_classic.append(g.group_id)
                     continue
-                err = item_error("DescribeGroups", f"group {g.group_id}", g.error_code, None)
-                if err is not None:
-                    raise err
-                members = tuple(
-                    GroupMember(
-                        m.member_id,
-                        m.client_id or "",
-                        m.client_host or "",
-                        decode_assignment(m.member_assignment),
-                    )
-                    for m in g.members
-                )
-                groups[g.group_id] = ConsumerGroup(
-                    g.group_id,
-                    g.group_state or "Unknown",
+                groups[g.group_id] = _described(
+                    "DescribeGroups",
+                    g,
                     g.protocol_type or "",
                     g.protocol_data or "",
-                    tuple(sorted(members, key=lambda m: m.member_id)),
-                    offsets.get(g.group_id, {}),
+                    lambda m: decode_assignment(m.member_assignment),
+                    offsets,
                 )
         if not_classic and self._transport.supports(ConsumerGroupDescribeRequest):
             groups.update(self._consumer_groups(not_classic, offsets))
@@ -240,31 +228,19 @@ class Groups:
             for g in self._answer(resp).groups:
                 if g.error_code == GROUP_ID_NOT_FOUND:
                     continue  # neither kind: the Dead group above
-                err = item_error("ConsumerGroupDescribe", f"group {g.group_id}", g.error_code, None)
-                if err is not None:
-                    raise err
-                members = tuple(
-                    GroupMember(
-                        m.member_id,
-                        m.client_id or "",
-                        m.client_host or "",
-                        tuple(
-                            sorted(
-                                (t.topic_name, p)
-                                for t in m.assignment.topic_partitions
-                                for p in t.partitions
-                            )
-                        ),
-                    )
-                    for m in g.members
-                )
-                out[g.group_id] = ConsumerGroup(
-                    g.group_id,
-                    g.group_state or "Unknown",
+                out[g.group_id] = _described(
+                    "ConsumerGroupDescribe",
+                    g,
                     "consumer",
                     g.assignor_name or "",
-                    tuple(sorted(members, key=lambda m: m.member_id)),
-                    offsets.get(g.group_id, {}),
+                    lambda m: tuple(
+                        sorted(
+                            (t.topic_name, p)
+                            for t in m.assignment.topic_partitions
+                            for p in t.partitions
+                        )
+                    ),
+                    offsets,
                 )
         return out
 
@@ -402,3 +378,31 @@ class Groups:
                     "DeleteGroups", f"group {r.group_id}", r.error_code, None
                 )
         return out
+
+
+def _described(
+    api: str,
+    g: Any,
+    protocol_type: str,
+    protocol: str,
+    assignment: Callable[[Any], tuple[Partition, ...]],
+    offsets: Mapping[str, Mapping[Partition, int]],
+) -> ConsumerGroup:
+    """One group of a DescribeGroups or ConsumerGroupDescribe answer (its error raised), its
+    members sorted by id; ``assignment`` reads a member's partitions, which the two APIs
+    carry differently."""
+    err = item_error(api, f"group {g.group_id}", g.error_code, None)
+    if err is not None:
+        raise err
+    members = tuple(
+        GroupMember(m.member_id, m.client_id or "", m.client_host or "", assignment(m))
+        for m in g.members
+    )
+    return ConsumerGroup(
+        g.group_id,
+        g.group_state or "Unknown",
+        protocol_type,
+        protocol,
+        tuple(sorted(members, key=lambda m: m.member_id)),
+        offsets.get(g.group_id, {}),
+    )

@@ -9,6 +9,7 @@ import os
 import secrets
 import socket
 
+from kgitops.cluster.local import process_state
 from kgitops.errors import LocalBrokerError
 
 HOST = "127.0.0.1"
@@ -44,21 +45,11 @@ def describe_cluster_ids(bootstrap: str, timeout_ms: int = 3000) -> set[int]:
 
 
 def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            if f.read().split(") ", 1)[-1].startswith("Z"):
-                with contextlib.suppress(ChildProcessError):
-                    os.waitpid(pid, os.WNOHANG)
-                return False
-    except OSError:
-        return False
-    return True
+    state = process_state(pid)
+    if state == "zombie":
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)
+    return state == "running"
 
 
 def port_open(port: int) -> bool:

@@ -7,17 +7,8 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from kgitops.cluster.kafka.bootstrap import open_client, reader_settings
-from kgitops.cluster.kafka.errors import (
-    translate,
-)
-from kgitops.errors import (
-    ClusterError,
-    ClusterRequestError,
-)
-from kgitops.model import (
-    ClusterSpec,
-)
+from kgitops.cluster.kafka.bootstrap import topic_consumer
+from kgitops.model import ClusterSpec
 
 # ------------------------------------------------------------ key sampling (analyze keys)
 
@@ -28,26 +19,11 @@ def _topic_reader(
 ) -> Iterator[tuple[Any, list[Any]]]:
     """A group-less ``KafkaConsumer`` and the topic's partitions, sorted; a topic that does
     not exist, and any library error in the block, is one ``ClusterError`` naming ``call``."""
-    from kafka import KafkaConsumer, TopicPartition
+    from kafka import TopicPartition
 
-    settings, tls, secrets = reader_settings(spec, environ)
-    consumer: Any = None
-    try:
-        consumer = open_client(KafkaConsumer, spec, settings, tls, secrets)
-        ids = consumer.partitions_for_topic(topic)
-        if not ids:
-            raise ClusterRequestError(
-                f"{call}: topic {topic!r} does not exist on the cluster", code="UNKNOWN_TOPIC"
-            )
+    absent = f"{call}: topic {topic!r} does not exist on the cluster"
+    with topic_consumer(spec, topic, call, environ, absent=absent) as (consumer, ids):
         yield consumer, [TopicPartition(topic, p) for p in sorted(ids)]
-    except ClusterError:
-        raise
-    except Exception as exc:
-        raise translate(exc, call, secrets=secrets, tls=tls) from None
-    finally:
-        if consumer is not None:
-            with contextlib.suppress(Exception):  # never mask the real error
-                consumer.close()
 
 
 def sample_keys(

@@ -12,8 +12,7 @@ import time
 from collections.abc import Generator, Iterator, Mapping, Sequence
 from typing import Any
 
-from kgitops.cluster.kafka.bootstrap import open_client, reader_settings
-from kgitops.cluster.kafka.errors import translate
+from kgitops.cluster.kafka.bootstrap import topic_consumer
 from kgitops.errors import ClusterError, ClusterRequestError, KgitopsError
 from kgitops.model import ClusterSpec
 from kgitops.plan.messages import Message
@@ -59,19 +58,11 @@ def _assigned(
     the partitions and their end offsets when reading began. ``backlog``: with ``latest``,
     each partition starts that many messages before its end. Any library error, in the
     block too, becomes one ``ClusterError`` line."""
-    from kafka import KafkaConsumer, TopicPartition
+    from kafka import TopicPartition
     from kafka.errors import CorruptRecordError
 
-    settings, tls, secrets = reader_settings(spec, environ)
-    consumer: Any = None
-    tps: list[Any] = []
-    try:
-        consumer = open_client(KafkaConsumer, spec, settings, tls, secrets)
-        ids = consumer.partitions_for_topic(topic)
-        if not ids:
-            raise ClusterRequestError(
-                f"topic '{safe_text(topic)}' does not exist on the cluster", code="UNKNOWN_TOPIC"
-            )
+    absent = f"topic '{safe_text(topic)}' does not exist on the cluster"
+    with topic_consumer(spec, topic, "Fetch", environ, absent=absent) as (consumer, ids):
         chosen = sorted(ids) if partitions is None else list(partitions)
         missing = [p for p in chosen if p not in ids]
         if missing:
@@ -80,34 +71,29 @@ def _assigned(
                 f"(it has {len(ids)}: 0-{max(ids)})"
             )
         tps = [TopicPartition(topic, p) for p in chosen]
-        consumer.assign(tps)
-        begin = consumer.beginning_offsets(tps)
-        end = consumer.end_offsets(tps)
-        for tp in tps:
-            if start == "earliest":
-                first = begin[tp]
-            elif start == "latest":
-                first = max(begin[tp], end[tp] - (backlog or 0))
-            else:
-                assert isinstance(start, int)
-                if not begin[tp] <= start <= end[tp]:
-                    raise KgitopsError(
-                        f"offset {start} is out of range for {safe_text(topic)}-{tp.partition} "
-                        f"(log start {begin[tp]}, end {end[tp]})"
-                    )
-                first = start
-            consumer.seek(tp, first)
-        yield consumer, tps, end
-    except (ClusterError, KgitopsError):
-        raise
-    except Exception as exc:
-        if isinstance(exc, CorruptRecordError) and tps:
+        try:
+            consumer.assign(tps)
+            begin = consumer.beginning_offsets(tps)
+            end = consumer.end_offsets(tps)
+            for tp in tps:
+                if start == "earliest":
+                    first = begin[tp]
+                elif start == "latest":
+                    first = max(begin[tp], end[tp] - (backlog or 0))
+                else:
+                    assert isinstance(start, int)
+                    if not begin[tp] <= start <= end[tp]:
+                        raise KgitopsError(
+                            f"offset {start} is out of range for {safe_text(topic)}-{tp.partition} "
+                            f"(log start {begin[tp]}, end {end[tp]})"
+                        )
+                    first = start
+                consumer.seek(tp, first)
+            yield consumer, tps, end
+        except CorruptRecordError as exc:
+            if not tps:
+                raise
             raise _undecodable(topic, consumer, tps, exc) from None
-        raise translate(exc, "Fetch", secrets=secrets, tls=tls) from None
-    finally:
-        if consumer is not None:
-            with contextlib.suppress(Exception):  # never mask the real error
-                consumer.close()
 
 
 def _undecodable(topic: str, consumer: Any, tps: Sequence[Any], exc: Exception) -> ClusterError:

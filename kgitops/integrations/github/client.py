@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import re
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Literal, Unpack
+from typing import Any, Literal, TypeVar, Unpack
 
 from kgitops.errors import GitHubError
 from kgitops.integrations.github.transport import (
@@ -122,18 +122,17 @@ class GitHubClient:
 
     def create_comment(self, repo: str, pr: int, body: str) -> Comment:
         what = f"creating a comment on pull request #{pr} in {repo}"
-        url = f"{self.api_url}/repos/{repo}/issues/{pr}/comments"
-        resp = self._http.request(
-            "POST", url, {"body": body}, what=what, need="pull-requests: write"
-        )
-        return _comment(resp.data, what)
+        return self._write_comment("POST", f"/repos/{repo}/issues/{pr}/comments", body, what)
 
     def update_comment(self, repo: str, comment_id: int, body: str) -> Comment:
         what = f"updating comment {comment_id} in {repo}"
-        url = f"{self.api_url}/repos/{repo}/issues/comments/{comment_id}"
-        resp = self._http.request(
-            "PATCH", url, {"body": body}, what=what, need="pull-requests: write"
-        )
+        path = f"/repos/{repo}/issues/comments/{comment_id}"
+        return self._write_comment("PATCH", path, body, what)
+
+    def _write_comment(self, method: str, path: str, body: str, what: str) -> Comment:
+        url = f"{self.api_url}{path}"
+        need = "pull-requests: write"
+        resp = self._http.request(method, url, {"body": body}, what=what, need=need)
         return _comment(resp.data, what)
 
     def list_open_issues(self, repo: str, label: str) -> Iterator[Issue]:
@@ -251,6 +250,9 @@ class GitHubClient:
         return int(ranked[0]["number"]) if ranked and "number" in ranked[0] else None
 
 
+_Posted = TypeVar("_Posted", Comment, Issue)
+
+
 def _author(item: Any) -> str | None:
     user = item.get("user") if isinstance(item, dict) else None
     login = user.get("login") if isinstance(user, dict) else None
@@ -258,15 +260,27 @@ def _author(item: Any) -> str | None:
 
 
 def _comment(item: Any, what: str) -> Comment:
+    return _posted(Comment, "id", "a comment", item, what)
+
+
+def _posted(
+    make: Callable[[int, str, str, str | None], _Posted],
+    key: str,
+    noun: str,
+    item: Any,
+    what: str,
+) -> _Posted:
+    """A comment or an issue as GitHub answers it: the number under ``key``, the body, the
+    link and the author; anything else is an error saying it is not ``noun``."""
     try:
-        return Comment(
-            int(item["id"]),
+        return make(
+            int(item[key]),
             str(item.get("body") or ""),
             str(item.get("html_url", "")),
             _author(item),
         )
     except (KeyError, TypeError, ValueError):
-        raise GitHubError(f"{what}: GitHub's answer is not a comment") from None
+        raise GitHubError(f"{what}: GitHub's answer is not {noun}") from None
 
 
 def _label_event(item: Any, what: str) -> LabelEvent | None:
@@ -314,12 +328,4 @@ def _review(item: Any, what: str) -> Review:
 
 
 def _issue(item: Any, what: str) -> Issue:
-    try:
-        return Issue(
-            int(item["number"]),
-            str(item.get("body") or ""),
-            str(item.get("html_url", "")),
-            _author(item),
-        )
-    except (KeyError, TypeError, ValueError):
-        raise GitHubError(f"{what}: GitHub's answer is not an issue") from None
+    return _posted(Issue, "number", "an issue", item, what)
