@@ -442,24 +442,38 @@ def sizes(bootstrap: str, topics: Sequence[str]) -> dict[tuple[str, int], int]:
 
 
 def create_batch(bootstrap: str, topics: Sequence[tuple[str, list[list[int]]]]) -> None:
-    """Untimed set-up: create ``topics`` in batched CreateTopics requests."""
+    """Untimed set-up: create ``topics`` in batched CreateTopics requests. On a loaded machine
+    a broker can drop out of the metadata for a moment (kafka-python then raises
+    UnknownBrokerIdError for the cached controller): a fresh client tries again with the
+    topics still missing, five times at most."""
     from kafka.admin import NewTopic
+    from kafka.errors import KafkaError
 
-    admin = admin_client(bootstrap)
-    try:
-        for start in range(0, len(topics), 200):
-            admin.create_topics(
-                [
-                    NewTopic(
-                        name,
-                        replica_assignments=dict(enumerate(a)),
-                        topic_configs={"retention.ms": str(RETENTION_MS)},
-                    )
-                    for name, a in topics[start : start + 200]
-                ]
-            )
-    finally:
-        admin.close()
+    todo = list(topics)
+    for attempt in range(5):
+        admin = admin_client(bootstrap)
+        try:
+            if attempt:
+                listed = set(admin.list_topics())
+                todo = [(t, a) for t, a in todo if t not in listed]
+            for start in range(0, len(todo), 200):
+                admin.create_topics(
+                    [
+                        NewTopic(
+                            name,
+                            replica_assignments=dict(enumerate(a)),
+                            topic_configs={"retention.ms": str(RETENTION_MS)},
+                        )
+                        for name, a in todo[start : start + 200]
+                    ]
+                )
+            return
+        except KafkaError as exc:
+            print(f"  set-up: creating {len(todo)} topics failed ({exc}); again", flush=True)
+            time.sleep(2)
+        finally:
+            admin.close()
+    raise SystemExit("set-up: the untimed batch create failed five times")
 
 
 def wait_for(what: str, check: Any, timeout: float = 120.0) -> None:
