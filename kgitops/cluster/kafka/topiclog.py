@@ -51,6 +51,8 @@ MAX_BATCH_BYTES = 512 * 1024
 #: all to a fetch that may not wait).
 FETCH_WAIT_MS = 100
 POLL_MS = 200
+FETCH_BYTES = 4 * 1024 * 1024  # a Fetch's most of the partition (~40,000 records)
+POLL_RECORDS = 50_000  # a poll returns what the Fetches brought
 
 
 def _decode_failure(exc: BaseException) -> bool:
@@ -124,6 +126,8 @@ class TopicLog:
             {},
             allow_auto_create_topics=False,
             fetch_max_wait_ms=FETCH_WAIT_MS,
+            max_partition_fetch_bytes=FETCH_BYTES,
+            max_poll_records=POLL_RECORDS,
         ) as (consumer, _):
             deadline = time.monotonic() + self._timeout_ms / 1000
             tp = TopicPartition(topic, 0)
