@@ -321,13 +321,13 @@ def test_a_read_that_fails_is_one_line_naming_the_topic_and_keeps_its_class() ->
 
     class Slow(FakeLog):
         def read(self, topic: str, max_bytes: int) -> tuple[list[r.Raw], list[r.Undecoded]]:
-            raise ClusterTimeout("Fetch: topic t was read only to offset 3 of 9 within ...")
+            raise ClusterTimeout("Fetch: reading topic t stopped at offset 3 of 9: ...")
 
     with pytest.raises(ClusterTimeout) as info:
         Scripted(Partition(1), Slow()).read_versions()
     assert str(info.value) == (
-        f"cannot read the passwordVersion records (topic {TOPIC}): Fetch: topic t was read "
-        "only to offset 3 of 9 within ..."
+        f"cannot read the passwordVersion records (topic {TOPIC}): Fetch: reading topic t "
+        "stopped at offset 3 of 9: ..."
     )
 
 

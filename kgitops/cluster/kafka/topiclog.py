@@ -5,16 +5,18 @@ the admin client's settings (servers, timeouts, TLS, SASL: ``bootstrap.reader_se
 behind the same first-connection guard and error translation (``bootstrap.open_client``)::
 
     read    partition 0 assigned (no group, nothing committed), from its first offset, polled
-            until the position reaches the end offset ListOffsets gave when reading began,
-            within requestTimeoutMs; every record of the batches read counts, at or past that
-            end too (Tansu reports the base offset of the last batch + 1 as its end).
+            until the position reaches the end offset ListOffsets gave when reading began;
+            one line when the position has not moved for requestTimeoutMs (a large topic
+            takes as long as it takes); every record of the batches read counts, at or past
+            that end too (Tansu reports the base offset of the last batch + 1 as its end).
             kafka-python follows a leader change, starts again at the log start after
             OFFSET_OUT_OF_RANGE (records deleted below it) and waits out a quota's throttle.
     write   every record to partition 0, acks=all, one request in flight at a time (the
             records land in the order given), in batches of at most ``MAX_BATCH_BYTES``,
-            retried by the producer while the error is retriable, until requestTimeoutMs;
-            the outcome of each record. Never idempotent: no InitProducerId, no right beyond
-            Write on the topic (the apply preflight checks that one).
+            retried by the producer while the error is retriable, for requestTimeoutMs a
+            batch's worth of records; the outcome of each record. Never idempotent: no
+            InitProducerId, no right beyond Write on the topic (the apply preflight checks
+            that one).
 
 Neither client creates a topic (``allow_auto_create_topics`` off: a broker's
 ``auto.create.topics.enable`` would make one uncompacted); the callers create it with its
@@ -32,6 +34,7 @@ it is found by seeking: ahead in doubling steps until a Fetch decodes, then halv
 from __future__ import annotations
 
 import contextlib
+import math
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
@@ -47,6 +50,7 @@ from kgitops.model import ClusterSpec
 #: The most one batch of records written holds: half the 1 MiB a Kafka broker accepts in one
 #: batch by default (``message.max.bytes``, the topic's ``max.message.bytes``).
 MAX_BATCH_BYTES = 512 * 1024
+RECORD_OVERHEAD = 64  # a v2 record's varints, attributes and deltas, at most
 #: A Fetch waits at most this long for data at the end of the log (Tansu answers nothing at
 #: all to a fetch that may not wait).
 FETCH_WAIT_MS = 100
@@ -129,12 +133,11 @@ class TopicLog:
             max_partition_fetch_bytes=FETCH_BYTES,
             max_poll_records=POLL_RECORDS,
         ) as (consumer, _):
-            deadline = time.monotonic() + self._timeout_ms / 1000
             tp = TopicPartition(topic, 0)
             consumer.assign([tp])
             consumer.seek_to_beginning(tp)
             end = int(consumer.end_offsets([tp], timeout_ms=self._timeout_ms)[tp])
-            return _drain(consumer, tp, end, deadline, max_bytes)
+            return _drain(consumer, tp, end, self._timeout_ms / 1000, max_bytes)
 
     def write(
         self, topic: str, records: Sequence[tuple[bytes, bytes | None]]
@@ -144,6 +147,8 @@ class TopicLog:
 
         if not records:
             return []
+        size = sum(len(k) + len(v or b"") + RECORD_OVERHEAD for k, v in records)
+        budget_ms = self._timeout_ms * math.ceil(size / MAX_BATCH_BYTES)  # each batch's own
         with self._client(
             KafkaProducer,
             "Produce",
@@ -155,9 +160,9 @@ class TopicLog:
             batch_size=MAX_BATCH_BYTES,
             linger_ms=0,
             max_block_ms=self._timeout_ms,
-            delivery_timeout_ms=self._timeout_ms,
+            delivery_timeout_ms=budget_ms,
         ) as (producer, translated):
-            deadline = time.monotonic() + self._timeout_ms / 1000
+            deadline = time.monotonic() + budget_ms / 1000
             futures = [producer.send(topic, key=k, value=v, partition=0) for k, v in records]
             with contextlib.suppress(kerr.KafkaTimeoutError):  # each record says so below
                 producer.flush(timeout=max(deadline - time.monotonic(), 0.001))
@@ -173,25 +178,28 @@ class TopicLog:
 
 
 def _drain(
-    consumer: Any, tp: Any, end: int, deadline: float, max_bytes: int
+    consumer: Any, tp: Any, end: int, patience: float, max_bytes: int
 ) -> tuple[list[Raw], list[Undecoded]]:
-    """The records of ``tp`` from the consumer's position until it reaches ``end``."""
+    """The records of ``tp`` from the consumer's position until it reaches ``end``;
+    ``ClusterTimeout`` when the position has not moved for ``patience`` seconds (a large
+    topic takes as long as it takes, a stalled read does not)."""
     records: list[Raw] = []
     undecoded: list[Undecoded] = []
     total = 0
-    while consumer.position(tp) < end:
+    deadline, at = time.monotonic() + patience, consumer.position(tp)
+    while at < end:
         left_ms = int((deadline - time.monotonic()) * 1000)
         if left_ms <= 0:
-            raise _too_slow(tp.topic, consumer.position(tp), end)
+            raise _stalled(tp.topic, at, end, patience)
         try:
             polled = consumer.poll(timeout_ms=min(POLL_MS, left_ms))
         except Exception as exc:
             if not _decode_failure(exc):
                 raise
-            first = consumer.position(tp)
-            after = _past(consumer, tp, first, end, deadline)
-            undecoded.append(Undecoded(first, after - 1, _reason(exc)))
+            after = _past(consumer, tp, at, end, patience)
+            undecoded.append(Undecoded(at, after - 1, _reason(exc)))
             consumer.seek(tp, after)
+            deadline, at = time.monotonic() + patience, after
             continue
         for r in polled.get(tp, ()):
             total += max(r.serialized_key_size, 0) + max(r.serialized_value_size, 0)
@@ -203,10 +211,12 @@ def _drain(
             key = None if r.key is None else bytes(r.key)
             value = None if r.value is None else bytes(r.value)
             records.append((int(r.offset), key, value))
+        if consumer.position(tp) != at:
+            deadline, at = time.monotonic() + patience, consumer.position(tp)
     return records, undecoded
 
 
-def _past(consumer: Any, tp: Any, first: int, end: int, deadline: float) -> int:
+def _past(consumer: Any, tp: Any, first: int, end: int, patience: float) -> int:
     """The first offset after the batch at ``first`` that does not decode (``end`` when
     none before it decodes): doubling steps ahead, then halving back (module doc)."""
     bad, step = first, 1
@@ -215,27 +225,29 @@ def _past(consumer: Any, tp: Any, first: int, end: int, deadline: float) -> int:
         if probe >= end:
             good = end
             break
-        if not _decodes(consumer, tp, probe, deadline):
+        if not _decodes(consumer, tp, probe, patience):
             bad, step = probe, step * 2
             continue
         good = probe
         break
     while good - bad > 1:
         middle = (bad + good) // 2
-        if _decodes(consumer, tp, middle, deadline):
+        if _decodes(consumer, tp, middle, patience):
             good = middle
         else:
             bad = middle
     return good
 
 
-def _decodes(consumer: Any, tp: Any, offset: int, deadline: float) -> bool:
-    """Whether a Fetch from ``offset`` (< the end offset) gives records kafka-python decodes."""
+def _decodes(consumer: Any, tp: Any, offset: int, patience: float) -> bool:
+    """Whether a Fetch from ``offset`` (< the end offset) gives records kafka-python decodes
+    (an answer within ``patience`` seconds)."""
     consumer.seek(tp, offset)
+    deadline = time.monotonic() + patience
     while True:
         left_ms = int((deadline - time.monotonic()) * 1000)
         if left_ms <= 0:
-            raise _too_slow(tp.topic, offset, None)
+            raise _stalled(tp.topic, offset, None, patience)
         try:
             polled = consumer.poll(timeout_ms=min(POLL_MS, left_ms), max_records=1)
         except Exception as exc:
@@ -246,10 +258,11 @@ def _decodes(consumer: Any, tp: Any, offset: int, deadline: float) -> bool:
             return True
 
 
-def _too_slow(topic: str, offset: int, end: int | None) -> ClusterTimeout:
+def _stalled(topic: str, offset: int, end: int | None, patience: float) -> ClusterTimeout:
     upto = "" if end is None else f" of {end}"
     return ClusterTimeout(
-        f"Fetch: topic {topic} was read only to offset {offset}{upto} within requestTimeoutMs: "
-        "the cluster may be overloaded, or the principal kgitops logs in as over its fetch or "
-        "request quota (kind: Quota); run again later or raise requestTimeoutMs"
+        f"Fetch: reading topic {topic} stopped at offset {offset}{upto}: nothing more came "
+        f"within requestTimeoutMs ({patience * 1000:.0f} ms): the cluster may be overloaded, or "
+        "the principal kgitops logs in as over its fetch or request quota (kind: Quota); run "
+        "again later or raise requestTimeoutMs"
     )

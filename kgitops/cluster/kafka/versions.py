@@ -29,9 +29,9 @@ it, a record for each credential the cluster accepted (``record_versions``), wri
 ``KafkaProducer(acks="all")`` in batches of at most 512 KiB (topiclog.py). Reads
 (``read_versions``): Metadata for the topic (none: no records, not an error), then a
 group-less ``KafkaConsumer`` reads partition 0 from its first offset to the end offset it
-had when reading began, within requestTimeoutMs (topiclog.py: leader changes, records
-deleted below the log start and a quota's throttle are kafka-python's to handle); the last
-record of a key wins, as compaction keeps it.
+had when reading began, unless it stalls for requestTimeoutMs (topiclog.py: leader
+changes, records deleted below the log start and a quota's throttle are kafka-python's to
+handle); the last record of a key wins, as compaction keeps it.
 
 ``join``: a record counts only when its iterations are the credential's (a credential
 rewritten outside kgitops with other iterations has no known version). A credential without
