@@ -25,8 +25,6 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from kafka.protocol.metadata import MetadataRequest
-
 from kgitops.cluster.kafka.errors import UNKNOWN_TOPIC_OR_PARTITION, item_error, retriable_code
 from kgitops.cluster.kafka.topiclog import TopicLog
 from kgitops.cluster.kafka.transport import Transport
@@ -36,13 +34,14 @@ from kgitops.cluster.kafka.version_records import (
     shape_problems,
     topic_layout,
 )
+from kgitops.cluster.kafka.versions import partition_zero
 from kgitops.cluster.port import NewTopic, Results, refused
 from kgitops.errors import (
     ClusterError,
     ClusterRequestError,
     UnsupportedOperation,
 )
-from kgitops.model import OWNER_TOPIC, Broker, ClusterSpec
+from kgitops.model import OWNER_TOPIC, ClusterSpec
 from kgitops.plan.owners import OwnerRecord, latest_at, record_key, record_value
 
 #: The most one read takes from the topic (a record is a few hundred bytes an owner).
@@ -74,31 +73,13 @@ class OwnerRecords:
     def create_topics(self, topics: Sequence[NewTopic]) -> Results:
         return self._create(topics)
 
-    def _owner_partition(self) -> tuple[int, int | None, list[Broker], int]:
-        """(the topic's error code, partition 0's leader, the live brokers, its partition
-        count): one Metadata; UNKNOWN_TOPIC_OR_PARTITION when it does not exist."""
-        req = MetadataRequest(
-            topics=[MetadataRequest.MetadataRequestTopic(name=OWNER_TOPIC)],
-            allow_auto_topic_creation=False,
-        )
-        md = self._send(req)
-        brokers = [Broker(int(b.node_id), b.rack or None) for b in md.brokers]
-        for t in md.topics:
-            if t.name != OWNER_TOPIC:
-                continue
-            if t.error_code:
-                return int(t.error_code), None, brokers, 0
-            leader = next((int(p.leader_id) for p in t.partitions if p.partition_index == 0), -1)
-            return 0, (leader if leader >= 0 else None), brokers, len(t.partitions)
-        return UNKNOWN_TOPIC_OR_PARTITION, None, brokers, 0
-
     def _owner_leader(self, *, create: bool) -> int | None:
         """The leader of the topic's partition, waited for until the deadline; None when the
         topic does not exist and ``create`` is False."""
         deadline = time.monotonic() + self._timeout_ms / 1000
         created = checked = False
         while True:
-            code, leader, brokers, count = self._owner_partition()
+            code, leader, brokers, count = partition_zero(self._send, OWNER_TOPIC)
             if code == UNKNOWN_TOPIC_OR_PARTITION and not created:
                 if not create:
                     return None

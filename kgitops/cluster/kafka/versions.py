@@ -52,7 +52,7 @@ kgitops/cluster/kafka/version_records.py.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from kafka.protocol.metadata import MetadataRequest
@@ -82,6 +82,28 @@ MAX_TOPIC_BYTES = 256 * 1024 * 1024
 POLL_SECONDS = 0.1
 
 
+def partition_zero(
+    send: Callable[[Any], Any], topic: str
+) -> tuple[int, int | None, list[Broker], int]:
+    """(error code of ``topic``, its partition 0 leader, the live brokers, its partition
+    count): one Metadata request; code UNKNOWN_TOPIC_OR_PARTITION when the topic does not
+    exist. Of kgitops' own topics (the passwordVersion topic, owners.py's)."""
+    req = MetadataRequest(
+        topics=[MetadataRequest.MetadataRequestTopic(name=topic)],
+        allow_auto_topic_creation=False,
+    )
+    md = send(req)
+    brokers = [Broker(int(b.node_id), b.rack or None) for b in md.brokers]
+    for t in md.topics:
+        if t.name != topic:
+            continue
+        if t.error_code:
+            return int(t.error_code), None, brokers, 0
+        leader = next((int(p.leader_id) for p in t.partitions if p.partition_index == 0), -1)
+        return 0, (leader if leader >= 0 else None), brokers, len(t.partitions)
+    return UNKNOWN_TOPIC_OR_PARTITION, None, brokers, 0
+
+
 def _reading(topic: str, exc: ClusterError) -> str:
     return f"cannot read the passwordVersion records (topic {topic}): {exc}"
 
@@ -105,27 +127,7 @@ class PasswordVersions:
         return str(self._spec.password_version_topic)
 
     def _version_partition(self) -> tuple[int, int | None, list[Broker], int]:
-        """(error code of the topic, its partition 0 leader, the live brokers, its partition
-        count): one Metadata request; code UNKNOWN_TOPIC_OR_PARTITION when the topic does not
-        exist."""
-        req = MetadataRequest(
-            topics=[MetadataRequest.MetadataRequestTopic(name=self._version_topic)],
-            allow_auto_topic_creation=False,
-        )
-        md = self._send(req)
-        brokers = [Broker(int(b.node_id), b.rack or None) for b in md.brokers]
-        for t in md.topics:
-            if t.name != self._version_topic:
-                continue
-            if t.error_code:
-                return int(t.error_code), None, brokers, 0
-            count = len(t.partitions)
-            for p in t.partitions:
-                if p.partition_index == 0:
-                    leader = int(p.leader_id)
-                    return 0, (leader if leader >= 0 else None), brokers, count
-            return 0, None, brokers, count
-        return UNKNOWN_TOPIC_OR_PARTITION, None, brokers, 0
+        return partition_zero(self._send, self._version_topic)
 
     def _leader(self, *, create: bool) -> int | None:
         """The leader of the version topic's partition, waiting for one until the deadline;
