@@ -35,7 +35,7 @@ class Consumer:
         self.at = 0
         self.polls = 0
 
-    def position(self, tp: Any) -> int:
+    def position(self, tp: Any, timeout_ms: int | None = None) -> int:
         return self.at
 
     def seek(self, tp: Any, offset: int) -> None:

@@ -198,6 +198,18 @@ def test_a_principal_without_read_is_told_in_one_line_which_rights_to_grant(
         ), said
         assert "grant its principal Describe, DescribeConfigs and Read" in said
         assert "\n" not in said and password not in said
-        assert issubclass(ClusterAuthError, ClusterError)
+
+        # nor may it write: each record's refusal is one kgitops error, no retry to a deadline
+        limited = _admin(kafka_cluster, f"{topic_prefix}pv", user, password)
+        try:
+            started = time.monotonic()
+            with pytest.raises(ClusterAuthError) as info:
+                limited.record_owners({f"{topic_prefix}someone": None})
+            assert time.monotonic() - started < 10
+        finally:
+            limited.close()
+        assert str(info.value).startswith("Produce: authentication or authorisation failed")
+        assert "TopicAuthorizationFailedError" in str(info.value)
+        assert "\n" not in str(info.value) and password not in str(info.value)
     finally:
         admin.delete_acls(grants)

@@ -186,7 +186,7 @@ def _drain(
     records: list[Raw] = []
     undecoded: list[Undecoded] = []
     total = 0
-    deadline, at = time.monotonic() + patience, consumer.position(tp)
+    deadline, at = time.monotonic() + patience, _position(consumer, tp, patience, end)
     while at < end:
         left_ms = int((deadline - time.monotonic()) * 1000)
         if left_ms <= 0:
@@ -211,9 +211,19 @@ def _drain(
             key = None if r.key is None else bytes(r.key)
             value = None if r.value is None else bytes(r.value)
             records.append((int(r.offset), key, value))
-        if consumer.position(tp) != at:
-            deadline, at = time.monotonic() + patience, consumer.position(tp)
+        moved = _position(consumer, tp, patience, end)
+        if moved != at:
+            deadline, at = time.monotonic() + patience, moved
     return records, undecoded
+
+
+def _position(consumer: Any, tp: Any, patience: float, end: int | None) -> int:
+    """The consumer's position, waiting at most ``patience`` for it (kafka-python asks
+    ListOffsets when it has none: at the start, after OFFSET_OUT_OF_RANGE)."""
+    at = consumer.position(tp, timeout_ms=max(int(patience * 1000), 1))
+    if at is None:
+        raise _stalled(tp.topic, 0, end, patience)
+    return int(at)
 
 
 def _past(consumer: Any, tp: Any, first: int, end: int, patience: float) -> int:
@@ -254,7 +264,7 @@ def _decodes(consumer: Any, tp: Any, offset: int, patience: float) -> bool:
             if not _decode_failure(exc):
                 raise
             return False
-        if polled.get(tp) or consumer.position(tp) > offset:
+        if polled.get(tp) or _position(consumer, tp, patience, None) > offset:
             return True
 
 
