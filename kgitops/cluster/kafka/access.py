@@ -9,9 +9,10 @@ One request per call, whatever the number of items::
     describe_client_quotas  DescribeClientQuotas with no component (every entity)
     alter_client_quotas     AlterClientQuotas, one entry per entity (set / remove ops)
     describe_scram_users    DescribeUserScramCredentials for every user, then the
-                            passwordVersion records (Metadata + Fetch, versions.py)
+                            passwordVersion records (Metadata, then KafkaConsumer:
+                            versions.py, topiclog.py)
     upsert_scram_users      AlterUserScramCredentials upsertions (salt + salted password),
-                            then the versions written (Produce, versions.py)
+                            then the versions written (KafkaProducer, acks=all)
 
 The request builders and response readers are pure functions of kafka-python's protocol
 classes (``build_*`` / ``read_*``), so each is tested to encode and decode at every version
@@ -29,7 +30,7 @@ NOT done and the next plan shows it again.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from kafka.protocol.admin import (
@@ -44,6 +45,7 @@ from kafka.protocol.admin import (
 
 from kgitops.access import Acl, QuotaEntity, ScramCredential
 from kgitops.cluster.kafka.errors import api_name, item_error
+from kgitops.cluster.kafka.topiclog import TopicLog
 from kgitops.cluster.kafka.transport import Transport
 from kgitops.cluster.kafka.version_records import join
 from kgitops.cluster.kafka.versions import PasswordVersions
@@ -418,8 +420,8 @@ def read_upsert_scram_users(resp: Any, upserts: Sequence[ScramUpsert]) -> Result
 class AccessRequests(PasswordVersions):
     """The access operations of the ClusterAdmin port, over the adapter's ``Transport``
     (``KafkaAdmin`` holds one and hands each call on); the passwordVersion records are
-    ``PasswordVersions``', which create their topic and read its offsets through the
-    adapter's ``create_topics`` and ``list_offsets``."""
+    ``PasswordVersions``', which create their topic through the adapter's
+    ``create_topics`` and read and write its records through ``log`` (topiclog.py)."""
 
     _access_served: set[str]
     _access_refused: dict[str, AccessUnsupported]
@@ -433,7 +435,7 @@ class AccessRequests(PasswordVersions):
         spec: ClusterSpec,
         *,
         create_topics: Callable[[Sequence[NewTopic]], Results],
-        list_offsets: Callable[[Iterable[tuple[str, int]], int], dict[tuple[str, int], int]],
+        log: TopicLog,
     ) -> None:
         self._transport = transport
         self._spec = spec
@@ -444,7 +446,7 @@ class AccessRequests(PasswordVersions):
         self._access_refused = {}
         self._access_where = ",".join(spec.bootstrap_servers)
         self._create = create_topics
-        self._offsets = list_offsets
+        self._log = log
 
     def _send(
         self, request: Any, node_id: int | None = None, *, timeout_ms: int | None = None
@@ -456,11 +458,6 @@ class AccessRequests(PasswordVersions):
 
     def create_topics(self, topics: Sequence[NewTopic]) -> Results:
         return self._create(topics)
-
-    def list_offsets(
-        self, partitions: Iterable[tuple[str, int]], spec: int
-    ) -> dict[tuple[str, int], int]:
-        return self._offsets(partitions, spec)
 
     def _call(self, request: Any) -> Any:
         """Send an access request, its API probed first (once per adapter)."""

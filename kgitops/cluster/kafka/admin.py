@@ -31,6 +31,7 @@ from kgitops.cluster.kafka.groups import Groups
 from kgitops.cluster.kafka.owners import OwnerRecords
 from kgitops.cluster.kafka.settings import client_config, secret_values, tls_advice
 from kgitops.cluster.kafka.token import TokenSource
+from kgitops.cluster.kafka.topiclog import TopicLog
 from kgitops.cluster.kafka.transport import Backoff, Transport
 from kgitops.cluster.port import (
     ConfigChange,
@@ -208,17 +209,18 @@ class KafkaAdmin:
             library=self._client,
         )
         self._groups = Groups(self._transport)
+        log = TopicLog(spec, environ, timeout_ms=self._timeout_ms)
         self._access = AccessRequests(
             self._transport,
             spec,
             create_topics=lambda topics: self.create_topics(topics),
-            list_offsets=lambda partitions, at: self.list_offsets(partitions, at),
+            log=log,
         )
         self._owners = OwnerRecords(
             self._transport,
             spec,
             create_topics=lambda topics: self.create_topics(topics),
-            list_offsets=lambda partitions, at: self.list_offsets(partitions, at),
+            log=log,
         )
         self._closed = False
 

@@ -8,9 +8,10 @@ and record classes, so each is tested without a broker.
     latest / join                                  which record counts for a credential
     topic_layout / min_isr                         the topic kgitops creates
     shape_problems / missing_operations            an existing topic, the principal's rights
-    split_batches / build_produce / read_produce   writes, in batches under 1 MiB
-    build_fetch / read_fetch                       reads (undecodable batches kept apart)
     build_describe_configs / read_describe_configs the configs ``shape_problems`` needs
+
+The records are read and written by kgitops/cluster/kafka/topiclog.py (``KafkaConsumer``,
+``KafkaProducer``).
 """
 
 from __future__ import annotations
@@ -22,24 +23,16 @@ from typing import Any
 
 from kafka import codec
 from kafka.protocol.admin import DescribeConfigsRequest
-from kafka.protocol.consumer import FetchRequest
-from kafka.protocol.producer import ProduceRequest
-from kafka.record import MemoryRecords, MemoryRecordsBuilder
 
 from kgitops.access import ScramCredential, version_topic_problems
 from kgitops.cluster.kafka.errors import item_error
 from kgitops.cluster.port import ScramUpsert
-from kgitops.errors import ClusterError
 from kgitops.model import Broker
 from kgitops.placement.assignment import assign_replicas
 
 #: A key or value larger than this is not one kgitops wrote (a key is ~60 bytes plus the user
 #: name: at most 1,000 characters, at most 12 bytes each in ASCII JSON).
 MAX_RECORD_BYTES = 16 * 1024
-FETCH_BYTES = 4 * 1024 * 1024
-#: Fetch waits at most this long for data at the end of the log (Tansu answers nothing at
-#: all to a fetch that may not wait).
-FETCH_WAIT_MS = 100
 #: Kafka's record batch codecs (the low 3 bits of a v2 batch's attributes): name, whether
 #: kafka-python can decode it here, and what to install when it cannot.
 CODECS = {
@@ -48,8 +41,6 @@ CODECS = {
     3: ("lz4", codec.has_lz4, "lz4"),
     4: ("zstd", codec.has_zstd, "zstandard"),
 }
-PRODUCE_MAX_VERSION = 9  # the last version naming topics (10+ may use topic ids)
-FETCH_MAX_VERSION = 12  # likewise
 
 Raw = tuple[int, bytes | None, bytes | None]  # (offset, key, value) as the topic holds it
 
@@ -227,7 +218,7 @@ def topic_layout(
     replicas = assign_replicas(brokers, 1, rf, start_index=0, rack_aware=racks)[0]
     configs = {
         "cleanup.policy": "compact",
-        "compression.type": "uncompressed",  # never the broker's codec: see read_fetch
+        "compression.type": "uncompressed",  # never the broker's codec: see topiclog
         "min.insync.replicas": str(min_isr(rf)),
     }
     return tuple(replicas), configs
@@ -271,100 +262,7 @@ def missing_operations(bits: int | None) -> list[str]:
     return [op for op in ("write", "read") if not bits & (1 << OPERATION_BITS[op])]
 
 
-#: The most one Produce's batch of records holds: half the 1 MiB a Kafka broker accepts in one
-#: batch by default (``message.max.bytes``, the topic's ``max.message.bytes``).
-MAX_BATCH_BYTES = 512 * 1024
-RECORD_OVERHEAD = 64  # a v2 record's varints, attributes and deltas, at most
-BATCH_OVERHEAD = 128  # a v2 batch header (61 bytes) and then some
-
-
-def record_size(record: tuple[bytes, bytes | None]) -> int:
-    key, value = record
-    return len(key) + len(value or b"") + RECORD_OVERHEAD
-
-
-def split_batches(
-    items: Sequence[tuple[Any, tuple[bytes, bytes | None]]], limit: int = MAX_BATCH_BYTES
-) -> list[list[tuple[Any, tuple[bytes, bytes | None]]]]:
-    """``items`` (anything, record) in order, cut into runs whose records fit one batch of
-    ``limit`` bytes (a record is at most ~12 KiB: every run holds at least one)."""
-    out: list[list[tuple[Any, tuple[bytes, bytes | None]]]] = []
-    size = limit
-    for item in items:
-        need = record_size(item[1])
-        if size + need > limit - BATCH_OVERHEAD:
-            out.append([])
-            size = 0
-        out[-1].append(item)
-        size += need
-    return out
-
-
 # ------------------------------------------------------------------ requests (pure)
-
-
-def build_produce(
-    topic: str, records: Sequence[tuple[bytes, bytes | None]], timeout_ms: int, now_ms: int
-) -> Any:
-    """One batch (magic 2, uncompressed) with every record, acks=all (``split_batches``
-    keeps it under ``MAX_BATCH_BYTES``)."""
-    size = sum(record_size(r) for r in records) + BATCH_OVERHEAD
-    builder = MemoryRecordsBuilder(magic=2, compression_type=0, batch_size=size)
-    for k, v in records:
-        if builder.append(timestamp=now_ms, key=k, value=v, headers=[]) is None:
-            raise ClusterError(f"{topic}: a passwordVersion record does not fit its batch")
-    builder.close()
-    T = ProduceRequest.TopicProduceData
-    return ProduceRequest(
-        transactional_id=None,
-        acks=-1,
-        timeout_ms=timeout_ms,
-        topic_data=[
-            T(
-                name=topic,
-                partition_data=[T.PartitionProduceData(index=0, records=builder.buffer())],
-            )
-        ],
-        max_version=PRODUCE_MAX_VERSION,
-    )
-
-
-def read_produce(resp: Any) -> tuple[int, str | None]:
-    """(error code, message) of the one partition written; -2 when the answer lacks it."""
-    for t in resp.responses:
-        for p in t.partition_responses:
-            return int(p.error_code), getattr(p, "error_message", None)
-    return -2, None
-
-
-def build_fetch(topic: str, offset: int) -> Any:
-    T = FetchRequest.FetchTopic
-    return FetchRequest(
-        replica_id=-1,
-        max_wait_ms=FETCH_WAIT_MS,
-        min_bytes=1,
-        max_bytes=FETCH_BYTES,
-        isolation_level=0,
-        session_id=0,
-        session_epoch=-1,
-        topics=[
-            T(
-                topic=topic,
-                partitions=[
-                    T.FetchPartition(
-                        partition=0,
-                        current_leader_epoch=-1,
-                        fetch_offset=offset,
-                        log_start_offset=-1,
-                        partition_max_bytes=FETCH_BYTES,
-                    )
-                ],
-            )
-        ],
-        forgotten_topics_data=[],
-        rack_id="",
-        max_version=FETCH_MAX_VERSION,
-    )
 
 
 def build_describe_configs(topic: str) -> Any:
@@ -393,98 +291,3 @@ def read_describe_configs(resp: Any, topic: str) -> dict[str, str]:
             if e.name in SHAPE_CONFIGS and e.value is not None:
                 out[e.name] = str(e.value)
     return out
-
-
-@dataclass(frozen=True)
-class Fetched:
-    """One partition's answer: ``next_offset`` is where the next fetch starts (past the last
-    batch, control batches and compacted-away records included), -1 without a batch;
-    ``undecoded`` the batches whose records cannot be decoded here."""
-
-    code: int
-    high_watermark: int = 0
-    log_start: int = -1
-    records: tuple[Raw, ...] = ()
-    next_offset: int = -1
-    size: int = 0
-    undecoded: tuple[Undecoded, ...] = ()
-    #: False when the answer holds no result for the partition: Kafka's answer to a fetch
-    #: over the principal's quota (``throttle_ms`` > 0; KIP-219: no partition at all)
-    answered: bool = True
-    throttle_ms: int = 0
-
-
-def read_fetch(resp: Any) -> Fetched:
-    """The partition's error code, high watermark, log start and data records (control
-    batches skipped). A batch compressed with a codec whose library is not installed (the
-    broker's ``compression.type``, or another writer's) or whose records do not decode is
-    ``undecoded``, not an error: the read goes on past it. ClusterError when a batch fails
-    its CRC or the batches themselves do not decode."""
-    code = int(getattr(resp, "error_code", 0) or 0)
-    for t in resp.responses:
-        for p in t.partitions:
-            data = bytes(p.records or b"")
-            out: list[Raw] = []
-            undecoded: list[Undecoded] = []
-            after = -1
-            try:
-                for batch in MemoryRecords(data):
-                    if not batch.validate_crc():
-                        raise ClusterError(
-                            "Fetch: a record batch of the passwordVersion topic fails its CRC "
-                            f"(offset {batch.base_offset})"
-                        )
-                    first = int(batch.base_offset)
-                    last = first + int(getattr(batch, "last_offset_delta", 0))
-                    after = max(after, last + 1)
-                    records = _undecodable(batch) or _records(batch)
-                    if isinstance(records, str):
-                        undecoded.append(Undecoded(first, last, records))
-                        continue
-                    if getattr(batch, "is_control_batch", False):
-                        continue
-                    for r in records:
-                        key = None if r.key is None else bytes(r.key)
-                        value = None if r.value is None else bytes(r.value)
-                        out.append((int(r.offset), key, value))
-            except ClusterError:
-                raise
-            except Exception as exc:  # a library decode error: never a traceback
-                raise ClusterError(
-                    "Fetch: the records of the passwordVersion topic do not decode "
-                    f"({type(exc).__name__})"
-                ) from None
-            log_start = getattr(p, "log_start_offset", -1)
-            return Fetched(
-                int(p.error_code) or code,
-                int(p.high_watermark),
-                -1 if log_start is None else int(log_start),
-                tuple(out),
-                after,
-                len(data),
-                tuple(undecoded),
-            )
-    throttle = int(getattr(resp, "throttle_time_ms", 0) or 0)
-    return Fetched(code, answered=False, throttle_ms=throttle)
-
-
-def _undecodable(batch: Any) -> str:
-    """Why the batch's records cannot be decoded here (its codec's library is missing), or
-    ""."""
-    number = int(getattr(batch, "compression_type", 0) or 0)
-    if number == 0:
-        return ""
-    if number not in CODECS:
-        return f"unknown compression codec {number}"
-    name, installed, package = CODECS[number]
-    if installed():
-        return ""
-    return f"compressed with {name}, whose library is not installed: pip install {package}"
-
-
-def _records(batch: Any) -> list[Any] | str:
-    """The batch's records (one pass: a batch iterates once), or why they do not decode."""
-    try:
-        return list(batch)
-    except Exception as exc:  # a library decode error: that batch only
-        return f"its records do not decode ({type(exc).__name__})"

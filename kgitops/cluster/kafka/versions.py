@@ -25,14 +25,13 @@ Writes: apply's preflight (``ready_scram_versions``) makes the topic ready befor
 is changed (created if missing, a leader, Write and Read for the principal where Metadata
 reports them); before AlterUserScramCredentials it is checked again (``prepare_versions``),
 so a topic that cannot be created stops the credentials from being written at all; after
-it, one Produce per batch of at most 512 KiB (``record_versions``, acks=all) with a record
-for each credential the cluster accepted. Reads (``read_versions``):
-Metadata for the topic (none: no records, not an error), then Fetch from offset 0 (after
-OFFSET_OUT_OF_RANGE: from the log start ListOffsets reports; an answer without the
-partition, a quota's throttle, is waited out and fetched again, within requestTimeoutMs) until
-the high watermark or an empty answer (so it ends on Tansu, whose empty fetches at the end of
-the log and whose high watermark differ from Kafka's); the last record of a key wins, as
-compaction keeps it.
+it, a record for each credential the cluster accepted (``record_versions``), written with
+``KafkaProducer(acks="all")`` in batches of at most 512 KiB (topiclog.py). Reads
+(``read_versions``): Metadata for the topic (none: no records, not an error), then a
+group-less ``KafkaConsumer`` reads partition 0 from its first offset to the end offset it
+had when reading began, unless it stalls for requestTimeoutMs (topiclog.py: leader
+changes, records deleted below the log start and a quota's throttle are kafka-python's to
+handle); the last record of a key wins, as compaction keeps it.
 
 ``join``: a record counts only when its iterations are the credential's (a credential
 rewritten outside kgitops with other iterations has no known version). A credential without
@@ -46,34 +45,28 @@ credential recorded before it has no known version (its note names the batch and
 package to install), so the plan may rotate it again (the same password, a new salt) but
 never skips a rotation the batch may have recorded.
 
-This module is the adapter half (requests sent, retried, waited for); what a record, the
-topic's layout and each request are, pure, is kgitops/cluster/kafka/version_records.py.
+This module is the adapter half (the topic made ready, the records read and written through
+topiclog.py); what a record, the topic's layout and its shape are, pure, is
+kgitops/cluster/kafka/version_records.py.
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from kafka.protocol.metadata import MetadataRequest
 
 from kgitops.cluster.kafka.errors import UNKNOWN_TOPIC_OR_PARTITION, item_error, retriable_code
+from kgitops.cluster.kafka.topiclog import TopicLog
 from kgitops.cluster.kafka.transport import Backoff
 from kgitops.cluster.kafka.version_records import (
-    Raw,
-    Undecoded,
     VersionRecord,
     build_describe_configs,
-    build_fetch,
-    build_produce,
     latest,
     missing_operations,
     read_describe_configs,
-    read_fetch,
-    read_produce,
     shape_problems,
-    split_batches,
     topic_layout,
     version_records,
 )
@@ -84,25 +77,31 @@ from kgitops.model import Broker
 #: The most one read takes from the topic; more is refused (a compacted topic of 100,000
 #: credentials holds ~10 MB).
 MAX_TOPIC_BYTES = 256 * 1024 * 1024
-#: The longest wait for one throttled Fetch answer (Kafka's throttle_time_ms); the read's
-#: whole deadline is requestTimeoutMs.
-MAX_THROTTLE_WAIT = 5.0
 #: How often the version topic is asked again while it has no leader or answers a retriable
 #: error (the transport's ``Backoff`` with this cap: a leader is usually there in a moment).
 POLL_SECONDS = 0.1
-OFFSET_OUT_OF_RANGE = 1
-EARLIEST = -2  # ListOffsets' timestamp for the log start offset
 
 
-# ------------------------------------------------------------------ the adapter half
-
-
-def _throttled(topic: str, offset: int, throttle_ms: int) -> str:
-    return (
-        f"Fetch: the broker kept answering without partition 0 of {topic} (offset {offset}; "
-        f"throttled {throttle_ms} ms): the principal kgitops logs in as is over its fetch or "
-        "request quota; raise it (kind: Quota) or run again later"
+def partition_zero(
+    send: Callable[[Any], Any], topic: str
+) -> tuple[int, int | None, list[Broker], int]:
+    """(error code of ``topic``, its partition 0 leader, the live brokers, its partition
+    count): one Metadata request; code UNKNOWN_TOPIC_OR_PARTITION when the topic does not
+    exist. Of kgitops' own topics (the passwordVersion topic, owners.py's)."""
+    req = MetadataRequest(
+        topics=[MetadataRequest.MetadataRequestTopic(name=topic)],
+        allow_auto_topic_creation=False,
     )
+    md = send(req)
+    brokers = [Broker(int(b.node_id), b.rack or None) for b in md.brokers]
+    for t in md.topics:
+        if t.name != topic:
+            continue
+        if t.error_code:
+            return int(t.error_code), None, brokers, 0
+        leader = next((int(p.leader_id) for p in t.partitions if p.partition_index == 0), -1)
+        return 0, (leader if leader >= 0 else None), brokers, len(t.partitions)
+    return UNKNOWN_TOPIC_OR_PARTITION, None, brokers, 0
 
 
 def _reading(topic: str, exc: ClusterError) -> str:
@@ -111,10 +110,11 @@ def _reading(topic: str, exc: ClusterError) -> str:
 
 class PasswordVersions:
     """The passwordVersion records for ``KafkaAdmin`` (which provides ``_send``,
-    ``_timeout_ms``, ``_spec`` and ``create_topics``)."""
+    ``_timeout_ms``, ``_spec``, ``_log`` and ``create_topics``)."""
 
     _timeout_ms: int
     _spec: Any
+    _log: TopicLog
 
     def _send(self, request: Any, node_id: int | None = None) -> Any:  # pragma: no cover
         raise NotImplementedError
@@ -122,44 +122,12 @@ class PasswordVersions:
     def create_topics(self, topics: Sequence[NewTopic]) -> Any:  # pragma: no cover
         raise NotImplementedError
 
-    if TYPE_CHECKING:  # KafkaAdmin's (its Groups component's): a stub here would hide it
-
-        def list_offsets(
-            self, partitions: Iterable[tuple[str, int]], spec: int
-        ) -> dict[tuple[str, int], int]: ...
-
-    def _log_start(self, topic: str) -> int:
-        """The partition's log start offset (ListOffsets, EARLIEST): where a read continues
-        after OFFSET_OUT_OF_RANGE, since Kafka's answer to that carries no log start (-1:
-        ``ReplicaManager`` answers an out-of-range fetch with unknown offsets)."""
-        return int(self.list_offsets([(topic, 0)], EARLIEST)[(topic, 0)])
-
     @property
     def _version_topic(self) -> str:
         return str(self._spec.password_version_topic)
 
     def _version_partition(self) -> tuple[int, int | None, list[Broker], int]:
-        """(error code of the topic, its partition 0 leader, the live brokers, its partition
-        count): one Metadata request; code UNKNOWN_TOPIC_OR_PARTITION when the topic does not
-        exist."""
-        req = MetadataRequest(
-            topics=[MetadataRequest.MetadataRequestTopic(name=self._version_topic)],
-            allow_auto_topic_creation=False,
-        )
-        md = self._send(req)
-        brokers = [Broker(int(b.node_id), b.rack or None) for b in md.brokers]
-        for t in md.topics:
-            if t.name != self._version_topic:
-                continue
-            if t.error_code:
-                return int(t.error_code), None, brokers, 0
-            count = len(t.partitions)
-            for p in t.partitions:
-                if p.partition_index == 0:
-                    leader = int(p.leader_id)
-                    return 0, (leader if leader >= 0 else None), brokers, count
-            return 0, None, brokers, count
-        return UNKNOWN_TOPIC_OR_PARTITION, None, brokers, 0
+        return partition_zero(self._send, self._version_topic)
 
     def _leader(self, *, create: bool) -> int | None:
         """The leader of the version topic's partition, waiting for one until the deadline;
@@ -226,49 +194,9 @@ class PasswordVersions:
             raise type(exc)(_reading(topic, exc)) from None
 
     def _read_versions(self, topic: str) -> dict[tuple[str, str], VersionRecord]:
-        leader = self._leader(create=False)
-        if leader is None:
+        if self._leader(create=False) is None:
             return {}
-        offset, total = 0, 0
-        records: list[Raw] = []
-        undecoded: list[Undecoded] = []
-        backoff = Backoff(self._timeout_ms / 1000, cap=POLL_SECONDS)
-        deadline = backoff.deadline  # a throttled answer is waited out within it too
-        while True:
-            got = read_fetch(self._send(build_fetch(topic, offset), leader))
-            if got.code == OFFSET_OUT_OF_RANGE:
-                start = self._log_start(topic)
-                if start > offset:  # records deleted below it (delete-records, retention)
-                    offset = start
-                    continue
-            if got.code and retriable_code(got.code) and backoff.wait():
-                leader = self._leader(create=False)
-                if leader is None:
-                    return {}
-                continue
-            if got.code:
-                err = item_error("Fetch", topic, got.code, None)
-                if err is not None:
-                    raise err
-            if not got.answered:  # throttled (a quota), never the end of the log
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise ClusterError(_throttled(topic, offset, got.throttle_ms))
-                time.sleep(min(left, MAX_THROTTLE_WAIT, max(got.throttle_ms / 1000, 0.1)))
-                continue
-            total += got.size
-            if total > MAX_TOPIC_BYTES:
-                raise ClusterError(
-                    f"{topic} holds more than {MAX_TOPIC_BYTES // 2**20} MiB; kgitops' records "
-                    "take ~100 bytes a credential: is another program writing to it?"
-                )
-            records.extend(r for r in got.records if r[0] >= offset)
-            undecoded.extend(u for u in got.undecoded if u.last >= offset)
-            if got.next_offset <= offset:  # nothing more (an empty answer ends it on Tansu)
-                break
-            offset = got.next_offset
-            if offset >= got.high_watermark:
-                break
+        records, undecoded = self._log.read(topic, MAX_TOPIC_BYTES)
         return latest(records, undecoded)
 
     def ready_scram_versions(self) -> None:
@@ -330,39 +258,14 @@ class PasswordVersions:
         return next(iter(failed.values()), None)
 
     def record_versions(self, upserts: Sequence[ScramUpsert]) -> dict[str, ClusterError]:
-        """Record the versions of credentials just written (acks=all, one Produce per batch
-        of at most ``MAX_BATCH_BYTES``, in order), creating the topic first when it does not
-        exist; the error of each credential (``ScramUpsert.key``) whose record was not
-        written: those of the batch that failed and of every batch after it."""
+        """Record the versions of credentials just written (topiclog.py: acks=all, in
+        order), creating the topic first when it does not exist; the error of each
+        credential (``ScramUpsert.key``) whose record was not written."""
         if not upserts:
             return {}
-        chunks = split_batches(list(zip(upserts, version_records(upserts), strict=True)))
-        for n, chunk in enumerate(chunks):
-            err = self._produce([r for _, r in chunk])
-            if err is not None:
-                return {u.key: err for rest in chunks[n:] for u, _ in rest}
-        return {}
-
-    def _produce(self, records: Sequence[tuple[bytes, bytes | None]]) -> ClusterError | None:
-        """One Produce of one batch to the leader, retried until the deadline while the
-        error is retriable; the error, or None."""
-        topic = self._version_topic
-        backoff = Backoff(self._timeout_ms / 1000, cap=POLL_SECONDS)
         try:
-            leader = self._leader(create=True)
-            while True:
-                now = int(time.time() * 1000)
-                req = build_produce(topic, records, self._timeout_ms, now)
-                code, message = read_produce(self._send(req, leader))
-                if code == 0:
-                    return None
-                retry = retriable_code(code) or code == UNKNOWN_TOPIC_OR_PARTITION
-                if code == -2:
-                    return ClusterRequestError(
-                        f"{topic}: the broker gave no result for partition 0", item=topic
-                    )
-                if not retry or not backoff.wait():
-                    return item_error("Produce", topic, code, message)
-                leader = self._leader(create=True)
+            self._leader(create=True)
+            written = self._log.write(self._version_topic, version_records(upserts))
         except ClusterError as exc:
-            return exc
+            return {u.key: exc for u in upserts}
+        return {u.key: err for u, err in zip(upserts, written, strict=True) if err is not None}
