@@ -35,7 +35,7 @@ from kgitops.errors import (
 )
 from kgitops.model import Broker, ClusterState
 from kgitops.names import MIN_ISR, THROTTLED_REPLICAS_CONFIGS
-from kgitops.plan.access_actions import ACCESS_KINDS, DeleteAcl
+from kgitops.plan.access_actions import DeleteAcl
 from kgitops.plan.actions import (
     Action,
     AddPartitions,
@@ -53,6 +53,7 @@ from kgitops.plan.fields import (
     fields_from_json,
     fields_json,
 )
+from kgitops.plan.kinds import ACCESS_KINDS
 from kgitops.plan.statediff import describe_changes
 from kgitops.plan.transfer import Transfer
 from kgitops.units import human_seconds
