@@ -22,7 +22,10 @@ that apply has a step for every step named here::
        40  reassign          topic    reassign
        45  remove_throttles  topic    throttles
        50  elect_leaders     topic    elections
-    52-58  upsert_user, alter_quota, create_acl, delete_acl: access, access (one step)
+    52-58  upsert_user,      access   access (one step for the four access kinds)
+           alter_quota,
+           create_acl,
+           delete_acl
        60  delete_topic      topic    deletes
 """
 
