@@ -1,7 +1,8 @@
 """Run a plan through the cluster port: in order, batched, throttled, verified, resumable.
 
-Apply does what the reviewed plan says and nothing else; it never reads the specs. The steps,
-each one batched port call (one request per admin API)::
+Apply does what the reviewed plan says and nothing else; it never reads the specs. The steps
+(in the order of ``kgitops.plan.kinds.STEPS``), each one batched port call (one request per
+admin API)::
 
     1 create_topic    create_topics        all new topics, with configs and explicit assignments
     2 alter_config    alter_topic_configs  one IncrementalAlterConfigs
@@ -31,7 +32,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -76,6 +77,7 @@ from kgitops.plan.actions import (
     Reassign,
     RemoveThrottles,
 )
+from kgitops.plan.kinds import STEPS
 from kgitops.plan.throttles import REPLICA_KEYS, stale_throttles
 from kgitops.plan.value import Plan
 
@@ -536,19 +538,8 @@ def apply_plan(
     run.record = None if dry_run else record
     report = ApplyReport(requests=recorder.requests, dry_run=dry_run)
     try:
-        steps = (
-            run.creates,
-            run.configs,
-            run.partitions,
-            run.reassign,
-            run.configs_after_moves,
-            run.throttles,
-            run.elections,
-        )
-        for step in steps:
-            step()
-        run_access(run)
-        run.deletes()
+        for step in STEPS:  # each kind's steps, in the order kgitops.plan.kinds gives
+            STEP_FUNCTIONS[step](run)
         report.outcomes = [run.outcomes[i] for i in sorted(run.outcomes)]
         report.notes = run.notes
         if dry_run:
@@ -580,6 +571,20 @@ def apply_plan(
     else:
         why = "some actions were not done"
     raise _partial(report, why, run.changed)
+
+
+#: Each apply step a kind names (``kgitops.plan.kinds``): the function that runs it.
+STEP_FUNCTIONS: Mapping[str, Callable[[_Run], None]] = {
+    "creates": _Run.creates,
+    "configs": _Run.configs,
+    "partitions": _Run.partitions,
+    "reassign": _Run.reassign,
+    "configs_after_moves": _Run.configs_after_moves,
+    "throttles": _Run.throttles,
+    "elections": _Run.elections,
+    "access": run_access,
+    "deletes": _Run.deletes,
+}
 
 
 def _read_back(plan: Plan, admin: Recorder, outcomes: list[ActionOutcome]) -> list[ActionOutcome]:

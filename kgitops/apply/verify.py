@@ -17,7 +17,6 @@ from kgitops.apply.access import access_differences
 from kgitops.cluster.port import ClusterAdmin, describe_access
 from kgitops.errors import ActionOutcome, ClusterError, Status
 from kgitops.model import ClusterState
-from kgitops.plan.access_actions import ACCESS_KINDS
 from kgitops.plan.actions import (
     Action,
     AddPartitions,
@@ -28,16 +27,9 @@ from kgitops.plan.actions import (
     Reassign,
     RemoveThrottles,
 )
+from kgitops.plan.kinds import ACCESS_KINDS, ACCESS_PART
 from kgitops.plan.throttles import in_flight, needed, parse_entries
 from kgitops.plan.value import Plan
-
-#: the part of the cluster's access (``describe_access``) each access kind is read back from
-ACCESS_PART = {
-    "create_acl": "acls",
-    "delete_acl": "acls",
-    "upsert_user": "users",
-    "alter_quota": "quotas",
-}
 
 
 def differences(

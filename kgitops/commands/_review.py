@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from kgitops.errors import StalePlan, UnreviewedPlan
 from kgitops.model import ClusterState
 from kgitops.plan.actions import Reassign
+from kgitops.plan.fields import PlanOptions
 from kgitops.plan.value import ABSENT_DIGEST, Plan, fingerprint_of, topic_digest
 
 #: Where the topics a saved plan does not record come from: the state of the named topics.
@@ -55,11 +56,11 @@ def check_schema(path: str, data: Any) -> None:
     raise UnreviewedPlan(f"{path}: not a valid kgitops plan (schemas/plan.json)", reasons)
 
 
-def state_to_record(plan: Plan, state: ClusterState, options: Mapping[str, object]) -> ClusterState:
+def state_to_record(plan: Plan, state: ClusterState, options: PlanOptions) -> ClusterState:
     """The part of ``state`` that ``plan --out`` records (module docstring, step 2): all but
     the topics the plan's digests cover and no action touches, unless the plan moves replicas
     or was made with ``--rebalance`` or ``--leaders`` (then all of it)."""
-    if options.get("rebalance") or options.get("leaders") or plan.of_kind(Reassign):
+    if options.rebalance or options.leaders or plan.of_kind(Reassign):
         return state
     touched = {a.topic for a in plan.actions}
     kept = {
@@ -126,7 +127,7 @@ def recorded_state(path: str, plan: Plan) -> ClusterState:
     """The state the plan was made on, as ``plan --out`` recorded it."""
     from kgitops.cluster.snapshot import state_from_json
 
-    data = plan.extra.get("recordedState")
+    data = plan.recorded_state
     if data is None:
         raise UnreviewedPlan(
             f"{path}: the plan records no state, so it cannot be checked against its specs; "
@@ -145,13 +146,11 @@ OPTION_FLAGS = {
 }
 
 
-def _targets(path: str, plan: Plan, options: Mapping[str, Any]) -> list[str]:
+def _targets(path: str, plan: Plan, options: PlanOptions) -> list[str]:
     """The selectors a saved plan was made with (``options.targets``); the plan's own
     ``targets`` must say the same, so a partial plan never passes for a whole one."""
-    from kgitops.plan.targets import TARGETS_FIELD
-
-    wanted = options.get("targets") or []
-    shown = plan.extra.get(TARGETS_FIELD) or []
+    wanted = list(options.targets)
+    shown = list(plan.targets or ())
     if wanted != shown:
         raise UnreviewedPlan(
             f"{path}: the plan's targets ({', '.join(map(str, shown)) or 'none'}) are not the "
@@ -196,12 +195,13 @@ def replan_saved(
     fingerprint the re-plan carries (``accessFingerprint``, ``accessParts``) the plan must
     carry with the same value: one deleted from the file would turn its check off."""
     from kgitops.commands._planning import plan_directory
+    from kgitops.plan.fields import ACCESS_FINGERPRINT, ACCESS_PARTS_FIELD
     from kgitops.plan.review import state_mismatch, unrequested_actions
-    from kgitops.plan.value import ACCESS_FINGERPRINT, ACCESS_PARTS_FIELD
 
-    options = plan.extra.get("options") or {}
-    given = options if allowed is None else allowed
-    missing = [f for o, f in OPTION_FLAGS.items() if options.get(o) and not given.get(o)]
+    options = plan.options or PlanOptions()
+    used = options.used()
+    given = used if allowed is None else allowed
+    missing = [f for o, f in OPTION_FLAGS.items() if used[o] and not given.get(o)]
     if missing:
         raise UnreviewedPlan(
             f"{path}: the plan was made with {' and '.join(missing)}, which this apply was "
@@ -229,20 +229,23 @@ def replan_saved(
     result = plan_directory(
         directory,
         state=state,
-        rebalance=bool(options.get("rebalance")),
-        leaders=bool(options.get("leaders")),
-        allow_retention_drop=bool(options.get("allowRetentionDrop")),
+        rebalance=options.rebalance,
+        leaders=options.leaders,
+        allow_retention_drop=options.allow_retention_drop,
         analyse_keys=False,
         targets=_targets(path, plan, options),
     )
     expected = result.plan
     reasons = state_mismatch(plan, expected) + unrequested_actions(plan, expected)
-    for key in (ACCESS_FINGERPRINT, ACCESS_PARTS_FIELD):
-        if plan.extra.get(key) != expected.extra.get(key):
-            had = "lacks" if key not in plan.extra else "has another"
+    for key, mine, theirs in (
+        (ACCESS_FINGERPRINT, plan.access_fingerprint, expected.access_fingerprint),
+        (ACCESS_PARTS_FIELD, plan.access_parts, expected.access_parts),
+    ):
+        if mine != theirs:
+            had = "lacks" if mine is None else "has another"
             reasons.append(
                 f"{key}: the plan {had} {key} than its specs and recorded state give"
-                if key in expected.extra
+                if theirs is not None
                 else f"{key}: the plan has {key}, its specs and recorded state give none"
             )
     if reasons:

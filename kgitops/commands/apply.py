@@ -321,11 +321,11 @@ def fresh_state(plan: Any, admin: Any, recorded: Any, cluster: Any) -> Any:
 
     from kgitops.cluster.port import describe_access
     from kgitops.plan.access_diff import owned_access
-    from kgitops.plan.value import ACCESS_FINGERPRINT, ACCESS_PARTS_FIELD, access_parts_of
+    from kgitops.plan.fields import access_parts_of
 
     state = admin.describe(plan.topics)
-    if ACCESS_FINGERPRINT in plan.extra:
-        parts = access_parts_of(plan.extra.get(ACCESS_PARTS_FIELD))
+    if plan.access_fingerprint is not None:
+        parts = access_parts_of(plan.access_parts)
         state = replace(state, access=owned_access(describe_access(admin, parts), cluster.owns))
     plan.raise_if_stale(state, recorded)
     return state

@@ -22,9 +22,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from kgitops.cluster.connect import open_cluster
     from kgitops.commands._clusterdir import load_cluster
-    from kgitops.plan.group_views import find_group
-    from kgitops.plan.offsets import refuse_active
-    from kgitops.plan.views import safe_text
+    from kgitops.console.group_views import find_group
+    from kgitops.console.offsets import refuse_active
+    from kgitops.console.views import safe_text
 
     name = safe_text(args.group)
     admin = open_cluster(load_cluster(args.dir))

@@ -77,8 +77,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from kgitops.console import views
     from kgitops.model import OWNER_TOPIC, PASSWORD_VERSION_TOPIC
-    from kgitops.plan import views
 
     if args.view in ("groups", "members", "lags"):
         return _groups(args)
@@ -134,8 +134,8 @@ def _spec_labels(directory: str) -> dict[str, dict[str, str]]:
 
 
 def _groups(args: argparse.Namespace) -> int:
-    from kgitops.plan import group_views as gv
-    from kgitops.plan.views import safe_text
+    from kgitops.console import group_views as gv
+    from kgitops.console.views import safe_text
 
     globs = ", ".join(safe_text(t) for t in args.topic)
     if args.view == "groups":

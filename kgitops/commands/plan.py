@@ -188,21 +188,21 @@ def _write(args: argparse.Namespace, result: Any) -> int:
     if args.out:
         from kgitops.cluster.snapshot import state_to_json
         from kgitops.commands._review import state_to_record
+        from kgitops.plan.fields import PlanOptions, saved_fields
 
-        options = {
-            "rebalance": bool(args.rebalance),
-            "leaders": bool(args.leaders),
-            "allowRetentionDrop": bool(args.allow_retention_drop),
-            **({"targets": list(data["targets"])} if "targets" in data else {}),
-        }
-        saved = {
-            **data,
-            "clusterDir": saved_cluster_dir(args.out, data["clusterDir"]),
-            "options": options,
-        }
+        options = PlanOptions(
+            rebalance=bool(args.rebalance),
+            leaders=bool(args.leaders),
+            allow_retention_drop=bool(args.allow_retention_drop),
+            targets=result.plan.targets or (),
+        )
         with stage("save --out"):
             recorded = state_to_record(result.plan, result.state, options)
-            saved["recordedState"] = state_to_json(recorded)
+            saved = {
+                **data,
+                "clusterDir": saved_cluster_dir(args.out, data["clusterDir"]),
+                **saved_fields(options, state_to_json(recorded)),
+            }
         from kgitops.commands._out import named_files
         from kgitops.files import PLAN_OUT, write_output
 

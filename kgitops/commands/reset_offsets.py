@@ -70,10 +70,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from kgitops.cluster.connect import open_cluster
     from kgitops.commands._clusterdir import load_cluster
+    from kgitops.console.group_views import find_group
+    from kgitops.console.offsets import parse_partitions, refuse_active, reset_plan, selected
+    from kgitops.console.views import safe_text
     from kgitops.model import TopicPartition
-    from kgitops.plan.group_views import find_group
-    from kgitops.plan.offsets import parse_partitions, refuse_active, reset_plan, selected
-    from kgitops.plan.views import safe_text
 
     admin = open_cluster(load_cluster(args.dir))
     try:

@@ -89,8 +89,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from kgitops.commands._clusterdir import load_cluster
-    from kgitops.plan.messages import message_json, message_lines
-    from kgitops.plan.views import safe_text
+    from kgitops.console.messages import message_json, message_lines
+    from kgitops.console.views import safe_text
 
     spec = load_cluster(args.dir)
     if spec.simulated is not None:
@@ -129,7 +129,7 @@ def _follow(args: argparse.Namespace, spec: ClusterSpec) -> int:
     """Print each batch as it is read, flushed, until a signal, --timeout or --max."""
     from kgitops.cluster.kafka.tail import follow_messages
     from kgitops.commands._stream import Stop, reader_gone, stopped_by_sigterm, write_lines
-    from kgitops.plan.messages import FollowedRows, message_json
+    from kgitops.console.messages import FollowedRows, message_json
 
     latest = args.start == "latest"
     limit = None if latest else args.max  # latest: --max is the backlog, then every message

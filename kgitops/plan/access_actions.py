@@ -29,8 +29,6 @@ from kgitops.plan.action_base import Action
 _NO_ENTITY = QuotaEntity()
 _NO_ACL = Acl("", "topic", "", "literal", "read")
 
-ACCESS_KINDS: frozenset[str] = frozenset({"upsert_user", "alter_quota", "create_acl", "delete_acl"})
-
 
 def _n(v: Any) -> str:
     return str(int(v)) if isinstance(v, float) and v.is_integer() else str(v)

@@ -33,7 +33,7 @@ from kgitops.access import AccessSpecs, AccessState, Acl, ScramCredential
 from kgitops.model import PASSWORD_VERSION_TOPIC, ClusterSpec, ClusterState, Owns
 from kgitops.plan.access_actions import alter_quota, create_acl, delete_acl, upsert_user
 from kgitops.plan.actions import Action
-from kgitops.plan.value import ACCESS_FINGERPRINT, ACCESS_PARTS_FIELD, Plan, PlanWarning
+from kgitops.plan.value import Plan, PlanWarning
 
 _SHOWN = 10
 
@@ -143,22 +143,20 @@ def _unmanaged_warning(extra: list[Acl]) -> PlanWarning:
 def with_access(
     plan: Plan, desired: AccessSpecs, state: ClusterState, cluster: ClusterSpec
 ) -> Plan:
-    """``plan`` plus the access actions, warnings and ``accessFingerprint``; ``state.access``
+    """``plan`` plus the access actions, warnings and access fingerprint; ``state.access``
     must have been read."""
     assert state.access is not None
     live = owned_access(state.access, cluster.owns)
     actions, warnings = access_actions(
         desired, live, cluster.unmanaged_acls, cluster.password_version_topic
     )
-    extra = dict(plan.extra)
     parts = needed_parts(desired, cluster)
-    extra[ACCESS_FINGERPRINT] = live.digest(parts)
-    extra[ACCESS_PARTS_FIELD] = list(parts)
     return replace(
         plan,
         actions=plan.actions + tuple(actions),
         warnings=plan.warnings + tuple(warnings),
-        extra=extra,
+        access_fingerprint=live.digest(parts),
+        access_parts=parts,
     )
 
 

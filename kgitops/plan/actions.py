@@ -5,7 +5,8 @@ JSON ``type`` (``kind``), where apply runs it (``order``: lower first), its ``sy
 ``verb`` of the plan's summary line, and implements ``to_json`` / ``from_json`` and, for the
 renderers (which read the JSON form), ``headline`` and ``details`` (and, for the pull-request
 comment, ``unit``: what one action counts as, and ``diff``: its lines as a coloured diff).
-Defining the class registers it; nothing else in the code lists the kinds::
+Defining the class registers it; its entry in ``kgitops.plan.kinds`` (a test fails without
+one) says what it acts on and which apply steps run it::
 
     order  symbol  kind             apply runs it as
        10    +     create_topic     one CreateTopics request for all

@@ -267,9 +267,9 @@ def compute_plan(
         warnings=tuple(ctx.warnings),
         state_digests=digests,
         transfer=transfer,
-        extra={"spread": broker_spread(state, ctx.actions)}
+        spread=broker_spread(state, ctx.actions)
         if any(isinstance(a, Reassign) for a in ctx.actions)
-        else {},
+        else None,
     )
     return plan, Lock(entries=dict(sorted(ctx.entries.items())))
 

@@ -15,9 +15,9 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from kgitops.plan.access_actions import ACCESS_KINDS
 from kgitops.plan.access_render import markdown_section
 from kgitops.plan.actions import kind_named, kinds, subject
+from kgitops.plan.kinds import ACCESS_KINDS
 from kgitops.plan.mdescape import fence, html_text, md_code, md_text, visible
 from kgitops.plan.spread import METRICS, summary, text_lines
 from kgitops.units import human_bytes, human_rate, human_seconds

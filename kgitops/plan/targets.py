@@ -24,19 +24,13 @@ from dataclasses import dataclass, replace
 from kgitops.access import NO_ACCESS, AccessSpecs
 from kgitops.errors import PlanError
 from kgitops.model import ClusterSpec, ClusterState, TopicSpec, glob_match
-from kgitops.plan.access_actions import ACCESS_KINDS, AlterQuota, CreateAcl, DeleteAcl, UpsertUser
+from kgitops.plan.access_actions import AlterQuota, CreateAcl, DeleteAcl, UpsertUser
 from kgitops.plan.actions import Action, Reassign
+from kgitops.plan.fields import TARGETS_FIELD
+from kgitops.plan.kinds import ACCESS_KINDS
 from kgitops.plan.spread import broker_spread
 from kgitops.plan.transfer import estimate_transfer
-from kgitops.plan.value import (
-    ACCESS_FINGERPRINT,
-    ACCESS_PARTS_FIELD,
-    Plan,
-    state_fingerprint,
-)
-
-#: The plan JSON field listing the selectors of a targeted (partial) plan.
-TARGETS_FIELD = "targets"
+from kgitops.plan.value import Plan, state_fingerprint
 
 _PREFIXES = ("acl", "user", "quota", "label")
 
@@ -148,16 +142,10 @@ def targeted(
             f"{cluster.name} matches"
         )
     fingerprint, digests = state_fingerprint(state, sorted(topics))
-    extra = dict(plan.extra)
-    extra.pop("spread", None)
-    if any(isinstance(a, Reassign) for a in actions):
-        extra["spread"] = broker_spread(state, actions)
-    if not any(a.kind in ACCESS_KINDS for a in actions) and not any(
+    moves = any(isinstance(a, Reassign) for a in actions)
+    covers_access = any(a.kind in ACCESS_KINDS for a in actions) or any(
         s.kind in ("acl", "user", "quota") for s in selectors
-    ):
-        extra.pop(ACCESS_FINGERPRINT, None)  # access is not part of this plan
-        extra.pop(ACCESS_PARTS_FIELD, None)
-    extra[TARGETS_FIELD] = [s.text for s in selectors]
+    )
     settings = cluster.reassignment
     return replace(
         plan,
@@ -168,7 +156,11 @@ def targeted(
         transfer=estimate_transfer(
             actions, state, settings.throttle_bytes_per_sec, settings.max_concurrent_moves
         ),
-        extra=extra,
+        spread=broker_spread(state, actions) if moves else None,
+        # access is part of this plan only when it acts on it or a selector names it
+        access_fingerprint=plan.access_fingerprint if covers_access else None,
+        access_parts=plan.access_parts if covers_access else None,
+        targets=tuple(s.text for s in selectors),
     )
 
 

@@ -24,7 +24,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from kgitops.access import ACCESS_PARTS
 from kgitops.errors import (
     DeletionNotAllowed,
     OfflineTarget,
@@ -36,7 +35,7 @@ from kgitops.errors import (
 )
 from kgitops.model import Broker, ClusterState
 from kgitops.names import MIN_ISR, THROTTLED_REPLICAS_CONFIGS
-from kgitops.plan.access_actions import ACCESS_KINDS, DeleteAcl
+from kgitops.plan.access_actions import DeleteAcl
 from kgitops.plan.actions import (
     Action,
     AddPartitions,
@@ -47,6 +46,14 @@ from kgitops.plan.actions import (
     action_from_json,
     kinds,
 )
+from kgitops.plan.fields import (
+    FIELDS,
+    PlanOptions,
+    access_parts_of,
+    fields_from_json,
+    fields_json,
+)
+from kgitops.plan.kinds import ACCESS_KINDS
 from kgitops.plan.statediff import describe_changes
 from kgitops.plan.transfer import Transfer
 from kgitops.units import human_seconds
@@ -97,7 +104,13 @@ class Plan:
     ``cluster_dir`` says where cluster.yaml lives so ``apply --plan`` can reach the cluster;
     ``state_digests`` (topic -> digest) lets a stale plan say which topics changed;
     ``transfer`` is the data the reassignments copy (None when they copy nothing);
-    ``extra`` carries JSON fields this version does not know, untouched.
+    ``spread`` the per-broker figures before and after its moves (``kgitops.plan.spread``;
+    only when it moves replicas); ``access_fingerprint`` the digest of the live ACLs, SCRAM
+    users and quotas it was made on, over the parts ``access_parts`` (both None when the plan
+    does not cover access); ``targets`` the ``--target`` selectors of a partial plan (None:
+    a whole plan). A saved plan (``plan --out``) also has ``options`` (how it was made) and
+    ``recorded_state`` (the state it was made on, as ``kgitops-state/v1`` JSON, which the
+    shell reads). ``extra`` carries only JSON fields this version does not know, untouched.
     """
 
     cluster: str
@@ -109,6 +122,12 @@ class Plan:
     transfer: Transfer | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
     findings: tuple[Finding, ...] = ()
+    spread: Mapping[str, Any] | None = None
+    access_fingerprint: str | None = None
+    access_parts: tuple[str, ...] | None = None
+    targets: tuple[str, ...] | None = None
+    options: PlanOptions | None = None
+    recorded_state: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
         ordered = tuple(sorted(self.actions, key=lambda a: a.sort_key))
@@ -155,9 +174,7 @@ class Plan:
         change is explained: which partition's replicas, which config, which broker
         (kgitops/plan/statediff.py).
         """
-        access = access_stale_reasons(
-            self.extra.get(ACCESS_FINGERPRINT), self.extra.get(ACCESS_PARTS_FIELD), state
-        )
+        access = access_stale_reasons(self.access_fingerprint, self.access_parts, state)
         topics = self.topics
         fingerprint, digests = state_fingerprint(state, topics)
         if fingerprint == self.state_fingerprint:
@@ -246,6 +263,14 @@ class Plan:
         }
         if self.transfer is not None:
             out["transfer"] = self.transfer.to_json()
+        out |= fields_json(
+            spread=self.spread,
+            access_fingerprint=self.access_fingerprint,
+            access_parts=self.access_parts,
+            targets=self.targets,
+            options=self.options,
+            recorded_state=self.recorded_state,
+        )
         for k, v in self.extra.items():
             out.setdefault(k, v)
         return out
@@ -290,6 +315,7 @@ class Plan:
                     Finding(str(f["code"]), str(f.get("message", "")), dict(f.get("data", {})))
                     for f in data.get("findings", [])
                 ),
+                **fields_from_json(data),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise PlanError(f"malformed plan: missing or wrong field {exc}") from None
@@ -309,26 +335,17 @@ _KNOWN = frozenset(
         "summary",
         "transfer",
         "findings",
+        *FIELDS,
     }
 )
 
 
 # ------------------------------------------------------------------ fingerprint
 
-#: The plan field holding the digest of the live ACLs, SCRAM users and quotas it was made on.
-ACCESS_FINGERPRINT = "accessFingerprint"
-#: ... and which parts of it (``acls``, ``users``, ``quotas``) it read.
-ACCESS_PARTS_FIELD = "accessParts"
 
-
-def access_parts_of(value: object) -> tuple[str, ...]:
-    """The parts a plan recorded (all of them for a plan that recorded none)."""
-    if isinstance(value, list) and all(isinstance(p, str) for p in value):
-        return tuple(p for p in value if p in ACCESS_PARTS)
-    return ACCESS_PARTS
-
-
-def access_stale_reasons(recorded: object, parts: object, state: ClusterState) -> list[str]:
+def access_stale_reasons(
+    recorded: str | None, parts: tuple[str, ...] | None, state: ClusterState
+) -> list[str]:
     """A plan that covers access recorded ``AccessState.digest(parts)``; say so if it
     changed."""
     if recorded is None:

@@ -7,12 +7,12 @@ from types import ModuleType
 
 import pytest
 
+import kgitops.console.views
 import kgitops.placement.assignment
 import kgitops.placement.consumers
 import kgitops.placement.partitioner
 import kgitops.placement.rebalance
 import kgitops.plan.isrlag
-import kgitops.plan.views
 import kgitops.versionrules
 
 
@@ -23,7 +23,7 @@ import kgitops.versionrules
         kgitops.placement.partitioner,
         kgitops.placement.consumers,
         kgitops.placement.rebalance,
-        kgitops.plan.views,
+        kgitops.console.views,
         kgitops.plan.isrlag,
         kgitops.versionrules,
     ],

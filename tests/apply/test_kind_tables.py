@@ -2,7 +2,9 @@
 table kept per kind: a kind added to the registry but missed in one of them fails here, not
 in a review or on a cluster.
 
-The tables: the registry's own docstring table (order, symbol, kind); the plan JSON schema
+The tables: the one list of kinds, ``kgitops.plan.kinds.ENTRIES`` (each kind's subject and
+apply steps; ``ACCESS_KINDS``, ``ACCESS_PART`` and apply's step order derive from it); the
+registry's own docstring table (order, symbol, kind); the plan JSON schema
 (the ``type`` enum, one ``if``/``then`` per type, one ``$defs`` entry, one ``summary``
 count); ``ACCESS_KINDS`` (exactly the kinds sent in an access API, those declaring ``api``);
 apply's steps (some step asks the run for the kind's actions); verification (the
@@ -30,8 +32,9 @@ from kgitops.apply import run as apply_run
 from kgitops.apply import verify
 from kgitops.model import Broker, ReassignmentSettings
 from kgitops.plan import actions
-from kgitops.plan.access_actions import ACCESS_KINDS
+from kgitops.plan import kinds as kind_list
 from kgitops.plan.actions import Action, kinds
+from kgitops.plan.kinds import ACCESS_KINDS, ENTRIES, STEPS
 from kgitops.plan.value import Plan
 
 REGISTRY = {k.kind: k for k in kinds()}
@@ -60,6 +63,24 @@ def test_the_registry_holds_topic_and_access_kinds() -> None:
     assert len(REGISTRY) >= 11
     assert {"create_topic", "delete_topic", "reassign"} <= TOPIC
     assert {"upsert_user", "create_acl"} <= ACCESS
+
+
+def test_every_kind_has_one_entry_in_the_list_of_kinds_in_apply_order() -> None:
+    assert [e.kind for e in ENTRIES] == [k.kind for k in kinds()]
+    assert all(kind_list.entry(k).action is REGISTRY[k] for k in REGISTRY)
+
+
+def test_each_entry_says_its_subject_and_an_access_kind_its_part() -> None:
+    for e in ENTRIES:
+        assert e.subject == ("access" if e.kind in ACCESS else "topic"), e.kind
+        assert (e.access_part is not None) == (e.subject == "access"), e.kind
+        assert e.steps, e.kind
+
+
+def test_apply_runs_the_steps_of_the_entries_in_their_order() -> None:
+    """Apply's step table has exactly the steps the entries name: a step added to an entry
+    that apply does not know, or one apply runs that no kind names, fails here."""
+    assert set(apply_run.STEP_FUNCTIONS) == set(STEPS)
 
 
 def test_the_registry_docstring_table_lists_every_kind_with_its_order_and_symbol() -> None:

@@ -12,10 +12,10 @@ import pytest
 from kgitops.cli import main
 from kgitops.cluster.port import ConfigChange, NewTopic
 from kgitops.cluster.simulated import SimulatedCluster
+from kgitops.console.views import partitions_view
 from kgitops.errors import StateFileError
 from kgitops.model import Broker
 from kgitops.plan.health import assess
-from kgitops.plan.views import partitions_view
 
 BROKERS = [Broker(0, "az1"), Broker(1, "az2"), Broker(2, "az3")]
 MB = 1_000_000

@@ -14,8 +14,8 @@ from kgitops.cli import main
 from kgitops.cluster.port import NewTopic
 from kgitops.cluster.simulated import SimulatedCluster
 from kgitops.cluster.snapshot import write_state
+from kgitops.console.views import safe_text
 from kgitops.model import Broker, ClusterState, PartitionState, TopicState
-from kgitops.plan.views import safe_text
 from kgitops.spec.schemacheck import schema
 
 CLUSTER_YAML = """\

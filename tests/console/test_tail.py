@@ -13,7 +13,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from kgitops.cli import main
-from kgitops.plan.messages import Message, message_lines, shown
+from kgitops.console.messages import Message, message_lines, shown
 from kgitops.spec.schemacheck import schema
 
 VALIDATOR = Draft202012Validator(schema("tail.json"))
@@ -225,7 +225,7 @@ def test_a_huge_value_is_one_short_cell_in_text() -> None:
 
 
 def test_followed_rows_print_the_header_once_and_widen_for_a_wider_cell() -> None:
-    from kgitops.plan.messages import FollowedRows
+    from kgitops.console.messages import FollowedRows
 
     rows = FollowedRows(40)
     assert rows.lines([]) == []  # nothing read yet: not even the header

@@ -20,9 +20,9 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from kgitops.console.views import FORMAT, matches, safe_text, table
 from kgitops.errors import KgitopsError
 from kgitops.groups import ConsumerGroup, GroupsState, Partition
-from kgitops.plan.views import FORMAT, matches, safe_text, table
 
 
 def find_group(

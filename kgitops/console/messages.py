@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from kgitops.plan.views import safe_cut
+from kgitops.console.views import safe_cut
 
 FORMAT = "kgitops-tail/v1"
 
@@ -117,7 +117,7 @@ def _cells(m: Message, width: int) -> tuple[str, ...]:
 
 def message_lines(messages: Sequence[Message], width: int) -> list[str]:
     """The text of ``tail``: one aligned row per message."""
-    from kgitops.plan.views import table
+    from kgitops.console.views import table
 
     return table(HEADER, (_cells(m, width) for m in messages), escaped=True)
 
