@@ -12,6 +12,7 @@ import pytest
 
 from kgitops.cli import main
 from kgitops.errors import scrub_secrets
+from tests.helpers import run_cli_text
 
 PASSWORD = "pw-Zq8!s3cret-never-printed"
 
@@ -61,9 +62,7 @@ class Folder:
         (self.root / "access.yaml").write_text(ACCESS % {"version": version, "rate": rate})
 
     def run(self, *args: str) -> tuple[int, str]:
-        code = main(list(args))
-        out, err = self.capsys.readouterr()
-        return code, out + err
+        return run_cli_text(*args)
 
     def plan(self, *extra: str) -> dict[str, Any]:
         code = main(["plan", str(self.root), "--format", "json", *extra])

@@ -3,8 +3,6 @@ directly, never through kgitops."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 from collections import Counter
 from collections.abc import Iterator
@@ -13,7 +11,7 @@ from pathlib import Path
 import kafka
 import pytest
 
-from kgitops import cli
+from tests.helpers import run_cli
 
 
 def write_cluster(root: Path, bootstrap: str, topics: str) -> Path:
@@ -41,13 +39,6 @@ def topic_doc(name: str, partitions: int, config: dict[str, str], delete: bool =
     if delete:
         lines.append("delete: true")
     return "\n".join(lines) + "\n"
-
-
-def run_cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = cli.main(list(argv))
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture

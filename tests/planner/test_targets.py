@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from kgitops.cli import main
+from tests.helpers import run_cli
 
 CLUSTER = """\
 apiVersion: kgitops/v1
@@ -57,9 +57,7 @@ class Folder:
         self.plan_file = root / "plan.json"
 
     def run(self, *argv: str) -> tuple[int, str, str]:
-        code = main(list(argv))
-        out = self.capsys.readouterr()
-        return code, out.out, out.err
+        return run_cli(*argv)
 
     def plan(self, *targets: str, fmt: str = "json") -> dict[str, Any]:
         args = [a for t in targets for a in ("--target", t)]

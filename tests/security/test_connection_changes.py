@@ -6,7 +6,6 @@ an explicit allow."""
 from __future__ import annotations
 
 import contextlib
-import io
 import json
 import socket
 import subprocess
@@ -15,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from kgitops.cli import main
+from tests.helpers import run_cli as cli
 
 SIMULATED = """\
 apiVersion: kgitops/v1
@@ -58,13 +57,6 @@ def git(repo: Path, *args: str) -> str:
     return subprocess.run(
         ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True
     ).stdout
-
-
-def cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture

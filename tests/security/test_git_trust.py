@@ -4,8 +4,6 @@ and no config but the checkout's own; a folder shaped like a git directory is an
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import subprocess
@@ -13,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from kgitops.cli import main
+from tests.helpers import run_cli as cli
 
 REAL = """\
 apiVersion: kgitops/v1
@@ -41,13 +39,6 @@ def git(repo: Path, *args: str) -> str:
     return subprocess.run(
         ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True
     ).stdout
-
-
-def cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture

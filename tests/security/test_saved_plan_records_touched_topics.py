@@ -9,15 +9,13 @@ simulated cluster back.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from kgitops.cli import main
+from tests.helpers import run_cli_text as cli
 
 CLUSTER = """\
 apiVersion: kgitops/v1
@@ -50,13 +48,6 @@ LIVE = {
         },
     },
 }
-
-
-def cli(*argv: str) -> tuple[int, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue() + err.getvalue()
 
 
 @pytest.fixture

@@ -4,18 +4,16 @@ repository counts by its content as a connection setting (CONNECTION_CHANGED).""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from kgitops.cli import main
 from kgitops.cluster.kafka.settings import client_config
 from kgitops.errors import ClusterAuthError
 from kgitops.model import ClusterSpec, SaslSpec, SecuritySpec
+from tests.helpers import run_cli as cli
 
 CLUSTER = """\
 apiVersion: kgitops/v1
@@ -39,13 +37,6 @@ def git(repo: Path, *args: str) -> str:
     return subprocess.run(
         ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True
     ).stdout
-
-
-def cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture
