@@ -12,17 +12,17 @@ import kafka
 import pytest
 
 from tests.helpers import run_cli
+from tests.helpers import cluster_folder
 
 
 def write_cluster(root: Path, bootstrap: str, topics: str) -> Path:
-    d = root / "local"
-    d.mkdir(exist_ok=True)
-    (d / "cluster.yaml").write_text(
-        "apiVersion: kgitops/v1\nkind: Cluster\nname: local\n"
-        f'bootstrapServers: ["{bootstrap}"]\nunmanagedTopics: ignore\n'
+    return cluster_folder(
+        root / "local",
+        "local",
+        bootstrap=bootstrap,
+        extra="unmanagedTopics: ignore\n",
+        files={"topics.yaml": topics},
     )
-    (d / "topics.yaml").write_text(topics)
-    return d
 
 
 def topic_doc(name: str, partitions: int, config: dict[str, str], delete: bool = False) -> str:

@@ -16,23 +16,15 @@ from kgitops.cluster.snapshot import write_state
 from kgitops.model import Broker, ClusterState, PartitionState, TopicState
 from kgitops.plan.views import safe_text
 from kgitops.spec.schemacheck import schema
-from tests.helpers import run_cli
+from tests.helpers import cluster_folder, run_cli
 
-CLUSTER_YAML = """\
-apiVersion: kgitops/v1
-kind: Cluster
-name: demo
-simulated:
-  stateFile: .state/demo.json
-  brokers: [{id: 0, rack: az1}, {id: 1, rack: az2}, {id: 2, rack: az1}, {id: 3, rack: az2}]
-"""
 BROKERS = [Broker(0, "az1"), Broker(1, "az2"), Broker(2, "az1"), Broker(3, "az2")]
 VALIDATOR = Draft202012Validator(schema("console.json"))
 
 
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
-    (tmp_path / "cluster.yaml").write_text(CLUSTER_YAML)
+    cluster_folder(tmp_path, brokers=BROKERS)
     s = SimulatedCluster.open(str(tmp_path / ".state" / "demo.json"), BROKERS)
     s.create_topics(
         [

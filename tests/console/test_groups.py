@@ -15,16 +15,8 @@ from kgitops.cluster.port import NewTopic
 from kgitops.cluster.simulated import SimulatedCluster
 from kgitops.model import Broker
 from kgitops.spec.schemacheck import schema
-from tests.helpers import run_cli
+from tests.helpers import cluster_folder, run_cli
 
-CLUSTER_YAML = """\
-apiVersion: kgitops/v1
-kind: Cluster
-name: demo
-simulated:
-  stateFile: .state/demo.json
-  brokers: [{id: 0, rack: az1}, {id: 1, rack: az2}]
-"""
 BROKERS = [Broker(0, "az1"), Broker(1, "az2")]
 VALIDATOR = Draft202012Validator(schema("console.json"))
 
@@ -37,7 +29,7 @@ def sim(folder: Path) -> SimulatedCluster:
 def folder(tmp_path: Path) -> Path:
     """orders (2 partitions) written at 10 KiB/s for 10 s: 50 records per partition (1 KiB
     each); group billing has two members and committed 40 and 45; group audit has none."""
-    (tmp_path / "cluster.yaml").write_text(CLUSTER_YAML)
+    cluster_folder(tmp_path, brokers=BROKERS)
     s = sim(tmp_path)
     s.create_topics([NewTopic("orders", {0: (0, 1), 1: (1, 0)}), NewTopic("other", {0: (0,)})])
     s.set_produce_rate("orders", 10 * 1024)
@@ -152,7 +144,7 @@ def test_a_snapshot_without_groups_says_so(tmp_path: Path) -> None:
 def test_simulate_consume_commit_and_leave_drive_a_group(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    (tmp_path / "cluster.yaml").write_text(CLUSTER_YAML)
+    cluster_folder(tmp_path, brokers=BROKERS)
     sim(tmp_path).create_topics([NewTopic("orders", {0: (0, 1), 1: (1, 0)})])
     d = str(tmp_path)
     assert main(["simulate", d, "produce", "orders", "2KiB/s"]) == 0

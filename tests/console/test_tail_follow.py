@@ -22,17 +22,16 @@ from jsonschema import Draft202012Validator
 
 from kgitops.cli import main
 from kgitops.spec.schemacheck import schema
+from tests.helpers import cluster_folder
 
 VALIDATOR = Draft202012Validator(schema("tail.json"))
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _folder(tmp_path: Path, bootstrap: str, timeout_ms: int = 30_000) -> Path:
-    (tmp_path / "cluster.yaml").write_text(
-        "apiVersion: kgitops/v1\nkind: Cluster\nname: local\n"
-        f"bootstrapServers: [{json.dumps(bootstrap)}]\nrequestTimeoutMs: {timeout_ms}\n"
+    return cluster_folder(
+        tmp_path, "local", bootstrap=bootstrap, extra=f"requestTimeoutMs: {timeout_ms}\n"
     )
-    return tmp_path
 
 
 def _topic(bootstrap: str, name: str, partitions: int) -> None:
