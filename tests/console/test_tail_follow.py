@@ -269,6 +269,7 @@ def test_follow_on_an_unknown_topic_is_one_line_and_exit_1(
 
 
 @pytest.mark.slow
+@pytest.mark.broker
 def test_a_broker_dying_during_follow_is_one_line_and_exit_1(
     tmp_path: Path, topic_prefix: str, tails: list[Tail]
 ) -> None:
@@ -300,6 +301,7 @@ def test_a_broker_dying_during_follow_is_one_line_and_exit_1(
     assert b"did not answer in time" in err
 
 
+@pytest.mark.broker
 @pytest.mark.parametrize("how", ["silent", "gone"])
 def test_a_cluster_that_stops_answering_ends_follow_within_request_timeout(
     tmp_path: Path, topic_prefix: str, tails: list[Tail], how: str
