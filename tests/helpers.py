@@ -5,6 +5,9 @@ through ``kgitops.cli.main`` (the one exit path), its stdout and stderr captured
 
     code, out, err = run_cli("validate", str(folder))
 
+``committed_repo(root, {"topics/prod/cluster.yaml": ...})`` is a git repository whose one
+commit holds those files; ``git(root, "diff")`` runs git there.
+
 ``cluster_folder(path, brokers=BROKERS, files={"orders.yaml": ORDERS})`` writes
 ``path/cluster.yaml`` for a simulated cluster (``simulated.stateFile: .state/NAME.json``),
 ``cluster_folder(path, bootstrap="127.0.0.1:9092")`` one for a broker; ``extra`` lines are
@@ -17,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -90,3 +94,25 @@ def cluster_folder(
         (path / ".state").mkdir(exist_ok=True)
         (path / ".state" / f"{name}.json").write_text(json.dumps(state))
     return path
+
+
+def git(repo: Path, *args: str) -> str:
+    """``git -C REPO ARGS``: its stdout; a failure raises."""
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True
+    ).stdout
+
+
+def committed_repo(root: Path, files: Mapping[str, str]) -> Path:
+    """A git repository at ``root`` (branch main) whose one commit, "base", holds ``files``
+    and whatever ``root`` held already."""
+    for relative, text in files.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(text)
+    root.mkdir(parents=True, exist_ok=True)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "user.email", "t@example.com")
+    git(root, "config", "user.name", "t")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+    return root

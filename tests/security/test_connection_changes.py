@@ -8,12 +8,12 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
-import subprocess
 import threading
 from pathlib import Path
 
 import pytest
 
+from tests.helpers import committed_repo, git
 from tests.helpers import run_cli as cli
 
 SIMULATED = """\
@@ -53,26 +53,14 @@ STATE = {
 }
 
 
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True
-    ).stdout
-
-
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    r = tmp_path / "repo"
-    d = r / "topics" / "prod"
-    d.mkdir(parents=True)
-    git(r, "init", "-q", "-b", "main")
-    git(r, "config", "user.email", "t@example.com")
-    git(r, "config", "user.name", "t")
-    (d / "cluster.yaml").write_text(REAL)
-    (d / "orders.yaml").write_text(ORDERS)
-    (r / "state.json").write_text(json.dumps(STATE))
-    git(r, "add", "-A")
-    git(r, "commit", "-q", "-m", "base")
-    return r
+    files = {
+        "topics/prod/cluster.yaml": REAL,
+        "topics/prod/orders.yaml": ORDERS,
+        "state.json": json.dumps(STATE),
+    }
+    return committed_repo(tmp_path / "repo", files)
 
 
 def folder(repo: Path) -> str:
