@@ -85,23 +85,34 @@ def _marked_or_fail(marker: str, what: str) -> None:
         )
 
 
+class _GuardedSubprocess:
+    """``subprocess`` as ``kgitops.cluster.local`` sees it: its one ``Popen`` starts Tansu."""
+
+    def __init__(self, module: Any) -> None:
+        self._module = module
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._module, name)
+
+    def Popen(self, *args: Any, **kwargs: Any) -> Any:  # noqa: N802 - subprocess's name
+        _marked_or_fail("broker", "a Tansu broker")
+        return self._module.Popen(*args, **kwargs)
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
     """Every start of a Tansu broker or a Kafka JVM passes through ``_marked_or_fail``."""
+    import subprocess
+
     from kgitops.cluster import local
     from kgitops.cluster.kafka.localcluster import KafkaCluster
 
-    tansu_command = local._command
     launch = KafkaCluster.launch
-
-    def guarded_command(*args: Any, **kwargs: Any) -> list[str]:
-        _marked_or_fail("broker", "a Tansu broker")
-        return tansu_command(*args, **kwargs)
 
     def guarded_launch(self: KafkaCluster, *args: Any, **kwargs: Any) -> Any:
         _marked_or_fail("kafka", "a Kafka JVM")
         return launch(self, *args, **kwargs)
 
-    local._command = guarded_command  # type: ignore[assignment]
+    local.subprocess = _GuardedSubprocess(subprocess)  # type: ignore[assignment]
     KafkaCluster.launch = guarded_launch  # type: ignore[method-assign]
 
 

@@ -28,6 +28,10 @@ from typing import Any, NamedTuple
 from kgitops.cli import main
 from kgitops.model import Broker
 
+#: The brokers most test clusters have: three, one per rack.
+THREE_RACKS = (Broker(0, "a"), Broker(1, "b"), Broker(2, "c"))
+THREE_AZS = (Broker(0, "az1"), Broker(1, "az2"), Broker(2, "az3"))
+
 
 class CliResult(NamedTuple):
     code: int

@@ -10,16 +10,9 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import run_cli
+from tests.helpers import THREE_RACKS, cluster_yaml, run_cli
 
-CLUSTER = """\
-apiVersion: kgitops/v1
-kind: Cluster
-name: demo
-simulated:
-  stateFile: .state/demo.json
-  brokers: [{id: 0, rack: a}, {id: 1, rack: b}, {id: 2, rack: c}]
-"""
+CLUSTER = cluster_yaml(brokers=THREE_RACKS)
 
 
 def topic(name: str, partitions: int = 3, labels: str = "") -> str:

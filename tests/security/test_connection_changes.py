@@ -13,17 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import committed_repo, git
+from tests.helpers import THREE_RACKS, cluster_yaml, committed_repo, git
 from tests.helpers import run_cli as cli
 
-SIMULATED = """\
-apiVersion: kgitops/v1
-kind: Cluster
-name: prod
-simulated:
-  stateFile: .state/prod.json
-  brokers: [{id: 0, rack: a}, {id: 1, rack: b}, {id: 2, rack: c}]
-"""
+SIMULATED = cluster_yaml("prod", brokers=THREE_RACKS)
 REAL = """\
 apiVersion: kgitops/v1
 kind: Cluster

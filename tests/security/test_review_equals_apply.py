@@ -13,16 +13,10 @@ from typing import Any
 
 import pytest
 
+from tests.helpers import THREE_RACKS, cluster_yaml
 from tests.helpers import run_cli_text as cli
 
-CLUSTER = """\
-apiVersion: kgitops/v1
-kind: Cluster
-name: demo
-simulated:
-  stateFile: .state/demo.json
-  brokers: [{id: 0, rack: a}, {id: 1, rack: b}, {id: 2, rack: c}]
-"""
+CLUSTER = cluster_yaml(brokers=THREE_RACKS)
 ORDERS = """\
 apiVersion: kgitops/v1
 kind: Topic
