@@ -13,10 +13,9 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import THREE_RACKS, cluster_yaml
+from tests.helpers import THREE_RACKS, cluster_folder
 from tests.helpers import run_cli_text as cli
 
-CLUSTER = cluster_yaml(brokers=THREE_RACKS)
 ORDERS = """\
 apiVersion: kgitops/v1
 kind: Topic
@@ -49,12 +48,8 @@ LIVE = {
 
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
-    d = tmp_path / "demo"
-    (d / ".state").mkdir(parents=True)
-    (d / "cluster.yaml").write_text(CLUSTER)
-    (d / "orders.yaml").write_text(ORDERS)
-    (d / ".state" / "demo.json").write_text(json.dumps(LIVE))
-    return d
+    files = {"orders.yaml": ORDERS}
+    return cluster_folder(tmp_path / "demo", brokers=THREE_RACKS, files=files, state=LIVE)
 
 
 def live(folder: Path) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import THREE_RACKS, cluster_yaml
+from tests.helpers import THREE_RACKS, cluster_folder, cluster_yaml
 from tests.helpers import run_cli_text as cli
 
 CLUSTER = cluster_yaml(brokers=THREE_RACKS)
@@ -46,13 +46,11 @@ LIVE = {
 
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
-    d = tmp_path / "demo"
-    (d / ".state").mkdir(parents=True)
-    (d / "cluster.yaml").write_text(CLUSTER)
-    (d / "orders.yaml").write_text(topic("orders", "86400000"))  # changes
-    (d / "payments.yaml").write_text(topic("payments", "3600000"))  # as it is
-    (d / ".state" / "demo.json").write_text(json.dumps(LIVE))
-    return d
+    files = {
+        "orders.yaml": topic("orders", "86400000"),  # changes
+        "payments.yaml": topic("payments", "3600000"),  # as it is
+    }
+    return cluster_folder(tmp_path / "demo", brokers=THREE_RACKS, files=files, state=LIVE)
 
 
 def live(folder: Path) -> dict[str, Any]:
