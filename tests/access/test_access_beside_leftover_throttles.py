@@ -15,15 +15,9 @@ from kgitops.cluster.port import ConfigChange
 from kgitops.cluster.simulated import SimulatedCluster
 from kgitops.model import Broker
 from kgitops.names import THROTTLE_FOLLOWER_RATE, THROTTLE_LEADER_RATE
+from tests.helpers import THREE_RACKS, cluster_yaml
 
-CLUSTER = """\
-apiVersion: kgitops/v1
-kind: Cluster
-name: demo
-simulated:
-  stateFile: .state/demo.json
-  brokers: [{id: 0, rack: a}, {id: 1, rack: b}, {id: 2, rack: c}]
-"""
+CLUSTER = cluster_yaml(brokers=THREE_RACKS)
 USERS = """\
 apiVersion: kgitops/v1
 kind: User

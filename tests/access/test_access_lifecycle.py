@@ -12,17 +12,11 @@ import pytest
 
 from kgitops.cli import main
 from kgitops.errors import scrub_secrets
+from tests.helpers import THREE_RACKS, cluster_yaml, run_cli_text
 
 PASSWORD = "pw-Zq8!s3cret-never-printed"
 
-CLUSTER = """\
-apiVersion: kgitops/v1
-kind: Cluster
-name: demo
-simulated:
-  stateFile: .state/demo.json
-  brokers: [{id: 0, rack: a}, {id: 1, rack: b}, {id: 2, rack: c}]
-"""
+CLUSTER = cluster_yaml(brokers=THREE_RACKS)
 TOPIC = """\
 apiVersion: kgitops/v1
 kind: Topic
@@ -61,9 +55,7 @@ class Folder:
         (self.root / "access.yaml").write_text(ACCESS % {"version": version, "rate": rate})
 
     def run(self, *args: str) -> tuple[int, str]:
-        code = main(list(args))
-        out, err = self.capsys.readouterr()
-        return code, out + err
+        return run_cli_text(*args)
 
     def plan(self, *extra: str) -> dict[str, Any]:
         code = main(["plan", str(self.root), "--format", "json", *extra])

@@ -7,18 +7,12 @@ import json
 
 import pytest
 
-from kgitops.cli import main
+from tests.helpers import run_cli
 
 
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def test_assign_prints_the_seed_rack_aware_assignment(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(
-        capsys, "assign", "--brokers", "0,1,2,3,4,5",
+def test_assign_prints_the_seed_rack_aware_assignment() -> None:
+    code, out, err = run_cli(
+        "assign", "--brokers", "0,1,2,3,4,5",
         "--racks", "rack1,rack3,rack3,rack2,rack2,rack1",
         "--partitions", "7", "--replication-factor", "3",
     )  # fmt: skip
@@ -29,9 +23,9 @@ def test_assign_prints_the_seed_rack_aware_assignment(capsys: pytest.CaptureFixt
     }  # fmt: skip
 
 
-def test_assign_start_index_shift_and_start_partition(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(
-        capsys, "assign", "--brokers", "0,1,2,3,4", "--partitions", "2",
+def test_assign_start_index_shift_and_start_partition() -> None:
+    code, out, _ = run_cli(
+        "assign", "--brokers", "0,1,2,3,4", "--partitions", "2",
         "--replication-factor", "3", "--start-index", "2", "--replica-shift", "0",
         "--start-partition", "5",
     )  # fmt: skip
@@ -39,9 +33,9 @@ def test_assign_start_index_shift_and_start_partition(capsys: pytest.CaptureFixt
     assert code == 0 and json.loads(out) == {"5": [2, 4, 0], "6": [3, 0, 1]}
 
 
-def test_assign_empty_rack_entry_is_kafkas_rack_error(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(
-        capsys, "assign", "--brokers", "0,1,2", "--racks", "a,,b",
+def test_assign_empty_rack_entry_is_kafkas_rack_error() -> None:
+    code, out, err = run_cli(
+        "assign", "--brokers", "0,1,2", "--racks", "a,,b",
         "--partitions", "3", "--replication-factor", "2",
     )  # fmt: skip
     assert code == 1 and out == ""
@@ -70,39 +64,33 @@ def test_assign_empty_rack_entry_is_kafkas_rack_error(capsys: pytest.CaptureFixt
          "--racks has 1 entries but --brokers has 2"),
     ],
 )  # fmt: skip
-def test_assign_bad_input_is_one_clear_line(
-    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
-) -> None:
-    code, _, err = run(capsys, "assign", *argv)
+def test_assign_bad_input_is_one_clear_line(argv: list[str], message: str) -> None:
+    code, _, err = run_cli("assign", *argv)
     assert code == 1
     assert message in err and "Traceback" not in err and len(err.splitlines()) == 1
 
 
-def test_partition_prints_one_partition_per_key(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "partition", "--partitions", "12", "foobar", "21")
+def test_partition_prints_one_partition_per_key() -> None:
+    code, out, _ = run_cli("partition", "--partitions", "12", "foobar", "21")
     assert code == 0
     assert out.split() == [str((-790332482 & 0x7FFFFFFF) % 12), str((-973932308 & 0x7FFFFFFF) % 12)]
 
 
-def test_partition_hex_keys_are_raw_bytes(capsys: pytest.CaptureFixture[str]) -> None:
-    _, text, _ = run(capsys, "partition", "--partitions", "7", "abc")
-    code, raw, _ = run(capsys, "partition", "--partitions", "7", "--hex", "616263")
+def test_partition_hex_keys_are_raw_bytes() -> None:
+    _, text, _ = run_cli("partition", "--partitions", "7", "abc")
+    code, raw, _ = run_cli("partition", "--partitions", "7", "--hex", "616263")
     assert code == 0 and raw == text == f"{479470107 % 7}\n"
 
 
 def test_partition_json_puts_each_key_next_to_its_partition(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     import io
 
     monkeypatch.setattr("sys.stdin", io.StringIO("user-1\n\u00e9t\u00e9\n"))
-    code, out, err = run(
-        capsys, "partition", "--partitions", "12", "--format", "json", "foobar", "-"
-    )
+    code, out, err = run_cli("partition", "--partitions", "12", "--format", "json", "foobar", "-")
     assert (code, err) == (0, "")
-    _, lines, _ = run(
-        capsys, "partition", "--partitions", "12", "foobar", "user-1", "\u00e9t\u00e9"
-    )
+    _, lines, _ = run_cli("partition", "--partitions", "12", "foobar", "user-1", "\u00e9t\u00e9")
     assert json.loads(out) == {
         "format": "kgitops-partition/v1",
         "partitions": 12,
@@ -113,13 +101,11 @@ def test_partition_json_puts_each_key_next_to_its_partition(
     }
 
 
-def test_partition_json_of_hex_keys_keeps_the_bytes_and_nulls_a_key_that_is_not_text(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    code, out, _ = run(
-        capsys, "partition", "--partitions", "7", "--hex", "--format", "json", "616263", "FF00"
+def test_partition_json_of_hex_keys_keeps_the_bytes_and_nulls_a_key_that_is_not_text() -> None:
+    code, out, _ = run_cli(
+        "partition", "--partitions", "7", "--hex", "--format", "json", "616263", "FF00"
     )
-    _, lines, _ = run(capsys, "partition", "--partitions", "7", "--hex", "616263", "ff00")
+    _, lines, _ = run_cli("partition", "--partitions", "7", "--hex", "616263", "ff00")
     assert code == 0
     assert json.loads(out)["keys"] == [
         {"key": "abc", "keyHex": "616263", "partition": 479470107 % 7},
@@ -127,21 +113,21 @@ def test_partition_json_of_hex_keys_keeps_the_bytes_and_nulls_a_key_that_is_not_
     ]
 
 
-def test_partition_bad_hex_and_bad_count(capsys: pytest.CaptureFixture[str]) -> None:
-    assert run(capsys, "partition", "--partitions", "3", "--hex", "zz")[0] == 1
-    code, _, err = run(capsys, "partition", "--partitions", "0", "k")
+def test_partition_bad_hex_and_bad_count() -> None:
+    assert run_cli("partition", "--partitions", "3", "--hex", "zz")[0] == 1
+    code, _, err = run_cli("partition", "--partitions", "0", "k")
     assert code == 1 and "--partitions must be at least 1" in err
 
 
-def test_consumers_range_round_robin_and_subscriptions(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(
-        capsys, "consumers", "--strategy", "range", "--partitions", "t0=3,t1=3",
+def test_consumers_range_round_robin_and_subscriptions() -> None:
+    code, out, _ = run_cli(
+        "consumers", "--strategy", "range", "--partitions", "t0=3,t1=3",
         "--member", "C0", "--member", "C1",
     )  # fmt: skip
     assert code == 0
     assert json.loads(out) == {"C0": ["t0-0", "t0-1", "t1-0", "t1-1"], "C1": ["t0-2", "t1-2"]}
-    code, out, _ = run(
-        capsys, "consumers", "--strategy", "roundrobin", "--partitions", "t0=1,t1=2,t2=3",
+    code, out, _ = run_cli(
+        "consumers", "--strategy", "roundrobin", "--partitions", "t0=1,t1=2,t2=3",
         "--member", "C0=t0", "--member", "C1=t0,t1", "--member", "C2",
     )  # fmt: skip
     assert json.loads(out) == {
@@ -151,10 +137,10 @@ def test_consumers_range_round_robin_and_subscriptions(capsys: pytest.CaptureFix
 
 @pytest.mark.parametrize("strategy", ["range", "roundrobin", "sticky"])
 def test_consumers_ignore_a_subscribed_topic_without_partitions_with_a_warning(
-    capsys: pytest.CaptureFixture[str], strategy: str
+    strategy: str,
 ) -> None:
-    code, out, err = run(
-        capsys, "consumers", "--strategy", strategy, "--partitions", "t0=2",
+    code, out, err = run_cli(
+        "consumers", "--strategy", strategy, "--partitions", "t0=2",
         "--member", "a=t0,t9", "--member", "b=t9",
     )  # fmt: skip
     assert code == 0
@@ -163,19 +149,17 @@ def test_consumers_ignore_a_subscribed_topic_without_partitions_with_a_warning(
     assert "--member b subscribes to t9" in err
 
 
-def test_assign_keep_order_walks_the_brokers_as_given(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
+def test_assign_keep_order_walks_the_brokers_as_given() -> None:
     argv = ["assign", "--brokers", "3,1,2", "--partitions", "3", "--replication-factor", "2"]
-    code, out, _ = run(capsys, *argv, "--keep-order")
+    code, out, _ = run_cli(*argv, "--keep-order")
     assert code == 0 and json.loads(out) == {"0": [3, 1], "1": [1, 2], "2": [2, 3]}
-    code, out, _ = run(capsys, *argv)  # sorted by id first, as Kafka's tools do
+    code, out, _ = run_cli(*argv)  # sorted by id first, as Kafka's tools do
     assert code == 0 and json.loads(out) == {"0": [1, 2], "1": [2, 3], "2": [3, 1]}
 
 
-def test_consumers_sticky_keeps_previous_ownership(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(
-        capsys, "consumers", "--strategy", "sticky", "--partitions", "t=3",
+def test_consumers_sticky_keeps_previous_ownership() -> None:
+    code, out, _ = run_cli(
+        "consumers", "--strategy", "sticky", "--partitions", "t=3",
         "--member", "a", "--member", "b", "--previous", "a=t-0,t-1,t-2",
     )  # fmt: skip
     assert code == 0 and json.loads(out) == {"a": ["t-0", "t-1"], "b": ["t-2"]}
@@ -190,18 +174,14 @@ def test_consumers_sticky_keeps_previous_ownership(capsys: pytest.CaptureFixture
         (["--partitions", "t0=1", "--member", "a", "--previous", "a=t0"], "not TOPIC-PARTITION"),
     ],
 )
-def test_consumers_bad_input_is_one_clear_line(
-    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
-) -> None:
-    code, _, err = run(capsys, "consumers", "--strategy", "sticky", *argv)
+def test_consumers_bad_input_is_one_clear_line(argv: list[str], message: str) -> None:
+    code, _, err = run_cli("consumers", "--strategy", "sticky", *argv)
     assert code == 1 and message in err and "Traceback" not in err
 
 
-def test_partition_reads_keys_from_stdin(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_partition_reads_keys_from_stdin(monkeypatch: pytest.MonkeyPatch) -> None:
     import io
 
     monkeypatch.setattr("sys.stdin", io.StringIO("foobar\n21\n"))
-    code, out, _ = run(capsys, "partition", "--partitions", "12", "-", "foobar")
+    code, out, _ = run_cli("partition", "--partitions", "12", "-", "foobar")
     assert code == 0 and out.split() == ["6", "0", "6"]

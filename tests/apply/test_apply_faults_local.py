@@ -4,7 +4,6 @@ code is 3, and once it is back a new plan holds exactly what was not done."""
 from __future__ import annotations
 
 import contextlib
-import io
 import os
 import signal
 from collections.abc import Iterator
@@ -13,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from kgitops import cli
 from kgitops.apply.run import apply_plan
 from kgitops.errors import PartialApply
+from tests.helpers import run_cli_text as cli_run
 
 pytestmark = pytest.mark.broker
 
@@ -64,13 +63,6 @@ class StopsAfterCreate:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
-
-
-def cli_run(*argv: str) -> tuple[int, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = cli.main(list(argv))
-    return code, out.getvalue() + err.getvalue()
 
 
 def test_broker_stopping_mid_apply_is_exit_3_with_an_honest_report_and_a_clean_replan(

@@ -3,8 +3,6 @@ directly, never through kgitops."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 from collections import Counter
 from collections.abc import Iterator
@@ -13,18 +11,18 @@ from pathlib import Path
 import kafka
 import pytest
 
-from kgitops import cli
+from tests.helpers import run_cli
+from tests.helpers import cluster_folder
 
 
 def write_cluster(root: Path, bootstrap: str, topics: str) -> Path:
-    d = root / "local"
-    d.mkdir(exist_ok=True)
-    (d / "cluster.yaml").write_text(
-        "apiVersion: kgitops/v1\nkind: Cluster\nname: local\n"
-        f'bootstrapServers: ["{bootstrap}"]\nunmanagedTopics: ignore\n'
+    return cluster_folder(
+        root / "local",
+        "local",
+        bootstrap=bootstrap,
+        extra="unmanagedTopics: ignore\n",
+        files={"topics.yaml": topics},
     )
-    (d / "topics.yaml").write_text(topics)
-    return d
 
 
 def topic_doc(name: str, partitions: int, config: dict[str, str], delete: bool = False) -> str:
@@ -41,13 +39,6 @@ def topic_doc(name: str, partitions: int, config: dict[str, str], delete: bool =
     if delete:
         lines.append("delete: true")
     return "\n".join(lines) + "\n"
-
-
-def run_cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = cli.main(list(argv))
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture

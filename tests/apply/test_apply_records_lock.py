@@ -9,10 +9,9 @@ import json
 import shutil
 from pathlib import Path
 
-import pytest
 
-from kgitops.cli import main
 from kgitops.spec.lock import read_lock
+from tests.helpers import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -25,22 +24,14 @@ def _demo(where: Path) -> Path:
     return where
 
 
-def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def test_apply_dir_records_the_lock_plan_update_lock_would_write(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_apply_dir_records_the_lock_plan_update_lock_would_write(tmp_path: Path) -> None:
     applied = _demo(tmp_path / "applied")
-    code, _, err = _run(capsys, "apply", str(applied), "--yes")
+    code, _, err = run_cli("apply", str(applied), "--yes")
     assert code == 0, err
     assert f"recorded 5 lock entries in {applied}/kgitops.lock: commit it" in err.splitlines()
     # the same folder and cluster state, the documented way: plan --update-lock first
     planned = _demo(tmp_path / "planned")
-    assert _run(capsys, "plan", str(planned), "--update-lock")[0] == 0
+    assert run_cli("plan", str(planned), "--update-lock")[0] == 0
     assert (applied / "kgitops.lock").read_text() == (planned / "kgitops.lock").read_text()
     lock = read_lock(str(applied))
     assert lock is not None
@@ -55,79 +46,71 @@ def test_apply_dir_records_the_lock_plan_update_lock_would_write(
     assert all(
         p == "rack-aware" and i is not None for p, i, _, _ in entries.values() if p != "static"
     )
-    code, out, err = _run(capsys, "plan", str(applied), "--locked")
+    code, out, err = run_cli("plan", str(applied), "--locked")
     assert (code, err) == (0, "")
     assert "No changes" in out
 
 
-def test_a_dry_run_records_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_dry_run_records_nothing(tmp_path: Path) -> None:
     demo = _demo(tmp_path / "demo")
-    assert _run(capsys, "apply", str(demo), "--dry-run")[0] == 0
+    assert run_cli("apply", str(demo), "--dry-run")[0] == 0
     assert not (demo / "kgitops.lock").exists()
     assert not (demo / ".state" / "demo.json").exists() or not json.loads(
         (demo / ".state" / "demo.json").read_text()
     ).get("topics")
 
 
-def test_an_apply_with_nothing_to_change_still_records_a_missing_lock(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_an_apply_with_nothing_to_change_still_records_a_missing_lock(tmp_path: Path) -> None:
     demo = _demo(tmp_path / "demo")
-    assert _run(capsys, "apply", str(demo), "--yes")[0] == 0
+    assert run_cli("apply", str(demo), "--yes")[0] == 0
     (demo / "kgitops.lock").unlink()  # as an apply of an older kgitops left it
-    code, out, err = _run(capsys, "apply", str(demo), "--yes")
+    code, out, err = run_cli("apply", str(demo), "--yes")
     assert code == 0 and "No changes" in out
     recorded = (demo / "kgitops.lock").read_text()
-    assert _run(capsys, "plan", str(demo), "--locked")[0] == 0
-    assert _run(capsys, "plan", str(demo), "--update-lock")[2] == ""  # nothing to add
+    assert run_cli("plan", str(demo), "--locked")[0] == 0
+    assert run_cli("plan", str(demo), "--update-lock")[2] == ""  # nothing to add
     assert (demo / "kgitops.lock").read_text() == recorded
-    code, _, err = _run(capsys, "apply", str(demo), "--yes")  # up to date: not rewritten
+    code, _, err = run_cli("apply", str(demo), "--yes")  # up to date: not rewritten
     assert code == 0 and "lock" not in err
 
 
-def test_apply_plan_records_the_lock_of_the_reviewed_plan(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_apply_plan_records_the_lock_of_the_reviewed_plan(tmp_path: Path) -> None:
     demo = _demo(tmp_path / "demo")
     plan = tmp_path / "plan.json"
-    assert _run(capsys, "plan", str(demo), "--out", str(plan))[0] == 0
+    assert run_cli("plan", str(demo), "--out", str(plan))[0] == 0
     assert not (demo / "kgitops.lock").exists()  # plan alone writes nothing
-    code, _, err = _run(capsys, "apply", "--plan", str(plan), "--yes")
+    code, _, err = run_cli("apply", "--plan", str(plan), "--yes")
     assert code == 0, err
     assert (demo / "kgitops.lock").exists()
-    assert _run(capsys, "plan", str(demo), "--locked")[0] == 0
+    assert run_cli("plan", str(demo), "--locked")[0] == 0
 
 
-def test_the_adopting_recipe_ends_with_a_plan_that_holds_locked(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_the_adopting_recipe_ends_with_a_plan_that_holds_locked(tmp_path: Path) -> None:
     """docs/adopting.md "Trying it without a cluster": apply some topics to the demo, delete
     their files, import, and ``plan --locked`` says No changes."""
     demo = _demo(tmp_path / "demo")
-    assert _run(capsys, "apply", str(demo), "--yes")[0] == 0
+    assert run_cli("apply", str(demo), "--yes")[0] == 0
     (demo / "clicks.yaml").unlink()
     (demo / "payments.yaml").unlink()
-    code, _, err = _run(capsys, "import", str(demo))
+    code, _, err = run_cli("import", str(demo))
     assert code == 0, err
-    code, out, err = _run(capsys, "plan", str(demo), "--locked", "--detailed-exitcode")
+    code, out, err = run_cli("plan", str(demo), "--locked", "--detailed-exitcode")
     assert (code, err) == (0, "")
     assert "No changes" in out
 
 
-def test_plan_hints_at_update_lock_when_the_lock_is_missing_or_stale(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_plan_hints_at_update_lock_when_the_lock_is_missing_or_stale(tmp_path: Path) -> None:
     demo = _demo(tmp_path / "demo")
     hint = (
         f"hint: {demo}/kgitops.lock is missing; `kgitops plan {demo} --update-lock` writes "
         "it (and so does `kgitops apply`); commit the lock, or `plan --locked` fails"
     )
-    assert _run(capsys, "plan", str(demo))[2].splitlines() == [hint]
-    assert _run(capsys, "plan", str(demo), "--update-lock")[2] == f"wrote {demo}/kgitops.lock\n"
-    assert _run(capsys, "plan", str(demo))[2] == ""  # up to date: no hint
+    assert run_cli("plan", str(demo))[2].splitlines() == [hint]
+    assert run_cli("plan", str(demo), "--update-lock")[2] == f"wrote {demo}/kgitops.lock\n"
+    assert run_cli("plan", str(demo))[2] == ""  # up to date: no hint
     orders = demo / "orders.yaml"
     orders.write_text(orders.read_text().replace("partitions: 12", "partitions: 24"))
-    assert _run(capsys, "plan", str(demo))[2].splitlines() == [
+    assert run_cli("plan", str(demo))[2].splitlines() == [
         f"hint: {demo}/kgitops.lock does not hold 1 placement choice(s) of this plan; "
         f"`kgitops plan {demo} --update-lock` writes it (and so does `kgitops apply`); "
         "commit the lock, or `plan --locked` fails"

@@ -3,19 +3,17 @@ is followed by a plan with no changes, each move checked against the minimal mov
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from kgitops import cli
 from kgitops.cluster.simulated import SimulatedCluster
 from kgitops.model import Broker
 from kgitops.names import THROTTLE_FOLLOWER_REPLICAS, THROTTLE_LEADER_REPLICAS
 from kgitops.placement.assignment import assign_added_partitions, assign_replicas
+from tests.helpers import run_cli
 
 BROKERS = [Broker(i, f"az{(i - 1) % 3 + 1}") for i in range(1, 7)]
 RACK = {b.id: b.rack for b in BROKERS}
@@ -56,10 +54,7 @@ class Folder:
         return self.cli_plain(argv[0], str(self.dir), *argv[1:])
 
     def cli_plain(self, *argv: str) -> tuple[int, str, str]:
-        out, err = io.StringIO(), io.StringIO()
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = cli.main(list(argv))
-        return code, out.getvalue(), err.getvalue()
+        return run_cli(*argv)
 
     def plan_json(self) -> dict[str, Any]:
         code, out, err = self.cli("plan", "--format", "json")

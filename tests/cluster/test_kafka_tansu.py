@@ -262,6 +262,7 @@ def test_a_tls_handshake_that_never_ends_is_cut_off_at_the_timeout() -> None:
         assert time.monotonic() - start < 1.5 + 2.0
 
 
+@pytest.mark.broker
 def test_a_broker_that_goes_down_gives_an_error_within_the_timeout() -> None:
     broker = start_broker()
     try:

@@ -30,7 +30,7 @@ BROKERS = [Broker(1, "a"), Broker(2, "b"), Broker(3, "c")]
 # Calls the Tansu broker lacks, or answers unlike Kafka: IncrementalAlterConfigs of a topic it
 # does not have succeeds there (Kafka: UNKNOWN_TOPIC_OR_PARTITION); it describes ACLs (none)
 # but answers CreateAcls with a body that does not decode, and lacks DeleteAcls and the
-# client-quota APIs (tests/cluster/test_kafka_access_tansu.py).
+# client-quota APIs (tests/access/test_kafka_access_tansu.py).
 MULTI_BROKER = frozenset(
     {"create_partitions", "reassign", "elect", "unknown-topic-config", "acls", "quotas"}
 )

@@ -14,22 +14,15 @@ from kgitops.errors import FileRefused
 from kgitops.jsontext import loads_json
 from kgitops.model import Broker
 from kgitops.plan import schedule as sched
+from tests.helpers import cluster_folder
 
-CLUSTER_YAML = """\
-apiVersion: kgitops/v1
-kind: Cluster
-name: demo
-simulated:
-  stateFile: .state/demo.json
-  brokers: [{id: 0, rack: az1}, {id: 1, rack: az2}, {id: 2, rack: az3}]
-"""
 BROKERS = [Broker(0, "az1"), Broker(1, "az2"), Broker(2, "az3")]
 HUGE = "9" * 400
 
 
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
-    (tmp_path / "cluster.yaml").write_text(CLUSTER_YAML)
+    cluster_folder(tmp_path, brokers=BROKERS)
     SimulatedCluster.open(str(tmp_path / ".state" / "demo.json"), BROKERS).create_topics(
         [NewTopic("a", {0: (0, 1), 1: (1, 2)})]
     )

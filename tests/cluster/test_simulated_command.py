@@ -10,21 +10,14 @@ from kgitops.cli import main
 from kgitops.cluster.port import NewTopic
 from kgitops.cluster.simulated import SimulatedCluster
 from kgitops.model import Broker
+from tests.helpers import cluster_folder
 
-CLUSTER_YAML = """\
-apiVersion: kgitops/v1
-kind: Cluster
-name: demo
-simulated:
-  stateFile: .state/demo.json
-  brokers: [{id: 0, rack: az1}, {id: 1, rack: az2}, {id: 2, rack: az3}]
-"""
 BROKERS = [Broker(0, "az1"), Broker(1, "az2"), Broker(2, "az3")]
 
 
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
-    (tmp_path / "cluster.yaml").write_text(CLUSTER_YAML)
+    cluster_folder(tmp_path, brokers=BROKERS)
     return tmp_path
 
 
@@ -142,7 +135,7 @@ def test_failing_a_retired_broker_is_healthy_as_status_says(
 ) -> None:
     """Broker 2 is listed in decommission: and holds no replica: down, it is retired, not
     offline. ``simulate`` judges health as ``status`` does, so both say HEALTHY."""
-    (folder / "cluster.yaml").write_text(CLUSTER_YAML + "decommission: [2]\n")
+    cluster_folder(folder, brokers=BROKERS, extra="decommission: [2]\n")
     sim(folder).create_topics([NewTopic("a", {0: (0, 1), 1: (1, 0)})])
     assert main(["simulate", str(folder), "fail-broker", "2"]) == 0
     out = capsys.readouterr().out.splitlines()

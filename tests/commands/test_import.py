@@ -17,16 +17,9 @@ from kgitops.placement.assignment import assign_replicas
 from kgitops.plan.adopt import adopt, recover_start_index
 from kgitops.spec.load import load_specs
 from kgitops.spec.lock import read_lock
+from tests.helpers import cluster_folder
 
 RACKED = [Broker(0, "az1"), Broker(1, "az2"), Broker(2, "az3"), Broker(3, "az1")]
-CLUSTER_YAML = """\
-apiVersion: kgitops/v1
-kind: Cluster
-name: demo
-simulated:
-  stateFile: .state/demo.json
-  brokers: [{id: 0, rack: az1}, {id: 1, rack: az2}, {id: 2, rack: az3}, {id: 3, rack: az1}]
-"""
 ORDERS = """\
 apiVersion: kgitops/v1
 kind: Topic
@@ -38,7 +31,7 @@ replicationFactor: 1
 
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
-    (tmp_path / "cluster.yaml").write_text(CLUSTER_YAML)
+    cluster_folder(tmp_path, brokers=RACKED)
     return tmp_path
 
 
@@ -209,7 +202,7 @@ def test_a_topic_being_reassigned_is_imported_with_a_note(
 
 
 def test_importing_some_topics_works_under_unmanaged_topics_error(folder: Path) -> None:
-    (folder / "cluster.yaml").write_text(CLUSTER_YAML + "unmanagedTopics: error\n")
+    cluster_folder(folder, brokers=RACKED, extra="unmanagedTopics: error\n")
     sim(folder).create_topics([NewTopic("x", {0: (0,)}), NewTopic("y", {0: (1,)})])
     assert main(["import", str(folder), "--topic", "x"]) == 0
     assert (folder / "x.yaml").exists()

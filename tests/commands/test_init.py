@@ -3,8 +3,6 @@ never overwrites anything or writes through a symlink."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import re
@@ -19,14 +17,7 @@ import pytest
 import yaml
 from jsonschema import Draft202012Validator
 
-from kgitops.cli import main
-
-
-def cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
+from tests.helpers import run_cli as cli
 
 
 def tree(root: Path) -> dict[str, bytes | str]:

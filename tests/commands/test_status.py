@@ -14,21 +14,14 @@ from kgitops.cluster.simulated import SimulatedCluster
 from kgitops.cluster.snapshot import write_state
 from kgitops.model import Broker, ClusterState, PartitionState, Reassignment, TopicState
 from kgitops.plan.health import assess
+from tests.helpers import cluster_folder
 
-CLUSTER_YAML = """\
-apiVersion: kgitops/v1
-kind: Cluster
-name: demo
-simulated:
-  stateFile: .state/demo.json
-  brokers: [{id: 0, rack: az1}, {id: 1, rack: az2}, {id: 2, rack: az3}]
-"""
 BROKERS = [Broker(0, "az1"), Broker(1, "az2"), Broker(2, "az3")]
 
 
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
-    (tmp_path / "cluster.yaml").write_text(CLUSTER_YAML)
+    cluster_folder(tmp_path, brokers=BROKERS)
     return tmp_path
 
 
@@ -202,8 +195,7 @@ def test_a_replica_left_on_a_decommissioned_broker_is_unhealthy(folder: Path) ->
 
 def _rf2_under_broker_min_isr_3(folder: Path, version: str | None) -> None:
     if version is not None:
-        text = CLUSTER_YAML.replace("name: demo\n", f'name: demo\nkafkaVersion: "{version}"\n')
-        (folder / "cluster.yaml").write_text(text)
+        cluster_folder(folder, brokers=BROKERS, extra=f'kafkaVersion: "{version}"\n')
     sim(folder).create_topics([NewTopic("a", {0: (0, 1), 1: (1, 2)})])
     path = folder / ".state" / "demo.json"
     data = json.loads(path.read_text())

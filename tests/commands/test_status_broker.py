@@ -9,14 +9,11 @@ from pathlib import Path
 import pytest
 
 from kgitops.cli import main
+from tests.helpers import cluster_folder
 
 
 def _folder(tmp_path: Path, bootstrap: str) -> Path:
-    (tmp_path / "cluster.yaml").write_text(
-        "apiVersion: kgitops/v1\nkind: Cluster\nname: local\n"
-        f"bootstrapServers: [{json.dumps(bootstrap)}]\nunmanagedTopics: ignore\n"
-    )
-    return tmp_path
+    return cluster_folder(tmp_path, "local", bootstrap=bootstrap, extra="unmanagedTopics: ignore\n")
 
 
 def _create(bootstrap: str, name: str) -> None:

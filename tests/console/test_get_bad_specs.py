@@ -12,8 +12,9 @@ import pytest
 from kgitops.cli import main
 from kgitops.cluster.port import NewTopic
 from kgitops.cluster.simulated import SimulatedCluster
+from tests.helpers import cluster_folder
 
-from .test_get import BROKERS, CLUSTER_YAML
+from .test_get import BROKERS
 
 BAD_TOPIC = """\
 apiVersion: kgitops/v1
@@ -33,7 +34,7 @@ TABLE = [
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
     """test_get's simulated cluster: orders, audit, clicks on four brokers."""
-    (tmp_path / "cluster.yaml").write_text(CLUSTER_YAML)
+    cluster_folder(tmp_path, brokers=BROKERS)
     s = SimulatedCluster.open(str(tmp_path / ".state" / "demo.json"), BROKERS)
     s.create_topics(
         [
@@ -47,7 +48,7 @@ def folder(tmp_path: Path) -> Path:
 
 
 def _break(folder: Path, cluster_extra: str = "reassignment: {maxConcurrentMoves: 0}\n") -> None:
-    (folder / "cluster.yaml").write_text(CLUSTER_YAML + cluster_extra)
+    cluster_folder(folder, brokers=BROKERS, extra=cluster_extra)
     (folder / "orders.yaml").write_text(BAD_TOPIC)
 
 

@@ -16,14 +16,11 @@ from kgitops.cluster.kafka.admin import KafkaAdmin
 from kgitops.cluster.port import NewTopic
 from kgitops.model import ClusterSpec, TopicPartition
 from kgitops.spec.schemacheck import schema
+from tests.helpers import cluster_folder
 
 
 def _folder(tmp_path: Path, bootstrap: str) -> Path:
-    (tmp_path / "cluster.yaml").write_text(
-        "apiVersion: kgitops/v1\nkind: Cluster\nname: local\n"
-        f"bootstrapServers: [{json.dumps(bootstrap)}]\nrequestTimeoutMs: 60000\n"
-    )
-    return tmp_path
+    return cluster_folder(tmp_path, "local", bootstrap=bootstrap, extra="requestTimeoutMs: 60000\n")
 
 
 def _admin(bootstrap: str) -> KafkaAdmin:

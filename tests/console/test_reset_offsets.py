@@ -12,6 +12,7 @@ from kgitops.cli import main
 from kgitops.cluster.port import NewTopic
 from kgitops.cluster.simulated import SimulatedCluster
 from kgitops.model import Broker
+from tests.helpers import run_cli
 
 CLUSTER_YAML = """\
 apiVersion: kgitops/v1
@@ -45,16 +46,12 @@ def committed(folder: Path, group: str = "billing") -> dict[tuple[str, int], int
     return dict(sim(folder).describe_groups([group]).groups[group].offsets)
 
 
-def reset(capsys: pytest.CaptureFixture[str], folder: Path, *argv: str) -> tuple[int, str, str]:
-    code = main(["reset-offsets", str(folder), "--group", "billing", "--topic", "orders", *argv])
-    out, err = capsys.readouterr()
-    return code, out, err
+def reset(folder: Path, *argv: str) -> tuple[int, str, str]:
+    return run_cli("reset-offsets", str(folder), "--group", "billing", "--topic", "orders", *argv)
 
 
-def test_the_plan_changes_nothing_without_yes(
-    folder: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    code, out, _ = reset(capsys, folder, "--to-earliest")
+def test_the_plan_changes_nothing_without_yes(folder: Path) -> None:
+    code, out, _ = reset(folder, "--to-earliest")
     assert code == 0
     assert out.splitlines() == [
         "reset offsets of group billing on orders:",
@@ -67,22 +64,20 @@ def test_the_plan_changes_nothing_without_yes(
     assert committed(folder) == {("orders", 0): 40, ("orders", 1): 45}
 
 
-def test_yes_commits_the_new_offsets(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = reset(capsys, folder, "--to-latest", "--partitions", "1", "--yes")
+def test_yes_commits_the_new_offsets(folder: Path) -> None:
+    code, out, _ = reset(folder, "--to-latest", "--partitions", "1", "--yes")
     assert code == 0
     assert "          1    45  100          0      100  skips 55" in out
     assert out.endswith("committed 1 offset(s) for group billing\n")
     assert committed(folder) == {("orders", 0): 40, ("orders", 1): 100}
 
 
-def test_a_target_outside_the_log_is_clamped_with_a_note(
-    folder: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    code, out, _ = reset(capsys, folder, "--to-offset", "999", "--yes")
+def test_a_target_outside_the_log_is_clamped_with_a_note(folder: Path) -> None:
+    code, out, _ = reset(folder, "--to-offset", "999", "--yes")
     assert code == 0
     assert "note: partition 0: 999 is past the end 100: clamped to 100" in out
     assert committed(folder) == {("orders", 0): 100, ("orders", 1): 100}
-    code, out, _ = reset(capsys, folder, "--shift-by", "-150", "--yes", "--format", "json")
+    code, out, _ = reset(folder, "--shift-by", "-150", "--yes", "--format", "json")
     data = json.loads(out)
     assert [(p["from"], p["to"], p["replayed"]) for p in data["partitions"]] == [
         (100, 0, 100),
@@ -92,11 +87,9 @@ def test_a_target_outside_the_log_is_clamped_with_a_note(
     assert committed(folder) == {("orders", 0): 0, ("orders", 1): 0}
 
 
-def test_to_time_finds_the_first_offset_written_at_or_after_it(
-    folder: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_to_time_finds_the_first_offset_written_at_or_after_it(folder: Path) -> None:
     # the simulated clock starts at the epoch; records 50-99 were written between 10 s and 20 s
-    code, out, _ = reset(capsys, folder, "--to-time", "1970-01-01T00:00:15Z", "--yes")
+    code, out, _ = reset(folder, "--to-time", "1970-01-01T00:00:15Z", "--yes")
     assert code == 0, out
     assert committed(folder) == {("orders", 0): 50, ("orders", 1): 50}
 
@@ -125,11 +118,9 @@ def test_shift_by_leaves_a_partition_without_a_committed_offset(
     assert committed(folder, "fresh") == {("orders", 0): 15}
 
 
-def test_an_active_group_is_refused_naming_its_members(
-    folder: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_an_active_group_is_refused_naming_its_members(folder: Path) -> None:
     sim(folder).join_group("billing", "c1-a", ["orders"])
-    code, out, err = reset(capsys, folder, "--to-earliest", "--yes")
+    code, out, err = reset(folder, "--to-earliest", "--yes")
     assert (code, out) == (1, "")
     assert err == (
         "error: cannot reset offsets: group 'billing' has 1 active member(s): c1-a (client c1, "
@@ -164,11 +155,9 @@ def test_bad_input_is_one_line(
     assert committed(folder) == {("orders", 0): 40, ("orders", 1): 45}
 
 
-def test_a_bad_time_or_offset_is_refused_by_the_parser(
-    folder: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    assert reset(capsys, folder, "--to-time", "yesterday")[0] == 1
-    assert reset(capsys, folder, "--to-offset", "-3")[0] == 1
+def test_a_bad_time_or_offset_is_refused_by_the_parser(folder: Path) -> None:
+    assert reset(folder, "--to-time", "yesterday")[0] == 1
+    assert reset(folder, "--to-offset", "-3")[0] == 1
     assert committed(folder) == {("orders", 0): 40, ("orders", 1): 45}
 
 

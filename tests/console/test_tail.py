@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from kgitops.cli import main
 from kgitops.console.messages import Message, message_lines, shown
 from kgitops.spec.schemacheck import schema
+from tests.helpers import run_cli
 
 VALIDATOR = Draft202012Validator(schema("tail.json"))
 
@@ -60,10 +60,8 @@ def topic(local_broker: str, topic_prefix: str, tmp_path: Path) -> tuple[Path, s
     return tmp_path, name
 
 
-def tail(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(["tail", *argv])
-    out, err = capsys.readouterr()
-    return code, out, err
+def tail(*argv: str) -> tuple[int, str, str]:
+    return run_cli("tail", *argv)
 
 
 def _bytes(encoded: dict[str, str] | None) -> bytes | None:
@@ -74,11 +72,9 @@ def _bytes(encoded: dict[str, str] | None) -> bytes | None:
     return base64.b64decode(encoded["base64"])
 
 
-def test_json_lines_give_back_every_message_exactly(
-    topic: tuple[Path, str], capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_json_lines_give_back_every_message_exactly(topic: tuple[Path, str]) -> None:
     folder, name = topic
-    code, out, err = tail(capsys, str(folder), name, "--from", "earliest", "--format", "json")
+    code, out, err = tail(str(folder), name, "--from", "earliest", "--format", "json")
     assert code == 0, err
     rows: list[dict[str, Any]] = [json.loads(line) for line in out.splitlines()]
     for row in rows:
@@ -108,12 +104,10 @@ def test_json_lines_give_back_every_message_exactly(
     assert all(line.isascii() for line in out.splitlines())
 
 
-def test_text_escapes_cuts_and_shows_binary_as_hex(
-    topic: tuple[Path, str], capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_text_escapes_cuts_and_shows_binary_as_hex(topic: tuple[Path, str]) -> None:
     folder, name = topic
     code, out, err = tail(
-        capsys, str(folder), name, "--partition", "0", "--from", "earliest", "--width", "40"
+        str(folder), name, "--partition", "0", "--from", "earliest", "--width", "40"
     )
     assert code == 0, err
     lines = out.splitlines()
@@ -127,22 +121,14 @@ def test_text_escapes_cuts_and_shows_binary_as_hex(
     assert "\x1b" not in out and "\u202e" not in out
 
 
-def test_latest_is_the_last_n_and_an_offset_starts_there(
-    topic: tuple[Path, str], capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_latest_is_the_last_n_and_an_offset_starts_there(topic: tuple[Path, str]) -> None:
     folder, name = topic
-    code, out, _ = tail(
-        capsys, str(folder), name, "--partition", "0", "--max", "2", "--format", "json"
-    )
+    code, out, _ = tail(str(folder), name, "--partition", "0", "--max", "2", "--format", "json")
     assert [json.loads(x)["offset"] for x in out.splitlines()] == [3, 4]
-    code, out, _ = tail(
-        capsys, str(folder), name, "--partition", "0", "--from", "3", "--format", "json"
-    )
+    code, out, _ = tail(str(folder), name, "--partition", "0", "--from", "3", "--format", "json")
     assert code == 0
     assert [json.loads(x)["offset"] for x in out.splitlines()] == [3, 4]
-    code, out, _ = tail(
-        capsys, str(folder), name, "--partition", "0", "--from", "5", "--format", "json"
-    )
+    code, out, _ = tail(str(folder), name, "--partition", "0", "--from", "5", "--format", "json")
     assert (code, out) == (0, "")  # the end offset: nothing yet
 
 
@@ -157,32 +143,30 @@ def test_latest_is_the_last_n_and_an_offset_starts_there(
     ],
 )
 def test_bad_input_is_one_line_and_exit_1(
-    topic: tuple[Path, str], capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+    topic: tuple[Path, str], argv: list[str], message: str
 ) -> None:
     folder, name = topic
-    code, out, err = tail(capsys, str(folder), name, *argv)
+    code, out, err = tail(str(folder), name, *argv)
     assert (code, out) == (1, "")
     assert err == message.format(t=name) + "\n"
 
 
-def test_an_unknown_topic_is_one_line(
-    local_broker: str, tmp_path: Path, topic_prefix: str, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_an_unknown_topic_is_one_line(local_broker: str, tmp_path: Path, topic_prefix: str) -> None:
     (tmp_path / "cluster.yaml").write_text(
         "apiVersion: kgitops/v1\nkind: Cluster\nname: local\n"
         f"bootstrapServers: [{json.dumps(local_broker)}]\n"
     )
-    code, out, err = tail(capsys, str(tmp_path), f"{topic_prefix}absent")
+    code, out, err = tail(str(tmp_path), f"{topic_prefix}absent")
     assert (code, out) == (1, "")
     assert err == f"error: topic '{topic_prefix}absent' does not exist on the cluster\n"
 
 
 def test_tail_joins_no_consumer_group_and_commits_nothing(
-    topic: tuple[Path, str], capsys: pytest.CaptureFixture[str], count_requests: Counter[str]
+    topic: tuple[Path, str], count_requests: Counter[str]
 ) -> None:
     folder, name = topic
     count_requests.clear()
-    code, _, err = tail(capsys, str(folder), name, "--from", "earliest")
+    code, _, err = tail(str(folder), name, "--from", "earliest")
     assert code == 0, err
     assert count_requests["Fetch"] >= 1
     group_apis = {
@@ -197,14 +181,12 @@ def test_tail_joins_no_consumer_group_and_commits_nothing(
     assert group_apis & set(count_requests) == set()
 
 
-def test_a_simulated_cluster_has_no_messages(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_simulated_cluster_has_no_messages(tmp_path: Path) -> None:
     (tmp_path / "cluster.yaml").write_text(
         "apiVersion: kgitops/v1\nkind: Cluster\nname: sim\n"
         "simulated: {stateFile: s.json, brokers: [{id: 0}]}\n"
     )
-    code, out, err = tail(capsys, str(tmp_path), "t")
+    code, out, err = tail(str(tmp_path), "t")
     assert (code, out) == (1, "")
     assert "is simulated: it holds no messages to tail" in err
 
@@ -248,7 +230,7 @@ class _NotUtf8(str):
 
 
 def test_a_record_kafka_python_cannot_decode_is_one_line_naming_where_to_skip(
-    local_broker: str, tmp_path: Path, topic_prefix: str, capsys: pytest.CaptureFixture[str]
+    local_broker: str, tmp_path: Path, topic_prefix: str
 ) -> None:
     import kafka
 
@@ -275,7 +257,7 @@ def test_a_record_kafka_python_cannot_decode_is_one_line_naming_where_to_skip(
     )
     argv = [str(tmp_path), name, "--from", "earliest", "--format", "json"]
     for follow in ([], ["--follow"]):
-        code, out, err = tail(capsys, *argv, *follow)
+        code, out, err = tail(*argv, *follow)
         assert code == 1
         assert err.startswith(f"error: topic '{name}': kafka-python cannot decode a record (")
         assert err.endswith(
@@ -285,6 +267,6 @@ def test_a_record_kafka_python_cannot_decode_is_one_line_naming_where_to_skip(
         assert len(err.splitlines()) == 1 and "\\xff" in err
         # --follow prints what it read before the record; the bounded read prints nothing
         assert [json.loads(x)["offset"] for x in out.splitlines()] == ([0] if follow else [])
-    code, out, err = tail(capsys, str(tmp_path), name, "--partition", "0", "--from", "2")
+    code, out, err = tail(str(tmp_path), name, "--partition", "0", "--from", "2")
     assert code == 0, err
     assert out.splitlines()[1].endswith('"ok2"')

@@ -22,17 +22,16 @@ from jsonschema import Draft202012Validator
 
 from kgitops.cli import main
 from kgitops.spec.schemacheck import schema
+from tests.helpers import cluster_folder
 
 VALIDATOR = Draft202012Validator(schema("tail.json"))
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _folder(tmp_path: Path, bootstrap: str, timeout_ms: int = 30_000) -> Path:
-    (tmp_path / "cluster.yaml").write_text(
-        "apiVersion: kgitops/v1\nkind: Cluster\nname: local\n"
-        f"bootstrapServers: [{json.dumps(bootstrap)}]\nrequestTimeoutMs: {timeout_ms}\n"
+    return cluster_folder(
+        tmp_path, "local", bootstrap=bootstrap, extra=f"requestTimeoutMs: {timeout_ms}\n"
     )
-    return tmp_path
 
 
 def _topic(bootstrap: str, name: str, partitions: int) -> None:
@@ -270,6 +269,7 @@ def test_follow_on_an_unknown_topic_is_one_line_and_exit_1(
 
 
 @pytest.mark.slow
+@pytest.mark.broker
 def test_a_broker_dying_during_follow_is_one_line_and_exit_1(
     tmp_path: Path, topic_prefix: str, tails: list[Tail]
 ) -> None:
@@ -301,6 +301,7 @@ def test_a_broker_dying_during_follow_is_one_line_and_exit_1(
     assert b"did not answer in time" in err
 
 
+@pytest.mark.broker
 @pytest.mark.parametrize("how", ["silent", "gone"])
 def test_a_cluster_that_stops_answering_ends_follow_within_request_timeout(
     tmp_path: Path, topic_prefix: str, tails: list[Tail], how: str

@@ -23,19 +23,13 @@ from fake_github import TOKEN, FakeGitHub
 
 from kgitops.cli import main
 from kgitops.plan.value import Plan
+from tests.helpers import THREE_AZS, cluster_yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = ROOT / ".github" / "workflows"
 BIN = str(Path(sys.executable).parent)
 
-CLUSTER = """\
-apiVersion: kgitops/v1
-kind: Cluster
-name: demo
-simulated:
-  stateFile: .state/demo.json
-  brokers: [{id: 0, rack: az1}, {id: 1, rack: az2}, {id: 2, rack: az3}]
-"""
+CLUSTER = cluster_yaml(brokers=THREE_AZS)
 ORDERS = """\
 apiVersion: kgitops/v1
 kind: Topic

@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
-from kgitops.cli import main
 from kgitops.commands._owners import normalized_remote, source_of
 from kgitops.model import OWNED_KINDS, Owns
 from kgitops.plan.owners import OwnerRecord, latest, record_key, record_value
+from tests.helpers import run_cli
 
 BROKERS = "[{id: 0, rack: a}, {id: 1, rack: b}, {id: 2, rack: c}]"
 
@@ -58,9 +58,7 @@ class Two:
         return folder
 
     def run(self, *argv: str) -> tuple[int, str, str]:
-        code = main(list(argv))
-        got = self.capsys.readouterr()
-        return code, got.out, got.err
+        return run_cli(*argv)
 
     def data(self) -> dict[str, Any]:
         loaded: dict[str, Any] = json.loads(self.state.read_text())

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from kgitops.cli import main
+from tests.helpers import run_cli
 
 BROKERS = "[{id: 0, rack: a}, {id: 1, rack: b}, {id: 2, rack: c}, {id: 3, rack: a}]"
 
@@ -67,9 +67,7 @@ class Repo:
         return self.root / "topics" / team
 
     def run(self, *argv: str) -> tuple[int, str, str]:
-        code = main(list(argv))
-        out = self.capsys.readouterr()
-        return code, out.out, out.err
+        return run_cli(*argv)
 
     def apply(self, team: str, *extra: str) -> str:
         code, out, err = self.run("apply", str(self.dir(team)), "--yes", *extra)

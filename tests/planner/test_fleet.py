@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from kgitops.cli import main
+from tests.helpers import run_cli
 
 
 def cluster(name: str) -> str:
@@ -39,9 +39,7 @@ class Fleet:
             (folder / "orders.yaml").write_text(topic(f"{name}.orders"))
 
     def run(self, *argv: str) -> tuple[int, str, str]:
-        code = main(list(argv))
-        out = self.capsys.readouterr()
-        return code, out.out, out.err
+        return run_cli(*argv)
 
     def live(self, name: str) -> dict[str, Any] | None:
         path = self.root / name / ".state" / f"{name}.json"

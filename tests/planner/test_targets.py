@@ -10,16 +10,9 @@ from typing import Any
 
 import pytest
 
-from kgitops.cli import main
+from tests.helpers import THREE_RACKS, cluster_yaml, run_cli
 
-CLUSTER = """\
-apiVersion: kgitops/v1
-kind: Cluster
-name: demo
-simulated:
-  stateFile: .state/demo.json
-  brokers: [{id: 0, rack: a}, {id: 1, rack: b}, {id: 2, rack: c}]
-"""
+CLUSTER = cluster_yaml(brokers=THREE_RACKS)
 
 
 def topic(name: str, partitions: int = 3, labels: str = "") -> str:
@@ -57,9 +50,7 @@ class Folder:
         self.plan_file = root / "plan.json"
 
     def run(self, *argv: str) -> tuple[int, str, str]:
-        code = main(list(argv))
-        out = self.capsys.readouterr()
-        return code, out.out, out.err
+        return run_cli(*argv)
 
     def plan(self, *targets: str, fmt: str = "json") -> dict[str, Any]:
         args = [a for t in targets for a in ("--target", t)]

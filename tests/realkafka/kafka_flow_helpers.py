@@ -5,8 +5,6 @@ the adapter cannot hide a wrong write."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import re
 import subprocess
@@ -18,8 +16,8 @@ from typing import Any, TypeVar
 from kafka import KafkaAdminClient, KafkaProducer
 from kafka.admin import ConfigResource, ConfigResourceType
 
-from kgitops import cli
 from kgitops.cluster.kafka.runtime import ensure_runtime
+from tests.helpers import run_cli
 
 T = TypeVar("T")
 Assignment = dict[int, tuple[int, ...]]
@@ -88,14 +86,6 @@ class KafkaFolder:
     def replan_is_empty(self) -> None:
         code, out, err = self.cli("plan", str(self.dir), "--detailed-exitcode")
         assert code == 0, f"a plan after apply must show no changes:\n{out}{err}"
-
-
-def run_cli(*argv: str) -> tuple[int, str, str]:
-    """``kgitops ARGV`` in this process: (exit code, stdout, stderr)."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = cli.main(list(argv))
-    return code, out.getvalue(), err.getvalue()
 
 
 def actions(plan: Mapping[str, Any], kind: str) -> dict[str, dict[str, Any]]:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import pytest
 
 from kgitops.cli import main
+from tests.helpers import run_cli
 
 if TYPE_CHECKING:
     from kgitops.cluster.kafka.localcluster import KafkaCluster
@@ -136,22 +137,16 @@ def kafka_configs(cluster: KafkaCluster, user: str) -> str:
     return done.stdout
 
 
-def changes(capsys: pytest.CaptureFixture[str], folder: str) -> list[dict[str, Any]]:
+def changes(folder: str) -> list[dict[str, Any]]:
     """What ``kgitops plan`` would change for ``folder``: its actions, less the removal of
     broker throttle rates no move needs (the cluster is shared: another test's leftovers,
     which any apply would remove, docs/apply.md)."""
-    code, out, err = run(capsys, "plan", folder, "--format", "json")
+    code, out, err = run_cli("plan", folder, "--format", "json")
     assert code == 0, err
     actions: list[dict[str, Any]] = json.loads(out)["actions"]
     return [
         a for a in actions if not (a["type"] == "remove_throttles" and a.get("broker") is not None)
     ]
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @dataclass
@@ -244,7 +239,7 @@ def test_the_user_apply_creates_logs_in_and_writes_only_the_topic_its_acl_allows
 
 
 def test_kafka_reads_the_quota_and_the_credential_back_as_set_and_a_replan_is_empty(
-    applied: Access, kafka_cluster: KafkaCluster, capsys: pytest.CaptureFixture[str]
+    applied: Access, kafka_cluster: KafkaCluster
 ) -> None:
     said = kafka_configs(kafka_cluster, applied.user)
     quotas = re.search(r"Quota configs for user-principal '[^']+' are (.*)", said)
@@ -256,35 +251,34 @@ def test_kafka_reads_the_quota_and_the_credential_back_as_set_and_a_replan_is_em
     }
     scram = f"SCRAM credential configs for user-principal '{applied.user}' are "
     assert scram + "SCRAM-SHA-512=iterations=4096" in said
-    assert changes(capsys, str(applied.folder)) == []
+    assert changes(str(applied.folder)) == []
 
 
 def test_a_password_version_bump_rotates_the_password(
-    applied: Access, admin_env: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    applied: Access, admin_env: pytest.MonkeyPatch
 ) -> None:
     a = applied
     old, new = a.password, secrets.token_urlsafe(12)
     (a.folder / "access.yaml").write_text(_documents(a, 2))
     admin_env.setenv(APP_PASSWORD_ENV, new)
-    code, out, err = run(capsys, "apply", str(a.folder), "--yes")
+    code, out, err = run_cli("apply", str(a.folder), "--yes")
     assert code == 0, out + err
     assert f"done: + upsert_user {a.user}" in out
     assert old not in out + err and new not in out + err
     a.password = new
     assert eventually(lambda: produce(a.bootstrap, a.user, new, a.written), "ok".__eq__) == "ok"
     assert produce(a.bootstrap, a.user, old, a.written) == "KafkaTimeoutError"
-    assert changes(capsys, str(a.folder)) == []  # version 2 is recorded: no rotation on every merge
+    assert changes(str(a.folder)) == []  # version 2 is recorded: no rotation on every merge
 
 
 def test_import_adopts_the_access_and_a_removed_acl_takes_the_right_away(
     applied: Access,
     kafka_cluster: KafkaCluster,
     tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
 ) -> None:
     a = applied
     write_cluster_yaml(tmp_path, a.bootstrap)
-    code, out, err = run(capsys, "import", str(tmp_path), "--topic", a.written, "--topic", a.other)
+    code, out, err = run_cli("import", str(tmp_path), "--topic", a.written, "--topic", a.other)
     assert code == 0, out + err
     docs = (tmp_path / "access.yaml").read_text().split("---\n")
     mine = [d for d in docs if f"principal: User:{a.user}\n" in d]
@@ -296,7 +290,7 @@ def test_import_adopts_the_access_and_a_removed_acl_takes_the_right_away(
     assert len(user) == 1 and "passwordVersion: 2\n" in user[0], docs  # the recorded version
     quota = [d for d in docs if "kind: Quota" in d and f"user: {a.user}\n" in d]
     assert len(quota) == 1 and "producerByteRate: 1048576\n" in quota[0], docs
-    assert changes(capsys, str(tmp_path)) == []  # adopted: nothing to change
+    assert changes(str(tmp_path)) == []  # adopted: nothing to change
 
     # Remove the user's ACL from git and let kgitops delete what git no longer names. The
     # saved plan must delete exactly the user's bindings (the cluster is shared); apply
@@ -305,7 +299,7 @@ def test_import_adopts_the_access_and_a_removed_acl_takes_the_right_away(
     with (tmp_path / "cluster.yaml").open("a") as fh:
         fh.write("unmanagedAcls: delete\n")
     saved = tmp_path / "plan.json"
-    code, out, err = run(capsys, "plan", str(tmp_path), "--out", str(saved))
+    code, out, err = run_cli("plan", str(tmp_path), "--out", str(saved))
     assert code == 0, out + err
     plan = json.loads(saved.read_text())
     # leftover broker throttle rates another test left on the shared cluster go too
@@ -316,7 +310,7 @@ def test_import_adopts_the_access_and_a_removed_acl_takes_the_right_away(
     ]
     assert sorted(x["type"] for x in ours) == ["delete_acl"] * 3, plan["actions"]
     assert all(a.user in json.dumps(x) for x in ours)
-    code, out, err = run(capsys, "apply", "--plan", str(saved), "--yes", "--allow-delete")
+    code, out, err = run_cli("apply", "--plan", str(saved), "--yes", "--allow-delete")
     assert code == 0, out + err
     assert (
         eventually(
@@ -325,14 +319,13 @@ def test_import_adopts_the_access_and_a_removed_acl_takes_the_right_away(
         )
         == "TopicAuthorizationFailedError"
     )
-    assert changes(capsys, str(tmp_path)) == []
+    assert changes(str(tmp_path)) == []
 
 
 def test_a_user_with_two_mechanisms_is_written_in_one_apply(
     kafka_cluster: KafkaCluster,
     admin_env: pytest.MonkeyPatch,
     tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
 ) -> None:
     """Kafka takes a user once per AlterUserScramCredentials, whatever the mechanisms
     (``ScramControlManager``: DUPLICATE_RESOURCE "A user credential cannot be altered twice
@@ -347,11 +340,11 @@ def test_a_user_with_two_mechanisms_is_written_in_one_apply(
         )
     )
     admin_env.setenv(APP_PASSWORD_ENV, password)
-    code, out, err = run(capsys, "apply", str(tmp_path), "--yes")
+    code, out, err = run_cli("apply", str(tmp_path), "--yes")
     assert code == 0, out + err
     assert out.count(f"done: + upsert_user {user}\n") == 2, out
     assert "NOT done" not in out
-    assert changes(capsys, str(tmp_path)) == []
+    assert changes(str(tmp_path)) == []
     # the SASL listener takes SCRAM-SHA-512 logins: the credential is the password's
     assert (
         eventually(
@@ -366,7 +359,6 @@ def test_every_shape_of_acl_and_quota_reads_back_as_written(
     kafka_cluster: KafkaCluster,
     admin_env: pytest.MonkeyPatch,
     tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
 ) -> None:
     """Prefixed, literal and wildcard names, deny, a host, every resource type, cluster
     operations; quotas of a user and client id, of a client id alone, of a user's default
@@ -424,11 +416,11 @@ user: {p}-a
 clientId: "<default>"
 producerByteRate: 3000
 """)
-    code, out, err = run(capsys, "apply", str(tmp_path), "--yes")
+    code, out, err = run_cli("apply", str(tmp_path), "--yes")
     assert code == 0, out + err
     assert out.count("done: + create_acl") == 21 and out.count("done: ~ alter_quota") == 3, out
     assert "NOT done" not in out
-    assert changes(capsys, str(tmp_path)) == []
+    assert changes(str(tmp_path)) == []
 
 
 # ------------------------------------------------------------------ kgitops' own logins
@@ -440,14 +432,13 @@ def test_kgitops_logs_in_with_each_mechanism(
     kafka_cluster: KafkaCluster,
     admin_env: pytest.MonkeyPatch,
     tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
 ) -> None:
     write_cluster_yaml(tmp_path, kafka_cluster.sasl_bootstrap, mechanism=mechanism)
-    code, out, err = run(capsys, "get", str(tmp_path), "brokers", "--format", "json")
+    code, out, err = run_cli("get", str(tmp_path), "brokers", "--format", "json")
     assert code == 0, err
     brokers = json.loads(out)["brokers"]
     assert sorted(b["id"] for b in brokers) == sorted(n.id for n in kafka_cluster.brokers)
-    code, out, err = run(capsys, "plan", str(tmp_path))
+    code, out, err = run_cli("plan", str(tmp_path))
     assert code == 0, err
     _user, password = kafka_cluster.credentials()
     assert password not in out + err
@@ -459,7 +450,6 @@ def test_a_wrong_password_is_one_line_naming_the_login(
     kafka_cluster: KafkaCluster,
     admin_env: pytest.MonkeyPatch,
     tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
 ) -> None:
     wrong = "Wr0ng-" + secrets.token_urlsafe(9)
     admin_env.setenv("KGITOPS_RK_WRONG_PASSWORD", wrong)
@@ -471,7 +461,7 @@ def test_a_wrong_password_is_one_line_naming_the_login(
             password_env="KGITOPS_RK_WRONG_PASSWORD",
         )
         started = time.monotonic()
-        code, out, err = run(capsys, "get", str(tmp_path), "brokers")
+        code, out, err = run_cli("get", str(tmp_path), "brokers")
         took = time.monotonic() - started
     finally:
         admin_env.delenv("KGITOPS_RK_WRONG_PASSWORD")

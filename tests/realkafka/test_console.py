@@ -21,6 +21,7 @@ import pytest
 
 from kgitops.cli import main
 from kgitops.placement.partitioner import partition_for
+from tests.helpers import run_cli
 
 if TYPE_CHECKING:
     from kgitops.cluster.kafka.localcluster import KafkaCluster
@@ -50,14 +51,8 @@ class Topic:
     records: list[tuple[int, int, bytes, bytes]]  # (partition, offset, key, value) as acked
 
 
-def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def _json(capsys: pytest.CaptureFixture[str], *argv: str) -> Any:
-    code, out, err = _cli(capsys, *argv, "--format", "json")
+def _json(*argv: str) -> Any:
+    code, out, err = run_cli(*argv, "--format", "json")
     assert code == 0, err
     return json.loads(out)
 
@@ -181,7 +176,7 @@ def member(topic: Topic) -> Iterator[Any]:
 
 
 def test_groups_members_and_lags_of_a_live_group_are_what_kafka_says(
-    topic: Topic, member: Any, capsys: pytest.CaptureFixture[str]
+    topic: Topic, member: Any
 ) -> None:
     group = member.group
     later = _produce(topic.bootstrap, topic.name, ["late-1", "late-2", "late-3", "late-4"])
@@ -192,7 +187,7 @@ def test_groups_members_and_lags_of_a_live_group_are_what_kafka_says(
     assert {p: ends[p] - committed[p] for p in ends} == {p: behind[p] for p in ends}
 
     folder = str(topic.folder)
-    groups = _json(capsys, "get", folder, "groups", "--topic", topic.name)["groups"]
+    groups = _json("get", folder, "groups", "--topic", topic.name)["groups"]
     mine = [g for g in groups if g["group"] == group]
     assert len(mine) == 1, groups
     assert (mine[0]["state"], mine[0]["members"], mine[0]["topics"]) == (
@@ -202,13 +197,13 @@ def test_groups_members_and_lags_of_a_live_group_are_what_kafka_says(
     )
     assert mine[0]["totalLag"] == 4 and mine[0]["maxLag"] == max(behind.values())
 
-    members = _json(capsys, "get", folder, "members", group)["members"]
+    members = _json("get", folder, "members", group)["members"]
     assert len(members) == 1 and members[0]["clientId"] == "billing-1"
     assert sorted((p["topic"], p["partition"]) for p in members[0]["partitions"]) == [
         (topic.name, p) for p in range(PARTITIONS)
     ]
 
-    lags = _json(capsys, "get", folder, "lags", group)
+    lags = _json("get", folder, "lags", group)
     assert (lags["state"], lags["totalLag"]) == ("Stable", 4)
     rows = {r["partition"]: r for r in lags["partitions"]}
     assert {p: (r["committed"], r["end"], r["lag"]) for p, r in rows.items()} == {
@@ -218,30 +213,30 @@ def test_groups_members_and_lags_of_a_live_group_are_what_kafka_says(
 
 
 def test_reset_offsets_and_delete_group_wait_for_the_members_to_go(
-    topic: Topic, member: Any, capsys: pytest.CaptureFixture[str]
+    topic: Topic, member: Any
 ) -> None:
     group, folder = member.group, str(topic.folder)
     before = _committed(topic.bootstrap, group)
-    code, out, err = _cli(
-        capsys, "reset-offsets", folder, "--group", group, "--topic", topic.name,
+    code, out, err = run_cli(
+        "reset-offsets", folder, "--group", group, "--topic", topic.name,
         "--to-earliest", "--yes",
     )  # fmt: skip
     assert code == 1 and "billing-1" in err and len(err.strip().splitlines()) == 1, err
-    code, out, err = _cli(capsys, "delete-group", folder, "--group", group, "--yes")
+    code, out, err = run_cli("delete-group", folder, "--group", group, "--yes")
     assert code == 1 and "billing-1" in err, err
     assert _committed(topic.bootstrap, group) == before  # nothing changed
 
     member.close()  # leaves the group at once (LeaveGroup)
     assert (
         eventually(
-            lambda: _cli(capsys, "get", folder, "lags", group, "--format", "json"),
+            lambda: run_cli("get", folder, "lags", group, "--format", "json"),
             lambda r: r[0] == 0 and json.loads(r[1])["state"] == "Empty",
         )[0]
         == 0
     )
 
     shifted = _json(
-        capsys, "reset-offsets", folder, "--group", group, "--topic", topic.name,
+        "reset-offsets", folder, "--group", group, "--topic", topic.name,
         "--shift-by", "-2", "--partitions", "0", "--yes",
     )  # fmt: skip
     assert shifted["applied"] is True
@@ -251,28 +246,26 @@ def test_reset_offsets_and_delete_group_wait_for_the_members_to_go(
     assert _committed(topic.bootstrap, group) == {**before, 0: before[0] - 2}
 
     earliest = _json(
-        capsys, "reset-offsets", folder, "--group", group, "--topic", topic.name,
+        "reset-offsets", folder, "--group", group, "--topic", topic.name,
         "--to-earliest", "--yes",
     )  # fmt: skip
     assert earliest["applied"] is True
     assert _committed(topic.bootstrap, group) == dict.fromkeys(range(PARTITIONS), 0)
 
-    code, out, err = _cli(capsys, "delete-group", folder, "--group", group)
+    code, out, err = run_cli("delete-group", folder, "--group", group)
     assert code == 0 and group in out + err, out + err  # without --yes: what would go
     assert group in _group_ids(topic.bootstrap)
-    code, _out, err = _cli(capsys, "delete-group", folder, "--group", group, "--yes")
+    code, _out, err = run_cli("delete-group", folder, "--group", group, "--yes")
     assert code == 0, err
     assert group not in _group_ids(topic.bootstrap)
-    code, _out, err = _cli(capsys, "get", folder, "lags", group)
+    code, _out, err = run_cli("get", folder, "lags", group)
     assert code == 1 and f"consumer group '{group}' does not exist" in err, err
 
 
-def test_tail_prints_the_records_kafka_acknowledged(
-    topic: Topic, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_tail_prints_the_records_kafka_acknowledged(topic: Topic) -> None:
     folder = str(topic.folder)
-    code, out, err = _cli(
-        capsys, "tail", folder, topic.name, "--from", "earliest", "--max", "1000",
+    code, out, err = run_cli(
+        "tail", folder, topic.name, "--from", "earliest", "--max", "1000",
         "--format", "json",
     )  # fmt: skip
     assert code == 0, err
@@ -284,7 +277,7 @@ def test_tail_prints_the_records_kafka_acknowledged(
         assert got[(p, o)] == (k.decode(), v.decode())
     assert len(got) == len(topic.records)
 
-    code, out, err = _cli(capsys, "tail", folder, topic.name, "--max", "5", "--format", "json")
+    code, out, err = run_cli("tail", folder, topic.name, "--max", "5", "--format", "json")
     assert code == 0, err
     last = [json.loads(line) for line in out.splitlines()]
     assert len(last) == 5
@@ -292,14 +285,14 @@ def test_tail_prints_the_records_kafka_acknowledged(
 
 
 def test_sample_keys_reads_every_key_on_the_partition_kafka_put_it(
-    topic: Topic, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    topic: Topic, tmp_path: Path
 ) -> None:
     import pyarrow.parquet as pq
 
     SAMPLE = tmp_path / "orders.parquet"
 
-    code, _out, err = _cli(
-        capsys, "sample-keys", str(topic.folder), "--topic", topic.name, "--out", str(SAMPLE)
+    code, _out, err = run_cli(
+        "sample-keys", str(topic.folder), "--topic", topic.name, "--out", str(SAMPLE)
     )
     assert code == 0, err
     table = pq.read_table(SAMPLE).to_pydict()
@@ -315,7 +308,6 @@ def test_analyze_keys_on_the_sample_counts_what_kafka_stored(
     topic: Topic,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
 ) -> None:
     pytest.importorskip("pyspark")
     sample = tmp_path / "orders.parquet"
@@ -324,8 +316,8 @@ def test_analyze_keys_on_the_sample_counts_what_kafka_stored(
     )
     monkeypatch.setenv("KGITOPS_CACHE_DIR", str(tmp_path / "cache"))
     report_file = tmp_path / "report.json"
-    code, _out, err = _cli(
-        capsys, "analyze", "keys", "--input", str(sample), "--partitions", f"{PARTITIONS},6",
+    code, _out, err = run_cli(
+        "analyze", "keys", "--input", str(sample), "--partitions", f"{PARTITIONS},6",
         "--size-column", "bytes", "--out", str(report_file),
     )  # fmt: skip
     assert code == 0, err
@@ -350,9 +342,7 @@ def test_analyze_keys_on_the_sample_counts_what_kafka_stored(
 # which ends in one line and exit 1 but with Kafka's UNKNOWN_TOPIC_OR_PARTITION wording, not
 # "no longer exists". Open; run with `pytest -m known_race`.
 @pytest.mark.known_race
-def test_tail_follow_ends_in_one_line_when_its_topic_is_deleted(
-    topic: Topic, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_tail_follow_ends_in_one_line_when_its_topic_is_deleted(topic: Topic) -> None:
     """Kafka answers a deleted topic's ListOffsets with UNKNOWN_TOPIC_OR_PARTITION, which
     kafka-python retries until the request timeout: the idle check asks the metadata first."""
     import subprocess
@@ -395,7 +385,7 @@ def test_tail_follow_ends_in_one_line_when_its_topic_is_deleted(
 
 
 def test_a_consumer_protocol_group_is_described_with_its_members_and_lag(
-    topic: Topic, kafka_cluster: KafkaCluster, capsys: pytest.CaptureFixture[str]
+    topic: Topic, kafka_cluster: KafkaCluster
 ) -> None:
     """A Kafka 4 consumer-protocol group (KIP-848, ``group.protocol=consumer``: Kafka's own
     console consumer here, kafka-python speaks only the classic protocol). DescribeGroups
@@ -436,7 +426,7 @@ def test_a_consumer_protocol_group_is_described_with_its_members_and_lag(
         ends = _end_offsets(topic.bootstrap, topic.name)
 
         def lags() -> Any:
-            code, out, _err = _cli(capsys, "get", folder, "lags", group, "--format", "json")
+            code, out, _err = run_cli("get", folder, "lags", group, "--format", "json")
             return json.loads(out) if code == 0 else None
 
         seen = eventually(
@@ -451,21 +441,21 @@ def test_a_consumer_protocol_group_is_described_with_its_members_and_lag(
         )
         assert seen is not None, "the group never showed"
         assert seen["state"] == "Stable" and seen["totalLag"] == 0, seen
-        members = _json(capsys, "get", folder, "members", group)["members"]
+        members = _json("get", folder, "members", group)["members"]
         assert [m["clientId"] for m in members] == ["kip848-1"]
         assert sorted(p["partition"] for p in members[0]["partitions"]) == list(range(PARTITIONS))
-        groups = _json(capsys, "get", folder, "groups", "--topic", topic.name)["groups"]
+        groups = _json("get", folder, "groups", "--topic", topic.name)["groups"]
         mine = [g for g in groups if g["group"] == group]
         assert [(g["state"], g["members"], g["protocol"]) for g in mine] == [
             ("Stable", 1, "uniform")
         ]
-        code, _out, err = _cli(capsys, "delete-group", folder, "--group", group, "--yes")
+        code, _out, err = run_cli("delete-group", folder, "--group", group, "--yes")
         assert code == 1 and "kip848-1" in err, err  # a live member: refused, as for classic
     finally:
         consumer.terminate()
         consumer.wait(timeout=60)
     code, _out, err = eventually(
-        lambda: _cli(capsys, "delete-group", folder, "--group", group, "--yes"),
+        lambda: run_cli("delete-group", folder, "--group", group, "--yes"),
         lambda r: r[0] == 0,
         seconds=60,
     )

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from kgitops.cli import main
+from tests.helpers import run_cli
 
 if TYPE_CHECKING:
     from kgitops.cluster.kafka.localcluster import KafkaCluster
@@ -58,12 +58,6 @@ def topic(name: str, principal: str | None = None) -> str:
         f"principal: {principal}\nrules:\n"
         f"  - {{resourceType: topic, name: {name}, operations: [read, write]}}\n"
     )
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    got = capsys.readouterr()
-    return code, got.out, got.err
 
 
 class View:
@@ -159,7 +153,6 @@ def test_two_repositories_share_a_cluster_and_neither_touches_the_other(
     topic_prefix: str,
     tmp_path: Path,
     view: View,
-    capsys: pytest.CaptureFixture[str],
 ) -> None:
     p = topic_prefix
     boot = kafka_cluster.bootstrap
@@ -172,7 +165,7 @@ def test_two_repositories_share_a_cluster_and_neither_touches_the_other(
     )
     me_a = f"example.com/acme/a-{RUN} topics/team"
     try:
-        code, out, err = run(capsys, "apply", str(a), "--yes")
+        code, out, err = run_cli("apply", str(a), "--yes")
         assert code == 0, out + err
         assert f"recorded what {json.dumps(me_a)} owns in topic _kgitops-owners" in err
         a_topics, a_acls = view.topics(f"{p}a."), view.acls(p)
@@ -190,8 +183,8 @@ def test_two_repositories_share_a_cluster_and_neither_touches_the_other(
         )
         me_b = f"example.com/acme/b-{RUN} topics/team"
         for command in ("plan", "apply"):
-            code, out, err = run(
-                capsys, command, str(greedy), *(["--yes"] if command == "apply" else [])
+            code, out, err = run_cli(
+                command, str(greedy), *(["--yes"] if command == "apply" else [])
             )
             lines = [line for line in (out + err).splitlines() if line.strip()]
             assert code == 1 and len(lines) == 1, lines
@@ -208,25 +201,25 @@ def test_two_repositories_share_a_cluster_and_neither_touches_the_other(
             f"owns:\n  topics: ['{p}b.*']\n  principals: ['User:{p}b-*']\n",
             topic(f"{p}b.parcels", f"User:{p}b-app"),
         )
-        code, out, err = run(capsys, "apply", str(b), "--yes")
+        code, out, err = run_cli("apply", str(b), "--yes")
         assert code == 0, out + err
         assert set(view.topics(f"{p}b.")) == {f"{p}b.parcels"}
         assert view.topics(f"{p}a.") == a_topics
         assert {x for x in view.acls(p) if x[0] == f"User:{p}a-app"} == a_acls
 
         for folder in (a, b):
-            code, out, err = run(capsys, "plan", str(folder))
+            code, out, err = run_cli("plan", str(folder))
             assert code == 0, out + err
             assert "No changes" in out and "UNMANAGED" not in out + err
 
-        code, out, _ = run(capsys, "owners", str(b))
+        code, out, _ = run_cli("owners", str(b))
         assert code == 0
         assert f"{me_b}  (this folder)  topics: {p}b.*; principals: User:{p}b-*" in out
         assert f"{me_a}  topics: {p}a.*; principals: User:{p}a-*" in out
     finally:
         for folder in (tmp_path / "a" / "topics" / "team", tmp_path / "b2" / "topics" / "team"):
             if folder.is_dir():
-                run(capsys, "owners", str(folder), "--release")
+                run_cli("owners", str(folder), "--release")
 
 
 def test_one_owner_name_two_folders_a_folder_without_owns_and_two_applies_at_once(
@@ -234,7 +227,6 @@ def test_one_owner_name_two_folders_a_folder_without_owns_and_two_applies_at_onc
     topic_prefix: str,
     tmp_path: Path,
     view: View,
-    capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """On real Kafka: a second folder under A's ``owns.owner`` is refused (until
@@ -258,7 +250,7 @@ def test_one_owner_name_two_folders_a_folder_without_owns_and_two_applies_at_onc
     rival = f"rival-{RUN}-{p.strip('.-_')}"
     released = [owner, rival]
     try:
-        code, out, err = run(capsys, "apply", str(a), "--yes")
+        code, out, err = run_cli("apply", str(a), "--yes")
         assert code == 0, out + err
         a_topics = view.topics(f"{p}a.")
         # the same owns.owner from another repository: refused, naming both folders
@@ -269,7 +261,7 @@ def test_one_owner_name_two_folders_a_folder_without_owns_and_two_applies_at_onc
             f"owns:\n  owner: {owner}\n  topics: ['{p}*']\n",
             topic(f"{p}b.x"),
         )
-        code, out, err = run(capsys, "apply", str(b), "--yes")
+        code, out, err = run_cli("apply", str(b), "--yes")
         assert code == 1
         assert (
             f'the owner "{owner}" is recorded on this cluster (topic _kgitops-owners) from '
@@ -285,7 +277,7 @@ def test_one_owner_name_two_folders_a_folder_without_owns_and_two_applies_at_onc
             "",
             topic(f"{p}a.orders").replace("retention.ms: 3600000", "retention.ms: 7200000"),
         )
-        code, out, err = run(capsys, "plan", str(c))
+        code, out, err = run_cli("plan", str(c))
         assert code == 1 and f'topic {p}a.orders of its plan is owned by "{owner}"' in err
         assert view.topics(f"{p}a.") == a_topics
 
@@ -309,7 +301,7 @@ def test_one_owner_name_two_folders_a_folder_without_owns_and_two_applies_at_onc
             topic(f"{p}d.orders"),
         )
         me_d = f"example.com/acme/d-{RUN} topics/team"
-        code, out, err = run(capsys, "apply", str(d), "--yes")
+        code, out, err = run_cli("apply", str(d), "--yes")
         assert code == 1, out + err
         assert (
             f'while this apply recorded what "{me_d}" owns, "{rival}" (elsewhere) recorded an '
@@ -317,8 +309,8 @@ def test_one_owner_name_two_folders_a_folder_without_owns_and_two_applies_at_onc
         )
         assert view.topics(f"{p}d.") == {}
         monkeypatch.undo()
-        code, out, _ = run(capsys, "owners", str(a))
+        code, out, _ = run_cli("owners", str(a))
         assert rival in out and me_d not in out  # d's record taken back (a tombstone)
     finally:
         for name in released:
-            run(capsys, "owners", str(a), "--release", name)
+            run_cli("owners", str(a), "--release", name)

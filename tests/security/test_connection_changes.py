@@ -6,25 +6,17 @@ an explicit allow."""
 from __future__ import annotations
 
 import contextlib
-import io
 import json
 import socket
-import subprocess
 import threading
 from pathlib import Path
 
 import pytest
 
-from kgitops.cli import main
+from tests.helpers import THREE_RACKS, cluster_yaml, committed_repo, git
+from tests.helpers import run_cli as cli
 
-SIMULATED = """\
-apiVersion: kgitops/v1
-kind: Cluster
-name: prod
-simulated:
-  stateFile: .state/prod.json
-  brokers: [{id: 0, rack: a}, {id: 1, rack: b}, {id: 2, rack: c}]
-"""
+SIMULATED = cluster_yaml("prod", brokers=THREE_RACKS)
 REAL = """\
 apiVersion: kgitops/v1
 kind: Cluster
@@ -54,33 +46,14 @@ STATE = {
 }
 
 
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True
-    ).stdout
-
-
-def cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
-
-
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    r = tmp_path / "repo"
-    d = r / "topics" / "prod"
-    d.mkdir(parents=True)
-    git(r, "init", "-q", "-b", "main")
-    git(r, "config", "user.email", "t@example.com")
-    git(r, "config", "user.name", "t")
-    (d / "cluster.yaml").write_text(REAL)
-    (d / "orders.yaml").write_text(ORDERS)
-    (r / "state.json").write_text(json.dumps(STATE))
-    git(r, "add", "-A")
-    git(r, "commit", "-q", "-m", "base")
-    return r
+    files = {
+        "topics/prod/cluster.yaml": REAL,
+        "topics/prod/orders.yaml": ORDERS,
+        "state.json": json.dumps(STATE),
+    }
+    return committed_repo(tmp_path / "repo", files)
 
 
 def folder(repo: Path) -> str:

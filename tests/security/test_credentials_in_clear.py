@@ -5,15 +5,13 @@ setting), and then the plan says so; a User document may not take over kgitops' 
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from kgitops.cli import main
+from tests.helpers import run_cli as cli
 
 SIMULATED = """\
 apiVersion: kgitops/v1
@@ -40,13 +38,6 @@ name: orders-app
 mechanism: SCRAM-SHA-512
 passwordEnv: ORDERS_APP_PASSWORD
 """
-
-
-def cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture

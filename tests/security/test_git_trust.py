@@ -4,8 +4,6 @@ and no config but the checkout's own; a folder shaped like a git directory is an
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import subprocess
@@ -13,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from kgitops.cli import main
+from tests.helpers import committed_repo, git
+from tests.helpers import run_cli as cli
 
 REAL = """\
 apiVersion: kgitops/v1
@@ -37,33 +36,14 @@ STATE = {
 }
 
 
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True
-    ).stdout
-
-
-def cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
-
-
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    r = tmp_path / "repo"
-    d = r / "topics" / "prod"
-    d.mkdir(parents=True)
-    git(r, "init", "-q", "-b", "main")
-    git(r, "config", "user.email", "t@example.com")
-    git(r, "config", "user.name", "t")
-    (d / "cluster.yaml").write_text(REAL)
-    (d / "orders.yaml").write_text(ORDERS)
-    (r / "state.json").write_text(json.dumps(STATE))
-    git(r, "add", "-A")
-    git(r, "commit", "-q", "-m", "base")
-    return r
+    files = {
+        "topics/prod/cluster.yaml": REAL,
+        "topics/prod/orders.yaml": ORDERS,
+        "state.json": json.dumps(STATE),
+    }
+    return committed_repo(tmp_path / "repo", files)
 
 
 def fake_git_dir(folder: Path, marker: Path) -> None:

@@ -14,6 +14,7 @@ from kgitops.cli import main
 from kgitops.errors import FileRefused
 from kgitops.files import file_size_limit, path_problem, read_bytes, write_atomic
 from kgitops.jsontext import MAX_DEPTH, loads_json
+from tests.helpers import THREE_RACKS, cluster_yaml
 
 
 def test_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
@@ -191,14 +192,7 @@ def test_one_big_anchor_aliased_thousands_of_times_fails_fast(tmp_path: Path) ->
 
 # --------------------------------------------------------------- through the commands
 
-CLUSTER_YAML = """\
-apiVersion: kgitops/v1
-kind: Cluster
-name: test
-simulated:
-  stateFile: .state/test.json
-  brokers: [{id: 0, rack: a}, {id: 1, rack: b}, {id: 2, rack: c}]
-"""
+CLUSTER_YAML = cluster_yaml("test", brokers=THREE_RACKS)
 
 
 def _folder(tmp_path: Path) -> Path:

@@ -11,15 +11,9 @@ from pathlib import Path
 import pytest
 
 from kgitops.cli import main
+from tests.helpers import THREE_RACKS, cluster_yaml
 
-CLUSTER = """\
-apiVersion: kgitops/v1
-kind: Cluster
-name: test
-simulated:
-  stateFile: .state/test.json
-  brokers: [{id: 0, rack: a}, {id: 1, rack: b}, {id: 2, rack: c}]
-"""
+CLUSTER = cluster_yaml("test", brokers=THREE_RACKS)
 
 
 def _topic(name: str, partitions: int, rf: int = 3) -> str:

@@ -6,15 +6,13 @@ folder; apply's log cannot issue workflow commands."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import re
 from pathlib import Path
 
 import pytest
 import yaml
 
-from kgitops.cli import main
+from tests.helpers import run_cli as cli
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -35,13 +33,6 @@ policies:
       principals: ['User:team-a-*']
 """
 TOPIC = "apiVersion: kgitops/v1\nkind: Topic\nname: {name}\npartitions: 1\nreplicationFactor: 1\n"
-
-
-def cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
 
 
 def test_a_file_name_with_a_newline_and_an_escape_stays_on_one_escaped_line(

@@ -9,24 +9,16 @@ simulated cluster back.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from kgitops.cli import main
+from tests.helpers import THREE_RACKS, cluster_folder, cluster_yaml
+from tests.helpers import run_cli_text as cli
 
-CLUSTER = """\
-apiVersion: kgitops/v1
-kind: Cluster
-name: demo
-simulated:
-  stateFile: .state/demo.json
-  brokers: [{id: 0, rack: a}, {id: 1, rack: b}, {id: 2, rack: c}]
-"""
+CLUSTER = cluster_yaml(brokers=THREE_RACKS)
 
 
 def topic(name: str, retention: str) -> str:
@@ -52,22 +44,13 @@ LIVE = {
 }
 
 
-def cli(*argv: str) -> tuple[int, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue() + err.getvalue()
-
-
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
-    d = tmp_path / "demo"
-    (d / ".state").mkdir(parents=True)
-    (d / "cluster.yaml").write_text(CLUSTER)
-    (d / "orders.yaml").write_text(topic("orders", "86400000"))  # changes
-    (d / "payments.yaml").write_text(topic("payments", "3600000"))  # as it is
-    (d / ".state" / "demo.json").write_text(json.dumps(LIVE))
-    return d
+    files = {
+        "orders.yaml": topic("orders", "86400000"),  # changes
+        "payments.yaml": topic("payments", "3600000"),  # as it is
+    }
+    return cluster_folder(tmp_path / "demo", brokers=THREE_RACKS, files=files, state=LIVE)
 
 
 def live(folder: Path) -> dict[str, Any]:

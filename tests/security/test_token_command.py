@@ -4,18 +4,16 @@ repository counts by its content as a connection setting (CONNECTION_CHANGED).""
 
 from __future__ import annotations
 
-import contextlib
-import io
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from kgitops.cli import main
 from kgitops.cluster.kafka.settings import client_config
 from kgitops.errors import ClusterAuthError
 from kgitops.model import ClusterSpec, SaslSpec, SecuritySpec
+from tests.helpers import committed_repo, git
+from tests.helpers import run_cli as cli
 
 CLUSTER = """\
 apiVersion: kgitops/v1
@@ -35,36 +33,20 @@ STATE = (
 )
 
 
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True
-    ).stdout
-
-
-def cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
-
-
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     r = tmp_path / "repo"
     d = r / "topics" / "prod"
     d.mkdir(parents=True)
-    git(r, "init", "-q", "-b", "main")
-    git(r, "config", "user.email", "t@example.com")
-    git(r, "config", "user.name", "t")
     script = d / "get-token.sh"
     script.write_text("#!/bin/sh\necho the-real-token\n")
     script.chmod(0o755)
-    (d / "cluster.yaml").write_text(CLUSTER.format(command=f"[{script}]"))
-    (d / "orders.yaml").write_text(ORDERS)
-    (r / "state.json").write_text(STATE)
-    git(r, "add", "-A")
-    git(r, "commit", "-q", "-m", "base")
-    return r
+    files = {
+        "topics/prod/cluster.yaml": CLUSTER.format(command=f"[{script}]"),
+        "topics/prod/orders.yaml": ORDERS,
+        "state.json": STATE,
+    }
+    return committed_repo(r, files)
 
 
 def test_a_token_script_the_pull_request_changes_is_a_connection_change(repo: Path) -> None:

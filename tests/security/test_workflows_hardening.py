@@ -20,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "github"))
 from fake_github import TOKEN, FakeGitHub
 
 from kgitops.cli import main
+from tests.helpers import THREE_RACKS, cluster_yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = ROOT / ".github" / "workflows"
@@ -272,14 +273,7 @@ def test_the_apply_job_applies_the_reviewed_artifact_and_nothing_it_plans_itself
 
 # -- drift -----------------------------------------------------------------------------------
 
-CLUSTER = """\
-apiVersion: kgitops/v1
-kind: Cluster
-name: demo
-simulated:
-  stateFile: .state/demo.json
-  brokers: [{id: 0, rack: a}, {id: 1, rack: b}, {id: 2, rack: c}]
-"""
+CLUSTER = cluster_yaml(brokers=THREE_RACKS)
 ORDERS = "apiVersion: kgitops/v1\nkind: Topic\nname: orders\npartitions: 3\nreplicationFactor: 3\n"
 
 

@@ -10,16 +10,10 @@ import pytest
 
 from kgitops.model import Broker
 from kgitops.spec.load import load_specs
+from tests.helpers import THREE_RACKS, cluster_yaml
 
 # Three brokers in three racks; a simulated cluster, so the brokers are known.
-CLUSTER = """\
-apiVersion: kgitops/v1
-kind: Cluster
-name: test
-simulated:
-  stateFile: .state/test.json
-  brokers: [{id: 0, rack: a}, {id: 1, rack: b}, {id: 2, rack: c}]
-"""
+CLUSTER = cluster_yaml("test", brokers=THREE_RACKS)
 
 # A valid topic; line 3 is the name (value at col 7), line 4 partitions (col 13),
 # line 5 replicationFactor (col 20). Tests append fields from line 6 on.

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from kgitops.cli import main
+from tests.helpers import run_cli
 
 CLUSTER = """\
 apiVersion: kgitops/v1
@@ -57,9 +57,8 @@ class Folder:
         (self.dir / "orders.yaml").write_text(spec if spec is not None else topic())
 
     def run(self, *argv: str, stdout_only: bool = False) -> tuple[int, str]:
-        code = main(list(argv))
-        out = self.capsys.readouterr()
-        return code, out.out if stdout_only else out.out + out.err
+        result = run_cli(*argv)
+        return result.code, result.out if stdout_only else result.text
 
     def errors(self, output: str) -> list[str]:
         return [line for line in output.splitlines() if ": error: " in line]

@@ -3,8 +3,6 @@ README and the workflows run it: from the repository root, ``kgitops plan topics
 
 from __future__ import annotations
 
-import contextlib
-import io
 import shutil
 import time
 from pathlib import Path
@@ -13,20 +11,13 @@ import kafka
 import pytest
 from tlslab import CLIENT_KEY_PASSWORD, TlsLab
 
-from kgitops import cli
+from tests.helpers import run_cli
 
 BUDGET_S = 10.0  # the connection budget a definitive failure must not wait out
 # What "at once" is allowed: half the budget, for a 2-core machine under a load of 20. Measured
 # unloaded: 0.01-0.1 s for a certificate verdict, 1.5 s (the stall probe) for Tansu's plaintext
 # port, which waits for the rest of a ClientHello instead of closing it as Kafka does.
 AT_ONCE_S = BUDGET_S / 2
-
-
-def run_cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = cli.main(list(argv))
-    return code, out.getvalue(), err.getvalue()
 
 
 def cluster_folder(

@@ -33,6 +33,7 @@ from kgitops.cluster.kafka.transport import Transport
 from kgitops.cluster.port import ScramUpsert
 from kgitops.errors import ClusterTimeout
 from kgitops.model import ClusterSpec, SecuritySpec
+from tests.helpers import cluster_folder
 
 TIMEOUT_MS = 2500
 PASSWORD = "correct horse battery staple"
@@ -230,16 +231,16 @@ def test_hostile_records_in_the_topic_are_notes_never_a_traceback(
 
 
 def _folder(tmp: Path, bootstrap: str, topic: str, version: int, iterations: int = 8192) -> None:
-    (tmp / "cluster.yaml").write_text(
-        "apiVersion: kgitops/v1\nkind: Cluster\nname: local\n"
-        f'bootstrapServers: ["{bootstrap}"]\nunmanagedTopics: ignore\n'
+    extra = (
+        "unmanagedTopics: ignore\n"
         "security: {allowCleartextCredentials: true}  # a local broker, no wire to tap\n"
         f"requestTimeoutMs: {TIMEOUT_MS}\npasswordVersionTopic: {topic}\n"
     )
-    (tmp / "users.yaml").write_text(
+    user = (
         f"apiVersion: kgitops/v1\nkind: User\nname: '{USER}'\nmechanism: {MECH}\n"
         f"passwordEnv: ORDERS_PW\niterations: {iterations}\npasswordVersion: {version}\n"
     )
+    cluster_folder(tmp, "local", bootstrap=bootstrap, extra=extra, files={"users.yaml": user})
 
 
 def _plan(tmp: Path, capsys: pytest.CaptureFixture[str]) -> list[dict[str, Any]]:

@@ -16,7 +16,7 @@ from kgitops.cluster.kafka import version_records as r
 from kgitops.cluster.kafka import versions as v
 from kgitops.cluster.port import NewTopic
 from kgitops.errors import ClusterError
-from tests.cluster.test_password_versions import COMPACTED, _configs_answer
+from tests.access.test_password_versions import COMPACTED, _configs_answer
 
 TOPIC = "_kgitops-password-versions"
 READ, WRITE, DESCRIBE = 1 << 3, 1 << 4, 1 << 8

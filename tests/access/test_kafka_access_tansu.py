@@ -32,6 +32,7 @@ from kgitops.cluster.kafka.admin import KafkaAdmin
 from kgitops.cluster.port import ScramUpsert
 from kgitops.errors import AccessUnsupported
 from kgitops.model import ClusterSpec, SecuritySpec
+from tests.helpers import cluster_folder
 
 TIMEOUT_MS = 1000  # the probes' deadline too (the shorter of the two)
 TOPIC = "apiVersion: kgitops/v1\nkind: Topic\nname: {name}\npartitions: 1\nreplicationFactor: 1\n"
@@ -45,14 +46,14 @@ QUOTA = "---\napiVersion: kgitops/v1\nkind: Quota\nuser: orders-app\nproducerByt
 def _folder(
     path: Path, bootstrap: str, body: str, timeout_ms: int = TIMEOUT_MS, extra: str = ""
 ) -> str:
-    (path / "cluster.yaml").write_text(
-        "apiVersion: kgitops/v1\nkind: Cluster\nname: local\n"
-        f'bootstrapServers: ["{bootstrap}"]\nunmanagedTopics: ignore\n'
+    extra = (
+        "unmanagedTopics: ignore\n"
         "security: {allowCleartextCredentials: true}  # a local broker, no wire to tap\n"
         f"requestTimeoutMs: {timeout_ms}\n{extra}"
     )
-    (path / "t.yaml").write_text(body)
-    return str(path)
+    return str(
+        cluster_folder(path, "local", bootstrap=bootstrap, extra=extra, files={"t.yaml": body})
+    )
 
 
 def _admin(bootstrap: str, timeout_ms: int = TIMEOUT_MS) -> KafkaAdmin:

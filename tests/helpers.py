@@ -1,0 +1,122 @@
+"""What many test files share: running the CLI in this process, and writing a cluster folder.
+
+``run_cli("plan", str(folder), "--format", "json")`` is ``kgitops plan FOLDER --format json``
+through ``kgitops.cli.main`` (the one exit path), its stdout and stderr captured apart::
+
+    code, out, err = run_cli("validate", str(folder))
+
+``committed_repo(root, {"topics/prod/cluster.yaml": ...})`` is a git repository whose one
+commit holds those files; ``git(root, "diff")`` runs git there.
+
+``cluster_folder(path, brokers=BROKERS, files={"orders.yaml": ORDERS})`` writes
+``path/cluster.yaml`` for a simulated cluster (``simulated.stateFile: .state/NAME.json``),
+``cluster_folder(path, bootstrap="127.0.0.1:9092")`` one for a broker; ``extra`` lines are
+appended to cluster.yaml, ``files`` written beside it, ``state`` (a kgitops-state/v1 mapping)
+written as the simulated state file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from kgitops.cli import main
+from kgitops.model import Broker
+
+#: The brokers most test clusters have: three, one per rack.
+THREE_RACKS = (Broker(0, "a"), Broker(1, "b"), Broker(2, "c"))
+THREE_AZS = (Broker(0, "az1"), Broker(1, "az2"), Broker(2, "az3"))
+
+
+class CliResult(NamedTuple):
+    code: int
+    out: str
+    err: str
+
+    @property
+    def text(self) -> str:
+        """stdout then stderr, as one text."""
+        return self.out + self.err
+
+
+def run_cli(*argv: str) -> CliResult:
+    """``kgitops ARGV`` in this process: (exit code, stdout, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(argv))
+    return CliResult(code, out.getvalue(), err.getvalue())
+
+
+def run_cli_text(*argv: str) -> tuple[int, str]:
+    """``kgitops ARGV`` in this process: (exit code, stdout then stderr)."""
+    result = run_cli(*argv)
+    return result.code, result.text
+
+
+def cluster_yaml(
+    name: str = "demo",
+    *,
+    brokers: Sequence[Broker] = (),
+    bootstrap: str | None = None,
+    extra: str = "",
+) -> str:
+    """A Cluster document: simulated with ``brokers``, or a broker at ``bootstrap``."""
+    text = f"apiVersion: kgitops/v1\nkind: Cluster\nname: {name}\n"
+    if bootstrap is not None:
+        text += f"bootstrapServers: [{json.dumps(bootstrap)}]\n"
+    else:
+        racks = ", ".join(
+            f"{{id: {b.id}, rack: {b.rack}}}" if b.rack else f"{{id: {b.id}}}" for b in brokers
+        )
+        text += f"simulated:\n  stateFile: .state/{name}.json\n  brokers: [{racks}]\n"
+    return text + extra
+
+
+def cluster_folder(
+    path: Path,
+    name: str = "demo",
+    *,
+    brokers: Sequence[Broker] = (),
+    bootstrap: str | None = None,
+    extra: str = "",
+    files: Mapping[str, str] | None = None,
+    state: Mapping[str, Any] | None = None,
+) -> Path:
+    """``path`` (made if missing) holding cluster.yaml, ``files`` and the simulated state."""
+    path.mkdir(parents=True, exist_ok=True)
+    yaml = cluster_yaml(name, brokers=brokers, bootstrap=bootstrap, extra=extra)
+    (path / "cluster.yaml").write_text(yaml)
+    for relative, text in (files or {}).items():
+        (path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (path / relative).write_text(text)
+    if state is not None:
+        (path / ".state").mkdir(exist_ok=True)
+        (path / ".state" / f"{name}.json").write_text(json.dumps(state))
+    return path
+
+
+def git(repo: Path, *args: str) -> str:
+    """``git -C REPO ARGS``: its stdout; a failure raises."""
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True
+    ).stdout
+
+
+def committed_repo(root: Path, files: Mapping[str, str]) -> Path:
+    """A git repository at ``root`` (branch main) whose one commit, "base", holds ``files``
+    and whatever ``root`` held already."""
+    for relative, text in files.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(text)
+    root.mkdir(parents=True, exist_ok=True)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "user.email", "t@example.com")
+    git(root, "config", "user.name", "t")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+    return root
