@@ -8,8 +8,8 @@ instead of the base branch's checkout and to know one cluster folder::
     install: ./base                          -> (no line: the action installs its own code,
                                                  the very commit ``uses:`` pins)
     pip install --quiet ./base (or .)        -> pip install --quiet 'kgitops @ git+...@<sha>'
-    kgitops affected topics                  -> kgitops affected <DIR's parent>
-    topics/demo) echo demo ;; ... (the map)  -> <DIR>) echo <name> ;;
+    kgitops github clusters-step topics      -> kgitops github clusters-step <DIR's parent>
+    topics/demo=demo ... (the map)           -> <DIR>=<name>
 
 Every other line (the trust rules: the pull request as data, pinned actions, least
 permissions, named secrets) is kept as shipped. A substitution that finds nothing is an
@@ -28,9 +28,7 @@ WORKFLOWS = {"plan.yml": "kgitops-plan.yml", "apply.yml": "kgitops-apply.yml"}
 
 _PIN = re.compile(r"([A-Za-z0-9][A-Za-z0-9-]{0,38})/([A-Za-z0-9._-]{1,100})@([0-9a-f]{40})")
 _FOLDER = re.compile(r"[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)+")
-_MAP = re.compile(
-    r"^( *)topics/[\w.-]+\) echo [\w.-]+ ;;\n(?:\1topics/[\w.-]+\) echo [\w.-]+ ;;\n)*"
-)
+_MAP = re.compile(r"^( *)topics/[\w.-]+=[\w.-]+\n(?:\1topics/[\w.-]+=[\w.-]+\n)*")
 
 
 def check_pin(pin: str) -> tuple[str, str]:
@@ -69,7 +67,8 @@ def in_checkout(directory: str) -> tuple[str, str]:
 
 def check_folder(directory: str) -> str:
     """``directory`` (a path from the checkout's top) as the workflows name it: at least two
-    parts, of letters, digits, ``.``, ``_`` and ``-`` (it lands in a bash ``case`` pattern)."""
+    parts, of letters, digits, ``.``, ``_`` and ``-`` (it lands in the workflows' map,
+    ``ENVIRONMENTS``, as ``DIR=name``)."""
     shown = directory.replace("\\", "/").strip("/")
     parts = shown.split("/")
     if not _FOLDER.fullmatch(shown) or any(p in (".", "..") for p in parts):
@@ -94,9 +93,8 @@ def workflow(shipped: str, text: str, folder: str, name: str, pin: str) -> str:
     """The shipped workflow ``text`` for ``folder`` (environment ``name``) and ``pin``."""
     action, requirement = check_pin(pin)
     parent = folder.rsplit("/", 1)[0]
-    text = _swap(text, _MAP.pattern, "", shipped)  # the map: this folder only
-    text = _swap(text, r"^( *)(\*\) return 1 ;;)$", rf"\1{folder}) echo {name} ;;\n\1\2", shipped)
-    text = _swap(text, r"kgitops affected topics ", f"kgitops affected {parent} ", shipped)
+    text = _swap(text, _MAP.pattern, rf"\1{folder}={name}\n", shipped)  # this folder only
+    text = _swap(text, r"clusters-step topics\b", f"clusters-step {parent}", shipped)
     text = _swap(text, r"^( *- name: Install kgitops) \(.*\)$", r"\1 (pinned)", shipped)
     text = _swap(
         text,

@@ -216,9 +216,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _api_url(i)
     i.set_defaults(_github=_issue)
 
-    from kgitops.commands._ci_steps import add_parsers
+    from kgitops.commands import _ci_clusters, _ci_steps
 
-    add_parsers(sub)
+    _ci_steps.add_parsers(sub)
+    _ci_clusters.add_parsers(sub)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -277,7 +277,7 @@ def test_init_github_writes_pinned_workflows_that_list_the_folder_when_it_change
         assert len(runs) == len(installs)
         for run in runs:  # pip gets the requirement as one argument
             assert pip_args(run, tmp_path, {}) == [REQUIREMENT]
-        assert re.findall(r"^\s*(\S+)\) echo (\S+) ;;$", text, re.M) == [("clusters/dev", "dev")]
+        assert environment_maps(text) == ["clusters/dev=dev"]
 
     # the apply workflow's first job lists the folder when a push changes it
     git(repo, "add", "-A")
@@ -297,6 +297,7 @@ def test_init_github_writes_pinned_workflows_that_list_the_folder_when_it_change
         "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
         "HOME": str(tmp_path),
         "REF": "refs/heads/main",
+        "ENVIRONMENTS": changed["env"]["ENVIRONMENTS"],
         "BASE": base,
         "HEAD": head,
         "GITHUB_OUTPUT": str(outputs),
@@ -352,6 +353,17 @@ def test_init_github_never_overwrites_a_workflow_and_writes_nothing(
     assert tree(tmp_path) == before
 
 
+def environment_maps(text: str) -> list[str]:
+    """Every step's map of cluster folders to environments (``env: ENVIRONMENTS``)."""
+    doc = yaml.safe_load(text)
+    return [
+        s["env"]["ENVIRONMENTS"]
+        for job in doc["jobs"].values()
+        for s in job["steps"]
+        if "ENVIRONMENTS" in s.get("env", {})
+    ]
+
+
 @pytest.mark.parametrize("given", ["../clusters/dev", "{top}/clusters/dev"])
 def test_init_github_from_a_subfolder_writes_the_workflows_at_the_checkouts_top(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, given: str
@@ -369,8 +381,8 @@ def test_init_github_from_a_subfolder_writes_the_workflows_at_the_checkouts_top(
     assert sorted(p.name for p in (repo / "sub").iterdir()) == []
     for name in ("kgitops-plan.yml", "kgitops-apply.yml"):
         text = (repo / ".github" / "workflows" / name).read_text(encoding="utf-8")
-        assert re.findall(r"^\s*(\S+)\) echo (\S+) ;;$", text, re.M) == [("clusters/dev", "dev")]
-        assert "kgitops affected clusters " in text
+        assert environment_maps(text) == ["clusters/dev=dev"]
+        assert "kgitops github clusters-step clusters" in text
 
 
 def test_init_github_refuses_a_folder_outside_the_checkout_or_no_checkout_and_writes_nothing(

@@ -320,9 +320,14 @@ def git(cwd: Path, *args: str) -> str:
     return done.stdout.strip()
 
 
+def clusters_env(found: dict[str, Any], **values: str) -> dict[str, str]:
+    """The clusters step's environment: the workflow's own map, and ``values``."""
+    return {"ENVIRONMENTS": found["env"]["ENVIRONMENTS"], **values}
+
+
 @pytest.mark.parametrize("workflow", ["plan.yml", "apply.yml"])
 def test_changed_clusters_are_the_cluster_folders_the_change_touches(
-    workflow: str, tmp_path: Path
+    workflow: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, steps: Steps
 ) -> None:
     repo = tmp_path / "repo"
     for name in ("demo", "prod", "local"):
@@ -340,25 +345,30 @@ def test_changed_clusters_are_the_cluster_folders_the_change_touches(
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "change")
     head = git(repo, "rev-parse", "HEAD")
+    monkeypatch.chdir(repo)
 
     found = step(WORKFLOWS / workflow, "changed", job="changes")
-    env = {"BASE": base, "HEAD": head, "REF": "refs/heads/main"}
-    proc, out = run_step(found, repo, env, tmp_path)
-    assert proc.returncode == 0, proc.stderr
+    ref = {"REF": "refs/heads/main"} if workflow == "apply.yml" else {}
+    env = clusters_env(found, BASE=base, HEAD=head, **ref)
+    proc, out = steps.run(found, env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
     assert json.loads(out["clusters"]) == [
         {"dir": "topics/demo", "name": "demo", "environment": "demo"}
     ]
 
-    proc, out = run_step(found, repo, {**env, "BASE": "0" * 40}, tmp_path)
+    proc, out = steps.run(found, {**env, "BASE": "0" * 40})
     assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("no usable base commit: every cluster folder\n")
     assert [c["name"] for c in json.loads(out["clusters"])] == ["demo", "prod"]
 
-    proc, out = run_step(found, repo, {**env, "BASE": head}, tmp_path)
+    proc, out = steps.run(found, {**env, "BASE": head})
     assert json.loads(out["clusters"]) == []
 
 
-@pytest.mark.parametrize("workflow", ["plan.yml", "apply.yml"])
-def test_a_cluster_folder_outside_the_environment_map_fails(workflow: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("workflow", ["plan.yml", "apply.yml", "drift.yml"])
+def test_a_cluster_folder_outside_the_environment_map_fails(
+    workflow: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, steps: Steps
+) -> None:
     repo = tmp_path / "repo"
     (repo / "topics" / "prod").mkdir(parents=True)
     (repo / "topics" / "prod" / "cluster.yaml").write_text("name: prod\n", encoding="utf-8")
@@ -371,12 +381,48 @@ def test_a_cluster_folder_outside_the_environment_map_fails(workflow: str, tmp_p
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "a new folder")
     head = git(repo, "rev-parse", "HEAD")
-    found = step(WORKFLOWS / workflow, "changed", job="changes")
-    env = {"BASE": base, "HEAD": head, "REF": "refs/heads/main"}
-    proc, out = run_step(found, repo, env, tmp_path)
+    monkeypatch.chdir(repo)
+    if workflow == "drift.yml":
+        found = step(WORKFLOWS / workflow, "list", job="clusters")
+        env = clusters_env(found)
+    else:
+        found = step(WORKFLOWS / workflow, "changed", job="changes")
+        ref = {"REF": "refs/heads/main"} if workflow == "apply.yml" else {}
+        env = clusters_env(found, BASE=base, HEAD=head, **ref)
+    proc, out = steps.run(found, env)
     assert proc.returncode == 1
-    assert "topics/evil is not in the workflow's map" in proc.stdout
+    assert "::error::topics/evil is not in the workflow's map" in proc.stdout
     assert "clusters" not in out
+
+
+def test_apply_lists_nothing_for_a_push_that_is_no_branch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, steps: Steps
+) -> None:
+    (tmp_path / "topics" / "prod").mkdir(parents=True)
+    (tmp_path / "topics" / "prod" / "cluster.yaml").write_text("name: prod\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    found = step(WORKFLOWS / "apply.yml", "changed", job="changes")
+    env = clusters_env(found, BASE="", HEAD="", REF="refs/tags/v1")
+    proc, out = steps.run(found, env)
+    assert proc.returncode == 1
+    assert proc.stdout == "::error::not a branch push (refs/tags/v1): nothing is applied\n"
+    assert "clusters" not in out
+
+
+def test_the_drift_list_is_every_cluster_folder_through_the_map(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, steps: Steps
+) -> None:
+    for name in ("prod", "dev"):
+        (tmp_path / "topics" / name).mkdir(parents=True)
+        (tmp_path / "topics" / name / "cluster.yaml").write_text(f"name: {name}\n")
+    monkeypatch.chdir(tmp_path)  # no git checkout: --all needs none
+    found = step(WORKFLOWS / "drift.yml", "list", job="clusters")
+    proc, out = steps.run(found, clusters_env(found))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert json.loads(out["clusters"]) == [
+        {"dir": "topics/dev", "name": "dev", "environment": "dev"},
+        {"dir": "topics/prod", "name": "prod", "environment": "prod"},
+    ]
 
 
 # -- the action's plan step and the apply step on a simulated cluster ------------------------
@@ -1096,3 +1142,67 @@ def test_a_folder_name_with_a_line_break_cannot_add_a_step_output(
     assert dict(parsed)["result"] == "invalid"
     assert dict(parsed)["name"] == "demo\nresult=changes"
     assert "kgitops plan topics/demo\\x0aresult=changes: invalid" in capsys.readouterr().out
+
+
+# -- the drift workflow's step ----------------------------------------------------------------
+
+
+def drift(
+    steps: Steps, github: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+) -> tuple[subprocess.CompletedProcess[str], dict[str, str]]:
+    monkeypatch.setenv("GITHUB_API_URL", github.url)  # the runner's own variables
+    monkeypatch.setenv("GITHUB_REPOSITORY", "acme/topics")
+    env = {
+        "DIR": "topics/demo",
+        "GITHUB_TOKEN": TOKEN,
+        "RUN_URL": "https://github.test/acme/topics/actions/runs/9",
+    }
+    return steps.run(step(WORKFLOWS / "drift.yml", "drift", job="drift"), env)
+
+
+def test_drift_opens_one_issue_updates_it_in_place_and_closes_it_once_clean(
+    repo: Path, steps: Steps, github: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for _ in range(2):  # the topic is in git but not on the cluster: drift, one issue
+        proc, out = drift(steps, github, monkeypatch)
+        assert (proc.returncode, out["result"]) == (0, "drift"), proc.stdout + proc.stderr
+        assert proc.stdout.endswith("kgitops drift topics/demo: drift\n")
+        [issue] = github.issues
+        assert (issue["state"], issue["title"]) == ("open", "kgitops drift: demo")
+        assert [lb["name"] for lb in issue["labels"]] == ["kgitops-drift"]
+        assert "The cluster `demo` differs from the specs in git." in issue["body"]
+        assert "create_topic" in issue["body"] and "actions/runs/9" in issue["body"]
+        assert TOKEN not in proc.stdout + proc.stderr
+
+    assert main(["apply", "topics/demo", "--yes"]) == 0
+    proc, out = drift(steps, github, monkeypatch)
+    assert (proc.returncode, out["result"]) == (0, "clean"), proc.stdout + proc.stderr
+    [issue] = github.issues
+    assert issue["state"] == "closed"
+
+
+def test_a_failed_drift_check_shows_the_error_in_the_issue_and_fails_the_job(
+    repo: Path, steps: Steps, github: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (repo / "topics" / "demo" / "orders.yaml").write_text(
+        ORDERS.replace("replicationFactor: 3", "replicationFactor: 0"), encoding="utf-8"
+    )
+    proc, out = drift(steps, github, monkeypatch)
+    assert (proc.returncode, out["result"]) == (1, "error"), proc.stdout + proc.stderr
+    [issue] = github.issues
+    assert issue["state"] == "open"
+    assert "The drift check of `demo` failed:\n\n```\n" in issue["body"]
+    assert "topics/demo/orders.yaml:5:" in issue["body"]
+
+
+def test_a_drift_issue_that_cannot_be_written_fails_the_job(
+    repo: Path, steps: Steps, github: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GITHUB_API_URL", github.url)
+    monkeypatch.setenv("GITHUB_REPOSITORY", "acme/topics")
+    env = {"DIR": "topics/demo", "GITHUB_TOKEN": "", "RUN_URL": "https://github.test/r/9"}
+    proc, out = steps.run(step(WORKFLOWS / "drift.yml", "drift", job="drift"), env)
+    assert proc.returncode == 1 and out["result"] == "drift"
+    assert "GITHUB_TOKEN is not set" in proc.stdout
+    assert "::error::the drift issue could not be written" in proc.stdout
+    assert github.issues == []

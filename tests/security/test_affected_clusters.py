@@ -1,7 +1,7 @@
 """Every affected cluster is planned: a change to a shared folder plans every cluster that
 includes it, ``cluster.yml`` is a cluster file like ``cluster.yaml``, and a token script
 outside topics/ plans the cluster that runs it; the plan, apply and drift workflows all ask
-``kgitops affected``."""
+``kgitops affected`` (through ``kgitops github clusters-step``)."""
 
 from __future__ import annotations
 
@@ -46,7 +46,10 @@ def changes_step(workflow: str) -> dict[str, Any]:
     return found
 
 
-def run_step(script: str, cwd: Path, env: dict[str, str], tmp_path: Path) -> dict[str, str]:
+def run_step(
+    found: dict[str, Any], cwd: Path, env: dict[str, str], tmp_path: Path
+) -> dict[str, str]:
+    """The step's one line run by bash, with the workflow's map of folders to environments."""
     out = tmp_path / "github_output"
     out.write_text("")
     (tmp_path / "runner").mkdir(exist_ok=True)
@@ -56,10 +59,16 @@ def run_step(script: str, cwd: Path, env: dict[str, str], tmp_path: Path) -> dic
         "RUNNER_TEMP": str(tmp_path / "runner"),
         "GITHUB_OUTPUT": str(out),
         **({"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {}),
+        "ENVIRONMENTS": found["env"]["ENVIRONMENTS"],
         **env,
     }
     proc = subprocess.run(
-        ["bash", "-e", "-c", script], cwd=cwd, env=full, capture_output=True, text=True, check=False
+        ["bash", "-e", "-c", found["run"]],
+        cwd=cwd,
+        env=full,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return dict(line.split("=", 1) for line in out.read_text().splitlines() if line)
@@ -94,7 +103,7 @@ def test_a_change_to_a_shared_folder_only_plans_every_including_cluster(
     git(repo, "commit", "-qam", "only the shared folder")
     head = git(repo, "rev-parse", "HEAD")
     env = {"BASE": base, "HEAD": head, "REF": "refs/heads/main"}
-    out = run_step(changes_step(workflow)["run"], repo, env, tmp_path)
+    out = run_step(changes_step(workflow), repo, env, tmp_path)
     assert json.loads(out["clusters"]) == [
         {"dir": "topics/dev", "name": "dev", "environment": "dev"},
         {"dir": "topics/staging", "name": "staging", "environment": "staging"},
@@ -115,7 +124,7 @@ def test_cluster_yml_is_a_cluster_file_for_the_workflows_and_plan_base(
     git(repo, "commit", "-qm", "a topic")
     head = git(repo, "rev-parse", "HEAD")
     env = {"BASE": base, "HEAD": head, "REF": "refs/heads/main"}
-    out = run_step(changes_step("plan.yml")["run"], repo, env, tmp_path)
+    out = run_step(changes_step("plan.yml"), repo, env, tmp_path)
     assert [c["dir"] for c in json.loads(out["clusters"])] == ["topics/prod"]
     # the base cluster.yml is read too: no connection change where none is
     code = main(["plan", str(repo / "topics" / "prod"), "--base", base, "--detailed-exitcode"])
