@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal, NamedTuple
@@ -421,10 +421,10 @@ class PartitionTable(Mapping[int, PartitionState]):
 
     def __init__(
         self,
-        replicas: list[tuple[int, ...]],
-        isr: list[tuple[int, ...] | None],
-        leaders: list[int | None],
-        sizes: list[int | None],
+        replicas: Sequence[tuple[int, ...]],
+        isr: Sequence[tuple[int, ...] | None],
+        leaders: Sequence[int | None],
+        sizes: Sequence[int | None],
         *,
         settled: bool = False,
     ) -> None:

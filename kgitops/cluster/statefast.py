@@ -145,7 +145,7 @@ def _typed_topics(
         else:
             isr = list(map(tuples.get, isr, isr))  # shared where it equals a replica list
         if not settled:
-            combos.update(zip(replicas, isr, leaders))
+            combos.update(zip(replicas, isr, leaders, strict=True))
         sizes = list(map(_SIZE, rows))
         table = PartitionTable(replicas, isr, leaders, sizes, settled=settled)
         topics[name] = TopicState(name=name, partitions=table, config=t.config or {})
@@ -153,9 +153,9 @@ def _typed_topics(
         raise NotFast
     if any(leader is not None and leader < 0 for _, _, leader in combos):
         for topic in topics.values():  # Kafka's -1 (or any negative): no leader
-            table = topic.partitions
-            assert isinstance(table, PartitionTable)
-            table.leaders = [None if v is not None and v < 0 else v for v in table.leaders]
+            cols = topic.partitions
+            assert isinstance(cols, PartitionTable)
+            cols.leaders = [None if v is not None and v < 0 else v for v in cols.leaders]
     return topics
 
 
@@ -178,9 +178,12 @@ def _replicas_ok(replicas: tuple[int, ...]) -> bool:
 def _consistent(combo: tuple[tuple[int, ...], tuple[int, ...] | None, int | None]) -> bool:
     """The ISR distinct and within the replicas; the leader one of them, or negative (none)."""
     replicas, isr, leader = combo
-    if isr is not None and isr is not replicas:
-        if len(set(isr)) != len(isr) or not set(isr) <= set(replicas):
-            return False
+    if (
+        isr is not None
+        and isr is not replicas
+        and (len(set(isr)) != len(isr) or not set(isr) <= set(replicas))
+    ):
+        return False
     return leader is None or leader < 0 or leader in replicas
 
 
@@ -192,7 +195,6 @@ _SLOTS_KNOWN = tuple(f.name for f in fields(PartitionState)) == (
     "leader",
     "size_bytes",
 ) and "__slots__" in vars(PartitionState)
-
 
 
 class NotFast(Exception):

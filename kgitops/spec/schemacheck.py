@@ -19,7 +19,6 @@ from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-
 from kgitops.errors import Diagnostic
 from kgitops.spec.ecmaregex import schema_regex
 from kgitops.spec.yamlload import Document
