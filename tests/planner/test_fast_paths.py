@@ -202,3 +202,37 @@ def test_a_partition_table_is_the_mapping_of_its_partitions() -> None:
         except KeyError:
             continue
         raise AssertionError(f"{missing!r} found")
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.dictionaries(
+        st.text(alphabet="0123456789, :[]x\x00\"é", max_size=4),
+        st.lists(st.integers(-(2**70), 2**70), max_size=4) | _JSON,
+        max_size=4,
+    )
+    | _JSON,
+    st.dictionaries(st.text(max_size=3), _JSON, max_size=3),
+    st.booleans(),
+)
+def test_an_assignment_encoded_apart_gives_the_standard_text(
+    assignment: object, rest: dict[str, object], slot_in_rest: bool
+) -> None:
+    """render_json encodes an action's ``assignment`` with msgspec where that gives the
+    standard encoder's text, and falls back to it for anything else (floats, escapes,
+    non-ASCII, the slot's own text elsewhere in the action)."""
+    from kgitops.plan.render import _SLOT, _dumps, _dumps_item
+
+    item = {**rest, "assignment": assignment}
+    if slot_in_rest:
+        item["config"] = {"x": _SLOT}
+    assert _dumps_item(item) == _dumps(item)
+    table = {"type": "create_topic", "assignment": {str(p): [p, p + 1] for p in range(3)}}
+    assert _dumps_item(table) == _dumps(table)
