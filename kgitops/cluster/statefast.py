@@ -1,9 +1,12 @@
 """The fast path of reading a state file (``kgitops.cluster.snapshot.read_state``): msgspec
-decodes it straight into typed records (``StateFile``: the types and the shape are checked by
-the decoder, in C; msgspec against orjson and json: benchmarks/snapshot_load.py), and each
-distinct replica list is checked (ids in range, no repeats, ISR within the replicas) once and
-then shared. Anything it does not accept raises ``NotFast``: the caller then takes the slow
-path (``statecheck.check_state``), which says what is wrong with line and column."""
+decodes it straight into typed records (``StateFile``: the types, the shape and sizes of at
+least 0 are checked by the decoder, in C; msgspec against orjson and json:
+benchmarks/snapshot_load.py), each topic's partitions become the columns of a
+``model.PartitionTable`` (built with ``map``, no Python code per partition), and each
+distinct replica list is checked (ids in range, no repeats) once and then shared, as is each
+distinct (replicas, ISR, leader) of a topic not entirely in sync on its preferred leaders.
+Anything it does not accept raises ``NotFast``: the caller then takes the slow path
+(``statecheck.check_state``), which says what is wrong with line and column."""
 
 from __future__ import annotations
 
