@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal, NamedTuple
@@ -405,6 +405,56 @@ class PartitionState:
     isr: tuple[int, ...] | None = None
     leader: int | None = None
     size_bytes: int | None = None
+
+
+class PartitionTable(Mapping[int, PartitionState]):
+    """A topic's partitions ``0..n-1`` held as columns: what ``read_state`` makes of a state
+    file (kgitops/cluster/statefast.py). A state of a million partitions costs a second to
+    build as PartitionState objects, and the planner reads most partitions only through
+    their replica lists (``replica_lists``). A lookup builds the PartitionState, equal to the
+    one a dict would hold; a table equals the dict of the same partitions.
+
+    ``settled``: every partition's ISR is its replica tuple itself and its leader the
+    preferred one (no election, nothing under-replicated: the planner skips the topic)."""
+
+    __slots__ = ("isr", "leaders", "replicas", "settled", "sizes")
+
+    def __init__(
+        self,
+        replicas: Sequence[tuple[int, ...]],
+        isr: Sequence[tuple[int, ...] | None],
+        leaders: Sequence[int | None],
+        sizes: Sequence[int | None],
+        *,
+        settled: bool = False,
+    ) -> None:
+        self.replicas, self.isr, self.leaders, self.sizes = replicas, isr, leaders, sizes
+        self.settled = settled
+
+    def __getitem__(self, p: int) -> PartitionState:
+        if not isinstance(p, int) or not 0 <= p < len(self.replicas):
+            raise KeyError(p)
+        return PartitionState(self.replicas[p], self.isr[p], self.leaders[p], self.sizes[p])
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(range(len(self.replicas)))
+
+    def __len__(self) -> int:
+        return len(self.replicas)
+
+    def __contains__(self, p: object) -> bool:
+        return isinstance(p, int) and 0 <= p < len(self.replicas)
+
+    def __repr__(self) -> str:
+        return repr(dict(self.items()))
+
+
+def replica_lists(partitions: Mapping[int, PartitionState]) -> Iterable[tuple[int, ...]]:
+    """The replica tuple of every partition, in the mapping's order: a PartitionTable's
+    column as it is, without building a PartitionState per partition."""
+    if isinstance(partitions, PartitionTable):
+        return partitions.replicas
+    return [ps.replicas for ps in partitions.values()]
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,9 +20,10 @@ gives the same bytes and a snapshot diffs cleanly in git.
 Speed: a state of 1,000,000 partitions loads in about a second. ``read_state`` decodes the
 file with msgspec straight into typed records (``kgitops.cluster.statefast``, the fast path:
 the types and the shape are checked by the decoder, in C; msgspec against orjson and json:
-benchmarks/snapshot_load.py); replica lists repeat (a cluster of n brokers has at most a few
-n^2 distinct ones), so each distinct list is checked (ids in range, no repeats, ISR within the
-replicas) once and then shared.
+benchmarks/snapshot_load.py), and each topic's partitions into a ``model.PartitionTable`` of
+columns, not a PartitionState object per partition; replica lists repeat (a cluster of n
+brokers has at most a few n^2 distinct ones), so each distinct list is checked (ids in range,
+no repeats, ISR within the replicas) once and then shared.
 Anything the fast path does not accept takes the slower path that reports every problem with
 its line, column and JSON path (the standard decoder, then ``statecheck.check_state``), so
 the errors do not depend on the decoder.

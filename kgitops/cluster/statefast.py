@@ -1,16 +1,20 @@
 """The fast path of reading a state file (``kgitops.cluster.snapshot.read_state``): msgspec
-decodes it straight into typed records (``StateFile``: the types and the shape are checked by
-the decoder, in C; msgspec against orjson and json: benchmarks/snapshot_load.py), and each
-distinct replica list is checked (ids in range, no repeats, ISR within the replicas) once and
-then shared. Anything it does not accept raises ``NotFast``: the caller then takes the slow
-path (``statecheck.check_state``), which says what is wrong with line and column."""
+decodes it straight into typed records (``StateFile``: the types, the shape and sizes of at
+least 0 are checked by the decoder, in C; msgspec against orjson and json:
+benchmarks/snapshot_load.py), each topic's partitions become the columns of a
+``model.PartitionTable`` (built with ``map``, no Python code per partition), and each
+distinct replica list is checked (ids in range, no repeats) once and then shared, as is each
+distinct (replicas, ISR, leader) of a topic not entirely in sync on its preferred leaders.
+Anything it does not accept raises ``NotFast``: the caller then takes the slow path
+(``statecheck.check_state``), which says what is wrong with line and column."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import fields, replace
-from typing import Any
+from operator import attrgetter, itemgetter
+from typing import Annotated, Any
 
 import msgspec
 
@@ -20,6 +24,7 @@ from kgitops.model import (
     Broker,
     ClusterState,
     PartitionState,
+    PartitionTable,
     Reassignment,
     TopicState,
     legal_rack,
@@ -35,7 +40,7 @@ class _Partition(
     replicas: tuple[int, ...]
     isr: tuple[int, ...] | None = None
     leader: int | None = None
-    size_bytes: int | None = None
+    size_bytes: Annotated[int, msgspec.Meta(ge=0)] | None = None  # checked in C
 
 
 class _Topic(msgspec.Struct, forbid_unknown_fields=True):
@@ -112,89 +117,77 @@ def typed_load(typed: StateFile) -> ClusterState:
     return state
 
 
-class _Built:
-    """PartitionState's layout, mutable: each partition is built as one and then becomes a
-    PartitionState (``__class__`` assigned; the same slots, so the same memory layout). Two
-    times faster than setting the frozen class's slots through their descriptors, which is
-    a fifth of loading a state of a million partitions."""
-
-    __slots__ = ("replicas", "isr", "leader", "size_bytes")  # noqa: RUF023 - PartitionState's order
-    replicas: tuple[int, ...]
-    isr: tuple[int, ...] | None
-    leader: int | None
-    size_bytes: int | None
-
-
-def _can_build() -> bool:
-    if not _SLOTS_KNOWN:
-        return False  # pragma: no cover - PartitionState changed: the slower way
-    try:
-        probe = _Built()
-        probe.__class__ = PartitionState  # type: ignore[assignment]
-    except TypeError:  # pragma: no cover - another layout
-        return False
-    return True
-
-
 def _typed_topics(
     raw_topics: dict[str, _Topic], tuples: dict[tuple[Any, ...], tuple[int, ...]]
 ) -> dict[str, TopicState]:
-    """``fast_load``'s loop over topics for typed records: the decoder checked the types,
-    so only the rules across values remain, each distinct replica list checked once."""
-    checked: set[tuple[int, int]] = set()
-    built = _CAN_BUILD
-    target = PartitionState
+    """``fast_load``'s loop over topics for typed records: the decoder checked the types (and
+    that no size is negative), so only the rules across values remain. Each topic becomes a
+    ``PartitionTable`` whose columns are built in C (``map``), equal replica lists shared
+    through ``tuples`` and each distinct one checked once. A topic whose every ISR equals its
+    replicas and every leader is the preferred one is consistent by construction; any other
+    has each distinct (replicas, ISR, leader) checked once. No Python code runs per partition."""
+    share = tuples.setdefault
+    combos: set[tuple[Any, ...]] = set()
     topics: dict[str, TopicState] = {}
     for name, t in raw_topics.items():
         if not legal_topic_name(name):
             raise NotFast
-        parts: dict[int, PartitionState] = {}
-        for pid, p in t.partitions.items():
-            key = p.replicas
-            replicas = tuples.get(key)
-            if replicas is None:
-                if (
-                    not key
-                    or len(set(key)) != len(key)
-                    or not 0 <= min(key) <= max(key) <= INT32_MAX
-                ):
-                    raise NotFast
-                tuples[key] = replicas = key
-            isr = p.isr
-            if isr is not None:
-                key = isr
-                isr = tuples.get(key)
-                if isr is None:
-                    if len(set(key)) != len(key):
-                        raise NotFast
-                    tuples[key] = isr = key
-                if isr is not replicas and (id(replicas), id(isr)) not in checked:
-                    if not set(isr) <= set(replicas):
-                        raise NotFast
-                    checked.add((id(replicas), id(isr)))
-            leader = p.leader
-            if leader is not None:
-                if leader < 0:
-                    leader = None
-                elif leader not in replicas:
-                    raise NotFast
-            size = p.size_bytes
-            if size is not None and size < 0:
-                raise NotFast
-            if built:
-                made = _Built()
-                made.replicas = replicas
-                made.isr = isr
-                made.leader = leader
-                made.size_bytes = size
-                made.__class__ = target  # type: ignore[assignment]
-                parts[pid] = made  # type: ignore[assignment]
-            else:  # pragma: no cover - PartitionState changed
-                parts[pid] = PartitionState(replicas, isr, leader, size)
-        if not _contiguous(parts):
-            raise NotFast
-        topics[name] = TopicState(name=name, partitions=parts, config=t.config or {})
+        parts = t.partitions
+        try:  # n distinct keys all in 0..n-1: the ids are 0..n-1
+            rows = list(map(parts.__getitem__, range(len(parts))))
+        except KeyError:
+            raise NotFast from None
+        found = list(map(_REPLICAS, rows))
+        replicas = list(map(share, found, found))
+        isr = list(map(_ISR, rows))
+        leaders = list(map(_LEADER, rows))
+        settled = isr == replicas
+        if settled:
+            isr = replicas  # each ISR the replica tuple itself
+            settled = leaders == list(map(_FIRST, replicas))
+        else:
+            isr = list(map(tuples.get, isr, isr))  # shared where it equals a replica list
+        if not settled:
+            combos.update(zip(replicas, isr, leaders, strict=True))
+        sizes = list(map(_SIZE, rows))
+        table = PartitionTable(replicas, isr, leaders, sizes, settled=settled)
+        topics[name] = TopicState(name=name, partitions=table, config=t.config or {})
+    if not all(map(_replicas_ok, tuples)) or not all(map(_consistent, combos)):
+        raise NotFast
+    if any(leader is not None and leader < 0 for _, _, leader in combos):
+        for topic in topics.values():  # Kafka's -1 (or any negative): no leader
+            cols = topic.partitions
+            assert isinstance(cols, PartitionTable)
+            cols.leaders = [None if v is not None and v < 0 else v for v in cols.leaders]
     return topics
+
+
+_REPLICAS = attrgetter("replicas")
+_ISR = attrgetter("isr")
+_LEADER = attrgetter("leader")
+_SIZE = attrgetter("size_bytes")
+_FIRST = itemgetter(0)
+
+
+def _replicas_ok(replicas: tuple[int, ...]) -> bool:
+    """Not empty, no broker twice, every id a broker id (0..INT32_MAX)."""
+    return (
+        bool(replicas)
+        and len(set(replicas)) == len(replicas)
+        and 0 <= min(replicas) <= max(replicas) <= INT32_MAX
+    )
+
+
+def _consistent(combo: tuple[tuple[int, ...], tuple[int, ...] | None, int | None]) -> bool:
+    """The ISR distinct and within the replicas; the leader one of them, or negative (none)."""
+    replicas, isr, leader = combo
+    if (
+        isr is not None
+        and isr is not replicas
+        and (len(set(isr)) != len(isr) or not set(isr) <= set(replicas))
+    ):
+        return False
+    return leader is None or leader < 0 or leader in replicas
 
 
 #: PartitionState is built by setting its four slots directly (a third of the load time
@@ -205,9 +198,6 @@ _SLOTS_KNOWN = tuple(f.name for f in fields(PartitionState)) == (
     "leader",
     "size_bytes",
 ) and "__slots__" in vars(PartitionState)
-
-
-_CAN_BUILD = _can_build()
 
 
 class NotFast(Exception):

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Collection, Mapping, Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from kgitops.errors import (
     AssignmentError,
@@ -151,9 +151,15 @@ _TOPIC_CACHE_PARTITIONS = 250_000  # about 20 MB at most
 _topic_cache_size = 0
 
 
+_LAST: list[Any] = [None, None, None, None]  # the last (brokers, rack_aware, keep_order, layout)
+
+
 def placement_layout(
     brokers: Sequence[Broker], rack_aware: bool | None, keep_order: bool = False
 ) -> _Layout:
+    last = _LAST
+    if brokers is last[0] and rack_aware is last[1] and keep_order is last[2]:
+        return last[3]  # type: ignore[no-any-return]  # the same tuple as the last call's
     key = (tuple(brokers), rack_aware, keep_order)
     layout = _LAYOUTS.get(key)
     if layout is None:
@@ -161,6 +167,8 @@ def placement_layout(
         if len(_LAYOUTS) >= 256:
             _LAYOUTS.clear()
         _LAYOUTS[key] = layout
+    if type(brokers) is tuple:  # immutable, of frozen brokers: the same object, the same layout
+        _LAST[:] = [brokers, rack_aware, keep_order, layout]
     return layout
 
 

@@ -16,7 +16,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from itertools import chain
+from itertools import accumulate, chain, repeat
+from operator import sub
 
 from kgitops.model import Broker
 from kgitops.placement.assignment import rack_alternated_brokers
@@ -50,17 +51,15 @@ def choose_start_index(arranged: Sequence[int], partitions: int, load: Load) -> 
     r = partitions % n
     if r == 0:
         return 0
-    lead = [load.leaders.get(b, 0) for b in arranged]
-    reps = [load.replicas.get(b, 0) for b in arranged]
+    zeros = repeat(0)
+    lead = list(map(load.leaders.get, arranged, zeros))
+    reps = list(map(load.replicas.get, arranged, zeros))
+    # the window from s sums positions s .. s + r - 1 (circular); built in C, 10,000 topics
+    # of a plan each ask once
     lead2, reps2 = lead + lead, reps + reps
-    sum_l, sum_r = sum(lead[:r]), sum(reps[:r])
-    best, best_l, best_r = 0, sum_l, sum_r
-    for s in range(1, n):
-        sum_l += lead2[s + r - 1] - lead2[s - 1]
-        sum_r += reps2[s + r - 1] - reps2[s - 1]
-        if sum_l < best_l or (sum_l == best_l and sum_r < best_r):
-            best, best_l, best_r = s, sum_l, sum_r
-    return best
+    sums_l = accumulate(map(sub, lead2[r : r + n - 1], lead), initial=sum(lead[:r]))
+    sums_r = accumulate(map(sub, reps2[r : r + n - 1], reps), initial=sum(reps[:r]))
+    return min(zip(sums_l, sums_r, range(n), strict=True))[2]  # fewest leaders, replicas, lowest
 
 
 def arranged_brokers(brokers: Sequence[Broker], rack_aware: bool) -> list[int]:

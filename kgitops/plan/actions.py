@@ -45,7 +45,15 @@ def _key(p: int) -> str:
 
 
 def _assignment_json(assignment: Mapping[int, tuple[int, ...]]) -> dict[str, list[int]]:
-    return {_key(p): list(r) for p, r in sorted(assignment.items())}
+    """``{"0": [1, 2, 3], ...}`` by partition id, built in C (a plan creating 10,000 topics of
+    100 partitions makes a million of these entries)."""
+    ids = sorted(assignment)
+    keys = (
+        map(_KEYS.__getitem__, ids)
+        if not ids or 0 <= ids[0] <= ids[-1] < 10_000
+        else map(_key, ids)
+    )
+    return dict(zip(keys, map(list, map(assignment.__getitem__, ids)), strict=True))
 
 
 def _assignment_from(data: Mapping[str, Any]) -> dict[int, tuple[int, ...]]:

@@ -23,7 +23,16 @@ from typing import Any, Protocol
 
 from kgitops.access import version_topic_problems
 from kgitops.errors import AssignmentError, Diagnostic, PlanError, SpecError
-from kgitops.model import OWNER_TOPIC, Broker, ClusterSpec, ClusterState, TopicSpec, TopicState
+from kgitops.model import (
+    OWNER_TOPIC,
+    Broker,
+    ClusterSpec,
+    ClusterState,
+    PartitionTable,
+    TopicSpec,
+    TopicState,
+    replica_lists,
+)
 from kgitops.names import (
     KAFKA_METADATA_TOPIC,
     MIN_ISR,
@@ -115,6 +124,8 @@ class _Context:
     verdicts: tuple[dict[tuple[int, ...], bool], dict[tuple[int, ...], bool]] = field(
         default_factory=lambda: ({}, {})
     )
+    #: (rack_aware, rf) -> the replica lists found to need no move (``_needs_moves``)
+    fine: dict[tuple[bool, int], set[tuple[int, ...]]] = field(default_factory=dict)
     _load: Load | None = None
     _rack_rule: RackRule | None = None
     _arranged: dict[bool, list[int]] = field(default_factory=dict)
@@ -159,10 +170,10 @@ class _Context:
             load = Load()
             deleted = {t.name for t in self.specs.topics if t.delete}
             load.add(
-                ps.replicas
+                replicas
                 for name, topic in self.state.topics.items()
                 if name not in deleted
-                for ps in topic.partitions.values()
+                for replicas in replica_lists(topic.partitions)
             )
             self._load = load
         return self._load
@@ -396,7 +407,12 @@ def _update(ctx: _Context, spec: TopicSpec, live: TopicState) -> None:
         )
         return
     in_flight = ctx.state.reassignments.get(spec.name, {})
-    current = {p: ps.replicas for p, ps in live.partitions.items()}
+    parts = live.partitions
+    current = (
+        dict(enumerate(parts.replicas))
+        if isinstance(parts, PartitionTable)
+        else {p: ps.replicas for p, ps in parts.items()}
+    )
     added: dict[int, tuple[int, ...]] = {}
     if spec.partitions > count and in_flight:
         ctx.warn(
@@ -456,10 +472,10 @@ def _settle(ctx: _Context) -> None:
         names = {item.topic for *_, item in pending}
         deleted = {t.name for t in ctx.specs.topics if t.delete}
         fixed: list[tuple[Sequence[int], int | None]] = [
-            (ps.replicas, ps.size_bytes)
+            pair
             for name, topic in ctx.state.topics.items()
             if name not in names and name not in deleted
-            for ps in topic.partitions.values()
+            for pair in _replicas_and_sizes(topic)
         ]
         for a in ctx.actions:
             if isinstance(a, CreateTopic):
@@ -479,6 +495,13 @@ def _settle(ctx: _Context) -> None:
     for spec, live, both, config_change, item in pending:
         topic_finals = finals.get(spec.name, {})
         _emit(ctx, spec, live, both, config_change, topic_finals, item.rack_aware, ctx.drain_moves)
+
+
+def _replicas_and_sizes(topic: TopicState) -> Iterable[tuple[Sequence[int], int | None]]:
+    parts = topic.partitions
+    if isinstance(parts, PartitionTable):
+        return zip(parts.replicas, parts.sizes, strict=True)
+    return [(ps.replicas, ps.size_bytes) for ps in parts.values()]
 
 
 def _drain_hotspot(ctx: _Context) -> None:
@@ -730,8 +753,12 @@ def _needs_moves(
 ) -> bool:
     """Whether the spec demands a move: another RF, a drained broker, or a broken rack rule.
 
-    One pass; each distinct replica list is judged once per plan (a cluster of n brokers has
-    few distinct lists, and the state loader shares the tuples)."""
+    Each distinct replica list is judged once per plan (a cluster of n brokers has few
+    distinct lists, and the state loader shares the tuples); a topic whose every list was
+    judged fine is one set look-up per partition, in C."""
+    fine = ctx.fine.setdefault((rack_aware, rf), set())
+    if fine.issuperset(current.values()):
+        return False
     cache = ctx.verdicts[rack_aware]
     for replicas in set(current.values()):
         if len(replicas) != rf:
@@ -741,6 +768,7 @@ def _needs_moves(
             bad = cache[replicas] = ctx.breaks_rule(replicas, rack_aware)
         if bad:
             return True
+    fine.update(current.values())
     return False
 
 
@@ -751,6 +779,8 @@ def _leaders(
     of each under-replicated partition what becomes of it: moved by this plan (``planned``),
     being moved now by a reassignment in flight that this plan leaves out (``flying``; counted
     as Kafka counts it then, without the replicas being removed), or left where it is."""
+    if isinstance(live.partitions, PartitionTable) and live.partitions.settled:
+        return  # every ISR its replica tuple, every leader the preferred one: nothing to say
     online = ctx.online
     moves = ctx.state.reassignments.get(spec.name, {})
     removing = {p: set(r.removing) for p, r in moves.items()}
@@ -958,7 +988,7 @@ def _drain_moves(
     from kgitops.placement.rebalance import rebalance
 
     others = Load(Counter(ctx.load.leaders), Counter(ctx.load.replicas))
-    others.add((ps.replicas for ps in live.partitions.values()), -1)
+    others.add(replica_lists(live.partitions), -1)
     try:
         result = rebalance(
             current,

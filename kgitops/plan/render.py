@@ -15,6 +15,8 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+import msgspec
+
 from kgitops.plan.access_render import markdown_section
 from kgitops.plan.actions import kind_named, kinds, subject
 from kgitops.plan.kinds import ACCESS_KINDS
@@ -589,7 +591,7 @@ def render_json(
             continue
         head = f" {json.dumps(key)}: "
         if isinstance(value, list) and value:
-            items = ",\n".join(f"  {_dumps(v)}" for v in value)
+            items = ",\n".join(f"  {_dumps_item(v)}" for v in value)
             line = f"{head}[\n{items}\n ]"
         else:
             line = head + _dumps(value)
@@ -602,6 +604,30 @@ def render_json(
 #: json.dumps(value, separators=(", ", ": ")) without the check for circular references
 #: (plan data is a tree; the check costs a dictionary entry per container)
 _dumps = json.JSONEncoder(separators=(", ", ": "), check_circular=False).encode
+
+_SLOT = "\x00kgitops:assignment\x00"  # no spec or state text holds NUL around this
+_SLOT_TEXT = _dumps(_SLOT)
+_NUMERIC = b'0123456789-[]{}", :'
+
+
+def _dumps_item(item: object) -> str:
+    """``_dumps(item)``, the ``assignment`` of an action encoded by msgspec (ten times faster
+    than the standard encoder on a million replica lists), when that gives the same text:
+    its output holds only digits, brackets, quotes, commas, colons and spaces (so no float,
+    no escape, nothing the two encoders write differently), and the slot it goes into
+    appears once. Anything else is encoded by ``_dumps`` as a whole."""
+    if type(item) is not dict or type(item.get("assignment")) is not dict:
+        return _dumps(item)
+    try:
+        fast = msgspec.json.format(msgspec.json.encode(item["assignment"]), indent=0)
+    except (TypeError, ValueError, OverflowError, msgspec.EncodeError):
+        return _dumps(item)
+    if fast.translate(None, _NUMERIC):
+        return _dumps(item)
+    line = _dumps({**item, "assignment": _SLOT})
+    if line.count(_SLOT_TEXT) != 1:
+        return _dumps(item)
+    return line.replace(_SLOT_TEXT, fast.decode("ascii"))
 
 
 def reassignment_json(data: Mapping[str, Any]) -> dict[str, Any]:

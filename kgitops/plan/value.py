@@ -33,7 +33,7 @@ from kgitops.errors import (
     UnsafePlan,
     UnsafeReplication,
 )
-from kgitops.model import Broker, ClusterState
+from kgitops.model import Broker, ClusterState, PartitionTable
 from kgitops.names import MIN_ISR, THROTTLED_REPLICAS_CONFIGS
 from kgitops.plan.access_actions import DeleteAcl
 from kgitops.plan.actions import (
@@ -397,9 +397,13 @@ def topic_digest(state: ClusterState, topic: str, reprs: _Reprs | None = None) -
         return _digest("absent")
     cache = _Reprs() if reprs is None else reprs
     parts = t.partitions
-    ids = sorted(parts)
     flying = state.reassignments.get(topic, {})
-    replicas = [parts[p].replicas for p in ids]
+    if isinstance(parts, PartitionTable):  # ids 0..n-1, the replica column as it is
+        ids = list(range(len(parts)))
+        replicas = list(parts.replicas)
+    else:
+        ids = sorted(parts)
+        replicas = [parts[p].replicas for p in ids]
     if flying:
         for i, p in enumerate(ids):
             move = flying.get(p)

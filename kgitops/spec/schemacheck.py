@@ -17,14 +17,14 @@ from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import Any
-
-from jsonschema import Draft202012Validator, validators
-from jsonschema.exceptions import ValidationError
+from typing import TYPE_CHECKING, Any
 
 from kgitops.errors import Diagnostic
 from kgitops.spec.ecmaregex import schema_regex
 from kgitops.spec.yamlload import Document
+
+if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError
 
 SCHEMA_FILES = (
     "topic.json",
@@ -62,7 +62,16 @@ def validator(kind: str) -> Any:
     """The compiled validator for a document kind (``Topic`` or ``Cluster``).
 
     For topics, ``config`` is checked as a mapping only: ``topic_configs`` checks its entries.
+    jsonschema is imported here, on first use: a folder whose documents all pass the
+    compiled check (``conforms``) never needs it, and importing it costs a tenth of a second
+    of every command's start.
     """
+    return _strict()(kind_schema(kind))
+
+
+@cache
+def kind_schema(kind: str) -> dict[str, Any]:
+    """The schema ``validator(kind)`` checks against (``validator``'s docstring)."""
     if kind == "Topic":
         data = copy.deepcopy(schema("topic.json"))
         data["properties"]["config"] = {
@@ -77,7 +86,7 @@ def validator(kind: str) -> Any:
         data["$defs"]["topicConfig"] = {"type": "object"}
     else:
         data = schema(KIND_SCHEMAS[kind])
-    return _Strict(data)
+    return data
 
 
 def _whole(checker: object, instance: object) -> bool:
@@ -89,6 +98,8 @@ def _whole(checker: object, instance: object) -> bool:
 def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[ValidationError]:
     """``pattern`` as an editor reads it (ECMA-262: ``$`` is the end of the text, ``\\s``
     ECMA's white space), not as Python's ``re.search`` would (``"12d\\n"`` passes ``^..d$``)."""
+    from jsonschema.exceptions import ValidationError
+
     if type(instance) is str and schema_regex(pattern).find(instance) is None:
         yield ValidationError(f"{instance!r} does not match {pattern!r}")
 
@@ -105,11 +116,16 @@ def _pattern_properties(
                 yield from validator.descend(value, subschema, path=key, schema_path=pattern)
 
 
-_Strict = validators.extend(  # type: ignore[no-untyped-call]
-    Draft202012Validator,
-    {"pattern": _pattern, "patternProperties": _pattern_properties},
-    type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", _whole),
-)
+@cache
+def _strict() -> Any:
+    """Draft 2020-12 with ECMA patterns and whole-number integers (imported on first use)."""
+    from jsonschema import Draft202012Validator, validators
+
+    return validators.extend(  # type: ignore[no-untyped-call]
+        Draft202012Validator,
+        {"pattern": _pattern, "patternProperties": _pattern_properties},
+        type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", _whole),
+    )
 
 
 def _join(path: str, key: object) -> str:
@@ -405,7 +421,7 @@ def conforms(kind: str) -> Predicate:
     makes it say False), and on False jsonschema runs and explains. A property test checks
     that it never says True where jsonschema finds an error.
     """
-    return compile_schema(validator(kind).schema)
+    return compile_schema(kind_schema(kind))
 
 
 def _is_type(name: str) -> Predicate:

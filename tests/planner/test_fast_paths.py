@@ -6,17 +6,32 @@
   shared: every partition goes through ``is_under_replicated``) plans the same.
 * ``topic_digest`` remembers the text of the partition ids ``0..n-1``: the digest of every
   id list, contiguous or not, is the one of the text the digest is documented to hash.
+* A state file is read into ``PartitionTable`` columns (``read_state``), which the diff and
+  the digests read without building a PartitionState per partition, and a topic whose ISRs
+  are its replicas and whose leaders are the preferred ones is ``settled`` (no election or
+  under-replication pass): the table state equals the dict state and plans as it does, in
+  every mode, a leader of -1 included.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
+import tempfile
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from planner_builders import brokers, specs, state, topic
 
-from kgitops.model import ClusterState, PartitionState, Reassignment, TopicState
+from kgitops.cluster.snapshot import read_state, state_to_json
+from kgitops.model import (
+    ClusterState,
+    PartitionState,
+    PartitionTable,
+    Reassignment,
+    TopicState,
+)
 from kgitops.plan.diff import compute_plan
 from kgitops.plan.value import _Reprs, state_fingerprint, topic_digest
 
@@ -109,3 +124,115 @@ def test_digest_of_partition_ids_is_their_text(ids: set[int], offset: int) -> No
     assert topic_digest(cluster, "t", reprs) == want
     assert topic_digest(cluster, "t", reprs) == want  # remembered: the same text
     assert state_fingerprint(cluster, ["t"])[1] == {"t": want}
+
+
+@st.composite
+def settled_or_not(draw: st.DrawFn) -> tuple[ClusterState, list[str]]:
+    """``clusters()``, with some topics entirely in sync on their preferred leaders."""
+    cluster, names = draw(clusters())
+    topics = dict(cluster.topics)
+    for name in names:
+        if draw(st.booleans()):
+            t = topics[name]
+            topics[name] = TopicState(
+                name,
+                {
+                    p: PartitionState(ps.replicas, ps.replicas, ps.replicas[0], ps.size_bytes)
+                    for p, ps in t.partitions.items()
+                },
+                t.config,
+            )
+    return ClusterState(
+        brokers=cluster.brokers, topics=topics, reassignments=cluster.reassignments
+    ), names
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    settled_or_not(),
+    st.sampled_from([False, True]),
+    st.sampled_from(["placed", "rebalance", "leaders", "drain"]),
+    st.booleans(),
+)
+def test_a_state_read_into_tables_plans_as_the_dict_state(
+    drawn: tuple[ClusterState, list[str]], rf3: bool, mode: str, minus_one: bool
+) -> None:
+    cluster, names = drawn
+    data = state_to_json(cluster)
+    data.pop("clusterId")  # another program's file: no clusterId
+    for t in data["topics"].values():  # Kafka's -1 for no leader, as another program writes it
+        for p in t["partitions"].values():
+            if minus_one and "leader" in p and p["leader"] is None:
+                p["leader"] = -1
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "state.json"
+        path.write_text(json.dumps(data))
+        read = read_state(str(path))
+    assert all(isinstance(t.partitions, PartitionTable) for t in read.topics.values())
+    assert read.topics == cluster.topics  # a table equals the dict of its partitions
+    for name, t in read.topics.items():
+        table = t.partitions
+        assert isinstance(table, PartitionTable)
+        assert table.settled == all(
+            ps.isr == ps.replicas and ps.leader == ps.replicas[0]
+            for ps in cluster.topics[name].partitions.values()
+        )
+    extra = {"decommission": (0,)} if mode == "drain" else {}
+    desired = specs(
+        *(topic(n, len(cluster.topics[n].partitions), 3 if rf3 else 2) for n in names), **extra
+    )
+    flags = {"rebalance": mode == "rebalance", "leaders": mode == "leaders"}
+    tables, tables_lock = compute_plan(desired, read, None, **flags)
+    dicts, dicts_lock = compute_plan(desired, cluster, None, **flags)
+    assert tables.to_json() == dicts.to_json()
+    assert tables_lock == dicts_lock
+
+
+def test_a_partition_table_is_the_mapping_of_its_partitions() -> None:
+    r1, r2 = (1, 2), (2, 1)
+    table = PartitionTable([r1, r2], [r1, (2,)], [1, None], [10, None])
+    plain = {0: PartitionState(r1, r1, 1, 10), 1: PartitionState(r2, (2,), None, None)}
+    assert table == plain and plain == table and dict(table) == plain
+    assert list(table) == [0, 1] and len(table) == 2 and repr(table) == repr(plain)
+    assert 1 in table and 2 not in table and -1 not in table and "0" not in table
+    assert table.get(2) is None and table.get(-1) is None
+    for missing in (2, -1, "0", None):
+        try:
+            table[missing]  # type: ignore[index]
+        except KeyError:
+            continue
+        raise AssertionError(f"{missing!r} found")
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.dictionaries(
+        st.text(alphabet="0123456789, :[]x\x00\"é", max_size=4),
+        st.lists(st.integers(-(2**70), 2**70), max_size=4) | _JSON,
+        max_size=4,
+    )
+    | _JSON,
+    st.dictionaries(st.text(max_size=3), _JSON, max_size=3),
+    st.booleans(),
+)
+def test_an_assignment_encoded_apart_gives_the_standard_text(
+    assignment: object, rest: dict[str, object], slot_in_rest: bool
+) -> None:
+    """render_json encodes an action's ``assignment`` with msgspec where that gives the
+    standard encoder's text, and falls back to it for anything else (floats, escapes,
+    non-ASCII, the slot's own text elsewhere in the action)."""
+    from kgitops.plan.render import _SLOT, _dumps, _dumps_item
+
+    item = {**rest, "assignment": assignment}
+    if slot_in_rest:
+        item["config"] = {"x": _SLOT}
+    assert _dumps_item(item) == _dumps(item)
+    table = {"type": "create_topic", "assignment": {str(p): [p, p + 1] for p in range(3)}}
+    assert _dumps_item(table) == _dumps(table)
