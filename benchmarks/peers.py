@@ -451,8 +451,9 @@ def create_batch(bootstrap: str, topics: Sequence[tuple[str, list[list[int]]]]) 
 
     todo = list(topics)
     for attempt in range(5):
-        admin = admin_client(bootstrap)
+        admin = None
         try:
+            admin = admin_client(bootstrap)  # connecting can fail too on a loaded machine
             if attempt:
                 listed = set(admin.list_topics())
                 todo = [(t, a) for t, a in todo if t not in listed]
@@ -472,7 +473,8 @@ def create_batch(bootstrap: str, topics: Sequence[tuple[str, list[list[int]]]]) 
             print(f"  set-up: creating {len(todo)} topics failed ({exc}); again", flush=True)
             time.sleep(2)
         finally:
-            admin.close()
+            if admin is not None:
+                admin.close()
     raise SystemExit("set-up: the untimed batch create failed five times")
 
 

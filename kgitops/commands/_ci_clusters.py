@@ -123,7 +123,9 @@ def _changed_paths(base: str, head: str) -> list[str] | None:
     if head.startswith("-") or not head:
         raise GitHubError(f"HEAD {printable(head)!r} is not a commit")
     try:
-        done = run_git(root, ["diff", "-z", "--name-only", f"{base}...{head}"], timeout=120)
+        # --no-renames: a file moved from one cluster folder to another changes both
+        diff = ["diff", "-z", "--no-renames", "--name-only", f"{base}...{head}"]
+        done = run_git(root, diff, timeout=120)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise GitHubError(f"git diff {base[:12]}...{head[:12]} did not run: {exc}") from None
     if done.returncode != 0:
@@ -144,8 +146,15 @@ def _clusters_step(args: argparse.Namespace) -> int:
     mapped = environments(_required("ENVIRONMENTS"))
     if not os.path.isdir(args.directory):
         raise GitHubError(f"{printable(args.directory)}: no such folder")
+    for folder in mapped:  # a mapped folder the listing would not see escapes every check
+        if os.path.islink(folder) or (os.path.lexists(folder) and not os.path.isdir(folder)):
+            print(
+                f"::error::{printable(folder)} is in the workflow's map but is a symlink or a "
+                "file, not a cluster folder: kgitops would not plan it"
+            )
+            return 1
     changed = None if args.all else _changed_paths(_env("BASE"), _env("HEAD"))
-    rows = []
+    rows: list[dict[str, str]] = []
     for folder in affected_clusters(args.directory, changed):
         environment = mapped.get(folder.strip("/"))
         if environment is None:
@@ -154,7 +163,16 @@ def _clusters_step(args: argparse.Namespace) -> int:
                 "to environments; add it there first"
             )
             return 1
-        rows.append({"dir": folder, "name": _name(folder), "environment": environment})
+        name = _name(folder)
+        twin = next((r["dir"] for r in rows if r["name"] == name), None)
+        if twin is not None:  # artifacts, drift issues and concurrency groups go by the name
+            print(
+                f"::error::{printable(twin)} and {printable(folder)} have the same name "
+                f"{printable(name)!r}, which the jobs' artifacts, issues and concurrency groups "
+                "are named by; rename one of the folders"
+            )
+            return 1
+        rows.append({"dir": folder, "name": name, "environment": environment})
     clusters = json.dumps(rows)
     _outputs({"clusters": clusters})
     print(f"{'cluster folders' if args.all else 'changed cluster folders'}: {clusters}")

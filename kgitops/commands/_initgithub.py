@@ -82,7 +82,7 @@ def check_folder(directory: str) -> str:
 
 def _swap(text: str, pattern: str, new: str, where: str) -> str:
     """``re.sub(pattern, new, text, flags=re.M)`` that must replace at least once (``new``
-    holds no backslash but ``\\1``: pins and folders are checked)."""
+    holds no backslash but ``\\g<1>``: pins and folders are checked)."""
     done, count = re.subn(pattern, new, text, flags=re.M)
     if count == 0:
         raise KgitopsError(f"internal error: the shipped {where} has no match for {pattern!r}")
@@ -93,7 +93,8 @@ def workflow(shipped: str, text: str, folder: str, name: str, pin: str) -> str:
     """The shipped workflow ``text`` for ``folder`` (environment ``name``) and ``pin``."""
     action, requirement = check_pin(pin)
     parent = folder.rsplit("/", 1)[0]
-    text = _swap(text, _MAP.pattern, rf"\1{folder}={name}\n", shipped)  # this folder only
+    # \g<1>: a folder starting with a digit must not read as a group number (\12...)
+    text = _swap(text, _MAP.pattern, rf"\g<1>{folder}={name}\n", shipped)  # this folder only
     text = _swap(text, r"clusters-step topics\b", f"clusters-step {parent}", shipped)
     text = _swap(text, r"^( *- name: Install kgitops) \(.*\)$", r"\1 (pinned)", shipped)
     text = _swap(

@@ -364,6 +364,22 @@ def environment_maps(text: str) -> list[str]:
     ]
 
 
+@pytest.mark.parametrize("folder", ["2024/prod", "1x/prod", "topics/9"])
+def test_init_github_for_a_folder_starting_with_a_digit_writes_valid_workflows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, folder: str
+) -> None:
+    # the map's replacement once read "\\1" + "2024" as group 12 (or an octal escape)
+    git(tmp_path, "init", "-q")
+    monkeypatch.chdir(tmp_path)
+    code, _, err = cli("init", folder, "--github", PIN)
+    assert code == 0, err
+    name = folder.rsplit("/", 1)[1]
+    for written in ("kgitops-plan.yml", "kgitops-apply.yml"):
+        text = (tmp_path / ".github" / "workflows" / written).read_text(encoding="utf-8")
+        assert environment_maps(text) == [f"{folder}={name}"]
+        assert f"kgitops github clusters-step {folder.rsplit('/', 1)[0]}" in text
+
+
 @pytest.mark.parametrize("given", ["../clusters/dev", "{top}/clusters/dev"])
 def test_init_github_from_a_subfolder_writes_the_workflows_at_the_checkouts_top(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, given: str

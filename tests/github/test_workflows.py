@@ -409,6 +409,60 @@ def test_apply_lists_nothing_for_a_push_that_is_no_branch(
     assert "clusters" not in out
 
 
+def test_a_file_moved_from_one_cluster_folder_to_another_plans_both(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, steps: Steps
+) -> None:
+    # git diff reports a move as the new path only unless told --no-renames: the cluster
+    # the file left would go unplanned, and its topic's removal unapplied
+    repo = tmp_path / "repo"
+    for name in ("prod", "dev"):
+        (repo / "topics" / name).mkdir(parents=True)
+        (repo / "topics" / name / "cluster.yaml").write_text(f"name: {name}\n")
+    (repo / "topics" / "prod" / "orders.yaml").write_text(ORDERS)
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "base")
+    base = git(repo, "rev-parse", "HEAD")
+    git(repo, "mv", "topics/prod/orders.yaml", "topics/dev/orders.yaml")
+    git(repo, "commit", "-q", "-m", "move")
+    head = git(repo, "rev-parse", "HEAD")
+    monkeypatch.chdir(repo)
+    found = step(WORKFLOWS / "plan.yml", "changed", job="changes")
+    proc, out = steps.run(found, clusters_env(found, BASE=base, HEAD=head))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert [c["dir"] for c in json.loads(out["clusters"])] == ["topics/dev", "topics/prod"]
+
+
+def test_a_mapped_cluster_folder_replaced_by_a_symlink_fails_instead_of_vanishing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, steps: Steps
+) -> None:
+    (tmp_path / "topics" / "dev").mkdir(parents=True)
+    (tmp_path / "topics" / "dev" / "cluster.yaml").write_text("name: dev\n")
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "cluster.yaml").write_text("name: prod\n")
+    (tmp_path / "topics" / "prod").symlink_to(tmp_path / "elsewhere")
+    monkeypatch.chdir(tmp_path)
+    found = step(WORKFLOWS / "drift.yml", "list", job="clusters")
+    proc, out = steps.run(found, clusters_env(found))
+    assert proc.returncode == 1 and "clusters" not in out
+    assert proc.stdout.startswith("::error::topics/prod is in the workflow's map but is a symlink")
+
+
+def test_two_cluster_folders_of_one_name_fail_the_listing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, steps: Steps
+) -> None:
+    # their artifacts, drift issues (drift-prod) and concurrency groups would be one
+    for region in ("eu", "us"):
+        (tmp_path / "topics" / region / "prod").mkdir(parents=True)
+        (tmp_path / "topics" / region / "prod" / "cluster.yaml").write_text("name: prod\n")
+    monkeypatch.chdir(tmp_path)
+    found = step(WORKFLOWS / "drift.yml", "list", job="clusters")
+    env = {"ENVIRONMENTS": "topics/eu/prod=prod-eu topics/us/prod=prod-us"}
+    proc, out = steps.run(found, env)
+    assert proc.returncode == 1 and "clusters" not in out
+    assert "topics/eu/prod and topics/us/prod have the same name 'prod'" in proc.stdout
+
+
 def test_the_drift_list_is_every_cluster_folder_through_the_map(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, steps: Steps
 ) -> None:
