@@ -107,7 +107,6 @@ STILL_OVER = {
     "kgitops/apply/run.py",
     "kgitops/cluster/kafka/admin.py",
     "kgitops/cluster/replication.py",
-    "kgitops/cluster/simulated.py",
     "kgitops/plan/diff.py",
     "kgitops/plan/render.py",
     "kgitops/spec/load.py",

@@ -47,6 +47,7 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from kgitops.names import (
     THROTTLE_FOLLOWER_RATE,
@@ -219,8 +220,15 @@ class Part:
         self.isr_changed(before)
 
 
+class Topic(NamedTuple):
+    """One simulated topic: its partitions, in partition order, and its topic configs."""
+
+    parts: list[Part]
+    config: dict[str, str]
+
+
 def follower_demand(
-    topics: Mapping[str, tuple[list[Part], Mapping[str, str]]],
+    topics: Mapping[str, Topic],
     serving: Collection[int],
     growth: Mapping[str, Sequence[float]],
 ) -> dict[int, float]:
@@ -230,13 +238,13 @@ def follower_demand(
     return isrlag.follower_demand(
         (part.leader, part.isr, rate)
         for name, rates in growth.items()
-        for part, rate in zip(topics[name][0], rates, strict=True)
+        for part, rate in zip(topics[name].parts, rates, strict=True)
         if part.leader in serving
     )
 
 
 def drop_lagging(
-    topics: Mapping[str, tuple[list[Part], Mapping[str, str]]],
+    topics: Mapping[str, Topic],
     brokers: Mapping[int, float],
     growth: Mapping[str, Sequence[float]],
     behind: float,
@@ -249,7 +257,7 @@ def drop_lagging(
     gets every replica that left). Returns how many replicas left."""
     dropped = 0
     for name, rates in growth.items():
-        for part, rate in zip(topics[name][0], rates, strict=True):
+        for part, rate in zip(topics[name].parts, rates, strict=True):
             gone = [b for b in part.isr if b in brokers and b != part.leader]
             if rate <= 0 or not gone:
                 continue
@@ -417,7 +425,7 @@ def complete(part: Part, online: frozenset[int]) -> bool:
 
 
 def in_sync_charges(
-    topics: Mapping[str, tuple[list[Part], Mapping[str, str]]],
+    topics: Mapping[str, Topic],
     online: frozenset[int],
     growth: Mapping[str, Sequence[float]],
 ) -> tuple[dict[int, float], dict[int, float]]:
@@ -500,7 +508,7 @@ def write_rates(
 
 
 def flows(
-    topics: Mapping[str, tuple[list[Part], Mapping[str, str]]],
+    topics: Mapping[str, Topic],
     online: frozenset[int],
     broker_configs: Mapping[int, Mapping[str, str]],
     network: float,
@@ -564,7 +572,7 @@ def _rate(config: Mapping[str, str], name: str) -> float | None:
 
 
 def advance(
-    topics: Mapping[str, tuple[list[Part], Mapping[str, str]]],
+    topics: Mapping[str, Topic],
     online: frozenset[int],
     broker_configs: Mapping[int, Mapping[str, str]],
     seconds: float,
@@ -590,17 +598,13 @@ def advance(
     working = online if serving is None else serving
     all_parts = [p for parts, _ in topics.values() for p in parts]
     settle(all_parts, online)
-    lagging = {
-        name: (parts, config)
-        for name, (parts, config) in topics.items()
-        if any(p.lagging() for p in parts)
-    }
+    lagging = {name: t for name, t in topics.items() if any(p.lagging() for p in t.parts)}
     remaining = max(0.0, seconds)
     while remaining > 0:
         growth: dict[str, list[float]] = {}
         lost: dict[str, float] = {}
         for t, producer in writes.items():
-            growth[t], lost[t] = write_rates(topics[t][0], producer, working)
+            growth[t], lost[t] = write_rates(topics[t].parts, producer, working)
         charges = in_sync_charges(topics, working, growth) if growth else ({}, {})
         current = [
             f
@@ -615,7 +619,7 @@ def advance(
         for f in current:
             f.part.copied[f.broker] = f.part.copied.get(f.broker, 0.0) + f.rate * step
         for name, rates in growth.items():
-            for part, rate in zip(topics[name][0], rates, strict=True):
+            for part, rate in zip(topics[name].parts, rates, strict=True):
                 if rate > 0:
                     part.size = round(part.size + rate * step)
                     part.end += rate * step / RECORD_BYTES
