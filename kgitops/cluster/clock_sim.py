@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+from kgitops.cluster import partition_sim as partition
 from kgitops.cluster import replication as repl
 from kgitops.cluster.state_sim import MAX_CLOCK, SimState
 from kgitops.errors import ClusterError
@@ -91,7 +92,7 @@ def _apply_due(s: SimState) -> None:
         if back and fence is None:  # back after being fenced
             del s.stopped[b]
             _set_online(s, b, True)
-            repl.settle([p for parts, _ in s.topics.values() for p in parts], s.online)
+            partition.settle([p for parts, _ in s.topics.values() for p in parts], s.online)
             elect_unclean(s)
         elif back and fence is not None and resume is not None and resume <= fence:
             del s.stopped[b]  # back before the controller noticed
@@ -254,7 +255,7 @@ def restore_broker(s: SimState, broker_id: int) -> None:
         _resume(s, broker_id)
         return
     _set_online(s, broker_id, True)
-    repl.settle([p for parts, _ in s.topics.values() for p in parts], s.online)
+    partition.settle([p for parts, _ in s.topics.values() for p in parts], s.online)
     elect_unclean(s)
 
 
@@ -265,7 +266,7 @@ def elect_unclean(s: SimState) -> None:
     for parts, config in s.topics.values():
         if s.unclean_allowed(config):
             for part in parts:
-                repl.elect_unclean(part, online)
+                partition.elect_unclean(part, online)
 
 
 def _set_online(s: SimState, broker_id: int, online: bool) -> None:

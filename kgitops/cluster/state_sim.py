@@ -1,4 +1,4 @@
-"""The simulated cluster's state in memory: brokers, topics (``replication.Topic``: mutable
+"""The simulated cluster's state in memory: brokers, topics (``partition_sim.Topic``: mutable
 partitions and configs), the simulated clock's pending events, the producers, and what a
 describe reports of it.
 
@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kgitops.cluster import partition_sim as partition
 from kgitops.cluster import replication as repl
 from kgitops.cluster.access_sim import AccessStore
 from kgitops.cluster.groups_sim import GroupStore
@@ -52,7 +53,7 @@ class SimState:
 
     cluster_id: str | None
     brokers: dict[int, Broker]
-    topics: dict[str, repl.Topic]
+    topics: dict[str, partition.Topic]
     broker_configs: dict[int, dict[str, str]]
     broker_defaults: dict[str, str]
     access: AccessStore  # ACLs, quotas, SCRAM: access_sim.py
@@ -179,7 +180,7 @@ class SimState:
                 if part.hw and (name, pid) not in logs:
                     logs[(name, pid)] = (0, int(part.hw))
 
-    def take_losses(self) -> list[tuple[str, int, repl.Loss]]:
+    def take_losses(self) -> list[tuple[str, int, partition.Loss]]:
         """What elections threw away since the last call: (topic, partition, loss)."""
         out = []
         for name, (parts, _) in sorted(self.topics.items()):

@@ -16,6 +16,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from kgitops.cluster import partition_sim as partition
 from kgitops.cluster import replication as repl
 from kgitops.cluster.access_sim import AccessStore
 from kgitops.cluster.groups_sim import GroupStore
@@ -157,16 +158,16 @@ def load(
     hws: dict[str, dict[int, int]] = {}
     for (name, pid), (_, hw) in groups.logs.items():
         hws.setdefault(name, {})[pid] = hw
-    topics: dict[str, repl.Topic] = {}
+    topics: dict[str, partition.Topic] = {}
     for name, t in state.topics.items():
         moves = state.reassignments.get(name, {})
         topic_hws, topic_ends, topic_epochs = hws.get(name), ends.get(name), epochs.get(name)
-        parts: list[repl.Part] = []
+        parts: list[partition.Part] = []
         for pid in range(t.partition_count):
             ps = t.partitions[pid]
             move = moves.get(pid, Reassignment())
             isr = list(ps.isr) if ps.isr is not None else [b for b in ps.replicas if b in online]
-            part = repl.Part(
+            part = partition.Part(
                 replicas=list(ps.replicas),
                 isr=isr,
                 leader=ps.leader,
@@ -194,7 +195,7 @@ def load(
                     ],
                 )
             parts.append(part)
-        topics[name] = repl.Topic(parts, dict(t.config))
+        topics[name] = partition.Topic(parts, dict(t.config))
     loaded = SimState(
         cluster_id=state.cluster_id,
         brokers=brokers,

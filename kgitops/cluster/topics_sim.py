@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from kgitops.cluster import clock_sim as clock
 from kgitops.cluster import controller as kraft
-from kgitops.cluster import replication as repl
+from kgitops.cluster import partition_sim as partition
 from kgitops.cluster.port import (
     ConfigChange,
     NewPartitions,
@@ -27,8 +27,8 @@ from kgitops.names import KAFKA_METADATA_TOPIC
 
 def _new_parts(
     s: SimState, assignment: Mapping[int, tuple[int, ...]], first: int, rf: int | None, item: str
-) -> list[repl.Part] | ClusterRequestError:
-    parts: list[repl.Part] = []
+) -> list[partition.Part] | ClusterRequestError:
+    parts: list[partition.Part] = []
     online = s.online
     for pid in range(first, first + len(assignment)):
         if pid not in assignment:
@@ -52,7 +52,7 @@ def _new_parts(
                 f"{pid} are fenced or in controlled shutdown.",
                 item,
             )
-        parts.append(repl.Part(replicas=replicas, isr=isr, leader=isr[0], version=s.version))
+        parts.append(partition.Part(replicas=replicas, isr=isr, leader=isr[0], version=s.version))
     return parts
 
 
@@ -100,7 +100,7 @@ def _create(s: SimState, t: NewTopic, count: int) -> ClusterRequestError | None:
         problem = kraft.topic_config_error(key, value, s.version)
         if problem:
             return kraft.error("INVALID_CONFIG", problem, name)
-    s.topics[name] = repl.Topic(parts, dict(t.config))
+    s.topics[name] = partition.Topic(parts, dict(t.config))
     return None
 
 
@@ -248,7 +248,7 @@ def alter_reassignments(
                 )
                 continue
             config = s.topics[name].config
-            if repl.revert_needs_unclean(part) and not s.unclean_allowed(config):
+            if partition.revert_needs_unclean(part) and not s.unclean_allowed(config):
                 results[key] = kraft.error(
                     "INVALID_REPLICA_ASSIGNMENT",
                     f"Unable to revert partition assignment for {name}:{pid} because it "
@@ -256,14 +256,14 @@ def alter_reassignments(
                     item,
                 )
                 continue
-            repl.revert(part, online)
+            partition.revert(part, online)
             results[key] = None
             continue
         problem = kraft.assignment_error(target, s.brokers, None)
         if problem:
             results[key] = kraft.error("INVALID_REPLICA_ASSIGNMENT", problem, item)
             continue
-        repl.reassign(part, target, online)
+        partition.reassign(part, target, online)
         results[key] = None
     return results
 
