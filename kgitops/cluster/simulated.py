@@ -22,11 +22,12 @@ error codes (``ClusterRequestError.code``) and messages::
                                 increase.
     UNKNOWN_TOPIC_OR_PARTITION  This server does not host this topic-partition.
     INVALID_CONFIG              Unknown topic config name: retention.mss
-The checks and messages are in ``controller.py``; replication (ISR, leaders, reassignment
-catch-up at the throttled rate, produce traffic) is in ``replication.py``. The state in
-memory is ``state_sim.py``, its file (lock, read, write) ``statefile_sim.py``, time passing
-and brokers stopping and returning ``clock_sim.py``; this module serves the port's
-operations on that state, each under the file lock on the latest state from disk.
+The checks and messages are in ``controller.py``, the topic requests in ``topics_sim.py``;
+the partitions (ISR, leaders, elections, reassignment steps) are ``partition_sim.py``,
+catch-up at the throttled rate and produce traffic ``replication.py``. The state in memory is
+``state_sim.py``, its file (lock, read, write) ``statefile_sim.py``, time passing and brokers
+stopping and returning ``clock_sim.py``; this module serves the port's operations on that
+state, each under the file lock on the latest state from disk.
 """
 
 from __future__ import annotations
