@@ -101,7 +101,7 @@ def main() -> int:
         sim = SimulatedCluster.open(path, brokers(9))
         apply_plan(plan, sim, specs9.cluster.reassignment if specs9.cluster else None,  # type: ignore[arg-type]
                    allow_delete=False)  # fmt: skip
-        took = SimulatedCluster.open(path, brokers(9)).clock
+        took = SimulatedCluster.open(path, brokers(9)).state.clock
         again, _ = compute_plan(specs9, sim.describe(), None, rebalance=True)
     settings = specs9.cluster.reassignment if specs9.cluster else None
     lines += [

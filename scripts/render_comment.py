@@ -36,7 +36,7 @@ from markdown_it import MarkdownIt
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from kgitops.plan.render import render_markdown  # noqa: E402
+from kgitops.plan.render_md import render_markdown  # noqa: E402
 
 PLAN = ROOT / "tests" / "golden" / "review-comment" / "plan.json"
 OUT = ROOT / "docs" / "images" / "pr-comment.png"

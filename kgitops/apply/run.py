@@ -31,17 +31,18 @@ are exactly those a real run would send (reassignments as if each window complet
 from __future__ import annotations
 
 import os
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 from kgitops.apply.access import require_access_support, require_passwords, run_access
 from kgitops.apply.journal import MoveJournal
+from kgitops.apply.moves import ReassignResult
 from kgitops.apply.progress import Progress, SilentProgress
-from kgitops.apply.reassign import Reassigner, ReassignResult
+from kgitops.apply.reassign import Reassigner
 from kgitops.apply.record import ThrottleRecord
 from kgitops.apply.recorder import Recorder
+from kgitops.apply.report import ApplyReport, label
 from kgitops.apply.seam import RunSeam
 from kgitops.apply.signals import why as interrupted_why
 from kgitops.apply.throttles import needed_now, removal
@@ -82,57 +83,6 @@ from kgitops.plan.throttles import REPLICA_KEYS, stale_throttles
 from kgitops.plan.value import Plan
 
 FATAL = (ClusterUnreachable, ClusterTimeout, ClusterAuthError)
-
-
-@dataclass
-class ApplyReport:
-    """What an apply did: one outcome per plan action, its change requests (one line each,
-    the ``--dry-run`` output), notes, and ``sent``: every request the run sent to the brokers
-    by API, reads included (``cluster.port.sent_requests``; empty on the simulated cluster)."""
-
-    outcomes: list[ActionOutcome] = field(default_factory=list)
-    requests: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    dry_run: bool = False
-    sent: Mapping[str, int] = field(default_factory=dict)
-
-    @property
-    def failed(self) -> list[ActionOutcome]:
-        return [o for o in self.outcomes if not o.done]
-
-    @property
-    def complete(self) -> bool:
-        """Whether nothing is owed: every action done, or submitted and running (--no-wait)."""
-        return all(o.status in (Status.DONE, Status.IN_FLIGHT) for o in self.outcomes)
-
-    def lines(self) -> list[str]:
-        if self.dry_run:
-            return [*self.requests, f"dry run: {len(self.requests)} change request(s), none sent"]
-        out = [line for o in self.outcomes for line in o.lines()]
-        out.extend(self.notes)
-        done = sum(o.done for o in self.outcomes)
-        out.append(f"apply: {done} of {len(self.outcomes)} action(s) done; {self._requests()}")
-        return out
-
-    def _requests(self) -> str:
-        """``22 request(s) sent to the brokers: 14 Metadata, 1 CreateTopics, ...`` where the
-        adapter counted them; else the change requests (``1 change request(s): 1
-        CreateTopics``: the simulated cluster, which receives no requests as such)."""
-        if sum(self.sent.values()):
-            total = sum(self.sent.values())
-            listed = _by_api(self.sent)
-            return f"{total} request(s) sent to the brokers: {listed} (connection set-up aside)"
-        apis = Counter(line.split(" ", 1)[0] for line in self.requests)
-        return f"{len(self.requests)} change request(s)" + (f": {_by_api(apis)}" if apis else "")
-
-
-def _by_api(counts: Mapping[str, int]) -> str:
-    return ", ".join(f"{n} {api}" for api, n in sorted(counts.items(), key=lambda x: (-x[1], x[0])))
-
-
-def label(action: Action) -> str:
-    """``+ create_topic payments.orders``: how the report names an action."""
-    return f"{action.symbol} {action.kind} {action.name}"
 
 
 # -------------------------------------------------------------------------- run

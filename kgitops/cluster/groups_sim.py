@@ -9,7 +9,7 @@
   (``GroupMetadataManager`` / ``GroupCoordinator.handleDeleteGroups``); deleting a group
   Kafka does not know is ``GROUP_ID_NOT_FOUND``;
 - the end offset of each partition is its high watermark, which the simulated cluster
-  keeps (``replication.Part``: one record per ``RECORD_BYTES``, 1 KiB, of what its leader
+  keeps (``partition_sim.Part``: one record per ``RECORD_BYTES``, 1 KiB, of what its leader
   appends as ``simulate produce`` writes); the log start stays at 0 (nothing is deleted by
   retention).
   ``times`` keeps (clock, end offset) after each advance, so an offset can be looked up by

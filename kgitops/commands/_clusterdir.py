@@ -47,7 +47,8 @@ def readable_cluster(directory: str) -> ClusterSpec:
     files, or in cluster.yaml outside its connection fields (``defaults``, ``reassignment``
     ...), do not stop it; one line on stderr says the folder does not validate. An error in
     how to reach the cluster (``bootstrapServers``, ``security``, ``simulated`` ...) does."""
-    from kgitops.spec.load import connection_errors, load_specs
+    from kgitops.spec.cluster_doc import connection_errors
+    from kgitops.spec.load import load_specs
 
     specs = load_specs(directory)
     if specs.cluster is None or not specs.errors:

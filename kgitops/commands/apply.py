@@ -193,7 +193,7 @@ def show(plan: Any) -> str:
 
         return render_text(plan.to_json(), colour=sys.stdout.isatty())
     except ImportError:  # pragma: no cover - the renderer is part of the package
-        from kgitops.apply.run import label
+        from kgitops.apply.report import label
 
         return "\n".join(label(a) for a in plan.actions)
 
@@ -456,7 +456,7 @@ def apply_with(
             if locking is not None and not args.dry_run:
                 locking.write()
             if _json(args):
-                from kgitops.apply.run import ApplyReport
+                from kgitops.apply.report import ApplyReport
 
                 nothing = ApplyReport(notes=list(journal.notes), dry_run=args.dry_run)
                 print_json_report(plan, nothing, "noChanges", 0)

@@ -186,7 +186,8 @@ def run_one(args: argparse.Namespace) -> int:
 def _write(args: argparse.Namespace, result: Any) -> int:
     """Save (``--out``) and print the plan; the exit code."""
     from kgitops.perf import stage
-    from kgitops.plan.render import render_json, render_markdown, render_text
+    from kgitops.plan.render import render_json, render_text
+    from kgitops.plan.render_md import render_markdown
 
     with stage("plan to JSON"):
         data = result.plan.to_json()

@@ -117,28 +117,28 @@ def run(args: argparse.Namespace) -> int:
     before = health()
     cmd = args.sim_command
     if cmd == "fail-broker":
-        wait = sim.session_timeout
+        wait = sim.state.session_timeout
         sim.stop_broker(args.broker)
         sim.advance(wait)
         print(
             f"broker {args.broker} stopped; {human_seconds(wait)} later "
             "(broker.session.timeout.ms) the controller fenced it: it is now offline; "
-            f"clock now {human_seconds(sim.clock)}"
+            f"clock now {human_seconds(sim.state.clock)}"
         )
     elif cmd == "pause-broker":
         seconds = _parsed(parse_duration, args.duration)
         sim.stop_broker(args.broker, seconds)
         sim.advance(seconds)
-        fenced = seconds >= sim.session_timeout
+        fenced = seconds >= sim.state.session_timeout
         print(
             f"broker {args.broker} paused for {human_seconds(seconds)}"
             + (
-                f": fenced after {human_seconds(sim.session_timeout)} "
+                f": fenced after {human_seconds(sim.state.session_timeout)} "
                 "(broker.session.timeout.ms), back now"
                 if fenced
                 else " and back; not fenced (shorter than broker.session.timeout.ms)"
             )
-            + f"; clock now {human_seconds(sim.clock)}"
+            + f"; clock now {human_seconds(sim.state.clock)}"
         )
     elif cmd == "restore-broker":
         sim.restore_broker(args.broker)
@@ -146,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
     elif cmd == "advance":
         seconds = _parsed(parse_duration, args.duration)
         sim.advance(seconds)
-        print(f"advanced {human_seconds(seconds)}; clock now {human_seconds(sim.clock)}")
+        print(f"advanced {human_seconds(seconds)}; clock now {human_seconds(sim.state.clock)}")
     elif cmd == "set-size":
         size = _parsed(parse_size, args.size)
         sim.set_size(args.topic, size, args.partition)
@@ -173,7 +173,7 @@ def run(args: argparse.Namespace) -> int:
         _group_action(sim, args)
     for topic, refused in sorted(sim.refused.items()):
         print(f"{topic}: the producer had {human_bytes(refused)} refused (nothing written)")
-    for topic, pid, loss in sim.take_losses():
+    for topic, pid, loss in sim.state.take_losses():
         print(
             f"{topic}-{pid}: {'an unclean' if loss.kind == 'unclean' else 'an ELR'} election "
             f"of broker {loss.leader} lost {loss.records} record(s), "
@@ -238,7 +238,7 @@ def _show(sim: SimulatedCluster, health: Health, limit: int) -> None:
     from kgitops.units import human_bytes, human_rate, human_seconds
 
     state = sim.describe()
-    print(f"simulated cluster {state.cluster_id}: clock {human_seconds(sim.clock)}")
+    print(f"simulated cluster {state.cluster_id}: clock {human_seconds(sim.state.clock)}")
     for b in sorted(state.brokers):
         leaders = sum(
             1 for t in state.topics.values() for p in t.partitions.values() if p.leader == b.id
@@ -250,7 +250,7 @@ def _show(sim: SimulatedCluster, health: Health, limit: int) -> None:
             f"  broker {b.id:<4} rack {b.rack or '-':<8} {'online ' if b.online else 'OFFLINE'}"
             f"  {replicas} replica(s), {leaders} leader(s)"
         )
-    for topic, producer in sorted(sim.producers().items()):
+    for topic, producer in sorted(sim.state.producers().items()):
         written, refused = sim.produce_now(topic)
         print(
             f"  producing to {topic} at {human_rate(producer.rate)} (acks={producer.acks}, "
@@ -287,7 +287,7 @@ def _show(sim: SimulatedCluster, health: Health, limit: int) -> None:
             head = (
                 f"  {topic}-{pid} on broker {broker}: {human_bytes(copied)} of {human_bytes(size)}"
             )
-            if broker not in sim.online:
+            if broker not in sim.state.online:
                 lines.append(f"{head}, stalled: broker {broker} is offline")
             elif rate > 0:
                 grows = sim.partition_write_rate(topic, pid)

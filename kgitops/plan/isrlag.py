@@ -7,7 +7,7 @@ in-sync followers must fetch the write rate of every written partition they foll
 the broker), or that has stopped, falls behind (``falling_behind``), and after
 ``replica.lag.time.max.ms`` of it (``lag_time_max``) the leaders drop it from the ISR of
 every written partition it follows (``Partition.maybeShrinkIsr``). The simulated cluster
-applies the rule as time passes (``cluster/replication.py``, ``cluster/simulated.py``); the
+applies the rule as time passes (``cluster/replication.py``, ``cluster/clock_sim.py``); the
 plan asks it of a placement at a topic's expected write rate (ISR_PRESSURE,
 ``isr_pressure``)::
 

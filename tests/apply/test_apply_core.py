@@ -433,7 +433,7 @@ def test_an_unexpected_error_mid_wait_still_cancels_the_moves_and_removes_thrott
 
 
 def test_the_exit_is_decided_by_statuses_never_by_the_words_of_a_reason() -> None:
-    from kgitops.apply.run import ApplyReport
+    from kgitops.apply.report import ApplyReport
     from kgitops.errors import ActionOutcome
 
     running = ActionOutcome("~ reassign a", Status.IN_FLIGHT, "reworded: still copying")

@@ -55,7 +55,7 @@ def test_a_broker_failing_mid_reassignment(
     victim = moves["0"]["to"][-1]  # the broker partition 0 is being copied to
 
     def fail(cluster: SimulatedCluster) -> None:
-        if cluster.clock >= 5 and cluster.brokers[victim].online:
+        if cluster.state.clock >= 5 and cluster.state.brokers[victim].online:
             cluster.fail_broker(victim)
 
     hook_sleep(monkeypatch, fail)
@@ -106,7 +106,7 @@ def test_ctrl_c_during_the_wait(rf_raise: Folder, monkeypatch: pytest.MonkeyPatc
     demo = rf_raise
 
     def interrupt(cluster: SimulatedCluster) -> None:
-        if cluster.clock >= 25:  # the first window (4 moves, ~20 s) has finished
+        if cluster.state.clock >= 25:  # the first window (4 moves, ~20 s) has finished
             raise KeyboardInterrupt
 
     hook_sleep(monkeypatch, interrupt)

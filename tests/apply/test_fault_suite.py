@@ -38,7 +38,7 @@ sig, method, at = int(sys.argv[1]), sys.argv[2], float(sys.argv[3])
 real = getattr(SimulatedCluster, method)
 
 def hooked(self, *args, **kwargs):
-    if method != "sleep" or self.clock >= at:
+    if method != "sleep" or self.state.clock >= at:
         os.kill(os.getpid(), sig)
     return real(self, *args, **kwargs)
 
@@ -409,7 +409,7 @@ fired = []
 
 def sleep(self, seconds):
     real_sleep(self, seconds)
-    if self.clock >= 25 and not fired:
+    if self.state.clock >= 25 and not fired:
         fired.append(1)
         os.kill(os.getpid(), signal.SIGTERM)
 

@@ -63,7 +63,7 @@ def test_an_interrupt_after_a_poll_whose_moves_completed_reports_them_moved(
 
     def listing(self: SimulatedCluster) -> Any:
         out = real(self)
-        if self.clock > 0 and not out:
+        if self.state.clock > 0 and not out:
             raise KeyboardInterrupt
         return out
 
@@ -200,7 +200,7 @@ def test_a_move_whose_cancel_fails_keeps_running_throttled_and_recorded(
 
     def sleep(self: SimulatedCluster, seconds: float) -> None:
         real_sleep(self, seconds)
-        if self.clock >= 5:
+        if self.state.clock >= 5:
             raise KeyboardInterrupt
 
     def alter(self: SimulatedCluster, targets: dict[Any, Any]) -> Any:

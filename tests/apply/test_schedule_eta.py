@@ -42,7 +42,7 @@ def _apply_seconds(
     admin = SimulatedCluster.open(path, state.brokers)
     apply_plan(plan, admin, plan_settings, allow_delete=False)
     after = SimulatedCluster.open(path, state.brokers)
-    return eta, after.clock, after.describe(None)
+    return eta, after.state.clock, after.describe(None)
 
 
 def test_drain_eta_is_within_ten_percent_of_the_simulated_apply(tmp_path: Path) -> None:
@@ -213,7 +213,7 @@ def test_a_one_at_a_time_drain_with_empty_partitions_takes_the_plans_eta(
     apply_plan(plan, admin, rules, allow_delete=False, poll_seconds=poll)
     after = SimulatedCluster.open(path, bs)
     assert all(3 not in ps.replicas for ps in after.describe(None).topics["t"].partitions.values())
-    assert abs(eta - after.clock) <= 0.10 * after.clock, (eta, after.clock)
+    assert abs(eta - after.state.clock) <= 0.10 * after.state.clock, (eta, after.state.clock)
 
 
 @settings(max_examples=25, deadline=None)
@@ -267,7 +267,7 @@ def test_eta_matches_the_simulated_apply_over_drains_and_rf_changes(
         assert plan.transfer is not None and plan.transfer.estimated_seconds is not None
         apply_plan(plan, SimulatedCluster.open(path, bs), rules, allow_delete=False)
         after = SimulatedCluster.open(path, bs)
-        took, final = after.clock, after.describe(None)
+        took, final = after.state.clock, after.describe(None)
     eta = plan.transfer.estimated_seconds
     for name in lives:
         for ps in final.topics[name].partitions.values():

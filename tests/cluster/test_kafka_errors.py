@@ -14,7 +14,7 @@ import kafka
 import kafka.errors as kerr
 import pytest
 
-from kgitops.cluster.kafka.admin import (
+from kgitops.cluster.kafka.describe import (
     SOURCE_DEFAULT,
     SOURCE_DYNAMIC_BROKER,
     SOURCE_DYNAMIC_TOPIC,

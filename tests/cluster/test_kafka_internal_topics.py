@@ -145,7 +145,7 @@ def test_the_metadata_reader_keeps_internal_topics_and_skips_absent_ones() -> No
     topics are topics like any other, flagged ``is_internal``; ``__cluster_metadata`` is
     not in it, so it never appears. A topic named in the request but absent comes back
     with UNKNOWN_TOPIC_OR_PARTITION and is left out."""
-    from kgitops.cluster.kafka.admin import partitions_from
+    from kgitops.cluster.kafka.describe import partitions_from
 
     md = metadata_response([OFFSETS, "orders"])
     assert [(t.name, t.is_internal) for t in md.topics] == [(OFFSETS, True), ("orders", False)]

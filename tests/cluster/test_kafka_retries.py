@@ -12,9 +12,12 @@ import kafka.errors as kerr
 import pytest
 
 from kgitops.cluster.kafka.admin import KafkaAdmin
+from kgitops.cluster.kafka.describe import Describe
 from kgitops.cluster.kafka.tls import TlsAdvice
+from kgitops.cluster.kafka.topics import TopicWrites
 from kgitops.cluster.kafka.transport import Backoff, Transport
 from kgitops.errors import ClusterRequestError, ClusterTimeout, ClusterUnreachable
+from kgitops.model import ClusterSpec
 
 
 def transport(timeout_ms: int = 2000, manager: object = None) -> Transport:
@@ -29,6 +32,8 @@ def bare_admin(timeout_ms: int = 2000, manager: object = None) -> KafkaAdmin:
     admin._timeout_ms = timeout_ms
     admin._secrets = ()
     admin._transport = transport(timeout_ms, manager)
+    admin._reads = Describe(admin._transport, None, ClusterSpec("c", "."), timeout_ms)
+    admin._writes = TopicWrites(admin._transport, None, timeout_ms)
     return admin
 
 
@@ -128,13 +133,13 @@ def test_per_broker_reads_go_to_every_broker_and_one_failing_broker_is_an_error(
     # broker 2's throttle rates are unknown, not absent: a plan must not take "no rate" for it
     # (Metadata still lists it: it is up, only unreachable from here)
     with pytest.raises(ClusterUnreachable, match="could not read the configs of broker 2"):
-        admin._broker_configs([1, 2])
+        admin._reads._broker_configs([1, 2])
     assert time.monotonic() - start < 1.5
     assert manager.sent.count(1) == 1
     assert manager.sent.count(2) >= 2  # retried with backoff until the deadline
     assert manager.sent.count(None) == 1  # Metadata asked once more: does it still list 2?
     manager.answers[2] = [ok]
-    assert admin._broker_configs([1, 2]) == {
+    assert admin._reads._broker_configs([1, 2]) == {
         b: {"leader.replication.throttled.rate": "100"} for b in (1, 2)
     }
 
@@ -159,8 +164,8 @@ def test_a_broker_that_died_after_the_metadata_read_is_down_not_a_failed_read(
     admin = bare_admin(
         timeout_ms=600, manager=FakeManager({1: [ok], 2: [failure], None: [metadata(1)]})
     )
-    assert admin._broker_configs([1, 2]) == {1: {"leader.replication.throttled.rate": "100"}}
-    assert admin._departed == {2}
+    assert admin._reads._broker_configs([1, 2]) == {1: {"leader.replication.throttled.rate": "100"}}
+    assert admin._reads._departed == {2}
 
 
 def test_a_broker_kafka_python_no_longer_knows_fails_only_its_own_request() -> None:
@@ -293,7 +298,7 @@ def resent_admin(cluster: ResentCreate) -> KafkaAdmin:
     admin = bare_admin()
     admin._transport.live_brokers = (1, 2, 3, 4)
     admin._transport.metadata = cluster.metadata  # type: ignore[method-assign]
-    admin._client = cluster  # type: ignore[assignment]
+    admin._writes._client = cluster
     return admin
 
 
@@ -372,7 +377,7 @@ class LostAnswer:
 def test_a_delete_whose_answer_was_lost_and_sent_again_is_done() -> None:
     admin = bare_admin()
     controller = LostAnswer(second=3)  # UNKNOWN_TOPIC_OR_PARTITION: the first one deleted it
-    admin._client = controller  # type: ignore[assignment]
+    admin._writes._client = controller
     assert admin.delete_topics(["a", "b"]) == {"a": None, "b": None}
     assert controller.calls == 2
 
@@ -381,7 +386,7 @@ def test_a_first_delete_of_an_unknown_topic_is_still_an_error() -> None:
     admin = bare_admin()
     controller = LostAnswer(second=3)
     controller.calls = 1  # answered at once: no resend
-    admin._client = controller  # type: ignore[assignment]
+    admin._writes._client = controller
     out = admin.delete_topics(["a"])
     assert isinstance(out["a"], ClusterRequestError)
     assert out["a"].code == "UNKNOWN_TOPIC_OR_PARTITION"

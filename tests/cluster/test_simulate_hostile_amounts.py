@@ -275,11 +275,11 @@ def test_a_broker_back_still_gets_its_leaders_at_the_next_check(folder: Path) ->
     _offline_imbalanced(folder, "0")
     assert main(["simulate", str(folder), "advance", "1000d"]) == 0
     sim = SimulatedCluster.open(str(folder / ".state" / "demo.json"), BROKERS)
-    assert [p.leader for p in sim.topics["a"][0]] == [0, 2]
+    assert [p.leader for p in sim.state.topics["a"].parts] == [0, 2]
     assert main(["simulate", str(folder), "restore-broker", "1"]) == 0
     assert main(["simulate", str(folder), "advance", "1d"]) == 0
     sim = SimulatedCluster.open(str(folder / ".state" / "demo.json"), BROKERS)
-    parts = sim.topics["a"][0]
+    parts = sim.state.topics["a"].parts
     assert [p.leader for p in parts] == [p.replicas[0] for p in parts]
 
 

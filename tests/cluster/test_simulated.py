@@ -430,7 +430,7 @@ def test_progress_and_clock_survive_a_new_process(sim: SimulatedCluster) -> None
     sim.alter_reassignments({("a", 0): (2, 1)})
     sim.advance(6)
     again = SimulatedCluster.open(sim.path, BROKERS)
-    assert again.clock == 6
+    assert again.state.clock == 6
     again.advance(4)
     assert again.list_reassignments() == {}
 

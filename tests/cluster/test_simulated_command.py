@@ -34,7 +34,7 @@ def test_what_if_broker_1_dies(folder: Path, capsys: pytest.CaptureFixture[str])
         "broker 1 stopped; 9s later (broker.session.timeout.ms) the controller fenced it: "
         "it is now offline; clock now 9s" in out
     )
-    assert sim(folder).clock == 9
+    assert sim(folder).state.clock == 9
     assert "offline brokers: none -> 1" in out
     assert "under-replicated partitions: 0 -> 2" in out
     assert "decommission:" in out  # the hint to get the plan that re-replicates
@@ -55,7 +55,7 @@ def test_advance_lets_replicas_catch_up(folder: Path, capsys: pytest.CaptureFixt
     assert main(["simulate", str(folder), "advance", "1"]) == 0
     assert "reassignments in flight: 1 -> 0" in capsys.readouterr().out
     assert sim(folder).describe().topics["a"].partitions[0].replicas == (0, 2)
-    assert sim(folder).clock == 10
+    assert sim(folder).state.clock == 10
 
 
 @pytest.mark.parametrize(

@@ -33,17 +33,17 @@ class SimulatedClusterMachine(RuleBasedStateMachine):
     def create(self, name: str, rf: int, n: int) -> None:
         assignment = {p: tuple((p + i) % 5 for i in range(rf)) for p in range(n)}
         self.sim.create_topics([NewTopic(name, assignment)])
-        if name in self.sim.topics:
+        if name in self.sim.state.topics:
             self.sim.set_size(name, 10**8)
 
     @rule(broker=st.integers(0, 4))
     def fail(self, broker: int) -> None:
-        if broker in self.sim.online:
+        if broker in self.sim.state.online:
             self.sim.fail_broker(broker)
 
     @rule(broker=st.integers(0, 4))
     def restore(self, broker: int) -> None:
-        if broker not in self.sim.online:
+        if broker not in self.sim.state.online:
             self.sim.restore_broker(broker)
 
     @rule(name=st.sampled_from(["a", "b"]), pid=st.integers(0, 3), new=replica_lists)
@@ -60,7 +60,7 @@ class SimulatedClusterMachine(RuleBasedStateMachine):
 
     @rule(name=st.sampled_from(["a", "b"]), rate=st.sampled_from([0, 10**6, 5 * 10**7]))
     def produce(self, name: str, rate: int) -> None:
-        if name in self.sim.topics:
+        if name in self.sim.state.topics:
             self.sim.set_produce_rate(name, rate)
 
     @rule(name=st.sampled_from(["a", "b"]), on=st.booleans())
@@ -84,7 +84,7 @@ class SimulatedClusterMachine(RuleBasedStateMachine):
                 assert p.isr is not None
                 # with ELR (Kafka 4.1+) the ISR may empty; the partition then has no leader
                 assert p.isr or p.leader is None, (name, pid)
-                inner = self.sim.topics[name][0][pid]
+                inner = self.sim.state.topics[name].parts[pid]
                 assert not set(inner.elr) & set(inner.isr)
                 assert set(inner.elr) <= set(inner.replicas)
                 if len(inner.isr) >= inner.min_isr:

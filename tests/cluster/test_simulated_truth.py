@@ -141,9 +141,9 @@ def test_an_elr_election_loses_what_the_eligible_replica_lacked_and_says_so(
     hw = offsets(sim)[0]
     sim.set_produce_rate("t", 0)
     sim.fail_broker(0)
-    sim.take_losses()
+    sim.state.take_losses()
     sim.restore_broker(2)
-    losses = sim.take_losses()
+    losses = sim.state.take_losses()
     assert [(t, p, loss.kind, loss.leader) for t, p, loss in losses] == [("t", 0, "elr", 2)]
     assert losses[0][2].bytes == 10 * MB
     assert losses[0][2].records == 20 * MB // RECORD - hw
@@ -175,7 +175,7 @@ def test_an_unclean_election_loses_records_and_bytes_and_says_so(
         {"t": ConfigChange(set={"unclean.leader.election.enable": "true"})}
     ) == {"t": None}
     capsys.readouterr()
-    sim.take_losses()
+    sim.state.take_losses()
     assert main(["simulate", str(tmp_path), "restore-broker", "1"]) == 0
     out = capsys.readouterr().out
     assert (
@@ -217,7 +217,7 @@ def test_a_state_file_without_the_new_fields_still_loads(tmp_path: Path) -> None
     (tmp_path / "s.json").write_text(json.dumps(old))
     sim = open_sim(tmp_path)
     assert offsets(sim) == (500, {0: 500, 1: 500}, 0)
-    assert sim.producers()["t"].acks == "all"
+    assert sim.state.producers()["t"].acks == "all"
     sim.advance(10)
     data = json.loads((tmp_path / "s.json").read_text())
     assert data["kafkaVersion"] == "4.1"
@@ -325,14 +325,14 @@ def test_a_short_pause_is_not_fenced_and_a_long_one_is(tmp_path: Path) -> None:
     topic(sim, parts=3)
     sim.stop_broker(1, resume_after=5)
     sim.advance(5)
-    assert 1 in sim.online and sim.stopped == {}
+    assert 1 in sim.state.online and sim.state.stopped == {}
     assert sim.describe().topics["t"].partitions[1].leader == 1
     sim.stop_broker(1, resume_after=20)
     sim.advance(10)
-    assert 1 not in sim.online, "fenced at 9 s"
+    assert 1 not in sim.state.online, "fenced at 9 s"
     sim.advance(10)
     state = sim.describe()
-    assert 1 in sim.online and sim.stopped == {}
+    assert 1 in sim.state.online and sim.state.stopped == {}
     assert state.topics["t"].partitions[0].isr == (0, 1, 2), "nothing written: back in sync"
 
 
@@ -386,7 +386,7 @@ def test_simulate_pause_broker_command(tmp_path: Path, capsys: pytest.CaptureFix
     assert main(["simulate", str(tmp_path), "pause-broker", "1", "30s"]) == 0
     out = capsys.readouterr().out
     assert "broker 1 paused for 30s: fenced after 9s (broker.session.timeout.ms), back now" in out
-    assert open_sim(tmp_path).clock == 33
+    assert open_sim(tmp_path).state.clock == 33
 
 
 @pytest.mark.parametrize(

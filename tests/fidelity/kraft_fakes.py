@@ -12,6 +12,8 @@ import kafka.errors as kerr
 from kafka.protocol.admin import DescribeClusterRequest, ListPartitionReassignmentsRequest
 
 from kgitops.cluster.kafka.admin import KafkaAdmin
+from kgitops.cluster.kafka.describe import Describe
+from kgitops.cluster.kafka.topics import TopicWrites
 from kgitops.cluster.kafka.transport import Transport
 from kgitops.model import TopicPartition
 from kgitops.versionrules import DEFAULT_VERSION
@@ -87,4 +89,6 @@ def adapter(manager: RecordingManager, timeout_ms: int = 1000) -> KafkaAdmin:
     admin._transport.controller = 1
     admin._client = LibraryOver(manager)
     admin._spec = SimpleNamespace(kafka_version=DEFAULT_VERSION)  # cluster.yaml's default
+    admin._reads = Describe(admin._transport, admin._client, admin._spec, timeout_ms)
+    admin._writes = TopicWrites(admin._transport, admin._client, timeout_ms)
     return admin

@@ -72,7 +72,7 @@ def test_eligible_leader_replicas_let_a_returning_replica_lead_cleanly(tmp_path:
         sim.restore_broker(2)
         p = sim.describe(["t"]).topics["t"].partitions[0]
         if elr:
-            assert sim.topics["t"][0][0].elr == [1], "2 was elected from the ELR [1, 2]"
+            assert sim.state.topics["t"].parts[0].elr == [1], "2 was elected from the ELR [1, 2]"
             assert (p.leader, p.isr, p.size_bytes) == (2, (2,), 10**6), "clean: no data lost"
         else:
             assert (p.leader, p.isr) == (None, (1,)), "offline until broker 1 returns"

@@ -103,10 +103,10 @@ def test_a_move_another_tool_started_is_reported_never_waited_for_or_cancelled(
     assert flying[0][0][: len(foreign_target)] == foreign_target
 
     monkeypatch.setattr(SimulatedCluster, "sleep", real_sleep)
-    start = s.clock
+    start = s.state.clock
     capsys.readouterr()
     assert main(["apply", str(folder), "--yes", "--poll-interval", "1"]) == 0
-    assert s.clock - start < 60, "it did not wait hours for the other tool's move"
+    assert s.state.clock - start < 60, "it did not wait hours for the other tool's move"
     parts = s.describe(["orders"]).topics["orders"].partitions
     assert all(len(parts[p].replicas) == 3 for p in (1, 2, 3)), "kgitops' own moves ran"
     assert list(s.list_reassignments()["orders"]) == [0], "the other one is still moving"

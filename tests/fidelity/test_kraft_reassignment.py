@@ -254,9 +254,9 @@ def test_a_cancel_goes_back_to_the_source_set_in_krafts_order(
 ) -> None:
     """PartitionReassignmentReplicas.java + PartitionReassignmentRevert.java, for any move:
     while in flight AR = target + sorted(removing); a cancel gives back the source's
-    replicas in AR's order, which apply reports (``reassign.reverted``) -- not necessarily
+    replicas in AR's order, which apply reports (``moves.reverted``) -- not necessarily
     the source's order, so the preferred leader can change."""
-    from kgitops.apply.reassign import reverted
+    from kgitops.apply.moves import reverted
 
     path = tmp_path_factory.mktemp("p") / "s.json"
     sim = SimulatedCluster.open(str(path), BROKERS)

@@ -46,7 +46,7 @@ def test_a_server_properties_min_isr_reaches_plan_and_status_from_describe_confi
         return SimpleNamespace(results=[SimpleNamespace(error_code=0, configs=configs)])
 
     manager = RecordingManager(answer)
-    dynamic, inherited = adapter(manager)._broker_config_reads([1, 2])
+    dynamic, inherited = adapter(manager)._reads._broker_config_reads([1, 2])
     sent = sorted((node, r.resources[0]) for r, node in manager.sent)
     assert [node for node, _ in sent] == [1, 2], "each broker is asked for its own configs"
     for node, resource in sent:

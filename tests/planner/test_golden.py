@@ -17,7 +17,7 @@ import kgitops
 import kgitops.errors
 from kgitops.cli import main
 from kgitops.cluster.snapshot import read_state
-from kgitops.plan.render import render_markdown
+from kgitops.plan.render_md import render_markdown
 from kgitops.plan.value import Plan
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"

@@ -304,7 +304,8 @@ def test_the_simulated_cluster_shrinks_the_isr_exactly_where_the_plan_says(
 def test_the_warning_reads_the_same_in_text_markdown_and_json_and_survives_a_saved_plan() -> None:
     import json
 
-    from kgitops.plan.render import render_markdown, render_text
+    from kgitops.plan.render import render_text
+    from kgitops.plan.render_md import render_markdown
     from kgitops.plan.value import Plan
 
     plan, _ = compute_plan(*_three(180 * MB), None)

@@ -9,9 +9,9 @@ from kgitops.plan.actions import AddPartitions, CreateTopic, DeleteTopic, Move, 
 from kgitops.plan.render import (
     GITHUB_COMMENT_LIMIT,
     reassignment_json,
-    render_markdown,
     render_text,
 )
+from kgitops.plan.render_md import render_markdown
 from kgitops.plan.transfer import Traffic, Transfer
 from kgitops.plan.value import Plan, PlanWarning
 from kgitops.units import human_bytes, human_seconds

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kgitops.apply.reassign import classify
+from kgitops.apply.moves import classify
 from kgitops.model import Broker, ClusterState, PartitionState, Reassignment, TopicState
 from kgitops.names import (
     THROTTLE_FOLLOWER_RATE,

@@ -210,7 +210,7 @@ class Sim:
     def kill(self, broker: int) -> None:
         sim = self.open()
         sim.stop_broker(broker)
-        sim.advance(sim.session_timeout)
+        sim.advance(sim.state.session_timeout)
 
     def pause(self, broker: int, seconds: float) -> None:
         sim = self.open()

@@ -64,13 +64,13 @@ def test_a_committed_move_record_does_not_make_apply_wait_for_or_cancel_another_
     git(repo, "commit", "-qm", "the pull request's record")
 
     capsys.readouterr()
-    start = s.clock
+    start = s.state.clock
     code = main(["apply", str(d), "--yes", "--poll-interval", "1"])
     out = "".join(capsys.readouterr())
     assert code == 0, out
     assert ".kgitops/moves.json ignored (it is committed to git" in out
     s = SimulatedCluster.open(str(d / ".state" / "demo.json"), BROKERS)
-    assert s.clock - start < 60, "apply waited for a move it did not start"
+    assert s.state.clock - start < 60, "apply waited for a move it did not start"
     flying = s.list_reassignments()["orders"]
     assert list(flying) == [0] and list(flying[0][0][:2]) == target, "it was not cancelled"
     assert (d / ".kgitops" / "moves.json").read_text() == record, "never rewritten"
