@@ -54,6 +54,7 @@ from kgitops.plan.actions import (
     Reassign,
     RemoveThrottles,
 )
+from kgitops.plan.digests import state_fingerprint
 from kgitops.plan.goals import Pending, band_unreached, drain_hotspot, goal_one, settle
 from kgitops.plan.health import is_under_replicated
 from kgitops.plan.isrlag import Shrink, isr_pressure, lag_time_max
@@ -62,7 +63,7 @@ from kgitops.plan.retention import RETENTION, DropStep, retention_cut
 from kgitops.plan.spread import broker_spread
 from kgitops.plan.throttles import MoveThrottle, stale_throttles, throttle_pressure
 from kgitops.plan.transfer import estimate_transfer
-from kgitops.plan.value import Plan, PlanWarning, min_isr_order, state_fingerprint
+from kgitops.plan.value import Plan, PlanWarning, min_isr_order
 from kgitops.spec.durability import replication_warnings
 from kgitops.spec.lock import Lock, LockEntry, same_brokers
 from kgitops.spec.topic_configs import CONFIGS, normalize_config
