@@ -62,6 +62,7 @@ def test_the_referee_catches_a_rack_order_by_code_point(
     monkeypatch.setattr(assignment, "_java_order", lambda text: text)
     monkeypatch.setattr(assignment, "_LAYOUTS", {})
     monkeypatch.setattr(assignment, "_TOPICS", {})
+    monkeypatch.setattr(assignment, "_LAST", [None, None, None, None])  # the last layout
     assert ko.verdict(ko.kgitops_answer(case), kafka) == "mismatch"
 
 
