@@ -188,7 +188,9 @@ def test_the_topic_has_one_partition_rf_up_to_3_and_min_isr_one_below_it(
 # ------------------------------------------------------------------ the topic (Metadata, configs)
 
 
-def _configs_answer(configs: dict[str, str], version: int = 4, name: str = TOPIC) -> object:
+def _configs_answer(
+    configs: dict[str, str], version: int = 4, name: str = TOPIC, error: int = 0
+) -> object:
     """A DescribeConfigs answer for the version topic, as kafka-python decodes it."""
     R = DescribeConfigsResponse.DescribeConfigsResult
     E = R.DescribeConfigsResourceResult
@@ -210,7 +212,7 @@ def _configs_answer(configs: dict[str, str], version: int = 4, name: str = TOPIC
         throttle_time_ms=0,
         results=[
             R(
-                error_code=0,
+                error_code=error,
                 error_message=None,
                 resource_type=2,
                 resource_name=name,
@@ -431,6 +433,24 @@ def test_an_existing_topic_that_is_not_kgitops_is_neither_read_nor_written(
     failed = writer.write_versions([ScramUpsert("a", "SCRAM-SHA-512", 8192, b"s", b"p", 2)])
     assert failed is not None and problem in str(failed)
     assert writer.log.written == []  # nothing written into another program's topic
+
+
+def test_a_topic_whose_configs_may_not_be_read_is_refused_never_taken_for_kgitops() -> None:
+    """KafkaAdminClient.describe_configs would answer it with no configs (kafka-python 3.0
+    drops each resource's error code), which the shape check lets pass: the DescribeConfigs
+    kgitops builds reads the error, and the refusal is one line naming the topic."""
+
+    class NoConfigs(Partition):
+        def answer(self, request: object) -> object:
+            return _configs_answer({}, error=29)  # TOPIC_AUTHORIZATION_FAILED
+
+    reader = Scripted(NoConfigs(1))
+    with pytest.raises(ClusterError) as info:
+        reader.read_versions()
+    said = str(info.value)
+    assert said.startswith(f"cannot read the passwordVersion records (topic {TOPIC}): ")
+    assert "DescribeConfigs: authentication or authorisation failed" in said, said
+    assert "\n" not in said and reader.log.reads == []
 
 
 @pytest.mark.parametrize("policy", ["compact", "compact,delete", "delete, compact"])
