@@ -7,7 +7,8 @@ tests/realkafka/test_password_versions_kafka.py on Apache Kafka)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Sequence
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -17,7 +18,8 @@ from kafka.protocol.admin import DescribeConfigsRequest, DescribeConfigsResponse
 from kgitops.access import ScramCredential, scram_salted_password
 from kgitops.cluster.kafka import version_records as r
 from kgitops.cluster.kafka import versions as v
-from kgitops.cluster.port import ScramUpsert
+from kgitops.cluster.kafka.logtopic import LogTopic
+from kgitops.cluster.port import NewTopic, ScramUpsert
 from kgitops.errors import ClusterError
 from kgitops.model import Broker
 
@@ -186,7 +188,9 @@ def test_the_topic_has_one_partition_rf_up_to_3_and_min_isr_one_below_it(
 # ------------------------------------------------------------------ the topic (Metadata, configs)
 
 
-def _configs_answer(configs: dict[str, str], version: int = 4, name: str = TOPIC) -> object:
+def _configs_answer(
+    configs: dict[str, str], version: int = 4, name: str = TOPIC, error: int = 0
+) -> object:
     """A DescribeConfigs answer for the version topic, as kafka-python decodes it."""
     R = DescribeConfigsResponse.DescribeConfigsResult
     E = R.DescribeConfigsResourceResult
@@ -208,7 +212,7 @@ def _configs_answer(configs: dict[str, str], version: int = 4, name: str = TOPIC
         throttle_time_ms=0,
         results=[
             R(
-                error_code=0,
+                error_code=error,
                 error_message=None,
                 resource_type=2,
                 resource_name=name,
@@ -225,27 +229,76 @@ COMPACTED = {"cleanup.policy": "compact", "compression.type": "uncompressed"}
 
 
 class Partition:
-    """Metadata as kafka-python reads it, for the version topic (``count`` partitions), and
-    its configs as DescribeConfigs answers them."""
+    """The version topic as kafka-python's ``KafkaAdminClient.describe_topics`` reads it
+    (``count`` partitions, partition 0's ``leader``, error ``code``, the principal's
+    ``operations``: Kafka's AclOperation names, None when not reported), the brokers as
+    ``describe_cluster`` lists them, its configs as DescribeConfigs answers them; CreateTopics
+    (``create_topics``) makes it exist, led by the first replica. ``sent``: every call and
+    request, by Kafka API."""
 
     def __init__(
-        self, leader: int, code: int = 0, count: int = 1, configs: dict[str, str] = COMPACTED
+        self,
+        leader: int,
+        code: int = 0,
+        count: int = 1,
+        configs: dict[str, str] = COMPACTED,
+        *,
+        operations: Collection[str] | None = None,
+        brokers: Sequence[int] = (1,),
     ) -> None:
         self.leader, self.code, self.count, self.configs = leader, code, count, configs
+        self.operations = operations
+        self.brokers = brokers
+        self.sent: list[str] = []
+        self.created: list[NewTopic] = []
 
-    def metadata(self) -> object:
-        from types import SimpleNamespace as NS
+    def describe_topics(self, names: list[str]) -> list[dict[str, Any]]:
+        assert names == [TOPIC]
+        parts = [
+            {"error_code": 0, "partition_index": i, "leader_id": self.leader, "replica_nodes": []}
+            for i in range(self.count if self.code == 0 else 0)
+        ]
+        ops = None if self.operations is None else sorted(self.operations)
+        return [
+            {
+                "error_code": self.code,
+                "name": TOPIC,
+                "partitions": parts,
+                "authorized_operations": ops,
+            }
+        ]
 
-        parts = [NS(partition_index=i, leader_id=self.leader) for i in range(self.count)]
-        return NS(
-            brokers=[NS(node_id=1, rack=None)],
-            topics=[NS(name=TOPIC, error_code=self.code, partitions=parts)],
-        )
+    def describe_cluster(self) -> dict[str, Any]:
+        return {
+            "brokers": [{"broker_id": b, "rack": None, "is_fenced": False} for b in self.brokers]
+        }
 
     def answer(self, request: object) -> object:
-        if isinstance(request, DescribeConfigsRequest):
-            return _configs_answer(self.configs)
-        return self.metadata()
+        assert isinstance(request, DescribeConfigsRequest)
+        return _configs_answer(self.configs)
+
+    def create_topics(self, topics: Sequence[NewTopic]) -> dict[str, ClusterError | None]:
+        self.created.extend(topics)
+        self.code, self.count, self.leader = 0, 1, topics[0].assignment[0][0]
+        return {t.name: None for t in topics}
+
+
+class Wire:
+    """The adapter's ``Transport`` over ``broker``: its library calls and its requests."""
+
+    timeout_ms = 2000
+
+    def __init__(self, broker: Partition) -> None:
+        self.library = broker
+        self.broker = broker
+
+    def call(self, operation: str, fn: Callable[..., Any], *args: Any) -> Any:
+        self.broker.sent.append(operation)
+        return fn(*args)
+
+    def send(self, request: object, node_id: int | None = None) -> object:
+        self.broker.sent.append(type(request).__name__.removesuffix("Request"))
+        return self.broker.answer(request)
 
 
 class FakeLog:
@@ -285,25 +338,24 @@ class FakeLog:
 
 
 class Scripted(v.PasswordVersions):
-    """A broker answering Metadata and DescribeConfigs from ``partition``; the records are
-    ``log``'s."""
+    """The passwordVersion records over ``partition`` (a ``LogTopic`` on a ``Wire``); the
+    records are ``log``'s."""
 
-    _timeout_ms = 2000
-
-    def __init__(self, partition: Partition, log: FakeLog | None = None) -> None:
-        from types import SimpleNamespace as NS
-
-        self._spec = NS(password_version_topic=TOPIC, decommission=())
-        self.partition = partition
-        self._log = log or FakeLog()  # type: ignore[assignment]
-
-    @property
-    def log(self) -> FakeLog:
-        assert isinstance(self._log, FakeLog)
-        return self._log
-
-    def _send(self, request: object, node_id: int | None = None) -> object:
-        return self.partition.answer(request)
+    def __init__(
+        self, partition: Partition, log: FakeLog | None = None, drained: Sequence[int] = ()
+    ) -> None:
+        self.broker = partition
+        self.log = log or FakeLog()
+        topic = LogTopic(
+            Wire(partition),  # type: ignore[arg-type]
+            TOPIC,
+            role=v.VERSION_TOPIC_ROLE,
+            advice=v.VERSION_TOPIC_ADVICE,
+            drained=drained,
+            create_topics=lambda topics: partition.create_topics(topics),
+            log=self.log,  # type: ignore[arg-type]
+        )
+        super().__init__(topic)
 
 
 def test_a_missing_topic_is_no_records_and_a_refused_one_is_one_line_naming_it() -> None:
@@ -383,6 +435,24 @@ def test_an_existing_topic_that_is_not_kgitops_is_neither_read_nor_written(
     assert writer.log.written == []  # nothing written into another program's topic
 
 
+def test_a_topic_whose_configs_may_not_be_read_is_refused_never_taken_for_kgitops() -> None:
+    """KafkaAdminClient.describe_configs would answer it with no configs (kafka-python 3.0
+    drops each resource's error code), which the shape check lets pass: the DescribeConfigs
+    kgitops builds reads the error, and the refusal is one line naming the topic."""
+
+    class NoConfigs(Partition):
+        def answer(self, request: object) -> object:
+            return _configs_answer({}, error=29)  # TOPIC_AUTHORIZATION_FAILED
+
+    reader = Scripted(NoConfigs(1))
+    with pytest.raises(ClusterError) as info:
+        reader.read_versions()
+    said = str(info.value)
+    assert said.startswith(f"cannot read the passwordVersion records (topic {TOPIC}): ")
+    assert "DescribeConfigs: authentication or authorisation failed" in said, said
+    assert "\n" not in said and reader.log.reads == []
+
+
 @pytest.mark.parametrize("policy", ["compact", "compact,delete", "delete, compact"])
 def test_a_compacted_topic_of_one_partition_is_kgitops(policy: str) -> None:
     records: list[r.Raw] = [(0, _key(), r.record_value(2, 8192))]
@@ -436,36 +506,25 @@ def test_the_topic_is_never_placed_on_a_broker_being_decommissioned(
 
 
 def test_the_topic_created_by_apply_leaves_the_decommissioned_broker_out() -> None:
-    from types import SimpleNamespace as NS
-
-    from kgitops.cluster.port import NewTopic
-
-    class Creating(v.PasswordVersions):
-        """Metadata of brokers 1-4 (the topic missing until created), and CreateTopics."""
-
-        _timeout_ms = 2000
-
-        def __init__(self) -> None:
-            self._spec = NS(password_version_topic=TOPIC, decommission=(1,))
-            self.created: list[NewTopic] = []
-
-        def _send(self, request: object, node_id: int | None = None) -> object:
-            if isinstance(request, DescribeConfigsRequest):
-                return _configs_answer(COMPACTED)
-            parts = [NS(partition_index=0, leader_id=2)] if self.created else []
-            return NS(
-                brokers=[NS(node_id=b, rack=None) for b in (1, 2, 3, 4)],
-                topics=[NS(name=TOPIC, error_code=0 if self.created else 3, partitions=parts)],
-            )
-
-        def create_topics(self, topics: list[NewTopic]) -> dict[str, None]:
-            self.created.extend(topics)
-            return {t.name: None for t in topics}
-
-    c = Creating()
+    """Brokers 1-4 (DescribeCluster), the topic missing until created."""
+    broker = Partition(-1, code=3, brokers=(1, 2, 3, 4))
+    c = Scripted(broker, drained=(1,))
     assert c.prepare_versions() is None
-    [made] = c.created
+    [made] = broker.created
     assert made.assignment == {0: (2, 3, 4)}  # broker 1 neither a replica nor the leader
+    # a topic made just now is not asked for its configs
+    assert broker.sent == ["Metadata", "DescribeCluster", "Metadata"]
+
+
+def test_a_fenced_broker_gets_no_replica_of_the_topic() -> None:
+    """Kafka 4's DescribeCluster lists a fenced broker (down, or not yet caught up), marked;
+    Metadata does not list it, and neither does the placement."""
+    broker = Partition(-1, code=3, brokers=(1, 2, 3, 4))
+    listed = broker.describe_cluster()
+    listed["brokers"][0]["is_fenced"] = True
+    broker.describe_cluster = lambda: listed  # type: ignore[method-assign]
+    assert Scripted(broker).prepare_versions() is None
+    assert broker.created[0].assignment == {0: (2, 3, 4)}
 
 
 # ------------------------------------------------------------------ many credentials at once

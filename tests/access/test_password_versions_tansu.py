@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +27,9 @@ from kafka.protocol.admin import (
 
 from kgitops.cli import main
 from kgitops.cluster.kafka import version_records as r
-from kgitops.cluster.kafka.access import MECHANISMS, AccessRequests
+from kgitops.cluster.kafka.access import MECHANISMS
 from kgitops.cluster.kafka.admin import KafkaAdmin
+from kgitops.cluster.kafka.logtopic import Described, LogTopic
 from kgitops.cluster.kafka.topiclog import TopicLog
 from kgitops.cluster.kafka.transport import Transport
 from kgitops.cluster.port import ScramUpsert
@@ -129,11 +131,11 @@ def _raw(admin: KafkaAdmin, records: list[tuple[bytes, bytes | None]]) -> None:
     anyone with Write on it can write), with kafka-python's own producer."""
     from kafka import KafkaProducer
 
-    admin._access._leader(create=True)
+    admin._access.versions.topic.ready(create=True, writing=True)
     producer = KafkaProducer(bootstrap_servers=list(admin._spec.bootstrap_servers))
     try:
         for k, v in records:
-            producer.send(admin._access._version_topic, key=k, value=v, partition=0)
+            producer.send(admin._access.versions.name, key=k, value=v, partition=0)
         producer.flush(timeout=10)
     finally:
         producer.close()
@@ -162,15 +164,15 @@ def _stored(bootstrap: str, topic: str, partition: int = 0) -> list[tuple[bytes,
 def test_records_round_trip_through_the_topic_created_compacted_on_the_first_write(
     admin: KafkaAdmin,
 ) -> None:
-    topic = admin._access._version_topic
-    assert admin._access.read_versions() == {}  # no topic: no records, not an error
+    topic = admin._access.versions.name
+    assert admin._access.versions.read_versions() == {}  # no topic: no records, not an error
     assert topic not in admin.describe([topic]).topics  # reading created nothing
     hostile = 'a"b\nc\u2028'
     ups = [
         ScramUpsert(hostile, "SCRAM-SHA-256", 4096, b"s" * 32, b"p" * 32, 2),
         ScramUpsert("x", MECH, 8192, b"s" * 32, b"p" * 64, 1),
     ]
-    assert admin._access.write_versions(ups) is None
+    assert admin._access.versions.write_versions(ups) is None
     live = admin.describe([topic]).topics[topic]
     assert list(live.partitions) == [0]
     assert live.config == {
@@ -178,27 +180,33 @@ def test_records_round_trip_through_the_topic_created_compacted_on_the_first_wri
         "compression.type": "uncompressed",
         "min.insync.replicas": "1",
     }
-    assert admin._access.read_versions() == {
+    assert admin._access.versions.read_versions() == {
         (hostile, "SCRAM-SHA-256"): r.VersionRecord(2, 4096, 0),
         ("x", MECH): r.VersionRecord(1, 8192, 1),
     }
     # later writes win; a credential written without a version loses its record
-    assert admin._access.write_versions([ScramUpsert("x", MECH, 8192, b"s", b"p", 3)]) is None
     assert (
-        admin._access.write_versions([ScramUpsert(hostile, "SCRAM-SHA-256", 4096, b"s", b"p")])
+        admin._access.versions.write_versions([ScramUpsert("x", MECH, 8192, b"s", b"p", 3)]) is None
+    )
+    assert (
+        admin._access.versions.write_versions(
+            [ScramUpsert(hostile, "SCRAM-SHA-256", 4096, b"s", b"p")]
+        )
         is None
     )
-    assert admin._access.read_versions() == {("x", MECH): r.VersionRecord(3, 8192, 2)}
+    assert admin._access.versions.read_versions() == {("x", MECH): r.VersionRecord(3, 8192, 2)}
 
 
 @pytest.mark.slow
 def test_reading_ends_after_many_single_record_batches(admin: KafkaAdmin) -> None:
     for i in range(1, 41):
         assert (
-            admin._access.write_versions([ScramUpsert(f"u{i % 7}", MECH, 4096, b"s", b"p", i)])
+            admin._access.versions.write_versions(
+                [ScramUpsert(f"u{i % 7}", MECH, 4096, b"s", b"p", i)]
+            )
             is None
         )
-    got = admin._access.read_versions()
+    got = admin._access.versions.read_versions()
     assert {k[0]: r.version for k, r in got.items()} == {f"u{i % 7}": i for i in range(34, 41)}
 
 
@@ -271,11 +279,11 @@ def test_a_password_version_bump_rotates_once_on_a_real_cluster_and_a_replan_is_
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.setenv("ORDERS_PW", PASSWORD)
-    topic = admin._access._version_topic
+    topic = admin._access.versions.name
     key = (USER, MECH)
 
     def record() -> r.VersionRecord | None:
-        return admin._access.read_versions().get(key)
+        return admin._access.versions.read_versions().get(key)
 
     # create
     _folder(tmp_path, local_broker, topic, 1)
@@ -351,7 +359,7 @@ def test_a_credential_kgitops_never_wrote_counts_as_version_1_until_a_bump(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.setenv("ORDERS_PW", PASSWORD)
-    topic = admin._access._version_topic
+    topic = admin._access.versions.name
     scram.creds[(USER, MECH)] = (8192, b"made by kafka-configs.sh")
     _folder(tmp_path, local_broker, topic, 1)
     assert _plan(tmp_path, capsys) == []
@@ -364,7 +372,7 @@ def test_a_credential_kgitops_never_wrote_counts_as_version_1_until_a_bump(
         "PASSWORD_VERSION_UNRECORDED" in out and f"{USER} (SCRAM-SHA-512, passwordVersion 2)" in out
     )
     assert _apply(tmp_path, capsys)[0] == 0
-    assert admin._access.read_versions() == {(USER, MECH): r.VersionRecord(2, 8192, 0)}
+    assert admin._access.versions.read_versions() == {(USER, MECH): r.VersionRecord(2, 8192, 0)}
     assert _plan(tmp_path, capsys) == []
 
 
@@ -431,7 +439,7 @@ def test_a_version_topic_that_cannot_be_written_refuses_apply_before_the_topics_
 
     monkeypatch.setenv("ORDERS_PW", PASSWORD)
     orders = topic_prefix + "orders"
-    _folder(tmp_path, local_broker, admin._access._version_topic, 1)
+    _folder(tmp_path, local_broker, admin._access.versions.name, 1)
     (tmp_path / "t.yaml").write_text(
         f"apiVersion: kgitops/v1\nkind: Topic\nname: {orders}\npartitions: 1\n"
         "replicationFactor: 1\n"
@@ -439,7 +447,7 @@ def test_a_version_topic_that_cannot_be_written_refuses_apply_before_the_topics_
     if refusal == "create":  # a principal without Create on it
 
         def no_create(self: KafkaAdmin, topics: Any) -> Any:
-            if any(t.name == admin._access._version_topic for t in topics):
+            if any(t.name == admin._access.versions.name for t in topics):
                 raise ClusterRequestError(
                     "CreateTopics: TOPIC_AUTHORIZATION_FAILED", code="TOPIC_AUTHORIZATION_FAILED"
                 )
@@ -448,7 +456,12 @@ def test_a_version_topic_that_cannot_be_written_refuses_apply_before_the_topics_
         real_create = KafkaAdmin.create_topics
         monkeypatch.setattr(KafkaAdmin, "create_topics", no_create)
     else:  # Create allowed, no Write ACL on the new topic: Metadata v8+ says so
-        monkeypatch.setattr(AccessRequests, "_topic_operations", lambda self: (1 << 8) | (1 << 3))
+        real_describe = LogTopic.describe
+
+        def no_write(self: LogTopic) -> Described:
+            return replace(real_describe(self), operations=frozenset({"DESCRIBE", "READ"}))
+
+        monkeypatch.setattr(LogTopic, "describe", no_write)
     code, text = _apply(tmp_path, capsys)
     assert code == 1, text
     # without Write the (new) version topic was created, empty, and nothing else

@@ -53,7 +53,14 @@ class Adapter:
         return sorted(b.id for b in self.admin.describe([]).brokers)
 
 
-@pytest.fixture(params=["simulated", "fake", "kafka", "apache-kafka"])
+@pytest.fixture(
+    params=[
+        "simulated",
+        "fake",
+        pytest.param("kafka", marks=pytest.mark.broker),  # the local Tansu broker
+        pytest.param("apache-kafka", marks=pytest.mark.kafka),
+    ]
+)
 def port(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Adapter]:
     prefix = f"c{next(_names)}-"
     if request.param == "simulated":

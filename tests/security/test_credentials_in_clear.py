@@ -125,12 +125,14 @@ def test_the_adapter_refuses_to_send_credentials_without_tls() -> None:
             sent.append(request)
             raise AssertionError("nothing may be sent")
 
+    class Versions:
         def prepare_versions(self) -> str | None:
             sent.append("prepare")
             return None
 
     admin = Admin.__new__(Admin)
     admin._spec = ClusterSpec(name="p", directory=".", security=SecuritySpec("SASL_PLAINTEXT"))
+    admin.versions = Versions()  # type: ignore[assignment]
     upsert = ScramUpsert("orders-app", "SCRAM-SHA-512", 8192, b"s" * 32, b"p" * 32, 1)
     results = admin.upsert_scram_users([upsert])
     error = results[upsert.key]

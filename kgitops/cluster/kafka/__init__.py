@@ -9,23 +9,26 @@ ends it at a definitive failure or its deadline; the connection manager kgitops 
 counts requests with), ``errors`` (every library exception translated into the kgitops tree,
 retriable or not), ``transport`` (``Transport``: sending, deadlines, the one retry policy
 ``Backoff``, the error mapping, the controller), ``admin`` (``KafkaAdmin``: the port's
-operations over the transport), ``sample`` (a bounded read of a topic's keys), ``topiclog``
-(kgitops' own topics, the passwordVersion and owner records, read with ``KafkaConsumer`` and
-written with ``KafkaProducer``).
+operations over the transport), ``sample`` (a bounded read of a topic's keys), ``logtopic``
+(kgitops' own topics, the passwordVersion and owner records: found, created, checked and
+waited for alike), ``topiclog`` (their records, read with ``KafkaConsumer`` and written with
+``KafkaProducer``).
 
 Every operation is one request per Kafka API for any number of topics (and one per broker only
 where Kafka routes that way: broker configs and DescribeLogDirs), so kgitops sees each item's
 own error code. Where kafka-python's public ``KafkaAdminClient`` has the call and keeps each
 item's error code and message, kgitops calls it: CreateTopics (explicit assignments),
-CreatePartitions (explicit assignments), DeleteTopics, ElectLeaders, DescribeCluster and
-ListPartitionReassignments. The others are protocol requests kgitops builds: what the library
-lacks (client quotas, the access probes, the consumer-group requests as kgitops reads them,
-the Metadata and DescribeConfigs that check kgitops' own topics), DescribeConfigs (kgitops
-reads each entry's source itself), and what the library answers without the item's code or
-message or without per-broker isolation (IncrementalAlterConfigs: a text per resource;
-AlterPartitionReassignments: no message; DescribeLogDirs: one broker after another, one
-failure fails all; the ACL and SCRAM writes: which item failed is lost). ``describe()`` of N
-topics costs a constant number of requests::
+CreatePartitions (explicit assignments), DeleteTopics, ElectLeaders, DescribeCluster,
+ListPartitionReassignments, and the Metadata that finds kgitops' own topics
+(``describe_topics``). The others are protocol requests kgitops builds: what the library
+lacks (client quotas, the access probes, the consumer-group requests as kgitops reads them),
+DescribeConfigs (kgitops reads each entry's source itself; and the library's drops each
+resource's error code, which the shape check of kgitops' own topics needs), and what the
+library answers without the item's code or message or without per-broker isolation
+(IncrementalAlterConfigs: a text per resource; AlterPartitionReassignments: no message;
+DescribeLogDirs: one broker after another, one failure fails all; the ACL and SCRAM writes:
+which item failed is lost). ``describe()`` of N topics costs a constant number of
+requests::
 
     Metadata (1) + DescribeCluster (1) + DescribeConfigs topics (1)
     + DescribeConfigs broker (1 per broker) + ListPartitionReassignments (1)

@@ -45,11 +45,10 @@ from kafka.protocol.admin import (
 
 from kgitops.access import Acl, QuotaEntity, ScramCredential
 from kgitops.cluster.kafka.errors import api_name, item_error
-from kgitops.cluster.kafka.topiclog import TopicLog
 from kgitops.cluster.kafka.transport import Transport
 from kgitops.cluster.kafka.version_records import join
 from kgitops.cluster.kafka.versions import PasswordVersions
-from kgitops.cluster.port import NewTopic, QuotaChange, Results, ScramUpsert
+from kgitops.cluster.port import QuotaChange, Results, ScramUpsert
 from kgitops.errors import (
     AccessUnsupported,
     ClusterAuthError,
@@ -417,11 +416,10 @@ def read_upsert_scram_users(resp: Any, upserts: Sequence[ScramUpsert]) -> Result
 # ------------------------------------------------------------------ the adapter half
 
 
-class AccessRequests(PasswordVersions):
+class AccessRequests:
     """The access operations of the ClusterAdmin port, over the adapter's ``Transport``
     (``KafkaAdmin`` holds one and hands each call on); the passwordVersion records are
-    ``PasswordVersions``', which create their topic through the adapter's
-    ``create_topics`` and read and write its records through ``log`` (topiclog.py)."""
+    ``versions``' (versions.PasswordVersions, which reads and writes them in its topic)."""
 
     _access_served: set[str]
     _access_refused: dict[str, AccessUnsupported]
@@ -430,23 +428,16 @@ class AccessRequests(PasswordVersions):
     _access_probe_ms: int = PROBE_MS  # accessProbeTimeoutMs
 
     def __init__(
-        self,
-        transport: Transport,
-        spec: ClusterSpec,
-        *,
-        create_topics: Callable[[Sequence[NewTopic]], Results],
-        log: TopicLog,
+        self, transport: Transport, spec: ClusterSpec, *, versions: PasswordVersions
     ) -> None:
         self._transport = transport
         self._spec = spec
-        self._timeout_ms = transport.timeout_ms
+        self.versions = versions
         self._access_timeout_ms = transport.timeout_ms
         self._access_probe_ms = int(spec.access_probe_timeout_ms)
         self._access_served = set()
         self._access_refused = {}
         self._access_where = ",".join(spec.bootstrap_servers)
-        self._create = create_topics
-        self._log = log
 
     def _send(
         self, request: Any, node_id: int | None = None, *, timeout_ms: int | None = None
@@ -455,9 +446,6 @@ class AccessRequests(PasswordVersions):
 
     def supports(self, request_class: Any) -> bool:
         return self._transport.supports(request_class)
-
-    def create_topics(self, topics: Sequence[NewTopic]) -> Results:
-        return self._create(topics)
 
     def _call(self, request: Any) -> Any:
         """Send an access request, its API probed first (once per adapter)."""
@@ -543,7 +531,7 @@ class AccessRequests(PasswordVersions):
         creds = read_describe_scram_users(self._call(build_describe_scram_users()))
         if not creds:
             return creds
-        return join(creds, self.read_versions(), self._version_topic)
+        return join(creds, self.versions.read_versions(), self.versions.name)
 
     def upsert_scram_users(self, upserts: Sequence[ScramUpsert]) -> Results:
         """AlterUserScramCredentials, then the passwordVersion records of the credentials
@@ -565,11 +553,11 @@ class AccessRequests(PasswordVersions):
                 )
                 for u in upserts
             }
-        unready = self.prepare_versions()
+        unready = self.versions.prepare_versions()
         if unready is not None:
             return {
                 u.key: ClusterRequestError(
-                    f"{u.key}: not written: the passwordVersion topic {self._version_topic} "
+                    f"{u.key}: not written: the passwordVersion topic {self.versions.name} "
                     f"is not available ({unready})",
                     code="VERSION_TOPIC_UNAVAILABLE",
                     item=u.key,
@@ -580,10 +568,10 @@ class AccessRequests(PasswordVersions):
             read_upsert_scram_users(self._call(build_upsert_scram_users(upserts)), upserts)
         )
         written = [u for u in upserts if results.get(u.key) is None]
-        for key, failed in self.record_versions(written).items():
+        for key, failed in self.versions.record_versions(written).items():
             results[key] = ClusterRequestError(
                 f"{key}: the credential was written, but its passwordVersion was not "
-                f"recorded in topic {self._version_topic} ({failed}); a new plan writes "
+                f"recorded in topic {self.versions.name} ({failed}); a new plan writes "
                 "it again",
                 code="VERSION_NOT_RECORDED",
                 item=key,

@@ -18,12 +18,18 @@ from kgitops.cluster.kafka.access import AccessRequests
 from kgitops.cluster.kafka.bootstrap import open_admin_client
 from kgitops.cluster.kafka.describe import Describe
 from kgitops.cluster.kafka.groups import Groups
-from kgitops.cluster.kafka.owners import OwnerRecords
+from kgitops.cluster.kafka.logtopic import LogTopic
+from kgitops.cluster.kafka.owners import OWNER_TOPIC_ROLE, OwnerRecords
 from kgitops.cluster.kafka.settings import client_config, secret_values, tls_advice
 from kgitops.cluster.kafka.token import TokenSource
 from kgitops.cluster.kafka.topiclog import TopicLog
 from kgitops.cluster.kafka.topics import TopicWrites
 from kgitops.cluster.kafka.transport import Transport
+from kgitops.cluster.kafka.versions import (
+    VERSION_TOPIC_ADVICE,
+    VERSION_TOPIC_ROLE,
+    PasswordVersions,
+)
 from kgitops.cluster.port import (
     ConfigChange,
     NewPartitions,
@@ -34,7 +40,7 @@ from kgitops.cluster.port import (
     ScramUpsert,
 )
 from kgitops.groups import GroupsState, Partition
-from kgitops.model import ClusterSpec, ClusterState, TopicPartition
+from kgitops.model import OWNER_TOPIC, ClusterSpec, ClusterState, TopicPartition
 from kgitops.plan.owners import OwnerRecord
 
 
@@ -64,18 +70,21 @@ class KafkaAdmin:
         self._writes = TopicWrites(self._transport, self._client, self._timeout_ms)
         self._groups = Groups(self._transport)
         log = TopicLog(spec, environ, timeout_ms=self._timeout_ms)
-        self._access = AccessRequests(
-            self._transport,
-            spec,
-            create_topics=lambda topics: self.create_topics(topics),
-            log=log,
-        )
-        self._owners = OwnerRecords(
-            self._transport,
-            spec,
-            create_topics=lambda topics: self.create_topics(topics),
-            log=log,
-        )
+
+        def own_topic(name: str, role: str, advice: str = "") -> LogTopic:
+            return LogTopic(
+                self._transport,
+                name,
+                role=role,
+                advice=advice,
+                drained=spec.decommission,
+                create_topics=lambda topics: self.create_topics(topics),
+                log=log,
+            )
+
+        versions = own_topic(spec.password_version_topic, VERSION_TOPIC_ROLE, VERSION_TOPIC_ADVICE)
+        self._access = AccessRequests(self._transport, spec, versions=PasswordVersions(versions))
+        self._owners = OwnerRecords(own_topic(OWNER_TOPIC, OWNER_TOPIC_ROLE))
         self._closed = False
 
     @property
@@ -104,7 +113,7 @@ class KafkaAdmin:
         self._access.probe_access(apis)
 
     def ready_scram_versions(self) -> None:
-        self._access.ready_scram_versions()
+        self._access.versions.ready_scram_versions()
 
     def describe_acls(self) -> frozenset[Acl]:
         return self._access.describe_acls()

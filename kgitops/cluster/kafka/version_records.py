@@ -246,20 +246,16 @@ def shape_problems(partitions: int, configs: Mapping[str, str], *, writing: bool
     return out
 
 
-#: Kafka's AclOperation codes, as bits of a Metadata answer's topic_authorized_operations.
-OPERATION_BITS = {"read": 3, "write": 4, "describe": 8}
-NOT_REPORTED = -(2**31)  # Kafka's "authorized operations were not requested"
-
-
-def missing_operations(bits: int | None) -> list[str]:
+def missing_operations(granted: Collection[str] | None) -> list[str]:
     """What the principal may not do on the version topic that apply needs: ``write`` (the
-    records) and ``read`` (the next plan). Empty when the broker did not report the
-    operations (Metadata before v8, ``NOT_REPORTED``, or a broker such as the local one that
-    answers 0: Kafka lists a topic only to a principal with ``describe``, so a real answer
-    always has that bit)."""
-    if bits is None or bits == NOT_REPORTED or not bits & (1 << OPERATION_BITS["describe"]):
+    records) and ``read`` (the next plan), from the operations Metadata v8+ reports on it
+    (Kafka's AclOperation names, as ``KafkaAdminClient.describe_topics`` gives them). Empty
+    when the broker did not report them (None: Metadata before v8, or a broker such as the
+    local Tansu one) or reports none (Kafka lists a topic only to a principal with
+    ``describe``, so a real answer always has it)."""
+    if granted is None or "DESCRIBE" not in granted:
         return []
-    return [op for op in ("write", "read") if not bits & (1 << OPERATION_BITS[op])]
+    return [op for op in ("write", "read") if op.upper() not in granted]
 
 
 # ------------------------------------------------------------------ requests (pure)
