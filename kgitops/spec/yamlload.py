@@ -42,6 +42,8 @@ except AttributeError:  # pragma: no cover - libyaml is part of the PyYAML wheel
     _Base = yaml.SafeLoader
 
 _RESOLVED: dict[str, str] = {}
+_SCALAR_NODE = yaml.ScalarNode
+_MAPPING_NODE = yaml.MappingNode
 
 
 class _Loader(_Base):  # type: ignore[misc]
@@ -52,14 +54,18 @@ class _Loader(_Base):  # type: ignore[misc]
     """
 
     def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
-        if kind is yaml.ScalarNode and implicit[0]:
+        # libyaml calls this for every node without a tag: the answers of PyYAML's resolver
+        # when no path resolver is registered (none is: ``descend_resolver`` keeps no path)
+        if kind is _SCALAR_NODE:
+            if not implicit[0]:
+                return _STR  # a quoted scalar
             tag = _RESOLVED.get(value)
             if tag is None:
                 tag = super().resolve(kind, value, implicit)
                 if len(_RESOLVED) < 100_000:
                     _RESOLVED[value] = tag
             return tag
-        return super().resolve(kind, value, implicit)
+        return _MAP if kind is _MAPPING_NODE else _SEQ
 
     def descend_resolver(self, current_node: Any, current_index: Any) -> None:
         return None  # kgitops registers no path resolvers
