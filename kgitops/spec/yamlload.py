@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import codecs
 import math
+import operator
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -67,11 +68,11 @@ class _Loader(_Base):  # type: ignore[misc]
             return tag
         return _MAP if kind is _MAPPING_NODE else _SEQ
 
-    def descend_resolver(self, current_node: Any, current_index: Any) -> None:
-        return None  # kgitops registers no path resolvers
-
-    def ascend_resolver(self) -> None:
-        return None
+    # kgitops registers no path resolvers: libyaml's composer calls these two for every node
+    # (340,000 calls for 10,000 topics) and ignores what they return, so each is a C
+    # callable of the right arity that does nothing (a builtin is not bound to the loader)
+    descend_resolver = operator.is_  # (current_node, current_index)
+    ascend_resolver = tuple  # ()
 
 
 _STR = "tag:yaml.org,2002:str"
