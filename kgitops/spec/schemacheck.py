@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 from kgitops.errors import Diagnostic
 from kgitops.spec.ecmaregex import schema_regex
-from kgitops.spec.schemacompile import Predicate, compile_schema
+from kgitops.spec.schemacompile import Predicate as Predicate
+from kgitops.spec.schemacompile import compile_schema as compile_schema
 from kgitops.spec.yamlload import Document
 
 if TYPE_CHECKING:
