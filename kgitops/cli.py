@@ -134,6 +134,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     from kgitops.files import DEFAULT_MAX_FILE_SIZE, file_size_limit
 
     words = sys.argv[1:] if argv is None else list(argv)
+    if argv is None:  # run as a program: the process ends with the command
+        from kgitops.perf import command_ends_process
+
+        command_ends_process()
     try:  # parsing too: a flag's converter is code, and the last guard covers it
         if not words:  # a bare `kgitops` asks what there is: the help, and nothing failed
             parser.print_help()

@@ -59,3 +59,29 @@ def paused_gc() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
+
+
+_ENDS_PROCESS = False
+
+
+def command_ends_process() -> None:
+    """Say that this process exits once its command returns (``kgitops`` run as a program,
+    not ``main([...])`` called in-process): ``leave_to_exit`` may then skip freeing."""
+    global _ENDS_PROCESS
+    _ENDS_PROCESS = True
+
+
+def leave_to_exit(value: object) -> None:
+    """Never free ``value`` (a plan over a million partitions: its state, specs and plan):
+    the process is about to exit, and taking millions of objects apart one by one costs a
+    tenth of a second the operating system does at once. Nothing in it holds a file or a
+    lock: flushing and ``atexit`` run as usual. Only when ``command_ends_process`` was
+    called; otherwise nothing happens and the value is freed as usual.
+
+    The value is held by a cycle that only the collector could free, and frozen
+    (``gc.freeze``), so the collector never looks at it, at exit neither."""
+    if not _ENDS_PROCESS:
+        return
+    holder: list[object] = [value]
+    holder.append(holder)
+    gc.freeze()

@@ -159,7 +159,7 @@ def run_one(args: argparse.Namespace) -> int:
         from kgitops.files import PLAN_OUT, check_output
 
         check_output(args.out, PLAN_OUT)  # before any work; the spec-named files at the end
-    from kgitops.perf import paused_gc
+    from kgitops.perf import leave_to_exit, paused_gc
 
     # One pause from the state read to the written plan, and the result dropped inside it: a
     # state of a million partitions and the plan's JSON are millions of acyclic objects, and
@@ -180,17 +180,19 @@ def run_one(args: argparse.Namespace) -> int:
         try:
             return _write(args, result)
         finally:
+            leave_to_exit(result)
             del result
 
 
 def _write(args: argparse.Namespace, result: Any) -> int:
     """Save (``--out``) and print the plan; the exit code."""
-    from kgitops.perf import stage
+    from kgitops.perf import leave_to_exit, stage
     from kgitops.plan.render import render_json, render_text
     from kgitops.plan.render_md import render_markdown
 
     with stage("plan to JSON"):
         data = result.plan.to_json()
+    leave_to_exit(data)  # a million replica lists for a big new cluster
     shared: dict[str, tuple[object, str]] = {}  # fields written to --out, reused on stdout
     if args.out:
         from kgitops.cluster.snapshot import state_to_json

@@ -54,7 +54,7 @@ from kgitops.spec.layers import layered, unused_overrides
 from kgitops.spec.owns import check_owned
 from kgitops.spec.policies import check_policies
 from kgitops.spec.teamaccess import check_team_access
-from kgitops.spec.topic_configs import CONFIGS, check_config
+from kgitops.spec.topic_configs import CONFIGS
 from kgitops.spec.yamlload import Document, Marks, load_file, load_text
 from kgitops.versionrules import DEFAULT_VERSION, KafkaVersion
 
@@ -148,9 +148,7 @@ def _topic_config(
                 Diagnostic(doc.key_mark(path), "error", f"unknown topic config {key!r}{hint}")
             )
             continue
-        normal, problem = check_config(key, raw, version=version)
-        if problem is None and normal is not None:
-            problem = specrules.control_characters(key, normal)
+        normal, problem = specrules.checked_config(key, raw, version)
         if problem is not None or normal is None:
             diags.append(Diagnostic(doc.mark(path), "error", problem or f"invalid {key}"))
             continue

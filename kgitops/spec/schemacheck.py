@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 import difflib
 import json
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 from kgitops.errors import Diagnostic
 from kgitops.spec.ecmaregex import schema_regex
+from kgitops.spec.schemacompile import Predicate as Predicate
+from kgitops.spec.schemacompile import compile_schema as compile_schema
 from kgitops.spec.yamlload import Document
 
 if TYPE_CHECKING:
@@ -403,12 +405,6 @@ def _remove(value: dict[str, Any], path: tuple[str, ...]) -> None:
 
 # ------------------------------------------------------------------ the fast path
 
-Predicate = Callable[[Any], bool]
-
-_ANNOTATIONS = frozenset(
-    {"$schema", "$id", "title", "description", "default", "deprecated", "examples", "$comment"}
-)
-
 
 @cache
 def conforms(kind: str) -> Predicate:
@@ -416,152 +412,10 @@ def conforms(kind: str) -> Predicate:
 
     jsonschema walks its schema anew for every instance, which costs about 0.1 ms a topic; a
     plan over 10,000 topics would spend a second there. This predicate is compiled once from
-    the schema into plain closures, for the keywords kgitops' schemas use. It is
+    the schema into plain closures (``schemacompile``), for the keywords kgitops' schemas
+    use, cluster.yaml's included. It is
     conservative: True only when the document certainly conforms (a keyword it does not know
     makes it say False), and on False jsonschema runs and explains. A property test checks
     that it never says True where jsonschema finds an error.
     """
     return compile_schema(kind_schema(kind))
-
-
-def _is_type(name: str) -> Predicate:
-    def is_integer(v: Any) -> bool:
-        return type(v) is int
-
-    def is_number(v: Any) -> bool:
-        return type(v) is int or type(v) is float
-
-    simple: dict[str, type] = {
-        "string": str,
-        "array": list,
-        "object": dict,
-        "boolean": bool,
-        "null": type(None),
-    }
-    if name == "integer":
-        return is_integer
-    if name == "number":
-        return is_number
-    exact = simple.get(name)
-    if exact is None:
-        return _never
-
-    def is_exact(v: Any) -> bool:
-        return type(v) is exact
-
-    return is_exact
-
-
-def _never(v: Any) -> bool:
-    return False
-
-
-def _always(v: Any) -> bool:
-    return True
-
-
-def _all_of(checks: list[Predicate]) -> Predicate:
-    if not checks:
-        return _always
-    if len(checks) == 1:
-        return checks[0]
-    frozen = tuple(checks)
-
-    def all_of(v: Any) -> bool:
-        return all(check(v) for check in frozen)
-
-    return all_of
-
-
-def _object_check(node: Mapping[str, Any]) -> Predicate | None:
-    """properties + additionalProperties + required, in one pass over the mapping."""
-    props = {k: compile_schema(sub) for k, sub in node.get("properties", {}).items()}
-    extra_rule = node.get("additionalProperties", True)
-    extra: Predicate | None = None if extra_rule is False else compile_schema(extra_rule)
-    required = tuple(node.get("required", ()))
-
-    def check_object(v: Any) -> bool:
-        if type(v) is not dict:
-            return True
-        for key, value in v.items():
-            check = props.get(key)
-            if check is None:
-                if extra is None or not extra(value):
-                    return False
-            elif not check(value):
-                return False
-        return all(key in v for key in required)
-
-    return check_object
-
-
-_OBJECT_KEYS = frozenset({"properties", "additionalProperties", "required"})
-
-
-def compile_schema(node: Any) -> Predicate:
-    """Compile a (subset of) JSON Schema into a conservative predicate; see ``conforms``."""
-    if node is True:
-        return _always
-    if not isinstance(node, Mapping):
-        return _never
-    checks: list[Predicate] = []
-    if _OBJECT_KEYS & node.keys():
-        obj = _object_check(node)
-        if obj is not None:
-            checks.append(obj)
-    for key, rule in node.items():
-        if key in _ANNOTATIONS or key in _OBJECT_KEYS:
-            continue
-        check = _keyword(key, rule)
-        if check is None:
-            return _never
-        checks.append(check)
-    return _all_of(checks)
-
-
-def _keyword(key: str, rule: Any) -> Predicate | None:
-    """One keyword's check, or None for a keyword this compiler does not know."""
-    if key == "type":
-        preds = tuple(_is_type(str(n)) for n in (rule if isinstance(rule, list) else [rule]))
-        return preds[0] if len(preds) == 1 else (lambda v: any(p(v) for p in preds))
-    if key in ("const", "enum"):
-        allowed = [rule] if key == "const" else list(rule)
-        if not all(type(a) is str for a in allowed):
-            return None
-        members = frozenset(allowed)
-        return lambda v: type(v) is str and v in members
-    if key == "minimum":
-        return lambda v: not (type(v) is int or type(v) is float) or v >= rule
-    if key == "maximum":
-        return lambda v: not (type(v) is int or type(v) is float) or v <= rule
-    if key == "exclusiveMinimum":
-        return lambda v: not (type(v) is int or type(v) is float) or v > rule
-    if key == "minLength":
-        return lambda v: type(v) is not str or len(v) >= rule
-    if key == "maxLength":
-        return lambda v: type(v) is not str or len(v) <= rule
-    if key == "pattern":
-        find = schema_regex(rule).find
-        return lambda v: type(v) is not str or find(v) is not None
-    if key == "not":
-        inner = compile_schema(rule)
-        return lambda v: not inner(v)
-    if key == "items":
-        each = compile_schema(rule)
-        return lambda v: type(v) is not list or all(each(x) for x in v)
-    if key == "minItems":
-        return lambda v: type(v) is not list or len(v) >= rule
-    if key == "uniqueItems":
-        return _unique if rule else _always
-    if key == "anyOf":
-        options = tuple(compile_schema(sub) for sub in rule)
-        return lambda v: any(o(v) for o in options)
-    return None
-
-
-def _unique(v: Any) -> bool:
-    if type(v) is not list:
-        return True
-    if not all(type(x) in (int, str) for x in v):
-        return False  # let jsonschema decide (its equality differs for bools and floats)
-    return len(set(v)) == len(v)

@@ -11,8 +11,7 @@ from pathlib import Path
 import kafka
 import pytest
 
-from tests.helpers import run_cli
-from tests.helpers import cluster_folder
+from tests.helpers import cluster_folder, run_cli
 
 
 def write_cluster(root: Path, bootstrap: str, topics: str) -> Path:
@@ -145,7 +144,11 @@ def test_without_a_terminal_apply_refuses_unless_yes(
 
 
 def test_the_summary_counts_the_requests_the_run_sent_to_the_broker(
-    tmp_path: Path, local_broker: str, topic_prefix: str, count_requests: Counter[str]
+    tmp_path: Path,
+    local_broker: str,
+    topic_prefix: str,
+    count_requests: Counter[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     names = [f"{topic_prefix}{i}" for i in range(3)]
     d = write_cluster(tmp_path, local_broker, "---\n".join(topic_doc(n, 2, {}) for n in names))
@@ -180,6 +183,6 @@ def test_the_summary_counts_the_requests_the_run_sent_to_the_broker(
     # one left that topic on the shared broker)
     wire = dict(count_requests)
     assert wire.pop("ApiVersions") > 0
-    assert 2 <= len(clients)
+    assert len(clients) >= 2
     assert 0 < wire.pop("Metadata") - ours.pop("Metadata") <= len(clients)
     assert wire == ours

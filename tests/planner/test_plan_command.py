@@ -167,3 +167,62 @@ def test_markdown_format_prints_a_pull_request_comment(
     out = capsys.readouterr().out
     assert out.startswith("### kgitops plan: `demo`")
     assert "| `+` | create_topic | 1 topic |" in out
+
+
+def test_a_plan_run_in_process_frees_what_it_made(folder: Path) -> None:
+    """``main([...])`` (a test, a library user) frees the plan as usual: only a process that
+    exits with the command (``kgitops`` as a program) leaves its big values to the exit."""
+    import gc
+    import weakref
+
+    from kgitops.commands import _planning
+
+    made: list[weakref.ref[object]] = []
+    original = _planning.plan_directory
+
+    def spying(*args: object, **kwargs: object) -> object:
+        result = original(*args, **kwargs)  # type: ignore[arg-type]
+        made.append(weakref.ref(result.specs))
+        return result
+
+    frozen = gc.get_freeze_count()
+    _planning.plan_directory = spying  # type: ignore[assignment]
+    try:
+        state = str(folder.parent / "state.json")
+        assert (
+            _run("plan", str(folder), "--state", state, "--out", str(folder.parent / "p.json")) == 0
+        )
+    finally:
+        _planning.plan_directory = original
+    assert gc.get_freeze_count() == frozen
+    assert made and made[0]() is None
+
+
+def test_a_plan_run_as_a_program_writes_flushes_and_runs_atexit(folder: Path) -> None:
+    """As a program, the plan's values are left to the process exit (never freed one by one):
+    the saved plan, the printed plan and the ``atexit`` work (the stage profile) all still
+    happen."""
+    import os
+    import subprocess
+    import sys
+
+    state = str(folder.parent / "state.json")
+    out, stages = folder.parent / "p.json", folder.parent / "stages.json"
+    env = {**os.environ, "KGITOPS_PROFILE_STAGES": str(stages)}
+    env["PYTHONPATH"] = os.pathsep.join(
+        filter(None, [str(Path(__file__).resolve().parents[2]), env.get("PYTHONPATH")])
+    )
+    argv = [sys.executable, "-m", "kgitops", "plan", str(folder), "--state", state]
+    done = subprocess.run(
+        [*argv, "--format", "json", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=folder.parent,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    printed = json.loads(done.stdout)
+    assert printed["summary"]["create_topic"] == 1
+    assert json.loads(out.read_text())["actions"] == printed["actions"]
+    assert "specs" in json.loads(stages.read_text())

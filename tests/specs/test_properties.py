@@ -15,6 +15,7 @@ from jsonschema import Draft202012Validator
 from kgitops.spec.load import load_specs
 from kgitops.spec.schemacheck import schema
 from kgitops.spec.topic_configs import normalize_config
+from kgitops.versionrules import DEFAULT_VERSION
 
 from .conftest import CLUSTER
 
@@ -185,3 +186,28 @@ def _within(part: Any, whole: Any) -> bool:
     if isinstance(part, dict) and isinstance(whole, dict):
         return all(k in whole and _within(v, whole[k]) for k, v in part.items())
     return bool(part == whole)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(["retention.ms", "min.cleanable.dirty.ratio", "cleanup.policy", "preallocate"]),
+    st.one_of(
+        st.sampled_from([0.0, -0.0, 0.5, 1, 1.0, True, "true", "7d", "compact", "x\ty"]),
+        st.integers(-2, 2),
+        st.floats(allow_nan=False),
+        st.text(max_size=4),
+    ),
+)
+def test_a_remembered_config_answer_is_the_answer_checked_afresh(name: str, value: Any) -> None:
+    """The loader remembers each scalar config value's answer (10,000 topics repeat the same
+    few): asked twice, and after values equal to it as dict keys (``-0.0`` and ``0.0``,
+    ``1``, ``1.0`` and ``true``), it still answers as the check itself does."""
+    from kgitops.spec import rules
+    from kgitops.spec.rules import checked_config
+    from kgitops.spec.topic_configs import check_config
+
+    for twin in (value, 0.0, -0.0, 1, 1.0, True, value):
+        normal, problem = check_config(name, twin)
+        if problem is None and normal is not None:
+            problem = rules.control_characters(name, normal)
+        assert checked_config(name, twin, DEFAULT_VERSION) == (normal, problem), twin

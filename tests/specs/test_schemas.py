@@ -284,6 +284,96 @@ def test_the_fast_path_never_accepts_what_jsonschema_refuses_for_clusters(doc: A
         assert validator("Cluster").is_valid(doc)
 
 
+_sasl = st.fixed_dictionaries(
+    {},
+    optional={
+        "mechanism": st.sampled_from(["PLAIN", "SCRAM-SHA-512", "OAUTHBEARER", "GSSAPI", 3]),
+        "usernameEnv": st.sampled_from(["KAFKA_USER", "bad name", 1]),
+        "passwordEnv": st.sampled_from(["KAFKA_PASSWORD", ""]),
+        "tokenEnv": st.sampled_from(["TOKEN", None]),
+    },
+)
+_cluster_like = st.fixed_dictionaries(
+    {
+        "apiVersion": st.sampled_from(["kgitops/v1", "v2"]),
+        "kind": st.just("Cluster"),
+        "name": st.sampled_from(["prod", "a b", ""]),
+    },
+    optional={
+        "bootstrapServers": st.lists(st.sampled_from(["kafka-1:9092", "nohost", 7]), max_size=2),
+        "security": st.fixed_dictionaries(
+            {}, optional={"protocol": st.sampled_from(["SASL_SSL", "TLS"]), "sasl": _sasl}
+        ),
+        "simulated": st.fixed_dictionaries(
+            {"stateFile": st.sampled_from(["state.json", 3])},
+            optional={
+                "brokers": st.lists(
+                    st.fixed_dictionaries({"id": st.integers(-1, 2)}, optional={"rack": _scalars}),
+                    max_size=3,
+                ),
+                "autoLeaderRebalance": st.one_of(
+                    st.booleans(),
+                    st.dictionaries(
+                        st.sampled_from(["enabled", "intervalSeconds", "x"]), _scalars, max_size=2
+                    ),
+                    _scalars,
+                ),
+            },
+        ),
+        "profiles": st.dictionaries(
+            st.sampled_from(["critical", "bad name", "a-b_1", ""]),
+            st.fixed_dictionaries({}, optional={"replicationFactor": st.integers(0, 3)}),
+            max_size=2,
+        ),
+        "owns": st.dictionaries(
+            st.sampled_from(["topics", "groups", "owner", "x"]),
+            st.one_of(st.lists(st.sampled_from(["orders.*", ""]), max_size=2), _scalars),
+            max_size=2,
+        ),
+        "unmanagedTopics": st.sampled_from(["warn", "ignore", "delete", "keep"]),
+        "extra": _scalars,
+    },
+)
+
+
+@settings(max_examples=600, deadline=None)
+@given(_cluster_like)
+def test_the_fast_path_answers_as_jsonschema_for_cluster_documents(doc: Any) -> None:
+    """cluster.yaml's schema uses $ref, allOf, if/then, oneOf, propertyNames and
+    minProperties: the compiled check follows each of them exactly (a valid cluster.yaml
+    never imports jsonschema), and never says yes where jsonschema says no."""
+    assert conforms("Cluster")(doc) == validator("Cluster").is_valid(doc)
+
+
+def test_every_cluster_yaml_of_the_repository_passes_the_fast_path() -> None:
+    import yaml
+
+    seen = 0
+    for path in sorted(ROOT.glob("**/cluster.yaml")):
+        if ".git" in path.parts:
+            continue
+        for doc in yaml.safe_load_all(path.read_text(encoding="utf-8")):
+            if isinstance(doc, dict) and doc.get("kind") == "Cluster":
+                seen += 1
+                assert conforms("Cluster")(doc) == validator("Cluster").is_valid(doc), path
+    assert seen >= 10
+
+
+def test_the_fast_path_refuses_one_of_two_unsure_branches() -> None:
+    """oneOf and the condition of if need exact answers from their parts: an unknown
+    keyword inside them makes the whole check say no (and jsonschema decide)."""
+    unsure = {"dependentRequired": {"a": ["b"]}}
+    assert not compile_schema({"oneOf": [unsure, {"type": "string"}]})("x")
+    assert not compile_schema({"if": unsure, "then": {"type": "string"}})("x")
+    assert not compile_schema({"not": unsure})({})
+    assert compile_schema({"oneOf": [{"type": "boolean"}, {"type": "object"}]})(True)
+    assert not compile_schema({"oneOf": [{"type": "integer"}, {"minimum": 0}]})(1)
+    defs = {"$defs": {"n": {"type": "integer"}}, "properties": {"a": {"$ref": "#/$defs/n"}}}
+    assert compile_schema(defs)({"a": 1})
+    assert not compile_schema(defs)({"a": "1"})
+    assert not compile_schema({"$ref": "other.json#/x"})(1)
+
+
 def test_the_fast_path_accepts_a_valid_topic() -> None:
     doc = {
         "apiVersion": "kgitops/v1",
