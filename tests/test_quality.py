@@ -131,7 +131,6 @@ STILL_OVER = {
     "kgitops/cluster/kafka/admin.py",
     "kgitops/cluster/replication.py",
     "kgitops/cluster/simulated.py",
-    "kgitops/plan/diff.py",
     "kgitops/plan/render.py",
     "kgitops/spec/load.py",
 }
