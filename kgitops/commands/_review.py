@@ -26,7 +26,8 @@ from kgitops.errors import StalePlan, UnreviewedPlan
 from kgitops.model import ClusterState
 from kgitops.plan.actions import Reassign
 from kgitops.plan.fields import PlanOptions
-from kgitops.plan.value import ABSENT_DIGEST, Plan, fingerprint_of, topic_digest
+from kgitops.plan.fingerprint import ABSENT_DIGEST, fingerprint_of, topic_digest
+from kgitops.plan.value import Plan
 
 #: Where the topics a saved plan does not record come from: the state of the named topics.
 Fill = Callable[[Sequence[str]], ClusterState]

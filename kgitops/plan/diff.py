@@ -39,9 +39,10 @@ from kgitops.plan.diff_cluster import (
 from kgitops.plan.diff_context import Context, Inputs, SpecsLike
 from kgitops.plan.diff_moves import drain_unmanaged, settle_pending, warn_drain_hotspot
 from kgitops.plan.diff_topic import check_unknown_configs, create_topic, update_topic, warn_spec
+from kgitops.plan.fingerprint import state_fingerprint
 from kgitops.plan.spread import broker_spread
 from kgitops.plan.transfer import estimate_transfer
-from kgitops.plan.value import Plan, state_fingerprint
+from kgitops.plan.value import Plan
 from kgitops.spec.lock import Lock
 from kgitops.units import human_bytes, human_seconds
 

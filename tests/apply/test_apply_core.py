@@ -349,7 +349,7 @@ def test_an_effect_the_cluster_does_not_show_is_an_error() -> None:
 
 
 def test_a_stale_plan_is_refused_naming_the_topic_that_changed() -> None:
-    from kgitops.plan.value import state_fingerprint
+    from kgitops.plan.fingerprint import state_fingerprint
 
     fake = cluster()
     before = fake.describe()

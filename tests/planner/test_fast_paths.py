@@ -33,7 +33,7 @@ from kgitops.model import (
     TopicState,
 )
 from kgitops.plan.diff import compute_plan
-from kgitops.plan.value import _Reprs, state_fingerprint, topic_digest
+from kgitops.plan.fingerprint import _Reprs, state_fingerprint, topic_digest
 
 BROKERS = brokers(6, ["a", "b", "c"])
 

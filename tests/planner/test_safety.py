@@ -9,7 +9,8 @@ import pytest
 from kgitops.errors import DeletionNotAllowed, OfflineTarget, StalePlan, UnsafeReplication
 from kgitops.model import Broker, ClusterState, PartitionState, TopicState
 from kgitops.plan.actions import AlterConfig, CreateTopic, DeleteTopic, Move, Reassign
-from kgitops.plan.value import Plan, state_fingerprint
+from kgitops.plan.fingerprint import state_fingerprint
+from kgitops.plan.value import Plan
 
 
 def _state(**topic_kw: object) -> ClusterState:

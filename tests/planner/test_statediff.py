@@ -13,8 +13,9 @@ from kgitops.cluster.snapshot import write_state
 from kgitops.errors import StalePlan
 from kgitops.model import Broker, ClusterState, PartitionState, TopicState
 from kgitops.plan.actions import AlterConfig
+from kgitops.plan.fingerprint import state_fingerprint
 from kgitops.plan.statediff import describe_changes
-from kgitops.plan.value import Plan, state_fingerprint
+from kgitops.plan.value import Plan
 
 BROKERS = (Broker(1, "a"), Broker(2, "b"), Broker(3, "c"))
 
