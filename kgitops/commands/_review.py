@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any
 from kgitops.errors import StalePlan, UnreviewedPlan
 from kgitops.model import ClusterState
 from kgitops.plan.actions import Reassign
-from kgitops.plan.digests import ABSENT_DIGEST, fingerprint_of, topic_digest
 from kgitops.plan.fields import PlanOptions
+from kgitops.plan.fingerprint import ABSENT_DIGEST, fingerprint_of, topic_digest
 from kgitops.plan.value import Plan
 
 #: Where the topics a saved plan does not record come from: the state of the named topics.

@@ -26,8 +26,8 @@ from kgitops.errors import PlanError
 from kgitops.model import ClusterSpec, ClusterState, TopicSpec, glob_match
 from kgitops.plan.access_actions import AlterQuota, CreateAcl, DeleteAcl, UpsertUser
 from kgitops.plan.actions import Action, Reassign
-from kgitops.plan.digests import state_fingerprint
 from kgitops.plan.fields import TARGETS_FIELD
+from kgitops.plan.fingerprint import state_fingerprint
 from kgitops.plan.kinds import ACCESS_KINDS
 from kgitops.plan.spread import broker_spread
 from kgitops.plan.transfer import estimate_transfer

@@ -44,7 +44,6 @@ from kgitops.plan.actions import (
     action_from_json,
     kinds,
 )
-from kgitops.plan.digests import state_fingerprint, topic_digest
 from kgitops.plan.fields import (
     FIELDS,
     PlanOptions,
@@ -52,6 +51,7 @@ from kgitops.plan.fields import (
     fields_from_json,
     fields_json,
 )
+from kgitops.plan.fingerprint import state_fingerprint, topic_digest
 from kgitops.plan.kinds import ACCESS_KINDS
 from kgitops.plan.statediff import describe_changes
 from kgitops.plan.transfer import Transfer

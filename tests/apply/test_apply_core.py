@@ -349,7 +349,7 @@ def test_an_effect_the_cluster_does_not_show_is_an_error() -> None:
 
 
 def test_a_stale_plan_is_refused_naming_the_topic_that_changed() -> None:
-    from kgitops.plan.digests import state_fingerprint
+    from kgitops.plan.fingerprint import state_fingerprint
 
     fake = cluster()
     before = fake.describe()
@@ -433,7 +433,7 @@ def test_an_unexpected_error_mid_wait_still_cancels_the_moves_and_removes_thrott
 
 
 def test_the_exit_is_decided_by_statuses_never_by_the_words_of_a_reason() -> None:
-    from kgitops.apply.report import ApplyReport
+    from kgitops.apply.run import ApplyReport
     from kgitops.errors import ActionOutcome
 
     running = ActionOutcome("~ reassign a", Status.IN_FLIGHT, "reworded: still copying")

@@ -12,7 +12,7 @@ from kgitops.model import (
     Reassignment,
     TopicState,
 )
-from kgitops.plan.digests import topic_digest
+from kgitops.plan.fingerprint import topic_digest
 
 BROKERS = (Broker(1, "a"), Broker(2, "b"), Broker(3, "c"))
 

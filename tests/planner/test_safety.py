@@ -9,7 +9,7 @@ import pytest
 from kgitops.errors import DeletionNotAllowed, OfflineTarget, StalePlan, UnsafeReplication
 from kgitops.model import Broker, ClusterState, PartitionState, TopicState
 from kgitops.plan.actions import AlterConfig, CreateTopic, DeleteTopic, Move, Reassign
-from kgitops.plan.digests import state_fingerprint
+from kgitops.plan.fingerprint import state_fingerprint
 from kgitops.plan.value import Plan
 
 

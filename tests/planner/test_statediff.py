@@ -13,7 +13,7 @@ from kgitops.cluster.snapshot import write_state
 from kgitops.errors import StalePlan
 from kgitops.model import Broker, ClusterState, PartitionState, TopicState
 from kgitops.plan.actions import AlterConfig
-from kgitops.plan.digests import state_fingerprint
+from kgitops.plan.fingerprint import state_fingerprint
 from kgitops.plan.statediff import describe_changes
 from kgitops.plan.value import Plan
 

@@ -1,6 +1,11 @@
-"""The digests a plan records of the live state it was made against: one per topic (replicas
-per partition and topic configs, or absent) and a fingerprint over them and the brokers. The
-stale check recomputes them; the per-topic digests say which topics changed."""
+"""The state fingerprint: the digest of exactly the live state a plan depends on.
+
+``state_fingerprint(state, topics)`` is ``("sha256:...", {topic: digest})``: broker ids,
+racks and liveness, and per named topic its replicas per partition and topic configs (not
+ISR, leaders or sizes). A plan records it; apply recomputes it and refuses a plan made on a
+cluster that has changed since, and the per-topic digests (``topic_digest``) say which
+topics changed. ``fingerprint_of`` checks a saved plan's fingerprint against its digests.
+"""
 
 from __future__ import annotations
 
