@@ -25,7 +25,7 @@ from test_large_plan import big_plan  # noqa: E402
 from kgitops.integrations.github.body import compose_body  # noqa: E402
 from kgitops.integrations.github.client import GitHubClient  # noqa: E402
 from kgitops.integrations.github.upsert import upsert_comment  # noqa: E402
-from kgitops.plan.render_md import render_markdown  # noqa: E402
+from kgitops.render.markdown import render_markdown  # noqa: E402
 
 
 def timed_upsert(others: int, text: str) -> tuple[float, int, float, int]:

@@ -1,6 +1,6 @@
 """The pull-request comment as a reviewer sees it: a PNG drawn by headless Chromium.
 
-Renders a plan's markdown comment (``kgitops.plan.render.render_markdown``) to HTML with
+Renders a plan's markdown comment (``kgitops.render.text.render_markdown``) to HTML with
 markdown-it (CommonMark, tables, raw HTML: what GitHub accepts), styles it like a GitHub
 comment (760 px wide, GitHub's alerts, ``diff`` lines coloured), measures its height in
 Chromium and takes a screenshot of the whole comment, every ``<details>`` closed as GitHub
@@ -36,7 +36,7 @@ from markdown_it import MarkdownIt
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from kgitops.plan.render_md import render_markdown  # noqa: E402
+from kgitops.render.markdown import render_markdown  # noqa: E402
 
 PLAN = ROOT / "tests" / "golden" / "review-comment" / "plan.json"
 OUT = ROOT / "docs" / "images" / "pr-comment.png"

@@ -189,7 +189,7 @@ def load_cluster(directory: str) -> Any:
 
 def show(plan: Any) -> str:
     try:
-        from kgitops.plan.render import render_text
+        from kgitops.render.text import render_text
 
         return render_text(plan.to_json(), colour=sys.stdout.isatty())
     except ImportError:  # pragma: no cover - the renderer is part of the package

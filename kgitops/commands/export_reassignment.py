@@ -22,8 +22,8 @@ def run(args: argparse.Namespace) -> int:
     from kgitops.commands._out import named_files
     from kgitops.files import REASSIGNMENT_OUT, check_output, max_file_size, read_json, write_output
     from kgitops.jsontext import loads_json
-    from kgitops.plan.render import reassignment_json, render_reassignment
     from kgitops.plan.value import Plan
+    from kgitops.render.text import reassignment_json, render_reassignment
 
     named = named_files(None, args.out) if args.out else {}
     if args.out:

@@ -187,8 +187,8 @@ def run_one(args: argparse.Namespace) -> int:
 def _write(args: argparse.Namespace, result: Any) -> int:
     """Save (``--out``) and print the plan; the exit code."""
     from kgitops.perf import leave_to_exit, stage
-    from kgitops.plan.render import render_json, render_text
-    from kgitops.plan.render_md import render_markdown
+    from kgitops.render.markdown import render_markdown
+    from kgitops.render.text import render_json, render_text
 
     with stage("plan to JSON"):
         data = result.plan.to_json()

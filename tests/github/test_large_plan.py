@@ -6,8 +6,8 @@ import re
 
 from kgitops.integrations.github.body import COMMENT_LIMIT, compose_body
 from kgitops.plan.actions import AlterConfig, CreateTopic, Move, Reassign
-from kgitops.plan.render_md import render_markdown
 from kgitops.plan.value import Plan
+from kgitops.render.markdown import render_markdown
 
 TOPICS = 5000
 

@@ -15,7 +15,7 @@ from types import ModuleType
 
 import pytest
 
-from kgitops.plan.render_md import render_markdown
+from kgitops.render.markdown import render_markdown
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 PLAN = ROOT / "tests" / "golden" / "review-comment" / "plan.json"

@@ -22,7 +22,7 @@ import pytest
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from kgitops.plan.render_md import render_markdown
+from kgitops.render.markdown import render_markdown
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 CASES = sorted(p.name for p in GOLDEN.iterdir() if (p / "plan.json").is_file())

@@ -228,7 +228,7 @@ def test_an_assignment_encoded_apart_gives_the_standard_text(
     """render_json encodes an action's ``assignment`` with msgspec where that gives the
     standard encoder's text, and falls back to it for anything else (floats, escapes,
     non-ASCII, the slot's own text elsewhere in the action)."""
-    from kgitops.plan.render import _SLOT, _dumps, _dumps_item
+    from kgitops.render.text import _SLOT, _dumps, _dumps_item
 
     item = {**rest, "assignment": assignment}
     if slot_in_rest:

@@ -17,8 +17,8 @@ import kgitops
 import kgitops.errors
 from kgitops.cli import main
 from kgitops.cluster.snapshot import read_state
-from kgitops.plan.render_md import render_markdown
 from kgitops.plan.value import Plan
+from kgitops.render.markdown import render_markdown
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 CASES = sorted(p.name for p in GOLDEN.iterdir() if (p / "topics").is_dir())

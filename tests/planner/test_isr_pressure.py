@@ -304,9 +304,9 @@ def test_the_simulated_cluster_shrinks_the_isr_exactly_where_the_plan_says(
 def test_the_warning_reads_the_same_in_text_markdown_and_json_and_survives_a_saved_plan() -> None:
     import json
 
-    from kgitops.plan.render import render_text
-    from kgitops.plan.render_md import render_markdown
     from kgitops.plan.value import Plan
+    from kgitops.render.markdown import render_markdown
+    from kgitops.render.text import render_text
 
     plan, _ = compute_plan(*_three(180 * MB), None)
     data = json.loads(json.dumps(plan.to_json()))

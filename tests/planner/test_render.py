@@ -6,14 +6,14 @@ import json
 import re
 
 from kgitops.plan.actions import AddPartitions, CreateTopic, DeleteTopic, Move, Reassign
-from kgitops.plan.render import (
+from kgitops.plan.transfer import Traffic, Transfer
+from kgitops.plan.value import Plan, PlanWarning
+from kgitops.render.markdown import render_markdown
+from kgitops.render.text import (
     GITHUB_COMMENT_LIMIT,
     reassignment_json,
     render_text,
 )
-from kgitops.plan.render_md import render_markdown
-from kgitops.plan.transfer import Traffic, Transfer
-from kgitops.plan.value import Plan, PlanWarning
 from kgitops.units import human_bytes, human_seconds
 
 

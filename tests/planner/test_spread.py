@@ -8,9 +8,9 @@ import json
 from typing import Any
 
 from kgitops.plan.diff import compute_plan
-from kgitops.plan.render import render_text
-from kgitops.plan.render_md import render_markdown
 from kgitops.plan.spread import broker_spread, text_lines
+from kgitops.render.markdown import render_markdown
+from kgitops.render.text import render_text
 from tests.planner.planner_builders import brokers, live, specs, state, topic
 
 

@@ -61,7 +61,7 @@ def test_markdown_neutralises_autolinks_and_references() -> None:
 
 
 def test_the_access_table_never_hides_a_grant_to_anyone_or_on_the_cluster() -> None:
-    from kgitops.plan.access_render import MARKDOWN_ROWS, markdown_section
+    from kgitops.render.access import MARKDOWN_ROWS, markdown_section
 
     def acl(principal: str, rtype: str, name: str) -> dict[str, object]:
         return {

@@ -18,9 +18,9 @@ from kgitops.cli import main
 from kgitops.errors import GitHubError
 from kgitops.integrations.github.body import compose_body
 from kgitops.plan.mdescape import fence, html_text, md_code, md_text
-from kgitops.plan.render import render_text
-from kgitops.plan.render_md import render_markdown
 from kgitops.plan.value import AlterConfig, CreateTopic, Plan, PlanWarning
+from kgitops.render.markdown import render_markdown
+from kgitops.render.text import render_text
 
 HOSTILE = "x\n```\n</details>\n\n# Owned by @acme/admins ![img](http://x/p.png) [a](http://x) `"
 TICKS = "````` a ```` b"

@@ -1,6 +1,6 @@
 """The plan as markdown for a pull request comment, within GitHub's comment limit.
 
-Reads the plan's JSON form, as every renderer does (``render.py``: text, JSON, Kafka
+Reads the plan's JSON form, as every renderer does (``text.py``: text, JSON, Kafka
 reassignment JSON; the shared pieces, such as an action's headline, are there): a summary
 table, findings, deletions, warnings, the transfer and spread details, then one block per
 topic until the budget runs out.
@@ -11,11 +11,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from kgitops.plan.access_render import markdown_section
 from kgitops.plan.actions import kind_named, kinds, subject
 from kgitops.plan.kinds import ACCESS_KINDS
 from kgitops.plan.mdescape import fence, html_text, md_code, md_text, visible
-from kgitops.plan.render import (
+from kgitops.plan.spread import METRICS, summary
+from kgitops.render.access import markdown_section
+from kgitops.render.text import (
     GITHUB_COMMENT_LIMIT,
     duration,
     headline,
@@ -25,7 +26,6 @@ from kgitops.plan.render import (
     window_rows,
     window_words,
 )
-from kgitops.plan.spread import METRICS, summary
 from kgitops.units import human_bytes
 
 

@@ -1,5 +1,5 @@
 """Plan renderers: text for a terminal, JSON, Kafka reassignment; markdown for a pull request
-is ``render_md.py``, which shares the pieces here (``headline``, ``window_rows``, ...).
+is ``markdown.py``, which shares the pieces here (``headline``, ``window_rows``, ...).
 
 Every renderer reads the plan's JSON form (``Plan.to_json()`` or a saved plan file), never the
 objects, so the formats cannot disagree about what a plan says::
