@@ -175,7 +175,7 @@ def _clusters_step(args: argparse.Namespace) -> int:
         rows.append({"dir": folder, "name": name, "environment": environment})
     clusters = json.dumps(rows)
     _outputs({"clusters": clusters})
-    print(f"{'cluster folders' if args.all else 'changed cluster folders'}: {clusters}")
+    print(f"{'cluster folders' if changed is None else 'changed cluster folders'}: {clusters}")
     return 0
 
 

@@ -57,7 +57,7 @@ from kgitops.units import (
 )
 from kgitops.versionrules import DEFAULT_VERSION, KafkaVersion, min_segment_bytes
 
-# CONFIGS is the table's (kgitops.spec.config_table); spec/load.py and plan/diff.py still
+# CONFIGS is the table's (kgitops.spec.config_table); spec/load.py and plan/diff_topic.py still
 # import it from here beside check_config and normalize_config.
 __all__ = ["CONFIGS", "check_config", "normalize_config", "readable_config"]
 
