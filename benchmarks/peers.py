@@ -921,15 +921,10 @@ def drain_topicctl(bench: Bench, bootstrap: str, ds: DrainSet, throttle: int, to
     )
 
 
-def step_drain(
-    bench: Bench,
-    bootstrap: str,
-    data_topics: int,
-    data_bytes: int,
-    throttle: int,
-    topicctl: str | None,
-    runtime: Any,
-) -> list[Row]:
+def prepare_drain(bootstrap: str, data_topics: int, data_bytes: int) -> list[DrainSet]:
+    """Untimed set-up of step 2, run first, on the fresh cluster: each tool's data topics,
+    filled and in sync. On a loaded 2-core machine, topics created after step 1's thousands
+    were still not readable 10 minutes later, so the data goes in before them."""
     sets = [
         DrainSet(tool, [f"{prefix}.data{i:02d}" for i in range(data_topics)])
         for tool, prefix in DRAINERS.items()
@@ -939,10 +934,9 @@ def step_drain(
         [(t, step_assignment(i, DATA_PARTITIONS)) for ds in sets for i, t in enumerate(ds.topics)],
     )
     all_topics = [t for ds in sets for t in ds.topics]
-    # new topics on a loaded 2-core machine can take minutes to be readable
     wait_for("the data topics", lambda: check_in_sync(bootstrap, all_topics), 600)
     print(
-        f"step 2: producing {data_bytes * len(sets) / 1e6:.0f} MB "
+        f"step 2 set-up: producing {data_bytes * len(sets) / 1e6:.0f} MB "
         f"({data_bytes / 1e6:.0f} MB per tool)",
         flush=True,
     )
@@ -950,6 +944,20 @@ def step_drain(
     produced = produce(bootstrap, all_topics, DATA_PARTITIONS, data_bytes * len(sets))
     print(f"  produced {produced / 1e6:.0f} MB in {time.perf_counter() - t0:.0f} s", flush=True)
     wait_for("replication of the data", lambda: check_in_sync(bootstrap, all_topics), 600)
+    return sets
+
+
+def step_drain(
+    bench: Bench,
+    bootstrap: str,
+    sets: Sequence[DrainSet],
+    throttle: int,
+    topicctl: str | None,
+    runtime: Any,
+) -> list[Row]:
+    all_topics = [t for ds in sets for t in ds.topics]
+    # the cluster has taken step 1's topics since the set-up: the data must still be in sync
+    wait_for("the data topics after step 1", lambda: check_in_sync(bootstrap, all_topics), 600)
     rows = []
     for ds in sets:
         before = assignments(bootstrap, ds.topics)
@@ -1194,6 +1202,7 @@ def main() -> int:
             flush=True,
         )
         bootstrap = cluster.bootstrap
+        sets = prepare_drain(bootstrap, data_topics, int(data_mb * 1e6))
         create = step_create(bench, bootstrap, n, args.partitions, sample, topicctl, runtime)
         replan = step_replan(bench, n, topicctl)
         # steps 1 and 3 are printed before step 2 runs: a drain that fails on a loaded
@@ -1204,9 +1213,7 @@ def main() -> int:
             create,
         )
         table(f"step 3: re-plan {n:,} topics with nothing to do", replan)
-        drain = step_drain(
-            bench, bootstrap, data_topics, int(data_mb * 1e6), throttle, topicctl, runtime
-        )
+        drain = step_drain(bench, bootstrap, sets, throttle, topicctl, runtime)
         load1 = os.getloadavg()
         print(
             f"\nkgitops and its peers on one real Kafka {runtime.version} cluster "
