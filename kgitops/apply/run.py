@@ -157,8 +157,8 @@ class _Run(RunSeam):
         if i < len(self.plan.actions):
             self.failed_topics.add(self.plan.actions[i].topic)
 
-    def batch(self, what: str, items: list[tuple[int, Any]], key: Any, call: Any) -> None:
-        """One port call for ``items``; per-item results to outcomes."""
+    def batch(self, what: str, items: list[tuple[int, Any]], call: Callable[[], Results]) -> None:
+        """One port call for ``items``; per-item results (by topic) to outcomes."""
         if not items:
             return
         self.progress.message(f"{what}: {len(items)} in one request")
@@ -178,22 +178,14 @@ class _Run(RunSeam):
             return
         self.sending = []
         for i, a in items:
-            err = results.get(key(a), None) if key(a) in results else _missing(key(a))
+            err = results.get(a.topic, None) if a.topic in results else _missing(a.topic)
             if err is None:
                 self._done(i)
             else:
                 self.fail(i, err)
 
     def creates(self) -> None:
-        items = self.indexed(CreateTopic)
-        self.batch(
-            "create topics",
-            items,
-            lambda a: a.topic,
-            lambda: self.admin.create_topics(
-                [NewTopic(a.topic, dict(a.assignment), dict(a.config)) for _, a in items]
-            ),
-        )
+        self.send(CreateTopic, "create topics", self.admin.create_topics, _new_topics)
 
     def configs(self) -> None:
         self._configs(self.indexed(AlterConfig))
@@ -220,26 +212,12 @@ class _Run(RunSeam):
             items.append((i, a))
         self._configs(items)
 
-    def _configs(self, items: list[tuple[int, Any]]) -> None:
-        self.batch(
-            "alter configs",
-            items,
-            lambda a: a.topic,
-            lambda: self.admin.alter_topic_configs(
-                {a.topic: ConfigChange(dict(a.set), tuple(a.delete)) for _, a in items}
-            ),
-        )
+    def _configs(self, items: list[tuple[int, AlterConfig]]) -> None:
+        changes = {a.topic: ConfigChange(dict(a.set), tuple(a.delete)) for _, a in items}
+        self.batch("alter configs", items, lambda: self.admin.alter_topic_configs(changes))
 
     def partitions(self) -> None:
-        items = self.indexed(AddPartitions)
-        self.batch(
-            "add partitions",
-            items,
-            lambda a: a.topic,
-            lambda: self.admin.create_partitions(
-                [NewPartitions(a.topic, a.to_count, dict(a.assignment)) for _, a in items]
-            ),
-        )
+        self.send(AddPartitions, "add partitions", self.admin.create_partitions, _new_partitions)
 
     def reassign(self) -> None:
         items = self.indexed(Reassign)
@@ -410,13 +388,7 @@ class _Run(RunSeam):
                 )
 
     def deletes(self) -> None:
-        items = self.indexed(DeleteTopic)
-        self.batch(
-            "delete topics",
-            items,
-            lambda a: a.topic,
-            lambda: self.admin.delete_topics([a.topic for _, a in items]),
-        )
+        self.send(DeleteTopic, "delete topics", self.admin.delete_topics, _topics)
 
     def abort(self, why: str) -> None:
         """Ctrl-C: stop, cancel moves still in flight, take back the throttles."""
@@ -434,6 +406,18 @@ class _Run(RunSeam):
         if self.reassigner is not None:
             self.notes.extend(n for n in self.reassigner.abort(why) if n not in self.notes)
             self.changed = self.changed or self.reassigner.changed
+
+
+def _new_topics(actions: list[CreateTopic]) -> list[NewTopic]:
+    return [NewTopic(a.topic, dict(a.assignment), dict(a.config)) for a in actions]
+
+
+def _new_partitions(actions: list[AddPartitions]) -> list[NewPartitions]:
+    return [NewPartitions(a.topic, a.to_count, dict(a.assignment)) for a in actions]
+
+
+def _topics(actions: list[DeleteTopic]) -> list[str]:
+    return [a.topic for a in actions]
 
 
 def _moving(pending: Sequence[str]) -> str:
