@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import KW_ONLY, dataclass, field, replace
 from typing import Any
 
 from kgitops.apply.access import require_access_support, require_passwords, run_access
@@ -88,39 +88,33 @@ FATAL = (ClusterUnreachable, ClusterTimeout, ClusterAuthError)
 # -------------------------------------------------------------------------- run
 
 
+@dataclass(eq=False)
 class _Run(RunSeam):
     """One run of ``apply_plan``: the outcomes so far; ``indexed``, ``fail`` and ``batch``
     are the seam a step module drives (``kgitops.apply.seam``)."""
 
-    def __init__(
-        self,
-        plan: Plan,
-        admin: Recorder,
-        settings: ReassignmentSettings,
-        progress: Progress,
-        *,
-        wait: bool,
-        poll_seconds: float,
-        journal: MoveJournal | None = None,
-    ) -> None:
-        self.plan = plan
-        self.admin = admin
-        self.journal = journal
-        self.settings = settings
-        self.progress = progress
-        self.wait = wait
-        self.poll_seconds = poll_seconds
-        self.outcomes: dict[int, ActionOutcome] = {
+    plan: Plan
+    admin: Recorder
+    settings: ReassignmentSettings
+    progress: Progress
+    _: KW_ONLY
+    wait: bool
+    poll_seconds: float
+    journal: MoveJournal | None = None
+    record: ThrottleRecord | None = None
+    outcomes: dict[int, ActionOutcome] = field(init=False)
+    failed_topics: set[str] = field(init=False, default_factory=set)
+    broken: ClusterError | None = field(init=False, default=None)
+    notes: list[str] = field(init=False, default_factory=list)
+    reassigner: Reassigner | None = field(init=False, default=None)
+    changed: bool = field(init=False, default=False)
+    sending: list[int] = field(init=False, default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.outcomes = {
             i: ActionOutcome(label(a), Status.NOT_ATTEMPTED, kind=a.kind, subject=a.name)
-            for i, a in enumerate(plan.actions)
+            for i, a in enumerate(self.plan.actions)
         }
-        self.failed_topics: set[str] = set()
-        self.broken: ClusterError | None = None
-        self.notes: list[str] = []
-        self.reassigner: Reassigner | None = None
-        self.changed = False
-        self.sending: list[int] = []
-        self.record: ThrottleRecord | None = None
 
     def indexed(self, kind: type[Action], after_moves: bool = False) -> list[tuple[int, Any]]:
         out = []
@@ -468,8 +462,8 @@ def apply_plan(
         wait=wait,
         poll_seconds=poll_seconds,
         journal=journal,
+        record=None if dry_run else record,
     )
-    run.record = None if dry_run else record
     report = ApplyReport(requests=recorder.requests, dry_run=dry_run)
     try:
         for step in STEPS:  # each kind's steps, in the order kgitops.plan.kinds gives
