@@ -35,8 +35,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from kgitops.plan import access_actions as access
-from kgitops.plan import actions as topic
+from kgitops.plan import access_actions, actions
 from kgitops.plan.action_base import Action
 
 Subject = Literal["topic", "access"]
@@ -79,21 +78,21 @@ _ACCESS = Step("access", 52)
 ENTRIES: tuple[Entry, ...] = tuple(
     sorted(
         (
-            Entry(topic.CreateTopic, "topic", _step("creates", 10)),
+            Entry(actions.CreateTopic, "topic", _step("creates", 10)),
             Entry(
-                topic.AlterConfig,
+                actions.AlterConfig,
                 "topic",
                 (Step("configs", 20), Step("configs_after_moves", 41)),
             ),
-            Entry(topic.AddPartitions, "topic", _step("partitions", 30)),
-            Entry(topic.Reassign, "topic", _step("reassign", 40)),
-            Entry(topic.RemoveThrottles, "topic", _step("throttles", 45)),
-            Entry(topic.ElectLeaders, "topic", _step("elections", 50)),
-            Entry(access.UpsertUser, "access", (_ACCESS,), access_part="users"),
-            Entry(access.AlterQuota, "access", (_ACCESS,), access_part="quotas"),
-            Entry(access.CreateAcl, "access", (_ACCESS,), access_part="acls"),
-            Entry(access.DeleteAcl, "access", (_ACCESS,), access_part="acls"),
-            Entry(topic.DeleteTopic, "topic", _step("deletes", 60)),
+            Entry(actions.AddPartitions, "topic", _step("partitions", 30)),
+            Entry(actions.Reassign, "topic", _step("reassign", 40)),
+            Entry(actions.RemoveThrottles, "topic", _step("throttles", 45)),
+            Entry(actions.ElectLeaders, "topic", _step("elections", 50)),
+            Entry(access_actions.UpsertUser, "access", (_ACCESS,), access_part="users"),
+            Entry(access_actions.AlterQuota, "access", (_ACCESS,), access_part="quotas"),
+            Entry(access_actions.CreateAcl, "access", (_ACCESS,), access_part="acls"),
+            Entry(access_actions.DeleteAcl, "access", (_ACCESS,), access_part="acls"),
+            Entry(actions.DeleteTopic, "topic", _step("deletes", 60)),
         ),
         key=lambda e: e.order,
     )
