@@ -32,7 +32,7 @@ from contextlib import contextmanager
 from functools import partial
 from typing import TypeVar
 
-from kgitops.access import AccessState, scram_salted_password
+from kgitops.access import AccessState, Acl, QuotaEntity, scram_salted_password
 from kgitops.apply.seam import RunSeam
 from kgitops.cluster.port import ClusterAdmin, QuotaChange, ScramUpsert
 from kgitops.errors import (
@@ -74,32 +74,19 @@ def run_access(run: RunSeam, environ: Mapping[str, str] | None = None) -> None:
         run.batch(
             "write SCRAM credentials",
             [r for r, _ in round_],
-            lambda a: a.topic,
             partial(run.admin.upsert_scram_users, batch),
         )
-    quotas = run.indexed(AlterQuota)
-    run.batch(
-        "alter client quotas",
-        quotas,
-        lambda a: a.topic,
-        lambda: run.admin.alter_client_quotas(
-            {a.entity: QuotaChange(dict(a.set), tuple(a.delete)) for _, a in quotas}
-        ),
-    )
-    creates = run.indexed(CreateAcl)
-    run.batch(
-        "create ACLs",
-        creates,
-        lambda a: a.topic,
-        lambda: run.admin.create_acls([a.acl for _, a in creates]),
-    )
-    deletes = run.indexed(DeleteAcl)
-    run.batch(
-        "delete ACLs",
-        deletes,
-        lambda a: a.topic,
-        lambda: run.admin.delete_acls([a.acl for _, a in deletes]),
-    )
+    run.send(AlterQuota, "alter client quotas", run.admin.alter_client_quotas, _quota_changes)
+    run.send(CreateAcl, "create ACLs", run.admin.create_acls, _acls)
+    run.send(DeleteAcl, "delete ACLs", run.admin.delete_acls, _acls)
+
+
+def _quota_changes(actions: list[AlterQuota]) -> dict[QuotaEntity, QuotaChange]:
+    return {a.entity: QuotaChange(dict(a.set), tuple(a.delete)) for a in actions}
+
+
+def _acls(actions: list[CreateAcl] | list[DeleteAcl]) -> list[Acl]:
+    return [a.acl for a in actions]
 
 
 def scram_rounds(items: list[tuple[T, ScramUpsert]]) -> list[list[tuple[T, ScramUpsert]]]:

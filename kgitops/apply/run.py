@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import KW_ONLY, dataclass, field, replace
 from typing import Any
 
 from kgitops.apply.access import require_access_support, require_passwords, run_access
@@ -88,39 +88,33 @@ FATAL = (ClusterUnreachable, ClusterTimeout, ClusterAuthError)
 # -------------------------------------------------------------------------- run
 
 
+@dataclass(eq=False)
 class _Run(RunSeam):
     """One run of ``apply_plan``: the outcomes so far; ``indexed``, ``fail`` and ``batch``
     are the seam a step module drives (``kgitops.apply.seam``)."""
 
-    def __init__(
-        self,
-        plan: Plan,
-        admin: Recorder,
-        settings: ReassignmentSettings,
-        progress: Progress,
-        *,
-        wait: bool,
-        poll_seconds: float,
-        journal: MoveJournal | None = None,
-    ) -> None:
-        self.plan = plan
-        self.admin = admin
-        self.journal = journal
-        self.settings = settings
-        self.progress = progress
-        self.wait = wait
-        self.poll_seconds = poll_seconds
-        self.outcomes: dict[int, ActionOutcome] = {
+    plan: Plan
+    admin: Recorder
+    settings: ReassignmentSettings
+    progress: Progress
+    _: KW_ONLY
+    wait: bool
+    poll_seconds: float
+    journal: MoveJournal | None = None
+    record: ThrottleRecord | None = None
+    outcomes: dict[int, ActionOutcome] = field(init=False)
+    failed_topics: set[str] = field(init=False, default_factory=set)
+    broken: ClusterError | None = field(init=False, default=None)
+    notes: list[str] = field(init=False, default_factory=list)
+    reassigner: Reassigner | None = field(init=False, default=None)
+    changed: bool = field(init=False, default=False)
+    sending: list[int] = field(init=False, default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.outcomes = {
             i: ActionOutcome(label(a), Status.NOT_ATTEMPTED, kind=a.kind, subject=a.name)
-            for i, a in enumerate(plan.actions)
+            for i, a in enumerate(self.plan.actions)
         }
-        self.failed_topics: set[str] = set()
-        self.broken: ClusterError | None = None
-        self.notes: list[str] = []
-        self.reassigner: Reassigner | None = None
-        self.changed = False
-        self.sending: list[int] = []
-        self.record: ThrottleRecord | None = None
 
     def indexed(self, kind: type[Action], after_moves: bool = False) -> list[tuple[int, Any]]:
         out = []
@@ -157,8 +151,8 @@ class _Run(RunSeam):
         if i < len(self.plan.actions):
             self.failed_topics.add(self.plan.actions[i].topic)
 
-    def batch(self, what: str, items: list[tuple[int, Any]], key: Any, call: Any) -> None:
-        """One port call for ``items``; per-item results to outcomes."""
+    def batch(self, what: str, items: list[tuple[int, Any]], call: Callable[[], Results]) -> None:
+        """One port call for ``items``; per-item results (by topic) to outcomes."""
         if not items:
             return
         self.progress.message(f"{what}: {len(items)} in one request")
@@ -178,22 +172,14 @@ class _Run(RunSeam):
             return
         self.sending = []
         for i, a in items:
-            err = results.get(key(a), None) if key(a) in results else _missing(key(a))
+            err = results.get(a.topic, None) if a.topic in results else _missing(a.topic)
             if err is None:
                 self._done(i)
             else:
                 self.fail(i, err)
 
     def creates(self) -> None:
-        items = self.indexed(CreateTopic)
-        self.batch(
-            "create topics",
-            items,
-            lambda a: a.topic,
-            lambda: self.admin.create_topics(
-                [NewTopic(a.topic, dict(a.assignment), dict(a.config)) for _, a in items]
-            ),
-        )
+        self.send(CreateTopic, "create topics", self.admin.create_topics, _new_topics)
 
     def configs(self) -> None:
         self._configs(self.indexed(AlterConfig))
@@ -220,26 +206,12 @@ class _Run(RunSeam):
             items.append((i, a))
         self._configs(items)
 
-    def _configs(self, items: list[tuple[int, Any]]) -> None:
-        self.batch(
-            "alter configs",
-            items,
-            lambda a: a.topic,
-            lambda: self.admin.alter_topic_configs(
-                {a.topic: ConfigChange(dict(a.set), tuple(a.delete)) for _, a in items}
-            ),
-        )
+    def _configs(self, items: list[tuple[int, AlterConfig]]) -> None:
+        changes = {a.topic: ConfigChange(dict(a.set), tuple(a.delete)) for _, a in items}
+        self.batch("alter configs", items, lambda: self.admin.alter_topic_configs(changes))
 
     def partitions(self) -> None:
-        items = self.indexed(AddPartitions)
-        self.batch(
-            "add partitions",
-            items,
-            lambda a: a.topic,
-            lambda: self.admin.create_partitions(
-                [NewPartitions(a.topic, a.to_count, dict(a.assignment)) for _, a in items]
-            ),
-        )
+        self.send(AddPartitions, "add partitions", self.admin.create_partitions, _new_partitions)
 
     def reassign(self) -> None:
         items = self.indexed(Reassign)
@@ -410,13 +382,7 @@ class _Run(RunSeam):
                 )
 
     def deletes(self) -> None:
-        items = self.indexed(DeleteTopic)
-        self.batch(
-            "delete topics",
-            items,
-            lambda a: a.topic,
-            lambda: self.admin.delete_topics([a.topic for _, a in items]),
-        )
+        self.send(DeleteTopic, "delete topics", self.admin.delete_topics, _topics)
 
     def abort(self, why: str) -> None:
         """Ctrl-C: stop, cancel moves still in flight, take back the throttles."""
@@ -434,6 +400,18 @@ class _Run(RunSeam):
         if self.reassigner is not None:
             self.notes.extend(n for n in self.reassigner.abort(why) if n not in self.notes)
             self.changed = self.changed or self.reassigner.changed
+
+
+def _new_topics(actions: list[CreateTopic]) -> list[NewTopic]:
+    return [NewTopic(a.topic, dict(a.assignment), dict(a.config)) for a in actions]
+
+
+def _new_partitions(actions: list[AddPartitions]) -> list[NewPartitions]:
+    return [NewPartitions(a.topic, a.to_count, dict(a.assignment)) for a in actions]
+
+
+def _topics(actions: list[DeleteTopic]) -> list[str]:
+    return [a.topic for a in actions]
 
 
 def _moving(pending: Sequence[str]) -> str:
@@ -484,8 +462,8 @@ def apply_plan(
         wait=wait,
         poll_seconds=poll_seconds,
         journal=journal,
+        record=None if dry_run else record,
     )
-    run.record = None if dry_run else record
     report = ApplyReport(requests=recorder.requests, dry_run=dry_run)
     try:
         for step in STEPS:  # each kind's steps, in the order kgitops.plan.kinds gives

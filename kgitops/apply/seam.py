@@ -2,7 +2,8 @@
 some kinds of the plan (``kgitops.apply.access``): the step asks for its actions, reports a
 failure, and sends one batched port call; the run keeps the outcomes.
 
-A step module imports this protocol, never the run itself, so the run may import the step::
+``send`` is shared: the run (which derives from ``RunSeam``) inherits it. A step module
+imports this protocol, never the run itself, so the run may import the step::
 
     run.py  ->  access.py  ->  seam.py  <-  run.py (its _Run implements RunSeam)
 """
@@ -10,11 +11,13 @@ A step module imports this protocol, never the run itself, so the run may import
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from kgitops.apply.recorder import Recorder
 from kgitops.cluster.port import Results
 from kgitops.plan.actions import Action
+
+T = TypeVar("T")
 
 
 class RunSeam(Protocol):
@@ -31,12 +34,19 @@ class RunSeam(Protocol):
         """Action ``i`` failed (in doubt when ``error`` is a timeout)."""
         ...
 
-    def batch(
-        self,
-        what: str,
-        items: list[tuple[int, Any]],
-        key: Callable[[Any], str],
-        call: Callable[[], Results],
-    ) -> None:
-        """One port call for ``items``; its per-item results become their outcomes."""
+    def batch(self, what: str, items: list[tuple[int, Any]], call: Callable[[], Results]) -> None:
+        """One port call for ``items``; its per-item results (by each action's ``topic``,
+        its subject) become their outcomes."""
         ...
+
+    def send(
+        self,
+        kind: type[Action],
+        what: str,
+        call: Callable[[T], Results],
+        request: Callable[[list[Any]], T],
+    ) -> None:
+        """``batch`` for the plan's actions of ``kind`` still to run (``indexed``): one
+        ``call`` with the ``request`` made of them."""
+        items = self.indexed(kind)
+        self.batch(what, items, lambda: call(request([a for _, a in items])))

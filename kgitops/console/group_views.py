@@ -24,10 +24,11 @@ from kgitops.console.views import FORMAT, matches, safe_text, table
 from kgitops.errors import KgitopsError
 from kgitops.groups import ConsumerGroup, GroupsState, Partition
 
+#: the group ids the cluster lists, asked only when needed (``find_group``)
+Listed = Callable[[], Collection[str]]
 
-def find_group(
-    state: GroupsState, group_id: str, listed: Callable[[], Collection[str]] = tuple
-) -> ConsumerGroup:
+
+def find_group(state: GroupsState, group_id: str, listed: Listed = tuple) -> ConsumerGroup:
     """The group, or a one-line KgitopsError when the cluster does not know it: Kafka answers
     DescribeGroups for any id, with state Dead (some brokers: Empty) and nothing in it.
 
@@ -117,18 +118,20 @@ def groups_view(state: GroupsState, patterns: Sequence[str] = ()) -> dict[str, A
     return {"format": FORMAT, "view": "groups", "groups": rows}
 
 
-def members_view(
-    state: GroupsState,
-    group_id: str,
-    patterns: Sequence[str] = (),
-    listed: Callable[[], Collection[str]] = tuple,
-) -> dict[str, Any]:
+def _one_group(
+    view: str, state: GroupsState, group_id: str, patterns: Sequence[str], listed: Listed
+) -> tuple[ConsumerGroup, dict[str, Any]]:
+    """The group on the topics of ``patterns``, and the head of its ``view``."""
     g = on_topics(find_group(state, group_id, listed), patterns)
+    return g, {"format": FORMAT, "view": view, "group": group_id, "state": g.state}
+
+
+def members_view(
+    state: GroupsState, group_id: str, patterns: Sequence[str] = (), listed: Listed = tuple
+) -> dict[str, Any]:
+    g, head = _one_group("members", state, group_id, patterns, listed)
     return {
-        "format": FORMAT,
-        "view": "members",
-        "group": group_id,
-        "state": g.state,
+        **head,
         "members": [
             {
                 "member": m.member_id,
@@ -143,23 +146,12 @@ def members_view(
 
 
 def lags_view(
-    state: GroupsState,
-    group_id: str,
-    patterns: Sequence[str] = (),
-    listed: Callable[[], Collection[str]] = tuple,
+    state: GroupsState, group_id: str, patterns: Sequence[str] = (), listed: Listed = tuple
 ) -> dict[str, Any]:
-    g = on_topics(find_group(state, group_id, listed), patterns)
+    g, head = _one_group("lags", state, group_id, patterns, listed)
     rows = lag_rows(state, g)
     total, worst = _totals(rows)
-    return {
-        "format": FORMAT,
-        "view": "lags",
-        "group": group_id,
-        "state": g.state,
-        "totalLag": total,
-        "maxLag": worst,
-        "partitions": rows,
-    }
+    return {**head, "totalLag": total, "maxLag": worst, "partitions": rows}
 
 
 def render_group_text(view: Mapping[str, Any]) -> list[str]:

@@ -35,17 +35,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from kgitops.plan.access_actions import AlterQuota, CreateAcl, DeleteAcl, UpsertUser
-from kgitops.plan.actions import (
-    Action,
-    AddPartitions,
-    AlterConfig,
-    CreateTopic,
-    DeleteTopic,
-    ElectLeaders,
-    Reassign,
-    RemoveThrottles,
-)
+from kgitops.plan import access_actions, actions
+from kgitops.plan.action_base import Action
 
 Subject = Literal["topic", "access"]
 
@@ -87,21 +78,21 @@ _ACCESS = Step("access", 52)
 ENTRIES: tuple[Entry, ...] = tuple(
     sorted(
         (
-            Entry(CreateTopic, "topic", _step("creates", 10)),
+            Entry(actions.CreateTopic, "topic", _step("creates", 10)),
             Entry(
-                AlterConfig,
+                actions.AlterConfig,
                 "topic",
                 (Step("configs", 20), Step("configs_after_moves", 41)),
             ),
-            Entry(AddPartitions, "topic", _step("partitions", 30)),
-            Entry(Reassign, "topic", _step("reassign", 40)),
-            Entry(RemoveThrottles, "topic", _step("throttles", 45)),
-            Entry(ElectLeaders, "topic", _step("elections", 50)),
-            Entry(UpsertUser, "access", (_ACCESS,), access_part="users"),
-            Entry(AlterQuota, "access", (_ACCESS,), access_part="quotas"),
-            Entry(CreateAcl, "access", (_ACCESS,), access_part="acls"),
-            Entry(DeleteAcl, "access", (_ACCESS,), access_part="acls"),
-            Entry(DeleteTopic, "topic", _step("deletes", 60)),
+            Entry(actions.AddPartitions, "topic", _step("partitions", 30)),
+            Entry(actions.Reassign, "topic", _step("reassign", 40)),
+            Entry(actions.RemoveThrottles, "topic", _step("throttles", 45)),
+            Entry(actions.ElectLeaders, "topic", _step("elections", 50)),
+            Entry(access_actions.UpsertUser, "access", (_ACCESS,), access_part="users"),
+            Entry(access_actions.AlterQuota, "access", (_ACCESS,), access_part="quotas"),
+            Entry(access_actions.CreateAcl, "access", (_ACCESS,), access_part="acls"),
+            Entry(access_actions.DeleteAcl, "access", (_ACCESS,), access_part="acls"),
+            Entry(actions.DeleteTopic, "topic", _step("deletes", 60)),
         ),
         key=lambda e: e.order,
     )
