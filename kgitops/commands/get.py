@@ -98,13 +98,12 @@ def run(args: argparse.Namespace) -> int:
         )
         if args.view in ("topics", "partitions"):
             internal = args.include_internal
+            chosen = views.Selection(args.topic, internal=internal, own=own)
             if args.view == "topics":
                 labels = _spec_labels(args.dir) if cluster is not None else None
-                view = views.topics_view(
-                    state, args.topic, internal=internal, own=own, labels=labels
-                )
+                view = views.topics_view(state, chosen, labels)
             else:
-                view = views.partitions_view(state, args.topic, internal=internal, own=own)
+                view = views.partitions_view(state, chosen)
         else:
             internal = True  # a broker's replicas are all its replicas
             view = (views.brokers_view if args.view == "brokers" else views.balance_view)(

@@ -19,6 +19,7 @@ from __future__ import annotations
 import fnmatch
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from kgitops.model import ClusterState, TopicState
@@ -105,6 +106,22 @@ def select(
     }
 
 
+@dataclass(frozen=True)
+class Selection:
+    """The topics a view shows: ``--topic``'s globs, ``--include-internal`` and kgitops' own
+    topics (see :func:`select`); by default every topic but the internal ones."""
+
+    patterns: Sequence[str] = ()
+    internal: bool = False
+    own: Collection[str] = ()
+
+    def of(self, state: ClusterState) -> dict[str, TopicState]:
+        return select(state, self.patterns, internal=self.internal, own=self.own)
+
+
+NOT_INTERNAL = Selection()
+
+
 def _size(t: TopicState) -> int | None:
     sizes = [p.size_bytes for p in t.partitions.values()]
     return None if any(s is None for s in sizes) else sum(s or 0 for s in sizes)
@@ -120,10 +137,7 @@ def _under(state: ClusterState, name: str) -> int | None:
 
 def topics_view(
     state: ClusterState,
-    patterns: Sequence[str] = (),
-    *,
-    internal: bool = False,
-    own: Collection[str] = (),
+    chosen: Selection = NOT_INTERNAL,
     labels: Mapping[str, Mapping[str, str]] | None = None,
 ) -> dict[str, Any]:
     """``labels``: each topic's ``labels:`` from the folder's specs (shown when any has some)."""
@@ -139,20 +153,14 @@ def topics_view(
             "configOverrides": len(t.config),
             **({"labels": dict(labels[n])} if labels and n in labels else {}),
         }
-        for n, t in select(state, patterns, internal=internal, own=own).items()
+        for n, t in chosen.of(state).items()
     ]
     return {"format": FORMAT, "view": "topics", "topics": rows}
 
 
-def partitions_view(
-    state: ClusterState,
-    patterns: Sequence[str] = (),
-    *,
-    internal: bool = False,
-    own: Collection[str] = (),
-) -> dict[str, Any]:
+def partitions_view(state: ClusterState, chosen: Selection = NOT_INTERNAL) -> dict[str, Any]:
     rows = []
-    for n, t in select(state, patterns, internal=internal, own=own).items():
+    for n, t in chosen.of(state).items():
         moving = state.reassignments.get(n, {})
         flags = topic_flags(state, n)  # status's rule (plan/health.py)
         for p, ps in sorted(t.partitions.items()):
