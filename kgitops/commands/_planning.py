@@ -54,6 +54,7 @@ class Base:
     allow: bool = False
 
 
+@paused_gc()  # the specs, the state and the plan: millions of acyclic objects (kgitops.perf)
 def plan_directory(
     directory: str,
     *,
@@ -70,7 +71,8 @@ def plan_directory(
     take_over_owner: bool = False,
 ) -> PlanResult:
     """Plan ``directory`` against its cluster (or the saved state in ``state_file``, or
-    ``state`` itself: a saved plan's recorded state, when apply checks the plan).
+    ``state`` itself: a saved plan's recorded state, when apply checks the plan): read what
+    the plan needs, make it in one call (``kgitops.plan.make``), write the lock.
 
     ``locked``: LockError unless kgitops.lock is exactly what this plan would write.
     ``update_lock``: write the lock when it changed.
@@ -84,38 +86,6 @@ def plan_directory(
     """
     if locked and update_lock:
         raise PlanError("--locked and --update-lock contradict each other; pick one")
-    with paused_gc():
-        return _plan_directory(
-            directory,
-            state_file,
-            rebalance,
-            locked,
-            update_lock,
-            state,
-            analyse_keys,
-            leaders,
-            base,
-            allow_retention_drop,
-            targets,
-            take_over_owner,
-        )
-
-
-def _plan_directory(
-    directory: str,
-    state_file: str | None,
-    rebalance: bool,
-    locked: bool,
-    update_lock: bool,
-    state: ClusterState | None,
-    analyse_keys: bool,
-    leaders: bool = False,
-    base: Base | None = None,
-    allow_retention_drop: bool = False,
-    targets: Sequence[str] = (),
-    take_over_owner: bool = False,
-) -> PlanResult:
-    """Read what the plan needs, make it in one call (``kgitops.plan.make``), write the lock."""
     from kgitops.plan.targets import parse_targets
     from kgitops.spec.load import load_specs
 
