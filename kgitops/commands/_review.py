@@ -161,20 +161,6 @@ def _targets(path: str, plan: Plan, options: PlanOptions) -> list[str]:
     return [str(t) for t in wanted]
 
 
-def verify_saved_plan(
-    path: str,
-    plan: Plan,
-    directory: str,
-    allowed: Mapping[str, bool] | None = None,
-    fill: Fill | None = None,
-) -> ClusterState | None:
-    """Plan ``directory`` again on the plan's recorded state (``replan_saved``); returns the
-    state it planned on, or None when the plan leaves topics unrecorded and there is no
-    ``fill``."""
-    result = replan_saved(path, plan, directory, allowed, fill)
-    return None if result is None else result.state
-
-
 def replan_saved(
     path: str,
     plan: Plan,

@@ -416,7 +416,7 @@ def _given(state: ClusterState | None) -> Fill | None:
 
 
 def _check_plan(args: argparse.Namespace) -> int:
-    from kgitops.commands._review import verify_saved_plan
+    from kgitops.commands._review import replan_saved
     from kgitops.commands.apply import cluster_dir_of, read_plan
 
     plan = read_plan(args.plan)
@@ -426,7 +426,8 @@ def _check_plan(args: argparse.Namespace) -> int:
         from kgitops.cluster.snapshot import read_state
 
         given = read_state(args.state)
-    state = verify_saved_plan(args.plan, plan, directory, fill=_given(given))
+    replanned = replan_saved(args.plan, plan, directory, fill=_given(given))
+    state = None if replanned is None else replanned.state
     findings = [f.message for f in plan.findings if f.code == "CONNECTION_CHANGED"]
     if args.base:
         from kgitops.commands._gitbase import cluster_at, connection_contents
