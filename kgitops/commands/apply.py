@@ -249,15 +249,10 @@ def load_plan(args: argparse.Namespace) -> tuple[Any, Any, Any, LockUpdate | Non
         if replanned is None:  # never with a fill: every topic is read
             raise AssertionError("a saved plan was not planned again")
         return plan, cluster, replanned.state, lock_update(directory, replanned)
-    from kgitops.commands._planning import plan_directory
+    from kgitops.commands._planning import plan_directory, plan_options
 
     result = plan_directory(
-        args.directory,
-        allow_retention_drop=args.allow_retention_drop,
-        rebalance=args.rebalance,
-        leaders=args.leaders,
-        targets=args.target,
-        take_over_owner=args.take_over_owner,
+        args.directory, plan_options(args), take_over_owner=args.take_over_owner
     )
     return result.plan, result.cluster, result.state, lock_update(args.directory, result)
 
