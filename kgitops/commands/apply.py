@@ -18,7 +18,7 @@ import sys
 from collections import Counter
 from typing import Any
 
-from kgitops.commands._fleet import add_directory_argument
+from kgitops.commands._fleet import add_directory_argument, add_take_over_owner
 from kgitops.commands._units import duration_above_zero, seconds
 from kgitops.errors import (
     InterruptedBeforeAnyChange,
@@ -92,12 +92,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SELECTOR",
         help="with DIR: apply only this (repeatable; as plan --target)",
     )
-    parser.add_argument(
-        "--take-over-owner",
-        action="store_true",
-        help="this folder's owns.owner may be recorded on the cluster from another folder "
-        "(it was moved); its apply replaces that record (docs/ownership.md)",
-    )
+    add_take_over_owner(parser)
     parser.add_argument(
         "--allow-targeted",
         action="store_true",

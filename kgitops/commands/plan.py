@@ -7,7 +7,7 @@ import os
 import sys
 from typing import Any
 
-from kgitops.commands._fleet import add_directory_argument
+from kgitops.commands._fleet import add_directory_argument, add_take_over_owner
 from kgitops.errors import PlanError
 
 NAME = "plan"
@@ -75,12 +75,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="plan only this (repeatable): a topic name or glob, label:KEY=VALUE, "
         "acl:PRINCIPAL, user:NAME or quota:ENTITY; the plan says it is partial",
     )
-    parser.add_argument(
-        "--take-over-owner",
-        action="store_true",
-        help="this folder's owns.owner may be recorded on the cluster from another folder "
-        "(it was moved); its apply replaces that record (docs/ownership.md)",
-    )
+    add_take_over_owner(parser)
     parser.add_argument(
         "--color",
         choices=("auto", "always", "never"),
