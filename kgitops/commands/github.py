@@ -30,6 +30,7 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
+from kgitops.commands._github_sub import subcommand
 from kgitops.commands._units import integer, seconds
 from kgitops.errors import GitHubError, KgitopsError, SpecError
 
@@ -73,8 +74,10 @@ def _max_wait(parser: argparse.ArgumentParser, default: float) -> None:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="github_command", metavar="SUBCOMMAND", required=True)
-    c = sub.add_parser(
+    c = subcommand(
+        sub,
         "comment",
+        _comment,
         help="create or update the one pull-request comment carrying a marker",
         description=(
             "Create or update the one pull-request comment that carries the hidden marker "
@@ -95,10 +98,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     c.add_argument("--artifact-url", help="where the full plan is, linked if the body is cut")
     _max_wait(c, 300.0)
-    c.set_defaults(_github=_comment)
 
-    g = sub.add_parser(
+    g = subcommand(
+        sub,
         "check-plan",
+        _check_plan,
         help="run apply's safety gates on a saved plan (deletions, replication, offline brokers)",
         description=(
             "Check a plan saved with `kgitops plan --out` as apply will, without a cluster: "
@@ -129,10 +133,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="a CONNECTION_CHANGED finding was reviewed and is allowed (the workflows pass it "
         "when `check-label` accepts the label, or from an input)",
     )
-    g.set_defaults(_github=_check_plan)
 
-    k = sub.add_parser(
+    k = subcommand(
+        sub,
         "check-label",
+        _check_label,
         help="whether the label allowing a connection change counts (who added it, their "
         "permission, and their approval of the commit planned)",
         description=(
@@ -168,10 +173,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     _api_url(k)
     _max_wait(k, 60.0)
-    k.set_defaults(_github=_check_label)
 
-    e = sub.add_parser(
+    e = subcommand(
+        sub,
         "export-secrets",
+        _export_secrets,
         help="put the credentials cluster.yaml names into $GITHUB_ENV, from $KGITOPS_SECRETS",
         description=(
             "Read the environment variable names cluster.yaml uses for credentials "
@@ -182,10 +188,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         ),
     )
     e.add_argument("directory", metavar="DIR", help="the cluster folder")
-    e.set_defaults(_github=_export_secrets)
 
-    f = sub.add_parser(
+    f = subcommand(
+        sub,
         "fence",
+        _fence,
         help="print a file (a log) in a markdown code fence nothing inside can close",
         description=(
             "Print FILE's last lines inside a fenced code block longer than any run of "
@@ -196,10 +203,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     f.add_argument("file", metavar="FILE")
     f.add_argument("--tail", type=integer, default=400, metavar="N", help="last N lines (400)")
     f.add_argument("--info", default="", help="the fence's info string, e.g. diff")
-    f.set_defaults(_github=_fence)
 
-    i = sub.add_parser(
+    i = subcommand(
+        sub,
         "issue",
+        _issue,
         help="open or update the one issue carrying a marker (drift), or close it",
         description=(
             "Keep one open issue per marker (e.g. drift-prod), labelled --label: open it with "
@@ -214,7 +222,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     i.add_argument("--file", required=True, help="the markdown body or closing comment")
     i.add_argument("--close", action="store_true", help="close the open issue if there is one")
     _api_url(i)
-    i.set_defaults(_github=_issue)
 
     from kgitops.commands import _ci_clusters, _ci_steps
 
