@@ -40,6 +40,8 @@ if TYPE_CHECKING:
 
 NAME = "github"
 CONNECTION_LABEL = "kgitops:allow-connection-change"
+#: How a workflow step passes its job's token (a workflow expression, not a Python format).
+WORKFLOW_TOKEN = "${{ github.token }}"
 HELP = (
     "GitHub integration for the workflows: the plan comment, plan and label checks, "
     "secrets, log fences, the drift issue, the plan and apply steps"
@@ -256,12 +258,13 @@ def _repository(args: argparse.Namespace) -> str:
     return check_repo(args.repo)
 
 
-def _token() -> str:
+def _token(missing: str, permissions: str) -> str:
+    """The token in GITHUB_TOKEN; GitHubError saying what is ``missing`` without it, and how
+    a workflow passes one with the ``permissions`` it needs."""
     token = os.environ.get("GITHUB_TOKEN", "").strip()
     if not token:
         raise GitHubError(
-            "GITHUB_TOKEN is not set: export a token that may write (in a workflow: "
-            "`env: GITHUB_TOKEN: ${{ github.token }}` with the job's `permissions:`)"
+            f"{missing} (in a workflow: `env: GITHUB_TOKEN: {WORKFLOW_TOKEN}` with {permissions})"
         )
     return token
 
@@ -285,7 +288,10 @@ def _issue(args: argparse.Namespace) -> int:
     if not args.close and not args.title.strip():
         raise GitHubError("--title is needed to open an issue")
     text = _read(args.file)
-    client = GitHubClient(_token(), args.api_url)
+    token = _token(
+        "GITHUB_TOKEN is not set: export a token that may write", "the job's `permissions:`"
+    )
+    client = GitHubClient(token, args.api_url)
     if args.close:
         result = close_issues(client, repo, text, marker=args.marker, label=args.label)
     else:
@@ -304,13 +310,10 @@ def _comment(args: argparse.Namespace) -> int:
 
     repo = _repository(args)
     marker_tag(args.marker)
-    token = os.environ.get("GITHUB_TOKEN", "").strip()
-    if not token:
-        raise GitHubError(
-            "GITHUB_TOKEN is not set: export a token that may write pull-request comments "
-            "(in a workflow: `env: GITHUB_TOKEN: ${{ github.token }}` with "
-            "`permissions: {pull-requests: write}`)"
-        )
+    token = _token(
+        "GITHUB_TOKEN is not set: export a token that may write pull-request comments",
+        "`permissions: {pull-requests: write}`",
+    )
     if args.pr is not None and args.pr < 1:
         raise GitHubError(f"invalid pull request number {args.pr}")
     if args.max_wait < 0:
@@ -385,13 +388,10 @@ def _check_label(args: argparse.Namespace) -> int:
                 f"{planned or 'no commit'}, not of the pull request's head {args.head_sha}; "
                 "check out github.event.pull_request.head.sha"
             )
-    token = os.environ.get("GITHUB_TOKEN", "").strip()
-    if not token:
-        raise GitHubError(
-            f"{where} does not count: GITHUB_TOKEN is not set, so who added it cannot be "
-            "verified (in a workflow: `env: GITHUB_TOKEN: ${{ github.token }}` with "
-            "`permissions: {pull-requests: read}`)"
-        )
+    token = _token(
+        f"{where} does not count: GITHUB_TOKEN is not set, so who added it cannot be verified",
+        "`permissions: {pull-requests: read}`",
+    )
     client = GitHubClient(token, args.api_url, max_wait=args.max_wait)
     approval = label_approval(client, repo, args.pr, label, head_sha=args.head_sha)
     if not approval.counts:
