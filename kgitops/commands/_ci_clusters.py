@@ -37,6 +37,7 @@ from kgitops.commands._ci_steps import (
     _write,
     fenced,
 )
+from kgitops.commands._github_sub import subcommand
 from kgitops.commands._invoke import invoke
 from kgitops.errors import GitHubError, printable
 
@@ -52,8 +53,10 @@ class DriftOutcome(Enum):
 
 
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    c = sub.add_parser(
+    c = subcommand(
+        sub,
         "clusters-step",
+        _clusters_step,
         help="the workflows' first job: the cluster folders a change touches, with environments",
         description=(
             "The cluster folders below DIR that the change BASE...HEAD touches (kgitops "
@@ -73,9 +76,10 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         action="store_true",
         help="apply.yml: refuse unless $REF is a branch (refs/heads/...)",
     )
-    c.set_defaults(_github=_clusters_step)
-    d = sub.add_parser(
+    subcommand(
+        sub,
         "drift-step",
+        _drift_step,
         help="the drift workflow's job: plan, then open, update or close the drift issue",
         description=(
             "drift.yml's job per cluster: runs plan $DIR --detailed-exitcode --format "
@@ -87,7 +91,6 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
             f"GITHUB_REPOSITORY and {RUNNER_ENV}."
         ),
     )
-    d.set_defaults(_github=_drift_step)
 
 
 # -- the cluster folders of a change --------------------------------------------------------

@@ -31,6 +31,7 @@ import shutil
 import sys
 from enum import Enum
 
+from kgitops.commands._github_sub import subcommand
 from kgitops.commands._invoke import Ran, invoke
 from kgitops.errors import (
     ConnectionChanged,
@@ -81,8 +82,10 @@ RUNNER_ENV = "RUNNER_TEMP (default /tmp), GITHUB_OUTPUT, GITHUB_STEP_SUMMARY"
 
 
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
+    p = subcommand(
+        sub,
         "plan-step",
+        _plan_step,
         help="the workflows' plan step: validate, plan, check-plan; the comment and outputs",
         description=(
             "The plan step of action.yml (with --merge: of apply.yml's plan job). Runs "
@@ -101,9 +104,10 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         action="store_true",
         help="apply.yml's plan job: the merge commit's plan that approving the environment applies",
     )
-    p.set_defaults(_github=_plan_step)
-    a = sub.add_parser(
+    subcommand(
+        sub,
         "apply-step",
+        _apply_step,
         help="the apply workflow's apply step: apply --plan, the report and outputs",
         description=(
             "The apply step of apply.yml: runs apply --plan $PLAN --yes in this process, "
@@ -114,7 +118,6 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
             f"{APPLY_ENV} and {RUNNER_ENV}."
         ),
     )
-    a.set_defaults(_github=_apply_step)
 
 
 # -- what every step shares ---------------------------------------------------------------

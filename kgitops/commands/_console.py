@@ -1,6 +1,6 @@
 """What the console commands (``get``, and later ``tail``, ``reset-offsets``) share: the
 cluster state of a folder, from the live cluster, the simulated one or a ``--state`` snapshot,
-and the JSON / text output."""
+the JSON / text output, and the ``--limit`` of the text views (``status``, ``simulate show``)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import sys
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from kgitops.commands._units import integer
 from kgitops.errors import KgitopsError
 from kgitops.groups import GroupsState
 from kgitops.model import ClusterSpec, ClusterState
@@ -22,6 +23,14 @@ def add_source(parser: argparse.ArgumentParser) -> None:
         "--state", metavar="FILE", help="read a saved snapshot instead of the live cluster"
     )
     parser.add_argument("--format", choices=("text", "json"), default="text")
+
+
+def add_limit(parser: argparse.ArgumentParser, listed: str) -> None:
+    """``--limit N``: how many lines a text view lists (``listed`` says of what), 20 unless
+    given, every one with 0."""
+    parser.add_argument(
+        "--limit", type=integer, default=20, metavar="N", help=f"{listed} (default 20; 0: all)"
+    )
 
 
 def read_state(args: argparse.Namespace, topics: Iterable[str] | None = None) -> ClusterState:

@@ -9,7 +9,7 @@ it) plans each cluster in turn, exactly as ``plan DIR`` would, and exits once::
        was partial (PartialApply), which outranks a failure of another cluster
 
 An interrupt stops the fleet. Each cluster's error is printed as the single exit path prints
-one (``cli.main``).
+one (``cli.main``). The arguments both commands declare alike are here too.
 """
 
 from __future__ import annotations
@@ -32,6 +32,16 @@ def add_directory_argument(parser: argparse.ArgumentParser, help: str, nargs: st
         parser.add_argument("directory", nargs=nargs, default="topics", metavar="DIR", help=help)
     else:
         parser.add_argument("directory", nargs=nargs, metavar="DIR", help=help)
+
+
+def add_take_over_owner(parser: argparse.ArgumentParser) -> None:
+    """``--take-over-owner``, ``args.take_over_owner`` (``plan_directory``, ``claim``)."""
+    parser.add_argument(
+        "--take-over-owner",
+        action="store_true",
+        help="this folder's owns.owner may be recorded on the cluster from another folder "
+        "(it was moved); its apply replaces that record (docs/ownership.md)",
+    )
 
 
 def cluster_folders(paths: Sequence[str]) -> list[str]:

@@ -9,8 +9,9 @@ exactly the same plan for the same inputs.
 
 from __future__ import annotations
 
+import argparse
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +20,7 @@ from kgitops.model import ClusterSpec, ClusterState, TopicSpec
 from kgitops.perf import paused_gc, stage
 from kgitops.plan.access_diff import needed_parts, wants_access
 from kgitops.plan.connection import connection_changes
+from kgitops.plan.fields import PlanOptions
 from kgitops.plan.identity import check_cluster_id
 from kgitops.plan.key_analysis import KeyReport
 from kgitops.plan.make import PlanInputs, make_plan
@@ -54,29 +56,45 @@ class Base:
     allow: bool = False
 
 
+#: A plan of everything the folder declares, made with none of the options.
+WHOLE_PLAN = PlanOptions()
+
+
+def plan_options(args: argparse.Namespace) -> PlanOptions:
+    """The options ``plan DIR`` and ``apply DIR`` make a plan with, from the flags both take
+    (the ``--target`` selectors as given; the plan holds them parsed, ``Plan.targets``)."""
+    return PlanOptions(
+        rebalance=bool(args.rebalance),
+        leaders=bool(args.leaders),
+        allow_retention_drop=bool(args.allow_retention_drop),
+        targets=tuple(args.target),
+    )
+
+
+@paused_gc()  # the specs, the state and the plan: millions of acyclic objects (kgitops.perf)
 def plan_directory(
     directory: str,
+    options: PlanOptions = WHOLE_PLAN,
     *,
     state_file: str | None = None,
-    rebalance: bool = False,
     locked: bool = False,
     update_lock: bool = False,
     state: ClusterState | None = None,
     analyse_keys: bool = True,
-    leaders: bool = False,
     base: Base | None = None,
-    allow_retention_drop: bool = False,
-    targets: Sequence[str] = (),
     take_over_owner: bool = False,
 ) -> PlanResult:
     """Plan ``directory`` against its cluster (or the saved state in ``state_file``, or
-    ``state`` itself: a saved plan's recorded state, when apply checks the plan).
+    ``state`` itself: a saved plan's recorded state, when apply checks the plan): read what
+    the plan needs, make it in one call (``kgitops.plan.make``), write the lock.
 
+    ``options``: how the plan is made, as a saved plan records it: ``--rebalance``,
+    ``--leaders``, ``--allow-retention-drop`` (cut retention in one step,
+    ``kgitops.plan.retention``) and the ``--target`` selectors (only what they name,
+    ``kgitops.plan.targets``).
     ``locked``: LockError unless kgitops.lock is exactly what this plan would write.
     ``update_lock``: write the lock when it changed.
-    ``allow_retention_drop``: cut retention in one step (``kgitops.plan.retention``).
     ``analyse_keys``: run the key analysis of KEY_REMAP warnings (Spark; figures only).
-    ``targets``: ``--target`` selectors: only what they name (``kgitops.plan.targets``).
     ``take_over_owner``: this folder's ``owns.owner`` may be recorded from another folder.
     ``base``: the cluster.yaml of a git ref to compare the connection settings with; a
     change is a CONNECTION_CHANGED finding, and without ``base.allow`` kgitops does not
@@ -84,42 +102,10 @@ def plan_directory(
     """
     if locked and update_lock:
         raise PlanError("--locked and --update-lock contradict each other; pick one")
-    with paused_gc():
-        return _plan_directory(
-            directory,
-            state_file,
-            rebalance,
-            locked,
-            update_lock,
-            state,
-            analyse_keys,
-            leaders,
-            base,
-            allow_retention_drop,
-            targets,
-            take_over_owner,
-        )
-
-
-def _plan_directory(
-    directory: str,
-    state_file: str | None,
-    rebalance: bool,
-    locked: bool,
-    update_lock: bool,
-    state: ClusterState | None,
-    analyse_keys: bool,
-    leaders: bool = False,
-    base: Base | None = None,
-    allow_retention_drop: bool = False,
-    targets: Sequence[str] = (),
-    take_over_owner: bool = False,
-) -> PlanResult:
-    """Read what the plan needs, make it in one call (``kgitops.plan.make``), write the lock."""
     from kgitops.plan.targets import parse_targets
     from kgitops.spec.load import load_specs
 
-    selectors = parse_targets(targets)  # a bad selector before anything is read
+    selectors = parse_targets(options.targets)  # a bad selector before anything is read
 
     if state is None and state_file is not None:
         from kgitops.cluster.snapshot import read_state
@@ -161,9 +147,7 @@ def _plan_directory(
             cluster=cluster,
             state=state,
             lock=lock,
-            rebalance=rebalance,
-            leaders=leaders,
-            allow_retention_drop=allow_retention_drop,
+            options=options,
             targets=selectors,
             locked=locked,
             write_rates=write_rates,

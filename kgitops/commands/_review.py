@@ -147,8 +147,8 @@ OPTION_FLAGS = {
 }
 
 
-def _targets(path: str, plan: Plan, options: PlanOptions) -> list[str]:
-    """The selectors a saved plan was made with (``options.targets``); the plan's own
+def _check_targets(path: str, plan: Plan, options: PlanOptions) -> None:
+    """The selectors a saved plan was made with (``options.targets``) and the plan's own
     ``targets`` must say the same, so a partial plan never passes for a whole one."""
     wanted = list(options.targets)
     shown = list(plan.targets or ())
@@ -158,21 +158,6 @@ def _targets(path: str, plan: Plan, options: PlanOptions) -> list[str]:
             f"selectors it was made with ({', '.join(map(str, wanted)) or 'none'}); refusing it",
             ["plan again with `kgitops plan --target ... --out` and review that plan"],
         )
-    return [str(t) for t in wanted]
-
-
-def verify_saved_plan(
-    path: str,
-    plan: Plan,
-    directory: str,
-    allowed: Mapping[str, bool] | None = None,
-    fill: Fill | None = None,
-) -> ClusterState | None:
-    """Plan ``directory`` again on the plan's recorded state (``replan_saved``); returns the
-    state it planned on, or None when the plan leaves topics unrecorded and there is no
-    ``fill``."""
-    result = replan_saved(path, plan, directory, allowed, fill)
-    return None if result is None else result.state
 
 
 def replan_saved(
@@ -227,15 +212,8 @@ def replan_saved(
             check_recorded_digests(path, plan, state)
             return None
         state = completed(plan, state, missing, fill)
-    result = plan_directory(
-        directory,
-        state=state,
-        rebalance=options.rebalance,
-        leaders=options.leaders,
-        allow_retention_drop=options.allow_retention_drop,
-        analyse_keys=False,
-        targets=_targets(path, plan, options),
-    )
+    _check_targets(path, plan, options)
+    result = plan_directory(directory, options, state=state, analyse_keys=False)
     expected = result.plan
     reasons = state_mismatch(plan, expected) + unrequested_actions(plan, expected)
     for key, mine, theirs in (

@@ -18,7 +18,7 @@ import sys
 from collections import Counter
 from typing import Any
 
-from kgitops.commands._fleet import add_directory_argument
+from kgitops.commands._fleet import add_directory_argument, add_take_over_owner
 from kgitops.commands._units import duration_above_zero, seconds
 from kgitops.errors import (
     InterruptedBeforeAnyChange,
@@ -92,12 +92,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SELECTOR",
         help="with DIR: apply only this (repeatable; as plan --target)",
     )
-    parser.add_argument(
-        "--take-over-owner",
-        action="store_true",
-        help="this folder's owns.owner may be recorded on the cluster from another folder "
-        "(it was moved); its apply replaces that record (docs/ownership.md)",
-    )
+    add_take_over_owner(parser)
     parser.add_argument(
         "--allow-targeted",
         action="store_true",
@@ -249,15 +244,10 @@ def load_plan(args: argparse.Namespace) -> tuple[Any, Any, Any, LockUpdate | Non
         if replanned is None:  # never with a fill: every topic is read
             raise AssertionError("a saved plan was not planned again")
         return plan, cluster, replanned.state, lock_update(directory, replanned)
-    from kgitops.commands._planning import plan_directory
+    from kgitops.commands._planning import plan_directory, plan_options
 
     result = plan_directory(
-        args.directory,
-        allow_retention_drop=args.allow_retention_drop,
-        rebalance=args.rebalance,
-        leaders=args.leaders,
-        targets=args.target,
-        take_over_owner=args.take_over_owner,
+        args.directory, plan_options(args), take_over_owner=args.take_over_owner
     )
     return result.plan, result.cluster, result.state, lock_update(args.directory, result)
 

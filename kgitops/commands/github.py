@@ -30,6 +30,7 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
+from kgitops.commands._github_sub import subcommand
 from kgitops.commands._units import integer, seconds
 from kgitops.errors import GitHubError, KgitopsError, SpecError
 
@@ -39,6 +40,8 @@ if TYPE_CHECKING:
 
 NAME = "github"
 CONNECTION_LABEL = "kgitops:allow-connection-change"
+#: How a workflow step passes its job's token (a workflow expression, not a Python format).
+WORKFLOW_TOKEN = "${{ github.token }}"
 HELP = (
     "GitHub integration for the workflows: the plan comment, plan and label checks, "
     "secrets, log fences, the drift issue, the plan and apply steps"
@@ -73,8 +76,10 @@ def _max_wait(parser: argparse.ArgumentParser, default: float) -> None:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="github_command", metavar="SUBCOMMAND", required=True)
-    c = sub.add_parser(
+    c = subcommand(
+        sub,
         "comment",
+        _comment,
         help="create or update the one pull-request comment carrying a marker",
         description=(
             "Create or update the one pull-request comment that carries the hidden marker "
@@ -95,10 +100,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     c.add_argument("--artifact-url", help="where the full plan is, linked if the body is cut")
     _max_wait(c, 300.0)
-    c.set_defaults(_github=_comment)
 
-    g = sub.add_parser(
+    g = subcommand(
+        sub,
         "check-plan",
+        _check_plan,
         help="run apply's safety gates on a saved plan (deletions, replication, offline brokers)",
         description=(
             "Check a plan saved with `kgitops plan --out` as apply will, without a cluster: "
@@ -129,10 +135,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="a CONNECTION_CHANGED finding was reviewed and is allowed (the workflows pass it "
         "when `check-label` accepts the label, or from an input)",
     )
-    g.set_defaults(_github=_check_plan)
 
-    k = sub.add_parser(
+    k = subcommand(
+        sub,
         "check-label",
+        _check_label,
         help="whether the label allowing a connection change counts (who added it, their "
         "permission, and their approval of the commit planned)",
         description=(
@@ -168,10 +175,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     _api_url(k)
     _max_wait(k, 60.0)
-    k.set_defaults(_github=_check_label)
 
-    e = sub.add_parser(
+    e = subcommand(
+        sub,
         "export-secrets",
+        _export_secrets,
         help="put the credentials cluster.yaml names into $GITHUB_ENV, from $KGITOPS_SECRETS",
         description=(
             "Read the environment variable names cluster.yaml uses for credentials "
@@ -182,10 +190,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         ),
     )
     e.add_argument("directory", metavar="DIR", help="the cluster folder")
-    e.set_defaults(_github=_export_secrets)
 
-    f = sub.add_parser(
+    f = subcommand(
+        sub,
         "fence",
+        _fence,
         help="print a file (a log) in a markdown code fence nothing inside can close",
         description=(
             "Print FILE's last lines inside a fenced code block longer than any run of "
@@ -196,10 +205,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     f.add_argument("file", metavar="FILE")
     f.add_argument("--tail", type=integer, default=400, metavar="N", help="last N lines (400)")
     f.add_argument("--info", default="", help="the fence's info string, e.g. diff")
-    f.set_defaults(_github=_fence)
 
-    i = sub.add_parser(
+    i = subcommand(
+        sub,
         "issue",
+        _issue,
         help="open or update the one issue carrying a marker (drift), or close it",
         description=(
             "Keep one open issue per marker (e.g. drift-prod), labelled --label: open it with "
@@ -214,7 +224,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     i.add_argument("--file", required=True, help="the markdown body or closing comment")
     i.add_argument("--close", action="store_true", help="close the open issue if there is one")
     _api_url(i)
-    i.set_defaults(_github=_issue)
 
     from kgitops.commands import _ci_clusters, _ci_steps
 
@@ -249,12 +258,13 @@ def _repository(args: argparse.Namespace) -> str:
     return check_repo(args.repo)
 
 
-def _token() -> str:
+def _token(missing: str, permissions: str) -> str:
+    """The token in GITHUB_TOKEN; GitHubError saying what is ``missing`` without it, and how
+    a workflow passes one with the ``permissions`` it needs."""
     token = os.environ.get("GITHUB_TOKEN", "").strip()
     if not token:
         raise GitHubError(
-            "GITHUB_TOKEN is not set: export a token that may write (in a workflow: "
-            "`env: GITHUB_TOKEN: ${{ github.token }}` with the job's `permissions:`)"
+            f"{missing} (in a workflow: `env: GITHUB_TOKEN: {WORKFLOW_TOKEN}` with {permissions})"
         )
     return token
 
@@ -278,7 +288,10 @@ def _issue(args: argparse.Namespace) -> int:
     if not args.close and not args.title.strip():
         raise GitHubError("--title is needed to open an issue")
     text = _read(args.file)
-    client = GitHubClient(_token(), args.api_url)
+    token = _token(
+        "GITHUB_TOKEN is not set: export a token that may write", "the job's `permissions:`"
+    )
+    client = GitHubClient(token, args.api_url)
     if args.close:
         result = close_issues(client, repo, text, marker=args.marker, label=args.label)
     else:
@@ -297,13 +310,10 @@ def _comment(args: argparse.Namespace) -> int:
 
     repo = _repository(args)
     marker_tag(args.marker)
-    token = os.environ.get("GITHUB_TOKEN", "").strip()
-    if not token:
-        raise GitHubError(
-            "GITHUB_TOKEN is not set: export a token that may write pull-request comments "
-            "(in a workflow: `env: GITHUB_TOKEN: ${{ github.token }}` with "
-            "`permissions: {pull-requests: write}`)"
-        )
+    token = _token(
+        "GITHUB_TOKEN is not set: export a token that may write pull-request comments",
+        "`permissions: {pull-requests: write}`",
+    )
     if args.pr is not None and args.pr < 1:
         raise GitHubError(f"invalid pull request number {args.pr}")
     if args.max_wait < 0:
@@ -378,13 +388,10 @@ def _check_label(args: argparse.Namespace) -> int:
                 f"{planned or 'no commit'}, not of the pull request's head {args.head_sha}; "
                 "check out github.event.pull_request.head.sha"
             )
-    token = os.environ.get("GITHUB_TOKEN", "").strip()
-    if not token:
-        raise GitHubError(
-            f"{where} does not count: GITHUB_TOKEN is not set, so who added it cannot be "
-            "verified (in a workflow: `env: GITHUB_TOKEN: ${{ github.token }}` with "
-            "`permissions: {pull-requests: read}`)"
-        )
+    token = _token(
+        f"{where} does not count: GITHUB_TOKEN is not set, so who added it cannot be verified",
+        "`permissions: {pull-requests: read}`",
+    )
     client = GitHubClient(token, args.api_url, max_wait=args.max_wait)
     approval = label_approval(client, repo, args.pr, label, head_sha=args.head_sha)
     if not approval.counts:
@@ -416,7 +423,7 @@ def _given(state: ClusterState | None) -> Fill | None:
 
 
 def _check_plan(args: argparse.Namespace) -> int:
-    from kgitops.commands._review import verify_saved_plan
+    from kgitops.commands._review import replan_saved
     from kgitops.commands.apply import cluster_dir_of, read_plan
 
     plan = read_plan(args.plan)
@@ -426,7 +433,8 @@ def _check_plan(args: argparse.Namespace) -> int:
         from kgitops.cluster.snapshot import read_state
 
         given = read_state(args.state)
-    state = verify_saved_plan(args.plan, plan, directory, fill=_given(given))
+    replanned = replan_saved(args.plan, plan, directory, fill=_given(given))
+    state = None if replanned is None else replanned.state
     findings = [f.message for f in plan.findings if f.code == "CONNECTION_CHANGED"]
     if args.base:
         from kgitops.commands._gitbase import cluster_at, connection_contents

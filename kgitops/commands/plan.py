@@ -7,7 +7,7 @@ import os
 import sys
 from typing import Any
 
-from kgitops.commands._fleet import add_directory_argument
+from kgitops.commands._fleet import add_directory_argument, add_take_over_owner
 from kgitops.errors import PlanError
 
 NAME = "plan"
@@ -75,12 +75,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="plan only this (repeatable): a topic name or glob, label:KEY=VALUE, "
         "acl:PRINCIPAL, user:NAME or quota:ENTITY; the plan says it is partial",
     )
-    parser.add_argument(
-        "--take-over-owner",
-        action="store_true",
-        help="this folder's owns.owner may be recorded on the cluster from another folder "
-        "(it was moved); its apply replaces that record (docs/ownership.md)",
-    )
+    add_take_over_owner(parser)
     parser.add_argument(
         "--color",
         choices=("auto", "always", "never"),
@@ -145,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
 
 def run_one(args: argparse.Namespace) -> int:
     """Plan one cluster folder (``args.directory``)."""
-    from kgitops.commands._planning import plan_directory
+    from kgitops.commands._planning import plan_directory, plan_options
 
     base = None
     if args.base:
@@ -167,14 +162,11 @@ def run_one(args: argparse.Namespace) -> int:
     with paused_gc():
         result = plan_directory(
             args.directory,
+            plan_options(args),
             base=base,
             state_file=args.state,
-            rebalance=args.rebalance,
-            leaders=args.leaders,
-            allow_retention_drop=args.allow_retention_drop,
             locked=args.locked,
             update_lock=args.update_lock,
-            targets=args.target,
             take_over_owner=args.take_over_owner,
         )
         try:
@@ -195,16 +187,15 @@ def _write(args: argparse.Namespace, result: Any) -> int:
     leave_to_exit(data)  # a million replica lists for a big new cluster
     shared: dict[str, tuple[object, str]] = {}  # fields written to --out, reused on stdout
     if args.out:
-        from kgitops.cluster.snapshot import state_to_json
-        from kgitops.commands._review import state_to_record
-        from kgitops.plan.fields import PlanOptions, saved_fields
+        from dataclasses import replace
 
-        options = PlanOptions(
-            rebalance=bool(args.rebalance),
-            leaders=bool(args.leaders),
-            allow_retention_drop=bool(args.allow_retention_drop),
-            targets=result.plan.targets or (),
-        )
+        from kgitops.cluster.snapshot import state_to_json
+        from kgitops.commands._planning import plan_options
+        from kgitops.commands._review import state_to_record
+        from kgitops.plan.fields import saved_fields
+
+        # the selectors as the plan holds them: apply checks they say the same
+        options = replace(plan_options(args), targets=result.plan.targets or ())
         with stage("save --out"):
             recorded = state_to_record(result.plan, result.state, options)
             saved = {

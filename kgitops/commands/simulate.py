@@ -21,6 +21,7 @@ import argparse
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
+from kgitops.commands._console import add_limit
 from kgitops.commands._units import integer
 
 if TYPE_CHECKING:
@@ -86,13 +87,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--lag", type=integer, default=0, metavar="N", help="this far behind (default 0)"
     )
     p = sub.add_parser("show", help="the clock, brokers, health and replicas catching up")
-    p.add_argument(
-        "--limit",
-        type=integer,
-        default=20,
-        metavar="N",
-        help="replicas listed (default 20; 0: all)",
-    )
+    add_limit(p, "replicas listed")
 
 
 def run(args: argparse.Namespace) -> int:

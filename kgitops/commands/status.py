@@ -19,7 +19,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from kgitops.commands._clusterdir import add_cluster_dir_argument
-from kgitops.commands._units import integer
+from kgitops.commands._console import add_limit, add_source
 
 if TYPE_CHECKING:
     from kgitops.plan.health import Health, PartitionHealth
@@ -54,17 +54,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "brokers); 1 the status could not be read"
     )
     add_cluster_dir_argument(parser)
-    parser.add_argument(
-        "--state", metavar="FILE", help="read a saved snapshot instead of the live cluster"
-    )
-    parser.add_argument("--format", choices=("text", "json"), default="text")
-    parser.add_argument(
-        "--limit",
-        type=integer,
-        default=20,
-        metavar="N",
-        help="partitions listed per section in text output (default 20; 0: all)",
-    )
+    add_source(parser)
+    add_limit(parser, "partitions listed per section in text output")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -33,6 +33,7 @@ from kgitops.perf import stage
 from kgitops.plan.access_diff import wants_access, with_access
 from kgitops.plan.connection import credentials_in_clear
 from kgitops.plan.diff import compute_plan
+from kgitops.plan.fields import PlanOptions
 from kgitops.plan.key_analysis import KeyReport, with_key_analysis
 from kgitops.plan.owners import OwnerRecord, plan_names, unowned_conflicts
 from kgitops.plan.targets import Selector, targeted
@@ -50,7 +51,9 @@ class PlanInputs:
 
     ``specs`` are the folder's (without errors) and ``cluster`` its cluster.yaml; ``state``
     the cluster's (with ``access`` read when the folder manages access); ``lock`` the
-    folder's kgitops.lock. ``write_rates`` (topic -> bytes/s, where the adapter knows them)
+    folder's kgitops.lock. ``options`` say how the plan is made (``--rebalance``,
+    ``--leaders``, ``--allow-retention-drop``), and ``targets`` are its ``--target``
+    selectors parsed. ``write_rates`` (topic -> bytes/s, where the adapter knows them)
     and ``throttle_record`` (what the last apply wrote of the throttles it set) inform the
     diff. ``findings`` are the connection changes found against the git base.
     ``records`` (owner -> record, read from the cluster) and ``owner`` (this folder's owner
@@ -63,9 +66,7 @@ class PlanInputs:
     cluster: ClusterSpec
     state: ClusterState
     lock: Lock | None = None
-    rebalance: bool = False
-    leaders: bool = False
-    allow_retention_drop: bool = False
+    options: PlanOptions = field(default_factory=PlanOptions)
     targets: tuple[Selector, ...] = ()
     locked: bool = False
     write_rates: Mapping[str, float] | None = None
@@ -96,11 +97,11 @@ def make_plan(inputs: PlanInputs) -> Planned:
             specs,
             state,
             inputs.lock,
-            rebalance=inputs.rebalance,
-            leaders=inputs.leaders,
+            rebalance=inputs.options.rebalance,
+            leaders=inputs.options.leaders,
             write_rates=inputs.write_rates,
             throttle_record=inputs.throttle_record,
-            allow_retention_drop=inputs.allow_retention_drop,
+            allow_retention_drop=inputs.options.allow_retention_drop,
         )
     if wants_access(specs.access, cluster):
         plan = credentials_in_clear(with_access(plan, specs.access, state, cluster), cluster)

@@ -71,7 +71,10 @@ def test_make_plan_gives_plan_directorys_plan_from_what_the_shell_read() -> None
     folder = str(GOLDEN / "topics")
     selectors = ["acl:User:*"]
     result = plan_directory(
-        folder, state_file=str(GOLDEN / "state.json"), analyse_keys=False, targets=selectors
+        folder,
+        PlanOptions(targets=tuple(selectors)),
+        state_file=str(GOLDEN / "state.json"),
+        analyse_keys=False,
     )
     specs = load_specs(folder)
     state = read_state(str(GOLDEN / "state.json"))
