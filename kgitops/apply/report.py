@@ -22,7 +22,7 @@ read from ``Status`` alone, the counts by status, and every admin request sent::
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,17 +74,10 @@ def result_of(error: Exception | None, *, dry_run: bool = False, changes: bool =
 
 
 def report_json(
-    *,
-    cluster: str,
-    outcomes: Sequence[ActionOutcome],
-    requests: Sequence[str],
-    notes: Sequence[str],
-    result: str,
-    exit_code: int,
-    message: str | None = None,
-    dry_run: bool = False,
+    report: ApplyReport, *, cluster: str, result: str, exit_code: int, message: str | None = None
 ) -> dict[str, Any]:
-    actions = [_action(o, dry_run=dry_run) for o in outcomes]
+    dry_run = report.dry_run
+    actions = [_action(o, dry_run=dry_run) for o in report.outcomes]
     counts = dict.fromkeys(STATUS_JSON.values(), 0)
     for a in actions:
         counts[a["status"]] += 1
@@ -97,8 +90,8 @@ def report_json(
         "message": message,
         "actions": actions,
         "counts": counts,
-        "requests": list(requests),
-        "notes": list(notes),
+        "requests": list(report.requests),
+        "notes": list(report.notes),
     }
 
 

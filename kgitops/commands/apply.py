@@ -385,14 +385,7 @@ def print_json_report(
     from kgitops.apply.report import report_json
 
     data = report_json(
-        cluster=plan.cluster,
-        outcomes=report.outcomes,
-        requests=report.requests,
-        notes=report.notes,
-        result=result,
-        exit_code=exit_code,
-        message=message,
-        dry_run=report.dry_run,
+        report, cluster=plan.cluster, result=result, exit_code=exit_code, message=message
     )
     print(json.dumps(_scrubbed(data), indent=2))
 
