@@ -40,18 +40,9 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from kgitops.access import ACCESS_APIS, Acl, QuotaEntity, ScramCredential
 from kgitops.cluster import clock_sim as clock
+from kgitops.cluster import port, topics_sim
 from kgitops.cluster import replication as repl
 from kgitops.cluster import statefile_sim as statefile
-from kgitops.cluster import topics_sim
-from kgitops.cluster.port import (
-    ConfigChange,
-    NewPartitions,
-    NewTopic,
-    PartitionResults,
-    QuotaChange,
-    Results,
-    ScramUpsert,
-)
 from kgitops.cluster.snapshot import read_state_file
 from kgitops.cluster.state_sim import ACKS, KEYS, SimState
 from kgitops.errors import ClusterError
@@ -222,13 +213,13 @@ class SimulatedCluster:
     @_operation
     def alter_group_offsets(
         self, group_id: str, offsets: Mapping[TopicPartition, int]
-    ) -> PartitionResults:
+    ) -> port.PartitionResults:
         results = self.state.groups.alter_offsets(group_id, offsets, self.state.counts())
         self._save()
         return results
 
     @_operation
-    def delete_groups(self, group_ids: Sequence[str]) -> Results:
+    def delete_groups(self, group_ids: Sequence[str]) -> port.Results:
         results = self.state.groups.delete(group_ids)
         self._save()
         return results
@@ -319,25 +310,25 @@ class SimulatedCluster:
     # ---------------------------------------------------------------- topic writes (topics_sim.py)
 
     @_operation
-    def create_topics(self, topics: Sequence[NewTopic]) -> Results:
+    def create_topics(self, topics: Sequence[port.NewTopic]) -> port.Results:
         results = topics_sim.create_topics(self.state, topics)
         self._save()
         return results
 
     @_operation
-    def create_partitions(self, additions: Sequence[NewPartitions]) -> Results:
+    def create_partitions(self, additions: Sequence[port.NewPartitions]) -> port.Results:
         results = topics_sim.create_partitions(self.state, additions)
         self._save()
         return results
 
     @_operation
-    def alter_topic_configs(self, changes: Mapping[str, ConfigChange]) -> Results:
+    def alter_topic_configs(self, changes: Mapping[str, port.ConfigChange]) -> port.Results:
         results = topics_sim.alter_topic_configs(self.state, changes)
         self._save()
         return results
 
     @_operation
-    def alter_broker_configs(self, changes: Mapping[int, ConfigChange]) -> Results:
+    def alter_broker_configs(self, changes: Mapping[int, port.ConfigChange]) -> port.Results:
         results = topics_sim.alter_broker_configs(self.state, changes)
         self._save()
         return results
@@ -345,19 +336,21 @@ class SimulatedCluster:
     @_operation
     def alter_reassignments(
         self, targets: Mapping[TopicPartition, tuple[int, ...] | None]
-    ) -> PartitionResults:
+    ) -> port.PartitionResults:
         results = topics_sim.alter_reassignments(self.state, targets)
         self._save()
         return results
 
     @_operation
-    def elect_preferred_leaders(self, partitions: Iterable[TopicPartition]) -> PartitionResults:
+    def elect_preferred_leaders(
+        self, partitions: Iterable[TopicPartition]
+    ) -> port.PartitionResults:
         results = topics_sim.elect_preferred_leaders(self.state, partitions)
         self._save()
         return results
 
     @_operation
-    def delete_topics(self, names: Sequence[str]) -> Results:
+    def delete_topics(self, names: Sequence[str]) -> port.Results:
         results = topics_sim.delete_topics(self.state, names)
         self._save()
         return results
@@ -378,13 +371,13 @@ class SimulatedCluster:
         return frozenset(self.state.access.acls)
 
     @_operation
-    def create_acls(self, acls: Sequence[Acl]) -> Results:
+    def create_acls(self, acls: Sequence[Acl]) -> port.Results:
         results = self.state.access.create_acls(acls)
         self._save()
         return results
 
     @_operation
-    def delete_acls(self, acls: Sequence[Acl]) -> Results:
+    def delete_acls(self, acls: Sequence[Acl]) -> port.Results:
         results = self.state.access.delete_acls(acls)
         self._save()
         return results
@@ -394,7 +387,7 @@ class SimulatedCluster:
         return self.state.access.state().quotas
 
     @_operation
-    def alter_client_quotas(self, changes: Mapping[QuotaEntity, QuotaChange]) -> Results:
+    def alter_client_quotas(self, changes: Mapping[QuotaEntity, port.QuotaChange]) -> port.Results:
         results = self.state.access.alter_client_quotas(changes)
         self._save()
         return results
@@ -406,7 +399,7 @@ class SimulatedCluster:
         return dict(self.state.access.state(reported=True).users)
 
     @_operation
-    def upsert_scram_users(self, upserts: Sequence[ScramUpsert]) -> Results:
+    def upsert_scram_users(self, upserts: Sequence[port.ScramUpsert]) -> port.Results:
         results = self.state.access.upsert_scram_users(upserts)
         self._save()
         return results
