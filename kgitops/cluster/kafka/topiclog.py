@@ -1,8 +1,8 @@
 """kgitops' own compacted topics (the passwordVersion records, versions.py; the owner records,
 owners.py), read with a group-less ``KafkaConsumer`` and written with
-``KafkaProducer(acks="all")``: the clients ``tail`` and ``sample-keys`` read topics with, on
-the admin client's settings (servers, timeouts, TLS, SASL: ``bootstrap.reader_settings``) and
-behind the same first-connection guard and error translation (``bootstrap.open_client``)::
+``KafkaProducer(acks="all")``: the clients ``tail`` and ``sample-keys`` read topics with,
+opened as theirs are (``bootstrap.reader_client``: the admin client's servers, timeouts, TLS
+and SASL, the same first-connection guard and error translation)::
 
     read    partition 0 assigned (no group, nothing committed), from its first offset, polled
             until the position reaches the end offset ListOffsets gave when reading began;
