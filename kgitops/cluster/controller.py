@@ -54,6 +54,11 @@ def error(code: str, message: str, item: str) -> ClusterRequestError:
     return ClusterRequestError(f"{item}: {code}: {message}", code=code, item=item)
 
 
+def unknown(item: str) -> ClusterRequestError:
+    """A topic or partition the cluster does not have."""
+    return error("UNKNOWN_TOPIC_OR_PARTITION", UNKNOWN, item)
+
+
 def topic_name_error(name: str) -> str | None:
     """Kafka's ``Topic.validate`` message for an illegal name, or None."""
     if not name:

@@ -160,7 +160,7 @@ class GroupStore:
         ok: dict[Partition, int] = {}
         for tp, o in offsets.items():
             if not 0 <= tp.partition < partitions.get(tp.topic, 0):
-                out[tp] = kraft.error("UNKNOWN_TOPIC_OR_PARTITION", kraft.UNKNOWN, str(tp))
+                out[tp] = kraft.unknown(str(tp))
             else:
                 ok[(tp.topic, tp.partition)] = o
                 out[tp] = None

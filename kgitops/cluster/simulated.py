@@ -40,18 +40,9 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from kgitops.access import ACCESS_APIS, Acl, QuotaEntity, ScramCredential
 from kgitops.cluster import clock_sim as clock
+from kgitops.cluster import port, topics_sim
 from kgitops.cluster import replication as repl
 from kgitops.cluster import statefile_sim as statefile
-from kgitops.cluster import topics_sim
-from kgitops.cluster.port import (
-    ConfigChange,
-    NewPartitions,
-    NewTopic,
-    PartitionResults,
-    QuotaChange,
-    Results,
-    ScramUpsert,
-)
 from kgitops.cluster.snapshot import read_state_file
 from kgitops.cluster.state_sim import ACKS, KEYS, SimState
 from kgitops.errors import ClusterError
@@ -91,6 +82,20 @@ def _operation(
                 self._locked = False
 
     return wrapper
+
+
+def _write(
+    method: Callable[Concatenate[SimulatedCluster, P], R],
+) -> Callable[Concatenate[SimulatedCluster, P], R]:
+    """An ``_operation`` that changes the state: the file is written once it returns."""
+
+    @functools.wraps(method)
+    def saving(self: SimulatedCluster, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        result = method(self, *args, **kwargs)
+        self._save()
+        return result
+
+    return _operation(saving)
 
 
 class SimulatedCluster:
@@ -219,36 +224,29 @@ class SimulatedCluster:
             (k for k in partitions if 0 <= k[1] < counts.get(k[0], 0)), spec
         )
 
-    @_operation
+    @_write
     def alter_group_offsets(
         self, group_id: str, offsets: Mapping[TopicPartition, int]
-    ) -> PartitionResults:
-        results = self.state.groups.alter_offsets(group_id, offsets, self.state.counts())
-        self._save()
-        return results
+    ) -> port.PartitionResults:
+        return self.state.groups.alter_offsets(group_id, offsets, self.state.counts())
 
-    @_operation
-    def delete_groups(self, group_ids: Sequence[str]) -> Results:
-        results = self.state.groups.delete(group_ids)
-        self._save()
-        return results
+    @_write
+    def delete_groups(self, group_ids: Sequence[str]) -> port.Results:
+        return self.state.groups.delete(group_ids)
 
-    @_operation
+    @_write
     def join_group(self, group_id: str, member_id: str, topics: Sequence[str]) -> None:
         """What-if: a consumer joins (range assignor); not part of the port."""
         self.state.groups.join(group_id, member_id, topics, self.state.counts())
-        self._save()
 
-    @_operation
+    @_write
     def leave_group(self, group_id: str, member_id: str) -> None:
         self.state.groups.leave(group_id, member_id, self.state.counts())
-        self._save()
 
-    @_operation
+    @_write
     def commit(self, group_id: str, offsets: Mapping[tuple[str, int], int]) -> None:
         """What-if: the group's members commit these offsets (as consumers do)."""
         self.state.groups.commit_as_member(group_id, offsets)
-        self._save()
 
     @_operation
     def list_reassignments(self) -> Mapping[str, Mapping[int, tuple[tuple[int, ...], ...]]]:
@@ -318,49 +316,37 @@ class SimulatedCluster:
 
     # ---------------------------------------------------------------- topic writes (topics_sim.py)
 
-    @_operation
-    def create_topics(self, topics: Sequence[NewTopic]) -> Results:
-        results = topics_sim.create_topics(self.state, topics)
-        self._save()
-        return results
+    @_write
+    def create_topics(self, topics: Sequence[port.NewTopic]) -> port.Results:
+        return topics_sim.create_topics(self.state, topics)
 
-    @_operation
-    def create_partitions(self, additions: Sequence[NewPartitions]) -> Results:
-        results = topics_sim.create_partitions(self.state, additions)
-        self._save()
-        return results
+    @_write
+    def create_partitions(self, additions: Sequence[port.NewPartitions]) -> port.Results:
+        return topics_sim.create_partitions(self.state, additions)
 
-    @_operation
-    def alter_topic_configs(self, changes: Mapping[str, ConfigChange]) -> Results:
-        results = topics_sim.alter_topic_configs(self.state, changes)
-        self._save()
-        return results
+    @_write
+    def alter_topic_configs(self, changes: Mapping[str, port.ConfigChange]) -> port.Results:
+        return topics_sim.alter_topic_configs(self.state, changes)
 
-    @_operation
-    def alter_broker_configs(self, changes: Mapping[int, ConfigChange]) -> Results:
-        results = topics_sim.alter_broker_configs(self.state, changes)
-        self._save()
-        return results
+    @_write
+    def alter_broker_configs(self, changes: Mapping[int, port.ConfigChange]) -> port.Results:
+        return topics_sim.alter_broker_configs(self.state, changes)
 
-    @_operation
+    @_write
     def alter_reassignments(
         self, targets: Mapping[TopicPartition, tuple[int, ...] | None]
-    ) -> PartitionResults:
-        results = topics_sim.alter_reassignments(self.state, targets)
-        self._save()
-        return results
+    ) -> port.PartitionResults:
+        return topics_sim.alter_reassignments(self.state, targets)
 
-    @_operation
-    def elect_preferred_leaders(self, partitions: Iterable[TopicPartition]) -> PartitionResults:
-        results = topics_sim.elect_preferred_leaders(self.state, partitions)
-        self._save()
-        return results
+    @_write
+    def elect_preferred_leaders(
+        self, partitions: Iterable[TopicPartition]
+    ) -> port.PartitionResults:
+        return topics_sim.elect_preferred_leaders(self.state, partitions)
 
-    @_operation
-    def delete_topics(self, names: Sequence[str]) -> Results:
-        results = topics_sim.delete_topics(self.state, names)
-        self._save()
-        return results
+    @_write
+    def delete_topics(self, names: Sequence[str]) -> port.Results:
+        return topics_sim.delete_topics(self.state, names)
 
     # ---------------------------------------------------------------- access
 
@@ -377,27 +363,21 @@ class SimulatedCluster:
     def describe_acls(self) -> frozenset[Acl]:
         return frozenset(self.state.access.acls)
 
-    @_operation
-    def create_acls(self, acls: Sequence[Acl]) -> Results:
-        results = self.state.access.create_acls(acls)
-        self._save()
-        return results
+    @_write
+    def create_acls(self, acls: Sequence[Acl]) -> port.Results:
+        return self.state.access.create_acls(acls)
 
-    @_operation
-    def delete_acls(self, acls: Sequence[Acl]) -> Results:
-        results = self.state.access.delete_acls(acls)
-        self._save()
-        return results
+    @_write
+    def delete_acls(self, acls: Sequence[Acl]) -> port.Results:
+        return self.state.access.delete_acls(acls)
 
     @_operation
     def describe_client_quotas(self) -> Mapping[QuotaEntity, Mapping[str, float]]:
         return self.state.access.state().quotas
 
-    @_operation
-    def alter_client_quotas(self, changes: Mapping[QuotaEntity, QuotaChange]) -> Results:
-        results = self.state.access.alter_client_quotas(changes)
-        self._save()
-        return results
+    @_write
+    def alter_client_quotas(self, changes: Mapping[QuotaEntity, port.QuotaChange]) -> port.Results:
+        return self.state.access.alter_client_quotas(changes)
 
     @_operation
     def describe_scram_users(self) -> Mapping[tuple[str, str], ScramCredential]:
@@ -405,11 +385,9 @@ class SimulatedCluster:
         # salt or stored key (kept in the simulated cluster's own file only)
         return dict(self.state.access.state(reported=True).users)
 
-    @_operation
-    def upsert_scram_users(self, upserts: Sequence[ScramUpsert]) -> Results:
-        results = self.state.access.upsert_scram_users(upserts)
-        self._save()
-        return results
+    @_write
+    def upsert_scram_users(self, upserts: Sequence[port.ScramUpsert]) -> port.Results:
+        return self.state.access.upsert_scram_users(upserts)
 
     # ---------------------------------------------------------------- owner records
 
@@ -422,7 +400,7 @@ class SimulatedCluster:
             for k, v in sorted(self.state.owner_records.items())
         }
 
-    @_operation
+    @_write
     def record_owners(self, records: Mapping[str, OwnerRecord | None]) -> None:
         for owner, record in records.items():
             if record is None:
@@ -433,7 +411,6 @@ class SimulatedCluster:
                     default=-1,
                 )
                 self.state.owner_records[owner] = {**record_json(record), "offset": after + 1}
-        self._save()
 
     def sleep(self, seconds: float) -> None:
         self.advance(seconds)
@@ -443,33 +420,29 @@ class SimulatedCluster:
 
     # ---------------------------------------------------------------- what-if
 
-    @_operation
+    @_write
     def advance(self, seconds: float) -> None:
         """Let simulated time pass: replicas catch up, reassignments complete, and the
         controller's automatic preferred-leader election runs when it is due."""
         clock.advance(self.state, seconds, self.refused)
-        self._save()
 
-    @_operation
+    @_write
     def stop_broker(self, broker_id: int, resume_after: float | None = None) -> None:
         """What-if: the broker stops, or pauses for ``resume_after`` seconds; the
         controller fences it after ``broker.session.timeout.ms`` (``clock_sim.stop_broker``)."""
         clock.stop_broker(self.state, broker_id, resume_after)
-        self._save()
 
-    @_operation
+    @_write
     def fail_broker(self, broker_id: int) -> None:
         """What-if: the broker fails and is fenced at once (``clock_sim.fail_broker``)."""
         clock.fail_broker(self.state, broker_id)
-        self._save()
 
-    @_operation
+    @_write
     def restore_broker(self, broker_id: int) -> None:
         """What-if: the broker returns (``clock_sim.restore_broker``)."""
         clock.restore_broker(self.state, broker_id)
-        self._save()
 
-    @_operation
+    @_write
     def set_size(self, topic: str, size_bytes: int, partition: int | None = None) -> None:
         """Give a partition (or every partition of the topic) ``size_bytes`` of data: the
         simulation has no producers, and catch-up time follows from partition sizes. Replicas
@@ -488,9 +461,8 @@ class SimulatedCluster:
                     if copied >= part.size:  # it had the whole log (a failed in-sync replica)
                         part.copied[b] = float(size_bytes)
                 part.size = size_bytes
-        self._save()
 
-    @_operation
+    @_write
     def set_produce_rate(
         self, topic: str, bytes_per_sec: float, acks: str = "all", keys: str = "none"
     ) -> None:
@@ -513,4 +485,3 @@ class SimulatedCluster:
         else:
             self.state.produce.pop(topic, None)
             self.state.modes.pop(topic, None)
-        self._save()

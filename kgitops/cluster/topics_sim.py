@@ -7,7 +7,7 @@ changes the in-memory state (``state_sim.SimState``); each returns every item's 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from kgitops.cluster import clock_sim as clock
 from kgitops.cluster import controller as kraft
@@ -113,11 +113,7 @@ def create_partitions(s: SimState, additions: Sequence[NewPartitions]) -> Result
 
 def _add(s: SimState, a: NewPartitions) -> ClusterRequestError | None:
     if a.topic not in s.topics:
-        return kraft.error(
-            "UNKNOWN_TOPIC_OR_PARTITION",
-            kraft.UNKNOWN,
-            a.topic,
-        )
+        return kraft.unknown(a.topic)
     parts, _ = s.topics[a.topic]
     count = len(parts)
     if a.total == count:
@@ -149,11 +145,7 @@ def alter_topic_configs(s: SimState, changes: Mapping[str, ConfigChange]) -> Res
     results: dict[str, ClusterError | None] = {}
     for name, change in changes.items():
         if name not in s.topics:
-            results[name] = kraft.error(
-                "UNKNOWN_TOPIC_OR_PARTITION",
-                kraft.UNKNOWN,
-                name,
-            )
+            results[name] = kraft.unknown(name)
             continue
         config = s.topics[name].config
         sets = dict(change.set)
@@ -222,80 +214,71 @@ def alter_broker_configs(s: SimState, changes: Mapping[int, ConfigChange]) -> Re
     return results
 
 
+def _each_partition(
+    s: SimState,
+    keys: Iterable[tuple[str, int]],
+    act: Callable[[TopicPartition, partition.Part], ClusterError | None],
+) -> PartitionResults:
+    """``act`` on each partition ``keys`` names, in order: its result, or
+    UNKNOWN_TOPIC_OR_PARTITION where the cluster has no such partition."""
+    results: dict[TopicPartition, ClusterError | None] = {}
+    for name, pid in keys:
+        key = TopicPartition(name, pid)
+        parts = s.topics[name].parts if name in s.topics else []
+        results[key] = act(key, parts[pid]) if 0 <= pid < len(parts) else kraft.unknown(str(key))
+    return results
+
+
 def alter_reassignments(
     s: SimState, targets: Mapping[TopicPartition, tuple[int, ...] | None]
 ) -> PartitionResults:
-    results: dict[TopicPartition, ClusterError | None] = {}
     online = s.online
-    for (name, pid), target in targets.items():
-        key = TopicPartition(name, pid)
-        item = str(key)
-        parts = s.topics[name].parts if name in s.topics else []
-        if not 0 <= pid < len(parts):
-            results[key] = kraft.error(
-                "UNKNOWN_TOPIC_OR_PARTITION",
-                kraft.UNKNOWN,
-                item,
-            )
-            continue
-        part = parts[pid]
+
+    def one(key: TopicPartition, part: partition.Part) -> ClusterError | None:
+        item, target = str(key), targets[key]
         if target is None:
             if not part.reassigning:
-                results[key] = kraft.error(
+                return kraft.error(
                     "NO_REASSIGNMENT_IN_PROGRESS",
                     f"No ongoing reassignment for partition {item}.",
                     item,
                 )
-                continue
-            config = s.topics[name].config
+            config = s.topics[key.topic].config
             if partition.revert_needs_unclean(part) and not s.unclean_allowed(config):
-                results[key] = kraft.error(
+                return kraft.error(
                     "INVALID_REPLICA_ASSIGNMENT",
-                    f"Unable to revert partition assignment for {name}:{pid} because it "
-                    "would require an unclean leader election.",
+                    f"Unable to revert partition assignment for {key.topic}:{key.partition} "
+                    "because it would require an unclean leader election.",
                     item,
                 )
-                continue
             partition.revert(part, online)
-            results[key] = None
-            continue
+            return None
         problem = kraft.assignment_error(target, s.brokers, None)
         if problem:
-            results[key] = kraft.error("INVALID_REPLICA_ASSIGNMENT", problem, item)
-            continue
+            return kraft.error("INVALID_REPLICA_ASSIGNMENT", problem, item)
         partition.reassign(part, target, online)
-        results[key] = None
-    return results
+        return None
+
+    return _each_partition(s, targets, one)
 
 
 def elect_preferred_leaders(s: SimState, partitions: Iterable[TopicPartition]) -> PartitionResults:
-    results: dict[TopicPartition, ClusterError | None] = {}
     online = s.online
-    for name, pid in partitions:
-        key = TopicPartition(name, pid)
-        item = str(key)
-        parts = s.topics[name].parts if name in s.topics else []
-        if not 0 <= pid < len(parts):
-            results[key] = kraft.error(
-                "UNKNOWN_TOPIC_OR_PARTITION",
-                kraft.UNKNOWN,
-                item,
-            )
-            continue
-        part = parts[pid]
+
+    def one(key: TopicPartition, part: partition.Part) -> ClusterError | None:
         preferred = part.replicas[0]
         if part.leader == preferred:
-            results[key] = None
-        elif preferred in part.isr and preferred in online:
+            return None
+        if preferred in part.isr and preferred in online:
             part.leader = preferred
-            results[key] = None
-        else:
-            results[key] = kraft.error(
-                "PREFERRED_LEADER_NOT_AVAILABLE",
-                f"Failed to elect leader for partition {item} under strategy PreferredElection",
-                item,
-            )
-    return results
+            return None
+        return kraft.error(
+            "PREFERRED_LEADER_NOT_AVAILABLE",
+            f"Failed to elect leader for partition {key} under strategy PreferredElection",
+            str(key),
+        )
+
+    return _each_partition(s, partitions, one)
 
 
 def delete_topics(s: SimState, names: Sequence[str]) -> Results:
@@ -303,11 +286,7 @@ def delete_topics(s: SimState, names: Sequence[str]) -> Results:
     for name in names:
         s.groups.forget_topic(name)
         if s.topics.pop(name, None) is None and name not in results:
-            results[name] = kraft.error(
-                "UNKNOWN_TOPIC_OR_PARTITION",
-                kraft.UNKNOWN,
-                name,
-            )
+            results[name] = kraft.unknown(name)
         else:
             results[name] = None
     return results

@@ -18,28 +18,13 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from kgitops.console.views import safe_cut
+from kgitops.records import Message
+from kgitops.safetext import safe_cut
 
 FORMAT = "kgitops-tail/v1"
-
-
-@dataclass(frozen=True, slots=True)
-class Message:
-    """One record as a consumer sees it."""
-
-    topic: str
-    partition: int
-    offset: int
-    timestamp_ms: int | None  # None: Kafka's -1 (no timestamp)
-    timestamp_type: str  # CreateTime | LogAppendTime | none
-    key: bytes | None
-    value: bytes | None
-    headers: tuple[tuple[str, bytes | None], ...] = ()
-    size: int = 0  # serialized key + value bytes, as the record batch holds them
 
 
 def _text(data: bytes) -> str | None:

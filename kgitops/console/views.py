@@ -26,44 +26,11 @@ from kgitops.model import ClusterState, TopicState
 from kgitops.names import is_internal_topic
 from kgitops.plan.health import is_offline, is_under_replicated, topic_flags
 from kgitops.plan.spread import broker_spread
+from kgitops.safetext import safe_text as safe_text  # the commands import it from here
 from kgitops.units import human_bytes
 
 FORMAT = "kgitops-get/v1"
 VIEWS = ("topics", "partitions", "brokers", "config", "balance")
-
-_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\\": "\\\\"}
-
-
-def safe_text(text: str, limit: int | None = None) -> str:
-    """``text`` printable on one terminal line: control, format and other non-printable
-    characters escaped (``\\n``, ``\\x1b``, ``\\u202e``), a backslash doubled so an escape
-    cannot be forged, and at most ``limit`` characters (then ``...``, never inside an
-    escape)."""
-    shown, cut = safe_cut(text, None if limit is None else max(limit - 3, 0))
-    return shown + "..." if cut else shown
-
-
-def safe_cut(text: str, limit: int | None) -> tuple[str, bool]:
-    """``text`` escaped as ``safe_text`` does, cut to at most ``limit`` characters between
-    two escapes; and whether it was cut."""
-    out: list[str] = []
-    used = 0
-    for ch in text:
-        if ch in _ESCAPES:
-            piece = _ESCAPES[ch]
-        elif ch.isprintable():
-            piece = ch
-        elif ord(ch) < 0x100:
-            piece = f"\\x{ord(ch):02x}"
-        elif ord(ch) < 0x10000:
-            piece = f"\\u{ord(ch):04x}"
-        else:
-            piece = f"\\U{ord(ch):08x}"
-        if limit is not None and used + len(piece) > limit:
-            return "".join(out), True
-        out.append(piece)
-        used += len(piece)
-    return "".join(out), False
 
 
 def matches(topic: str, patterns: Sequence[str] = ()) -> bool:

@@ -32,6 +32,7 @@ same value; ``infinite`` is ``-1`` where Kafka reads -1 as "no limit"::
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import replace
 
 from kgitops.spec.config_table import (
@@ -155,6 +156,13 @@ def _as_amount(spec: TopicConfig, value: object) -> int | None:
     return spec_millis(value) if spec.unit == "ms" else spec_bytes(value)
 
 
+#: How a double, boolean or list config is read (None: it is not one); then checked.
+_READERS: dict[str, Callable[[object], float | bool | list[str] | None]] = {
+    "double": _as_float,
+    "boolean": _as_bool,
+    "list": _list_items,
+}
+
 _UNIT_WORDS = {
     "ms": "a duration (7d, 36h, 15m, 500ms) or a number of milliseconds",
     "bytes": "a size (1GiB, 512MiB, 10MB) or a number of bytes",
@@ -201,33 +209,27 @@ def check_config(
                 )
             return None, f"{name} must be {_range_words(spec)}, not {number}"
         return str(number), None
-    if spec.type == "double":
-        real = _as_float(value)
-        if real is None:
-            return None, f"{name} must be a number, not {_type_word(value)}"
-        lo, hi = spec.bounds or (-math.inf, math.inf)
-        if not lo <= real <= hi:
-            return None, f"{name} must be {_range_words(spec)}, not {_render_float(real)}"
-        return _render_float(real), None
-    if spec.type == "boolean":
-        flag = _as_bool(value)
-        if flag is None:
-            return None, f"{name} must be true or false, not {_type_word(value)}"
-        return ("true" if flag else "false"), None
-    if spec.type == "list":
-        items = _list_items(value)
-        if items is None:
-            return None, f"{name} must be {_EXPECTED['list']}, not {_type_word(value)}"
+    if spec.type in _READERS:
+        read = _READERS[spec.type](value)
+        if read is None:
+            return None, f"{name} must be {_EXPECTED[spec.type]}, not {_type_word(value)}"
+        if isinstance(read, bool):
+            return ("true" if read else "false"), None
+        if isinstance(read, float):
+            lo, hi = spec.bounds or (-math.inf, math.inf)
+            if not lo <= read <= hi:
+                return None, f"{name} must be {_range_words(spec)}, not {_render_float(read)}"
+            return _render_float(read), None
         if spec.choices:
-            for item in items:
+            for item in read:
                 if item not in spec.choices:
                     return None, (
                         f"{name}: {item!r} is not one of {', '.join(spec.choices)}"
                         + _hint(item, list(spec.choices))
                     )
-            if len(set(items)) != len(items):
-                return None, f"{name} lists a value twice: {','.join(items)}"
-        return ",".join(item for item in items if item), None
+            if len(set(read)) != len(read):
+                return None, f"{name} lists a value twice: {','.join(read)}"
+        return ",".join(item for item in read if item), None
     # string
     if not isinstance(value, str):
         hint = " (put it in quotes)" if isinstance(value, int | float) else ""

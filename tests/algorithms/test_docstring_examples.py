@@ -13,6 +13,7 @@ import kgitops.placement.consumers
 import kgitops.placement.partitioner
 import kgitops.placement.rebalance
 import kgitops.plan.isrlag
+import kgitops.safetext
 import kgitops.versionrules
 
 
@@ -25,6 +26,7 @@ import kgitops.versionrules
         kgitops.placement.rebalance,
         kgitops.console.views,
         kgitops.plan.isrlag,
+        kgitops.safetext,
         kgitops.versionrules,
     ],
     ids=lambda m: m.__name__,

@@ -13,8 +13,8 @@ from jsonschema import Draft202012Validator
 from kgitops.cluster.port import NewTopic
 from kgitops.cluster.simulated import SimulatedCluster
 from kgitops.cluster.snapshot import write_state
-from kgitops.console.views import safe_text
 from kgitops.model import Broker, ClusterState, PartitionState, TopicState
+from kgitops.safetext import safe_text
 from kgitops.spec.schemacheck import schema
 from tests.helpers import cluster_folder, run_cli
 

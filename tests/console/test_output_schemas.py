@@ -16,9 +16,10 @@ from jsonschema import Draft202012Validator
 from kgitops.cli import main
 from kgitops.cluster.port import NewTopic
 from kgitops.cluster.simulated import SimulatedCluster
-from kgitops.console.messages import Message, message_json
+from kgitops.console.messages import message_json
 from kgitops.console.offsets import reset_plan
 from kgitops.model import Broker
+from kgitops.records import Message
 from kgitops.spec.schemacheck import schema
 
 TAIL = Draft202012Validator(schema("tail.json"))

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from kgitops.console.messages import Message, message_lines, shown
+from kgitops.console.messages import message_lines, shown
+from kgitops.records import Message
 from kgitops.spec.schemacheck import schema
 from tests.helpers import run_cli
 

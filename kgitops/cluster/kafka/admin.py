@@ -14,6 +14,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from kgitops.access import Acl, QuotaEntity, ScramCredential
+from kgitops.cluster import port
 from kgitops.cluster.kafka.access import AccessRequests
 from kgitops.cluster.kafka.bootstrap import open_admin_client
 from kgitops.cluster.kafka.describe import Describe
@@ -29,15 +30,6 @@ from kgitops.cluster.kafka.versions import (
     VERSION_TOPIC_ADVICE,
     VERSION_TOPIC_ROLE,
     PasswordVersions,
-)
-from kgitops.cluster.port import (
-    ConfigChange,
-    NewPartitions,
-    NewTopic,
-    PartitionResults,
-    QuotaChange,
-    Results,
-    ScramUpsert,
 )
 from kgitops.groups import GroupsState, Partition
 from kgitops.model import OWNER_TOPIC, ClusterSpec, ClusterState, TopicPartition
@@ -118,22 +110,22 @@ class KafkaAdmin:
     def describe_acls(self) -> frozenset[Acl]:
         return self._access.describe_acls()
 
-    def create_acls(self, acls: Sequence[Acl]) -> Results:
+    def create_acls(self, acls: Sequence[Acl]) -> port.Results:
         return self._access.create_acls(acls)
 
-    def delete_acls(self, acls: Sequence[Acl]) -> Results:
+    def delete_acls(self, acls: Sequence[Acl]) -> port.Results:
         return self._access.delete_acls(acls)
 
     def describe_client_quotas(self) -> Mapping[QuotaEntity, Mapping[str, float]]:
         return self._access.describe_client_quotas()
 
-    def alter_client_quotas(self, changes: Mapping[QuotaEntity, QuotaChange]) -> Results:
+    def alter_client_quotas(self, changes: Mapping[QuotaEntity, port.QuotaChange]) -> port.Results:
         return self._access.alter_client_quotas(changes)
 
     def describe_scram_users(self) -> Mapping[tuple[str, str], ScramCredential]:
         return self._access.describe_scram_users()
 
-    def upsert_scram_users(self, upserts: Sequence[ScramUpsert]) -> Results:
+    def upsert_scram_users(self, upserts: Sequence[port.ScramUpsert]) -> port.Results:
         return self._access.upsert_scram_users(upserts)
 
     # ---- consumer groups: the ``groups.Groups`` component's
@@ -152,10 +144,10 @@ class KafkaAdmin:
 
     def alter_group_offsets(
         self, group_id: str, offsets: Mapping[TopicPartition, int]
-    ) -> PartitionResults:
+    ) -> port.PartitionResults:
         return self._groups.alter_group_offsets(group_id, offsets)
 
-    def delete_groups(self, group_ids: Sequence[str]) -> Results:
+    def delete_groups(self, group_ids: Sequence[str]) -> port.Results:
         return self._groups.delete_groups(group_ids)
 
     # ---- sending: the transport's (``transport.Transport``)
@@ -185,27 +177,29 @@ class KafkaAdmin:
 
     # ---- writes: the ``topics.TopicWrites`` component's
 
-    def create_topics(self, topics: Sequence[NewTopic]) -> Results:
+    def create_topics(self, topics: Sequence[port.NewTopic]) -> port.Results:
         return self._writes.create_topics(topics)
 
-    def create_partitions(self, additions: Sequence[NewPartitions]) -> Results:
+    def create_partitions(self, additions: Sequence[port.NewPartitions]) -> port.Results:
         return self._writes.create_partitions(additions)
 
-    def alter_topic_configs(self, changes: Mapping[str, ConfigChange]) -> Results:
+    def alter_topic_configs(self, changes: Mapping[str, port.ConfigChange]) -> port.Results:
         return self._writes.alter_topic_configs(changes)
 
-    def alter_broker_configs(self, changes: Mapping[int, ConfigChange]) -> Results:
+    def alter_broker_configs(self, changes: Mapping[int, port.ConfigChange]) -> port.Results:
         return self._writes.alter_broker_configs(changes)
 
     def alter_reassignments(
         self, targets: Mapping[TopicPartition, tuple[int, ...] | None]
-    ) -> PartitionResults:
+    ) -> port.PartitionResults:
         return self._writes.alter_reassignments(targets)
 
-    def elect_preferred_leaders(self, partitions: Iterable[TopicPartition]) -> PartitionResults:
+    def elect_preferred_leaders(
+        self, partitions: Iterable[TopicPartition]
+    ) -> port.PartitionResults:
         return self._writes.elect_preferred_leaders(partitions)
 
-    def delete_topics(self, names: Sequence[str]) -> Results:
+    def delete_topics(self, names: Sequence[str]) -> port.Results:
         return self._writes.delete_topics(names)
 
     def sleep(self, seconds: float) -> None:

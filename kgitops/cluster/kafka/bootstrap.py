@@ -27,7 +27,7 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import kafka.errors as kerr
@@ -142,6 +142,40 @@ def reader_settings(
 
 
 @contextlib.contextmanager
+def reader_client(
+    client_class: Any,
+    spec: ClusterSpec,
+    environ: Mapping[str, str] | None,
+    call: str,
+    *,
+    closing: Mapping[str, Any] | None = None,
+    **extra: Any,
+) -> Iterator[tuple[Any, Callable[[BaseException], ClusterError]]]:
+    """A bootstrapped ``client_class`` (``KafkaConsumer``, ``KafkaProducer``) on
+    ``reader_settings`` (those it takes) plus ``extra``, and how its errors are translated.
+    Any library error, in the block too, is one ``ClusterError`` naming ``call`` (a
+    ``KgitopsError`` passes as it is). Every request is counted (``port.count_sent``) as the
+    admin client's are. The client is closed at the end (``closing``: close's arguments)."""
+    settings, tls, secrets = reader_settings(spec, environ)
+    allowed = set(client_class.DEFAULT_CONFIG)
+    settings = {k: v for k, v in settings.items() if k in allowed} | extra
+    made: list[Connections] = []
+    client: Any = None
+    try:
+        client = open_client(client_class, spec, settings, tls, secrets, made)
+        made[-1].manager.counting = True
+        yield client, lambda exc: translate(exc, call, secrets=secrets, tls=tls)
+    except KgitopsError:
+        raise
+    except Exception as exc:
+        raise translate(exc, call, secrets=secrets, tls=tls) from None
+    finally:
+        if client is not None:
+            with contextlib.suppress(Exception):  # never mask the real error
+                client.close(**(closing or {}))
+
+
+@contextlib.contextmanager
 def topic_consumer(
     spec: ClusterSpec,
     topic: str,
@@ -150,27 +184,15 @@ def topic_consumer(
     *,
     absent: str,
 ) -> Iterator[tuple[Any, set[int]]]:
-    """A group-less ``KafkaConsumer`` (``reader_settings``) and the partition ids of
-    ``topic`` (``tail``, ``sample-keys``). A topic the cluster does not know is
+    """A group-less ``KafkaConsumer`` (``reader_client``) and the partition ids of ``topic``
+    (``tail``, ``sample-keys``). A topic the cluster does not know is
     ``ClusterRequestError(absent)``; any library error, in the block too, is one
-    ``ClusterError`` naming ``call`` (a ``KgitopsError`` passes as it is). The consumer is
-    closed at the end."""
-    settings, tls, secrets = reader_settings(spec, environ)
-    consumer: Any = None
-    try:
-        consumer = open_client(KafkaConsumer, spec, settings, tls, secrets)
+    ``ClusterError`` naming ``call``. The consumer is closed at the end."""
+    with reader_client(KafkaConsumer, spec, environ, call) as (consumer, _):
         ids = consumer.partitions_for_topic(topic)
         if not ids:
             raise ClusterRequestError(absent, code="UNKNOWN_TOPIC")
         yield consumer, ids
-    except KgitopsError:
-        raise
-    except Exception as exc:
-        raise translate(exc, call, secrets=secrets, tls=tls) from None
-    finally:
-        if consumer is not None:
-            with contextlib.suppress(Exception):  # never mask the real error
-                consumer.close()
 
 
 def open_client(

@@ -48,7 +48,7 @@ from kgitops.cluster.kafka.localprobe import (
 )
 from kgitops.cluster.kafka.localprops import ADMIN_USER, Node, server_properties
 from kgitops.cluster.kafka.localtls import CA_FILE, KEYSTORE, TLS_DIR, make_keystore
-from kgitops.cluster.kafka.runtime import DEFAULT_VERSION, Runtime, ensure_runtime
+from kgitops.cluster.kafka.runtime import DEFAULT_VERSION, Runtime, ensure_runtime, run_tool
 from kgitops.cluster.local import proc_cmdline, proc_start_time, symlinked_folder
 from kgitops.errors import FileRefused, LocalBrokerError
 from kgitops.files import read_json, write_atomic
@@ -480,7 +480,7 @@ def _format(cluster: KafkaCluster, password: str) -> None:
     credential in the bootstrap records."""
     runtime = cluster._runtime()
 
-    def one(node: Node) -> tuple[Node, subprocess.CompletedProcess[str]]:
+    def one(node: Node) -> tuple[Node, int, str]:
         command = [
             runtime.java,
             "-Xmx128m",
@@ -497,27 +497,14 @@ def _format(cluster: KafkaCluster, password: str) -> None:
             "--add-scram",
             f"SCRAM-SHA-512=[name={ADMIN_USER},password={password}]",
         ]
-        try:
-            out = subprocess.run(
-                command,
-                capture_output=True,
-                text=True,
-                timeout=120,
-                check=False,
-                stdin=subprocess.DEVNULL,
-            )
-        except subprocess.TimeoutExpired:
-            raise LocalBrokerError(f"formatting Kafka node {node.id} took over 120 s") from None
-        return node, out
+        late = f"formatting Kafka node {node.id} took over 120 s"
+        return (node, *run_tool(command, late, password))
 
     with ThreadPoolExecutor(max_workers=len(cluster.nodes)) as pool:
         results = list(pool.map(one, cluster.nodes))
-    for node, out in results:
-        if out.returncode != 0:
-            text = (out.stderr or out.stdout).strip().replace(password, "***")
-            raise LocalBrokerError(
-                f"formatting Kafka node {node.id} failed: {text.splitlines()[-1] if text else ''}"
-            )
+    for node, code, last in results:
+        if code != 0:
+            raise LocalBrokerError(f"formatting Kafka node {node.id} failed: {last}")
 
 
 def _start_all(cluster: KafkaCluster, timeout: float) -> KafkaCluster:

@@ -5,7 +5,7 @@ make a small test cluster fast and small."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from kgitops.cluster.kafka.localprobe import HOST
@@ -52,16 +52,8 @@ class Node:
     start_time: int | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "role": self.role,
-            "rack": self.rack,
-            "port": self.port,
-            "saslPort": self.sasl_port,
-            "sslPort": self.ssl_port,
-            "pid": self.pid,
-            "startTime": self.start_time,
-        }
+        """Every field, in order, by its camelCase name (``sasl_port``: ``saslPort``)."""
+        return {_camel(f.name): getattr(self, f.name) for f in fields(self)}
 
     @classmethod
     def from_json(cls, data: Any) -> Node:
@@ -80,6 +72,11 @@ class Node:
         if node.role not in ("controller", "broker"):
             raise ValueError(f"node {node.id}: unknown role")
         return node
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(word.capitalize() for word in rest)
 
 
 def _int(value: Any, low: int = 0, high: int = INT32_MAX) -> int:

@@ -12,9 +12,9 @@ listener asks no client certificate (``ssl.client.auth=none``): its principal is
 from __future__ import annotations
 
 import os
-import subprocess
 from concurrent.futures import ThreadPoolExecutor
 
+from kgitops.cluster.kafka.runtime import run_tool
 from kgitops.errors import LocalBrokerError
 
 TLS_DIR = "tls"
@@ -81,21 +81,7 @@ def make_keystore(directory: str, java: str, password: str) -> str:
 
 
 def _keytool(tool: str, step: tuple[str, ...], env: dict[str, str], password: str) -> None:
-    try:
-        done = subprocess.run(
-            [tool, *_FAST, *step],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-            stdin=subprocess.DEVNULL,
-        )
-    except subprocess.TimeoutExpired:
-        raise LocalBrokerError("keytool took over 120 s making the TLS listener's keys") from None
-    except OSError as exc:
-        raise LocalBrokerError(f"cannot run keytool: {exc}") from None
-    if done.returncode != 0:
-        said = (done.stderr or done.stdout).strip().replace(password, "***")
-        last = said.splitlines()[-1] if said else f"exit {done.returncode}"
-        raise LocalBrokerError(f"keytool {step[0]} failed: {last}")
+    late = "keytool took over 120 s making the TLS listener's keys"
+    code, last = run_tool([tool, *_FAST, *step], late, password, env)
+    if code != 0:
+        raise LocalBrokerError(f"keytool {step[0]} failed: {last or f'exit {code}'}")

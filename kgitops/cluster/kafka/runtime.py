@@ -104,6 +104,30 @@ def _java_major(java: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
+def run_tool(
+    command: list[str], late: str, secret: str, env: dict[str, str] | None = None
+) -> tuple[int, str]:
+    """Run a JDK tool (``kafka-storage format``, ``keytool``) with no input: its exit code and
+    the last line it printed (stderr, else stdout; "" if none) with ``secret`` masked.
+    ``LocalBrokerError``: ``late`` after 120 s, or the tool cannot start."""
+    try:
+        done = subprocess.run(
+            command,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
+    except subprocess.TimeoutExpired:
+        raise LocalBrokerError(late) from None
+    except OSError as exc:
+        raise LocalBrokerError(f"cannot run {os.path.basename(command[0])}: {exc}") from None
+    said = (done.stderr or done.stdout).strip().replace(secret, "***")
+    return done.returncode, said.splitlines()[-1] if said else ""
+
+
 def find_maven() -> str:
     return maven.find_maven("the Kafka jars", LocalBrokerError)
 

@@ -13,10 +13,10 @@ from collections.abc import Generator, Iterator, Mapping, Sequence
 from typing import Any
 
 from kgitops.cluster.kafka.bootstrap import topic_consumer
-from kgitops.console.messages import Message
-from kgitops.console.views import safe_text
 from kgitops.errors import ClusterError, ClusterRequestError, KgitopsError
 from kgitops.model import ClusterSpec
+from kgitops.records import Message
+from kgitops.safetext import safe_text
 
 _TIMESTAMP_TYPES = {0: "CreateTime", 1: "LogAppendTime"}
 

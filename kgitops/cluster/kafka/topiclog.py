@@ -1,8 +1,8 @@
 """kgitops' own compacted topics (the passwordVersion records, versions.py; the owner records,
 owners.py), read with a group-less ``KafkaConsumer`` and written with
-``KafkaProducer(acks="all")``: the clients ``tail`` and ``sample-keys`` read topics with, on
-the admin client's settings (servers, timeouts, TLS, SASL: ``bootstrap.reader_settings``) and
-behind the same first-connection guard and error translation (``bootstrap.open_client``)::
+``KafkaProducer(acks="all")``: the clients ``tail`` and ``sample-keys`` read topics with,
+opened as theirs are (``bootstrap.reader_client``: the admin client's servers, timeouts, TLS
+and SASL, the same first-connection guard and error translation)::
 
     read    partition 0 assigned (no group, nothing committed), from its first offset, polled
             until the position reaches the end offset ListOffsets gave when reading began;
@@ -36,13 +36,13 @@ from __future__ import annotations
 import contextlib
 import math
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import kafka.errors as kerr
 
-from kgitops.cluster.kafka.bootstrap import Connections, open_client, reader_settings
-from kgitops.cluster.kafka.errors import said, translate
+from kgitops.cluster.kafka.bootstrap import reader_client
+from kgitops.cluster.kafka.errors import said
 from kgitops.cluster.kafka.version_records import CODECS, Raw, Undecoded
 from kgitops.errors import ClusterError, ClusterTimeout
 from kgitops.model import ClusterSpec
@@ -92,31 +92,6 @@ class TopicLog:
         self._environ = environ
         self._timeout_ms = timeout_ms
 
-    @contextlib.contextmanager
-    def _client(
-        self, client_class: Any, api: str, closing: Mapping[str, Any], **extra: Any
-    ) -> Iterator[tuple[Any, Callable[[BaseException], ClusterError]]]:
-        """A bootstrapped ``client_class`` on the admin client's settings plus ``extra``, and
-        how its errors are translated; any library error, in the block too, becomes one
-        ``ClusterError`` naming ``api``. ``closing``: the arguments of its ``close``."""
-        settings, tls, secrets = reader_settings(self._spec, self._environ)
-        allowed = set(client_class.DEFAULT_CONFIG)
-        settings = {k: v for k, v in settings.items() if k in allowed} | extra
-        made: list[Connections] = []
-        client: Any = None
-        try:
-            client = open_client(client_class, self._spec, settings, tls, secrets, made)
-            made[-1].manager.counting = True
-            yield client, lambda exc: translate(exc, api, secrets=secrets, tls=tls)
-        except ClusterError:
-            raise
-        except Exception as exc:
-            raise translate(exc, api, secrets=secrets, tls=tls) from None
-        finally:
-            if client is not None:
-                with contextlib.suppress(Exception):  # never mask the real error
-                    client.close(**closing)
-
     def read(self, topic: str, max_bytes: int) -> tuple[list[Raw], list[Undecoded]]:
         """Every record of partition 0 of ``topic`` as (offset, key, value), in log order, and
         the batches that cannot be decoded here. ClusterError when the partition holds more
@@ -124,10 +99,11 @@ class TopicLog:
         requestTimeoutMs."""
         from kafka import KafkaConsumer, TopicPartition
 
-        with self._client(
+        with reader_client(
             KafkaConsumer,
+            self._spec,
+            self._environ,
             "Fetch",
-            {},
             allow_auto_create_topics=False,
             fetch_max_wait_ms=FETCH_WAIT_MS,
             max_partition_fetch_bytes=FETCH_BYTES,
@@ -149,10 +125,12 @@ class TopicLog:
             return []
         size = sum(len(k) + len(v or b"") + RECORD_OVERHEAD for k, v in records)
         budget_ms = self._timeout_ms * math.ceil(size / MAX_BATCH_BYTES)  # each batch's own
-        with self._client(
+        with reader_client(
             KafkaProducer,
+            self._spec,
+            self._environ,
             "Produce",
-            {"timeout": 0},  # what was not acknowledged by now is reported as not written
+            closing={"timeout": 0},  # what was not acknowledged by now is reported as not written
             acks="all",
             enable_idempotence=False,
             max_in_flight_requests_per_connection=1,

@@ -101,8 +101,7 @@ class Transport:
         self._connections: list[socket.socket] = []  # of the request being made
         self._opener = urllib.request.build_opener(
             _SameOriginRedirects(self._origin),
-            _TrackedHTTPHandler(self._connections),
-            _TrackedHTTPSHandler(self._connections),
+            _TrackedHandler(self._connections),
         )
         self.max_wait = max_wait
         self.retries = retries
@@ -272,26 +271,20 @@ def _tracked(base: type[http.client.HTTPConnection], opened: list[socket.socket]
     return Tracked
 
 
-class _TrackedHTTPHandler(urllib.request.HTTPHandler):
-    """urllib's handler, noting each socket it opens (so a deadline can shut it)."""
+class _TrackedHandler(urllib.request.HTTPHandler, urllib.request.HTTPSHandler):
+    """urllib's handlers of http and https (the default TLS context: certificates checked) in
+    one, noting each socket they open (so a deadline can shut it)."""
 
     def __init__(self, opened: list[socket.socket]) -> None:
         super().__init__()
-        self.connection = _tracked(http.client.HTTPConnection, opened)
+        self._plain = _tracked(http.client.HTTPConnection, opened)
+        self._tls = _tracked(http.client.HTTPSConnection, opened)
 
     def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
-        return self.do_open(self.connection, req)
-
-
-class _TrackedHTTPSHandler(urllib.request.HTTPSHandler):
-    """urllib's TLS handler (default context, certificates checked), noting each socket."""
-
-    def __init__(self, opened: list[socket.socket]) -> None:
-        super().__init__()
-        self.connection = _tracked(http.client.HTTPSConnection, opened)
+        return self.do_open(self._plain, req)
 
     def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
-        return self.do_open(self.connection, req)
+        return self.do_open(self._tls, req)
 
 
 class _CrossOriginRedirect(urllib.error.URLError):
