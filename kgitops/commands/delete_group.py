@@ -24,7 +24,7 @@ def run(args: argparse.Namespace) -> int:
     from kgitops.commands._clusterdir import load_cluster
     from kgitops.console.group_views import find_group
     from kgitops.console.offsets import refuse_active
-    from kgitops.console.views import safe_text
+    from kgitops.safetext import safe_text
 
     name = safe_text(args.group)
     admin = open_cluster(load_cluster(args.dir))

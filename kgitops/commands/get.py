@@ -79,6 +79,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from kgitops.console import views
     from kgitops.model import OWNER_TOPIC, PASSWORD_VERSION_TOPIC
+    from kgitops.safetext import safe_text
 
     if args.view in ("groups", "members", "lags"):
         return _groups(args)
@@ -86,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
         state = read_state(args, [args.topic_name])
         if args.topic_name not in state.topics:
             raise KgitopsError(
-                f"topic '{views.safe_text(args.topic_name)}' does not exist on the cluster"
+                f"topic '{safe_text(args.topic_name)}' does not exist on the cluster"
             )
         view = views.config_view(state, args.topic_name)
     else:
@@ -110,12 +111,12 @@ def run(args: argparse.Namespace) -> int:
                 state, args.topic
             )
         if args.topic and not views.select(state, args.topic, internal=internal, own=own):
-            globs = ", ".join(views.safe_text(t) for t in args.topic)
+            globs = ", ".join(safe_text(t) for t in args.topic)
             hidden = sorted(views.select(state, args.topic, internal=True, own=own))
             if hidden:  # internal topics match, but only --include-internal shows them
                 print(
                     f"note: no topic shown matches {globs}: {len(hidden)} internal topic(s) "
-                    f"match ({', '.join(views.safe_text(n) for n in hidden[:5])}"
+                    f"match ({', '.join(safe_text(n) for n in hidden[:5])}"
                     f"{', ...' if len(hidden) > 5 else ''}); add --include-internal",
                     file=sys.stderr,
                 )
@@ -134,7 +135,7 @@ def _spec_labels(directory: str) -> dict[str, dict[str, str]]:
 
 def _groups(args: argparse.Namespace) -> int:
     from kgitops.console import group_views as gv
-    from kgitops.console.views import safe_text
+    from kgitops.safetext import safe_text
 
     globs = ", ".join(safe_text(t) for t in args.topic)
     if args.view == "groups":

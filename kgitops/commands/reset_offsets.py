@@ -72,8 +72,8 @@ def run(args: argparse.Namespace) -> int:
     from kgitops.commands._clusterdir import load_cluster
     from kgitops.console.group_views import find_group
     from kgitops.console.offsets import parse_partitions, refuse_active, reset_plan, selected
-    from kgitops.console.views import safe_text
     from kgitops.model import TopicPartition
+    from kgitops.safetext import safe_text
 
     admin = open_cluster(load_cluster(args.dir))
     try:

@@ -90,7 +90,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from kgitops.commands._clusterdir import load_cluster
     from kgitops.console.messages import message_json, message_lines
-    from kgitops.console.views import safe_text
+    from kgitops.safetext import safe_text
 
     spec = load_cluster(args.dir)
     if spec.simulated is not None:

@@ -20,9 +20,10 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from kgitops.console.views import FORMAT, matches, safe_text, table
+from kgitops.console.views import FORMAT, matches, table
 from kgitops.errors import KgitopsError
 from kgitops.groups import ConsumerGroup, GroupsState, Partition
+from kgitops.safetext import safe_text
 
 #: the group ids the cluster lists, asked only when needed (``find_group``)
 Listed = Callable[[], Collection[str]]

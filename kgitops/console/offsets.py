@@ -19,9 +19,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kgitops.console.views import safe_text, table
+from kgitops.console.views import table
 from kgitops.errors import KgitopsError
 from kgitops.groups import ConsumerGroup
+from kgitops.safetext import safe_text
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from kgitops.model import ClusterState, TopicState
 from kgitops.names import is_internal_topic
 from kgitops.plan.health import is_offline, is_under_replicated, topic_flags
 from kgitops.plan.spread import broker_spread
-from kgitops.safetext import safe_text as safe_text  # the commands import it from here
+from kgitops.safetext import safe_text
 from kgitops.units import human_bytes
 
 FORMAT = "kgitops-get/v1"
