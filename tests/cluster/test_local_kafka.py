@@ -255,3 +255,20 @@ def test_a_cluster_id_never_starts_with_a_dash(monkeypatch: pytest.MonkeyPatch) 
     fresh = iter([dashed, uuid.UUID(bytes=bytes(16))])
     monkeypatch.setattr(localcluster.uuid, "uuid4", lambda: next(fresh))
     assert not localcluster._cluster_id().startswith("-")
+
+
+def test_settings_are_written_last_on_every_node_over_the_test_speed_values() -> None:
+    from kgitops.cluster.kafka.localprops import Node, server_properties
+
+    controller = Node(100, "controller", None, 19000)
+    broker = Node(1, "broker", "az1", 19001, 19051)
+    longer = {"broker.session.timeout.ms": "30000", "broker.heartbeat.interval.ms": "2000"}
+    for node in (controller, broker):
+        lines = server_properties(node, controller, 1, "/d", "pw", settings=longer).splitlines()
+        assert "broker.session.timeout.ms=30000" in lines, node.role
+        assert "broker.session.timeout.ms=3000" not in lines
+        plain = server_properties(node, controller, 1, "/d", "pw").splitlines()
+        assert "broker.session.timeout.ms=3000" in plain
+    assert "broker.heartbeat.interval.ms=2000" in server_properties(
+        broker, controller, 1, "/d", "pw", settings=longer
+    ).splitlines()

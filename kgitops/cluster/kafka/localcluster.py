@@ -32,7 +32,7 @@ import signal
 import subprocess
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -401,9 +401,11 @@ def up(
     version: str = DEFAULT_VERSION,
     base_port: int = DEFAULT_BASE_PORT,
     timeout: float = START_TIMEOUT,
+    settings: Mapping[str, str] | None = None,
 ) -> KafkaCluster:
     """Format (the first time) and start a cluster in ``directory``; wait until every broker
-    is unfenced. A cluster already recorded there is started again on its data."""
+    is unfenced. A cluster already recorded there is started again on its data (and its
+    properties: ``settings``, written over every node's defaults, apply to a new one only)."""
     current = load(directory)
     if current is not None:
         return _restart(current, timeout)
@@ -433,7 +435,7 @@ def up(
             "them or choose another base with --port"
         )
     password = secrets.token_urlsafe(18)
-    _prepare(cluster, password)
+    _prepare(cluster, password, settings)
     with ThreadPoolExecutor(max_workers=1) as pool:  # keytool's JVMs beside the format's
         keys = pool.submit(make_keystore, cluster.directory, runtime.java, password)
         _format(cluster, password)
@@ -442,7 +444,9 @@ def up(
     return _start_all(cluster, timeout)
 
 
-def _prepare(cluster: KafkaCluster, password: str) -> None:
+def _prepare(
+    cluster: KafkaCluster, password: str, settings: Mapping[str, str] | None = None
+) -> None:
     try:
         os.makedirs(cluster.directory, mode=0o700, exist_ok=True)
         os.chmod(cluster.directory, 0o700)
@@ -457,6 +461,7 @@ def _prepare(cluster: KafkaCluster, password: str) -> None:
                     os.path.join(os.path.abspath(cluster.node_dir(node)), "data"),
                     password,
                     os.path.join(os.path.abspath(cluster.directory), TLS_DIR, KEYSTORE),
+                    settings,
                 ),
             )
         _write_private(

@@ -5,6 +5,7 @@ make a small test cluster fast and small."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -98,11 +99,14 @@ def server_properties(
     data_dir: str,
     password: str,
     keystore: str | None = None,
+    settings: Mapping[str, str] | None = None,
 ) -> str:
     """The text of ``node``'s ``server.properties``: ``controller`` is the quorum's one voter,
     ``brokers`` the number of brokers (internal topics take RF min(3, brokers)), ``data_dir``
     its ``log.dirs``, ``password`` the super user's (and the keystore's), ``keystore`` the
-    TLS listener's PKCS12 file (``localtls``) for a broker with an ``ssl_port``."""
+    TLS listener's PKCS12 file (``localtls``) for a broker with an ``ssl_port``; ``settings``
+    are set last, on every node, over the values above (a benchmark's longer session
+    timeout)."""
     ctrl = controller
     rf = str(min(3, brokers))
     props: dict[str, str] = {
@@ -151,6 +155,7 @@ def server_properties(
         props["transaction.state.log.replication.factor"] = rf
         props["transaction.state.log.min.isr"] = "1"
         props["default.replication.factor"] = rf
+    props.update(settings or {})
     lines = ["# written by kgitops local up --kafka"]
     lines += [f"{k}={_escape(v)}" for k, v in sorted(props.items())]
     return "\n".join(lines) + "\n"
