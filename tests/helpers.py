@@ -11,8 +11,9 @@ commit holds those files; ``git(root, "diff")`` runs git there.
 ``cluster_folder(path, brokers=BROKERS, files={"orders.yaml": ORDERS})`` writes
 ``path/cluster.yaml`` for a simulated cluster (``simulated.stateFile: .state/NAME.json``),
 ``cluster_folder(path, bootstrap="127.0.0.1:9092")`` one for a broker; ``extra`` lines are
-appended to cluster.yaml, ``files`` written beside it, ``state`` (a kgitops-state/v1 mapping)
-written as the simulated state file.
+appended to cluster.yaml (indented two spaces after a simulated cluster, they continue its
+``simulated`` mapping), ``files`` written beside it, ``state`` (a kgitops-state/v1 mapping)
+written as the simulated state file, ``state_file`` naming another one.
 """
 
 from __future__ import annotations
@@ -64,8 +65,10 @@ def cluster_yaml(
     brokers: Sequence[Broker] = (),
     bootstrap: str | None = None,
     extra: str = "",
+    state_file: str | None = None,
 ) -> str:
-    """A Cluster document: simulated with ``brokers``, or a broker at ``bootstrap``."""
+    """A Cluster document: simulated with ``brokers`` (state in ``state_file``,
+    ``.state/NAME.json`` by default), or a broker at ``bootstrap``."""
     text = f"apiVersion: kgitops/v1\nkind: Cluster\nname: {name}\n"
     if bootstrap is not None:
         text += f"bootstrapServers: [{json.dumps(bootstrap)}]\n"
@@ -73,7 +76,8 @@ def cluster_yaml(
         racks = ", ".join(
             f"{{id: {b.id}, rack: {b.rack}}}" if b.rack else f"{{id: {b.id}}}" for b in brokers
         )
-        text += f"simulated:\n  stateFile: .state/{name}.json\n  brokers: [{racks}]\n"
+        state_file = state_file or f".state/{name}.json"
+        text += f"simulated:\n  stateFile: {state_file}\n  brokers: [{racks}]\n"
     return text + extra
 
 
@@ -86,17 +90,21 @@ def cluster_folder(
     extra: str = "",
     files: Mapping[str, str] | None = None,
     state: Mapping[str, Any] | None = None,
+    state_file: str | None = None,
 ) -> Path:
     """``path`` (made if missing) holding cluster.yaml, ``files`` and the simulated state."""
     path.mkdir(parents=True, exist_ok=True)
-    yaml = cluster_yaml(name, brokers=brokers, bootstrap=bootstrap, extra=extra)
+    yaml = cluster_yaml(
+        name, brokers=brokers, bootstrap=bootstrap, extra=extra, state_file=state_file
+    )
     (path / "cluster.yaml").write_text(yaml)
     for relative, text in (files or {}).items():
         (path / relative).parent.mkdir(parents=True, exist_ok=True)
         (path / relative).write_text(text)
     if state is not None:
-        (path / ".state").mkdir(exist_ok=True)
-        (path / ".state" / f"{name}.json").write_text(json.dumps(state))
+        file = path / (state_file or f".state/{name}.json")
+        file.parent.mkdir(parents=True, exist_ok=True)
+        file.write_text(json.dumps(state))
     return path
 
 
