@@ -10,7 +10,8 @@ commit holds those files; ``git(root, "diff")`` runs git there.
 
 ``cluster_folder(path, brokers=BROKERS, files={"orders.yaml": ORDERS})`` writes
 ``path/cluster.yaml`` for a simulated cluster (``simulated.stateFile: .state/NAME.json``),
-``cluster_folder(path, bootstrap="127.0.0.1:9092")`` one for a broker; ``extra`` lines are
+``cluster_folder(path, bootstrap="127.0.0.1:9092")`` one for a broker (or several, comma
+separated); ``extra`` lines are
 appended to cluster.yaml (indented two spaces after a simulated cluster, they continue its
 ``simulated`` mapping), ``files`` written beside it, ``state`` (a kgitops-state/v1 mapping)
 written as the simulated state file, ``state_file`` naming another one.
@@ -71,7 +72,7 @@ def cluster_yaml(
     ``.state/NAME.json`` by default), or a broker at ``bootstrap``."""
     text = f"apiVersion: kgitops/v1\nkind: Cluster\nname: {name}\n"
     if bootstrap is not None:
-        text += f"bootstrapServers: [{json.dumps(bootstrap)}]\n"
+        text += f"bootstrapServers: {json.dumps(bootstrap.split(','))}\n"
     else:
         racks = ", ".join(
             f"{{id: {b.id}, rack: {b.rack}}}" if b.rack else f"{{id: {b.id}}}" for b in brokers
