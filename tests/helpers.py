@@ -30,7 +30,8 @@ from typing import Any, NamedTuple
 from kgitops.cli import main
 from kgitops.model import Broker
 
-#: The brokers most test clusters have: three, one per rack.
+#: The brokers most test clusters have: three, one per rack (or without racks).
+THREE_BROKERS = (Broker(0), Broker(1), Broker(2))
 THREE_RACKS = (Broker(0, "a"), Broker(1, "b"), Broker(2, "c"))
 THREE_AZS = (Broker(0, "az1"), Broker(1, "az2"), Broker(2, "az3"))
 
