@@ -9,12 +9,13 @@ through ``kgitops.cli.main`` (the one exit path), its stdout and stderr captured
 commit holds those files; ``git(root, "diff")`` runs git there.
 
 ``cluster_folder(path, brokers=BROKERS, files={"orders.yaml": ORDERS})`` writes
-``path/cluster.yaml`` for a simulated cluster (``simulated.stateFile: .state/NAME.json``),
-``cluster_folder(path, bootstrap="127.0.0.1:9092")`` one for a broker (or several, comma
-separated); ``extra`` lines are
-appended to cluster.yaml (indented two spaces after a simulated cluster, they continue its
-``simulated`` mapping), ``files`` written beside it, ``state`` (a kgitops-state/v1 mapping)
-written as the simulated state file, ``state_file`` naming another one.
+``path/cluster.yaml`` for a simulated cluster (``simulated.stateFile: .state/NAME.json``, or
+``state_file``), ``cluster_folder(path, bootstrap="127.0.0.1:9092")`` one for a broker (or
+several, comma separated). ``extra`` lines are appended to cluster.yaml (indented two spaces
+after a simulated cluster, they continue its ``simulated`` mapping); ``files`` are written
+beside it, ``state`` (a kgitops-state/v1 mapping) as the simulated state file. A test about
+the Cluster document itself gives its whole text as ``cluster`` (``name`` then only names the
+state file). ``cluster_yaml`` is the document alone.
 """
 
 from __future__ import annotations
@@ -93,13 +94,16 @@ def cluster_folder(
     files: Mapping[str, str] | None = None,
     state: Mapping[str, Any] | None = None,
     state_file: str | None = None,
+    cluster: str | None = None,
 ) -> Path:
-    """``path`` (made if missing) holding cluster.yaml, ``files`` and the simulated state."""
+    """``path`` (made if missing) holding cluster.yaml (``cluster``, or the one
+    ``cluster_yaml`` builds), ``files`` and the simulated state."""
     path.mkdir(parents=True, exist_ok=True)
-    yaml = cluster_yaml(
-        name, brokers=brokers, bootstrap=bootstrap, extra=extra, state_file=state_file
-    )
-    (path / "cluster.yaml").write_text(yaml)
+    if cluster is None:
+        cluster = cluster_yaml(
+            name, brokers=brokers, bootstrap=bootstrap, extra=extra, state_file=state_file
+        )
+    (path / "cluster.yaml").write_text(cluster)
     for relative, text in (files or {}).items():
         (path / relative).parent.mkdir(parents=True, exist_ok=True)
         (path / relative).write_text(text)
