@@ -80,9 +80,7 @@ def test_bad_what_if_input_is_a_clear_error(
 def test_a_real_cluster_is_never_simulated(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    (tmp_path / "cluster.yaml").write_text(
-        "apiVersion: kgitops/v1\nkind: Cluster\nname: prod\nbootstrapServers: ['k:9092']\n"
-    )
+    cluster_folder(tmp_path, "prod", bootstrap="k:9092")
     assert main(["simulate", str(tmp_path), "fail-broker", "1"]) == 1
     assert "is not simulated" in capsys.readouterr().err
 
