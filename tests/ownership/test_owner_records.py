@@ -20,15 +20,13 @@ import pytest
 from kgitops.commands._owners import normalized_remote, source_of
 from kgitops.model import OWNED_KINDS, Owns
 from kgitops.plan.owners import OwnerRecord, latest, record_key, record_value
-from tests.helpers import run_cli
-
-BROKERS = "[{id: 0, rack: a}, {id: 1, rack: b}, {id: 2, rack: c}]"
+from tests import helpers
+from tests.helpers import THREE_RACKS, run_cli
 
 
 def cluster_yaml(owns: str) -> str:
-    return (
-        "apiVersion: kgitops/v1\nkind: Cluster\nname: shared\nsimulated:\n"
-        f"  stateFile: ../shared-state.json\n  brokers: {BROKERS}\n{owns}"
+    return helpers.cluster_yaml(
+        "shared", brokers=THREE_RACKS, state_file="../shared-state.json", extra=owns
     )
 
 
@@ -48,9 +46,7 @@ class Two:
         self.state = base / "shared-state.json"
 
     def folder(self, name: str, owns: str, *topics: str) -> Path:
-        folder = self.base / name
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / "cluster.yaml").write_text(cluster_yaml(owns))
+        folder = helpers.cluster_folder(self.base / name, cluster=cluster_yaml(owns))
         for old in folder.glob("t-*.yaml"):
             old.unlink()
         for topic in topics:

@@ -10,15 +10,11 @@ from pathlib import Path
 import pytest
 
 from kgitops.cli import main
+from tests.helpers import THREE_BROKERS, cluster_folder
 
-CLUSTER = """\
-apiVersion: kgitops/v1
-kind: Cluster
-name: shared
-simulated:
-  stateFile: {state}
-  brokers: [{{id: 0}}, {{id: 1}}, {{id: 2}}]
-"""
+
+def _cluster(folder: Path, state: str) -> None:
+    cluster_folder(folder, "shared", brokers=THREE_BROKERS, state_file=state)
 
 
 def _tree(root: Path) -> dict[str, str]:
@@ -50,7 +46,7 @@ def test_a_state_file_elsewhere_in_the_repository_is_used(
     repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     folder = repo / "topics" / "team"
-    (folder / "cluster.yaml").write_text(CLUSTER.format(state="../../shared-state.json"))
+    _cluster(folder, "../../shared-state.json")
     assert main(["validate", str(folder)]) == 0
     assert main(["status", str(folder)]) == 0
     assert (repo / "shared-state.json").is_file()
@@ -68,7 +64,7 @@ def test_a_state_file_outside_the_repository_is_refused(
     repo: Path, capsys: pytest.CaptureFixture[str], state: str, reason: str | None
 ) -> None:
     folder = repo / "topics" / "team"
-    (folder / "cluster.yaml").write_text(CLUSTER.format(state=state))
+    _cluster(folder, state)
     before = _tree(repo.parent)
     assert main(["plan", str(folder)]) == 1
     line = _one_error(capsys)
@@ -83,7 +79,7 @@ def test_a_symlinked_state_file_is_refused_even_inside_the_repository(
     folder = repo / "topics" / "team"
     (repo / "real.json").write_text("{}")
     (repo / "shared-state.json").symlink_to(repo / "real.json")
-    (folder / "cluster.yaml").write_text(CLUSTER.format(state="../../shared-state.json"))
+    _cluster(folder, "../../shared-state.json")
     before = _tree(repo.parent)
     assert main(["plan", str(folder)]) == 1
     line = _one_error(capsys)
@@ -100,7 +96,7 @@ def test_a_symlinked_parent_folder_is_refused(
     real = repo / "real" if target == "inside" else repo.parent / "outside"
     real.mkdir(exist_ok=True)
     (repo / "state").symlink_to(real)
-    (folder / "cluster.yaml").write_text(CLUSTER.format(state="../../state/shared.json"))
+    _cluster(folder, "../../state/shared.json")
     before = _tree(repo.parent)
     assert main(["plan", str(folder)]) == 1
     assert "leads through a symlink" in _one_error(capsys)
