@@ -19,6 +19,7 @@ from kgitops.cluster.kafka.settings import client_config
 from kgitops.cluster.kafka.tls import TlsAdvice, is_ambiguous, is_definitive
 from kgitops.errors import ClusterError, ClusterTlsError, KgitopsError
 from kgitops.spec.load import load_specs, load_specs_or_raise
+from tests.helpers import cluster_folder
 
 
 def folder(repo: Path, certs: Path, ssl_yaml: str, files: tuple[str, ...] = ("ca.pem",)) -> Path:
@@ -26,12 +27,8 @@ def folder(repo: Path, certs: Path, ssl_yaml: str, files: tuple[str, ...] = ("ca
     (d / "certs").mkdir(parents=True, exist_ok=True)
     for name in files:
         shutil.copy(certs / name, d / "certs" / name)
-    (d / "cluster.yaml").write_text(
-        "apiVersion: kgitops/v1\nkind: Cluster\nname: tls\n"
-        'bootstrapServers: ["127.0.0.1:9093"]\n'
-        f"security:\n  protocol: SSL\n  ssl: {ssl_yaml}\n"
-    )
-    return d
+    security = f"security:\n  protocol: SSL\n  ssl: {ssl_yaml}\n"
+    return cluster_folder(d, "tls", bootstrap="127.0.0.1:9093", extra=security)
 
 
 def errors_of(directory: str) -> list[str]:
