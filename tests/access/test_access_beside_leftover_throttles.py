@@ -15,7 +15,7 @@ from kgitops.cluster.port import ConfigChange
 from kgitops.cluster.simulated import SimulatedCluster
 from kgitops.model import Broker
 from kgitops.names import THROTTLE_FOLLOWER_RATE, THROTTLE_LEADER_RATE
-from tests.helpers import THREE_RACKS, cluster_yaml
+from tests.helpers import THREE_RACKS, cluster_folder, cluster_yaml
 
 CLUSTER = cluster_yaml(brokers=THREE_RACKS)
 USERS = """\
@@ -36,8 +36,7 @@ iterations: 4096
 
 @pytest.fixture
 def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    (tmp_path / "cluster.yaml").write_text(CLUSTER)
-    (tmp_path / "users.yaml").write_text(USERS)
+    cluster_folder(tmp_path, cluster=CLUSTER, files={"users.yaml": USERS})
     monkeypatch.setenv("ORDERS_PW", "s3cret-pw")
     sim = SimulatedCluster.open(
         str(tmp_path / ".state" / "demo.json"), [Broker(0, "a"), Broker(1, "b"), Broker(2, "c")]
