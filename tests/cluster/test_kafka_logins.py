@@ -181,9 +181,7 @@ def test_the_token_never_reaches_the_output_of_a_failed_plan(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("KAFKA_TOKEN", TOKEN)
-    (tmp_path / "cluster.yaml").write_text(
-        CLUSTER % "{mechanism: OAUTHBEARER, tokenEnv: KAFKA_TOKEN}"
-    )
+    cluster_folder(tmp_path, cluster=CLUSTER % "{mechanism: OAUTHBEARER, tokenEnv: KAFKA_TOKEN}")
     assert main(["validate", str(tmp_path)]) == 0
     code = main(["plan", str(tmp_path)])
     out, err = capsys.readouterr()

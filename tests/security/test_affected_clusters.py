@@ -126,11 +126,11 @@ def test_affected_lists_includers_token_scripts_and_nested_folders_once(
     script = repo / "bin" / "token.sh"
     script.parent.mkdir()
     script.write_text("#!/bin/sh\necho t\n")
-    (repo / "topics" / "prod" / "cluster.yaml").write_text(
-        "apiVersion: kgitops/v1\nkind: Cluster\nname: prod\nbootstrapServers: [k:9093]\n"
+    security = (
         "security:\n  protocol: SASL_SSL\n"
         f"  sasl: {{mechanism: OAUTHBEARER, tokenCommand: [{script}]}}\n"
     )
+    cluster_folder(repo / "topics" / "prod", "prod", bootstrap="k:9093", extra=security)
     monkeypatch.chdir(repo)
     assert main(["affected", "topics", "bin/token.sh", "topics/shared/payments/x.yaml"]) == 0
     assert capsys.readouterr().out.splitlines() == ["topics/dev", "topics/prod", "topics/staging"]
