@@ -9,16 +9,14 @@ import pytest
 from kgitops.cli import main
 from kgitops.cluster.port import NewTopic
 from kgitops.cluster.simulated import SimulatedCluster
-from kgitops.model import Broker
-from tests.helpers import cluster_folder
+from tests.helpers import THREE_AZS, cluster_folder
 
-BROKERS = [Broker(0, "az1"), Broker(1, "az2"), Broker(2, "az3")]
+BROKERS = THREE_AZS
 
 
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
-    cluster_folder(tmp_path, brokers=BROKERS)
-    return tmp_path
+    return cluster_folder(tmp_path, brokers=BROKERS)
 
 
 def sim(folder: Path) -> SimulatedCluster:

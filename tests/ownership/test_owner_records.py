@@ -253,10 +253,9 @@ def test_an_owner_topic_not_shaped_as_kgitops_is_named_as_such(two: Two) -> None
     program's topic of that name is an UNMANAGED_TOPIC warning saying what it is."""
     from kgitops.cluster.port import ConfigChange, NewTopic
     from kgitops.cluster.simulated import SimulatedCluster
-    from kgitops.model import Broker
 
     a = two.folder("a", "", "payments.orders")
-    sim = SimulatedCluster.open(str(two.state), [Broker(0, "a"), Broker(1, "b"), Broker(2, "c")])
+    sim = SimulatedCluster.open(str(two.state), THREE_RACKS)
     name = "_kgitops-owners"
     assert sim.create_topics([NewTopic(name, {0: (0,)}, {"cleanup.policy": "delete"})]) == {
         name: None
@@ -477,7 +476,6 @@ def test_a_racing_apply_puts_back_the_record_it_had(
 def test_a_spec_or_import_of_the_owner_topic_is_told_what_the_topic_is(two: Two) -> None:
     from kgitops.cluster.port import NewTopic
     from kgitops.cluster.simulated import SimulatedCluster
-    from kgitops.model import Broker
 
     a = two.folder("a", "", "_kgitops-owners")
     code, out, err = two.run("validate", str(a))
@@ -488,7 +486,7 @@ def test_a_spec_or_import_of_the_owner_topic_is_told_what_the_topic_is(two: Two)
     )
     assert "passwordVersion" not in out + err
     a = two.folder("a", "")
-    sim = SimulatedCluster.open(str(two.state), [Broker(0, "a"), Broker(1, "b"), Broker(2, "c")])
+    sim = SimulatedCluster.open(str(two.state), THREE_RACKS)
     name = "_kgitops-owners"
     sim.create_topics([NewTopic(name, {0: (0,)}, {"cleanup.policy": "compact"})])
     code, out, err = two.run("import", str(a), "--topic", name)
