@@ -15,7 +15,7 @@ several, comma separated). ``extra`` lines are appended to cluster.yaml (indente
 after a simulated cluster, they continue its ``simulated`` mapping); ``files`` are written
 beside it, ``state`` (a kgitops-state/v1 mapping) as the simulated state file. A test about
 the Cluster document itself gives its whole text as ``cluster`` (``name`` then only names the
-state file). ``cluster_yaml`` is the document alone.
+state file). ``cluster_yaml`` is the document alone. Every file is written as UTF-8.
 """
 
 from __future__ import annotations
@@ -103,14 +103,14 @@ def cluster_folder(
         cluster = cluster_yaml(
             name, brokers=brokers, bootstrap=bootstrap, extra=extra, state_file=state_file
         )
-    (path / "cluster.yaml").write_text(cluster)
+    (path / "cluster.yaml").write_text(cluster, encoding="utf-8")
     for relative, text in (files or {}).items():
         (path / relative).parent.mkdir(parents=True, exist_ok=True)
-        (path / relative).write_text(text)
+        (path / relative).write_text(text, encoding="utf-8")
     if state is not None:
         file = path / (state_file or f".state/{name}.json")
         file.parent.mkdir(parents=True, exist_ok=True)
-        file.write_text(json.dumps(state))
+        file.write_text(json.dumps(state), encoding="utf-8")
     return path
 
 
@@ -126,7 +126,7 @@ def committed_repo(root: Path, files: Mapping[str, str]) -> Path:
     and whatever ``root`` held already."""
     for relative, text in files.items():
         (root / relative).parent.mkdir(parents=True, exist_ok=True)
-        (root / relative).write_text(text)
+        (root / relative).write_text(text, encoding="utf-8")
     root.mkdir(parents=True, exist_ok=True)
     git(root, "init", "-q", "-b", "main")
     git(root, "config", "user.email", "t@example.com")
