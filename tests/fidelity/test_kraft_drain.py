@@ -26,8 +26,7 @@ TOPIC = "apiVersion: kgitops/v1\nkind: Topic\nname: orders\npartitions: 4\nrepli
 
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
-    helpers.cluster_folder(tmp_path, cluster=cluster_yaml())
-    (tmp_path / "orders.yaml").write_text(TOPIC)
+    helpers.cluster_folder(tmp_path, cluster=cluster_yaml(), files={"orders.yaml": TOPIC})
     assert main(["apply", str(tmp_path), "--yes"]) == 0
     return tmp_path
 
