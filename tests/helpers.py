@@ -6,7 +6,8 @@ through ``kgitops.cli.main`` (the one exit path), its stdout and stderr captured
     code, out, err = run_cli("validate", str(folder))
 
 ``committed_repo(root, {"topics/prod/cluster.yaml": ...})`` is a git repository whose one
-commit holds those files; ``git(root, "diff")`` runs git there.
+commit holds those files; ``git(root, "diff")`` runs git there. ``tree(root)`` is everything
+under ``root`` (for "nothing changed": ``assert tree(root) == before``).
 
 ``cluster_folder(path, brokers=BROKERS, files={"orders.yaml": ORDERS})`` writes
 ``path/cluster.yaml`` for a simulated cluster (``simulated.stateFile: .state/NAME.json``, or
@@ -23,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -134,3 +136,20 @@ def committed_repo(root: Path, files: Mapping[str, str]) -> Path:
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "base")
     return root
+
+
+def tree(root: Path) -> dict[str, bytes | str]:
+    """Every path under ``root``, relative to it: a file's bytes, ``"<dir>"`` for a folder,
+    ``"-> TARGET"`` for a symlink (never followed)."""
+    out: dict[str, bytes | str] = {}
+    for folder, dirs, files in os.walk(root):
+        for name in dirs + files:
+            path = Path(folder) / name
+            rel = str(path.relative_to(root))
+            if path.is_symlink():
+                out[rel] = "-> " + os.readlink(path)
+            elif path.is_file():
+                out[rel] = path.read_bytes()
+            else:
+                out[rel] = "<dir>"
+    return out

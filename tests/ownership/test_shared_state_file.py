@@ -4,26 +4,16 @@ one line at the stateFile's position, exit 1, and nothing is created anywhere.""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
 from kgitops.cli import main
-from tests.helpers import THREE_BROKERS, cluster_folder
+from tests.helpers import THREE_BROKERS, cluster_folder, tree
 
 
 def _cluster(folder: Path, state: str) -> None:
     cluster_folder(folder, "shared", brokers=THREE_BROKERS, state_file=state)
-
-
-def _tree(root: Path) -> dict[str, str]:
-    out = {}
-    for folder, dirs, files in os.walk(root):
-        for name in dirs + files:
-            path = Path(folder) / name
-            out[str(path)] = os.readlink(path) if path.is_symlink() else str(path.is_dir())
-    return out
 
 
 @pytest.fixture
@@ -65,12 +55,12 @@ def test_a_state_file_outside_the_repository_is_refused(
 ) -> None:
     folder = repo / "topics" / "team"
     _cluster(folder, state)
-    before = _tree(repo.parent)
+    before = tree(repo.parent)
     assert main(["plan", str(folder)]) == 1
     line = _one_error(capsys)
     assert line.startswith(f"{folder}/cluster.yaml:5:14: error: stateFile: ")
     assert reason in line
-    assert _tree(repo.parent) == before
+    assert tree(repo.parent) == before
 
 
 def test_a_symlinked_state_file_is_refused_even_inside_the_repository(
@@ -80,11 +70,11 @@ def test_a_symlinked_state_file_is_refused_even_inside_the_repository(
     (repo / "real.json").write_text("{}")
     (repo / "shared-state.json").symlink_to(repo / "real.json")
     _cluster(folder, "../../shared-state.json")
-    before = _tree(repo.parent)
+    before = tree(repo.parent)
     assert main(["plan", str(folder)]) == 1
     line = _one_error(capsys)
     assert "leads through a symlink" in line and line.startswith(f"{folder}/cluster.yaml:5:14:")
-    assert _tree(repo.parent) == before
+    assert tree(repo.parent) == before
     assert (repo / "real.json").read_text() == "{}"
 
 
@@ -97,8 +87,8 @@ def test_a_symlinked_parent_folder_is_refused(
     real.mkdir(exist_ok=True)
     (repo / "state").symlink_to(real)
     _cluster(folder, "../../state/shared.json")
-    before = _tree(repo.parent)
+    before = tree(repo.parent)
     assert main(["plan", str(folder)]) == 1
     assert "leads through a symlink" in _one_error(capsys)
-    assert _tree(repo.parent) == before
+    assert tree(repo.parent) == before
     assert not (real / "shared.json").exists()

@@ -9,13 +9,12 @@ Each test runs the CLI and then reads the files back: exit 1, one line, every fi
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 
 from kgitops.cli import main
-from tests.helpers import THREE_RACKS, cluster_folder, cluster_yaml
+from tests.helpers import THREE_RACKS, cluster_folder, cluster_yaml, tree
 
 CLUSTER = cluster_yaml("test", brokers=THREE_RACKS, state_file="state.json")
 
@@ -40,19 +39,6 @@ keys:
   sample: samples/payments.data
   column: key
 """
-
-
-def _files(root: Path) -> dict[str, bytes | str]:
-    out: dict[str, bytes | str] = {}
-    for folder, dirs, names in os.walk(root):
-        for name in dirs + names:
-            path = Path(folder) / name
-            rel = str(path.relative_to(root))
-            if path.is_symlink():
-                out[rel] = "-> " + os.readlink(path)
-            elif path.is_file():
-                out[rel] = path.read_bytes()
-    return out
 
 
 def _one_error(capsys: pytest.CaptureFixture[str]) -> str:
@@ -82,10 +68,10 @@ def folder(tmp_path: Path) -> Path:
 
 def _refused(argv: list[str], root: Path, capsys: pytest.CaptureFixture[str], reason: str) -> None:
     capsys.readouterr()
-    before = _files(root)
+    before = tree(root)
     assert main(argv) == 1
     assert reason in _one_error(capsys)
-    assert _files(root) == before
+    assert tree(root) == before
 
 
 SPEC_FILES = ["cluster.yaml", "orders.yaml", "kgitops.lock", "state.json.lock"]

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from kgitops.cli import main
-from tests.helpers import THREE_RACKS, cluster_folder, cluster_yaml
+from tests.helpers import THREE_RACKS, cluster_folder, cluster_yaml, tree
 
 CLUSTER = cluster_yaml("test", brokers=THREE_RACKS)
 
@@ -29,22 +29,6 @@ name: orders
 partitions: 3
 replicationFactor: 3
 """
-
-
-def _tree(root: Path) -> dict[str, bytes | str]:
-    """Every path under ``root`` with its content (a symlink: where it points)."""
-    out: dict[str, bytes | str] = {}
-    for folder, dirs, files in os.walk(root):
-        for name in dirs + files:
-            path = Path(folder) / name
-            rel = str(path.relative_to(root))
-            if path.is_symlink():
-                out[rel] = "-> " + os.readlink(path)
-            elif path.is_file():
-                out[rel] = path.read_bytes()
-            else:
-                out[rel] = "<dir>"
-    return out
 
 
 @pytest.fixture
@@ -80,7 +64,7 @@ def test_a_state_file_outside_the_folder_is_refused_with_its_position(
     folder, outside = world
     state = state.replace("OUTSIDE", str(outside))
     _cluster(folder, state)
-    before = _tree(folder.parent.parent.parent)
+    before = tree(folder.parent.parent.parent)
     for command in (
         ["plan", str(folder)],
         ["status", str(folder)],
@@ -90,7 +74,7 @@ def test_a_state_file_outside_the_folder_is_refused_with_its_position(
         line = _one_error(capsys)
         assert line.startswith(f"{folder}/cluster.yaml:5:14: error: stateFile: ")
         assert reason in line
-    assert _tree(folder.parent.parent.parent) == before  # nothing created anywhere
+    assert tree(folder.parent.parent.parent) == before  # nothing created anywhere
 
 
 def test_etc_passwd_as_state_file_is_refused_and_nothing_is_created(
@@ -110,10 +94,10 @@ def test_a_state_folder_symlinked_out_is_refused(
     folder, outside = world
     _cluster(folder)
     (folder / ".state").symlink_to(outside)
-    before = _tree(outside)
+    before = tree(outside)
     assert main(["plan", str(folder)]) == 1
     assert "leads through a symlink" in _one_error(capsys)
-    assert _tree(outside) == before
+    assert tree(outside) == before
 
 
 def test_a_committed_lock_symlink_of_the_simulated_cluster_is_not_followed(
@@ -134,9 +118,9 @@ def test_update_lock_does_not_write_through_a_committed_tmp_symlink(
     folder, outside = world
     _cluster(folder)
     (folder / "kgitops.lock.tmp").symlink_to(outside / "secret.txt")
-    before = _tree(outside)
+    before = tree(outside)
     assert main(["plan", str(folder), "--update-lock"]) == 0
-    assert _tree(outside) == before
+    assert tree(outside) == before
     assert (folder / "kgitops.lock").read_text().startswith("# kgitops.lock")
     assert (folder / "kgitops.lock.tmp").is_symlink()
 
@@ -209,11 +193,11 @@ def test_import_of_a_topic_named_dot_dot_writes_nothing_outside(
     _cluster(folder)
     state = outside / "state.json"
     state.write_text(json.dumps(_state_with("../../../../outside/evil")))
-    before = _tree(folder.parent.parent.parent)
+    before = tree(folder.parent.parent.parent)
     assert main(["import", str(folder), "--state", str(state)]) == 1
     line = _one_error(capsys)
     assert "an illegal topic name" in line and line.startswith(f"{state}:")
-    assert _tree(folder.parent.parent.parent) == before
+    assert tree(folder.parent.parent.parent) == before
 
 
 def test_a_rack_with_shell_syntax_is_refused_in_a_state_file_and_in_cluster_yaml(
