@@ -6,13 +6,17 @@ through ``kgitops.cli.main`` (the one exit path), its stdout and stderr captured
     code, out, err = run_cli("validate", str(folder))
 
 ``committed_repo(root, {"topics/prod/cluster.yaml": ...})`` is a git repository whose one
-commit holds those files; ``git(root, "diff")`` runs git there.
+commit holds those files; ``git(root, "diff")`` runs git there. ``tree(root)`` is everything
+under ``root`` (for "nothing changed": ``assert tree(root) == before``).
 
 ``cluster_folder(path, brokers=BROKERS, files={"orders.yaml": ORDERS})`` writes
-``path/cluster.yaml`` for a simulated cluster (``simulated.stateFile: .state/NAME.json``),
-``cluster_folder(path, bootstrap="127.0.0.1:9092")`` one for a broker; ``extra`` lines are
-appended to cluster.yaml, ``files`` written beside it, ``state`` (a kgitops-state/v1 mapping)
-written as the simulated state file.
+``path/cluster.yaml`` for a simulated cluster (``simulated.stateFile: .state/NAME.json``, or
+``state_file``), ``cluster_folder(path, bootstrap="127.0.0.1:9092")`` one for a broker (or
+several, comma separated). ``extra`` lines are appended to cluster.yaml (indented two spaces
+after a simulated cluster, they continue its ``simulated`` mapping); ``files`` are written
+beside it, ``state`` (a kgitops-state/v1 mapping) as the simulated state file. A test about
+the Cluster document itself gives its whole text as ``cluster`` (``name`` then only names the
+state file). ``cluster_yaml`` is the document alone. Every file is written as UTF-8.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -28,7 +33,8 @@ from typing import Any, NamedTuple
 from kgitops.cli import main
 from kgitops.model import Broker
 
-#: The brokers most test clusters have: three, one per rack.
+#: The brokers most test clusters have: three, one per rack (or without racks).
+THREE_BROKERS = (Broker(0), Broker(1), Broker(2))
 THREE_RACKS = (Broker(0, "a"), Broker(1, "b"), Broker(2, "c"))
 THREE_AZS = (Broker(0, "az1"), Broker(1, "az2"), Broker(2, "az3"))
 
@@ -64,16 +70,19 @@ def cluster_yaml(
     brokers: Sequence[Broker] = (),
     bootstrap: str | None = None,
     extra: str = "",
+    state_file: str | None = None,
 ) -> str:
-    """A Cluster document: simulated with ``brokers``, or a broker at ``bootstrap``."""
+    """A Cluster document: simulated with ``brokers`` (state in ``state_file``,
+    ``.state/NAME.json`` by default), or a broker at ``bootstrap``."""
     text = f"apiVersion: kgitops/v1\nkind: Cluster\nname: {name}\n"
     if bootstrap is not None:
-        text += f"bootstrapServers: [{json.dumps(bootstrap)}]\n"
+        text += f"bootstrapServers: {json.dumps(bootstrap.split(','))}\n"
     else:
         racks = ", ".join(
             f"{{id: {b.id}, rack: {b.rack}}}" if b.rack else f"{{id: {b.id}}}" for b in brokers
         )
-        text += f"simulated:\n  stateFile: .state/{name}.json\n  brokers: [{racks}]\n"
+        state_file = state_file or f".state/{name}.json"
+        text += f"simulated:\n  stateFile: {state_file}\n  brokers: [{racks}]\n"
     return text + extra
 
 
@@ -86,17 +95,24 @@ def cluster_folder(
     extra: str = "",
     files: Mapping[str, str] | None = None,
     state: Mapping[str, Any] | None = None,
+    state_file: str | None = None,
+    cluster: str | None = None,
 ) -> Path:
-    """``path`` (made if missing) holding cluster.yaml, ``files`` and the simulated state."""
+    """``path`` (made if missing) holding cluster.yaml (``cluster``, or the one
+    ``cluster_yaml`` builds), ``files`` and the simulated state."""
     path.mkdir(parents=True, exist_ok=True)
-    yaml = cluster_yaml(name, brokers=brokers, bootstrap=bootstrap, extra=extra)
-    (path / "cluster.yaml").write_text(yaml)
+    if cluster is None:
+        cluster = cluster_yaml(
+            name, brokers=brokers, bootstrap=bootstrap, extra=extra, state_file=state_file
+        )
+    (path / "cluster.yaml").write_text(cluster, encoding="utf-8")
     for relative, text in (files or {}).items():
         (path / relative).parent.mkdir(parents=True, exist_ok=True)
-        (path / relative).write_text(text)
+        (path / relative).write_text(text, encoding="utf-8")
     if state is not None:
-        (path / ".state").mkdir(exist_ok=True)
-        (path / ".state" / f"{name}.json").write_text(json.dumps(state))
+        file = path / (state_file or f".state/{name}.json")
+        file.parent.mkdir(parents=True, exist_ok=True)
+        file.write_text(json.dumps(state), encoding="utf-8")
     return path
 
 
@@ -112,7 +128,7 @@ def committed_repo(root: Path, files: Mapping[str, str]) -> Path:
     and whatever ``root`` held already."""
     for relative, text in files.items():
         (root / relative).parent.mkdir(parents=True, exist_ok=True)
-        (root / relative).write_text(text)
+        (root / relative).write_text(text, encoding="utf-8")
     root.mkdir(parents=True, exist_ok=True)
     git(root, "init", "-q", "-b", "main")
     git(root, "config", "user.email", "t@example.com")
@@ -120,3 +136,20 @@ def committed_repo(root: Path, files: Mapping[str, str]) -> Path:
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "base")
     return root
+
+
+def tree(root: Path) -> dict[str, bytes | str]:
+    """Every path under ``root``, relative to it: a file's bytes, ``"<dir>"`` for a folder,
+    ``"-> TARGET"`` for a symlink (never followed)."""
+    out: dict[str, bytes | str] = {}
+    for folder, dirs, files in os.walk(root):
+        for name in dirs + files:
+            path = Path(folder) / name
+            rel = str(path.relative_to(root))
+            if path.is_symlink():
+                out[rel] = "-> " + os.readlink(path)
+            elif path.is_file():
+                out[rel] = path.read_bytes()
+            else:
+                out[rel] = "<dir>"
+    return out

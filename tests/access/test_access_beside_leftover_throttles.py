@@ -13,9 +13,8 @@ import pytest
 from kgitops.cli import main
 from kgitops.cluster.port import ConfigChange
 from kgitops.cluster.simulated import SimulatedCluster
-from kgitops.model import Broker
 from kgitops.names import THROTTLE_FOLLOWER_RATE, THROTTLE_LEADER_RATE
-from tests.helpers import THREE_RACKS, cluster_yaml
+from tests.helpers import THREE_RACKS, cluster_folder, cluster_yaml
 
 CLUSTER = cluster_yaml(brokers=THREE_RACKS)
 USERS = """\
@@ -36,12 +35,9 @@ iterations: 4096
 
 @pytest.fixture
 def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    (tmp_path / "cluster.yaml").write_text(CLUSTER)
-    (tmp_path / "users.yaml").write_text(USERS)
+    cluster_folder(tmp_path, cluster=CLUSTER, files={"users.yaml": USERS})
     monkeypatch.setenv("ORDERS_PW", "s3cret-pw")
-    sim = SimulatedCluster.open(
-        str(tmp_path / ".state" / "demo.json"), [Broker(0, "a"), Broker(1, "b"), Broker(2, "c")]
-    )
+    sim = SimulatedCluster.open(str(tmp_path / ".state" / "demo.json"), THREE_RACKS)
     rates = {THROTTLE_LEADER_RATE: "50000", THROTTLE_FOLLOWER_RATE: "50000"}
     assert all(
         e is None

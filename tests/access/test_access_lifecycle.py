@@ -12,7 +12,7 @@ import pytest
 
 from kgitops.cli import main
 from kgitops.errors import scrub_secrets
-from tests.helpers import THREE_RACKS, cluster_yaml, run_cli_text
+from tests.helpers import THREE_RACKS, cluster_folder, cluster_yaml, run_cli_text
 
 PASSWORD = "pw-Zq8!s3cret-never-printed"
 
@@ -50,9 +50,10 @@ class Folder:
         self.write(cluster=CLUSTER, version=1, rate=1048576)
 
     def write(self, *, cluster: str = CLUSTER, version: int = 1, rate: int = 1048576) -> None:
-        (self.root / "cluster.yaml").write_text(cluster)
-        (self.root / "orders.yaml").write_text(TOPIC)
-        (self.root / "access.yaml").write_text(ACCESS % {"version": version, "rate": rate})
+        access = ACCESS % {"version": version, "rate": rate}
+        cluster_folder(
+            self.root, cluster=cluster, files={"orders.yaml": TOPIC, "access.yaml": access}
+        )
 
     def run(self, *args: str) -> tuple[int, str]:
         return run_cli_text(*args)
@@ -330,10 +331,10 @@ def test_import_adopts_acls_users_and_quotas_and_records_the_cluster_id(
     )
     (folder.root / ".state/demo.json").write_text(json.dumps(data))
     # a fresh folder on the same cluster: only cluster.yaml, no documents at all
-    fresh = tmp_path_factory.mktemp("fresh")
-    (fresh / ".state").mkdir()
-    (fresh / ".state/demo.json").write_text((folder.root / ".state/demo.json").read_text())
-    (fresh / "cluster.yaml").write_text(CLUSTER)
+    state = (folder.root / ".state/demo.json").read_text()
+    fresh = cluster_folder(
+        tmp_path_factory.mktemp("fresh"), cluster=CLUSTER, files={".state/demo.json": state}
+    )
     code, out = folder.run("import", str(fresh))
     assert code == 0, out
     text = (fresh / "access.yaml").read_text()

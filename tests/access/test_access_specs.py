@@ -11,15 +11,7 @@ import pytest
 from kgitops.access import Acl, QuotaEntity
 from kgitops.spec.load import Specs, load_specs
 from kgitops.spec.schemacheck import schema
-
-CLUSTER = """\
-apiVersion: kgitops/v1
-kind: Cluster
-name: test
-simulated:
-  stateFile: .state/test.json
-  brokers: [{id: 0}, {id: 1}, {id: 2}]
-"""
+from tests.helpers import THREE_BROKERS, cluster_folder
 
 TOPIC_WITH_ACCESS = """\
 apiVersion: kgitops/v1
@@ -34,9 +26,7 @@ access:
 
 
 def load(tmp_path: Path, files: dict[str, str]) -> tuple[Specs, list[str]]:
-    (tmp_path / "cluster.yaml").write_text(CLUSTER)
-    for name, text in files.items():
-        (tmp_path / name).write_text(text)
+    cluster_folder(tmp_path, "test", brokers=THREE_BROKERS, files=files)
     specs = load_specs(str(tmp_path))
     prefix = str(tmp_path) + os.sep
     return specs, [str(d).replace(prefix, "") for d in specs.diagnostics]

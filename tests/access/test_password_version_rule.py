@@ -13,8 +13,10 @@ from hypothesis import strategies as st
 from kgitops.access import AccessSpecs, AccessState, ScramCredential, UserSpec
 from kgitops.apply.access import access_differences
 from kgitops.cli import main
+from kgitops.model import Broker
 from kgitops.plan.access_actions import upsert_user
 from kgitops.plan.access_diff import access_actions
+from tests.helpers import cluster_folder
 
 MECH = "SCRAM-SHA-512"
 
@@ -73,13 +75,9 @@ def test_a_dry_run_shows_the_version_that_would_be_recorded_and_records_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv("A_PW", "s3cret-pw")
-    (tmp_path / "cluster.yaml").write_text(
-        "apiVersion: kgitops/v1\nkind: Cluster\nname: demo\n"
-        "simulated:\n  stateFile: .state/demo.json\n  brokers: [{id: 0}]\n"
-    )
     user = "apiVersion: kgitops/v1\nkind: User\nname: a\nmechanism: SCRAM-SHA-512\n"
     user += "passwordEnv: A_PW\npasswordVersion: {}\n"
-    (tmp_path / "users.yaml").write_text(user.format(1))
+    cluster_folder(tmp_path, brokers=[Broker(0)], files={"users.yaml": user.format(1)})
     assert main(["apply", str(tmp_path), "--yes"]) == 0
     (tmp_path / "users.yaml").write_text(user.format(2))
     capsys.readouterr()

@@ -12,18 +12,15 @@ import pytest
 from kgitops.cli import main
 from kgitops.cluster.port import NewTopic
 from kgitops.cluster.simulated import SimulatedCluster
-from kgitops.model import PASSWORD_VERSION_TOPIC, Broker
+from kgitops.model import PASSWORD_VERSION_TOPIC
 from kgitops.spec.load import load_specs
+from tests.helpers import THREE_BROKERS, cluster_folder
 
-BROKERS = [Broker(0), Broker(1), Broker(2)]
+BROKERS = THREE_BROKERS
 
 
 def _cluster(folder: Path, extra: str = "") -> None:
-    (folder / "cluster.yaml").write_text(
-        "apiVersion: kgitops/v1\nkind: Cluster\nname: demo\n"
-        "simulated:\n  stateFile: .state/demo.json\n  brokers: [{id: 0}, {id: 1}, {id: 2}]\n"
-        + extra
-    )
+    cluster_folder(folder, brokers=BROKERS, extra=extra)
 
 
 def _topic(folder: Path, name: str) -> None:

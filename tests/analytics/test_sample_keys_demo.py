@@ -15,6 +15,7 @@ import pytest
 from kgitops.cli import main
 from kgitops.placement.partitioner import partition_for
 from tests.analytics.kafka_topics import create_topic
+from tests.helpers import cluster_folder
 
 KEYS = [f"account-{i % 120}" for i in range(1500)] + ["whale"] * 300
 
@@ -35,15 +36,17 @@ def _produce(bootstrap: str, topic: str, partitions: int) -> None:
 
 
 def _cluster(folder: Path, bootstrap: str, topic: str, partitions: int) -> None:
-    folder.mkdir(parents=True)
-    (folder / "cluster.yaml").write_text(
-        "apiVersion: kgitops/v1\nkind: Cluster\nname: dev\n"
-        f'bootstrapServers: ["{bootstrap}"]\nunmanagedTopics: ignore\n'
-    )
-    (folder / "orders.yaml").write_text(
+    orders = (
         f"apiVersion: kgitops/v1\nkind: Topic\nname: {topic}\npartitions: {partitions}\n"
         "replicationFactor: 1\nkeys:\n  sample: samples/orders.parquet\n  column: key\n"
         "  sizeColumn: bytes\n"
+    )
+    cluster_folder(
+        folder,
+        "dev",
+        bootstrap=bootstrap,
+        extra="unmanagedTopics: ignore\n",
+        files={"orders.yaml": orders},
     )
 
 

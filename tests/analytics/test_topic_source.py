@@ -21,6 +21,7 @@ import pytest
 
 from kgitops.cli import main
 from tests.analytics.kafka_topics import create_topic
+from tests.helpers import cluster_folder
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -67,7 +68,6 @@ def _produce(bootstrap: str, topic: str, partitions: int) -> dict[str, Any]:
 
 
 def _folder(path: Path, bootstrap: str, *, sasl: bool = False) -> Path:
-    path.mkdir(parents=True)
     security = (
         "security:\n  protocol: SASL_PLAINTEXT\n"
         f"  sasl: {{mechanism: SCRAM-SHA-512, usernameEnv: {USER_ENV}, "
@@ -75,12 +75,9 @@ def _folder(path: Path, bootstrap: str, *, sasl: bool = False) -> Path:
         if sasl
         else ""
     )
-    (path / "cluster.yaml").write_text(
-        "apiVersion: kgitops/v1\nkind: Cluster\nname: real\n"
-        f"bootstrapServers: {json.dumps(bootstrap.split(','))}\n"
-        "unmanagedTopics: ignore\n" + security
+    return cluster_folder(
+        path, "real", bootstrap=bootstrap, extra="unmanagedTopics: ignore\n" + security
     )
-    return path
 
 
 def _without_source(report: dict[str, Any]) -> dict[str, Any]:

@@ -14,6 +14,7 @@ import pytest
 
 from kgitops.apply.run import apply_plan
 from kgitops.errors import PartialApply
+from tests.helpers import cluster_folder
 from tests.helpers import run_cli_text as cli_run
 
 pytestmark = pytest.mark.broker
@@ -34,20 +35,19 @@ def own_broker() -> Iterator[Any]:
 
 
 def folder(root: Path, bootstrap: str, topics: list[tuple[str, str]]) -> Path:
-    d = root / "c"
-    d.mkdir(exist_ok=True)
-    (d / "cluster.yaml").write_text(
-        "apiVersion: kgitops/v1\nkind: Cluster\nname: c\n"
-        f'bootstrapServers: ["{bootstrap}"]\nrequestTimeoutMs: 2000\n'
-    )
     docs = [
         "apiVersion: kgitops/v1\nkind: Topic\n"
         f"name: {name}\npartitions: 2\nreplicationFactor: 1\n"
         f'config:\n  retention.ms: "{retention}"\n'
         for name, retention in topics
     ]
-    (d / "topics.yaml").write_text("---\n".join(docs))
-    return d
+    return cluster_folder(
+        root / "c",
+        "c",
+        bootstrap=bootstrap,
+        extra="requestTimeoutMs: 2000\n",
+        files={"topics.yaml": "---\n".join(docs)},
+    )
 
 
 class StopsAfterCreate:

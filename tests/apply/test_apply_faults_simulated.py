@@ -36,17 +36,6 @@ def hook_sleep(monkeypatch: pytest.MonkeyPatch, hook: Callable[[SimulatedCluster
     monkeypatch.setattr(SimulatedCluster, "sleep", sleep)
 
 
-@pytest.fixture
-def rf_raise(tmp_path: Path) -> Folder:
-    """orders: 8 partitions of 100 MB, RF 2 -> 3 pending (10 MB/s, 4 moves at a time)."""
-    demo = Folder(tmp_path)
-    demo.topics(topic("orders", 8, 2))
-    demo.apply()
-    demo.set_sizes("orders", 100_000_000)
-    demo.topics(topic("orders", 8, 3))
-    return demo
-
-
 def test_a_broker_failing_mid_reassignment(
     rf_raise: Folder, monkeypatch: pytest.MonkeyPatch
 ) -> None:

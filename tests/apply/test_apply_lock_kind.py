@@ -9,15 +9,8 @@ from pathlib import Path
 import pytest
 
 from kgitops.cli import main
+from tests.helpers import THREE_RACKS, cluster_folder
 
-CLUSTER = """\
-apiVersion: kgitops/v1
-kind: Cluster
-name: demo
-simulated:
-  stateFile: state.json
-  brokers: [{id: 0, rack: a}, {id: 1, rack: b}, {id: 2, rack: c}]
-"""
 TOPIC = "apiVersion: kgitops/v1\nkind: Topic\nname: orders\npartitions: 3\nreplicationFactor: 3\n"
 
 
@@ -25,8 +18,9 @@ TOPIC = "apiVersion: kgitops/v1\nkind: Topic\nname: orders\npartitions: 3\nrepli
 def test_an_apply_lock_that_is_not_a_regular_file_is_one_line_and_nothing_is_applied(
     tmp_path: Path, kind: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    (tmp_path / "cluster.yaml").write_text(CLUSTER)
-    (tmp_path / "orders.yaml").write_text(TOPIC)
+    cluster_folder(
+        tmp_path, brokers=THREE_RACKS, state_file="state.json", files={"orders.yaml": TOPIC}
+    )
     lock = tmp_path / "state.json.apply.lock"
     if kind == "fifo":
         os.mkfifo(lock)

@@ -8,7 +8,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
 from jsonschema import Draft202012Validator
 from test_apply_simulated import Folder, topic
 
@@ -58,17 +57,6 @@ def test_a_dry_run_reports_the_requests_and_sends_none(tmp_path: Path) -> None:
     assert [a["status"] for a in data["actions"]] == ["notAttempted"]
     assert data["requests"][0].startswith('CreateTopics [{"assignment"')
     assert not demo.state_file.exists() or "orders" not in demo.state()["topics"]
-
-
-@pytest.fixture
-def rf_raise(tmp_path: Path) -> Folder:
-    """orders: 8 partitions of 100 MB, RF 2 -> 3 pending (10 MB/s, 4 moves at a time)."""
-    demo = Folder(tmp_path)
-    demo.topics(topic("orders", 8, 2))
-    demo.apply()
-    demo.set_sizes("orders", 100_000_000)
-    demo.topics(topic("orders", 8, 3))
-    return demo
 
 
 def test_a_partial_apply_prints_the_report_and_exits_3(rf_raise: Folder) -> None:

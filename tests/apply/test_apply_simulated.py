@@ -13,7 +13,7 @@ from kgitops.cluster.simulated import SimulatedCluster
 from kgitops.model import Broker
 from kgitops.names import THROTTLE_FOLLOWER_REPLICAS, THROTTLE_LEADER_REPLICAS
 from kgitops.placement.assignment import assign_added_partitions, assign_replicas
-from tests.helpers import run_cli
+from tests.helpers import cluster_folder, run_cli
 
 BROKERS = [Broker(i, f"az{(i - 1) % 3 + 1}") for i in range(1, 7)]
 RACK = {b.id: b.rack for b in BROKERS}
@@ -27,14 +27,12 @@ class Folder:
         self.cluster()
 
     def cluster(self, decommission: list[int] | None = None, extra: str = "") -> None:
-        brokers = ", ".join(f"{{id: {b.id}, rack: {b.rack}}}" for b in BROKERS)
-        (self.dir / "cluster.yaml").write_text(
-            "apiVersion: kgitops/v1\nkind: Cluster\nname: demo\n"
-            f"simulated:\n  stateFile: .state/demo.json\n  brokers: [{brokers}]\n"
+        extra = (
             "reassignment: {throttleBytesPerSec: 10000000, maxConcurrentMoves: 4}\n"
             + (f"decommission: {decommission}\n" if decommission else "")
             + extra
         )
+        cluster_folder(self.dir, brokers=BROKERS, extra=extra)
 
     def topics(self, *docs: dict[str, Any]) -> None:
         text = []

@@ -91,17 +91,6 @@ def run_killed(
     )
 
 
-@pytest.fixture
-def rf_raise(tmp_path: Path) -> Folder:
-    """orders: 8 partitions of 100 MB, RF 2 -> 3 pending (10 MB/s, 4 moves at a time)."""
-    demo = Folder(tmp_path)
-    demo.topics(topic("orders", 8, 2))
-    demo.apply()
-    demo.set_sizes("orders", 100_000_000)
-    demo.topics(topic("orders", 8, 3))
-    return demo
-
-
 def test_the_readme_flow_no_wait_then_advance_then_apply_leaves_no_throttle(
     rf_raise: Folder,
 ) -> None:

@@ -18,6 +18,7 @@ from kgitops.cluster.kafka.settings import client_config, secret_values
 from kgitops.cluster.kafka.token import TokenSource, jwt_expiry
 from kgitops.errors import ClusterAuthError, ClusterError
 from kgitops.model import ClusterSpec, SaslSpec, SecuritySpec
+from tests.helpers import cluster_folder, cluster_yaml
 
 TOKEN = "eyJhbGciOiJub25lIn0.c2VjcmV0LXRva2Vu.sig-Q9zW-never-printed"
 
@@ -138,16 +139,11 @@ def test_msk_iam_without_botocore_says_what_to_install(monkeypatch: pytest.Monke
         client_config(spec(SaslSpec("AWS_MSK_IAM")), {})
 
 
-CLUSTER = """\
-apiVersion: kgitops/v1
-kind: Cluster
-name: cloud
-bootstrapServers: ["127.0.0.1:1"]
-requestTimeoutMs: 1000
-security:
-  protocol: SASL_SSL
-  sasl: %s
-"""
+CLUSTER = cluster_yaml(
+    "cloud",
+    bootstrap="127.0.0.1:1",
+    extra="requestTimeoutMs: 1000\nsecurity:\n  protocol: SASL_SSL\n  sasl: %s\n",
+)
 
 
 @pytest.mark.parametrize(
@@ -175,7 +171,7 @@ security:
 def test_each_mechanism_takes_its_own_fields(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], sasl: str, expected: str
 ) -> None:
-    (tmp_path / "cluster.yaml").write_text(CLUSTER % sasl)
+    cluster_folder(tmp_path, cluster=CLUSTER % sasl)
     assert main(["validate", str(tmp_path)]) == 1
     out, err = capsys.readouterr()
     assert expected in out + err
@@ -185,9 +181,7 @@ def test_the_token_never_reaches_the_output_of_a_failed_plan(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("KAFKA_TOKEN", TOKEN)
-    (tmp_path / "cluster.yaml").write_text(
-        CLUSTER % "{mechanism: OAUTHBEARER, tokenEnv: KAFKA_TOKEN}"
-    )
+    cluster_folder(tmp_path, cluster=CLUSTER % "{mechanism: OAUTHBEARER, tokenEnv: KAFKA_TOKEN}")
     assert main(["validate", str(tmp_path)]) == 0
     code = main(["plan", str(tmp_path)])
     out, err = capsys.readouterr()

@@ -17,6 +17,7 @@ from kgitops.cluster.kafka.reach import all_unreachable, why_unreachable
 from kgitops.cluster.local import free_port
 from kgitops.errors import ClusterTimeout, ClusterUnreachable
 from kgitops.model import ClusterSpec
+from tests.helpers import cluster_folder
 
 NO_HOST = "kafka-1.nosuch.invalid"  # RFC 2606: .invalid never resolves
 
@@ -88,9 +89,7 @@ def test_a_port_that_starts_listening_within_the_grace_is_waited_for() -> None:
 
 
 def test_the_cli_says_it_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    (tmp_path / "cluster.yaml").write_text(
-        f"apiVersion: kgitops/v1\nkind: Cluster\nname: typo\nbootstrapServers: [{NO_HOST}:9092]\n"
-    )
+    cluster_folder(tmp_path, "typo", bootstrap=f"{NO_HOST}:9092")
     start = time.monotonic()
     assert main(["plan", str(tmp_path)]) == 1
     assert time.monotonic() - start < 7.0  # loading the specs and kafka-python included

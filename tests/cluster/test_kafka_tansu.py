@@ -24,6 +24,7 @@ from kgitops.errors import (
     UnsupportedOperation,
 )
 from kgitops.model import ClusterSpec, SaslSpec, SecuritySpec
+from tests.helpers import cluster_folder
 
 TIMEOUT_MS = 3000
 
@@ -417,9 +418,8 @@ def test_a_cluster_nobody_answers_is_one_error_line_from_the_cli(
 ) -> None:
     from kgitops.cli import main
 
-    (tmp_path / "cluster.yaml").write_text(
-        "apiVersion: kgitops/v1\nkind: Cluster\nname: gone\n"
-        f'bootstrapServers: ["127.0.0.1:{free_port()}"]\nrequestTimeoutMs: 1500\n'
+    cluster_folder(
+        tmp_path, "gone", bootstrap=f"127.0.0.1:{free_port()}", extra="requestTimeoutMs: 1500\n"
     )
     start = time.monotonic()
     code = main(["snapshot", str(tmp_path), "--out", str(tmp_path / "s.json")])

@@ -12,11 +12,10 @@ from kgitops.cluster.port import NewTopic
 from kgitops.cluster.simulated import SimulatedCluster
 from kgitops.errors import FileRefused
 from kgitops.jsontext import loads_json
-from kgitops.model import Broker
 from kgitops.plan import schedule as sched
-from tests.helpers import cluster_folder
+from tests.helpers import THREE_AZS, cluster_folder
 
-BROKERS = [Broker(0, "az1"), Broker(1, "az2"), Broker(2, "az3")]
+BROKERS = THREE_AZS
 HUGE = "9" * 400
 
 

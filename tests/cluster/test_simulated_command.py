@@ -9,16 +9,14 @@ import pytest
 from kgitops.cli import main
 from kgitops.cluster.port import NewTopic
 from kgitops.cluster.simulated import SimulatedCluster
-from kgitops.model import Broker
-from tests.helpers import cluster_folder
+from tests.helpers import THREE_AZS, cluster_folder
 
-BROKERS = [Broker(0, "az1"), Broker(1, "az2"), Broker(2, "az3")]
+BROKERS = THREE_AZS
 
 
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
-    cluster_folder(tmp_path, brokers=BROKERS)
-    return tmp_path
+    return cluster_folder(tmp_path, brokers=BROKERS)
 
 
 def sim(folder: Path) -> SimulatedCluster:
@@ -80,9 +78,7 @@ def test_bad_what_if_input_is_a_clear_error(
 def test_a_real_cluster_is_never_simulated(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    (tmp_path / "cluster.yaml").write_text(
-        "apiVersion: kgitops/v1\nkind: Cluster\nname: prod\nbootstrapServers: ['k:9092']\n"
-    )
+    cluster_folder(tmp_path, "prod", bootstrap="k:9092")
     assert main(["simulate", str(tmp_path), "fail-broker", "1"]) == 1
     assert "is not simulated" in capsys.readouterr().err
 

@@ -16,8 +16,9 @@ from kgitops.console.views import partitions_view
 from kgitops.errors import StateFileError
 from kgitops.model import Broker
 from kgitops.plan.health import assess
+from tests.helpers import THREE_AZS, cluster_folder
 
-BROKERS = [Broker(0, "az1"), Broker(1, "az2"), Broker(2, "az3")]
+BROKERS = list(THREE_AZS)
 MB = 1_000_000
 RECORD = 1024
 
@@ -158,10 +159,12 @@ def test_an_elr_election_loses_what_the_eligible_replica_lacked_and_says_so(
 def test_an_unclean_election_loses_records_and_bytes_and_says_so(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    (tmp_path / "cluster.yaml").write_text(
-        "apiVersion: kgitops/v1\nkind: Cluster\nname: d\nsimulated:\n  stateFile: s.json\n"
-        "  brokers: [{id: 0, rack: az1}, {id: 1, rack: az2}, {id: 2, rack: az3}]\n"
-        "  eligibleLeaderReplicas: false\n  autoLeaderRebalance: false\n"
+    cluster_folder(
+        tmp_path,
+        "d",
+        brokers=BROKERS,
+        state_file="s.json",
+        extra="  eligibleLeaderReplicas: false\n  autoLeaderRebalance: false\n",
     )
     sim = open_sim(tmp_path, elr=False)
     topic(sim, min_isr="1")
@@ -271,10 +274,7 @@ def test_get_partitions_and_status_flag_a_partition_by_one_rule(tmp_path: Path) 
 def test_simulate_produce_reports_the_refused_rate_and_writes_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    (tmp_path / "cluster.yaml").write_text(
-        "apiVersion: kgitops/v1\nkind: Cluster\nname: d\nsimulated:\n  stateFile: s.json\n"
-        "  brokers: [{id: 0, rack: az1}, {id: 1, rack: az2}, {id: 2, rack: az3}]\n"
-    )
+    cluster_folder(tmp_path, "d", brokers=BROKERS, state_file="s.json")
     sim = open_sim(tmp_path)
     topic(sim, parts=3)
     sim.fail_broker(1)
@@ -374,10 +374,7 @@ def test_the_lag_time_is_the_brokers_replica_lag_time_max_ms(tmp_path: Path) -> 
 
 
 def test_simulate_pause_broker_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    (tmp_path / "cluster.yaml").write_text(
-        "apiVersion: kgitops/v1\nkind: Cluster\nname: d\nsimulated:\n  stateFile: s.json\n"
-        "  brokers: [{id: 0, rack: az1}, {id: 1, rack: az2}, {id: 2, rack: az3}]\n"
-    )
+    cluster_folder(tmp_path, "d", brokers=BROKERS, state_file="s.json")
     topic(open_sim(tmp_path), parts=3)
     assert main(["simulate", str(tmp_path), "pause-broker", "1", "3s"]) == 0
     out = capsys.readouterr().out
@@ -400,10 +397,7 @@ def test_simulate_pause_broker_command(tmp_path: Path, capsys: pytest.CaptureFix
 def test_a_bad_pause_is_one_line_and_changes_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
 ) -> None:
-    (tmp_path / "cluster.yaml").write_text(
-        "apiVersion: kgitops/v1\nkind: Cluster\nname: d\nsimulated:\n  stateFile: s.json\n"
-        "  brokers: [{id: 0, rack: az1}, {id: 1, rack: az2}, {id: 2, rack: az3}]\n"
-    )
+    cluster_folder(tmp_path, "d", brokers=BROKERS, state_file="s.json")
     sim = open_sim(tmp_path)
     topic(sim)
     sim.advance(10)
@@ -419,10 +413,7 @@ def test_get_lags_and_status_measure_from_the_high_watermark(
 ) -> None:
     """A group that read everything consumers can read has no lag, though the leader's log
     end is ahead (acks=1 under min ISR); status shows the records not readable yet."""
-    (tmp_path / "cluster.yaml").write_text(
-        "apiVersion: kgitops/v1\nkind: Cluster\nname: d\nsimulated:\n  stateFile: s.json\n"
-        "  brokers: [{id: 0, rack: az1}, {id: 1, rack: az2}, {id: 2, rack: az3}]\n"
-    )
+    cluster_folder(tmp_path, "d", brokers=BROKERS, state_file="s.json")
     sim = open_sim(tmp_path)
     topic(sim)
     sim.set_produce_rate("t", 1 * MB, acks="1")

@@ -12,23 +12,14 @@ from kgitops.cluster.port import NewTopic
 from kgitops.cluster.simulated import SimulatedCluster
 from kgitops.cluster.snapshot import read_state
 from kgitops.model import Broker
-
-CLUSTER_YAML = """\
-apiVersion: kgitops/v1
-kind: Cluster
-name: demo
-simulated:
-  stateFile: .state/demo.json
-  brokers: [{id: 0, rack: az1}, {id: 1, rack: az2}]
-"""
+from tests.helpers import cluster_folder
 
 
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
-    (tmp_path / "cluster.yaml").write_text(CLUSTER_YAML)
-    sim = SimulatedCluster.open(
-        str(tmp_path / ".state" / "demo.json"), [Broker(0, "az1"), Broker(1, "az2")]
-    )
+    brokers = [Broker(0, "az1"), Broker(1, "az2")]
+    cluster_folder(tmp_path, brokers=brokers)
+    sim = SimulatedCluster.open(str(tmp_path / ".state" / "demo.json"), brokers)
     sim.create_topics([NewTopic("orders", {0: (0, 1), 1: (1, 0)}, {"retention.ms": "1000"})])
     sim.set_size("orders", 4096)
     return tmp_path

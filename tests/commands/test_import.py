@@ -31,8 +31,7 @@ replicationFactor: 1
 
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
-    cluster_folder(tmp_path, brokers=RACKED)
-    return tmp_path
+    return cluster_folder(tmp_path, brokers=RACKED)
 
 
 def sim(folder: Path) -> SimulatedCluster:

@@ -14,15 +14,14 @@ from kgitops.cluster.simulated import SimulatedCluster
 from kgitops.cluster.snapshot import write_state
 from kgitops.model import Broker, ClusterState, PartitionState, Reassignment, TopicState
 from kgitops.plan.health import assess
-from tests.helpers import cluster_folder
+from tests.helpers import THREE_AZS, cluster_folder
 
-BROKERS = [Broker(0, "az1"), Broker(1, "az2"), Broker(2, "az3")]
+BROKERS = THREE_AZS
 
 
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
-    cluster_folder(tmp_path, brokers=BROKERS)
-    return tmp_path
+    return cluster_folder(tmp_path, brokers=BROKERS)
 
 
 def sim(folder: Path) -> SimulatedCluster:

@@ -22,10 +22,11 @@ BROKERS = [Broker(0, "az1"), Broker(1, "az2"), Broker(2, "az1"), Broker(3, "az2"
 VALIDATOR = Draft202012Validator(schema("console.json"))
 
 
-@pytest.fixture
-def folder(tmp_path: Path) -> Path:
-    cluster_folder(tmp_path, brokers=BROKERS)
-    s = SimulatedCluster.open(str(tmp_path / ".state" / "demo.json"), BROKERS)
+def four_brokers(path: Path) -> Path:
+    """The simulated cluster of these tests at ``path``: orders, audit and clicks on four
+    brokers in two racks."""
+    cluster_folder(path, brokers=BROKERS)
+    s = SimulatedCluster.open(str(path / ".state" / "demo.json"), BROKERS)
     s.create_topics(
         [
             NewTopic("orders", {0: (0, 1), 1: (1, 2), 2: (2, 3)}, {"retention.ms": "1000"}),
@@ -34,7 +35,12 @@ def folder(tmp_path: Path) -> Path:
         ]
     )
     s.close()
-    return tmp_path
+    return path
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    return four_brokers(tmp_path)
 
 
 def get(*argv: str) -> tuple[int, str, str]:

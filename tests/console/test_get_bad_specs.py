@@ -10,11 +10,9 @@ from pathlib import Path
 import pytest
 
 from kgitops.cli import main
-from kgitops.cluster.port import NewTopic
-from kgitops.cluster.simulated import SimulatedCluster
 from tests.helpers import cluster_folder
 
-from .test_get import BROKERS
+from .test_get import BROKERS, four_brokers
 
 BAD_TOPIC = """\
 apiVersion: kgitops/v1
@@ -34,17 +32,7 @@ TABLE = [
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
     """test_get's simulated cluster: orders, audit, clicks on four brokers."""
-    cluster_folder(tmp_path, brokers=BROKERS)
-    s = SimulatedCluster.open(str(tmp_path / ".state" / "demo.json"), BROKERS)
-    s.create_topics(
-        [
-            NewTopic("orders", {0: (0, 1), 1: (1, 2), 2: (2, 3)}, {"retention.ms": "1000"}),
-            NewTopic("audit", {0: (0, 1)}),
-            NewTopic("clicks", {0: (3, 0), 1: (0, 3)}),
-        ]
-    )
-    s.close()
-    return tmp_path
+    return four_brokers(tmp_path)
 
 
 def _break(folder: Path, cluster_extra: str = "reassignment: {maxConcurrentMoves: 0}\n") -> None:

@@ -21,6 +21,7 @@ from kgitops.console.offsets import reset_plan
 from kgitops.model import Broker
 from kgitops.records import Message
 from kgitops.spec.schemacheck import schema
+from tests.helpers import cluster_folder
 
 TAIL = Draft202012Validator(schema("tail.json"))
 RESET = Draft202012Validator(schema("reset-offsets.json"))
@@ -87,19 +88,9 @@ def test_reset_plans_hold_exactly_the_fields_the_schema_names() -> None:
     assert len(data["notes"]) == 3  # clamped past the end, before the start; left out
 
 
-CLUSTER_YAML = """\
-apiVersion: kgitops/v1
-kind: Cluster
-name: demo
-simulated:
-  stateFile: .state/demo.json
-  brokers: [{id: 0}, {id: 1}]
-"""
-
-
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
-    (tmp_path / "cluster.yaml").write_text(CLUSTER_YAML)
+    cluster_folder(tmp_path, brokers=[Broker(0), Broker(1)])
     s = SimulatedCluster.open(str(tmp_path / ".state" / "demo.json"), [Broker(0), Broker(1)])
     s.create_topics([NewTopic("orders", {0: (0, 1), 1: (1, 0)})])
     s.set_produce_rate("orders", 10 * 1024)

@@ -12,16 +12,7 @@ from kgitops.cli import main
 from kgitops.cluster.port import NewTopic
 from kgitops.cluster.simulated import SimulatedCluster
 from kgitops.model import Broker
-from tests.helpers import run_cli
-
-CLUSTER_YAML = """\
-apiVersion: kgitops/v1
-kind: Cluster
-name: demo
-simulated:
-  stateFile: .state/demo.json
-  brokers: [{id: 0}, {id: 1}]
-"""
+from tests.helpers import cluster_folder, run_cli
 
 
 def sim(folder: Path) -> SimulatedCluster:
@@ -32,7 +23,7 @@ def sim(folder: Path) -> SimulatedCluster:
 def folder(tmp_path: Path) -> Path:
     """orders: 2 partitions, 50 records each by t=10s and 100 by t=20s; group billing
     committed 40 and 45 and has no members."""
-    (tmp_path / "cluster.yaml").write_text(CLUSTER_YAML)
+    cluster_folder(tmp_path, brokers=[Broker(0), Broker(1)])
     s = sim(tmp_path)
     s.create_topics([NewTopic("orders", {0: (0, 1), 1: (1, 0)})])
     s.set_produce_rate("orders", 10 * 1024)

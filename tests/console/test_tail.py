@@ -13,9 +13,10 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from kgitops.console.messages import message_lines, shown
+from kgitops.model import Broker
 from kgitops.records import Message
 from kgitops.spec.schemacheck import schema
-from tests.helpers import run_cli
+from tests.helpers import cluster_folder, run_cli
 
 VALIDATOR = Draft202012Validator(schema("tail.json"))
 
@@ -54,10 +55,7 @@ def topic(local_broker: str, topic_prefix: str, tmp_path: Path) -> tuple[Path, s
         name, key=b"\x00\xfe", value=b"one", partition=1, headers=[("trace", b"\x01")]
     ).get(timeout=10)
     producer.close()
-    (tmp_path / "cluster.yaml").write_text(
-        "apiVersion: kgitops/v1\nkind: Cluster\nname: local\n"
-        f"bootstrapServers: [{json.dumps(local_broker)}]\n"
-    )
+    cluster_folder(tmp_path, "local", bootstrap=local_broker)
     return tmp_path, name
 
 
@@ -153,10 +151,7 @@ def test_bad_input_is_one_line_and_exit_1(
 
 
 def test_an_unknown_topic_is_one_line(local_broker: str, tmp_path: Path, topic_prefix: str) -> None:
-    (tmp_path / "cluster.yaml").write_text(
-        "apiVersion: kgitops/v1\nkind: Cluster\nname: local\n"
-        f"bootstrapServers: [{json.dumps(local_broker)}]\n"
-    )
+    cluster_folder(tmp_path, "local", bootstrap=local_broker)
     code, out, err = tail(str(tmp_path), f"{topic_prefix}absent")
     assert (code, out) == (1, "")
     assert err == f"error: topic '{topic_prefix}absent' does not exist on the cluster\n"
@@ -183,10 +178,7 @@ def test_tail_joins_no_consumer_group_and_commits_nothing(
 
 
 def test_a_simulated_cluster_has_no_messages(tmp_path: Path) -> None:
-    (tmp_path / "cluster.yaml").write_text(
-        "apiVersion: kgitops/v1\nkind: Cluster\nname: sim\n"
-        "simulated: {stateFile: s.json, brokers: [{id: 0}]}\n"
-    )
+    cluster_folder(tmp_path, "sim", brokers=[Broker(0)], state_file="s.json")
     code, out, err = tail(str(tmp_path), "t")
     assert (code, out) == (1, "")
     assert "is simulated: it holds no messages to tail" in err
@@ -252,10 +244,7 @@ def test_a_record_kafka_python_cannot_decode_is_one_line_naming_where_to_skip(
     producer.send(name, b"bad", partition=0, headers=[(_NotUtf8("k"), b"v")]).get(timeout=10)
     producer.send(name, b"ok2", partition=0).get(timeout=10)
     producer.close()
-    (tmp_path / "cluster.yaml").write_text(
-        "apiVersion: kgitops/v1\nkind: Cluster\nname: local\n"
-        f"bootstrapServers: [{json.dumps(local_broker)}]\n"
-    )
+    cluster_folder(tmp_path, "local", bootstrap=local_broker)
     argv = [str(tmp_path), name, "--from", "earliest", "--format", "json"]
     for follow in ([], ["--follow"]):
         code, out, err = tail(*argv, *follow)

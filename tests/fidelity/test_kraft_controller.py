@@ -9,8 +9,10 @@ import pytest
 
 from kgitops.cluster.port import ConfigChange
 from kgitops.cluster.simulated import SimulatedCluster
+from kgitops.model import Broker
 from kgitops.spec.load import load_specs
 from tests.fidelity.conftest import BROKERS, make
+from tests.helpers import cluster_folder
 
 
 def leader(sim: SimulatedCluster, name: str, pid: int = 0) -> int | None:
@@ -91,10 +93,7 @@ def test_cluster_yaml_sets_the_simulated_controller_with_kafkas_defaults(
 ) -> None:
     """ReplicationConfigs.java: auto.leader.rebalance.enable=true,
     leader.imbalance.check.interval.seconds=300; ELR on for new 4.1+ clusters."""
-    (tmp_path / "cluster.yaml").write_text(
-        "apiVersion: kgitops/v1\nkind: Cluster\nname: demo\nsimulated:\n"
-        "  stateFile: s.json\n  brokers: [{id: 1}, {id: 2}]\n" + block
-    )
+    cluster_folder(tmp_path, brokers=[Broker(1), Broker(2)], state_file="s.json", extra=block)
     specs = load_specs(str(tmp_path))
     assert not specs.errors, specs.errors
     sim = specs.cluster.simulated  # type: ignore[union-attr]
@@ -104,9 +103,7 @@ def test_cluster_yaml_sets_the_simulated_controller_with_kafkas_defaults(
 
 
 def test_a_bad_simulated_setting_is_a_validation_error(tmp_path: Path) -> None:
-    (tmp_path / "cluster.yaml").write_text(
-        "apiVersion: kgitops/v1\nkind: Cluster\nname: demo\nsimulated:\n"
-        "  stateFile: s.json\n  brokers: [{id: 1}]\n  autoLeaderRebalance: {intervalSeconds: 0}\n"
-    )
+    block = "  autoLeaderRebalance: {intervalSeconds: 0}\n"
+    cluster_folder(tmp_path, brokers=[Broker(1)], state_file="s.json", extra=block)
     errors = load_specs(str(tmp_path)).errors
     assert errors and "cluster.yaml:7" in str(errors[0].mark), errors

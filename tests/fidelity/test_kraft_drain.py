@@ -11,19 +11,14 @@ import pytest
 from kgitops.cli import main
 from kgitops.cluster.simulated import SimulatedCluster
 from kgitops.model import Broker
+from tests import helpers
 
 BROKERS = [Broker(1, "az1"), Broker(2, "az2"), Broker(3, "az3"), Broker(4, "az1")]
 
 
 def cluster_yaml(decommission: str = "") -> str:
-    return (
-        "apiVersion: kgitops/v1\nkind: Cluster\nname: demo\n"
-        "reassignment: {throttleBytesPerSec: 50000000, maxConcurrentMoves: 2}\n"
-        f"{decommission}"
-        "simulated:\n  stateFile: .state/demo.json\n"
-        "  brokers: [{id: 1, rack: az1}, {id: 2, rack: az2}, {id: 3, rack: az3}, "
-        "{id: 4, rack: az1}]\n"
-    )
+    extra = "reassignment: {throttleBytesPerSec: 50000000, maxConcurrentMoves: 2}\n"
+    return helpers.cluster_yaml(brokers=BROKERS, extra=extra + decommission)
 
 
 TOPIC = "apiVersion: kgitops/v1\nkind: Topic\nname: orders\npartitions: 4\nreplicationFactor: 2\n"
@@ -31,8 +26,7 @@ TOPIC = "apiVersion: kgitops/v1\nkind: Topic\nname: orders\npartitions: 4\nrepli
 
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
-    (tmp_path / "cluster.yaml").write_text(cluster_yaml())
-    (tmp_path / "orders.yaml").write_text(TOPIC)
+    helpers.cluster_folder(tmp_path, cluster=cluster_yaml(), files={"orders.yaml": TOPIC})
     assert main(["apply", str(tmp_path), "--yes"]) == 0
     return tmp_path
 

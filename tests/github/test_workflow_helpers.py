@@ -8,34 +8,26 @@ from pathlib import Path
 import pytest
 
 from kgitops.cli import main
+from kgitops.model import Broker
+from tests.helpers import cluster_folder, cluster_yaml
 
-SASL_CLUSTER = """\
-apiVersion: kgitops/v1
-kind: Cluster
-name: prod
-bootstrapServers: ["kafka-1:9092"]
-security:
-  protocol: SASL_SSL
-  sasl: {mechanism: SCRAM-SHA-512, usernameEnv: KAFKA_USERNAME, passwordEnv: KAFKA_PASSWORD}
-"""
-
-
-SIM_CLUSTER = """\
-apiVersion: kgitops/v1
-kind: Cluster
-name: prod
-simulated:
-  stateFile: .state/prod.json
-  brokers: [{id: 1}, {id: 2}]
-"""
+SASL_CLUSTER = cluster_yaml(
+    "prod",
+    bootstrap="kafka-1:9092",
+    extra="security:\n  protocol: SASL_SSL\n"
+    "  sasl: {mechanism: SCRAM-SHA-512, usernameEnv: KAFKA_USERNAME, "
+    "passwordEnv: KAFKA_PASSWORD}\n",
+)
 
 
 def saved_plan(tmp_path: Path, topics: str, state: dict[str, object]) -> Path:
     """``kgitops plan --out`` of a folder holding ``topics``, on ``state``."""
-    folder = tmp_path / "topics" / "prod"
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "cluster.yaml").write_text(SIM_CLUSTER, encoding="utf-8")
-    (folder / "topics.yaml").write_text(topics, encoding="utf-8")
+    folder = cluster_folder(
+        tmp_path / "topics" / "prod",
+        "prod",
+        brokers=[Broker(1), Broker(2)],
+        files={"topics.yaml": topics},
+    )
     state_path = tmp_path / "planned-on.json"
     state_path.write_text(json.dumps(state), encoding="utf-8")
     path = tmp_path / "plan.json"
@@ -102,10 +94,7 @@ def test_check_plan_on_a_file_that_is_not_a_plan_is_a_clear_error(
 
 
 def cluster_dir(tmp_path: Path, text: str = SASL_CLUSTER) -> Path:
-    folder = tmp_path / "topics" / "prod"
-    folder.mkdir(parents=True)
-    (folder / "cluster.yaml").write_text(text, encoding="utf-8")
-    return folder
+    return cluster_folder(tmp_path / "topics" / "prod", cluster=text)
 
 
 def test_export_secrets_writes_exactly_the_named_credentials_and_prints_no_value(
@@ -151,9 +140,7 @@ def test_export_secrets_names_every_missing_secret_and_writes_nothing(
 def test_export_secrets_for_a_cluster_without_credentials_does_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    folder = cluster_dir(
-        tmp_path, "apiVersion: kgitops/v1\nkind: Cluster\nname: dev\nbootstrapServers: [k:9092]\n"
-    )
+    folder = cluster_dir(tmp_path, cluster_yaml("dev", bootstrap="k:9092"))
     monkeypatch.delenv("GITHUB_ENV", raising=False)
     assert main(["github", "export-secrets", str(folder)]) == 0
     assert "names no credentials" in capsys.readouterr().out

@@ -23,7 +23,7 @@ from fake_github import TOKEN, FakeGitHub
 
 from kgitops.cli import main
 from kgitops.plan.value import Plan
-from tests.helpers import THREE_AZS, cluster_yaml
+from tests.helpers import THREE_AZS, cluster_folder, cluster_yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = ROOT / ".github" / "workflows"
@@ -483,11 +483,7 @@ def test_the_drift_list_is_every_cluster_folder_through_the_map(
 
 
 def make_cluster(root: Path, orders: str = ORDERS) -> Path:
-    folder = root / "topics" / "demo"
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "cluster.yaml").write_text(CLUSTER, encoding="utf-8")
-    (folder / "orders.yaml").write_text(orders, encoding="utf-8")
-    return folder
+    return cluster_folder(root / "topics" / "demo", cluster=CLUSTER, files={"orders.yaml": orders})
 
 
 @pytest.fixture

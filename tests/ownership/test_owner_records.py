@@ -20,15 +20,13 @@ import pytest
 from kgitops.commands._owners import normalized_remote, source_of
 from kgitops.model import OWNED_KINDS, Owns
 from kgitops.plan.owners import OwnerRecord, latest, record_key, record_value
-from tests.helpers import run_cli
-
-BROKERS = "[{id: 0, rack: a}, {id: 1, rack: b}, {id: 2, rack: c}]"
+from tests import helpers
+from tests.helpers import THREE_RACKS, run_cli
 
 
 def cluster_yaml(owns: str) -> str:
-    return (
-        "apiVersion: kgitops/v1\nkind: Cluster\nname: shared\nsimulated:\n"
-        f"  stateFile: ../shared-state.json\n  brokers: {BROKERS}\n{owns}"
+    return helpers.cluster_yaml(
+        "shared", brokers=THREE_RACKS, state_file="../shared-state.json", extra=owns
     )
 
 
@@ -48,9 +46,7 @@ class Two:
         self.state = base / "shared-state.json"
 
     def folder(self, name: str, owns: str, *topics: str) -> Path:
-        folder = self.base / name
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / "cluster.yaml").write_text(cluster_yaml(owns))
+        folder = helpers.cluster_folder(self.base / name, cluster=cluster_yaml(owns))
         for old in folder.glob("t-*.yaml"):
             old.unlink()
         for topic in topics:
@@ -257,10 +253,9 @@ def test_an_owner_topic_not_shaped_as_kgitops_is_named_as_such(two: Two) -> None
     program's topic of that name is an UNMANAGED_TOPIC warning saying what it is."""
     from kgitops.cluster.port import ConfigChange, NewTopic
     from kgitops.cluster.simulated import SimulatedCluster
-    from kgitops.model import Broker
 
     a = two.folder("a", "", "payments.orders")
-    sim = SimulatedCluster.open(str(two.state), [Broker(0, "a"), Broker(1, "b"), Broker(2, "c")])
+    sim = SimulatedCluster.open(str(two.state), THREE_RACKS)
     name = "_kgitops-owners"
     assert sim.create_topics([NewTopic(name, {0: (0,)}, {"cleanup.policy": "delete"})]) == {
         name: None
@@ -481,7 +476,6 @@ def test_a_racing_apply_puts_back_the_record_it_had(
 def test_a_spec_or_import_of_the_owner_topic_is_told_what_the_topic_is(two: Two) -> None:
     from kgitops.cluster.port import NewTopic
     from kgitops.cluster.simulated import SimulatedCluster
-    from kgitops.model import Broker
 
     a = two.folder("a", "", "_kgitops-owners")
     code, out, err = two.run("validate", str(a))
@@ -492,7 +486,7 @@ def test_a_spec_or_import_of_the_owner_topic_is_told_what_the_topic_is(two: Two)
     )
     assert "passwordVersion" not in out + err
     a = two.folder("a", "")
-    sim = SimulatedCluster.open(str(two.state), [Broker(0, "a"), Broker(1, "b"), Broker(2, "c")])
+    sim = SimulatedCluster.open(str(two.state), THREE_RACKS)
     name = "_kgitops-owners"
     sim.create_topics([NewTopic(name, {0: (0,)}, {"cleanup.policy": "compact"})])
     code, out, err = two.run("import", str(a), "--topic", name)

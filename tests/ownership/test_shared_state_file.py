@@ -4,30 +4,16 @@ one line at the stateFile's position, exit 1, and nothing is created anywhere.""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
 from kgitops.cli import main
-
-CLUSTER = """\
-apiVersion: kgitops/v1
-kind: Cluster
-name: shared
-simulated:
-  stateFile: {state}
-  brokers: [{{id: 0}}, {{id: 1}}, {{id: 2}}]
-"""
+from tests.helpers import THREE_BROKERS, cluster_folder, tree
 
 
-def _tree(root: Path) -> dict[str, str]:
-    out = {}
-    for folder, dirs, files in os.walk(root):
-        for name in dirs + files:
-            path = Path(folder) / name
-            out[str(path)] = os.readlink(path) if path.is_symlink() else str(path.is_dir())
-    return out
+def _cluster(folder: Path, state: str) -> None:
+    cluster_folder(folder, "shared", brokers=THREE_BROKERS, state_file=state)
 
 
 @pytest.fixture
@@ -50,7 +36,7 @@ def test_a_state_file_elsewhere_in_the_repository_is_used(
     repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     folder = repo / "topics" / "team"
-    (folder / "cluster.yaml").write_text(CLUSTER.format(state="../../shared-state.json"))
+    _cluster(folder, "../../shared-state.json")
     assert main(["validate", str(folder)]) == 0
     assert main(["status", str(folder)]) == 0
     assert (repo / "shared-state.json").is_file()
@@ -68,13 +54,13 @@ def test_a_state_file_outside_the_repository_is_refused(
     repo: Path, capsys: pytest.CaptureFixture[str], state: str, reason: str | None
 ) -> None:
     folder = repo / "topics" / "team"
-    (folder / "cluster.yaml").write_text(CLUSTER.format(state=state))
-    before = _tree(repo.parent)
+    _cluster(folder, state)
+    before = tree(repo.parent)
     assert main(["plan", str(folder)]) == 1
     line = _one_error(capsys)
     assert line.startswith(f"{folder}/cluster.yaml:5:14: error: stateFile: ")
     assert reason in line
-    assert _tree(repo.parent) == before
+    assert tree(repo.parent) == before
 
 
 def test_a_symlinked_state_file_is_refused_even_inside_the_repository(
@@ -83,12 +69,12 @@ def test_a_symlinked_state_file_is_refused_even_inside_the_repository(
     folder = repo / "topics" / "team"
     (repo / "real.json").write_text("{}")
     (repo / "shared-state.json").symlink_to(repo / "real.json")
-    (folder / "cluster.yaml").write_text(CLUSTER.format(state="../../shared-state.json"))
-    before = _tree(repo.parent)
+    _cluster(folder, "../../shared-state.json")
+    before = tree(repo.parent)
     assert main(["plan", str(folder)]) == 1
     line = _one_error(capsys)
     assert "leads through a symlink" in line and line.startswith(f"{folder}/cluster.yaml:5:14:")
-    assert _tree(repo.parent) == before
+    assert tree(repo.parent) == before
     assert (repo / "real.json").read_text() == "{}"
 
 
@@ -100,9 +86,9 @@ def test_a_symlinked_parent_folder_is_refused(
     real = repo / "real" if target == "inside" else repo.parent / "outside"
     real.mkdir(exist_ok=True)
     (repo / "state").symlink_to(real)
-    (folder / "cluster.yaml").write_text(CLUSTER.format(state="../../state/shared.json"))
-    before = _tree(repo.parent)
+    _cluster(folder, "../../state/shared.json")
+    before = tree(repo.parent)
     assert main(["plan", str(folder)]) == 1
     assert "leads through a symlink" in _one_error(capsys)
-    assert _tree(repo.parent) == before
+    assert tree(repo.parent) == before
     assert not (real / "shared.json").exists()

@@ -11,9 +11,11 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import run_cli
+from kgitops.model import Broker
+from tests import helpers
+from tests.helpers import THREE_RACKS, run_cli
 
-BROKERS = "[{id: 0, rack: a}, {id: 1, rack: b}, {id: 2, rack: c}, {id: 3, rack: a}]"
+BROKERS = (*THREE_RACKS, Broker(3, "a"))
 
 
 def cluster_yaml(team: str, extra: str = "", owns: str | None = None) -> str:
@@ -23,13 +25,8 @@ def cluster_yaml(team: str, extra: str = "", owns: str | None = None) -> str:
         else f"owns:\n  topics: ['{team}.*']\n  principals: ['User:{team}-*']\n"
         f"  groups: ['{team}-*']\n"
     )
-    return (
-        "apiVersion: kgitops/v1\n"
-        "kind: Cluster\n"
-        "name: shared\n"
-        "simulated:\n"
-        "  stateFile: ../../shared-state.json\n"
-        f"  brokers: {BROKERS}\n" + owns_block + extra
+    return helpers.cluster_yaml(
+        "shared", brokers=BROKERS, state_file="../../shared-state.json", extra=owns_block + extra
     )
 
 
@@ -58,10 +55,8 @@ class Repo:
         (root / ".git").mkdir(parents=True)
         self.state = root / "shared-state.json"
         for team, topic in (("payments", "payments.orders"), ("shipping", "shipping.parcels")):
-            folder = self.dir(team)
-            folder.mkdir(parents=True)
-            (folder / "cluster.yaml").write_text(cluster_yaml(team))
-            (folder / "topics.yaml").write_text(topic_yaml(topic))
+            files = {"topics.yaml": topic_yaml(topic)}
+            helpers.cluster_folder(self.dir(team), cluster=cluster_yaml(team), files=files)
 
     def dir(self, team: str) -> Path:
         return self.root / "topics" / team

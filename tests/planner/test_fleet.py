@@ -10,15 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import run_cli
-
-
-def cluster(name: str) -> str:
-    return (
-        f"apiVersion: kgitops/v1\nkind: Cluster\nname: {name}\nsimulated:\n"
-        f"  stateFile: .state/{name}.json\n"
-        "  brokers: [{id: 0, rack: a}, {id: 1, rack: b}, {id: 2, rack: c}]\n"
-    )
+from tests.helpers import THREE_RACKS, cluster_folder, run_cli
 
 
 def topic(name: str, rf: int = 3) -> str:
@@ -33,10 +25,10 @@ class Fleet:
         self.root = root / "topics"
         self.capsys = capsys
         for name in ("eu", "us"):
-            folder = self.root / name
-            folder.mkdir(parents=True)
-            (folder / "cluster.yaml").write_text(cluster(name))
-            (folder / "orders.yaml").write_text(topic(f"{name}.orders"))
+            orders = topic(f"{name}.orders")
+            cluster_folder(
+                self.root / name, name, brokers=THREE_RACKS, files={"orders.yaml": orders}
+            )
 
     def run(self, *argv: str) -> tuple[int, str, str]:
         return run_cli(*argv)

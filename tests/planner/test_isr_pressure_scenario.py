@@ -11,21 +11,18 @@ from typing import Any
 import pytest
 
 from kgitops.cli import main
-
-CLUSTER = (
-    "apiVersion: kgitops/v1\nkind: Cluster\nname: d\nsimulated:\n  stateFile: s.json\n"
-    "  brokers: [{id: 0, rack: az1}, {id: 1, rack: az2}, {id: 2, rack: az3}]\n"
-)
+from tests.helpers import THREE_AZS, cluster_folder
 
 
 def _folder(tmp_path: Path, rate: int) -> Path:
-    (tmp_path / "cluster.yaml").write_text(CLUSTER)
-    (tmp_path / "orders.yaml").write_text(
+    orders = (
         "apiVersion: kgitops/v1\nkind: Topic\nname: orders\npartitions: 3\n"
         f"replicationFactor: 3\nexpectedWriteBytesPerSec: {rate}\n"
         "config:\n  min.insync.replicas: 2\n"
     )
-    return tmp_path
+    return cluster_folder(
+        tmp_path, "d", brokers=THREE_AZS, state_file="s.json", files={"orders.yaml": orders}
+    )
 
 
 def _pressure(folder: Path, capsys: pytest.CaptureFixture[str]) -> list[dict[str, Any]]:

@@ -12,8 +12,8 @@ import pytest
 import kgitops.analytics.api as api
 from kgitops.commands._planning import plan_directory
 from kgitops.errors import AnalyticsError
+from tests.helpers import cluster_folder
 
-CLUSTER = 'apiVersion: kgitops/v1\nkind: Cluster\nname: demo\nbootstrapServers: ["k:9092"]\n'
 TOPIC = """\
 apiVersion: kgitops/v1
 kind: Topic
@@ -26,11 +26,9 @@ keys: {sample: samples/keys.parquet, column: user}
 
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
-    d = tmp_path / "demo"
-    (d / "samples").mkdir(parents=True)
+    d = cluster_folder(tmp_path / "demo", bootstrap="k:9092", files={"orders.yaml": TOPIC})
+    (d / "samples").mkdir()
     (d / "samples" / "keys.parquet").write_bytes(b"not read: key_report is replaced")
-    (d / "cluster.yaml").write_text(CLUSTER)
-    (d / "orders.yaml").write_text(TOPIC)
     state = {
         "format": "kgitops-state/v1",
         "brokers": [{"id": 0}, {"id": 1}],

@@ -19,6 +19,7 @@ from kgitops.spec.lock import (
     require_fresh,
     write_lock,
 )
+from tests.helpers import THREE_BROKERS, cluster_folder
 
 BROKERS = (Broker(0, "az1"), Broker(1, "az2"), Broker(2, None))
 
@@ -91,14 +92,11 @@ def test_a_start_index_not_below_the_entrys_broker_count_is_refused_at_the_lock_
     are the lock's line, and plan changes nothing."""
     from kgitops.cli import main
 
-    (tmp_path / "cluster.yaml").write_text(
-        "apiVersion: kgitops/v1\nkind: Cluster\nname: demo\nsimulated:\n"
-        "  stateFile: .state/demo.json\n  brokers: [{id: 0}, {id: 1}, {id: 2}]\n"
-    )
-    (tmp_path / "t.yaml").write_text(
+    topic = (
         "apiVersion: kgitops/v1\nkind: Topic\nname: payments.orders\npartitions: 3\n"
         "replicationFactor: 2\n"
     )
+    cluster_folder(tmp_path, brokers=THREE_BROKERS, files={"t.yaml": topic})
     assert main(["plan", str(tmp_path), "--update-lock"]) == 0
     lock = tmp_path / "kgitops.lock"
     text = lock.read_text().replace("startIndex: 0", f"startIndex: {start}")
@@ -163,10 +161,7 @@ def test_a_merge_conflict_in_the_lock_is_named_and_update_lock_resolves_it(
     entry on one side only, or the same on both) and computes the disputed one again."""
     from kgitops.cli import main
 
-    (tmp_path / "cluster.yaml").write_text(
-        "apiVersion: kgitops/v1\nkind: Cluster\nname: demo\nsimulated:\n"
-        "  stateFile: .state/demo.json\n  brokers: [{id: 0}, {id: 1}, {id: 2}]\n"
-    )
+    cluster_folder(tmp_path, brokers=THREE_BROKERS)
     for name, partitions, rf in (("a", 3, 2), ("d", 1, 1), ("same", 2, 1)):
         (tmp_path / f"{name}.yaml").write_text(
             f"apiVersion: kgitops/v1\nkind: Topic\nname: {name}\npartitions: {partitions}\n"

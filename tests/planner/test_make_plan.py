@@ -20,6 +20,7 @@ from kgitops.plan.make import PlanInputs, make_plan
 from kgitops.plan.targets import parse_targets
 from kgitops.plan.value import Plan
 from kgitops.spec.load import load_specs
+from tests.helpers import cluster_folder
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "review-comment"
 
@@ -104,10 +105,7 @@ keys: {sample: samples/keys.parquet, column: user}
 
 
 def test_the_key_analysis_runs_through_the_function_given_and_only_then(tmp_path: Path) -> None:
-    (tmp_path / "cluster.yaml").write_text(
-        'apiVersion: kgitops/v1\nkind: Cluster\nname: demo\nbootstrapServers: ["k:9092"]\n'
-    )
-    (tmp_path / "orders.yaml").write_text(KEYED)
+    cluster_folder(tmp_path, bootstrap="k:9092", files={"orders.yaml": KEYED})
     (tmp_path / "state.json").write_text(
         json.dumps(
             {

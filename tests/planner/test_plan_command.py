@@ -8,13 +8,8 @@ from pathlib import Path
 import pytest
 
 from kgitops.cli import main
+from tests.helpers import cluster_folder
 
-CLUSTER = """\
-apiVersion: kgitops/v1
-kind: Cluster
-name: demo
-bootstrapServers: ["localhost:9092"]
-"""
 TOPIC = """\
 apiVersion: kgitops/v1
 kind: Topic
@@ -34,10 +29,8 @@ def _state(topics: dict[str, object] | None = None) -> dict[str, object]:
 
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
-    d = tmp_path / "demo"
-    d.mkdir()
-    (d / "cluster.yaml").write_text(CLUSTER)
-    (d / "orders.yaml").write_text(TOPIC.format(name="orders", partitions=3))
+    orders = TOPIC.format(name="orders", partitions=3)
+    d = cluster_folder(tmp_path / "demo", bootstrap="localhost:9092", files={"orders.yaml": orders})
     (tmp_path / "state.json").write_text(json.dumps(_state()))
     return d
 

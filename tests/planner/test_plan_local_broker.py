@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from kgitops.cli import main
+from tests.helpers import cluster_folder
 
 
 def test_plan_apply_plan_converges_on_a_live_broker(
@@ -16,10 +17,7 @@ def test_plan_apply_plan_converges_on_a_live_broker(
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    (tmp_path / "cluster.yaml").write_text(
-        "apiVersion: kgitops/v1\nkind: Cluster\nname: local\n"
-        f'bootstrapServers: ["{local_broker}"]\nunmanagedTopics: ignore\n'
-    )
+    cluster_folder(tmp_path, "local", bootstrap=local_broker, extra="unmanagedTopics: ignore\n")
     topic = tmp_path / "t.yaml"
     topic.write_text(
         f"apiVersion: kgitops/v1\nkind: Topic\nname: {topic_prefix}orders\npartitions: 4\n"

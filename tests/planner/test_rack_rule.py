@@ -19,6 +19,7 @@ from kgitops.placement.rebalance import rebalance
 from kgitops.plan.actions import Reassign
 from kgitops.plan.diff import compute_plan
 from kgitops.spec.load import load_specs
+from tests.helpers import cluster_folder
 
 BROKERS = (
     Broker(1, "a"),
@@ -63,16 +64,17 @@ def test_the_plan_reassigns_exactly_the_partitions_the_rule_finds_broken() -> No
 
 
 def test_validate_warns_about_exactly_the_partitions_the_plan_would_move(tmp_path: Path) -> None:
-    (tmp_path / "cluster.yaml").write_text(
-        "apiVersion: kgitops/v1\nkind: Cluster\nname: test\n"
-        'bootstrapServers: ["localhost:9092"]\ndecommission: [4]\n',
-        encoding="utf-8",
-    )
     rows = ", ".join(f"[{', '.join(map(str, r))}]" for _, r in sorted(ASSIGNMENT.items()))
-    (tmp_path / "t.yaml").write_text(
+    t = (
         "apiVersion: kgitops/v1\nkind: Topic\nname: t\npartitions: 3\nreplicationFactor: 3\n"
-        f"placement: static\nassignment: [{rows}]\n",
-        encoding="utf-8",
+        f"placement: static\nassignment: [{rows}]\n"
+    )
+    cluster_folder(
+        tmp_path,
+        "test",
+        bootstrap="localhost:9092",
+        extra="decommission: [4]\n",
+        files={"t.yaml": t},
     )
     found = load_specs(str(tmp_path), brokers=BROKERS)
     warnings = [d.message for d in found.diagnostics if d.severity == "warning"]

@@ -11,17 +11,12 @@ from planner_builders import brokers, live, specs, topic
 from kgitops.model import Broker, ClusterState
 from kgitops.plan.diff import compute_plan
 from kgitops.spec.load import load_specs
-
-CLUSTER = 'apiVersion: kgitops/v1\nkind: Cluster\nname: test\nbootstrapServers: ["kafka:9092"]\n'
+from tests.helpers import cluster_folder
 
 
 def _validate(tmp_path: Path, rf: int, config: str, known: tuple[Broker, ...]) -> list[str]:
-    (tmp_path / "cluster.yaml").write_text(CLUSTER, encoding="utf-8")
-    (tmp_path / "t.yaml").write_text(
-        f"apiVersion: kgitops/v1\nkind: Topic\nname: t\npartitions: 1\nreplicationFactor: {rf}\n"
-        + config,
-        encoding="utf-8",
-    )
+    t = f"apiVersion: kgitops/v1\nkind: Topic\nname: t\npartitions: 1\nreplicationFactor: {rf}\n"
+    cluster_folder(tmp_path, "test", bootstrap="kafka:9092", files={"t.yaml": t + config})
     found = load_specs(str(tmp_path), brokers=known)
     assert not found.errors, [str(d) for d in found.errors]
     return [d.message for d in found.diagnostics if d.severity == "warning"]

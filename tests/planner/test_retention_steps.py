@@ -15,18 +15,11 @@ from kgitops.cluster.port import NewTopic
 from kgitops.cluster.simulated import SimulatedCluster
 from kgitops.model import Broker
 from kgitops.plan.retention import DropStep, bytes_out, count_steps, retention_cut, steps
+from tests.helpers import cluster_folder
 
 DAY = 86_400_000
 HOUR = 3_600_000
 BROKERS = [Broker(0)]
-CLUSTER = """\
-apiVersion: kgitops/v1
-kind: Cluster
-name: demo
-simulated:
-  stateFile: .state/demo.json
-  brokers: [{id: 0}]
-"""
 TOPIC = """\
 apiVersion: kgitops/v1
 kind: Topic
@@ -100,10 +93,9 @@ def test_a_cut_from_infinite_is_held_back_unless_allowed() -> None:
     assert retention_cut("t", str(HOUR), "-1", DropStep(), None) is None  # a raise
 
 
-def _folder(tmp_path: Path, retention: str) -> Path:
-    (tmp_path / "cluster.yaml").write_text(CLUSTER)
-    (tmp_path / "t.yaml").write_text(TOPIC.format(retention=retention))
-    return tmp_path
+def _folder(tmp_path: Path, retention: str, extra: str = "") -> Path:
+    topic = TOPIC.format(retention=retention)
+    return cluster_folder(tmp_path, brokers=BROKERS, extra=extra, files={"t.yaml": topic})
 
 
 def _live(tmp_path: Path) -> int:
@@ -182,8 +174,7 @@ def test_a_saved_plan_made_with_the_drop_needs_the_flag_to_apply(
 def test_a_bad_drop_step_is_an_error_at_its_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    d = _folder(tmp_path, "1h")
-    (d / "cluster.yaml").write_text(CLUSTER + "retentionDropStep: 2.5\n")
+    d = _folder(tmp_path, "1h", extra="retentionDropStep: 2.5\n")
     assert main(["validate", str(d)]) == 1
     assert f"{d}/cluster.yaml:7:20: error: retentionDropStep must be a share" in (
         capsys.readouterr().out

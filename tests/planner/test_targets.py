@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import THREE_RACKS, cluster_yaml, run_cli
+from tests.helpers import THREE_RACKS, cluster_folder, cluster_yaml, run_cli
 
 CLUSTER = cluster_yaml(brokers=THREE_RACKS)
 
@@ -39,13 +39,13 @@ rules:
 
 class Folder:
     def __init__(self, root: Path, capsys: pytest.CaptureFixture[str]) -> None:
-        self.dir = root / "demo"
-        self.dir.mkdir(parents=True)
+        files = {
+            "orders.yaml": topic("orders", labels="labels: {tier: 1}\n"),
+            "audit.yaml": topic("audit"),
+            "payments.orders.yaml": topic("payments.orders"),
+        }
+        self.dir = cluster_folder(root / "demo", cluster=CLUSTER, files=files)
         self.capsys = capsys
-        (self.dir / "cluster.yaml").write_text(CLUSTER)
-        (self.dir / "orders.yaml").write_text(topic("orders", labels="labels: {tier: 1}\n"))
-        (self.dir / "audit.yaml").write_text(topic("audit"))
-        (self.dir / "payments.orders.yaml").write_text(topic("payments.orders"))
         self.state = self.dir / ".state" / "demo.json"
         self.plan_file = root / "plan.json"
 

@@ -17,7 +17,7 @@ from kafka import KafkaAdminClient, KafkaProducer
 from kafka.admin import ConfigResource, ConfigResourceType
 
 from kgitops.cluster.kafka.runtime import ensure_runtime
-from tests.helpers import run_cli
+from tests.helpers import cluster_folder, run_cli
 
 T = TypeVar("T")
 Assignment = dict[int, tuple[int, ...]]
@@ -43,15 +43,14 @@ class KafkaFolder:
         moves: int = 4,
         decommission: list[int] | None = None,
     ) -> None:
-        servers = json.dumps(self.bootstrap.split(","))
         # unmanagedTopics: ignore -- the cluster is shared with other tests' topics
-        (self.dir / "cluster.yaml").write_text(
-            "apiVersion: kgitops/v1\nkind: Cluster\nname: kafka\n"
-            f"bootstrapServers: {servers}\nrequestTimeoutMs: 15000\n"
+        extra = (
+            "requestTimeoutMs: 15000\n"
             f"reassignment: {{throttleBytesPerSec: {throttle}, maxConcurrentMoves: {moves}}}\n"
             "unmanagedTopics: ignore\n"
             + (f"decommission: {decommission}\n" if decommission else "")
         )
+        cluster_folder(self.dir, "kafka", bootstrap=self.bootstrap, extra=extra)
 
     def topics(self, *docs: Mapping[str, Any]) -> None:
         text = []

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import pytest
 
 from kgitops.cli import main
-from tests.helpers import run_cli
+from tests.helpers import cluster_folder, run_cli
 
 if TYPE_CHECKING:
     from kgitops.cluster.kafka.localcluster import KafkaCluster
@@ -51,9 +51,7 @@ def write_cluster_yaml(
     docs/real-clusters.md requires, and so are SCRAM credentials written over it (a loopback
     test cluster has no TLS listener)."""
     plain = "  allowPlaintextPassword: true\n" if mechanism == "PLAIN" else ""
-    (folder / "cluster.yaml").write_text(
-        "apiVersion: kgitops/v1\nkind: Cluster\nname: real\n"
-        f"bootstrapServers: {json.dumps(bootstrap.split(','))}\n"
+    extra = (
         "unmanagedTopics: ignore\n"  # the cluster is shared: other tests' topics are not ours
         "requestTimeoutMs: 30000\n"
         "security:\n  protocol: SASL_PLAINTEXT\n"
@@ -63,6 +61,7 @@ def write_cluster_yaml(
         # SCRAM credentials over a plaintext loopback listener: the opt-in docs/access.md names
         + "  allowCleartextCredentials: true\n"
     )
+    cluster_folder(folder, "real", bootstrap=bootstrap, extra=extra)
 
 
 def eventually(read: Callable[[], T], ok: Callable[[T], bool], seconds: float = 20.0) -> T:

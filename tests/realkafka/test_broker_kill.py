@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 import pytest
 
 from kgitops.cluster.kafka.localcluster import KafkaCluster
+from tests.helpers import cluster_folder
 
 pytestmark = pytest.mark.slow
 
@@ -64,17 +65,12 @@ def eventually(read: Callable[[], T], ok: Callable[[T], bool], seconds: float) -
 
 
 def write_folder(folder: Path, bootstrap: str, topic: str, *, drain: bool) -> None:
-    folder.mkdir(exist_ok=True)
-    (folder / "cluster.yaml").write_text(
-        "apiVersion: kgitops/v1\n"
-        "kind: Cluster\n"
-        "name: crash\n"
-        f"bootstrapServers: {bootstrap.split(',')!r}\n"
+    extra = (
         "unmanagedTopics: ignore\n"
         "reassignment: {throttleBytesPerSec: 300000, maxConcurrentMoves: 2, timeoutSeconds: 600}\n"
         + ("decommission: [4]\n" if drain else "")
     )
-    (folder / "topics.yaml").write_text(
+    topics = (
         "apiVersion: kgitops/v1\n"
         "kind: Topic\n"
         f"name: {topic}\n"
@@ -82,6 +78,7 @@ def write_folder(folder: Path, bootstrap: str, topic: str, *, drain: bool) -> No
         "replicationFactor: 3\n"
         "config: {min.insync.replicas: '2'}\n"
     )
+    cluster_folder(folder, "crash", bootstrap=bootstrap, extra=extra, files={"topics.yaml": topics})
 
 
 class Producer:

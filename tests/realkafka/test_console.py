@@ -21,7 +21,7 @@ import pytest
 
 from kgitops.cli import main
 from kgitops.placement.partitioner import partition_for
-from tests.helpers import run_cli
+from tests.helpers import cluster_folder, run_cli
 
 if TYPE_CHECKING:
     from kgitops.cluster.kafka.localcluster import KafkaCluster
@@ -123,14 +123,16 @@ def topic(kafka_cluster: KafkaCluster, tmp_path_factory: pytest.TempPathFactory)
     own needs (docs/apply.md), which another test may be looking at."""
     folder = tmp_path_factory.mktemp("console")
     name = f"rk-console-{RUN}.orders"
-    (folder / "cluster.yaml").write_text(
-        "apiVersion: kgitops/v1\nkind: Cluster\nname: real\n"
-        f"bootstrapServers: {json.dumps(kafka_cluster.bootstrap.split(','))}\n"
-        "unmanagedTopics: ignore\n"
-    )
-    (folder / "orders.yaml").write_text(
+    orders = (
         f"apiVersion: kgitops/v1\nkind: Topic\nname: {name}\npartitions: {PARTITIONS}\n"
         "replicationFactor: 3\n"
+    )
+    cluster_folder(
+        folder,
+        "real",
+        bootstrap=kafka_cluster.bootstrap,
+        extra="unmanagedTopics: ignore\n",
+        files={"orders.yaml": orders},
     )
     from kafka.admin import KafkaAdminClient, NewTopic
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tests.helpers import run_cli
+from tests.helpers import cluster_folder, run_cli
 
 if TYPE_CHECKING:
     from kgitops.cluster.kafka.localcluster import KafkaCluster
@@ -29,18 +29,16 @@ RUN = os.urandom(3).hex()  # a cluster reused across sessions keeps earlier runs
 
 def repository(root: Path, origin: str, bootstrap: str, owns: str, *docs: str) -> Path:
     """A git checkout with an ``origin`` remote and one cluster folder ``topics/team``."""
-    folder = root / "topics" / "team"
-    folder.mkdir(parents=True)
+    root.mkdir(parents=True, exist_ok=True)
     subprocess.run(["git", "init", "-q", str(root)], check=True)
     subprocess.run(["git", "-C", str(root), "remote", "add", "origin", origin], check=True)
-    (folder / "cluster.yaml").write_text(
-        "apiVersion: kgitops/v1\nkind: Cluster\nname: real\n"
-        f"bootstrapServers: {json.dumps(bootstrap.split(','))}\n"
-        "requestTimeoutMs: 30000\nunmanagedAcls: delete\n" + owns
+    return cluster_folder(
+        root / "topics" / "team",
+        "real",
+        bootstrap=bootstrap,
+        extra="requestTimeoutMs: 30000\nunmanagedAcls: delete\n" + owns,
+        files={f"doc{n}.yaml": doc for n, doc in enumerate(docs)},
     )
-    for n, doc in enumerate(docs):
-        (folder / f"doc{n}.yaml").write_text(doc)
-    return folder
 
 
 def topic(name: str, principal: str | None = None) -> str:

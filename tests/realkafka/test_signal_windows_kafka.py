@@ -54,6 +54,7 @@ from typing import Any
 import pytest
 
 from kgitops.cluster.kafka.localcluster import KafkaCluster
+from tests.helpers import cluster_folder
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "apply"))
 
@@ -116,17 +117,12 @@ class Kinds(windows.Hook):
 
 
 def write_folder(folder: Path, bootstrap: str, topic: str, assignment: list[list[int]]) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "cluster.yaml").write_text(
-        "apiVersion: kgitops/v1\n"
-        "kind: Cluster\n"
-        "name: sigreal\n"
-        f"bootstrapServers: {bootstrap.split(',')!r}\n"
+    extra = (
         "unmanagedTopics: ignore\n"
         f"reassignment: {{throttleBytesPerSec: {RATE}, maxConcurrentMoves: 1, "
         "timeoutSeconds: 600}\n"
     )
-    (folder / "topic.yaml").write_text(
+    doc = (
         "apiVersion: kgitops/v1\n"
         "kind: Topic\n"
         f"name: {topic}\n"
@@ -135,6 +131,7 @@ def write_folder(folder: Path, bootstrap: str, topic: str, assignment: list[list
         "placement: static\n"
         f"assignment: {assignment!r}\n"
     )
+    cluster_folder(folder, "sigreal", bootstrap=bootstrap, extra=extra, files={"topic.yaml": doc})
 
 
 def folder_of(path: Path) -> Folder:

@@ -5,36 +5,24 @@ client on the TLS port. The stunnel tests (tests/tls) cover the rest of the TLS 
 
 from __future__ import annotations
 
-import contextlib
-import io
 import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from kgitops import cli
-
-
-def _cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = cli.main(list(argv))
-    return code, out.getvalue(), err.getvalue()
+from tests.helpers import cluster_folder
+from tests.helpers import run_cli as _cli
 
 
 def _folder(path: Path, bootstrap: str, ca: bytes, security: str, topic: str) -> str:
-    path.mkdir(parents=True)
-    (path / "ca.pem").write_bytes(ca)
-    hosts = ", ".join(f'"{b}"' for b in bootstrap.split(","))
-    (path / "cluster.yaml").write_text(
-        "apiVersion: kgitops/v1\nkind: Cluster\nname: tls\n"
-        f"bootstrapServers: [{hosts}]\nunmanagedTopics: ignore\n{security}"
-    )
-    (path / "topics.yaml").write_text(
+    topics = (
         f"apiVersion: kgitops/v1\nkind: Topic\nname: {topic}\npartitions: 4\n"
         "replicationFactor: 3\nconfig:\n  retention.ms: 7200000\n"
     )
+    extra = f"unmanagedTopics: ignore\n{security}"
+    cluster_folder(path, "tls", bootstrap=bootstrap, extra=extra, files={"topics.yaml": topics})
+    (path / "ca.pem").write_bytes(ca)
     return str(path)
 
 

@@ -16,19 +16,11 @@ import pytest
 import yaml
 
 from kgitops.cli import main
+from tests.helpers import THREE_BROKERS, cluster_folder
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = ROOT / ".github" / "workflows"
 BIN = str(Path(sys.executable).parent)
-
-CLUSTER = """\
-apiVersion: kgitops/v1
-kind: Cluster
-name: {name}
-simulated:
-  stateFile: .state/{name}.json
-  brokers: [{{id: 0}}, {{id: 1}}, {{id: 2}}]
-"""
 
 
 def git(repo: Path, *args: str) -> str:
@@ -78,11 +70,8 @@ def run_step(
 def repo(tmp_path: Path) -> Path:
     r = tmp_path / "repo"
     for name in ("dev", "staging", "prod"):
-        (r / "topics" / name).mkdir(parents=True)
-        text = CLUSTER.format(name=name)
-        if name != "prod":
-            text += "include: [../shared/payments]\n"
-        (r / "topics" / name / "cluster.yaml").write_text(text)
+        extra = "include: [../shared/payments]\n" if name != "prod" else ""
+        cluster_folder(r / "topics" / name, name, brokers=THREE_BROKERS, extra=extra)
     (r / "topics" / "shared" / "payments").mkdir(parents=True)
     (r / "topics" / "shared" / "payments" / "payments.yaml").write_text(
         "apiVersion: kgitops/v1\nkind: Topic\nname: payments\npartitions: 3\nreplicationFactor: 3\n"
@@ -137,11 +126,11 @@ def test_affected_lists_includers_token_scripts_and_nested_folders_once(
     script = repo / "bin" / "token.sh"
     script.parent.mkdir()
     script.write_text("#!/bin/sh\necho t\n")
-    (repo / "topics" / "prod" / "cluster.yaml").write_text(
-        "apiVersion: kgitops/v1\nkind: Cluster\nname: prod\nbootstrapServers: [k:9093]\n"
+    security = (
         "security:\n  protocol: SASL_SSL\n"
         f"  sasl: {{mechanism: OAUTHBEARER, tokenCommand: [{script}]}}\n"
     )
+    cluster_folder(repo / "topics" / "prod", "prod", bootstrap="k:9093", extra=security)
     monkeypatch.chdir(repo)
     assert main(["affected", "topics", "bin/token.sh", "topics/shared/payments/x.yaml"]) == 0
     assert capsys.readouterr().out.splitlines() == ["topics/dev", "topics/prod", "topics/staging"]

@@ -14,15 +14,10 @@ import pytest
 from kgitops.cli import main
 from kgitops.cluster.simulated import SimulatedCluster
 from kgitops.model import Broker
+from tests.helpers import cluster_folder, cluster_yaml
 
 BROKERS = [Broker(1, "az1"), Broker(2, "az2"), Broker(3, "az3"), Broker(4, "az1")]
-CLUSTER = (
-    "apiVersion: kgitops/v1\nkind: Cluster\nname: demo\n"
-    "reassignment: {timeoutSeconds: 600}\n"
-    "simulated:\n  stateFile: .state/demo.json\n"
-    "  brokers: [{id: 1, rack: az1}, {id: 2, rack: az2}, {id: 3, rack: az3}, "
-    "{id: 4, rack: az1}]\n"
-)
+CLUSTER = cluster_yaml(brokers=BROKERS, extra="reassignment: {timeoutSeconds: 600}\n")
 TOPIC = "apiVersion: kgitops/v1\nkind: Topic\nname: orders\npartitions: 4\nreplicationFactor: 2\n"
 
 
@@ -35,10 +30,7 @@ def repo(tmp_path: Path) -> Path:
     git(tmp_path, "init", "-q", "-b", "main")
     git(tmp_path, "config", "user.email", "t@example.com")
     git(tmp_path, "config", "user.name", "t")
-    d = tmp_path / "demo"
-    d.mkdir()
-    (d / "cluster.yaml").write_text(CLUSTER)
-    (d / "orders.yaml").write_text(TOPIC)
+    d = cluster_folder(tmp_path / "demo", cluster=CLUSTER, files={"orders.yaml": TOPIC})
     (tmp_path / ".gitignore").write_text(".state/\n.kgitops/\n")
     git(tmp_path, "add", "-A")
     git(tmp_path, "commit", "-qm", "base")

@@ -13,15 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import THREE_RACKS, cluster_yaml, committed_repo, git
+from tests.helpers import THREE_RACKS, cluster_folder, cluster_yaml, committed_repo, git
 from tests.helpers import run_cli as cli
 
 SIMULATED = cluster_yaml("prod", brokers=THREE_RACKS)
-REAL = """\
-apiVersion: kgitops/v1
-kind: Cluster
-name: prod
-bootstrapServers: ["kafka-1.internal:9093"]
+REAL = (
+    cluster_yaml("prod", bootstrap="kafka-1.internal:9093")
+    + """\
 security:
   protocol: SASL_SSL
   sasl:
@@ -30,6 +28,7 @@ security:
     passwordEnv: KGITOPS_KAFKA_PASSWORD
   ssl: {caFile: certs/ca.pem}
 """
+)
 ORDERS = "apiVersion: kgitops/v1\nkind: Topic\nname: orders\npartitions: 3\nreplicationFactor: 3\n"
 STATE = {
     "format": "kgitops-state/v1",
@@ -164,9 +163,9 @@ def test_a_changed_simulated_state_file_is_not_created_until_allowed(repo: Path)
 
 
 def test_a_new_cluster_folder_is_all_connection_change(repo: Path) -> None:
-    d = repo / "topics" / "staging"
-    d.mkdir()
-    (d / "cluster.yaml").write_text(SIMULATED.replace("name: prod", "name: staging"))
+    d = cluster_folder(
+        repo / "topics" / "staging", "staging", brokers=THREE_RACKS, state_file=".state/prod.json"
+    )
     code, out, _ = cli(
         "plan", str(d), "--base", "main", "--allow-connection-change", "--format", "json"
     )

@@ -11,26 +11,19 @@ from typing import Any
 
 import pytest
 
+from tests.helpers import THREE_BROKERS, cluster_folder, cluster_yaml
 from tests.helpers import run_cli as cli
 
-SIMULATED = """\
-apiVersion: kgitops/v1
-kind: Cluster
-name: prod
-simulated:
-  stateFile: .state/prod.json
-  brokers: [{id: 0}, {id: 1}, {id: 2}]
-"""
-REAL = """\
-apiVersion: kgitops/v1
-kind: Cluster
-name: prod
-bootstrapServers: ["kafka-1.internal:9092"]
+SIMULATED = cluster_yaml("prod", brokers=THREE_BROKERS)
+REAL = (
+    cluster_yaml("prod", bootstrap="kafka-1.internal:9092")
+    + """\
 security:
   protocol: {protocol}
   sasl: {{mechanism: SCRAM-SHA-512, usernameEnv: KGITOPS_KAFKA_USERNAME,
     passwordEnv: KGITOPS_KAFKA_PASSWORD}}
 """
+)
 USER = """\
 apiVersion: kgitops/v1
 kind: User
@@ -43,12 +36,12 @@ passwordEnv: ORDERS_APP_PASSWORD
 @pytest.fixture
 def folder(tmp_path: Path) -> tuple[Path, Path]:
     """A cluster folder with one User, and a snapshot of a cluster without it."""
-    d = tmp_path / "prod"
-    d.mkdir()
-    (d / "cluster.yaml").write_text(SIMULATED)
-    (d / "users.yaml").write_text(
+    quota = (
         USER.replace("kind: User", "kind: Quota").split("name:")[0]
         + "user: nobody\nproducerByteRate: 1048576\n"
+    )
+    d = cluster_folder(
+        tmp_path / "prod", "prod", brokers=THREE_BROKERS, files={"users.yaml": quota}
     )
     state = tmp_path / "state.json"
     code, out, err = cli("snapshot", str(d), "--out", str(state))

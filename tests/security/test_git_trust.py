@@ -11,15 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import committed_repo, git
+from tests.helpers import cluster_yaml, committed_repo, git
 from tests.helpers import run_cli as cli
 
-REAL = """\
-apiVersion: kgitops/v1
-kind: Cluster
-name: prod
-bootstrapServers: ["kafka-1.internal:9093"]
-"""
+REAL = cluster_yaml("prod", bootstrap="kafka-1.internal:9093")
 ORDERS = "apiVersion: kgitops/v1\nkind: Topic\nname: orders\npartitions: 3\nreplicationFactor: 3\n"
 STATE = {
     "format": "kgitops-state/v1",

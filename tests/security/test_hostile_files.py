@@ -14,7 +14,7 @@ from kgitops.cli import main
 from kgitops.errors import FileRefused
 from kgitops.files import file_size_limit, path_problem, read_bytes, write_atomic
 from kgitops.jsontext import MAX_DEPTH, loads_json
-from tests.helpers import THREE_RACKS, cluster_yaml
+from tests.helpers import THREE_RACKS, cluster_folder, cluster_yaml
 
 
 def test_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
@@ -163,9 +163,7 @@ def test_one_big_anchor_aliased_thousands_of_times_fails_fast(tmp_path: Path) ->
     import subprocess
     import sys
 
-    (tmp_path / "cluster.yaml").write_text(
-        "apiVersion: kgitops/v1\nkind: Cluster\nname: c\nbootstrapServers: ['h:9092']\n"
-    )
+    cluster_folder(tmp_path, "c", bootstrap="h:9092")
     items = ",".join(["x"] * 20_000)
     aliases = ",".join(["*a"] * 9_000)
     bomb = f"big: &a [{items}]\nmany: [{aliases}]\n"
@@ -196,13 +194,10 @@ CLUSTER_YAML = cluster_yaml("test", brokers=THREE_RACKS)
 
 
 def _folder(tmp_path: Path) -> Path:
-    folder = tmp_path / "prod"
-    folder.mkdir()
-    (folder / "cluster.yaml").write_text(CLUSTER_YAML)
-    (folder / "orders.yaml").write_text(
+    orders = (
         "apiVersion: kgitops/v1\nkind: Topic\nname: orders\npartitions: 3\nreplicationFactor: 3\n"
     )
-    return folder
+    return cluster_folder(tmp_path / "prod", cluster=CLUSTER_YAML, files={"orders.yaml": orders})
 
 
 def _state(partition: dict[str, object]) -> str:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from kgitops.cli import main
-from tests.helpers import THREE_RACKS, cluster_yaml
+from tests.helpers import THREE_RACKS, cluster_folder, cluster_yaml
 
 CLUSTER = cluster_yaml("test", brokers=THREE_RACKS)
 
@@ -44,8 +44,7 @@ def _run_limited(args: list[str]) -> subprocess.CompletedProcess[str]:
 def test_partitions_at_the_int32_maximum_is_a_positioned_error_not_a_memory_error(
     tmp_path: Path, command: str
 ) -> None:
-    (tmp_path / "cluster.yaml").write_text(CLUSTER)
-    (tmp_path / "big.yaml").write_text(_topic("big", 2147483647))
+    cluster_folder(tmp_path, cluster=CLUSTER, files={"big.yaml": _topic("big", 2147483647)})
     done = _run_limited([command, str(tmp_path)])
     assert done.returncode == 1
     assert f"{tmp_path}/big.yaml:4:13: error: partitions 2,147,483,647 is above " in (
@@ -60,8 +59,9 @@ def test_limits_raised_to_the_int32_maximum_are_refused_where_written_not_a_memo
     tmp_path: Path, command: str
 ) -> None:
     raised = "limits: {partitionsPerTopic: 2147483647, totalPartitions: 2147483647}\n"
-    (tmp_path / "cluster.yaml").write_text(CLUSTER + raised)
-    (tmp_path / "big.yaml").write_text(_topic("big", 2147483647))
+    cluster_folder(
+        tmp_path, cluster=CLUSTER + raised, files={"big.yaml": _topic("big", 2147483647)}
+    )
     done = _run_limited([command, str(tmp_path)])
     out = done.stdout + done.stderr
     assert done.returncode == 1, out
@@ -88,12 +88,12 @@ def test_running_out_of_memory_is_one_line_not_an_internal_error(
 def test_limits_are_read_from_cluster_yaml_and_checked_per_topic_and_in_all(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    (tmp_path / "cluster.yaml").write_text(
-        CLUSTER
-        + "limits: {partitionsPerTopic: 20000, totalPartitions: 30000, replicationFactor: 2}\n"
+    cluster_folder(
+        tmp_path,
+        cluster=CLUSTER
+        + "limits: {partitionsPerTopic: 20000, totalPartitions: 30000, replicationFactor: 2}\n",
+        files={"a.yaml": _topic("a", 20_000, rf=2), "b.yaml": _topic("b", 15_000, rf=3)},
     )
-    (tmp_path / "a.yaml").write_text(_topic("a", 20_000, rf=2))
-    (tmp_path / "b.yaml").write_text(_topic("b", 15_000, rf=3))
     assert main(["validate", str(tmp_path)]) == 1
     out = capsys.readouterr().out.splitlines()
     assert out == [
@@ -118,8 +118,7 @@ def test_a_cluster_yaml_with_an_error_never_quotes_the_default_limit(
 ) -> None:
     """cluster.yaml raised the limit (or wrote it wrong) and has an error: the topics are
     measured against what it says, never against the default 10,000 as if it were set."""
-    (tmp_path / "cluster.yaml").write_text(CLUSTER + limits)
-    (tmp_path / "a.yaml").write_text(_topic("a", 20_000))
+    cluster_folder(tmp_path, cluster=CLUSTER + limits, files={"a.yaml": _topic("a", 20_000)})
     assert main(["validate", str(tmp_path)]) == 1
     out = capsys.readouterr().out.splitlines()
     assert len(out) == 1 and out[0].startswith(f"{tmp_path}/cluster.yaml:"), out
@@ -128,8 +127,7 @@ def test_a_cluster_yaml_with_an_error_never_quotes_the_default_limit(
 def test_the_default_limit_is_ten_thousand_partitions_per_topic(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    (tmp_path / "cluster.yaml").write_text(CLUSTER)
-    (tmp_path / "a.yaml").write_text(_topic("a", 10_000))
+    cluster_folder(tmp_path, cluster=CLUSTER, files={"a.yaml": _topic("a", 10_000)})
     assert main(["validate", str(tmp_path)]) == 0
     (tmp_path / "a.yaml").write_text(_topic("a", 10_001))
     assert main(["validate", str(tmp_path)]) == 1

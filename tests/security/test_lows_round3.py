@@ -12,18 +12,12 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.helpers import THREE_BROKERS, cluster_folder, cluster_yaml
 from tests.helpers import run_cli as cli
 
 ROOT = Path(__file__).resolve().parents[2]
 
-CLUSTER = """\
-apiVersion: kgitops/v1
-kind: Cluster
-name: prod
-simulated:
-  stateFile: .state/prod.json
-  brokers: [{id: 0}, {id: 1}, {id: 2}]
-"""
+CLUSTER = cluster_yaml("prod", brokers=THREE_BROKERS)
 TEAM = """\
 policies:
   names:
@@ -38,9 +32,7 @@ TOPIC = "apiVersion: kgitops/v1\nkind: Topic\nname: {name}\npartitions: 1\nrepli
 def test_a_file_name_with_a_newline_and_an_escape_stays_on_one_escaped_line(
     tmp_path: Path,
 ) -> None:
-    d = tmp_path / "prod"
-    d.mkdir()
-    (d / "cluster.yaml").write_text(CLUSTER)
+    d = cluster_folder(tmp_path / "prod", cluster=CLUSTER)
     bad = d / "x\n::error::owned\x1b[2J.yaml"
     bad.write_text("apiVersion: kgitops/v1\nkind: Topic\nname: [\n")
     for fmt in ("text", "github"):
@@ -90,11 +82,10 @@ def test_the_access_table_never_hides_a_grant_to_anyone_or_on_the_cluster() -> N
 
 @pytest.fixture
 def team(tmp_path: Path) -> Path:
-    d = tmp_path / "prod"
-    (d / "team-a").mkdir(parents=True)
-    (d / "cluster.yaml").write_text(CLUSTER + TEAM)
-    (d / "team-a" / "orders.yaml").write_text(TOPIC.format(name="team-a.orders"))
-    return d
+    orders = TOPIC.format(name="team-a.orders")
+    return cluster_folder(
+        tmp_path / "prod", cluster=CLUSTER + TEAM, files={"team-a/orders.yaml": orders}
+    )
 
 
 def test_a_team_folder_acl_on_another_teams_topic_or_the_cluster_is_refused(team: Path) -> None:
@@ -141,12 +132,11 @@ def test_a_team_folder_cannot_rewrite_another_teams_user_or_grant_another_princi
 
 
 def test_codeowners_output_escapes_a_folder_with_a_newline(tmp_path: Path) -> None:
-    d = tmp_path / "topics" / "prod"
-    d.mkdir(parents=True)
-    (d / "cluster.yaml").write_text(
-        CLUSTER + "policies:\n  names:\n"
+    cluster_folder(
+        tmp_path / "topics" / "prod",
+        cluster=CLUSTER + "policies:\n  names:\n"
         "    - folder: \"team-a\\n/ @evil/owners\\n*\"\n      pattern: '^team-a'\n"
-        "      owners: ['@acme/team-a']\n"
+        "      owners: ['@acme/team-a']\n",
     )
     code, out, err = cli("codeowners", str(tmp_path / "topics"))
     assert code == 0, err

@@ -17,10 +17,12 @@ from markdown_it import MarkdownIt
 from kgitops.cli import main
 from kgitops.errors import GitHubError
 from kgitops.integrations.github.body import compose_body
+from kgitops.model import Broker
 from kgitops.plan.mdescape import fence, html_text, md_code, md_text
 from kgitops.plan.value import AlterConfig, CreateTopic, Plan, PlanWarning
 from kgitops.render.markdown import render_markdown
 from kgitops.render.text import render_text
+from tests.helpers import cluster_folder
 
 HOSTILE = "x\n```\n</details>\n\n# Owned by @acme/admins ![img](http://x/p.png) [a](http://x) `"
 TICKS = "````` a ```` b"
@@ -157,15 +159,14 @@ def test_the_terminal_plan_shows_control_characters_instead_of_sending_them() ->
 def test_a_config_value_with_a_newline_or_control_character_is_a_validation_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    (tmp_path / "cluster.yaml").write_text(
-        "apiVersion: kgitops/v1\nkind: Cluster\nname: t\nsimulated:\n"
-        "  stateFile: s.json\n  brokers: [{id: 0}]\n"
-    )
-    (tmp_path / "t.yaml").write_text(
+    topics = (
         "apiVersion: kgitops/v1\nkind: Topic\nname: a\npartitions: 1\nreplicationFactor: 1\n"
         'config:\n  message.format.version: "3.0\\n```\\n</details>"\n'
         "---\napiVersion: kgitops/v1\nkind: Topic\nname: b\npartitions: 1\nreplicationFactor: 1\n"
         'config:\n  message.format.version: "3.0\\u202e"\n'
+    )
+    cluster_folder(
+        tmp_path, "t", brokers=[Broker(0)], state_file="s.json", files={"t.yaml": topics}
     )
     assert main(["validate", str(tmp_path)]) == 1
     err = capsys.readouterr()

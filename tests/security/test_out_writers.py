@@ -9,21 +9,14 @@ Each test runs the CLI and then reads the files back: exit 1, one line, every fi
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 
 from kgitops.cli import main
+from tests.helpers import THREE_RACKS, cluster_folder, cluster_yaml, tree
 
-CLUSTER = """\
-apiVersion: kgitops/v1
-kind: Cluster
-name: test
-simulated:
-  stateFile: state.json
-  brokers: [{id: 0, rack: a}, {id: 1, rack: b}, {id: 2, rack: c}]
-"""
+CLUSTER = cluster_yaml("test", brokers=THREE_RACKS, state_file="state.json")
 
 TOPIC = """\
 apiVersion: kgitops/v1
@@ -47,27 +40,6 @@ keys:
   column: key
 """
 
-REAL_CLUSTER = """\
-apiVersion: kgitops/v1
-kind: Cluster
-name: prod
-bootstrapServers: ["127.0.0.1:1"]
-unmanagedTopics: ignore
-"""
-
-
-def _files(root: Path) -> dict[str, bytes | str]:
-    out: dict[str, bytes | str] = {}
-    for folder, dirs, names in os.walk(root):
-        for name in dirs + names:
-            path = Path(folder) / name
-            rel = str(path.relative_to(root))
-            if path.is_symlink():
-                out[rel] = "-> " + os.readlink(path)
-            elif path.is_file():
-                out[rel] = path.read_bytes()
-    return out
-
 
 def _one_error(capsys: pytest.CaptureFixture[str]) -> str:
     captured = capsys.readouterr()
@@ -80,11 +52,9 @@ def _one_error(capsys: pytest.CaptureFixture[str]) -> str:
 def folder(tmp_path: Path) -> Path:
     """A simulated cluster folder with its state file, a lock, a plan, a snapshot and two
     key samples already on disk."""
-    d = tmp_path / "prod"
-    d.mkdir()
-    (d / "cluster.yaml").write_text(CLUSTER)
-    (d / "orders.yaml").write_text(TOPIC)
-    (d / "payments.yaml").write_text(OTHER)
+    d = cluster_folder(
+        tmp_path / "prod", cluster=CLUSTER, files={"orders.yaml": TOPIC, "payments.yaml": OTHER}
+    )
     (d / "samples").mkdir()
     (d / "samples" / "orders.parquet").write_bytes(b"PAR1 orders sample PAR1")
     (d / "samples" / "payments.data").write_bytes(b"PAR1 payments sample PAR1")
@@ -98,10 +68,10 @@ def folder(tmp_path: Path) -> Path:
 
 def _refused(argv: list[str], root: Path, capsys: pytest.CaptureFixture[str], reason: str) -> None:
     capsys.readouterr()
-    before = _files(root)
+    before = tree(root)
     assert main(argv) == 1
     assert reason in _one_error(capsys)
-    assert _files(root) == before
+    assert tree(root) == before
 
 
 SPEC_FILES = ["cluster.yaml", "orders.yaml", "kgitops.lock", "state.json.lock"]
@@ -126,9 +96,7 @@ def test_plan_out_never_replaces_the_simulated_state_file(
 def test_plan_out_never_replaces_another_folders_state_file(
     folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    other = tmp_path / "staging"
-    other.mkdir()
-    (other / "cluster.yaml").write_text(CLUSTER.replace("state.json", "st/s.json"))
+    other = cluster_folder(tmp_path / "staging", cluster=CLUSTER.replace("state.json", "st/s.json"))
     (other / "st").mkdir()
     (other / "st" / "s.json").write_text("")  # empty, so only the name protects it
     out = str(other / "st" / "s.json")
@@ -211,12 +179,13 @@ def test_snapshot_out_never_replaces_a_plan_but_replaces_a_snapshot(
 @pytest.fixture
 def real(tmp_path: Path) -> Path:
     """A real cluster's folder (sample-keys refuses a simulated one); nothing listens."""
-    d = tmp_path / "real"
-    d.mkdir()
-    (d / "cluster.yaml").write_text(REAL_CLUSTER)
-    (d / "orders.yaml").write_text(TOPIC)
-    (d / "payments.yaml").write_text(OTHER)
-    (d / "kgitops.lock").write_text("# lock\n")
+    d = cluster_folder(
+        tmp_path / "real",
+        "prod",
+        bootstrap="127.0.0.1:1",
+        extra="unmanagedTopics: ignore\n",
+        files={"orders.yaml": TOPIC, "payments.yaml": OTHER, "kgitops.lock": "# lock\n"},
+    )
     (d / "samples").mkdir()
     (d / "samples" / "orders.parquet").write_bytes(b"PAR1 orders sample PAR1")
     (d / "samples" / "payments.data").write_bytes(b"PAR1 payments sample PAR1")

@@ -13,15 +13,14 @@ from pathlib import Path
 import pytest
 
 from kgitops.cli import main
+from tests.helpers import THREE_RACKS, cluster_folder, cluster_yaml, tree
 
-CLUSTER = """\
-apiVersion: kgitops/v1
-kind: Cluster
-name: test
-simulated:
-  stateFile: {state}
-  brokers: [{{id: 0, rack: a}}, {{id: 1, rack: b}}, {{id: 2, rack: c}}]
-"""
+CLUSTER = cluster_yaml("test", brokers=THREE_RACKS)
+
+
+def _cluster(folder: Path, state: str = ".state/test.json") -> None:
+    cluster_folder(folder, "test", brokers=THREE_RACKS, state_file=state)
+
 
 TOPIC = """\
 apiVersion: kgitops/v1
@@ -30,22 +29,6 @@ name: orders
 partitions: 3
 replicationFactor: 3
 """
-
-
-def _tree(root: Path) -> dict[str, bytes | str]:
-    """Every path under ``root`` with its content (a symlink: where it points)."""
-    out: dict[str, bytes | str] = {}
-    for folder, dirs, files in os.walk(root):
-        for name in dirs + files:
-            path = Path(folder) / name
-            rel = str(path.relative_to(root))
-            if path.is_symlink():
-                out[rel] = "-> " + os.readlink(path)
-            elif path.is_file():
-                out[rel] = path.read_bytes()
-            else:
-                out[rel] = "<dir>"
-    return out
 
 
 @pytest.fixture
@@ -80,8 +63,8 @@ def test_a_state_file_outside_the_folder_is_refused_with_its_position(
 ) -> None:
     folder, outside = world
     state = state.replace("OUTSIDE", str(outside))
-    (folder / "cluster.yaml").write_text(CLUSTER.format(state=state))
-    before = _tree(folder.parent.parent.parent)
+    _cluster(folder, state)
+    before = tree(folder.parent.parent.parent)
     for command in (
         ["plan", str(folder)],
         ["status", str(folder)],
@@ -91,14 +74,14 @@ def test_a_state_file_outside_the_folder_is_refused_with_its_position(
         line = _one_error(capsys)
         assert line.startswith(f"{folder}/cluster.yaml:5:14: error: stateFile: ")
         assert reason in line
-    assert _tree(folder.parent.parent.parent) == before  # nothing created anywhere
+    assert tree(folder.parent.parent.parent) == before  # nothing created anywhere
 
 
 def test_etc_passwd_as_state_file_is_refused_and_nothing_is_created(
     world: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     folder, _ = world
-    (folder / "cluster.yaml").write_text(CLUSTER.format(state="/etc/passwd"))
+    _cluster(folder, "/etc/passwd")
     existed = os.path.exists("/etc/passwd.lock")
     assert main(["plan", str(folder)]) == 1
     assert "stateFile: '/etc/passwd' is an absolute path" in _one_error(capsys)
@@ -109,19 +92,19 @@ def test_a_state_folder_symlinked_out_is_refused(
     world: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     folder, outside = world
-    (folder / "cluster.yaml").write_text(CLUSTER.format(state=".state/test.json"))
+    _cluster(folder)
     (folder / ".state").symlink_to(outside)
-    before = _tree(outside)
+    before = tree(outside)
     assert main(["plan", str(folder)]) == 1
     assert "leads through a symlink" in _one_error(capsys)
-    assert _tree(outside) == before
+    assert tree(outside) == before
 
 
 def test_a_committed_lock_symlink_of_the_simulated_cluster_is_not_followed(
     world: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     folder, outside = world
-    (folder / "cluster.yaml").write_text(CLUSTER.format(state=".state/test.json"))
+    _cluster(folder)
     (folder / ".state").mkdir()
     (folder / ".state" / "test.json.lock").symlink_to(outside / "created-by-kgitops")
     assert main(["plan", str(folder)]) == 1
@@ -133,11 +116,11 @@ def test_update_lock_does_not_write_through_a_committed_tmp_symlink(
     world: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     folder, outside = world
-    (folder / "cluster.yaml").write_text(CLUSTER.format(state=".state/test.json"))
+    _cluster(folder)
     (folder / "kgitops.lock.tmp").symlink_to(outside / "secret.txt")
-    before = _tree(outside)
+    before = tree(outside)
     assert main(["plan", str(folder), "--update-lock"]) == 0
-    assert _tree(outside) == before
+    assert tree(outside) == before
     assert (folder / "kgitops.lock").read_text().startswith("# kgitops.lock")
     assert (folder / "kgitops.lock.tmp").is_symlink()
 
@@ -146,7 +129,7 @@ def test_update_lock_refuses_a_symlinked_lock(
     world: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     folder, outside = world
-    (folder / "cluster.yaml").write_text(CLUSTER.format(state=".state/test.json"))
+    _cluster(folder)
     (outside / "kgitops.lock").write_text("version: 1\nbrokerSets: {}\ntopics: {}\n")
     (folder / "kgitops.lock").symlink_to(outside / "kgitops.lock")
     assert main(["plan", str(folder), "--update-lock"]) == 1
@@ -158,7 +141,7 @@ def test_a_topic_file_symlinked_to_a_secret_is_refused_unread(
     world: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     folder, outside = world
-    (folder / "cluster.yaml").write_text(CLUSTER.format(state=".state/test.json"))
+    _cluster(folder)
     (folder / "passwd.yaml").symlink_to(outside / "secret.txt")
     assert main(["validate", str(folder)]) == 1
     captured = capsys.readouterr()
@@ -172,7 +155,7 @@ def test_a_topic_file_symlinked_to_dev_zero_is_refused(
     world: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     folder, _ = world
-    (folder / "cluster.yaml").write_text(CLUSTER.format(state=".state/test.json"))
+    _cluster(folder)
     (folder / "zero.yaml").symlink_to("/dev/zero")
     assert main(["validate", str(folder)]) == 1
     assert "zero.yaml:1:1: error: a symlink to a file outside the cluster folder" in (
@@ -188,7 +171,7 @@ def test_a_key_sample_outside_the_folder_is_an_error(
     world: tuple[Path, Path], capsys: pytest.CaptureFixture[str], sample: str, reason: str
 ) -> None:
     folder, _ = world
-    (folder / "cluster.yaml").write_text(CLUSTER.format(state=".state/test.json"))
+    _cluster(folder)
     (folder / "orders.yaml").write_text(TOPIC + f"keys:\n  sample: {sample}\n")
     assert main(["validate", str(folder)]) == 1
     out = capsys.readouterr().out
@@ -207,28 +190,26 @@ def test_import_of_a_topic_named_dot_dot_writes_nothing_outside(
     world: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     folder, outside = world
-    (folder / "cluster.yaml").write_text(CLUSTER.format(state=".state/test.json"))
+    _cluster(folder)
     state = outside / "state.json"
     state.write_text(json.dumps(_state_with("../../../../outside/evil")))
-    before = _tree(folder.parent.parent.parent)
+    before = tree(folder.parent.parent.parent)
     assert main(["import", str(folder), "--state", str(state)]) == 1
     line = _one_error(capsys)
     assert "an illegal topic name" in line and line.startswith(f"{state}:")
-    assert _tree(folder.parent.parent.parent) == before
+    assert tree(folder.parent.parent.parent) == before
 
 
 def test_a_rack_with_shell_syntax_is_refused_in_a_state_file_and_in_cluster_yaml(
     world: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     folder, outside = world
-    (folder / "cluster.yaml").write_text(CLUSTER.format(state=".state/test.json"))
+    _cluster(folder)
     state = outside / "state.json"
     state.write_text(json.dumps(_state_with("clicks", rack="$(touch /tmp/pwned)")))
     assert main(["plan", str(folder), "--state", str(state)]) == 1
     assert "an illegal rack id" in _one_error(capsys)
-    (folder / "cluster.yaml").write_text(
-        CLUSTER.format(state=".state/test.json").replace("rack: a", "rack: '$(id)'")
-    )
+    cluster_folder(folder, cluster=CLUSTER.replace("rack: a", "rack: '$(id)'"))
     assert main(["validate", str(folder)]) == 1
     assert f"{folder}/cluster.yaml:6:27: error: an illegal rack id" in capsys.readouterr().out
     assert (
@@ -254,7 +235,7 @@ def test_snapshot_out_creates_no_folder_and_overwrites_no_spec(
     world: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     folder, outside = world
-    (folder / "cluster.yaml").write_text(CLUSTER.format(state=".state/test.json"))
+    _cluster(folder)
     spec = (folder / "orders.yaml").read_text()
     assert main(["snapshot", str(folder), "--out", str(folder / "orders.yaml")]) == 1
     assert "a state snapshot (JSON) is written to a file whose name ends in .json" in _one_error(
@@ -271,7 +252,7 @@ def test_plan_out_does_not_write_through_a_symlink(
     world: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     folder, outside = world
-    (folder / "cluster.yaml").write_text(CLUSTER.format(state=".state/test.json"))
+    _cluster(folder)
     out = folder.parent / "plan.json"
     out.symlink_to(outside / "secret.txt")
     assert main(["plan", str(folder), "--out", str(out)]) == 1

@@ -17,17 +17,12 @@ from kgitops.cluster.kafka import bootstrap as kafka_bootstrap
 from kgitops.cluster.kafka.errors import item_error, translate
 from kgitops.cluster.kafka.settings import client_config, secret_values
 from kgitops.errors import ClusterAuthError, ClusterError, remember_secrets, scrub_secrets
-from kgitops.model import ClusterSpec, SaslSpec, SecuritySpec
+from kgitops.model import Broker, ClusterSpec, SaslSpec, SecuritySpec
+from tests.helpers import cluster_folder
 
 
 def folder(tmp_path: Path, security: str) -> Path:
-    d = tmp_path / "prod"
-    d.mkdir()
-    (d / "cluster.yaml").write_text(
-        "apiVersion: kgitops/v1\nkind: Cluster\nname: prod\n"
-        'bootstrapServers: ["kafka-1:9092"]\n' + security
-    )
-    return d
+    return cluster_folder(tmp_path / "prod", "prod", bootstrap="kafka-1:9092", extra=security)
 
 
 @pytest.mark.parametrize(
@@ -235,16 +230,11 @@ def test_export_secrets_never_exports_a_runner_variable_a_cluster_file_names(
 def test_a_user_document_may_not_take_its_password_from_a_runner_variable(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    d = tmp_path / "dev"
-    d.mkdir()
-    (d / "cluster.yaml").write_text(
-        "apiVersion: kgitops/v1\nkind: Cluster\nname: dev\nsimulated:\n"
-        "  stateFile: .state/dev.json\n  brokers: [{id: 0}]\n"
-    )
-    (d / "users.yaml").write_text(
+    user = (
         "apiVersion: kgitops/v1\nkind: User\nname: app\nmechanism: SCRAM-SHA-512\n"
         "passwordEnv: GITHUB_TOKEN\n"
     )
+    d = cluster_folder(tmp_path / "dev", "dev", brokers=[Broker(0)], files={"users.yaml": user})
     assert main(["validate", str(d)]) == 1
     out = capsys.readouterr()
     assert (

@@ -12,20 +12,19 @@ import pytest
 from kgitops.cluster.kafka.settings import client_config
 from kgitops.errors import ClusterAuthError
 from kgitops.model import ClusterSpec, SaslSpec, SecuritySpec
-from tests.helpers import committed_repo, git
+from tests.helpers import cluster_yaml, committed_repo, git
 from tests.helpers import run_cli as cli
 
-CLUSTER = """\
-apiVersion: kgitops/v1
-kind: Cluster
-name: prod
-bootstrapServers: ["kafka-1.internal:9093"]
+CLUSTER = (
+    cluster_yaml("prod", bootstrap="kafka-1.internal:9093")
+    + """\
 security:
   protocol: SASL_SSL
   sasl:
     mechanism: OAUTHBEARER
     tokenCommand: {command}
 """
+)
 ORDERS = "apiVersion: kgitops/v1\nkind: Topic\nname: orders\npartitions: 3\nreplicationFactor: 3\n"
 STATE = (
     '{"format": "kgitops-state/v1", "clusterId": "c", "brokers": [{"id": 0}, {"id": 1}, '

@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "github"))
 from fake_github import TOKEN, FakeGitHub
 
 from kgitops.cli import main
-from tests.helpers import THREE_RACKS, cluster_yaml
+from tests.helpers import THREE_RACKS, cluster_folder, cluster_yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = ROOT / ".github" / "workflows"
@@ -285,10 +285,7 @@ def test_drift_opens_one_issue_updates_it_and_closes_it_when_clean(
     github.start()
     try:
         repo = tmp_path / "repo"
-        d = repo / "topics" / "demo"
-        d.mkdir(parents=True)
-        (d / "cluster.yaml").write_text(CLUSTER)
-        (d / "orders.yaml").write_text(ORDERS)
+        cluster_folder(repo / "topics" / "demo", cluster=CLUSTER, files={"orders.yaml": ORDERS})
         [found] = [
             s
             for s in load(WORKFLOWS / "drift.yml")["jobs"]["drift"]["steps"]

@@ -10,7 +10,7 @@ import pytest
 
 from kgitops.model import Broker
 from kgitops.spec.load import load_specs
-from tests.helpers import THREE_RACKS, cluster_yaml
+from tests.helpers import THREE_RACKS, cluster_folder, cluster_yaml
 
 # Three brokers in three racks; a simulated cluster, so the brokers are known.
 CLUSTER = cluster_yaml("test", brokers=THREE_RACKS)
@@ -39,7 +39,7 @@ def problems(tmp_path: Path) -> Problems:
         brokers: Sequence[Broker] | None = None,
     ) -> list[str]:
         if cluster is not None:
-            (tmp_path / "cluster.yaml").write_text(cluster, encoding="utf-8")
+            cluster_folder(tmp_path, cluster=cluster)
         for name, content in files.items():
             path = tmp_path / name
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -9,15 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import run_cli
+from tests.helpers import THREE_RACKS, cluster_folder, run_cli
 
-CLUSTER = """\
-apiVersion: kgitops/v1
-kind: Cluster
-name: demo
-simulated:
-  stateFile: .state/demo.json
-  brokers: [{{id: 0, rack: a}}, {{id: 1, rack: b}}, {{id: 2, rack: c}}]
+RULES = """\
 defaults:
   config: {{min.insync.replicas: 2}}
 policies:
@@ -51,10 +45,11 @@ class Folder:
         message: str = "tier-1 topics keep their replication factor",
         spec: str | None = None,
     ) -> None:
-        (self.dir / "cluster.yaml").write_text(
-            CLUSTER.format(name="tier1", expression=expression, message=message, severity=severity)
+        rules = RULES.format(
+            name="tier1", expression=expression, message=message, severity=severity
         )
-        (self.dir / "orders.yaml").write_text(spec if spec is not None else topic())
+        orders = spec if spec is not None else topic()
+        cluster_folder(self.dir, brokers=THREE_RACKS, extra=rules, files={"orders.yaml": orders})
 
     def run(self, *argv: str, stdout_only: bool = False) -> tuple[int, str]:
         result = run_cli(*argv)

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from kgitops.cli import main
+from tests.helpers import THREE_BROKERS, cluster_folder, cluster_yaml
 
 FILES = {
     "cluster.yaml": """\
@@ -111,15 +112,15 @@ MISTAKES = [
 
 
 def _write(root: Path, mistakes: list[tuple[str, str, str]]) -> Path:
-    root.mkdir(parents=True)
+    texts = {}
     for name, text in FILES.items():
         lines = text.splitlines()
         for file, line, wrong in mistakes:
             if file == name:
                 assert lines.count(line) == 1, line
                 lines[lines.index(line)] = wrong
-        (root / name).write_text("\n".join(lines) + "\n")
-    return root
+        texts[name] = "\n".join(lines) + "\n"
+    return cluster_folder(root, cluster=texts.pop("cluster.yaml"), files=texts)
 
 
 def _validate(folder: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, list[str]]:
@@ -192,17 +193,12 @@ def test_all_mistakes_together_say_exactly_what_each_says_alone(
     assert sorted(together) == sorted(union)
 
 
-BROKEN_CLUSTER = """\
-apiVersion: kgitops/v1
-kind: Cluster
-name: c
-simulated:
-  stateFile: .state/c.json
-  brokers: [{id: 0}, {id: 1}, {id: 2}]
-reassignment: {maxConcurrentMoves: 1}
-defaults: {replicationFactor: 3}
-profiles: {critical: {replicationFactor: 2}}
-"""
+BROKEN_CLUSTER = cluster_yaml(
+    "c",
+    brokers=THREE_BROKERS,
+    extra="reassignment: {maxConcurrentMoves: 1}\ndefaults: {replicationFactor: 3}\n"
+    "profiles: {critical: {replicationFactor: 2}}\n",
+)
 
 TOPICS = """\
 apiVersion: kgitops/v1
@@ -280,23 +276,17 @@ profile: critical
 def test_a_broken_cluster_yaml_is_its_own_error_and_no_topic_gets_one_from_it(
     old: str, new: str, error: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    folder = tmp_path / "c"
-    folder.mkdir()
     assert old in BROKEN_CLUSTER
-    (folder / "cluster.yaml").write_text(BROKEN_CLUSTER.replace(old, new))
-    (folder / "topics.yaml").write_text(TOPICS)
+    cluster = BROKEN_CLUSTER.replace(old, new)
+    folder = cluster_folder(tmp_path / "c", cluster=cluster, files={"topics.yaml": TOPICS})
     assert _validate(folder, capsys) == (1, [error])
 
 
 def test_a_topic_missing_its_replication_factor_with_a_valid_cluster_yaml_is_told(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    folder = tmp_path / "c"
-    folder.mkdir()
-    (folder / "cluster.yaml").write_text(
-        BROKEN_CLUSTER.replace("defaults: {replicationFactor: 3}\n", "")
-    )
-    (folder / "topics.yaml").write_text(TOPICS)
+    cluster = BROKEN_CLUSTER.replace("defaults: {replicationFactor: 3}\n", "")
+    folder = cluster_folder(tmp_path / "c", cluster=cluster, files={"topics.yaml": TOPICS})
     assert _validate(folder, capsys) == (
         1,
         [
@@ -309,18 +299,17 @@ def test_a_topic_missing_its_replication_factor_with_a_valid_cluster_yaml_is_tol
 def test_a_refused_config_value_is_its_own_error_not_also_a_policy_finding(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    folder = tmp_path / "c"
-    folder.mkdir()
-    (folder / "cluster.yaml").write_text(
+    cluster = (
         BROKEN_CLUSTER
         + "policies:\n  minInsyncReplicas: 2\n  maxRetention: 7d\n"
         + "  requiredConfigs: [cleanup.policy]\n"
     )
-    (folder / "t.yaml").write_text(
+    topic = (
         TOPICS.split("---")[0]
         + "config:\n  min.insync.replicas: abc\n  retention.ms: forever\n"
         + "  cleanup.policy: compcat\n"
     )
+    folder = cluster_folder(tmp_path / "c", cluster=cluster, files={"t.yaml": topic})
     assert _validate(folder, capsys) == (
         1,
         [
@@ -338,11 +327,9 @@ def test_a_refused_part_of_the_policies_holds_no_topic_to_the_rest(
 ) -> None:
     """``mode: wran`` is an error at its line; the topics above maxPartitions are not also
     errors (the mode meant warnings), and the valid folder shows them as warnings."""
-    folder = tmp_path / "c"
-    folder.mkdir()
     policies = "policies:\n  maxPartitions: 2\n  mode: wran\n"
-    (folder / "cluster.yaml").write_text(BROKEN_CLUSTER + policies)
-    (folder / "topics.yaml").write_text(TOPICS)
+    cluster = BROKEN_CLUSTER + policies
+    folder = cluster_folder(tmp_path / "c", cluster=cluster, files={"topics.yaml": TOPICS})
     assert _validate(folder, capsys) == (
         1,
         [

@@ -9,6 +9,7 @@ import pytest
 
 from kgitops.cli import main
 from kgitops.spec.load import load_specs, load_specs_or_raise
+from tests.helpers import cluster_folder
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ["local", "kafka", "demo", "prod", "staging", "dev"]
@@ -130,10 +131,14 @@ def test_the_topic_and_cluster_examples_in_the_docs_validate(tmp_path: Path) -> 
 
     text = (ROOT / "docs" / "specs.md").read_text()
     blocks = re.findall(r"```yaml\n(.*?)```", text, re.S)
-    (tmp_path / "cluster.yaml").write_text(next(b for b in blocks if "kind: Cluster" in b))
-    (tmp_path / "topic.yaml").write_text(next(b for b in blocks if "kind: Topic" in b))
-    (tmp_path / "samples").mkdir()
-    (tmp_path / "samples" / "orders-keys.csv").write_text("key\na\n")
+    cluster_folder(
+        tmp_path,
+        cluster=next(b for b in blocks if "kind: Cluster" in b),
+        files={
+            "topic.yaml": next(b for b in blocks if "kind: Topic" in b),
+            "samples/orders-keys.csv": "key\na\n",
+        },
+    )
     assert [str(d) for d in load_specs(str(tmp_path)).diagnostics] == []
 
 

@@ -9,15 +9,8 @@ from pathlib import Path
 import pytest
 
 from kgitops.spec.load import load_specs
+from tests.helpers import THREE_RACKS, cluster_folder
 
-CLUSTER = """\
-apiVersion: kgitops/v1
-kind: Cluster
-name: {name}
-simulated:
-  stateFile: .state/x.json
-  brokers: [{{id: 0, rack: a}}, {{id: 1, rack: b}}, {{id: 2, rack: c}}]
-"""
 TOPIC = """\
 apiVersion: kgitops/v1
 kind: Topic
@@ -40,9 +33,9 @@ def repo(tmp_path: Path) -> Path:
 
 def cluster(repo: Path, name: str, extra: str) -> str:
     folder = repo / "topics" / name
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "cluster.yaml").write_text(CLUSTER.format(name=name) + extra)
-    return str(folder)
+    return str(
+        cluster_folder(folder, name, brokers=THREE_RACKS, state_file=".state/x.json", extra=extra)
+    )
 
 
 def errors(directory: str) -> list[str]:

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from kgitops.cli import main
 from kgitops.cluster.simulated import SimulatedCluster
-from kgitops.model import Broker
 from kgitops.spec.load import load_specs
+from tests.helpers import THREE_RACKS, cluster_folder
 
 from .conftest import CLUSTER, Problems
 
@@ -41,14 +41,12 @@ profiles:
 # defaults min.insync.replicas 11:26, critical min.insync.replicas 16:28, critical
 # retention.ms 17:21, ephemeral replicationFactor 19:24, ephemeral retention.ms 21:24
 BARE = "apiVersion: kgitops/v1\nkind: Topic\nname: {name}\npartitions: 3\n"
-BROKERS = [Broker(0, "a"), Broker(1, "b"), Broker(2, "c")]
+BROKERS = THREE_RACKS
 
 
 def folder(tmp_path: Path, cluster: str, **topics: str) -> Path:
-    (tmp_path / "cluster.yaml").write_text(cluster)
-    for name, text in topics.items():
-        (tmp_path / f"{name}.yaml").write_text(text)
-    return tmp_path
+    files = {f"{name}.yaml": text for name, text in topics.items()}
+    return cluster_folder(tmp_path, cluster=cluster, files=files)
 
 
 def test_a_topic_takes_its_own_value_then_its_profile_then_the_defaults(tmp_path: Path) -> None:

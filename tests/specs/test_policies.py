@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from kgitops.cli import main
+from tests.helpers import cluster_folder
 
 from .conftest import CLUSTER, Problems
 
@@ -163,10 +164,8 @@ def test_a_bad_policy_is_an_error_at_its_line(
 def test_plan_refuses_a_topic_that_breaks_a_policy(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    (tmp_path / "cluster.yaml").write_text(POLICIES)
-    (tmp_path / "t.yaml").write_text(
-        GOOD.format(name="t").replace("partitions: 10", "partitions: 500")
-    )
+    topic = GOOD.format(name="t").replace("partitions: 10", "partitions: 500")
+    cluster_folder(tmp_path, cluster=POLICIES, files={"t.yaml": topic})
     assert main(["plan", str(tmp_path)]) == 1
     assert "partitions 500 is above the policy maxPartitions 100" in capsys.readouterr().err
     assert (
@@ -180,13 +179,12 @@ def test_codeowners_prints_one_line_per_team_folder_from_the_repository_root(
 ) -> None:
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     for name in ("prod", "staging"):
-        (tmp_path / "topics" / name).mkdir(parents=True)
         cluster = POLICIES.replace("name: test", f"name: {name}")
         if name == "staging":
             cluster += "    - {folder: 'shared stuff', pattern: '.',\n"
             cluster += "       owners: ['@acme/platform', 'ops@acme.io']}\n"
             cluster = cluster.replace("  mode: error\n", "") + "  mode: warn\n"
-        (tmp_path / "topics" / name / "cluster.yaml").write_text(cluster)
+        cluster_folder(tmp_path / "topics" / name, cluster=cluster)
     # a topic that breaks a policy does not stop the owners from being printed
     (tmp_path / "topics" / "prod" / "x.yaml").write_text(GOOD.format(name="t").replace("10", "999"))
     monkeypatch.chdir(tmp_path / "topics")
@@ -212,7 +210,7 @@ def test_codeowners_prints_nothing_from_a_cluster_yaml_with_errors(
     old: str, new: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert old in POLICIES
-    (tmp_path / "cluster.yaml").write_text(POLICIES.replace(old, new))
+    cluster_folder(tmp_path, cluster=POLICIES.replace(old, new))
     assert main(["codeowners", str(tmp_path)]) == 1
     out, err = capsys.readouterr()
     assert out == ""

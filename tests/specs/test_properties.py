@@ -16,6 +16,7 @@ from kgitops.spec.load import load_specs
 from kgitops.spec.schemacheck import schema
 from kgitops.spec.topic_configs import normalize_config
 from kgitops.versionrules import DEFAULT_VERSION
+from tests.helpers import cluster_folder
 
 from .conftest import CLUSTER
 
@@ -74,9 +75,10 @@ _topic = st.fixed_dictionaries(
 
 
 def _write(root: Path, files: list[list[Any]]) -> None:
-    (root / "cluster.yaml").write_text(CLUSTER)
-    for i, docs in enumerate(files):
-        (root / f"f{i}.yaml").write_text(yaml.safe_dump_all(docs, sort_keys=False))
+    texts = {
+        f"f{i}.yaml": yaml.safe_dump_all(docs, sort_keys=False) for i, docs in enumerate(files)
+    }
+    cluster_folder(root, cluster=CLUSTER, files=texts)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -21,6 +21,7 @@ from kgitops.spec.config_table import CONFIGS, LONG_MAX
 from kgitops.spec.load import load_specs
 from kgitops.spec.topic_configs import check_config, normalize_config, readable_config
 from kgitops.units import human_rate, spec_bytes, spec_bytes_text, spec_millis, spec_millis_text
+from tests.helpers import cluster_folder
 
 from .conftest import Problems
 
@@ -182,18 +183,8 @@ def test_the_schema_accepts_units_where_kafka_takes_ms_or_bytes_and_nowhere_else
     assert "decimal" in described["segment.bytes"]["description"]
 
 
-CLUSTER_YAML = """\
-apiVersion: kgitops/v1
-kind: Cluster
-name: demo
-simulated:
-  stateFile: .state/demo.json
-  brokers: [{id: 0}]
-"""
-
-
 def test_seven_days_against_a_live_604800000_is_no_change(tmp_path: Path) -> None:
-    (tmp_path / "cluster.yaml").write_text(CLUSTER_YAML)
+    cluster_folder(tmp_path, brokers=[Broker(0)])
     s = SimulatedCluster.open(str(tmp_path / ".state" / "demo.json"), [Broker(0)])
     s.create_topics(
         [NewTopic("t", {0: (0,)}, {"retention.ms": "604800000", "segment.bytes": "536870912"})]
@@ -213,7 +204,7 @@ def test_seven_days_against_a_live_604800000_is_no_change(tmp_path: Path) -> Non
 
 
 def test_import_writes_durations_and_sizes_in_units(tmp_path: Path) -> None:
-    (tmp_path / "cluster.yaml").write_text(CLUSTER_YAML)
+    cluster_folder(tmp_path, brokers=[Broker(0)])
     s = SimulatedCluster.open(str(tmp_path / ".state" / "demo.json"), [Broker(0)])
     live = {
         "retention.ms": "604800000",

@@ -14,14 +14,9 @@ import pytest
 import kgitops.spec.userregex as userregex
 from kgitops.cli import main
 from kgitops.spec.userregex import UserPatternError, compile_user_pattern, nested_quantifier
+from tests.helpers import THREE_RACKS, cluster_folder
 
-CLUSTER = """\
-apiVersion: kgitops/v1
-kind: Cluster
-name: test
-simulated:
-  stateFile: state.json
-  brokers: [{{id: 0, rack: a}}, {{id: 1, rack: b}}, {{id: 2, rack: c}}]
+POLICY = """\
 policies:
   names:
     - {{folder: ., pattern: '{pattern}'}}
@@ -31,11 +26,17 @@ NAME = "a" * 31 + "."  # 35 s in Python's re, doubling with each further 'a'
 
 
 def _folder(tmp_path: Path, pattern: str, name: str = NAME) -> Path:
-    (tmp_path / "cluster.yaml").write_text(CLUSTER.format(pattern=pattern))
-    (tmp_path / "t.yaml").write_text(
+    topic = (
         f"apiVersion: kgitops/v1\nkind: Topic\nname: {name}\npartitions: 1\nreplicationFactor: 1\n"
     )
-    return tmp_path
+    return cluster_folder(
+        tmp_path,
+        "test",
+        brokers=THREE_RACKS,
+        state_file="state.json",
+        extra=POLICY.format(pattern=pattern),
+        files={"t.yaml": topic},
+    )
 
 
 def test_an_exponential_pattern_against_a_long_name_is_checked_at_once(tmp_path: Path) -> None:

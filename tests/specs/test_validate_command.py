@@ -12,16 +12,13 @@ import pytest
 from kgitops.cli import main
 from kgitops.errors import SpecError
 from kgitops.spec.load import load_specs_or_raise
+from tests.helpers import cluster_folder
 
 from .conftest import CLUSTER, TOPIC
 
 
 def _folder(root: Path, files: dict[str, str], cluster: str = CLUSTER) -> Path:
-    root.mkdir(parents=True, exist_ok=True)
-    (root / "cluster.yaml").write_text(cluster)
-    for name, text in files.items():
-        (root / name).write_text(text)
-    return root
+    return cluster_folder(root, cluster=cluster, files=files)
 
 
 def test_a_valid_folder_exits_0_and_prints_a_summary(
@@ -181,8 +178,7 @@ def test_a_file_instead_of_a_folder_says_which_folder_to_give(
 def test_the_brokers_of_a_state_file_are_checked_against(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    cluster = "apiVersion: kgitops/v1\nkind: Cluster\nname: p\nbootstrapServers: ['k:9092']\n"
-    folder = _folder(tmp_path / "prod", {"a.yaml": TOPIC}, cluster=cluster)
+    folder = cluster_folder(tmp_path / "prod", "p", bootstrap="k:9092", files={"a.yaml": TOPIC})
     state = tmp_path / "state.json"
     state.write_text(
         json.dumps({"format": "kgitops-state/v1", "brokers": [{"id": 1}, {"id": 2}], "topics": {}})

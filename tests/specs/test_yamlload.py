@@ -12,7 +12,9 @@ from hypothesis import strategies as st
 
 from kgitops.cli import main
 from kgitops.errors import Mark
+from kgitops.model import Broker
 from kgitops.spec.yamlload import load_file, load_text
+from tests.helpers import cluster_folder
 
 
 def test_every_value_keeps_its_line_and_column() -> None:
@@ -179,13 +181,17 @@ def test_a_yaml_number_that_is_not_finite_is_one_positioned_error_and_nothing_is
 ) -> None:
     timeout = number if where == "cluster" else "60"
     partitions = number if where == "topic" else "1"
-    (tmp_path / "cluster.yaml").write_text(
-        "apiVersion: kgitops/v1\nkind: Cluster\nname: t\nsimulated:\n  stateFile: s.json\n"
-        f"  brokers: [{{id: 0}}]\nreassignment: {{timeoutSeconds: {timeout}}}\n"
-    )
-    (tmp_path / "a.yaml").write_text(
+    topic = (
         f"apiVersion: kgitops/v1\nkind: Topic\nname: a\npartitions: {partitions}\n"
         "replicationFactor: 1\n"
+    )
+    cluster_folder(
+        tmp_path,
+        "t",
+        brokers=[Broker(0)],
+        state_file="s.json",
+        extra=f"reassignment: {{timeoutSeconds: {timeout}}}\n",
+        files={"a.yaml": topic},
     )
     for command in ("validate", "plan"):
         assert main([command, str(tmp_path)]) == 1

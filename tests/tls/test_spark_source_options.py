@@ -16,6 +16,7 @@ from kgitops.analytics.sparkjars import newest_before
 from kgitops.cli import main
 from kgitops.errors import ClusterError, ClusterTlsError
 from kgitops.spec.load import load_specs_or_raise
+from tests.helpers import cluster_folder
 
 PASSWORD = 'p"a\\ss-w0rd-secret'  # a quote and a backslash: JAAS must quote them
 
@@ -25,10 +26,7 @@ def _cluster(tmp_path: Path, security: str, files: dict[str, Path] | None = None
     (d / "certs").mkdir(parents=True, exist_ok=True)
     for name, source in (files or {}).items():
         shutil.copy(source, d / "certs" / name)
-    (d / "cluster.yaml").write_text(
-        "apiVersion: kgitops/v1\nkind: Cluster\nname: prod\n"
-        'bootstrapServers: ["b1.example:9093", "b2.example:9093"]\n' + security
-    )
+    cluster_folder(d, "prod", bootstrap="b1.example:9093,b2.example:9093", extra=security)
     specs = load_specs_or_raise(str(d))
     assert specs.cluster is not None
     return specs.cluster

@@ -11,6 +11,7 @@ import kafka
 import pytest
 from tlslab import CLIENT_KEY_PASSWORD, TlsLab
 
+from tests import helpers
 from tests.helpers import run_cli
 
 BUDGET_S = 10.0  # the connection budget a definitive failure must not wait out
@@ -37,12 +38,9 @@ def cluster_folder(
     for name in certs:
         shutil.copy(lab.certs / name, d / "certs" / name)
     security = f"security:\n  protocol: {protocol}\n" + (f"  ssl: {ssl}\n" if ssl else "")
-    (d / "cluster.yaml").write_text(
-        "apiVersion: kgitops/v1\nkind: Cluster\nname: tls\n"
-        f'bootstrapServers: ["{bootstrap}"]\nunmanagedTopics: ignore\n' + security
-    )
-    if topics:
-        (d / "topics.yaml").write_text(topics)
+    files = {"topics.yaml": topics} if topics else {}
+    extra = "unmanagedTopics: ignore\n" + security
+    helpers.cluster_folder(d, "tls", bootstrap=bootstrap, extra=extra, files=files)
     return "topics/tls"
 
 

@@ -4,8 +4,6 @@ password never shows. Real certificates (tlslab.py), no mocks."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import os
 import shutil
 import ssl
@@ -14,11 +12,11 @@ from pathlib import Path
 import pytest
 from tlslab import CLIENT_KEY_PASSWORD
 
-from kgitops import cli
 from kgitops.cluster.kafka.settings import client_config
 from kgitops.cluster.kafka.tls import TlsAdvice, is_ambiguous, is_definitive
 from kgitops.errors import ClusterError, ClusterTlsError, KgitopsError
 from kgitops.spec.load import load_specs, load_specs_or_raise
+from tests.helpers import cluster_folder, run_cli
 
 
 def folder(repo: Path, certs: Path, ssl_yaml: str, files: tuple[str, ...] = ("ca.pem",)) -> Path:
@@ -26,12 +24,8 @@ def folder(repo: Path, certs: Path, ssl_yaml: str, files: tuple[str, ...] = ("ca
     (d / "certs").mkdir(parents=True, exist_ok=True)
     for name in files:
         shutil.copy(certs / name, d / "certs" / name)
-    (d / "cluster.yaml").write_text(
-        "apiVersion: kgitops/v1\nkind: Cluster\nname: tls\n"
-        'bootstrapServers: ["127.0.0.1:9093"]\n'
-        f"security:\n  protocol: SSL\n  ssl: {ssl_yaml}\n"
-    )
-    return d
+    security = f"security:\n  protocol: SSL\n  ssl: {ssl_yaml}\n"
+    return cluster_folder(d, "tls", bootstrap="127.0.0.1:9093", extra=security)
 
 
 def errors_of(directory: str) -> list[str]:
@@ -116,10 +110,8 @@ def test_a_symlink_that_stays_inside_the_folder_is_fine(
 
 
 def run(*argv: str) -> tuple[int, str]:
-    err = io.StringIO()
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
-        code = cli.main(list(argv))
-    return code, err.getvalue()
+    result = run_cli(*argv)
+    return result.code, result.err
 
 
 def cluster_of(d: Path) -> object:
