@@ -1,4 +1,4 @@
-"""Found on a real Kafka cluster shared with other tests (tests/realkafka/test_access.py):
+"""Found on a real Kafka cluster shared with other tests (tests/access/test_access_real.py):
 a folder with access documents and no topic, on a cluster whose brokers keep throttle rates
 no move needs (``~ remove_throttles broker N``), and a user with two SCRAM mechanisms.
 Checked here on the simulated cluster, deterministically."""

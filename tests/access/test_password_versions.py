@@ -2,7 +2,7 @@
 holds (never a secret), which record counts for a credential, hostile records, the topic's
 layout and shape, and what the adapter does with what a read returns and a write answers
 (the reads and writes themselves: tests/cluster/test_topic_log.py without a broker,
-tests/realkafka/test_password_versions_kafka.py on Apache Kafka)."""
+tests/access/test_password_versions_real.py on Apache Kafka)."""
 
 from __future__ import annotations
 
@@ -303,7 +303,7 @@ class Wire:
 
 class FakeLog:
     """The records' reads and writes (``topiclog.TopicLog``, KafkaConsumer and
-    KafkaProducer on a real cluster: tests/realkafka/test_password_versions_kafka.py):
+    KafkaProducer on a real cluster: tests/access/test_password_versions_real.py):
     ``records`` and ``undecoded`` are what a read returns; each write is kept, and each of
     its records answered with ``fail(index)`` (None: written)."""
 

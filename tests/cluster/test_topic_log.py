@@ -1,8 +1,8 @@
 """How kgitops reads its own topics (kgitops/cluster/kafka/topiclog.py) from what
 kafka-python's ``KafkaConsumer`` gives, without a broker: a consumer over a scripted partition
 (whole batches a poll, a batch that does not decode raising at every fetch that lands in it,
-as kafka-python does). The same reads on Apache Kafka: tests/realkafka/
-test_password_versions_kafka.py."""
+as kafka-python does). The same reads on Apache Kafka:
+tests/access/test_password_versions_real.py."""
 
 from __future__ import annotations
 

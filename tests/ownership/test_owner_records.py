@@ -5,7 +5,7 @@ other's files (two repositories) are kept apart by the record each apply writes 
 cluster. A simulated ``stateFile`` must be inside its folder's repository, so two git
 repositories cannot share one simulated cluster: here two folders outside any git checkout
 (each is its own "repository": ``validate`` compares none) share one state file, and the
-two-repository case runs on real Kafka (tests/realkafka/test_owner_records_kafka.py).
+two-repository case runs on real Kafka (tests/ownership/test_owner_records_real.py).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Kafka refuses a topic config it does not know (IncrementalAlterConfigs of ``kgitops.owner``
 on a topic: INVALID_CONFIG "Unknown topic config name: kgitops.owner", from
 ``LogConfig.validateNames``, storage/src/main/java/org/apache/kafka/storage/internals/log/
-LogConfig.java; tests/realkafka/test_owner_records_kafka.py), so the record cannot ride on
+LogConfig.java; tests/ownership/test_owner_records_real.py), so the record cannot ride on
 the topics it describes. It lives in a topic of kgitops' own, ``_kgitops-owners``
 (``model.OWNER_TOPIC``), shaped as the passwordVersion topic is
 (version_records.topic_layout: one partition, compacted, uncompressed, RF min(3, brokers),
