@@ -68,16 +68,8 @@ from kgitops.errors import (
     Status,
 )
 from kgitops.model import ReassignmentSettings, TopicPartition
-from kgitops.plan.actions import (
-    Action,
-    AddPartitions,
-    AlterConfig,
-    CreateTopic,
-    DeleteTopic,
-    ElectLeaders,
-    Reassign,
-    RemoveThrottles,
-)
+from kgitops.plan import actions
+from kgitops.plan.action_base import Action
 from kgitops.plan.kinds import STEPS
 from kgitops.plan.throttles import REPLICA_KEYS, stale_throttles
 from kgitops.plan.value import Plan
@@ -179,10 +171,10 @@ class _Run(RunSeam):
                 self.fail(i, err)
 
     def creates(self) -> None:
-        self.send(CreateTopic, "create topics", self.admin.create_topics, _new_topics)
+        self.send(actions.CreateTopic, "create topics", self.admin.create_topics, _new_topics)
 
     def configs(self) -> None:
-        self._configs(self.indexed(AlterConfig))
+        self._configs(self.indexed(actions.AlterConfig))
 
     def configs_after_moves(self) -> None:
         """Config changes the plan puts after the topic's moves (a min.insync.replicas raise
@@ -193,7 +185,7 @@ class _Run(RunSeam):
             for i, a in enumerate(self.plan.actions)
             if a.kind == "reassign"
         }
-        for i, a in self.indexed(AlterConfig, after_moves=True):
+        for i, a in self.indexed(actions.AlterConfig, after_moves=True):
             moved = moving.get(a.topic)
             if moved is not None and not moved.done:
                 self._set(
@@ -206,15 +198,17 @@ class _Run(RunSeam):
             items.append((i, a))
         self._configs(items)
 
-    def _configs(self, items: list[tuple[int, AlterConfig]]) -> None:
+    def _configs(self, items: list[tuple[int, actions.AlterConfig]]) -> None:
         changes = {a.topic: ConfigChange(dict(a.set), tuple(a.delete)) for _, a in items}
         self.batch("alter configs", items, lambda: self.admin.alter_topic_configs(changes))
 
     def partitions(self) -> None:
-        self.send(AddPartitions, "add partitions", self.admin.create_partitions, _new_partitions)
+        self.send(
+            actions.AddPartitions, "add partitions", self.admin.create_partitions, _new_partitions
+        )
 
     def reassign(self) -> None:
-        items = self.indexed(Reassign)
+        items = self.indexed(actions.Reassign)
         if self.broken is not None or (not items and not self.wait):
             return
         self.reassigner = Reassigner(
@@ -235,16 +229,16 @@ class _Run(RunSeam):
             raise
         self._record(items, result)
 
-    def _record(self, items: list[tuple[int, Reassign]], result: ReassignResult) -> None:
+    def _record(self, items: list[tuple[int, actions.Reassign]], result: ReassignResult) -> None:
         assert self.reassigner is not None
         named = {a.topic for _, a in items}
         for topic in sorted({t for t, _ in self.reassigner.adopted} - named):
             i = len(self.outcomes)
             what = f"~ reassign {topic} (moves in flight from an earlier apply)"
             self.outcomes[i] = ActionOutcome(
-                what, Status.NOT_ATTEMPTED, kind=Reassign.kind, subject=topic
+                what, Status.NOT_ATTEMPTED, kind=actions.Reassign.kind, subject=topic
             )
-            items = [*items, (i, Reassign(topic))]
+            items = [*items, (i, actions.Reassign(topic))]
         self.changed = (
             self.changed
             or bool(self.reassigner.done)
@@ -278,7 +272,7 @@ class _Run(RunSeam):
     def throttles(self) -> None:
         """``~ remove_throttles``: take out leftovers, keeping what a move in flight needs
         now (read again: a move may have started or ended since the plan)."""
-        items = self.indexed(RemoveThrottles)
+        items = self.indexed(actions.RemoveThrottles)
         if not items:
             return
         self.progress.message(f"remove leftover throttles: {len(items)} item(s)")
@@ -348,7 +342,7 @@ class _Run(RunSeam):
         return self.admin.alter_topic_configs(changes) if changes else {}
 
     def elections(self) -> None:
-        items = self.indexed(ElectLeaders)
+        items = self.indexed(actions.ElectLeaders)
         extra = self.reassigner.leaders_to_elect() if self.reassigner else []
         parts = [TopicPartition(a.topic, p) for _, a in items for p in a.partitions]
         wanted = sorted(set(parts) | {TopicPartition(*tp) for tp in extra})
@@ -382,7 +376,7 @@ class _Run(RunSeam):
                 )
 
     def deletes(self) -> None:
-        self.send(DeleteTopic, "delete topics", self.admin.delete_topics, _topics)
+        self.send(actions.DeleteTopic, "delete topics", self.admin.delete_topics, _topics)
 
     def abort(self, why: str) -> None:
         """Ctrl-C: stop, cancel moves still in flight, take back the throttles."""
@@ -402,16 +396,16 @@ class _Run(RunSeam):
             self.changed = self.changed or self.reassigner.changed
 
 
-def _new_topics(actions: list[CreateTopic]) -> list[NewTopic]:
-    return [NewTopic(a.topic, dict(a.assignment), dict(a.config)) for a in actions]
+def _new_topics(items: list[actions.CreateTopic]) -> list[NewTopic]:
+    return [NewTopic(a.topic, dict(a.assignment), dict(a.config)) for a in items]
 
 
-def _new_partitions(actions: list[AddPartitions]) -> list[NewPartitions]:
-    return [NewPartitions(a.topic, a.to_count, dict(a.assignment)) for a in actions]
+def _new_partitions(items: list[actions.AddPartitions]) -> list[NewPartitions]:
+    return [NewPartitions(a.topic, a.to_count, dict(a.assignment)) for a in items]
 
 
-def _topics(actions: list[DeleteTopic]) -> list[str]:
-    return [a.topic for a in actions]
+def _topics(items: list[actions.DeleteTopic]) -> list[str]:
+    return [a.topic for a in items]
 
 
 def _moving(pending: Sequence[str]) -> str:

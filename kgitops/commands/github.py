@@ -35,7 +35,10 @@ from kgitops.commands._units import integer, seconds
 from kgitops.errors import GitHubError, KgitopsError, SpecError
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from kgitops.commands._review import Fill
+    from kgitops.integrations.github.upsert import CommentResult
     from kgitops.model import ClusterState
 
 NAME = "github"
@@ -337,27 +340,30 @@ def _comment(args: argparse.Namespace) -> int:
         client, repo, pr, text, marker=args.marker, artifact_url=args.artifact_url
     )
     print(f"{result.action} comment {result.comment.id} on {repo}#{pr}: {result.comment.url}")
+    for warning in _comment_warnings(result, args):
+        print(f"warning: {warning}", file=sys.stderr)
+    return 0
+
+
+def _comment_warnings(result: CommentResult, args: argparse.Namespace) -> Iterator[str]:
+    """What `github comment` warns of once the comment is written."""
     if result.truncated:
-        print(
-            f"warning: the comment was cut to GitHub's limit; {result.lines_left_out} lines "
-            "left out" + ("" if args.artifact_url else " (pass --artifact-url to link the rest)"),
-            file=sys.stderr,
-        )
+        rest = "" if args.artifact_url else " (pass --artifact-url to link the rest)"
+        yield f"the comment was cut to GitHub's limit; {result.lines_left_out} lines left out{rest}"
     if result.foreign:
-        ids = ", ".join(str(i) for i in result.foreign)
-        print(
-            f"warning: comments {ids} carry the marker {args.marker!r} but another account "
-            "wrote them: left alone (kgitops edits only its own comments)",
-            file=sys.stderr,
+        yield (
+            f"comments {_ids(result.foreign)} carry the marker {args.marker!r} but another "
+            "account wrote them: left alone (kgitops edits only its own comments)"
         )
     if result.duplicates:
-        ids = ", ".join(str(i) for i in result.duplicates)
-        print(
-            f"warning: other comments also carry the marker {args.marker!r} ({ids}); "
-            "only the oldest is kept up to date",
-            file=sys.stderr,
+        yield (
+            f"other comments also carry the marker {args.marker!r} ({_ids(result.duplicates)}); "
+            "only the oldest is kept up to date"
         )
-    return 0
+
+
+def _ids(ids: tuple[int, ...]) -> str:
+    return ", ".join(str(i) for i in ids)
 
 
 def _check_label(args: argparse.Namespace) -> int:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from kgitops.commands._clusterdir import add_cluster_dir_argument
 from kgitops.commands._units import is_digits, positive_int, seconds
 from kgitops.errors import KgitopsError
+from kgitops.records import TailRequest
 
 if TYPE_CHECKING:
     from kgitops.model import ClusterSpec
@@ -98,18 +99,18 @@ def run(args: argparse.Namespace) -> int:
             f"cluster {spec.name!r} is simulated: it holds no messages to tail "
             "(try a real cluster or `kgitops local up`)"
         )
+    request = TailRequest(
+        args.topic,
+        partitions=None if args.partition is None else tuple(sorted(set(args.partition))),
+        start=args.start,
+        count=20 if args.max is None else args.max,
+        timeout=args.timeout,
+    )
     if args.follow:
-        return _follow(args, spec)
+        return _follow(args, spec, request)
     from kgitops.cluster.kafka.tail import read_messages
 
-    messages = read_messages(
-        spec,
-        args.topic,
-        partitions=_partitions_of(args),
-        start=args.start,
-        max_messages=20 if args.max is None else args.max,
-        timeout=30.0 if args.timeout is None else args.timeout,
-    )
+    messages = read_messages(spec, request)
     if args.format == "json":
         for m in messages:
             sys.stdout.write(json.dumps(message_json(m), ensure_ascii=True) + "\n")
@@ -121,11 +122,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _partitions_of(args: argparse.Namespace) -> list[int] | None:
-    return None if args.partition is None else sorted(set(args.partition))
-
-
-def _follow(args: argparse.Namespace, spec: ClusterSpec) -> int:
+def _follow(args: argparse.Namespace, spec: ClusterSpec, request: TailRequest) -> int:
     """Print each batch as it is read, flushed, until a signal, --timeout or --max."""
     from kgitops.cluster.kafka.tail import follow_messages
     from kgitops.commands._stream import Stop, reader_gone, stopped_by_sigterm, write_lines
@@ -137,14 +134,7 @@ def _follow(args: argparse.Namespace, spec: ClusterSpec) -> int:
     printed = 0
     with stopped_by_sigterm():
         try:
-            batches = follow_messages(
-                spec,
-                args.topic,
-                partitions=_partitions_of(args),
-                start=args.start,
-                backlog=20 if args.max is None else args.max,
-                timeout=args.timeout,
-            )
+            batches = follow_messages(spec, request)
             with closing(batches):
                 for batch in batches:
                     if reader_gone():

@@ -363,16 +363,7 @@ def render_text(view: Mapping[str, Any]) -> list[str]:
         return table(
             ("broker", "rack", "online", "replicas", "leaders", "preferred", "bytes", "role"),
             (
-                (
-                    b["id"],
-                    b["rack"],
-                    b["online"],
-                    b["replicas"],
-                    b["leaders"],
-                    b["preferredLeaders"],
-                    _bytes(b["bytes"]),
-                    "controller" if b["id"] == controller else "",
-                )
+                (*_broker_cells(b), "controller" if b["id"] == controller else "")
                 for b in view["brokers"]
             ),
         )
@@ -407,40 +398,29 @@ def _flags(p: Mapping[str, Any]) -> str:
     return ",".join(word for flag, word in _FLAG_WORDS if flag in flags)
 
 
+def _load_cells(row: Mapping[str, Any]) -> tuple[object, ...]:
+    """A broker's or a rack's replicas, leaders, preferred leaders and bytes cells."""
+    return (row["replicas"], row["leaders"], row["preferredLeaders"], _bytes(row["bytes"]))
+
+
+def _broker_cells(b: Mapping[str, Any]) -> tuple[object, ...]:
+    """A broker's cells, as `get brokers` and `get balance` list them."""
+    return (b["id"], b["rack"], b["online"], *_load_cells(b))
+
+
 def _balance_text(view: Mapping[str, Any]) -> list[str]:
     # leaders (led now) before preferred, as in `get brokers`: side by side, "PREFERRED
     # LEADERS" would read as one heading over the current leaders' column
     cols = ("replicas", "leaders", "preferred", "bytes")
     lines = table(
         ("broker", "rack", "online", *cols),
-        (
-            (
-                b["id"],
-                b["rack"],
-                b["online"],
-                b["replicas"],
-                b["leaders"],
-                b["preferredLeaders"],
-                _bytes(b["bytes"]),
-            )
-            for b in view["brokers"]
-        ),
+        (_broker_cells(b) for b in view["brokers"]),
     )
     if view["racks"]:
         lines.append("")
         lines += table(
             ("rack", "brokers", *cols),
-            (
-                (
-                    r["rack"],
-                    r["brokers"],
-                    r["replicas"],
-                    r["leaders"],
-                    r["preferredLeaders"],
-                    _bytes(r["bytes"]),
-                )
-                for r in view["racks"]
-            ),
+            ((r["rack"], r["brokers"], *_load_cells(r)) for r in view["racks"]),
         )
     lines.append("")
     for scope in ("brokers", "racks"):

@@ -15,7 +15,7 @@ from typing import Any
 from kgitops.cluster.kafka.bootstrap import topic_consumer
 from kgitops.errors import ClusterError, ClusterRequestError, KgitopsError
 from kgitops.model import ClusterSpec
-from kgitops.records import Message
+from kgitops.records import Message, TailRequest
 from kgitops.safetext import safe_text
 
 _TIMESTAMP_TYPES = {0: "CreateTime", 1: "LogAppendTime"}
@@ -47,20 +47,16 @@ def _order(m: Message) -> tuple[int, int, int]:
 
 @contextlib.contextmanager
 def _assigned(
-    spec: ClusterSpec,
-    topic: str,
-    partitions: Sequence[int] | None,
-    start: str | int,
-    backlog: int | None,
-    environ: Mapping[str, str] | None,
+    spec: ClusterSpec, request: TailRequest, environ: Mapping[str, str] | None
 ) -> Iterator[tuple[Any, list[Any], dict[Any, int]]]:
-    """A consumer assigned the chosen partitions of ``topic``, each at its first offset, with
-    the partitions and their end offsets when reading began. ``backlog``: with ``latest``,
-    each partition starts that many messages before its end. Any library error, in the
-    block too, becomes one ``ClusterError`` line."""
+    """A consumer assigned the requested partitions, each at its first offset (with
+    ``latest``, ``count`` messages before its end), with the partitions and their end
+    offsets when reading began. Any library error, in the block too, becomes one
+    ``ClusterError`` line."""
     from kafka import TopicPartition
     from kafka.errors import CorruptRecordError
 
+    topic, partitions, start = request.topic, request.partitions, request.start
     absent = f"topic '{safe_text(topic)}' does not exist on the cluster"
     with topic_consumer(spec, topic, "Fetch", environ, absent=absent) as (consumer, ids):
         chosen = sorted(ids) if partitions is None else list(partitions)
@@ -79,7 +75,7 @@ def _assigned(
                 if start == "earliest":
                     first = begin[tp]
                 elif start == "latest":
-                    first = max(begin[tp], end[tp] - (backlog or 0))
+                    first = max(begin[tp], end[tp] - request.count)
                 else:
                     assert isinstance(start, int)
                     if not begin[tp] <= start <= end[tp]:
@@ -113,28 +109,23 @@ def _undecodable(topic: str, consumer: Any, tps: Sequence[Any], exc: Exception) 
 
 
 def read_messages(
-    spec: ClusterSpec,
-    topic: str,
-    *,
-    partitions: Sequence[int] | None = None,
-    start: str | int = "latest",
-    max_messages: int = 20,
-    timeout: float = 30.0,
-    environ: Mapping[str, str] | None = None,
+    spec: ClusterSpec, request: TailRequest, *, environ: Mapping[str, str] | None = None
 ) -> list[Message]:
-    """Up to ``max_messages`` records of ``topic`` (of ``partitions``, default all), by
-    (timestamp, partition, offset).
+    """Up to ``request.count`` records of the requested partitions, by (timestamp,
+    partition, offset).
 
     ``start``: ``"earliest"`` the first messages of each partition; ``"latest"`` the last
-    ones (as ``tail -n``: each partition's last ``max_messages``, then the latest overall);
-    an offset: from that offset in each partition chosen. Reading stops at the end offsets
-    the partitions had when it began (what is there now, never waiting for more), at
-    ``max_messages`` (earliest, offset), or after ``timeout`` seconds.
+    ones (as ``tail -n``: each partition's last ``count``, then the latest overall); an
+    offset: from that offset in each partition chosen. Reading stops at the end offsets the
+    partitions had when it began (what is there now, never waiting for more), at ``count``
+    (earliest, offset), or after ``timeout`` seconds (None: 30).
 
     ``KgitopsError`` for a topic or partition the cluster lacks and an offset outside a
     partition's log (naming its start and end)."""
+    max_messages = request.count
+    timeout = 30.0 if request.timeout is None else request.timeout
     out: list[Message] = []
-    with _assigned(spec, topic, partitions, start, max_messages, environ) as (c, tps, end):
+    with _assigned(spec, request, environ) as (c, tps, end):
         todo = {tp for tp in tps if c.position(tp) < end[tp]}
         for tp in set(tps) - todo:
             c.pause(tp)
@@ -152,25 +143,18 @@ def read_messages(
                     todo.discard(tp)
                     c.pause(tp)
     out.sort(key=_order)
-    return out[-max_messages:] if start == "latest" else out[:max_messages]
+    return out[-max_messages:] if request.start == "latest" else out[:max_messages]
 
 
 def follow_messages(
-    spec: ClusterSpec,
-    topic: str,
-    *,
-    partitions: Sequence[int] | None = None,
-    start: str | int = "latest",
-    backlog: int = 20,
-    timeout: float | None = None,
-    environ: Mapping[str, str] | None = None,
+    spec: ClusterSpec, request: TailRequest, *, environ: Mapping[str, str] | None = None
 ) -> Generator[list[Message], None, None]:
     """``tail --follow``: batches of messages as they are read, until the caller stops
     iterating (a signal), ``timeout`` seconds pass (None: never), or the cluster stops
     answering (``ClusterError``). A poll that read nothing yields an empty batch (at most
     every half second).
 
-    ``start``: ``"latest"`` first yields the last ``backlog`` messages by timestamp (as
+    ``start``: ``"latest"`` first yields the last ``count`` messages by timestamp (as
     ``read_messages`` picks them), then every message written after them; ``"earliest"`` or
     an offset: every message from there on. After the backlog, each batch is in the order it
     was read (each partition's messages by offset).
@@ -179,11 +163,12 @@ def follow_messages(
     was yielded. A record read while the backlog was gathered at or past a partition's end
     offset (the end a broker reported when reading began: Tansu reports the base offset of
     the last record batch + 1, short of its other records) is kept and yielded right after
-    the backlog, never dropped. Memory is bounded: the backlog holds at most ``backlog``
+    the backlog, never dropped. Memory is bounded: the backlog holds at most ``count``
     messages per partition plus one fetch, and each later batch at most 500 messages."""
-    with _assigned(spec, topic, partitions, start, backlog, environ) as (c, tps, end):
+    topic, timeout = request.topic, request.timeout
+    with _assigned(spec, request, environ) as (c, tps, end):
         deadline = None if timeout is None else time.monotonic() + timeout  # once connected
-        if start == "latest":
+        if request.start == "latest":
             head: list[Message] = []
             later: list[Message] = []
             todo = {tp for tp in tps if c.position(tp) < end[tp]}
@@ -204,7 +189,7 @@ def follow_messages(
                     break  # nothing more to read below the end offsets (transaction markers)
             c.resume(*tps)
             head.sort(key=_order)
-            yield head[-backlog:] + later
+            yield head[-request.count :] + later
         from kafka.errors import UnknownTopicOrPartitionError
 
         quiet, slice_s, check_s = _silence_bounds(spec)
