@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal, NamedTuple
@@ -449,7 +449,7 @@ class PartitionTable(Mapping[int, PartitionState]):
         return repr(dict(self.items()))
 
 
-def replica_lists(partitions: Mapping[int, PartitionState]) -> Iterable[tuple[int, ...]]:
+def replica_lists(partitions: Mapping[int, PartitionState]) -> Sequence[tuple[int, ...]]:
     """The replica tuple of every partition, in the mapping's order: a PartitionTable's
     column as it is, without building a PartitionState per partition."""
     if isinstance(partitions, PartitionTable):

@@ -11,10 +11,10 @@ against the cluster (RF_ONE and kin, unknown configs) are here too.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 from kgitops.errors import AssignmentError
-from kgitops.model import Broker, PartitionTable, TopicSpec, TopicState
+from kgitops.model import Broker, PartitionTable, TopicSpec, TopicState, replica_lists
 from kgitops.names import THROTTLED_REPLICAS_CONFIGS
 from kgitops.placement.assignment import assign_added_partitions, assign_replicas
 from kgitops.placement.startindex import Load, choose_start_index
@@ -147,6 +147,12 @@ def update_topic(ctx: Context, spec: TopicSpec, live: TopicState) -> None:
         return
     in_flight = ctx.inputs.state.reassignments.get(spec.name, {})
     parts = live.partitions
+    rack_aware = placement == "rack-aware"
+    if _as_spec_wants(ctx, spec, live, placement, bool(in_flight)):
+        # no target: nothing reads the current replicas, whose mapping is not built (a
+        # million partitions' worth for a big cluster)
+        emit_moves(ctx, spec, live, {}, config_change, {}, rack_aware, [])
+        return
     current = (
         dict(enumerate(parts.replicas))
         if isinstance(parts, PartitionTable)
@@ -167,15 +173,15 @@ def update_topic(ctx: Context, spec: TopicSpec, live: TopicState) -> None:
         added = _add_partitions(ctx, spec, placement, current)
         if not added:
             return
-    targets = _targets(ctx, spec, placement, live, {**current, **added}, in_flight)
+    both = {**current, **added} if added else current
+    targets = _targets(ctx, spec, placement, live, both, in_flight)
     if targets is None:
         return
     drained = set(ctx.inputs.cluster.decommission)
-    both = {**current, **added} if added else current
     if ctx.inputs.mode == "placed" and not drained:
-        # nothing for the balancer: the spec's own changes, as they are (the common plan)
+        # nothing for the balancer: the spec's own changes, as they are
         finals = {p: (t, goal_one(why)) for p, (t, why) in targets.items()}
-        emit_moves(ctx, spec, live, both, config_change, finals, placement == "rack-aware", [])
+        emit_moves(ctx, spec, live, both, config_change, finals, rack_aware, [])
         return
     sizes: dict[int, int | None] = {p: ps.size_bytes for p, ps in live.partitions.items()}
     sizes.update(dict.fromkeys(added, 0))
@@ -190,13 +196,35 @@ def update_topic(ctx: Context, spec: TopicSpec, live: TopicState) -> None:
                 current=both,
                 targets=targets,
                 sizes=sizes,
-                rack_aware=placement == "rack-aware",
+                rack_aware=rack_aware,
                 movable=placement != "static",
                 frozen=frozenset(in_flight),
                 replaceable=None
                 if ctx.inputs.mode == "all"
                 else [p for p in targets if not drained.isdisjoint(both[p])],
             ),
+        )
+    )
+
+
+def _as_spec_wants(
+    ctx: Context, spec: TopicSpec, live: TopicState, placement: str, in_flight: bool
+) -> bool:
+    """The common case of ``update_topic``: the plan only places what the spec changes
+    (no balancer, no drain), the topic has the partitions the spec asks for, none is being
+    reassigned, and no replica list breaks the spec's rules. Then ``_targets`` would find
+    no target, and only the leader elections remain."""
+    return (
+        ctx.inputs.mode == "placed"
+        and not ctx.inputs.cluster.decommission
+        and not in_flight
+        and placement != "static"
+        and spec.partitions == live.partition_count
+        and not _needs_moves(
+            ctx,
+            replica_lists(live.partitions),
+            spec.replication_factor,
+            placement == "rack-aware",
         )
     )
 
@@ -333,7 +361,7 @@ def _targets(
     drained = set(ctx.inputs.cluster.decommission)
     rf = spec.replication_factor
     rack_aware = placement == "rack-aware"
-    if not candidates or not _needs_moves(ctx, candidates, rf, rack_aware):
+    if not candidates or not _needs_moves(ctx, candidates.values(), rf, rack_aware):
         return {}
     from kgitops.placement.rebalance import rebalance
 
@@ -365,7 +393,7 @@ def _placed_with(ctx: Context, spec: TopicSpec) -> tuple[Broker, ...] | None:
 
 
 def _needs_moves(
-    ctx: Context, current: Mapping[int, tuple[int, ...]], rf: int, rack_aware: bool
+    ctx: Context, current: Collection[tuple[int, ...]], rf: int, rack_aware: bool
 ) -> bool:
     """Whether the spec demands a move: another RF, a drained broker, or a broken rack rule.
 
@@ -373,10 +401,10 @@ def _needs_moves(
     distinct lists, and the state loader shares the tuples); a topic whose every list was
     judged fine is one set look-up per partition, in C."""
     fine = ctx.fine.setdefault((rack_aware, rf), set())
-    if fine.issuperset(current.values()):
+    if fine.issuperset(current):
         return False
     cache = ctx.verdicts[rack_aware]
-    for replicas in set(current.values()):
+    for replicas in set(current):
         if len(replicas) != rf:
             return True
         bad = cache.get(replicas)
@@ -384,7 +412,7 @@ def _needs_moves(
             bad = cache[replicas] = ctx.breaks_rule(replicas, rack_aware)
         if bad:
             return True
-    fine.update(current.values())
+    fine.update(current)
     return False
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 from kgitops.model import Broker, ClusterState, PartitionTable
 from kgitops.names import THROTTLED_REPLICAS_CONFIGS
@@ -38,9 +38,13 @@ class _Reprs(dict[tuple[int, ...], str]):
         n = len(ids)
         if not n or ids[0] != 0 or ids[-1] != n - 1:  # distinct and sorted: then 0..n-1
             return repr(ids)
+        return self.first(n)
+
+    def first(self, n: int) -> str:
+        """``repr`` of the ids ``0..n-1`` as a list, made once per ``n``."""
         found = self.ranges.get(n)
         if found is None:
-            found = self.ranges[n] = repr(ids)
+            found = self.ranges[n] = repr(list(range(n)))
         return found
 
 
@@ -58,20 +62,25 @@ def topic_digest(state: ClusterState, topic: str, reprs: _Reprs | None = None) -
     cache = _Reprs() if reprs is None else reprs
     parts = t.partitions
     flying = state.reassignments.get(topic, {})
+    ids: Sequence[int]
+    replicas: Sequence[tuple[int, ...]]
     if isinstance(parts, PartitionTable):  # ids 0..n-1, the replica column as it is
-        ids = list(range(len(parts)))
-        replicas = list(parts.replicas)
+        ids = range(len(parts))
+        ids_text = cache.first(len(parts))
+        replicas = parts.replicas
     else:
         ids = sorted(parts)
+        ids_text = cache.ids(ids)
         replicas = [parts[p].replicas for p in ids]
     if flying:
+        replicas = list(replicas)
         for i, p in enumerate(ids):
             move = flying.get(p)
             if move is not None and move.removing:
                 replicas[i] = tuple(b for b in replicas[i] if b not in move.removing)
     text = ";".join(map(cache.__getitem__, replicas))
     config = sorted((k, v) for k, v in t.config.items() if k not in THROTTLED_REPLICAS_CONFIGS)
-    return _digest(f"{cache.ids(ids)}|{text}|{config!r}")
+    return _digest(f"{ids_text}|{text}|{config!r}")
 
 
 def state_fingerprint(state: ClusterState, topics: Iterable[str]) -> tuple[str, dict[str, str]]:

@@ -236,3 +236,134 @@ def test_an_assignment_encoded_apart_gives_the_standard_text(
     assert _dumps_item(item) == _dumps(item)
     table = {"type": "create_topic", "assignment": {str(p): [p, p + 1] for p in range(3)}}
     assert _dumps_item(table) == _dumps(table)
+
+
+def _planned(desired: object, cluster: ClusterState, general: bool, **flags: bool) -> object:
+    """The plan and lock, by ``update_topic``'s short path for a topic as its spec wants it,
+    or (``general``) by the general path only."""
+    from unittest import mock
+
+    from kgitops.plan import diff_topic
+
+    if not general:
+        return compute_plan(desired, cluster, None, **flags)  # type: ignore[arg-type]
+    with mock.patch.object(diff_topic, "_as_spec_wants", lambda *args: False):
+        return compute_plan(desired, cluster, None, **flags)  # type: ignore[arg-type]
+
+
+@st.composite
+def mostly_as_wanted(draw: st.DrawFn) -> tuple[ClusterState, list[str], list[int]]:
+    """A state of a few topics placed as Kafka places them (what a spec wants), some
+    partitions then changed: another replica list, an ISR short of a replica, a leader off
+    the preferred one, a reassignment in flight; and each topic's replication factor."""
+    from kgitops.placement.assignment import assign_replicas
+
+    topics, rfs = [], []
+    moves: dict[str, dict[int, Reassignment]] = {}
+    for i in range(draw(st.integers(1, 4))):
+        name, n, rf = f"t{i}", draw(st.integers(1, 8)), draw(st.integers(1, 3))
+        placed = assign_replicas(
+            BROKERS, n, rf, start_index=draw(st.integers(0, 5)), rack_aware=draw(st.booleans())
+        )
+        parts = {}
+        for p, replicas in placed.items():
+            change = draw(st.sampled_from(["none"] * 6 + ["replicas", "isr", "leader", "moving"]))
+            if change == "replicas":
+                replicas = tuple(draw(st.permutations(range(6)))[: draw(st.integers(1, 4))])
+            isr = replicas[:-1] or replicas if change == "isr" else replicas
+            leader = isr[-1] if change == "leader" else replicas[0]
+            parts[p] = PartitionState(replicas, isr, leader, 100)
+            if change == "moving":
+                moves.setdefault(name, {})[p] = Reassignment((), replicas[-1:], None)
+        topics.append(TopicState(name, parts, {}))
+        rfs.append(rf)
+    base = state(BROKERS, *topics)
+    cluster = ClusterState(brokers=base.brokers, topics=base.topics, reassignments=moves)
+    return cluster, [t.name for t in topics], rfs
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    mostly_as_wanted(),
+    st.sampled_from(["placed", "placed", "rebalance", "leaders", "drain"]),
+    st.lists(st.sampled_from([0, 0, 0, 1]), min_size=4, max_size=4),
+    st.sampled_from(["rack-aware", "rack-unaware", "rack-unaware", None]),
+    st.booleans(),
+)
+def test_a_topic_as_its_spec_wants_plans_as_by_the_general_path(
+    drawn: tuple[ClusterState, list[str], list[int]],
+    mode: str,
+    more: list[int],
+    placement: str | None,
+    tables: bool,
+) -> None:
+    """``update_topic`` skips building the mapping of a topic's replicas when the plan
+    only places what the spec changes and the topic needs nothing: the plan and lock are
+    the general path's, for states read into tables or held as dicts, topics with more
+    partitions wanted, reassignments in flight, every mode."""
+    cluster, names, rfs = drawn
+    if tables:
+        data = state_to_json(cluster)
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "state.json"
+            path.write_text(json.dumps(data))
+            cluster = read_state(str(path))
+    extra = {"decommission": (0,)} if mode == "drain" else {}
+    kw = {} if placement is None else {"placement": placement}
+    desired = specs(
+        *(
+            topic(n, len(cluster.topics[n].partitions) + more[i], rfs[i], **kw)
+            for i, n in enumerate(names)
+        ),
+        **extra,
+    )
+    flags = {"rebalance": mode == "rebalance", "leaders": mode == "leaders"}
+    short, short_lock = _planned(desired, cluster, False, **flags)  # type: ignore[misc]
+    general, general_lock = _planned(desired, cluster, True, **flags)  # type: ignore[misc]
+    assert short.to_json() == general.to_json()
+    assert short_lock == general_lock
+
+
+def test_a_topic_as_its_spec_wants_takes_the_short_path() -> None:
+    """The case the short path is for: a topic placed as its spec wants, one leader off its
+    preferred replica (an election, the short path's only action), one to move."""
+    from unittest import mock
+
+    from kgitops.plan import diff_topic
+
+    cluster = state(
+        BROKERS,
+        TopicState(
+            "kept",
+            {
+                0: PartitionState((0, 1, 2), (0, 1, 2), 1, 10),
+                1: PartitionState((1, 2, 3), (1, 2, 3), 1, 10),
+            },
+            {},
+        ),
+        TopicState("moved", {0: PartitionState((0, 3), (0, 3), 0, 10)}, {}),
+    )
+    desired = specs(topic("kept", 2, 3), topic("moved", 1, 3))
+    answers: list[bool] = []
+    real = diff_topic._as_spec_wants
+
+    def spy(*args: object) -> bool:
+        answers.append(real(*args))  # type: ignore[arg-type]
+        return answers[-1]
+
+    with mock.patch.object(diff_topic, "_as_spec_wants", spy):
+        short, _ = compute_plan(desired, cluster, None)  # type: ignore[arg-type]
+    assert answers == [True, False]
+    general, _ = _planned(desired, cluster, True)  # type: ignore[misc]
+    assert short.to_json() == general.to_json()
+    assert [a["type"] for a in short.to_json()["actions"]] == ["reassign", "elect_leaders"]
+    # the balancer's modes and a drain take every topic the general way
+    for extra, flags in (
+        ({}, {"rebalance": True}),
+        ({}, {"leaders": True}),
+        ({"decommission": (5,)}, {}),
+    ):
+        answers.clear()
+        with mock.patch.object(diff_topic, "_as_spec_wants", spy):
+            compute_plan(specs(topic("kept", 2, 3), **extra), cluster, None, **flags)  # type: ignore[arg-type]
+        assert answers == [False], (extra, flags)
