@@ -272,3 +272,25 @@ def test_settings_are_written_last_on_every_node_over_the_test_speed_values() ->
     assert "broker.heartbeat.interval.ms=2000" in server_properties(
         broker, controller, 1, "/d", "pw", settings=longer
     ).splitlines()
+
+
+def test_a_broker_heap_other_than_the_default_is_recorded_and_read_back(tmp_path: Path) -> None:
+    from kgitops.cluster.kafka.localprops import Node
+    from kgitops.cluster.kafka.runtime import Runtime
+
+    nodes = [Node(100, "controller", None, 19000), Node(1, "broker", "az1", 19001, 19051)]
+    runtime = Runtime("4.1.2", "java", tmp_path)
+    big = localcluster.KafkaCluster(str(tmp_path), "4.1.2", "id", nodes, runtime, 1024)
+    assert "-Xmx1024m" in big.command(nodes[1]) and "-Xmx1024m" not in big.command(nodes[0])
+    big.save()
+    again = localcluster.load(str(tmp_path))
+    assert again is not None and again.broker_heap_mb == 1024
+    localcluster.KafkaCluster(str(tmp_path), "4.1.2", "id", nodes, runtime).save()
+    record = json.loads((tmp_path / "cluster.json").read_text())
+    assert "brokerHeapMb" not in record  # the default is not written: older records read alike
+    loaded = localcluster.load(str(tmp_path))
+    assert loaded is not None and loaded.broker_heap_mb == localcluster.BROKER_HEAP_MB
+    for bad in (True, "1g", 10, 10**6):
+        (tmp_path / "cluster.json").write_text(json.dumps({**record, "brokerHeapMb": bad}))
+        with pytest.raises(localcluster.LocalBrokerError, match="brokerHeapMb"):
+            localcluster.load(str(tmp_path))

@@ -35,6 +35,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Any
 
 from kgitops.cluster.kafka.localprobe import (
     HOST,
@@ -65,7 +66,8 @@ USERNAME_VAR = "KGITOPS_LOCAL_KAFKA_USERNAME"
 PASSWORD_VAR = "KGITOPS_LOCAL_KAFKA_PASSWORD"
 START_TIMEOUT = 120.0
 CONTROLLER_HEAP = "-Xmx192m"
-BROKER_HEAP = "-Xmx320m"
+MIN_HEAP_MB, MAX_HEAP_MB = 64, 16384
+BROKER_HEAP_MB = 320  # ~9,000 replicas a broker (1,000s of topics) want more: up(broker_heap_mb=)
 
 _JVM = ["-XX:+UseSerialGC", "-Djava.awt.headless=true", "-XX:TieredStopAtLevel=1"]
 
@@ -79,6 +81,7 @@ class KafkaCluster:
     cluster_id: str
     nodes: list[Node]
     runtime: Runtime | None = field(default=None, repr=False)
+    broker_heap_mb: int = BROKER_HEAP_MB  # recorded when not the default
 
     # ------------------------------------------------------------ addresses
 
@@ -154,7 +157,7 @@ class KafkaCluster:
 
     def command(self, node: Node) -> list[str]:
         runtime = self._runtime()
-        heap = CONTROLLER_HEAP if node.role == "controller" else BROKER_HEAP
+        heap = CONTROLLER_HEAP if node.role == "controller" else f"-Xmx{self.broker_heap_mb}m"
         return [
             runtime.java,
             heap,
@@ -304,12 +307,14 @@ class KafkaCluster:
                 node.start_time = recorded[node.id].start_time
 
     def save(self) -> None:
-        data = {
+        data: dict[str, Any] = {
             "engine": "kafka",
             "version": self.version,
             "clusterId": self.cluster_id,
             "nodes": [n.to_json() for n in self.nodes],
         }
+        if self.broker_heap_mb != BROKER_HEAP_MB:
+            data["brokerHeapMb"] = self.broker_heap_mb
         try:
             write_atomic(
                 os.path.join(self.directory, STATE_FILE),
@@ -388,9 +393,14 @@ def load(directory: str = DEFAULT_DIR) -> KafkaCluster | None:
             n.role == "broker" for n in nodes
         ):
             raise ValueError("one controller and at least one broker expected")
+        heap = data.get("brokerHeapMb", BROKER_HEAP_MB)
+        if type(heap) is not int or not MIN_HEAP_MB <= heap <= MAX_HEAP_MB:
+            raise ValueError(
+                f"brokerHeapMb is not a whole number of MB, {MIN_HEAP_MB}-{MAX_HEAP_MB}"
+            )
     except ValueError as exc:
         raise LocalBrokerError(f"{path}: {exc}; delete the folder and try again") from None
-    return KafkaCluster(directory, version, cluster_id, nodes)
+    return KafkaCluster(directory, version, cluster_id, nodes, broker_heap_mb=heap)
 
 
 def up(
@@ -402,10 +412,12 @@ def up(
     base_port: int = DEFAULT_BASE_PORT,
     timeout: float = START_TIMEOUT,
     settings: Mapping[str, str] | None = None,
+    broker_heap_mb: int = BROKER_HEAP_MB,
 ) -> KafkaCluster:
     """Format (the first time) and start a cluster in ``directory``; wait until every broker
     is unfenced. A cluster already recorded there is started again on its data (and its
-    properties: ``settings``, written over every node's defaults, apply to a new one only)."""
+    properties: ``settings``, written over every node's defaults, and ``broker_heap_mb``, each
+    broker JVM's -Xmx, apply to a new one only)."""
     current = load(directory)
     if current is not None:
         return _restart(current, timeout)
@@ -415,6 +427,8 @@ def up(
         raise LocalBrokerError(
             f"--port {base_port}: a base port between 1024 and {65535 - SSL_OFFSET - brokers}"
         )
+    if not MIN_HEAP_MB <= broker_heap_mb <= MAX_HEAP_MB:
+        raise LocalBrokerError(f"broker heap {broker_heap_mb} MB: {MIN_HEAP_MB}-{MAX_HEAP_MB} MB")
     rack_list = _racks(brokers, racks)
     runtime = ensure_runtime(version)
     nodes = [Node(CONTROLLER_ID, "controller", None, base_port)]
@@ -427,7 +441,7 @@ def up(
         )
         for i in range(1, brokers + 1)
     ]
-    cluster = KafkaCluster(directory, version, _cluster_id(), nodes, runtime)
+    cluster = KafkaCluster(directory, version, _cluster_id(), nodes, runtime, broker_heap_mb)
     busy = [p for p in cluster.ports() if port_taken(p)]
     if busy:
         raise LocalBrokerError(
