@@ -105,7 +105,7 @@ def plan_directory(
     from kgitops.plan.targets import parse_targets
     from kgitops.spec.load import load_specs
 
-    selectors = parse_targets(options.targets)  # a bad selector before anything is read
+    parse_targets(options.targets)  # a bad selector is refused before anything is read
 
     if state is None and state_file is not None:
         from kgitops.cluster.snapshot import read_state
@@ -148,7 +148,6 @@ def plan_directory(
             state=state,
             lock=lock,
             options=options,
-            targets=selectors,
             locked=locked,
             write_rates=write_rates,
             throttle_record=_throttle_record(cluster) if state_file is None else None,

@@ -36,7 +36,7 @@ from kgitops.plan.diff import compute_plan
 from kgitops.plan.fields import PlanOptions
 from kgitops.plan.key_analysis import KeyReport, with_key_analysis
 from kgitops.plan.owners import OwnerRecord, plan_names, unowned_conflicts
-from kgitops.plan.targets import Selector, targeted
+from kgitops.plan.targets import parse_targets, targeted
 from kgitops.plan.value import Finding, Plan, PlanWarning
 from kgitops.spec.celrules import evaluate
 from kgitops.spec.lock import Lock, require_fresh
@@ -52,8 +52,8 @@ class PlanInputs:
     ``specs`` are the folder's (without errors) and ``cluster`` its cluster.yaml; ``state``
     the cluster's (with ``access`` read when the folder manages access); ``lock`` the
     folder's kgitops.lock. ``options`` say how the plan is made (``--rebalance``,
-    ``--leaders``, ``--allow-retention-drop``), and ``targets`` are its ``--target``
-    selectors parsed. ``write_rates`` (topic -> bytes/s, where the adapter knows them)
+    ``--leaders``, ``--allow-retention-drop``, the ``--target`` selectors as given).
+    ``write_rates`` (topic -> bytes/s, where the adapter knows them)
     and ``throttle_record`` (what the last apply wrote of the throttles it set) inform the
     diff. ``findings`` are the connection changes found against the git base.
     ``records`` (owner -> record, read from the cluster) and ``owner`` (this folder's owner
@@ -67,7 +67,6 @@ class PlanInputs:
     state: ClusterState
     lock: Lock | None = None
     options: PlanOptions = field(default_factory=PlanOptions)
-    targets: tuple[Selector, ...] = ()
     locked: bool = False
     write_rates: Mapping[str, float] | None = None
     throttle_record: Mapping[str, Any] | None = None
@@ -113,8 +112,9 @@ def make_plan(inputs: PlanInputs) -> Planned:
         plan = replace(plan, warnings=plan.warnings + policy)
     if inputs.records and not cluster.owns.declared:  # owns all, but not what is recorded
         _check_unowned(inputs, plan)
-    if inputs.targets:
-        plan = targeted(plan, inputs.targets, specs.topics, state, cluster, specs.access)
+    selectors = parse_targets(inputs.options.targets)
+    if selectors:
+        plan = targeted(plan, selectors, specs.topics, state, cluster, specs.access)
         lock = _targeted_lock(inputs.lock, lock, plan.state_digests)
     if inputs.locked:
         require_fresh(inputs.lock, lock, inputs.directory)

@@ -17,7 +17,6 @@ from kgitops.commands._planning import plan_directory
 from kgitops.model import TopicSpec
 from kgitops.plan.fields import PlanOptions
 from kgitops.plan.make import PlanInputs, make_plan
-from kgitops.plan.targets import parse_targets
 from kgitops.plan.value import Plan
 from kgitops.spec.load import load_specs
 from tests.helpers import cluster_folder
@@ -86,7 +85,7 @@ def test_make_plan_gives_plan_directorys_plan_from_what_the_shell_read() -> None
             cluster=result.cluster,
             state=state,
             lock=result.lock,
-            targets=parse_targets(selectors),
+            options=PlanOptions(targets=tuple(selectors)),
         )
     )
     assert made.plan.to_json() == result.plan.to_json()
