@@ -72,12 +72,11 @@ def command_ends_process() -> None:
 
 
 def leave_to_exit(value: object) -> None:
-    """Never free ``value`` (a plan over a million partitions: its state, specs and plan, or the
-    records a state file was decoded into, garbage once the state is built): the process exits
-    once its command returns, and taking millions of objects apart one by one costs a tenth of a
-    second the operating system does at once. Nothing in it holds a file or a lock: flushing and
-    ``atexit`` run as usual. Only when ``command_ends_process`` was called; otherwise nothing
-    happens and the value is freed as usual.
+    """Never free ``value`` (a plan over a million partitions: its state, specs and plan):
+    the process is about to exit, and taking millions of objects apart one by one costs a
+    tenth of a second the operating system does at once. Nothing in it holds a file or a
+    lock: flushing and ``atexit`` run as usual. Only when ``command_ends_process`` was
+    called; otherwise nothing happens and the value is freed as usual.
 
     The value is held by a cycle that only the collector could free, and frozen
     (``gc.freeze``), so the collector never looks at it, at exit neither."""

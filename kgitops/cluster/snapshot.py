@@ -51,7 +51,7 @@ from kgitops.model import (
     Reassignment,
 )
 from kgitops.names import STATE_FORMAT
-from kgitops.perf import leave_to_exit, paused_gc, stage
+from kgitops.perf import paused_gc, stage
 from kgitops.versionrules import show_version
 
 # ------------------------------------------------------------------------- writing
@@ -249,10 +249,6 @@ def read_state(path: str) -> ClusterState:
                 except (NotFast, ValueError):
                     pass
                 else:
-                    # a million partitions are 3 million records, garbage now, that take a
-                    # tenth of a second to free: left to the exit of a command that ends
-                    # the process (nothing happens otherwise; kgitops/perf.py)
-                    leave_to_exit(typed)
                     return state
             raw = _state_bytes(path)
         with stage("state: decode"):

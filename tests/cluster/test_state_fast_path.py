@@ -105,26 +105,3 @@ def test_another_programs_key_order_loads_the_same_state(tmp_path: Path) -> None
         assert snapshot.read_state(str(path)) == expected
         # and on the fast path, not a fallback
         assert statefast.typed_load(statefast.DECODER.decode(path.read_bytes())) == expected
-
-
-def test_the_decoded_records_are_left_to_the_exit_of_a_command_that_ends_the_process(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The fast path's typed records are garbage once the state is built; ``read_state``
-    hands them to ``leave_to_exit`` (freed at exit by a command run as a program, freed at
-    once otherwise): the records of the file, not the state built from them."""
-    from kgitops import perf
-
-    path = tmp_path / "state.json"
-    path.write_text(CASES["plain"])
-    left: list[object] = []
-    monkeypatch.setattr(snapshot, "leave_to_exit", left.append)
-    state = snapshot.read_state(str(path))
-    assert len(left) == 1 and isinstance(left[0], statefast.StateFile)
-    assert list(left[0].topics) == ["t"] and left[0].topics["t"].partitions[1].isr == (2,)
-    assert state.topics["t"].partitions[1].isr == (2,)
-    left.clear()
-    path.write_text(CASES["an unknown partition field"])  # read by the slow path: no records
-    snapshot.read_state(str(path))
-    assert left == []
-    assert not perf._ENDS_PROCESS  # in-process (tests, ``main([...])``): freed as usual
