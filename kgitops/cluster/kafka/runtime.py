@@ -124,7 +124,9 @@ def run_tool(
         raise LocalBrokerError(late) from None
     except OSError as exc:
         raise LocalBrokerError(f"cannot run {os.path.basename(command[0])}: {exc}") from None
-    said = (done.stderr or done.stdout).strip().replace(secret, "***")
+    said = (done.stderr or done.stdout).strip()
+    if secret:  # "" would put *** between every character
+        said = said.replace(secret, "***")
     return done.returncode, said.splitlines()[-1] if said else ""
 
 
