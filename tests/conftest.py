@@ -94,7 +94,7 @@ class _GuardedSubprocess:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._module, name)
 
-    def Popen(self, *args: Any, **kwargs: Any) -> Any:  # noqa: N802 - subprocess's name
+    def Popen(self, *args: Any, **kwargs: Any) -> Any:
         _marked_or_fail("broker", "a Tansu broker")
         return self._module.Popen(*args, **kwargs)
 

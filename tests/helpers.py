@@ -17,6 +17,8 @@ after a simulated cluster, they continue its ``simulated`` mapping); ``files`` a
 beside it, ``state`` (a kgitops-state/v1 mapping) as the simulated state file. A test about
 the Cluster document itself gives its whole text as ``cluster`` (``name`` then only names the
 state file). ``cluster_yaml`` is the document alone. Every file is written as UTF-8.
+
+``eventually(read, ok)`` reads a real Kafka cluster until what it says holds.
 """
 
 from __future__ import annotations
@@ -26,9 +28,10 @@ import io
 import json
 import os
 import subprocess
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from kgitops.cli import main
 from kgitops.model import Broker
@@ -153,3 +156,21 @@ def tree(root: Path) -> dict[str, bytes | str]:
             else:
                 out[rel] = "<dir>"
     return out
+
+
+T = TypeVar("T")
+
+
+def eventually(
+    read: Callable[[], T], ok: Callable[[T], bool], seconds: float = 30.0, *, pause: float = 0.3
+) -> T:
+    """``read()`` once ``ok`` holds (at most ``seconds``; the last answer otherwise). A real
+    Kafka cluster's brokers apply the metadata log each on its own (KRaft's MetadataLoader):
+    a topic, an ACL, a credential or a quota the controller accepted, or a group member that
+    left, shows on a broker a moment later."""
+    value = read()
+    deadline = time.monotonic() + seconds
+    while not ok(value) and time.monotonic() < deadline:
+        time.sleep(pause)
+        value = read()
+    return value

@@ -146,7 +146,7 @@ def test_no_module_is_over_600_lines_but_the_listed_ones() -> None:
     assert not done, f"no longer over {MAX_MODULE_LINES} lines: remove from STILL_OVER: {done}"
 
 
-UNMARKED = '''
+UNMARKED = """
 import pytest
 
 
@@ -167,7 +167,7 @@ def test_marked_tansu() -> None:
     from kgitops.cluster.local import start_broker
 
     start_broker().stop()
-'''
+"""
 
 
 @pytest.mark.slow
@@ -179,8 +179,10 @@ def test_a_test_that_starts_a_broker_without_its_marker_fails(tmp_path: Path) ->
     (tmp_path / "test_unmarked.py").write_text(UNMARKED)
     (tmp_path / "pytest.ini").write_text("[pytest]\nmarkers =\n  broker: b\n  kafka: k\n")
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "tests.conftest", "-p", "no:cacheprovider"]
-        + ["-q", "-c", str(tmp_path / "pytest.ini"), "--rootdir", str(tmp_path), str(tmp_path)],
+        [
+            *(sys.executable, "-m", "pytest", "-p", "tests.conftest", "-p", "no:cacheprovider"),
+            *("-q", "-c", str(tmp_path / "pytest.ini"), "--rootdir", str(tmp_path), str(tmp_path)),
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -17,20 +17,19 @@ import re
 import secrets
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from kgitops.cli import main
-from tests.helpers import cluster_folder, run_cli
+from tests.helpers import cluster_folder, eventually, run_cli
 
 if TYPE_CHECKING:
     from kgitops.cluster.kafka.localcluster import KafkaCluster
 
-T = TypeVar("T")
 
 ADMIN_USER_ENV = "KGITOPS_RK_ADMIN_USER"
 ADMIN_PASSWORD_ENV = "KGITOPS_RK_ADMIN_PASSWORD"
@@ -62,19 +61,6 @@ def write_cluster_yaml(
         + "  allowCleartextCredentials: true\n"
     )
     cluster_folder(folder, "real", bootstrap=bootstrap, extra=extra)
-
-
-def eventually(read: Callable[[], T], ok: Callable[[T], bool], seconds: float = 20.0) -> T:
-    """``read()`` once ``ok`` holds (at most ``seconds``; the last answer otherwise). Each
-    broker applies the metadata log on its own (KRaft's MetadataLoader), so a credential,
-    an ACL or a quota the controller accepted reaches a broker's authenticator, authorizer
-    and quota cache a moment later."""
-    value = read()
-    deadline = time.monotonic() + seconds
-    while not ok(value) and time.monotonic() < deadline:
-        time.sleep(0.3)
-        value = read()
-    return value
 
 
 def produce(bootstrap: str, user: str, password: str, topic: str) -> str:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -22,11 +22,11 @@ from kgitops.cluster.kafka.admin import KafkaAdmin
 from kgitops.cluster.port import NewTopic, ScramUpsert
 from kgitops.errors import ClusterAuthError, ClusterError
 from kgitops.model import OWNER_TOPIC, ClusterSpec, SaslSpec, SecuritySpec
+from tests.helpers import eventually
 
 if TYPE_CHECKING:
     from kgitops.cluster.kafka.localcluster import KafkaCluster
 
-T = TypeVar("T")
 MECH = "SCRAM-SHA-512"
 USER_ENV, PASSWORD_ENV = "KGITOPS_PV_USER", "KGITOPS_PV_PASSWORD"
 
@@ -83,17 +83,6 @@ def _produce(bootstrap: str, topic: str, records: list[tuple[bytes, bytes]], **k
         assert {f.get(timeout=15).offset for f in sent}  # all written
     finally:
         producer.close()
-
-
-def eventually(read: Callable[[], T], ok: Callable[[T], bool], seconds: float = 20.0) -> T:
-    """``read()`` once ``ok`` holds: a broker applies a new ACL or credential a moment after
-    the controller accepted it."""
-    value = read()
-    deadline = time.monotonic() + seconds
-    while not ok(value) and time.monotonic() < deadline:
-        time.sleep(0.3)
-        value = read()
-    return value
 
 
 def test_records_round_trip_over_sasl_last_one_winning_and_a_tombstone_removing_one(

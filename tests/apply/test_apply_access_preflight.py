@@ -110,8 +110,11 @@ def test_nested_before_any_change_says_nothing_was_changed_once() -> None:
     from kgitops.apply.access import before_any_change
     from kgitops.errors import AccessUnsupportedNothingChanged
 
-    with pytest.raises(AccessUnsupportedNothingChanged) as caught:
-        with before_any_change(), before_any_change():
-            raise AccessUnsupported("CreateAcls", "the cluster did not answer CreateAcls")
+    with (
+        pytest.raises(AccessUnsupportedNothingChanged) as caught,
+        before_any_change(),
+        before_any_change(),
+    ):
+        raise AccessUnsupported("CreateAcls", "the cluster did not answer CreateAcls")
     assert str(caught.value) == "the cluster did not answer CreateAcls; nothing was changed"
     assert caught.value.operation == "CreateAcls"

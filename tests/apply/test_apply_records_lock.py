@@ -9,7 +9,6 @@ import json
 import shutil
 from pathlib import Path
 
-
 from kgitops.spec.lock import read_lock
 from tests.helpers import run_cli
 

@@ -12,35 +12,23 @@ import json
 import os
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from kgitops.cli import main
 from kgitops.placement.partitioner import partition_for
-from tests.helpers import cluster_folder, run_cli
+from tests.helpers import cluster_folder, eventually, run_cli
 
 if TYPE_CHECKING:
     from kgitops.cluster.kafka.localcluster import KafkaCluster
 
-T = TypeVar("T")
 RUN = os.urandom(3).hex()  # a cluster reused across sessions keeps earlier runs' names
 PARTITIONS = 3
 KEYS = [f"account-{i % 40}" for i in range(240)] + ["whale"] * 60
-
-
-def eventually(read: Callable[[], T], ok: Callable[[T], bool], seconds: float = 30.0) -> T:
-    """``read()`` once ``ok`` holds (at most ``seconds``; the last answer otherwise): a group
-    coordinator sees a member leave, and a broker a new topic, a moment after the fact."""
-    value = read()
-    deadline = time.monotonic() + seconds
-    while not ok(value) and time.monotonic() < deadline:
-        time.sleep(0.5)
-        value = read()
-    return value
 
 
 @dataclass

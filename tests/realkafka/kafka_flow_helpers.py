@@ -9,9 +9,9 @@ import json
 import re
 import subprocess
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from kafka import KafkaAdminClient, KafkaProducer
 from kafka.admin import ConfigResource, ConfigResourceType
@@ -19,7 +19,6 @@ from kafka.admin import ConfigResource, ConfigResourceType
 from kgitops.cluster.kafka.runtime import ensure_runtime
 from tests.helpers import cluster_folder, run_cli
 
-T = TypeVar("T")
 Assignment = dict[int, tuple[int, ...]]
 
 
@@ -89,16 +88,6 @@ class KafkaFolder:
 
 def actions(plan: Mapping[str, Any], kind: str) -> dict[str, dict[str, Any]]:
     return {a["topic"]: a for a in plan["actions"] if a["type"] == kind}
-
-
-def eventually(read: Callable[[], T], ok: Callable[[T], bool], seconds: float = 20.0) -> T:
-    """``read()`` once ``ok`` holds (brokers apply the metadata log asynchronously)."""
-    value = read()
-    deadline = time.monotonic() + seconds
-    while not ok(value) and time.monotonic() < deadline:
-        time.sleep(0.2)
-        value = read()
-    return value
 
 
 class Inspector:

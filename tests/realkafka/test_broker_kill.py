@@ -21,19 +21,17 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 
 from kgitops.cluster.kafka.localcluster import KafkaCluster
-from tests.helpers import cluster_folder
+from tests.helpers import cluster_folder, eventually
 
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
-T = TypeVar("T")
 THROTTLE_KEYS = (
     "leader.replication.throttled.rate",
     "follower.replication.throttled.rate",
@@ -53,15 +51,6 @@ def kgitops(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str
         cwd=ROOT,
         check=False,
     )
-
-
-def eventually(read: Callable[[], T], ok: Callable[[T], bool], seconds: float) -> T:
-    value = read()
-    deadline = time.monotonic() + seconds
-    while not ok(value) and time.monotonic() < deadline:
-        time.sleep(0.5)
-        value = read()
-    return value
 
 
 def write_folder(folder: Path, bootstrap: str, topic: str, *, drain: bool) -> None:

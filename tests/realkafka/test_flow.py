@@ -24,13 +24,12 @@ from kafka import TopicPartition
 from kafka.admin import ConfigResource, ConfigResourceType
 
 import kgitops
+from tests.helpers import eventually, run_cli
 from tests.realkafka.kafka_flow_helpers import (
     Inspector,
     KafkaFolder,
     actions,
-    eventually,
     produce,
-    run_cli,
     verify_reassignments,
 )
 

@@ -27,7 +27,8 @@ from kgitops.apply import reassign
 from kgitops.apply.journal import MoveJournal
 from kgitops.commands import apply as apply_command
 from kgitops.plan.throttles import RATE_KEYS
-from tests.realkafka.kafka_flow_helpers import Inspector, KafkaFolder, eventually, produce
+from tests.helpers import eventually
+from tests.realkafka.kafka_flow_helpers import Inspector, KafkaFolder, produce
 
 pytestmark = pytest.mark.slow
 

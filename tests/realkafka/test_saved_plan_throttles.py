@@ -14,7 +14,8 @@ import pytest
 from kafka.admin import ConfigResource, ConfigResourceType
 
 from kgitops.plan.throttles import RATE_KEYS
-from tests.realkafka.kafka_flow_helpers import Inspector, KafkaFolder, eventually
+from tests.helpers import eventually
+from tests.realkafka.kafka_flow_helpers import Inspector, KafkaFolder
 
 
 @pytest.fixture

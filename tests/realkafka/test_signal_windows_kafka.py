@@ -54,7 +54,7 @@ from typing import Any
 import pytest
 
 from kgitops.cluster.kafka.localcluster import KafkaCluster
-from tests.helpers import cluster_folder
+from tests.helpers import cluster_folder, eventually
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "apply"))
 
@@ -224,15 +224,6 @@ class Cluster:
 
     def close(self) -> None:
         self.admin.close()
-
-
-def eventually(read: Any, ok: Any, seconds: float) -> Any:
-    value = read()
-    deadline = time.monotonic() + seconds
-    while not ok(value) and time.monotonic() < deadline:
-        time.sleep(0.5)
-        value = read()
-    return value
 
 
 def ours_in_flight(demo: Folder, topic: str) -> list[str]:
