@@ -15,6 +15,7 @@ from kgitops.errors import LocalBrokerError
 HOST = "127.0.0.1"
 SASL_OFFSET = 50
 SSL_OFFSET = 100
+LOWEST_BASE, EPHEMERAL_START = 20000, 32768  # free_base_port's range
 """Broker ``i`` listens on ``base + i`` (PLAINTEXT), ``base + SASL_OFFSET + i`` (SASL) and
 ``base + SSL_OFFSET + i`` (TLS)."""
 
@@ -70,9 +71,13 @@ def port_taken(port: int) -> bool:
 
 
 def free_base_port(brokers: int, attempts: int = 50) -> int:
-    """A base port whose controller, PLAINTEXT, SASL and TLS ports are all free (tests)."""
+    """A base port whose controller, PLAINTEXT, SASL and TLS ports are all free (tests), all
+    of them below Linux's ephemeral range (32768 and up by default): a port there, free while
+    its broker is stopped, can be taken by any outgoing connection, and the broker's restart
+    then fails to bind it."""
+    top = EPHEMERAL_START - SSL_OFFSET - brokers  # the highest base whose ports stay below
     for _ in range(attempts):
-        base = 20000 + secrets.randbelow(30000)
+        base = LOWEST_BASE + secrets.randbelow(top - LOWEST_BASE)
         ports = [base, *(base + i for i in range(1, brokers + 1))]
         ports += [
             base + off + i for off in (SASL_OFFSET, SSL_OFFSET) for i in range(1, brokers + 1)
