@@ -72,9 +72,7 @@ def test_describe_of_some_topics_asks_their_log_dirs_only(kafka_cluster: Any, to
         everything = admin.describe()
         assert sent and all(r.topics is None for r in sent)
         assert (everything.topics[other].partitions[0].size_bytes or 0) >= 20_000
-        assert {
-            p: s.size_bytes for p, s in everything.topics[asked].partitions.items()
-        } == sizes
+        assert {p: s.size_bytes for p, s in everything.topics[asked].partitions.items()} == sizes
     finally:
         admin.delete_topics([asked, other])
         admin.close()
