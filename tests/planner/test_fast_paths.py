@@ -214,7 +214,7 @@ _JSON = st.recursive(
 @settings(max_examples=300, deadline=None)
 @given(
     st.dictionaries(
-        st.text(alphabet="0123456789, :[]x\x00\"é", max_size=4),
+        st.text(alphabet='0123456789, :[]x\x00"é', max_size=4),
         st.lists(st.integers(-(2**70), 2**70), max_size=4) | _JSON,
         max_size=4,
     )
