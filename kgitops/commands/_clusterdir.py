@@ -16,9 +16,10 @@ if TYPE_CHECKING:
     from kgitops.spec.load import Specs
 
 
-def add_cluster_dir_argument(parser: argparse.ArgumentParser) -> None:
-    """The ``DIR`` positional, ``args.dir``, of the commands that act on one cluster folder."""
-    parser.add_argument("dir", metavar="DIR", help="the cluster folder (with cluster.yaml)")
+def add_cluster_dir_argument(parser: argparse.ArgumentParser, other: str = "") -> None:
+    """The ``DIR`` positional, ``args.dir``, of the commands that act on one cluster folder;
+    ``other`` names what else it may be (``snapshot diff``)."""
+    parser.add_argument("dir", metavar="DIR", help=f"the cluster folder (with cluster.yaml){other}")
 
 
 def load_cluster(directory: str) -> ClusterSpec:

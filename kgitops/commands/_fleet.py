@@ -34,6 +34,49 @@ def add_directory_argument(parser: argparse.ArgumentParser, help: str, nargs: st
         parser.add_argument("directory", nargs=nargs, metavar="DIR", help=help)
 
 
+def add_fleet_argument(parser: argparse.ArgumentParser, verb: str, nargs: str) -> None:
+    """The ``DIR`` positional of plan and apply: cluster folders, or folders of them, each
+    cluster run in turn (``run_fleet``); ``verb`` is what is done to each."""
+    add_directory_argument(
+        parser,
+        f"the cluster folder (topics/<cluster>) to {verb}; several, or a folder of cluster "
+        f"folders (topics/), {verb} each cluster in turn with one exit code",
+        nargs=nargs,
+    )
+
+
+#: What apply's help adds to a plan choice: a saved plan is applied only with the choices it
+#: was made with (``commands._review``).
+SAVED_PLAN_NOTE = "; with --plan: needed to apply a plan made with it"
+
+
+def add_retention_drop(parser: argparse.ArgumentParser, note: str = "") -> None:
+    """``--allow-retention-drop``, ``args.allow_retention_drop`` (``plan_options``)."""
+    parser.add_argument(
+        "--allow-retention-drop",
+        action="store_true",
+        help="cut retention.ms in one apply instead of retentionDropStep steps across applies"
+        + note,
+    )
+
+
+def add_balance(parser: argparse.ArgumentParser, note: str = "") -> None:
+    """``--rebalance`` or ``--leaders``, ``args.rebalance`` / ``args.leaders``
+    (``plan_options``): the balance goals plan moves towards."""
+    balance = parser.add_mutually_exclusive_group()
+    balance.add_argument(
+        "--rebalance",
+        action="store_true",
+        help="also move replicas and leaders towards the balance goals: each topic spread "
+        "evenly, bytes per broker within 10%% of the mean, leaders even (moves data)" + note,
+    )
+    balance.add_argument(
+        "--leaders",
+        action="store_true",
+        help="only even out preferred leaders: reorder replicas and elect, moving no bytes" + note,
+    )
+
+
 def add_take_over_owner(parser: argparse.ArgumentParser) -> None:
     """``--take-over-owner``, ``args.take_over_owner`` (``plan_directory``, ``claim``)."""
     parser.add_argument(

@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from kgitops.commands._options import add_state
 from kgitops.commands._units import duration_above_zero, positive_int
 from kgitops.errors import AnalyticsError, KgitopsError
 from kgitops.model import Broker
@@ -114,11 +115,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the topic's current partition count: moves are measured from it "
         "(default: the first of --partitions, or the topic's count in --state)",
     )
-    keys.add_argument(
-        "--state",
-        metavar="FILE",
-        help="a cluster state (kgitops snapshot) for per-broker and per-rack load",
-    )
+    add_state(keys, "its brokers and racks give per-broker and per-rack load")
     keys.add_argument(
         "--topic", metavar="T", help="the topic to read (--cluster) or to place (--state)"
     )

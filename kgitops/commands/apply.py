@@ -18,7 +18,14 @@ import sys
 from collections import Counter
 from typing import Any
 
-from kgitops.commands._fleet import add_directory_argument, add_take_over_owner
+from kgitops.commands._fleet import (
+    SAVED_PLAN_NOTE,
+    add_balance,
+    add_fleet_argument,
+    add_retention_drop,
+    add_take_over_owner,
+)
+from kgitops.commands._options import add_allow_delete, add_dry_run, add_format
 from kgitops.commands._units import duration_above_zero, seconds
 from kgitops.errors import (
     InterruptedBeforeAnyChange,
@@ -35,37 +42,13 @@ HELP = "apply a plan to the cluster: batched, throttled, verified (exit 3 when p
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_directory_argument(
-        parser,
-        "cluster folder to plan+apply; several, or a folder of cluster folders, apply "
-        "each cluster in turn with one exit code",
-        nargs="*",
-    )
+    add_fleet_argument(parser, "plan and apply", nargs="*")
     parser.add_argument("--plan", metavar="PLAN", help="a plan saved by `kgitops plan --out`")
-    parser.add_argument("--dry-run", action="store_true", help="print the requests, send none")
+    add_dry_run(parser, "the requests", "sending them")
     parser.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
-    parser.add_argument(
-        "--allow-delete", action="store_true", help="let the plan delete topics and ACLs"
-    )
-    parser.add_argument(
-        "--allow-retention-drop",
-        action="store_true",
-        help="cut retention.ms in one apply instead of retentionDropStep steps (with --plan: "
-        "needed to apply a plan made with it)",
-    )
-    balance = parser.add_mutually_exclusive_group()
-    balance.add_argument(
-        "--rebalance",
-        action="store_true",
-        help="as plan --rebalance: also move replicas and leaders towards the balance goals "
-        "(with --plan: needed to apply a plan made with it)",
-    )
-    balance.add_argument(
-        "--leaders",
-        action="store_true",
-        help="as plan --leaders: only even out preferred leaders (with --plan: needed to apply "
-        "a plan made with it)",
-    )
+    add_allow_delete(parser)
+    add_retention_drop(parser, SAVED_PLAN_NOTE)
+    add_balance(parser, SAVED_PLAN_NOTE)
     parser.add_argument(
         "--no-wait",
         action="store_true",
@@ -78,10 +61,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="how long to wait for the reassignments (90m, 48h; default "
         "reassignment.timeoutSeconds of cluster.yaml, 6h); a plan whose ETA is longer is refused",
     )
-    parser.add_argument(
-        "--format",
-        choices=("text", "json"),
-        default="text",
+    add_format(
+        parser,
+        ("text", "json"),
         help="json: the report as one JSON document on stdout (schemas/apply.json); the plan "
         "and the question go to stderr",
     )

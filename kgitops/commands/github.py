@@ -30,7 +30,9 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
+from kgitops.commands._clusterdir import add_cluster_dir_argument
 from kgitops.commands._github_sub import subcommand
+from kgitops.commands._options import add_allow_delete, add_connection_review, add_state
 from kgitops.commands._units import integer, seconds
 from kgitops.errors import GitHubError, KgitopsError, SpecError
 
@@ -118,25 +120,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         ),
     )
     g.add_argument("plan", metavar="PLAN", help="a plan saved by `kgitops plan --out`")
-    g.add_argument(
-        "--state",
-        metavar="FILE",
-        help="run the safety gates on this state instead of the one the plan recorded",
-    )
-    g.add_argument(
-        "--allow-delete", action="store_true", help="deletions of topics and ACLs are allowed"
-    )
-    g.add_argument(
-        "--base",
-        metavar="REF",
-        help="compare cluster.yaml's connection settings with this git ref (not only the "
-        "plan's own CONNECTION_CHANGED findings)",
-    )
-    g.add_argument(
-        "--allow-connection-change",
-        action="store_true",
-        help="a CONNECTION_CHANGED finding was reviewed and is allowed (the workflows pass it "
-        "when `check-label` accepts the label, or from an input)",
+    add_state(g, "run the safety gates on it instead of the state the plan recorded")
+    add_allow_delete(g)
+    add_connection_review(
+        g,
+        "(not only the plan's own CONNECTION_CHANGED findings)",
+        "the workflows pass it when `check-label` accepts the label, or from an input",
     )
 
     k = subcommand(
@@ -192,7 +181,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             "$GITHUB_ENV names. Prints the names only, never a value."
         ),
     )
-    e.add_argument("directory", metavar="DIR", help="the cluster folder")
+    add_cluster_dir_argument(e)
 
     f = subcommand(
         sub,
@@ -514,9 +503,9 @@ def _export_secrets(args: argparse.Namespace) -> int:
     import json
     import uuid
 
-    needed = credential_envs(args.directory)
+    needed = credential_envs(args.dir)
     if not needed:
-        print(f"{args.directory}: cluster.yaml names no credentials; nothing to export")
+        print(f"{args.dir}: cluster.yaml names no credentials; nothing to export")
         return 0
     raw = os.environ.get("KGITOPS_SECRETS", "")
     try:
@@ -552,7 +541,7 @@ def _export_secrets(args: argparse.Namespace) -> int:
             missing.append(f"{name} ({where})")
     if missing:
         raise GitHubError(
-            f"{args.directory}/cluster.yaml needs credentials that no secret provides: "
+            f"{args.dir}/cluster.yaml needs credentials that no secret provides: "
             + ", ".join(missing)
             + "; add secrets with these names to the repository or to the cluster's environment"
         )

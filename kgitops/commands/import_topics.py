@@ -26,6 +26,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from kgitops.commands._clusterdir import add_cluster_dir_argument
+from kgitops.commands._options import add_dry_run, add_state, add_topic_filter
 from kgitops.errors import printable
 from kgitops.names import KAFKA_INTERNAL_TOPICS, is_internal_topic
 
@@ -42,25 +43,15 @@ HELP = "write topic files and lock entries for live topics not yet in git (moves
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_cluster_dir_argument(parser)
-    parser.add_argument(
-        "--topic",
-        action="append",
-        default=None,
-        metavar="NAME",
-        help="only this topic (repeatable)",
-    )
-    parser.add_argument(
-        "--state", metavar="FILE", help="import from a saved snapshot instead of the live cluster"
-    )
+    add_topic_filter(parser)
+    add_state(parser, "import from it instead of the live cluster")
     parser.add_argument(
         "--include-internal",
         action="store_true",
         help="also import other internal __* topics (Connect's, Streams'); Kafka's own "
         "(__consumer_offsets...) never",
     )
-    parser.add_argument(
-        "--dry-run", action="store_true", help="print the files instead of writing them"
-    )
+    add_dry_run(parser, "the files", "writing them")
     parser.add_argument(
         "--no-access",
         action="store_true",

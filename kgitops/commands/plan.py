@@ -7,7 +7,13 @@ import os
 import sys
 from typing import Any
 
-from kgitops.commands._fleet import add_directory_argument, add_take_over_owner
+from kgitops.commands._fleet import (
+    add_balance,
+    add_fleet_argument,
+    add_retention_drop,
+    add_take_over_owner,
+)
+from kgitops.commands._options import add_connection_review, add_format, add_state
 from kgitops.errors import PlanError
 
 NAME = "plan"
@@ -15,16 +21,9 @@ HELP = "compare the specs with the live cluster (or a saved state) and show the 
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_directory_argument(
-        parser,
-        "the cluster folder (topics/<cluster>); several, or a folder of cluster folders "
-        "(topics/), plan each cluster in turn with one exit code",
-        nargs="+",
-    )
-    parser.add_argument("--state", metavar="FILE", help="plan offline against a saved snapshot")
-    parser.add_argument(
-        "--format", choices=("text", "markdown", "json"), default="text", help="output format"
-    )
+    add_fleet_argument(parser, "plan", nargs="+")
+    add_state(parser, "plan offline against it")
+    add_format(parser, ("text", "markdown", "json"), help="output format")
     parser.add_argument("--out", metavar="PLAN", help="also save the plan (JSON) for apply")
     parser.add_argument(
         "--detailed-exitcode",
@@ -38,35 +37,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     lock.add_argument(
         "--locked", action="store_true", help="fail if kgitops.lock is missing or stale"
     )
-    balance = parser.add_mutually_exclusive_group()
-    balance.add_argument(
-        "--rebalance",
-        action="store_true",
-        help="also move replicas and leaders towards the balance goals: each topic spread "
-        "evenly, bytes per broker within 10%% of the mean, leaders even (moves data)",
+    add_balance(parser)
+    add_connection_review(
+        parser,
+        "(a pull request's base): each change is a CONNECTION_CHANGED finding, and the live "
+        "cluster is not contacted with changed settings unless --allow-connection-change",
+        "with --base, plan with the new settings",
     )
-    balance.add_argument(
-        "--leaders",
-        action="store_true",
-        help="only even out preferred leaders: reorder replicas and elect, moving no bytes",
-    )
-    parser.add_argument(
-        "--base",
-        metavar="REF",
-        help="compare cluster.yaml's connection settings with this git ref (a pull request's "
-        "base): each change is a CONNECTION_CHANGED finding, and the live cluster is not "
-        "contacted with changed settings unless --allow-connection-change",
-    )
-    parser.add_argument(
-        "--allow-connection-change",
-        action="store_true",
-        help="with --base: the connection change is reviewed; plan with the new settings",
-    )
-    parser.add_argument(
-        "--allow-retention-drop",
-        action="store_true",
-        help="cut retention.ms in one apply instead of retentionDropStep steps across applies",
-    )
+    add_retention_drop(parser)
     parser.add_argument(
         "--target",
         action="append",

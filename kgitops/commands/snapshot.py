@@ -16,6 +16,8 @@ import sys
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from kgitops.commands._clusterdir import add_cluster_dir_argument
+from kgitops.commands._options import add_topic_filter
 from kgitops.errors import KgitopsError
 
 if TYPE_CHECKING:
@@ -30,20 +32,12 @@ HELP = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "dir", metavar="DIR", help="the cluster folder (with cluster.yaml), or `diff`"
-    )
+    add_cluster_dir_argument(parser, ", or `diff`")
     parser.add_argument(
         "files", nargs="*", metavar="A B", help="with `diff`: the two state files to compare"
     )
     parser.add_argument("--out", "-o", metavar="FILE", help="where to write the JSON ('-': stdout)")
-    parser.add_argument(
-        "--topic",
-        action="append",
-        default=None,
-        metavar="NAME",
-        help="only this topic (repeatable); default: every topic",
-    )
+    add_topic_filter(parser)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -16,6 +16,7 @@ import re
 import sys
 
 from kgitops.commands._fleet import add_directory_argument
+from kgitops.commands._options import add_format, add_state
 from kgitops.errors import Diagnostic, KgitopsError, LockError, Mark, printable
 from kgitops.model import Broker
 
@@ -27,19 +28,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_directory_argument(
         parser, "a cluster folder, or a folder of cluster folders at any depth (default: topics)"
     )
-    parser.add_argument(
-        "--state",
-        metavar="FILE",
-        help="a saved cluster state (kgitops snapshot): its brokers are used for the "
-        "replication-factor, assignment and decommission checks",
+    add_state(
+        parser,
+        "its brokers are used for the replication-factor, assignment and decommission checks",
     )
     parser.add_argument(
         "--quiet", "-q", action="store_true", help="print errors only, no warnings or summary"
     )
-    parser.add_argument(
-        "--format",
-        choices=("text", "json", "github"),
-        default="text",
+    add_format(
+        parser,
+        ("text", "json", "github"),
         help="text (path:line:col: severity: message), json (a list of objects), or github "
         "(workflow commands: annotations on the pull request's files)",
     )
