@@ -28,7 +28,7 @@ class MoveOptions:
     settings, where progress goes, whether to wait for the moves (polling every
     ``poll_seconds``) or leave one window running (``--no-wait``), whether requests are only
     recorded (``dry_run``), the journal of the moves it starts and the record of the
-    throttles it sets (a dry run has none). ``apply_plan`` makes one; its run and its
+    throttles it sets (a dry run writes none). ``apply_plan`` makes one; its run and its
     ``Reassigner`` read it."""
 
     settings: ReassignmentSettings

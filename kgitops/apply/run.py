@@ -440,7 +440,7 @@ def apply_plan(
         poll_seconds=poll_seconds,
         dry_run=dry_run,
         journal=journal,
-        record=None if dry_run else record,
+        record=record,
     )
     run = _Run(plan, recorder, options)
     report = ApplyReport(requests=recorder.requests, dry_run=dry_run)
