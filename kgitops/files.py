@@ -223,6 +223,17 @@ def read_json(path: str, *, shown: str | None = None, root: str | None = None) -
 # ------------------------------------------------------------------------- writing
 
 
+def _check_folder(where: Mark, folder: str, shown: str, *, may_be_missing: bool) -> None:
+    """Refuse (``FileRefused`` at ``where``) a file whose ``folder`` is not a folder, or
+    does not exist unless ``may_be_missing``; messages name ``shown``'s folder."""
+    if os.path.lexists(folder) and not os.path.isdir(folder):
+        raise FileRefused(where, f"{os.path.dirname(shown)} is not a folder")
+    if not may_be_missing and not os.path.isdir(folder):
+        raise FileRefused(
+            where, f"the folder {os.path.dirname(shown) or '.'} does not exist; create it first"
+        )
+
+
 def write_atomic(
     path: str,
     data: str | bytes,
@@ -250,15 +261,8 @@ def write_atomic(
             raise FileRefused(where, "the file would be written outside the cluster folder")
 
     check_folder()
-    if os.path.lexists(folder) and not os.path.isdir(folder):
-        raise FileRefused(where, f"{os.path.dirname(shown or path)} is not a folder")
+    _check_folder(where, folder, shown or path, may_be_missing=make_dirs and real_root is not None)
     if not os.path.isdir(folder):
-        if not make_dirs or real_root is None:
-            raise FileRefused(
-                where,
-                f"the folder {os.path.dirname(shown or path) or '.'} "
-                "does not exist; create it first",
-            )
         os.makedirs(folder, exist_ok=True)
         check_folder()
     if os.path.islink(target):
@@ -370,13 +374,7 @@ def check_output(
             f"{' or '.join(kind.suffixes)}, not {ending or 'nothing'} (--out never writes a "
             "spec, the lock or a file of another kind)",
         )
-    folder = os.path.dirname(os.path.abspath(path))
-    if os.path.lexists(folder) and not os.path.isdir(folder):
-        raise FileRefused(where, f"{os.path.dirname(path)} is not a folder")
-    if not new_folder and not os.path.isdir(folder):
-        raise FileRefused(
-            where, f"the folder {os.path.dirname(path) or '.'} does not exist; create it first"
-        )
+    _check_folder(where, os.path.dirname(os.path.abspath(path)), path, may_be_missing=new_folder)
     if os.path.islink(path):
         raise FileRefused(where, "a symlink; kgitops does not write through symlinks (remove it)")
     real = os.path.realpath(path)

@@ -19,6 +19,9 @@ the Cluster document itself gives its whole text as ``cluster`` (``name`` then o
 state file). ``cluster_yaml`` is the document alone. Every file is written as UTF-8.
 
 ``eventually(read, ok)`` reads a real Kafka cluster until what it says holds.
+``kafka_admin(bootstrap)`` is kgitops' Kafka adapter on a real broker (the set-up of a test
+that creates topics there); ``group_consumer(bootstrap, group, [topic])`` a kafka-python
+member of a consumer group, and ``poll_records(consumer, n)`` has it read ``n`` records.
 """
 
 from __future__ import annotations
@@ -31,10 +34,13 @@ import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from kgitops.cli import main
-from kgitops.model import Broker
+from kgitops.model import Broker, ClusterSpec
+
+if TYPE_CHECKING:
+    from kgitops.cluster.kafka.admin import KafkaAdmin
 
 #: The brokers most test clusters have: three, one per rack (or without racks).
 THREE_BROKERS = (Broker(0), Broker(1), Broker(2))
@@ -156,6 +162,54 @@ def tree(root: Path) -> dict[str, bytes | str]:
             else:
                 out[rel] = "<dir>"
     return out
+
+
+def kafka_admin(bootstrap: str, *, timeout_ms: int = 10_000, name: str = "kafka") -> KafkaAdmin:
+    """kgitops' Kafka adapter on ``bootstrap`` (servers separated by commas), ``timeout_ms``
+    per request; ``name`` is the cluster's in its messages. The caller closes it."""
+    from kgitops.cluster.kafka.admin import KafkaAdmin
+
+    return KafkaAdmin(
+        ClusterSpec(
+            name=name,
+            directory=".",
+            bootstrap_servers=tuple(bootstrap.split(",")),
+            request_timeout_ms=timeout_ms,
+        )
+    )
+
+
+def group_consumer(
+    bootstrap: str, group: str, topics: Sequence[str] = (), *, client_id: str | None = None
+) -> Any:
+    """A kafka-python ``KafkaConsumer`` in ``group``, subscribed to ``topics``: it reads from
+    the earliest offset, commits only when told, and leaves the group 6 s after it stops
+    heartbeating (a closed member is gone quickly). The caller closes it."""
+    import kafka
+
+    named = {} if client_id is None else {"client_id": client_id}
+    consumer = kafka.KafkaConsumer(
+        bootstrap_servers=bootstrap,
+        group_id=group,
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+        session_timeout_ms=6000,
+        heartbeat_interval_ms=1000,
+        **named,
+    )
+    if topics:
+        consumer.subscribe(list(topics))
+    return consumer
+
+
+def poll_records(consumer: Any, count: int, seconds: float = 60.0) -> int:
+    """Poll until ``consumer`` has read ``count`` records (at most ``seconds``): how many it
+    read. Its first polls join the group: once it returns, the consumer is a live member."""
+    seen = 0
+    deadline = time.monotonic() + seconds
+    while seen < count and time.monotonic() < deadline:
+        seen += sum(len(records) for records in consumer.poll(timeout_ms=500).values())
+    return seen
 
 
 T = TypeVar("T")

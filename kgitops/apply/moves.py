@@ -1,22 +1,44 @@
 """Where one planned move stands, pure: before apply submits it (``classify``), after the
 controller stopped listing it (``ended_on_target``), once cancelled (``reverted``), and the
-throttles a move that ended unwatched left behind (``leftover_throttles``); and what a
-run of moves ended with (``ReassignResult``).
+throttles a move that ended unwatched left behind (``leftover_throttles``); how a run of
+moves goes (``MoveOptions``) and what it ended with (``ReassignResult``).
 ``reassign.Reassigner`` asks these as it runs the moves.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 
+from kgitops.apply.journal import MoveJournal
+from kgitops.apply.progress import Progress
+from kgitops.apply.record import ThrottleRecord
 from kgitops.errors import ClusterError, ClusterRequestError
-from kgitops.model import ClusterState
+from kgitops.model import ClusterState, ReassignmentSettings
 from kgitops.names import THROTTLE_FOLLOWER_REPLICAS, THROTTLE_LEADER_REPLICAS
 from kgitops.plan.actions import Move
 from kgitops.plan.throttles import MoveThrottle, parse_entries
 
 TP = tuple[str, int]
+
+
+@dataclass(frozen=True)
+class MoveOptions:
+    """How an apply moves replicas, as ``apply_plan`` was asked: the cluster's reassignment
+    settings, where progress goes, whether to wait for the moves (polling every
+    ``poll_seconds``) or leave one window running (``--no-wait``), whether requests are only
+    recorded (``dry_run``), the journal of the moves it starts and the record of the
+    throttles it sets (a dry run writes none). ``apply_plan`` makes one; its run and its
+    ``Reassigner`` read it."""
+
+    settings: ReassignmentSettings
+    progress: Progress
+    _: KW_ONLY
+    wait: bool
+    poll_seconds: float
+    dry_run: bool = False
+    journal: MoveJournal | None = None
+    record: ThrottleRecord | None = None
 
 
 @dataclass

@@ -34,6 +34,7 @@ from collections.abc import Iterable
 from kgitops.apply.journal import MoveJournal
 from kgitops.apply.moves import (
     RECHECKS,
+    MoveOptions,
     ReassignResult,
     classify,
     ended_on_target,
@@ -42,8 +43,7 @@ from kgitops.apply.moves import (
     not_in_flight,
     reverted,
 )
-from kgitops.apply.progress import Progress, Snapshot
-from kgitops.apply.record import ThrottleRecord
+from kgitops.apply.progress import Snapshot
 from kgitops.apply.signals import why as interrupted_why
 from kgitops.apply.throttles import Throttler
 from kgitops.cluster.port import ClusterAdmin
@@ -53,7 +53,7 @@ from kgitops.errors import (
     ClusterTimeout,
     ClusterUnreachable,
 )
-from kgitops.model import ReassignmentSettings, TopicPartition
+from kgitops.model import TopicPartition
 from kgitops.plan.actions import Move, Reassign
 from kgitops.plan.schedule import LOOKAHEAD, MoveJob, next_batch
 from kgitops.plan.throttles import MoveThrottle
@@ -65,26 +65,15 @@ TP = tuple[str, int]
 
 
 class Reassigner:
-    def __init__(
-        self,
-        admin: ClusterAdmin,
-        settings: ReassignmentSettings,
-        progress: Progress,
-        *,
-        wait: bool,
-        poll_seconds: float,
-        dry_run: bool = False,
-        journal: MoveJournal | None = None,
-        record: ThrottleRecord | None = None,
-    ) -> None:
+    def __init__(self, admin: ClusterAdmin, options: MoveOptions) -> None:
         self.admin = admin
-        self.journal = journal if journal is not None else MoveJournal()
-        self.record = None if dry_run else record
-        self.settings = settings
-        self.progress = progress
-        self.wait = wait
-        self.poll = max(0.01, poll_seconds)
-        self.dry_run = dry_run
+        self.journal = options.journal if options.journal is not None else MoveJournal()
+        self.record = None if options.dry_run else options.record
+        self.settings = options.settings
+        self.progress = options.progress
+        self.wait = options.wait
+        self.poll = max(0.01, options.poll_seconds)
+        self.dry_run = options.dry_run
         self.moves: dict[TP, Move] = {}
         self.bytes: dict[TP, int] = {}
         self.jobs: dict[TP, MoveJob] = {}

@@ -32,12 +32,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import KW_ONLY, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kgitops.apply.access import require_access_support, require_passwords, run_access
 from kgitops.apply.journal import MoveJournal
-from kgitops.apply.moves import ReassignResult
+from kgitops.apply.moves import MoveOptions, ReassignResult
 from kgitops.apply.progress import Progress, SilentProgress
 from kgitops.apply.reassign import Reassigner
 from kgitops.apply.record import ThrottleRecord
@@ -87,13 +87,7 @@ class _Run(RunSeam):
 
     plan: Plan
     admin: Recorder
-    settings: ReassignmentSettings
-    progress: Progress
-    _: KW_ONLY
-    wait: bool
-    poll_seconds: float
-    journal: MoveJournal | None = None
-    record: ThrottleRecord | None = None
+    options: MoveOptions
     outcomes: dict[int, ActionOutcome] = field(init=False)
     failed_topics: set[str] = field(init=False, default_factory=set)
     broken: ClusterError | None = field(init=False, default=None)
@@ -147,7 +141,7 @@ class _Run(RunSeam):
         """One port call for ``items``; per-item results (by topic) to outcomes."""
         if not items:
             return
-        self.progress.message(f"{what}: {len(items)} in one request")
+        self.options.progress.message(f"{what}: {len(items)} in one request")
         self.sending = [i for i, _ in items]  # what Ctrl-C would leave in doubt
         try:
             results: Results = call()
@@ -209,19 +203,10 @@ class _Run(RunSeam):
 
     def reassign(self) -> None:
         items = self.indexed(actions.Reassign)
-        if self.broken is not None or (not items and not self.wait):
+        if self.broken is not None or (not items and not self.options.wait):
             return
-        self.reassigner = Reassigner(
-            self.admin,
-            self.settings,
-            self.progress,
-            wait=self.wait,
-            poll_seconds=self.poll_seconds,
-            dry_run=not self.admin.send,
-            journal=self.journal,
-            record=self.record,
-        )
-        adopt = set(self.plan.state_digests) - self.failed_topics if self.wait else set()
+        self.reassigner = Reassigner(self.admin, self.options)
+        adopt = set(self.plan.state_digests) - self.failed_topics if self.options.wait else set()
         try:
             result = self.reassigner.run([a for _, a in items], adopt)
         except KeyboardInterrupt:
@@ -261,7 +246,7 @@ class _Run(RunSeam):
             elif later:
                 why = (
                     f"{len(later)} partition(s) left for the next `kgitops apply`: --no-wait "
-                    f"submits one window of {self.settings.max_concurrent_moves}"
+                    f"submits one window of {self.options.settings.max_concurrent_moves}"
                 )
                 self._set(i, Status.DEFERRED, why + _moving(pending), pending)
             elif pending:
@@ -275,7 +260,7 @@ class _Run(RunSeam):
         items = self.indexed(actions.RemoveThrottles)
         if not items:
             return
-        self.progress.message(f"remove leftover throttles: {len(items)} item(s)")
+        self.options.progress.message(f"remove leftover throttles: {len(items)} item(s)")
         try:
             state = self.admin.describe(sorted({a.topic for _, a in items if a.topic}))
         except ClusterError as exc:
@@ -348,7 +333,7 @@ class _Run(RunSeam):
         wanted = sorted(set(parts) | {TopicPartition(*tp) for tp in extra})
         if not wanted or self.broken is not None:
             return
-        self.progress.message(f"elect preferred leaders: {len(wanted)} partition(s) ...")
+        self.options.progress.message(f"elect preferred leaders: {len(wanted)} partition(s) ...")
         self.sending = [i for i, _ in items]
         try:
             results: PartitionResults = self.admin.elect_preferred_leaders(wanted)
@@ -448,16 +433,16 @@ def apply_plan(
     if not dry_run:
         require_access_support(plan, admin)
     recorder = Recorder(admin, send=not dry_run)
-    run = _Run(
-        plan,
-        recorder,
+    options = MoveOptions(
         settings,
         progress or SilentProgress(),
         wait=wait,
         poll_seconds=poll_seconds,
+        dry_run=dry_run,
         journal=journal,
-        record=None if dry_run else record,
+        record=record,
     )
+    run = _Run(plan, recorder, options)
     report = ApplyReport(requests=recorder.requests, dry_run=dry_run)
     try:
         for step in STEPS:  # each kind's steps, in the order kgitops.plan.kinds gives

@@ -200,7 +200,7 @@ def start_broker(
         try:
             wait_healthy(chosen, proc, timeout)
         except LocalBrokerError as exc:
-            tail = _tail(path)
+            tail = log_tail(path)
             broker.stop()
             last = LocalBrokerError(str(exc) + (f"; its log ends with: {tail}" if tail else ""))
             continue
@@ -209,10 +209,15 @@ def start_broker(
     raise last
 
 
-def _tail(path: str, limit: int = 300) -> str:
+def log_tail(path: str, limit: int = 300) -> str:
+    """The last ``limit`` bytes of a broker's log, its lines stripped and joined by `` | ``,
+    for an error that says what the log ends with ("" when it cannot be read): the Tansu
+    broker's here, a Kafka node's in ``kgitops.cluster.kafka.localcluster``."""
     try:
         with open(path, "rb") as f:
-            data = f.read()[-limit:]
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - limit))
+            data = f.read()
     except OSError:
         return ""
     return " | ".join(

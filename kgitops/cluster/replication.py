@@ -146,6 +146,11 @@ def in_sync_charges(
     return leader, follower
 
 
+#: A ``Producer``'s ``acks`` and ``keys`` (``simulate produce --acks`` and ``--keys``).
+ACKS = ("all", "1", "0")
+KEYS = ("none", "uniform")
+
+
 @dataclass(frozen=True)
 class Producer:
     """``simulate produce TOPIC RATE --acks A --keys K``: ``rate`` bytes/s sent; ``acks`` is

@@ -44,7 +44,7 @@ from kgitops.cluster import port, topics_sim
 from kgitops.cluster import replication as repl
 from kgitops.cluster import statefile_sim as statefile
 from kgitops.cluster.snapshot import read_state_file
-from kgitops.cluster.state_sim import ACKS, KEYS, SimState
+from kgitops.cluster.state_sim import SimState
 from kgitops.errors import ClusterError
 from kgitops.groups import GroupsState
 from kgitops.model import Broker, ClusterState, SimulatedSpec, TopicPartition
@@ -475,10 +475,10 @@ class SimulatedCluster:
             raise ClusterError(f"no topic {topic!r} in the simulated cluster")
         if bytes_per_sec < 0:
             raise ClusterError("a produce rate cannot be negative")
-        if acks not in ACKS:
-            raise ClusterError(f"acks must be one of {', '.join(ACKS)}, not {acks!r}")
-        if keys not in KEYS:
-            raise ClusterError(f"keys must be one of {', '.join(KEYS)}, not {keys!r}")
+        if acks not in repl.ACKS:
+            raise ClusterError(f"acks must be one of {', '.join(repl.ACKS)}, not {acks!r}")
+        if keys not in repl.KEYS:
+            raise ClusterError(f"keys must be one of {', '.join(repl.KEYS)}, not {keys!r}")
         if bytes_per_sec:
             self.state.produce[topic] = float(bytes_per_sec)
             self.state.modes[topic] = (acks, keys)

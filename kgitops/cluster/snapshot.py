@@ -182,14 +182,14 @@ def write_state(
     extra: Mapping[str, Any] | None = None,
     *,
     root: str | None = None,
-    make_dirs: bool = False,
 ) -> None:
     """Write ``state`` (plus ``extra`` top-level fields) to ``path`` atomically, never
-    through a symlink (``kgitops.files.write_atomic``: ``root`` and ``make_dirs`` as there)."""
+    through a symlink, into a folder that exists (``kgitops.files.write_atomic``: ``root``
+    as there)."""
     try:
         with paused_gc():
             text = dumps_state(state, extra)
-        write_atomic(path, text, root=root, make_dirs=make_dirs)
+        write_atomic(path, text, root=root)
     except OSError as exc:
         raise StateFileError(
             path, [f"cannot write the state file: {exc.strerror or exc}"]

@@ -29,9 +29,6 @@ from kgitops.names import INT64_MAX, MIN_ISR, STATE_BROKER_CONFIGS, UNCLEAN
 from kgitops.plan import isrlag
 from kgitops.versionrules import KafkaVersion
 
-#: ``simulate produce --acks`` and ``--keys`` (``replication.write_rates``).
-ACKS = ("all", "1", "0")
-KEYS = ("none", "uniform")
 #: Kafka's defaults for the broker-level configs topics inherit (a state file's
 #: ``brokerDefaults`` overrides them, as server.properties would).
 KAFKA_DEFAULTS = {MIN_ISR: "1", UNCLEAN: "false"}

@@ -21,7 +21,7 @@ from kgitops.cluster import replication as repl
 from kgitops.cluster.access_sim import AccessStore
 from kgitops.cluster.groups_sim import GroupStore
 from kgitops.cluster.snapshot import state_from_json, write_state
-from kgitops.cluster.state_sim import ACKS, KEYS, MAX_CLOCK, MAX_RATE, SimState
+from kgitops.cluster.state_sim import MAX_CLOCK, MAX_RATE, SimState
 from kgitops.errors import ClusterError, FileRefused, Mark, StateFileError
 from kgitops.files import inside
 from kgitops.model import Broker, Reassignment
@@ -107,7 +107,7 @@ def load(
         modes: dict[str, tuple[str, str]] = {}
         for t, mode in (sim.get("producers") or {}).items():
             acks, keys = str(mode.get("acks", "all")), str(mode.get("keys", "none"))
-            if acks not in ACKS or keys not in KEYS:
+            if acks not in repl.ACKS or keys not in repl.KEYS:
                 raise ValueError(f"producers.{t}: acks {acks!r} or keys {keys!r} unknown")
             modes[str(t)] = (acks, keys)
         ends = {

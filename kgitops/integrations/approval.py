@@ -52,8 +52,6 @@ class LabelApproval:
 
     counts: bool
     reason: str
-    labeler: str | None = None
-    role: str | None = None
 
 
 def last_label_event(events: list[LabelEvent], label: str) -> LabelEvent | None:
@@ -128,14 +126,12 @@ def _decide(client: GitHubClient, repo: str, pr: int, label: str, head: str) -> 
         return LabelApproval(
             False,
             f"the app @{login} added it last: a connection change needs a person's review",
-            login,
         )
     if login.casefold() == pull.author.casefold():
         return LabelApproval(
             False,
             f"@{login} added it last and opened the pull request: a connection change "
             "needs the review of someone else with write, maintain or admin permission",
-            login,
         )
     permission, role = client.collaborator_permission(repo, login)
     if permission not in COUNTING_PERMISSIONS:
@@ -143,18 +139,14 @@ def _decide(client: GitHubClient, repo: str, pr: int, label: str, head: str) -> 
             False,
             f"@{login} added it last and has {one_line(role, 40)} permission on {repo}; only "
             "write, maintain or admin counts (triage may label, it may not review)",
-            login,
-            role,
         )
     refusal = _approval_refusal(list(client.reviews(repo, pr)), login, head)
     if refusal is not None:
-        return LabelApproval(False, refusal, login, role)
+        return LabelApproval(False, refusal)
     return LabelApproval(
         True,
         f"@{login} added it last, has {one_line(role, 40)} permission on {repo}, did not "
         f"open the pull request and approved its head {short(head)}",
-        login,
-        role,
     )
 
 

@@ -16,6 +16,7 @@ import pytest
 from kgitops.cli import main
 from kgitops.cluster.kafka import localcluster, localprobe
 from kgitops.cluster.kafka.runtime import maven_properties
+from kgitops.cluster.local import log_tail
 
 
 def _one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
@@ -24,6 +25,14 @@ def _one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
     lines = [line for line in err.splitlines() if line.strip()]
     assert len(lines) == 1, err
     return lines[0]
+
+
+def test_a_log_tail_is_the_last_bytes_of_the_log_line_by_line(tmp_path: Path) -> None:
+    log = tmp_path / "broker.log"
+    log.write_bytes(b"x" * 1000 + b"\n  started  \n\n\xff failed: port taken\n")
+    assert log_tail(str(log), 30) == "arted | \ufffd failed: port taken"  # bytes, not lines
+    assert log_tail(str(log)) == "x" * 265 + " | started | \ufffd failed: port taken"
+    assert log_tail(str(tmp_path / "none.log")) == ""
 
 
 def test_without_java_one_line_says_what_to_install(

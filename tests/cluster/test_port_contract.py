@@ -25,6 +25,7 @@ from kgitops.errors import AccessUnsupported, ClusterRequestError
 from kgitops.model import Broker, ClusterSpec, Owns, TopicPartition
 from kgitops.plan.owners import OwnerRecord
 from tests.apply.apply_fakes import FakeCluster
+from tests.helpers import kafka_admin
 
 BROKERS = [Broker(1, "a"), Broker(2, "b"), Broker(3, "c")]
 # Calls the Tansu broker lacks, or answers unlike Kafka: IncrementalAlterConfigs of a topic it
@@ -72,18 +73,7 @@ def port(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Adapter]:
     elif request.param == "fake":
         yield Adapter(FakeCluster(brokers=list(BROKERS)), prefix, MULTI_BROKER)
     elif request.param == "apache-kafka":
-        from kgitops.cluster.kafka.admin import KafkaAdmin
-        from kgitops.model import ClusterSpec
-
-        cluster = request.getfixturevalue("kafka_cluster")
-        admin = KafkaAdmin(
-            ClusterSpec(
-                name="kafka",
-                directory=".",
-                bootstrap_servers=tuple(cluster.bootstrap.split(",")),
-                request_timeout_ms=10000,
-            )
-        )
+        admin = kafka_admin(request.getfixturevalue("kafka_cluster").bootstrap)
         yield Adapter(
             admin,
             f"{request.getfixturevalue('topic_prefix')}{prefix}",
@@ -92,18 +82,7 @@ def port(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Adapter]:
         )
         admin.close()
     else:
-        from kgitops.cluster.kafka.admin import KafkaAdmin
-        from kgitops.model import ClusterSpec
-
-        bootstrap = request.getfixturevalue("local_broker")
-        admin = KafkaAdmin(
-            ClusterSpec(
-                name="local",
-                directory=".",
-                bootstrap_servers=(bootstrap,),
-                request_timeout_ms=3000,
-            )
-        )
+        admin = kafka_admin(request.getfixturevalue("local_broker"), timeout_ms=3000, name="local")
         yield Adapter(
             admin, f"{request.getfixturevalue('topic_prefix')}{prefix}", frozenset({"groups"})
         )

@@ -21,7 +21,7 @@ import pytest
 
 from kgitops.cli import main
 from kgitops.placement.partitioner import partition_for
-from tests.helpers import cluster_folder, eventually, run_cli
+from tests.helpers import cluster_folder, eventually, group_consumer, poll_records, run_cli
 
 if TYPE_CHECKING:
     from kgitops.cluster.kafka.localcluster import KafkaCluster
@@ -138,25 +138,10 @@ def topic(kafka_cluster: KafkaCluster, tmp_path_factory: pytest.TempPathFactory)
 def member(topic: Topic) -> Iterator[Any]:
     """A live member of a new group that has read and committed every record of the topic
     (the module's tests write some more: read up to the end offsets)."""
-    import kafka
-
     group = f"rk-console-{RUN}-{os.urandom(2).hex()}"
-    consumer = kafka.KafkaConsumer(
-        bootstrap_servers=topic.bootstrap,
-        group_id=group,
-        client_id="billing-1",
-        auto_offset_reset="earliest",
-        enable_auto_commit=False,
-        session_timeout_ms=6000,
-        heartbeat_interval_ms=1000,
-    )
-    consumer.subscribe([topic.name])
+    consumer = group_consumer(topic.bootstrap, group, [topic.name], client_id="billing-1")
     total = sum(_end_offsets(topic.bootstrap, topic.name).values())
-    seen = 0
-    deadline = time.monotonic() + 60
-    while seen < total and time.monotonic() < deadline:
-        seen += sum(len(v) for v in consumer.poll(timeout_ms=500).values())
-    assert seen == total
+    assert poll_records(consumer, total) == total
     consumer.commit()
     consumer.group = group  # type: ignore[attr-defined]
     try:

@@ -14,9 +14,9 @@ from jsonschema import Draft202012Validator
 from kgitops.cli import main
 from kgitops.cluster.kafka.admin import KafkaAdmin
 from kgitops.cluster.port import NewTopic
-from kgitops.model import ClusterSpec, TopicPartition
+from kgitops.model import TopicPartition
 from kgitops.spec.schemacheck import schema
-from tests.helpers import cluster_folder
+from tests.helpers import cluster_folder, group_consumer, kafka_admin, poll_records
 
 
 def _folder(tmp_path: Path, bootstrap: str) -> Path:
@@ -24,11 +24,7 @@ def _folder(tmp_path: Path, bootstrap: str) -> Path:
 
 
 def _admin(bootstrap: str) -> KafkaAdmin:
-    return KafkaAdmin(
-        ClusterSpec(
-            name="l", directory=".", bootstrap_servers=(bootstrap,), request_timeout_ms=60_000
-        )
-    )
+    return kafka_admin(bootstrap, timeout_ms=60_000, name="l")
 
 
 def _topics(bootstrap: str, names: list[str], partitions: int = 2) -> None:
@@ -41,6 +37,18 @@ def _topics(bootstrap: str, names: list[str], partitions: int = 2) -> None:
         assert all(e is None for e in results.values()), results
     finally:
         admin.close()
+
+
+def _produce(bootstrap: str, topic: str, records: dict[int, int]) -> None:
+    """``records[p]`` records to each partition ``p``, one per produce request (so that the
+    end offset is exact)."""
+    import kafka
+
+    producer = kafka.KafkaProducer(bootstrap_servers=bootstrap, linger_ms=0)
+    for p, n in records.items():
+        for i in range(n):
+            producer.send(topic, value=f"v{i}".encode(), partition=p).get(timeout=10)
+    producer.close()
 
 
 def _json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, Any]:
@@ -62,28 +70,10 @@ def test_lag_of_a_real_consumer_group(
     topic = f"{topic_prefix}orders"
     group = f"{topic_prefix}billing"
     _topics(local_broker, [topic])
-    producer = kafka.KafkaProducer(bootstrap_servers=local_broker, linger_ms=0)
-    for p, n in ((0, 3), (1, 2)):
-        for i in range(n):  # one record per produce request: the end offset is exact
-            producer.send(topic, value=f"v{i}".encode(), partition=p).get(timeout=10)
-    producer.close()
-    consumer = kafka.KafkaConsumer(
-        topic,
-        bootstrap_servers=local_broker,
-        group_id=group,
-        client_id="billing-1",
-        auto_offset_reset="earliest",
-        enable_auto_commit=False,
-        session_timeout_ms=6000,
-        heartbeat_interval_ms=1000,
-    )
+    _produce(local_broker, topic, {0: 3, 1: 2})
+    consumer = group_consumer(local_broker, group, [topic], client_id="billing-1")
     try:
-        seen = 0
-        for _ in range(60):
-            seen += sum(len(r) for r in consumer.poll(timeout_ms=500).values())
-            if seen >= 5:
-                break
-        assert seen == 5
+        assert poll_records(consumer, 5) == 5
         consumer.commit(
             {
                 kafka.TopicPartition(topic, 0): OffsetAndMetadata(1, "", -1),
@@ -192,27 +182,12 @@ def test_reset_offsets_on_the_local_broker_refuses_a_live_consumer_then_commits(
     topic = f"{topic_prefix}reset"
     group = f"{topic_prefix}resetters"
     _topics(local_broker, [topic], partitions=1)
-    producer = kafka.KafkaProducer(bootstrap_servers=local_broker, linger_ms=0)
-    for i in range(4):
-        producer.send(topic, value=f"v{i}".encode(), partition=0).get(timeout=10)
-    producer.close()
-    consumer = kafka.KafkaConsumer(
-        topic,
-        bootstrap_servers=local_broker,
-        group_id=group,
-        auto_offset_reset="earliest",
-        enable_auto_commit=False,
-        session_timeout_ms=6000,
-        heartbeat_interval_ms=1000,
-    )
+    _produce(local_broker, topic, {0: 4})
+    consumer = group_consumer(local_broker, group, [topic])
     tp = kafka.TopicPartition(topic, 0)
     argv = ["reset-offsets", str(folder), "--group", group, "--topic", topic, "--to-earliest"]
     try:
-        seen = 0
-        for _ in range(60):
-            seen += sum(len(r) for r in consumer.poll(timeout_ms=500).values())
-            if seen >= 4:
-                break
+        poll_records(consumer, 4)
         consumer.commit({tp: OffsetAndMetadata(4, "", -1)})
         assert main([*argv, "--yes"]) == 1
         out, err = capsys.readouterr()

@@ -15,20 +15,12 @@ from typing import Any
 from kafka import KafkaProducer
 from kafka.protocol.admin import DescribeLogDirsRequest
 
-from kgitops.cluster.kafka.admin import KafkaAdmin
 from kgitops.cluster.port import NewTopic
-from kgitops.model import ClusterSpec
+from tests.helpers import kafka_admin
 
 
 def test_describe_of_some_topics_asks_their_log_dirs_only(kafka_cluster: Any, topic_prefix: str):
-    admin = KafkaAdmin(
-        ClusterSpec(
-            name="kafka",
-            directory=".",
-            bootstrap_servers=tuple(kafka_cluster.bootstrap.split(",")),
-            request_timeout_ms=10000,
-        )
-    )
+    admin = kafka_admin(kafka_cluster.bootstrap)
     asked, other = f"{topic_prefix}sized", f"{topic_prefix}other"
     try:
         created = admin.create_topics(

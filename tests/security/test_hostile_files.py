@@ -12,7 +12,14 @@ import pytest
 
 from kgitops.cli import main
 from kgitops.errors import FileRefused
-from kgitops.files import file_size_limit, path_problem, read_bytes, write_atomic
+from kgitops.files import (
+    PLAN_OUT,
+    check_output,
+    file_size_limit,
+    path_problem,
+    read_bytes,
+    write_atomic,
+)
 from kgitops.jsontext import MAX_DEPTH, loads_json
 from tests.helpers import THREE_RACKS, cluster_folder, cluster_yaml
 
@@ -142,11 +149,31 @@ def test_write_atomic_creates_no_missing_folder_unless_asked_inside_the_root(
 ) -> None:
     with pytest.raises(FileRefused, match="does not exist"):
         write_atomic(str(tmp_path / "a" / "b" / "s.json"), "{}")
+    with pytest.raises(FileRefused, match="does not exist"):  # make_dirs only with a root
+        write_atomic(str(tmp_path / "a" / "b" / "s.json"), "{}", make_dirs=True)
     assert not (tmp_path / "a").exists()
     folder = tmp_path / "prod"
     folder.mkdir()
     write_atomic(str(folder / ".state" / "s.json"), "{}", root=str(folder), make_dirs=True)
     assert (folder / ".state" / "s.json").read_text() == "{}"
+
+
+def test_write_atomic_and_check_output_refuse_a_bad_folder_in_the_same_words(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "file").write_text("keep me\n")
+    for path, said in (
+        (tmp_path / "file" / "p.json", f"{tmp_path / 'file'} is not a folder"),
+        (
+            tmp_path / "none" / "p.json",
+            f"the folder {tmp_path / 'none'} does not exist; create it first",
+        ),
+    ):
+        for write in (lambda p: write_atomic(p, "{}"), lambda p: check_output(p, PLAN_OUT)):
+            with pytest.raises(FileRefused) as refused:
+                write(str(path))
+            assert str(refused.value) == f"{path}:1:1: error: {said}"
+    assert os.listdir(tmp_path) == ["file"] and (tmp_path / "file").read_text() == "keep me\n"
 
 
 def test_max_file_size_flag_is_taken_by_every_command(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]

@@ -43,14 +43,13 @@ from kgitops.cluster.kafka.localprobe import (
     SSL_OFFSET,
     alive,
     describe_cluster_ids,
-    log_tail,
     port_open,
     port_taken,
 )
 from kgitops.cluster.kafka.localprops import ADMIN_USER, Node, server_properties
 from kgitops.cluster.kafka.localtls import CA_FILE, KEYSTORE, TLS_DIR, make_keystore
 from kgitops.cluster.kafka.runtime import DEFAULT_VERSION, Runtime, ensure_runtime, run_tool
-from kgitops.cluster.local import proc_cmdline, proc_start_time, symlinked_folder
+from kgitops.cluster.local import log_tail, proc_cmdline, proc_start_time, symlinked_folder
 from kgitops.errors import FileRefused, LocalBrokerError
 from kgitops.files import read_json, write_atomic
 
@@ -261,7 +260,7 @@ class KafkaCluster:
                     node = self._node_any(node_id)
                     raise LocalBrokerError(
                         f"Kafka node {node_id} exited at start (exit code {proc.returncode}); "
-                        f"its log ends with: {log_tail(self.log_path(node))}"
+                        f"its log ends with: {log_tail(self.log_path(node), 400)}"
                     )
             seen = self.unfenced_brokers()
             if wanted <= seen:

@@ -1,6 +1,6 @@
 """What runs on this machine for the local Kafka cluster (``kgitops.cluster.kafka.localcluster``):
 whether a pid is alive, a port open or taken, a free range of ports, which brokers answer
-DescribeCluster unfenced (ready), and the last lines of a node's log."""
+DescribeCluster unfenced (ready)."""
 
 from __future__ import annotations
 
@@ -85,16 +85,3 @@ def free_base_port(brokers: int, attempts: int = 50) -> int:
         if not any(port_taken(p) for p in ports):
             return base
     raise LocalBrokerError("no free range of ports found on 127.0.0.1")
-
-
-def log_tail(path: str, limit: int = 400) -> str:
-    try:
-        with open(path, "rb") as f:
-            f.seek(0, os.SEEK_END)
-            f.seek(max(0, f.tell() - limit))
-            data = f.read()
-    except OSError:
-        return ""
-    return " | ".join(
-        line.strip() for line in data.decode("utf-8", "replace").splitlines() if line.strip()
-    )
