@@ -178,7 +178,7 @@ def test_create_places_each_topic_as_asked_and_reports_only_the_configs_set(
 def test_creating_an_existing_topic_is_that_topics_error_only(port: Adapter) -> None:
     b = port.ids[0]
     old, new = port.topic("old"), port.topic("new")
-    port.admin.create_topics([NewTopic(old, {0: (b,)})])
+    assert port.admin.create_topics([NewTopic(old, {0: (b,)})]) == {old: None}
     results = port.admin.create_topics([NewTopic(old, {0: (b,)}), NewTopic(new, {0: (b,)})])
     assert code(results[old]) == "TOPIC_ALREADY_EXISTS"
     assert results[new] is None
