@@ -35,11 +35,9 @@ def _n(v: Any) -> str:
 
 
 @dataclass(frozen=True)
-class UpsertUser(Action):
-    kind: ClassVar[str] = "upsert_user"
-    order: ClassVar[int] = 52
-    symbol: ClassVar[str] = "+"
-    verb: ClassVar[str] = "SCRAM credential(s) to write"
+class UpsertUser(
+    Action, kind="upsert_user", order=52, symbol="+", verb="SCRAM credential(s) to write"
+):
     unit: ClassVar[tuple[str, str]] = ("SCRAM user", "SCRAM users")
     api: ClassVar[str] = "AlterUserScramCredentials"  # the Kafka API apply sends it in
     name: str = ""
@@ -94,11 +92,7 @@ def upsert_user(
 
 
 @dataclass(frozen=True)
-class AlterQuota(Action):
-    kind: ClassVar[str] = "alter_quota"
-    order: ClassVar[int] = 54
-    symbol: ClassVar[str] = "~"
-    verb: ClassVar[str] = "quota(s) to change"
+class AlterQuota(Action, kind="alter_quota", order=54, symbol="~", verb="quota(s) to change"):
     unit: ClassVar[tuple[str, str]] = ("quota", "quotas")
     api: ClassVar[str] = "AlterClientQuotas"  # the Kafka API apply sends it in
     entity: QuotaEntity = _NO_ENTITY
@@ -146,11 +140,7 @@ def alter_quota(
 
 
 @dataclass(frozen=True)
-class CreateAcl(Action):
-    kind: ClassVar[str] = "create_acl"
-    order: ClassVar[int] = 56
-    symbol: ClassVar[str] = "+"
-    verb: ClassVar[str] = "ACL(s) to create"
+class CreateAcl(Action, kind="create_acl", order=56, symbol="+", verb="ACL(s) to create"):
     unit: ClassVar[tuple[str, str]] = ("ACL", "ACLs")
     api: ClassVar[str] = "CreateAcls"  # the Kafka API apply sends it in
     acl: Acl = _NO_ACL
@@ -172,11 +162,7 @@ class CreateAcl(Action):
 
 
 @dataclass(frozen=True)
-class DeleteAcl(Action):
-    kind: ClassVar[str] = "delete_acl"
-    order: ClassVar[int] = 58
-    symbol: ClassVar[str] = "-"
-    verb: ClassVar[str] = "ACL(s) to delete"
+class DeleteAcl(Action, kind="delete_acl", order=58, symbol="-", verb="ACL(s) to delete"):
     unit: ClassVar[tuple[str, str]] = ("ACL", "ACLs")
     api: ClassVar[str] = "DeleteAcls"  # the Kafka API apply sends it in
     acl: Acl = _NO_ACL

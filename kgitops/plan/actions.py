@@ -1,8 +1,10 @@
 """The action kinds: one closed, ordered registry; each kind owns its order, symbol and JSON.
 
-A kind is a frozen dataclass deriving from ``Action`` that declares, as class attributes, its
-JSON ``type`` (``kind``), where apply runs it (``order``: lower first), its ``symbol`` and the
-``verb`` of the plan's summary line, and implements ``to_json`` / ``from_json`` and, for the
+A kind is a frozen dataclass deriving from ``Action`` that names, in its class line
+(``class Reassign(Action, kind="reassign", order=40, symbol="~", verb="to reassign")``, read
+as class attributes of the same names), its JSON ``type`` (``kind``), where apply runs it
+(``order``: lower first), its ``symbol`` and the ``verb`` of the plan's summary line, and
+implements ``to_json`` / ``from_json`` and, for the
 renderers (which read the JSON form), ``headline`` and ``details`` (and, for the pull-request
 comment, ``unit``: what one action counts as, and ``diff``: its lines as a coloured diff).
 Defining the class registers it; its entry in ``kgitops.plan.kinds`` (a test fails without
@@ -28,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any
 
 from kgitops.errors import PlanError
 from kgitops.plan import access_actions as _access_kinds  # noqa: F401  (registers them)
@@ -92,11 +94,7 @@ def action_from_json(data: Mapping[str, Any]) -> Action:
 
 
 @dataclass(frozen=True)
-class CreateTopic(Action):
-    kind: ClassVar[str] = "create_topic"
-    order: ClassVar[int] = 10
-    symbol: ClassVar[str] = "+"
-    verb: ClassVar[str] = "to create"
+class CreateTopic(Action, kind="create_topic", order=10, symbol="+", verb="to create"):
     partitions: int = 0
     replication_factor: int = 0
     start_index: int | None = None
@@ -155,15 +153,11 @@ class CreateTopic(Action):
 
 
 @dataclass(frozen=True)
-class AlterConfig(Action):
+class AlterConfig(Action, kind="alter_config", order=20, symbol="~", verb="to alter config"):
     """A topic config change. ``after_reassign``: apply runs it once the topic's moves have
     completed instead of before them (a ``min.insync.replicas`` raise that needs the higher
     replication factor first; see ``kgitops.plan.value.min_isr_order``)."""
 
-    kind: ClassVar[str] = "alter_config"
-    order: ClassVar[int] = 20
-    symbol: ClassVar[str] = "~"
-    verb: ClassVar[str] = "to alter config"
     set: Mapping[str, str] = field(default_factory=dict)
     delete: tuple[str, ...] = ()
     previous: Mapping[str, str] = field(default_factory=dict)
@@ -245,11 +239,7 @@ def _held(name: str, value: object) -> str:
 
 
 @dataclass(frozen=True)
-class AddPartitions(Action):
-    kind: ClassVar[str] = "add_partitions"
-    order: ClassVar[int] = 30
-    symbol: ClassVar[str] = "~"
-    verb: ClassVar[str] = "to add partitions"
+class AddPartitions(Action, kind="add_partitions", order=30, symbol="~", verb="to add partitions"):
     from_count: int = 0
     to_count: int = 0
     start_index: int | None = None
@@ -304,11 +294,7 @@ class Move:
 
 
 @dataclass(frozen=True)
-class Reassign(Action):
-    kind: ClassVar[str] = "reassign"
-    order: ClassVar[int] = 40
-    symbol: ClassVar[str] = "~"
-    verb: ClassVar[str] = "to reassign"
+class Reassign(Action, kind="reassign", order=40, symbol="~", verb="to reassign"):
     moves: Mapping[int, Move] = field(default_factory=dict)
     bytes_to_move: int = 0
 
@@ -378,17 +364,15 @@ class Reassign(Action):
 
 
 @dataclass(frozen=True)
-class RemoveThrottles(Action):
+class RemoveThrottles(
+    Action, kind="remove_throttles", order=45, symbol="~", verb="to remove throttles"
+):
     """Take out replication throttle configs no move in flight needs (leftovers of a
     ``--no-wait`` or killed apply, or of another tool): throttles are kgitops' own state.
     On a topic (``broker`` None) ``remove`` maps each throttled-replicas key to the entries
     to SUBTRACT (``*`` or ``""``: DELETE the key); on a broker (``topic`` ``""``) it names
     the rate keys to DELETE. ``kgitops.plan.throttles.stale_throttles`` decides."""
 
-    kind: ClassVar[str] = "remove_throttles"
-    order: ClassVar[int] = 45
-    symbol: ClassVar[str] = "~"
-    verb: ClassVar[str] = "to remove throttles"
     broker: int | None = None
     remove: Mapping[str, str] = field(default_factory=dict)
     reason: str = ""
@@ -440,11 +424,7 @@ def subject(data: Mapping[str, Any]) -> str:
 
 
 @dataclass(frozen=True)
-class ElectLeaders(Action):
-    kind: ClassVar[str] = "elect_leaders"
-    order: ClassVar[int] = 50
-    symbol: ClassVar[str] = "~"
-    verb: ClassVar[str] = "to elect leaders"
+class ElectLeaders(Action, kind="elect_leaders", order=50, symbol="~", verb="to elect leaders"):
     partitions: tuple[int, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
@@ -463,11 +443,7 @@ class ElectLeaders(Action):
 
 
 @dataclass(frozen=True)
-class DeleteTopic(Action):
-    kind: ClassVar[str] = "delete_topic"
-    order: ClassVar[int] = 60
-    symbol: ClassVar[str] = "-"
-    verb: ClassVar[str] = "to delete"
+class DeleteTopic(Action, kind="delete_topic", order=60, symbol="-", verb="to delete"):
     partitions: int = 0
     size_bytes: int | None = None
 
