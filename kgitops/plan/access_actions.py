@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from kgitops.access import Acl, QuotaEntity, json_number
+from kgitops.jsonfields import empty, json_of, pruned
 from kgitops.plan.action_base import Action
 
 _NO_ENTITY = QuotaEntity()
@@ -47,17 +48,9 @@ class UpsertUser(
     password_version: int = 1
     reason: str = ""
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "type": self.kind,
-            "topic": self.topic,
-            "user": self.name,
-            "mechanism": self.mechanism,
-            "iterations": self.iterations,
-            "passwordEnv": self.password_env,
-            "passwordVersion": self.password_version,
-            "reason": self.reason,
-        }
+    def own_json(self) -> dict[str, Any]:
+        fields = ("mechanism", "iterations", "password_env", "password_version", "reason")
+        return {"user": self.name, **json_of(self, *fields)}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> UpsertUser:
@@ -100,10 +93,8 @@ class AlterQuota(Action, kind="alter_quota", order=54, symbol="~", verb="quota(s
     delete: tuple[str, ...] = ()
     previous: Mapping[str, float] = field(default_factory=dict)
 
-    def to_json(self) -> dict[str, Any]:
+    def own_json(self) -> dict[str, Any]:
         return {
-            "type": self.kind,
-            "topic": self.topic,
             "entity": self.entity.to_json(),
             "set": {k: json_number(v) for k, v in sorted(self.set.items())},
             "delete": sorted(self.delete),
@@ -146,11 +137,8 @@ class CreateAcl(Action, kind="create_acl", order=56, symbol="+", verb="ACL(s) to
     acl: Acl = _NO_ACL
     source: str = ""
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"type": self.kind, "topic": self.topic, "acl": self.acl.to_json()}
-        if self.source:
-            out["source"] = self.source
-        return out
+    def own_json(self) -> dict[str, Any]:
+        return pruned({"acl": self.acl.to_json(), "source": self.source}, {"source": empty})
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> CreateAcl:
@@ -167,8 +155,8 @@ class DeleteAcl(Action, kind="delete_acl", order=58, symbol="-", verb="ACL(s) to
     api: ClassVar[str] = "DeleteAcls"  # the Kafka API apply sends it in
     acl: Acl = _NO_ACL
 
-    def to_json(self) -> dict[str, Any]:
-        return {"type": self.kind, "topic": self.topic, "acl": self.acl.to_json()}
+    def own_json(self) -> dict[str, Any]:
+        return {"acl": self.acl.to_json()}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> DeleteAcl:

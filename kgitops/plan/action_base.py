@@ -55,6 +55,12 @@ class Action:
         return self.topic
 
     def to_json(self) -> dict[str, Any]:
+        """The action as a plan's JSON holds it: ``type`` (the kind) and ``topic``, then the
+        kind's own fields (``own_json``)."""
+        return {"type": self.kind, "topic": self.topic, **self.own_json()}
+
+    def own_json(self) -> dict[str, Any]:
+        """The kind's own fields in its JSON form, in order."""
         raise NotImplementedError
 
     @classmethod

@@ -4,9 +4,10 @@ A kind is a frozen dataclass deriving from ``Action`` that names, in its class l
 (``class Reassign(Action, kind="reassign", order=40, symbol="~", verb="to reassign")``, read
 as class attributes of the same names), its JSON ``type`` (``kind``), where apply runs it
 (``order``: lower first), its ``symbol`` and the ``verb`` of the plan's summary line, and
-implements ``to_json`` / ``from_json`` and, for the
-renderers (which read the JSON form), ``headline`` and ``details`` (and, for the pull-request
-comment, ``unit``: what one action counts as, and ``diff``: its lines as a coloured diff).
+implements ``own_json`` (its JSON after the ``type`` and ``topic`` every action writes) /
+``from_json`` and, for the renderers (which read the JSON form), ``headline`` and
+``details`` (and, for the pull-request comment, ``unit``: what one action counts as, and
+``diff``: its lines as a coloured diff).
 Defining the class registers it; its entry in ``kgitops.plan.kinds`` (a test fails without
 one) says what it acts on and which apply steps run it::
 
@@ -33,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kgitops.errors import PlanError
+from kgitops.jsonfields import empty, optional, pruned
 from kgitops.plan import access_actions as _access_kinds  # noqa: F401  (registers them)
 from kgitops.plan.action_base import REGISTRY
 from kgitops.plan.action_base import Action as Action
@@ -40,6 +42,8 @@ from kgitops.spec.topic_configs import readable_config
 from kgitops.units import human_bytes
 
 _KEYS = [str(i) for i in range(10_000)]
+#: a kind's ``origins`` (config -> where cluster.yaml set it) is in its JSON only when it has any
+_ORIGINS_IF_ANY = {"origins": empty}
 
 
 def _key(p: int) -> str:
@@ -104,29 +108,25 @@ class CreateTopic(Action, kind="create_topic", order=10, symbol="+", verb="to cr
     #: for a value cluster.yaml set, as on AlterConfig: config -> "profile ... at file:line:col"
     origins: Mapping[str, str] = field(default_factory=dict)
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "type": self.kind,
-            "topic": self.topic,
+    def own_json(self) -> dict[str, Any]:
+        out = {
             "partitions": self.partitions,
             "replicationFactor": self.replication_factor,
             "startIndex": self.start_index,
             "placement": self.placement,
             "assignment": _assignment_json(self.assignment),
             "config": dict(sorted(self.config.items())),
+            "origins": dict(sorted(self.origins.items())),
         }
-        if self.origins:
-            out["origins"] = dict(sorted(self.origins.items()))
-        return out
+        return pruned(out, _ORIGINS_IF_ANY)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> CreateTopic:
-        start = data.get("startIndex")
         return cls(
             topic=str(data["topic"]),
             partitions=int(data["partitions"]),
             replication_factor=int(data["replicationFactor"]),
-            start_index=None if start is None else int(start),
+            start_index=optional(int, data.get("startIndex")),
             assignment=_assignment_from(data["assignment"]),
             config=_strings(data.get("config", {})),
             placement=str(data.get("placement", "rack-unaware")),
@@ -165,19 +165,15 @@ class AlterConfig(Action, kind="alter_config", order=20, symbol="~", verb="to al
     #: for a value cluster.yaml set: config -> "defaults at topics/prod/cluster.yaml:10:19"
     origins: Mapping[str, str] = field(default_factory=dict)
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "type": self.kind,
-            "topic": self.topic,
+    def own_json(self) -> dict[str, Any]:
+        out = {
             "set": dict(sorted(self.set.items())),
             "delete": sorted(self.delete),
             "previous": dict(sorted(self.previous.items())),
+            "afterReassign": bool(self.after_reassign),
+            "origins": dict(sorted(self.origins.items())),
         }
-        if self.after_reassign:
-            out["afterReassign"] = True
-        if self.origins:
-            out["origins"] = dict(sorted(self.origins.items()))
-        return out
+        return pruned(out, {"afterReassign": empty, **_ORIGINS_IF_ANY})
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> AlterConfig:
@@ -245,10 +241,8 @@ class AddPartitions(Action, kind="add_partitions", order=30, symbol="~", verb="t
     start_index: int | None = None
     assignment: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
 
-    def to_json(self) -> dict[str, Any]:
+    def own_json(self) -> dict[str, Any]:
         return {
-            "type": self.kind,
-            "topic": self.topic,
             "from": self.from_count,
             "to": self.to_count,
             "startIndex": self.start_index,
@@ -257,12 +251,11 @@ class AddPartitions(Action, kind="add_partitions", order=30, symbol="~", verb="t
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> AddPartitions:
-        start = data.get("startIndex")
         return cls(
             topic=str(data["topic"]),
             from_count=int(data["from"]),
             to_count=int(data["to"]),
-            start_index=None if start is None else int(start),
+            start_index=optional(int, data.get("startIndex")),
             assignment=_assignment_from(data["assignment"]),
         )
 
@@ -298,10 +291,8 @@ class Reassign(Action, kind="reassign", order=40, symbol="~", verb="to reassign"
     moves: Mapping[int, Move] = field(default_factory=dict)
     bytes_to_move: int = 0
 
-    def to_json(self) -> dict[str, Any]:
+    def own_json(self) -> dict[str, Any]:
         return {
-            "type": self.kind,
-            "topic": self.topic,
             "moves": {
                 str(p): {
                     "from": list(m.source),
@@ -385,10 +376,8 @@ class RemoveThrottles(
     def name(self) -> str:
         return self.topic if self.broker is None else f"broker {self.broker}"
 
-    def to_json(self) -> dict[str, Any]:
+    def own_json(self) -> dict[str, Any]:
         return {
-            "type": self.kind,
-            "topic": self.topic,
             "broker": self.broker,
             "remove": dict(sorted(self.remove.items())),
             "reason": self.reason,
@@ -396,10 +385,9 @@ class RemoveThrottles(
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RemoveThrottles:
-        broker = data.get("broker")
         return cls(
             topic=str(data["topic"]),
-            broker=None if broker is None else int(broker),
+            broker=optional(int, data.get("broker")),
             remove=_strings(data["remove"]),
             reason=str(data.get("reason", "")),
         )
@@ -427,8 +415,8 @@ def subject(data: Mapping[str, Any]) -> str:
 class ElectLeaders(Action, kind="elect_leaders", order=50, symbol="~", verb="to elect leaders"):
     partitions: tuple[int, ...] = ()
 
-    def to_json(self) -> dict[str, Any]:
-        return {"type": self.kind, "topic": self.topic, "partitions": list(self.partitions)}
+    def own_json(self) -> dict[str, Any]:
+        return {"partitions": list(self.partitions)}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ElectLeaders:
@@ -447,21 +435,15 @@ class DeleteTopic(Action, kind="delete_topic", order=60, symbol="-", verb="to de
     partitions: int = 0
     size_bytes: int | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "type": self.kind,
-            "topic": self.topic,
-            "partitions": self.partitions,
-            "sizeBytes": self.size_bytes,
-        }
+    def own_json(self) -> dict[str, Any]:
+        return {"partitions": self.partitions, "sizeBytes": self.size_bytes}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> DeleteTopic:
-        size = data.get("sizeBytes")
         return cls(
             topic=str(data["topic"]),
             partitions=int(data.get("partitions") or 0),
-            size_bytes=None if size is None else int(size),
+            size_bytes=optional(int, data.get("sizeBytes")),
         )
 
     @classmethod
