@@ -39,9 +39,12 @@ def is_none(value: object) -> bool:
 
 
 def pruned(out: dict[str, Any], drop: Mapping[str, Callable[[Any], bool]]) -> dict[str, Any]:
-    """``out`` without each entry ``drop`` has a rule for whose value the rule says is unset;
-    the order of the rest kept."""
-    return {k: v for k, v in out.items() if k not in drop or not drop[k](v)}
+    """``out``, each entry ``drop`` has a rule for removed (in place) when the rule says its
+    value is unset; the order of the rest kept."""
+    for key, unset in drop.items():
+        if key in out and unset(out[key]):
+            del out[key]
+    return out
 
 
 def optional(read: Callable[[Any], T], value: object) -> T | None:
