@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kgitops.errors import Mark
+from kgitops.jsonfields import empty, is_none, json_of, optional, pruned
 
 RESOURCE_TYPES = ("topic", "group", "cluster", "transactional_id")
 PATTERN_TYPES = ("literal", "prefixed")
@@ -100,6 +101,13 @@ ACCESS_APIS = frozenset(
     }
 )
 NOWHERE = Mark("<memory>")
+#: the fields of an Acl's JSON, in order
+ACL_JSON = ("principal", "host", "resource_type", "name", "pattern_type", "operation", "permission")
+#: a ScramCredential's JSON: these fields in this order, each left out when its rule says unset
+_CREDENTIAL_JSON = ("name", "mechanism", "iterations", "salt", "stored_key", "password_version")
+_CREDENTIAL_UNSET = {"salt": empty, "storedKey": empty, "passwordVersion": is_none}
+#: a QuotaEntity's JSON: the parts it has
+_ENTITY_UNSET = {"user": is_none, "clientId": is_none}
 
 
 @dataclass(frozen=True, order=True, slots=True)
@@ -126,15 +134,7 @@ class Acl:
         )
 
     def to_json(self) -> dict[str, str]:
-        return {
-            "principal": self.principal,
-            "host": self.host,
-            "resourceType": self.resource_type,
-            "name": self.name,
-            "patternType": self.pattern_type,
-            "operation": self.operation,
-            "permission": self.permission,
-        }
+        return json_of(self, *ACL_JSON)
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Acl:
@@ -170,29 +170,17 @@ class ScramCredential:
     version_unrecorded: bool = field(default=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "name": self.name,
-            "mechanism": self.mechanism,
-            "iterations": self.iterations,
-        }
-        if self.salt:
-            out["salt"] = self.salt
-        if self.stored_key:
-            out["storedKey"] = self.stored_key
-        if self.password_version is not None:
-            out["passwordVersion"] = self.password_version
-        return out
+        return pruned(json_of(self, *_CREDENTIAL_JSON), _CREDENTIAL_UNSET)
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> ScramCredential:
-        version = d.get("passwordVersion")
         return cls(
             name=_s(d["name"]),
             mechanism=_choice(d["mechanism"], SCRAM_MECHANISMS),
             iterations=_i(d["iterations"]),
             salt=_s(d.get("salt", "")),
             stored_key=_s(d.get("storedKey", "")),
-            password_version=None if version is None else _i(version),
+            password_version=optional(_i, d.get("passwordVersion")),
         )
 
 
@@ -226,19 +214,14 @@ class QuotaEntity:
         return ",".join(parts)
 
     def to_json(self) -> dict[str, str]:
-        out = {}
-        if self.user is not None:
-            out["user"] = self.user
-        if self.client_id is not None:
-            out["clientId"] = self.client_id
-        return out
+        return pruned(json_of(self, "user", "client_id"), _ENTITY_UNSET)
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> QuotaEntity:
         user, client = d.get("user"), d.get("clientId")
         if user is None and client is None:
             raise ValueError("a quota entity needs user or clientId")
-        return cls(None if user is None else _s(user), None if client is None else _s(client))
+        return cls(optional(_s, user), optional(_s, client))
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from kgitops.access import Acl, QuotaEntity, json_number
+from kgitops.jsonfields import empty, json_of, pruned
 from kgitops.plan.action_base import Action
 
 _NO_ENTITY = QuotaEntity()
@@ -35,11 +36,9 @@ def _n(v: Any) -> str:
 
 
 @dataclass(frozen=True)
-class UpsertUser(Action):
-    kind: ClassVar[str] = "upsert_user"
-    order: ClassVar[int] = 52
-    symbol: ClassVar[str] = "+"
-    verb: ClassVar[str] = "SCRAM credential(s) to write"
+class UpsertUser(
+    Action, kind="upsert_user", order=52, symbol="+", verb="SCRAM credential(s) to write"
+):
     unit: ClassVar[tuple[str, str]] = ("SCRAM user", "SCRAM users")
     api: ClassVar[str] = "AlterUserScramCredentials"  # the Kafka API apply sends it in
     name: str = ""
@@ -49,17 +48,9 @@ class UpsertUser(Action):
     password_version: int = 1
     reason: str = ""
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "type": self.kind,
-            "topic": self.topic,
-            "user": self.name,
-            "mechanism": self.mechanism,
-            "iterations": self.iterations,
-            "passwordEnv": self.password_env,
-            "passwordVersion": self.password_version,
-            "reason": self.reason,
-        }
+    def own_json(self) -> dict[str, Any]:
+        fields = ("mechanism", "iterations", "password_env", "password_version", "reason")
+        return {"user": self.name, **json_of(self, *fields)}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> UpsertUser:
@@ -94,11 +85,7 @@ def upsert_user(
 
 
 @dataclass(frozen=True)
-class AlterQuota(Action):
-    kind: ClassVar[str] = "alter_quota"
-    order: ClassVar[int] = 54
-    symbol: ClassVar[str] = "~"
-    verb: ClassVar[str] = "quota(s) to change"
+class AlterQuota(Action, kind="alter_quota", order=54, symbol="~", verb="quota(s) to change"):
     unit: ClassVar[tuple[str, str]] = ("quota", "quotas")
     api: ClassVar[str] = "AlterClientQuotas"  # the Kafka API apply sends it in
     entity: QuotaEntity = _NO_ENTITY
@@ -106,10 +93,8 @@ class AlterQuota(Action):
     delete: tuple[str, ...] = ()
     previous: Mapping[str, float] = field(default_factory=dict)
 
-    def to_json(self) -> dict[str, Any]:
+    def own_json(self) -> dict[str, Any]:
         return {
-            "type": self.kind,
-            "topic": self.topic,
             "entity": self.entity.to_json(),
             "set": {k: json_number(v) for k, v in sorted(self.set.items())},
             "delete": sorted(self.delete),
@@ -146,21 +131,14 @@ def alter_quota(
 
 
 @dataclass(frozen=True)
-class CreateAcl(Action):
-    kind: ClassVar[str] = "create_acl"
-    order: ClassVar[int] = 56
-    symbol: ClassVar[str] = "+"
-    verb: ClassVar[str] = "ACL(s) to create"
+class CreateAcl(Action, kind="create_acl", order=56, symbol="+", verb="ACL(s) to create"):
     unit: ClassVar[tuple[str, str]] = ("ACL", "ACLs")
     api: ClassVar[str] = "CreateAcls"  # the Kafka API apply sends it in
     acl: Acl = _NO_ACL
     source: str = ""
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"type": self.kind, "topic": self.topic, "acl": self.acl.to_json()}
-        if self.source:
-            out["source"] = self.source
-        return out
+    def own_json(self) -> dict[str, Any]:
+        return pruned({"acl": self.acl.to_json(), "source": self.source}, {"source": empty})
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> CreateAcl:
@@ -172,17 +150,13 @@ class CreateAcl(Action):
 
 
 @dataclass(frozen=True)
-class DeleteAcl(Action):
-    kind: ClassVar[str] = "delete_acl"
-    order: ClassVar[int] = 58
-    symbol: ClassVar[str] = "-"
-    verb: ClassVar[str] = "ACL(s) to delete"
+class DeleteAcl(Action, kind="delete_acl", order=58, symbol="-", verb="ACL(s) to delete"):
     unit: ClassVar[tuple[str, str]] = ("ACL", "ACLs")
     api: ClassVar[str] = "DeleteAcls"  # the Kafka API apply sends it in
     acl: Acl = _NO_ACL
 
-    def to_json(self) -> dict[str, Any]:
-        return {"type": self.kind, "topic": self.topic, "acl": self.acl.to_json()}
+    def own_json(self) -> dict[str, Any]:
+        return {"acl": self.acl.to_json()}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> DeleteAcl:

@@ -29,10 +29,16 @@ class Action:
     unit: ClassVar[tuple[str, str]] = ("topic", "topics")
     topic: str
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
+    def __init_subclass__(
+        cls, *, kind: str = "", order: int = 0, symbol: str = "?", verb: str = "", **kwargs: Any
+    ) -> None:
+        """A kind says what it is in its class line, ``class Reassign(Action, kind="reassign",
+        order=40, symbol="~", verb="to reassign")``, which sets those class attributes and
+        registers it (a class without ``kind`` is no kind and is not registered)."""
         super().__init_subclass__(**kwargs)
-        if not cls.kind:
+        if not kind:
             return
+        cls.kind, cls.order, cls.symbol, cls.verb = kind, order, symbol, verb
         for other in REGISTRY.values():
             if other.kind == cls.kind or other.order == cls.order:
                 raise TypeError(f"action kind {cls.kind!r} clashes with {other.kind!r}")
@@ -49,6 +55,12 @@ class Action:
         return self.topic
 
     def to_json(self) -> dict[str, Any]:
+        """The action as a plan's JSON holds it: ``type`` (the kind) and ``topic``, then the
+        kind's own fields (``own_json``)."""
+        return {"type": self.kind, "topic": self.topic, **self.own_json()}
+
+    def own_json(self) -> dict[str, Any]:
+        """The kind's own fields in its JSON form, in order."""
         raise NotImplementedError
 
     @classmethod

@@ -1,10 +1,13 @@
 """The action kinds: one closed, ordered registry; each kind owns its order, symbol and JSON.
 
-A kind is a frozen dataclass deriving from ``Action`` that declares, as class attributes, its
-JSON ``type`` (``kind``), where apply runs it (``order``: lower first), its ``symbol`` and the
-``verb`` of the plan's summary line, and implements ``to_json`` / ``from_json`` and, for the
-renderers (which read the JSON form), ``headline`` and ``details`` (and, for the pull-request
-comment, ``unit``: what one action counts as, and ``diff``: its lines as a coloured diff).
+A kind is a frozen dataclass deriving from ``Action`` that names, in its class line
+(``class Reassign(Action, kind="reassign", order=40, symbol="~", verb="to reassign")``, read
+as class attributes of the same names), its JSON ``type`` (``kind``), where apply runs it
+(``order``: lower first), its ``symbol`` and the ``verb`` of the plan's summary line, and
+implements ``own_json`` (its JSON after the ``type`` and ``topic`` every action writes) /
+``from_json`` and, for the renderers (which read the JSON form), ``headline`` and
+``details`` (and, for the pull-request comment, ``unit``: what one action counts as, and
+``diff``: its lines as a coloured diff).
 Defining the class registers it; its entry in ``kgitops.plan.kinds`` (a test fails without
 one) says what it acts on and which apply steps run it::
 
@@ -28,9 +31,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any
 
 from kgitops.errors import PlanError
+from kgitops.jsonfields import empty, optional, pruned
 from kgitops.plan import access_actions as _access_kinds  # noqa: F401  (registers them)
 from kgitops.plan.action_base import REGISTRY
 from kgitops.plan.action_base import Action as Action
@@ -38,6 +42,8 @@ from kgitops.spec.topic_configs import readable_config
 from kgitops.units import human_bytes
 
 _KEYS = [str(i) for i in range(10_000)]
+#: a kind's ``origins`` (config -> where cluster.yaml set it) is in its JSON only when it has any
+_ORIGINS_IF_ANY = {"origins": empty}
 
 
 def _key(p: int) -> str:
@@ -92,11 +98,7 @@ def action_from_json(data: Mapping[str, Any]) -> Action:
 
 
 @dataclass(frozen=True)
-class CreateTopic(Action):
-    kind: ClassVar[str] = "create_topic"
-    order: ClassVar[int] = 10
-    symbol: ClassVar[str] = "+"
-    verb: ClassVar[str] = "to create"
+class CreateTopic(Action, kind="create_topic", order=10, symbol="+", verb="to create"):
     partitions: int = 0
     replication_factor: int = 0
     start_index: int | None = None
@@ -106,29 +108,25 @@ class CreateTopic(Action):
     #: for a value cluster.yaml set, as on AlterConfig: config -> "profile ... at file:line:col"
     origins: Mapping[str, str] = field(default_factory=dict)
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "type": self.kind,
-            "topic": self.topic,
+    def own_json(self) -> dict[str, Any]:
+        out = {
             "partitions": self.partitions,
             "replicationFactor": self.replication_factor,
             "startIndex": self.start_index,
             "placement": self.placement,
             "assignment": _assignment_json(self.assignment),
             "config": dict(sorted(self.config.items())),
+            "origins": dict(sorted(self.origins.items())),
         }
-        if self.origins:
-            out["origins"] = dict(sorted(self.origins.items()))
-        return out
+        return pruned(out, _ORIGINS_IF_ANY)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> CreateTopic:
-        start = data.get("startIndex")
         return cls(
             topic=str(data["topic"]),
             partitions=int(data["partitions"]),
             replication_factor=int(data["replicationFactor"]),
-            start_index=None if start is None else int(start),
+            start_index=optional(int, data.get("startIndex")),
             assignment=_assignment_from(data["assignment"]),
             config=_strings(data.get("config", {})),
             placement=str(data.get("placement", "rack-unaware")),
@@ -155,15 +153,11 @@ class CreateTopic(Action):
 
 
 @dataclass(frozen=True)
-class AlterConfig(Action):
+class AlterConfig(Action, kind="alter_config", order=20, symbol="~", verb="to alter config"):
     """A topic config change. ``after_reassign``: apply runs it once the topic's moves have
     completed instead of before them (a ``min.insync.replicas`` raise that needs the higher
     replication factor first; see ``kgitops.plan.value.min_isr_order``)."""
 
-    kind: ClassVar[str] = "alter_config"
-    order: ClassVar[int] = 20
-    symbol: ClassVar[str] = "~"
-    verb: ClassVar[str] = "to alter config"
     set: Mapping[str, str] = field(default_factory=dict)
     delete: tuple[str, ...] = ()
     previous: Mapping[str, str] = field(default_factory=dict)
@@ -171,19 +165,15 @@ class AlterConfig(Action):
     #: for a value cluster.yaml set: config -> "defaults at topics/prod/cluster.yaml:10:19"
     origins: Mapping[str, str] = field(default_factory=dict)
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "type": self.kind,
-            "topic": self.topic,
+    def own_json(self) -> dict[str, Any]:
+        out = {
             "set": dict(sorted(self.set.items())),
             "delete": sorted(self.delete),
             "previous": dict(sorted(self.previous.items())),
+            "afterReassign": bool(self.after_reassign),
+            "origins": dict(sorted(self.origins.items())),
         }
-        if self.after_reassign:
-            out["afterReassign"] = True
-        if self.origins:
-            out["origins"] = dict(sorted(self.origins.items()))
-        return out
+        return pruned(out, {"afterReassign": empty, **_ORIGINS_IF_ANY})
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> AlterConfig:
@@ -245,20 +235,14 @@ def _held(name: str, value: object) -> str:
 
 
 @dataclass(frozen=True)
-class AddPartitions(Action):
-    kind: ClassVar[str] = "add_partitions"
-    order: ClassVar[int] = 30
-    symbol: ClassVar[str] = "~"
-    verb: ClassVar[str] = "to add partitions"
+class AddPartitions(Action, kind="add_partitions", order=30, symbol="~", verb="to add partitions"):
     from_count: int = 0
     to_count: int = 0
     start_index: int | None = None
     assignment: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
 
-    def to_json(self) -> dict[str, Any]:
+    def own_json(self) -> dict[str, Any]:
         return {
-            "type": self.kind,
-            "topic": self.topic,
             "from": self.from_count,
             "to": self.to_count,
             "startIndex": self.start_index,
@@ -267,12 +251,11 @@ class AddPartitions(Action):
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> AddPartitions:
-        start = data.get("startIndex")
         return cls(
             topic=str(data["topic"]),
             from_count=int(data["from"]),
             to_count=int(data["to"]),
-            start_index=None if start is None else int(start),
+            start_index=optional(int, data.get("startIndex")),
             assignment=_assignment_from(data["assignment"]),
         )
 
@@ -304,18 +287,12 @@ class Move:
 
 
 @dataclass(frozen=True)
-class Reassign(Action):
-    kind: ClassVar[str] = "reassign"
-    order: ClassVar[int] = 40
-    symbol: ClassVar[str] = "~"
-    verb: ClassVar[str] = "to reassign"
+class Reassign(Action, kind="reassign", order=40, symbol="~", verb="to reassign"):
     moves: Mapping[int, Move] = field(default_factory=dict)
     bytes_to_move: int = 0
 
-    def to_json(self) -> dict[str, Any]:
+    def own_json(self) -> dict[str, Any]:
         return {
-            "type": self.kind,
-            "topic": self.topic,
             "moves": {
                 str(p): {
                     "from": list(m.source),
@@ -378,17 +355,15 @@ class Reassign(Action):
 
 
 @dataclass(frozen=True)
-class RemoveThrottles(Action):
+class RemoveThrottles(
+    Action, kind="remove_throttles", order=45, symbol="~", verb="to remove throttles"
+):
     """Take out replication throttle configs no move in flight needs (leftovers of a
     ``--no-wait`` or killed apply, or of another tool): throttles are kgitops' own state.
     On a topic (``broker`` None) ``remove`` maps each throttled-replicas key to the entries
     to SUBTRACT (``*`` or ``""``: DELETE the key); on a broker (``topic`` ``""``) it names
     the rate keys to DELETE. ``kgitops.plan.throttles.stale_throttles`` decides."""
 
-    kind: ClassVar[str] = "remove_throttles"
-    order: ClassVar[int] = 45
-    symbol: ClassVar[str] = "~"
-    verb: ClassVar[str] = "to remove throttles"
     broker: int | None = None
     remove: Mapping[str, str] = field(default_factory=dict)
     reason: str = ""
@@ -401,10 +376,8 @@ class RemoveThrottles(Action):
     def name(self) -> str:
         return self.topic if self.broker is None else f"broker {self.broker}"
 
-    def to_json(self) -> dict[str, Any]:
+    def own_json(self) -> dict[str, Any]:
         return {
-            "type": self.kind,
-            "topic": self.topic,
             "broker": self.broker,
             "remove": dict(sorted(self.remove.items())),
             "reason": self.reason,
@@ -412,10 +385,9 @@ class RemoveThrottles(Action):
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RemoveThrottles:
-        broker = data.get("broker")
         return cls(
             topic=str(data["topic"]),
-            broker=None if broker is None else int(broker),
+            broker=optional(int, data.get("broker")),
             remove=_strings(data["remove"]),
             reason=str(data.get("reason", "")),
         )
@@ -440,15 +412,11 @@ def subject(data: Mapping[str, Any]) -> str:
 
 
 @dataclass(frozen=True)
-class ElectLeaders(Action):
-    kind: ClassVar[str] = "elect_leaders"
-    order: ClassVar[int] = 50
-    symbol: ClassVar[str] = "~"
-    verb: ClassVar[str] = "to elect leaders"
+class ElectLeaders(Action, kind="elect_leaders", order=50, symbol="~", verb="to elect leaders"):
     partitions: tuple[int, ...] = ()
 
-    def to_json(self) -> dict[str, Any]:
-        return {"type": self.kind, "topic": self.topic, "partitions": list(self.partitions)}
+    def own_json(self) -> dict[str, Any]:
+        return {"partitions": list(self.partitions)}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ElectLeaders:
@@ -463,29 +431,19 @@ class ElectLeaders(Action):
 
 
 @dataclass(frozen=True)
-class DeleteTopic(Action):
-    kind: ClassVar[str] = "delete_topic"
-    order: ClassVar[int] = 60
-    symbol: ClassVar[str] = "-"
-    verb: ClassVar[str] = "to delete"
+class DeleteTopic(Action, kind="delete_topic", order=60, symbol="-", verb="to delete"):
     partitions: int = 0
     size_bytes: int | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "type": self.kind,
-            "topic": self.topic,
-            "partitions": self.partitions,
-            "sizeBytes": self.size_bytes,
-        }
+    def own_json(self) -> dict[str, Any]:
+        return {"partitions": self.partitions, "sizeBytes": self.size_bytes}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> DeleteTopic:
-        size = data.get("sizeBytes")
         return cls(
             topic=str(data["topic"]),
             partitions=int(data.get("partitions") or 0),
-            size_bytes=None if size is None else int(size),
+            size_bytes=optional(int, data.get("sizeBytes")),
         )
 
     @classmethod

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kgitops.access import ACCESS_PARTS
+from kgitops.jsonfields import empty, json_of, pruned
 
 #: The plan field holding the digest of the live ACLs, SCRAM users and quotas it was made on.
 ACCESS_FINGERPRINT = "accessFingerprint"
@@ -46,6 +47,10 @@ FIELDS = frozenset(
 )
 
 
+#: PlanOptions' fields, in the order of its JSON (camelCase keys)
+_OPTIONS = ("rebalance", "leaders", "allow_retention_drop", "targets")
+
+
 @dataclass(frozen=True)
 class PlanOptions:
     """How a saved plan was made (its JSON ``options``, written by ``plan --out``), so
@@ -59,22 +64,12 @@ class PlanOptions:
 
     def used(self) -> dict[str, bool]:
         """Option (JSON name) -> whether the plan was made with it."""
-        return {
-            "rebalance": self.rebalance,
-            "leaders": self.leaders,
-            "allowRetentionDrop": self.allow_retention_drop,
-            "targets": bool(self.targets),
-        }
+        return {k: bool(v) for k, v in json_of(self, *_OPTIONS).items()}
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "rebalance": self.rebalance,
-            "leaders": self.leaders,
-            "allowRetentionDrop": self.allow_retention_drop,
-        }
-        if self.targets:
-            out["targets"] = list(self.targets)
-        return out
+        """Every option, ``targets`` only in a targeted plan."""
+        out = json_of(self, *_OPTIONS)
+        return pruned({**out, "targets": list(self.targets)}, {"targets": empty})
 
     @classmethod
     def from_json(cls, data: object) -> PlanOptions:

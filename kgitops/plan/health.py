@@ -36,6 +36,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kgitops.jsonfields import camel
 from kgitops.model import (
     ClusterState,
     PartitionOffsets,
@@ -153,7 +154,9 @@ class Health:
             "offlineBrokers": list(self.offline_brokers),
             "topics": self.topics,
             "partitions": self.partitions,
-            "counts": {_camel(flag): self.count(flag) for flag in PROBLEMS + NOTES},
+            # a flag as a key in the camelCase of every other key (``underMinIsr``); the
+            # flags themselves, values, keep their names
+            "counts": {camel(flag): self.count(flag) for flag in PROBLEMS + NOTES},
             "findings": [f.to_json() for f in self.findings],
             "throttlesLeft": [
                 {"topic": t.topic, "broker": t.broker, "keys": dict(t.keys), "reason": t.reason}
@@ -162,13 +165,6 @@ class Health:
             "decommissionedReplicas": {str(b): n for b, n in sorted(self.draining.items())},
             "retiredBrokers": list(self.retired),
         }
-
-
-def _camel(flag: str) -> str:
-    """A flag as a JSON key, in the camelCase of every other key: ``under_min_isr`` ->
-    ``underMinIsr`` (the flags themselves, values, keep their names)."""
-    first, *rest = flag.split("_")
-    return first + "".join(w.capitalize() for w in rest)
 
 
 def assess(
