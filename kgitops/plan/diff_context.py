@@ -15,7 +15,7 @@ from kgitops.errors import Diagnostic
 from kgitops.model import Broker, ClusterSpec, ClusterState, TopicSpec, TopicState, replica_lists
 from kgitops.placement.balance import Mode
 from kgitops.placement.racks import RackRule
-from kgitops.placement.startindex import Load, arranged_brokers
+from kgitops.placement.startindex import Counts, Load, arranged_brokers
 from kgitops.plan.actions import Action, AlterConfig
 from kgitops.plan.goals import Pending
 from kgitops.plan.value import PlanWarning
@@ -119,6 +119,9 @@ class Context:
     _load: Load | None = None
     _rack_rule: RackRule | None = None
     _arranged: dict[bool, list[int]] = field(default_factory=dict)
+    #: (start index, partitions, replication factor, rack-aware) -> the per-broker counts
+    #: of the assignment ``assign_replicas`` makes of them on the eligible brokers
+    counts: dict[tuple[int, int, int, bool], Counts] = field(default_factory=dict)
     #: topics whose moves wait for the balancer (``settle_pending``): spec, live topic,
     #: current replicas (with the added partitions), its config change, what the balancer reads
     pending: list[

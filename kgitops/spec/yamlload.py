@@ -70,7 +70,7 @@ class _Loader(_Base):  # type: ignore[misc]
     ascend_resolver = tuple  # ()
 
 
-_RESOLVER = yaml.resolver.Resolver()
+_RESOLVER: Any = yaml.resolver.Resolver()
 
 
 def _plain_tag(value: str) -> str:
@@ -413,7 +413,8 @@ def _too_deep(text: str) -> tuple[int, int] | None:
 # character no YAML indicator. Nothing here can be a tag, an anchor, an alias, a quote, a
 # flow collection, a comment, a merge key or a sequence.
 _PLAIN_LINE = re.compile(
-    r"( *)([A-Za-z_][A-Za-z0-9_.\-]*):(?:( +)([A-Za-z0-9_/][A-Za-z0-9_./\-]*(?: [A-Za-z0-9_./\-]+)*))? *"
+    r"( *)([A-Za-z_][A-Za-z0-9_.\-]*):"
+    r"(?:( +)([A-Za-z0-9_/][A-Za-z0-9_./\-]*(?: [A-Za-z0-9_./\-]+)*))? *"
 )
 _LONGEST_KEY = 1000  # libyaml looks at most 1,024 characters ahead for a key's colon
 _BLANK_OR_COMMENT = re.compile(r" *(?:#.*)?")
@@ -500,7 +501,7 @@ def _plain_documents(text: str, path: str) -> list[Document] | None:
         elif tag == _INT and value.isdigit() and value[0] != "0" and len(value) < 4000:
             mapping[key] = int(value)  # _scalar's common case, without a node
         else:
-            node = yaml.ScalarNode(tag, value, yaml.Mark(path, 0, number - 1, column, None, None))
+            node = yaml.ScalarNode(tag, value, yaml.Mark(path, 0, number - 1, column, None, 0))
             try:
                 mapping[key] = _scalar(node)
             except _Failure:
