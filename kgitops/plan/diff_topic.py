@@ -269,7 +269,7 @@ def _lock_existing(ctx: Context, spec: TopicSpec, placement: str) -> None:
 
 
 def _configs(ctx: Context, spec: TopicSpec, live: TopicState) -> AlterConfig | None:
-    desired = desired_config(spec)
+    desired = ctx.desired(spec)
     have = {
         k: normal_config(k, v)
         for k, v in live.config.items()
@@ -428,7 +428,7 @@ def _needs_moves(
 def warn_spec(ctx: Context, spec: TopicSpec) -> None:
     """RF_ONE, MIN_ISR_EQUALS_RF and MIN_ISR_ABOVE_RF, as validate says them
     (spec/durability.py)."""
-    min_isr = ctx.inputs.state.min_insync_replicas(desired_config(spec))
+    min_isr = ctx.inputs.state.min_insync_replicas(ctx.desired(spec))
     single = len(ctx.inputs.state.brokers) == 1
     for w in replication_warnings(
         spec.replication_factor, min_isr, single_broker=single, version=ctx.inputs.state.version
