@@ -411,12 +411,12 @@ def _too_deep(text: str) -> tuple[int, int] | None:
 # reads such a key as its text: at most a bool or null, which kgitops keys by their text);
 # a value's words are letters, digits and ``_./-`` split by single spaces, its first
 # character no YAML indicator. Nothing here can be a tag, an anchor, an alias, a quote, a
-# flow collection, a comment, a merge key or a sequence.
+# flow collection, a comment, a merge key or a sequence. A key is at most 1,000 characters
+# (libyaml looks at most 1,024 ahead for a key's colon).
 _PLAIN_LINE = re.compile(
-    r"( *)([A-Za-z_][A-Za-z0-9_.\-]*):"
+    r"( *)([A-Za-z_][A-Za-z0-9_.\-]{0,999}):"
     r"(?:( +)([A-Za-z0-9_/][A-Za-z0-9_./\-]*(?: [A-Za-z0-9_./\-]+)*))? *"
 )
-_LONGEST_KEY = 1000  # libyaml looks at most 1,024 characters ahead for a key's colon
 _BLANK_OR_COMMENT = re.compile(r" *(?:#.*)?")
 # characters YAML reads as line breaks besides LF, a tab (indentation), a BOM
 _NOT_PLAIN = re.compile("[\r\t\x85\u2028\u2029\ufeff]")
@@ -441,12 +441,13 @@ def _plain_documents(text: str, path: str) -> list[Document] | None:
     positions: dict[str, tuple[int, int]] = {}
     key_positions: dict[str, tuple[int, int]] = {}
     root: dict[str, Any] = {}
-    # the open mappings, innermost last: (indentation, mapping, path prefix)
+    # the open mappings, innermost last: (indentation, mapping, path prefix); the innermost
+    # one also in ``level``, ``mapping`` and ``prefix`` (-1: no mapping open)
     stack: list[tuple[int, dict[str, Any], str]] = []
+    level, mapping, prefix = -1, root, ""
     pending: tuple[dict[str, Any], str, str] | None = None  # a key whose mapping follows
-    number = 0
-    for line in text.split("\n"):
-        number += 1
+    str_tag, int_tag = _STR, _INT
+    for number, line in enumerate(text.split("\n"), 1):
         m = match_line(line)
         if m is None:
             if line == "---":
@@ -455,6 +456,7 @@ def _plain_documents(text: str, path: str) -> list[Document] | None:
                 if stack:
                     documents.append(Document(path, index, root, positions, key_positions))
                     positions, key_positions, root, stack = {}, {}, {}, []
+                    level, mapping, prefix = -1, root, ""
                 if started:
                     index += 1
                 started = True
@@ -464,28 +466,31 @@ def _plain_documents(text: str, path: str) -> list[Document] | None:
             return None
         spaces, key, gap, value = m.groups()
         indent = len(spaces)
-        if pending is not None:
-            if stack and indent <= stack[-1][0]:
-                return None
-            parent, name, child = pending
-            mapping: dict[str, Any] = {}
-            parent[name] = mapping
-            positions[child] = (number, indent + 1)
-            stack.append((indent, mapping, child + "."))
-            pending = None
-        elif not stack:
-            positions[""] = (number, indent + 1)
-            stack.append((indent, root, ""))
-            started = True
-        elif indent != stack[-1][0]:
-            while indent < stack[-1][0]:
-                stack.pop()
-                if not stack:
+        if indent != level or pending is not None:
+            if pending is not None:
+                if indent <= level:
                     return None
-            if indent != stack[-1][0]:
-                return None
-        _, mapping, prefix = stack[-1]
-        if key in mapping or len(key) > _LONGEST_KEY:
+                parent, name, child = pending
+                mapping = {}
+                parent[name] = mapping
+                positions[child] = (number, indent + 1)
+                level, prefix = indent, child + "."
+                stack.append((level, mapping, prefix))
+                pending = None
+            elif level < 0:
+                positions[""] = (number, indent + 1)
+                level, mapping, prefix = indent, root, ""
+                stack.append((level, mapping, prefix))
+                started = True
+            else:
+                while indent < stack[-1][0]:
+                    stack.pop()
+                    if not stack:
+                        return None
+                level, mapping, prefix = stack[-1]
+                if indent != level:
+                    return None
+        if key in mapping:
             return None  # a duplicate key: the composed path reports it
         child = prefix + key
         key_positions[child] = (number, indent + 1)
@@ -496,9 +501,9 @@ def _plain_documents(text: str, path: str) -> list[Document] | None:
         column = indent + len(key) + 1 + len(gap)
         positions[child] = (number, column + 1)
         tag = resolved(value) or _plain_tag(value)
-        if tag == _STR:
+        if tag == str_tag:
             mapping[key] = value
-        elif tag == _INT and value.isdigit() and value[0] != "0" and len(value) < 4000:
+        elif tag == int_tag and value.isdigit() and value[0] != "0" and len(value) < 4000:
             mapping[key] = int(value)  # _scalar's common case, without a node
         else:
             node = yaml.ScalarNode(tag, value, yaml.Mark(path, 0, number - 1, column, None, 0))
