@@ -1,7 +1,7 @@
 """How fast a cluster folder loads: 10,000 topic documents (1,000,000 partitions) in 100 files.
 
-Measures ``load_specs`` as the planner calls it (libyaml compose, the compiled schema fast
-path, the semantic rules), and in the same run the same load with every document checked by
+Measures ``load_specs`` as the planner calls it (plain block YAML read line by line, the
+compiled schema fast path, the semantic rules), and in the same run the same load with every document checked by
 jsonschema alone, and with PyYAML's own constructor instead of kgitops' node walk (positions
 lost, duplicate keys missed: what kgitops avoids). Prints CPU seconds and the ratios.
 

@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate, chain, repeat
-from operator import sub
+from operator import add, itemgetter, sub
 
 from kgitops.model import Broker
 from kgitops.placement.assignment import rack_alternated_brokers
@@ -38,6 +38,42 @@ class Load:
             return
         self.leaders.subtract(Counter([r[0] for r in lists]))
         self.replicas.subtract(Counter(chain.from_iterable(lists)))
+
+    def add_counts(self, counts: Counts) -> None:
+        """``add`` of the assignment ``counts`` were counted from: the same counters, in
+        the same key order, with one addition per broker instead of one per replica (a
+        plan creating 10,000 topics of 100 partitions adds few distinct assignments)."""
+        _merge(self.leaders, counts.leader_ids, counts.leader_counts)
+        _merge(self.replicas, counts.replica_ids, counts.replica_counts)
+
+
+@dataclass(frozen=True)
+class Counts:
+    """The preferred leaders and replicas per broker of one assignment, in the order
+    ``Load.add`` would first meet each broker."""
+
+    leader_ids: tuple[int, ...]
+    leader_counts: tuple[int, ...]
+    replica_ids: tuple[int, ...]
+    replica_counts: tuple[int, ...]
+
+    @classmethod
+    def of(cls, assignment: Iterable[tuple[int, ...]]) -> Counts:
+        lists = list(filter(None, assignment))
+        leaders = Counter(map(_FIRST, lists))
+        replicas = Counter(chain.from_iterable(lists))
+        return cls(
+            tuple(leaders), tuple(leaders.values()), tuple(replicas), tuple(replicas.values())
+        )
+
+
+_FIRST = itemgetter(0)
+
+
+def _merge(counter: Counter[int], ids: tuple[int, ...], counts: tuple[int, ...]) -> None:
+    """``counter.update(dict(zip(ids, counts)))`` in C: every new total set at once."""
+    totals = map(add, map(counter.get, ids, repeat(0)), counts)
+    dict.update(counter, zip(ids, totals, strict=True))
 
 
 def choose_start_index(arranged: Sequence[int], partitions: int, load: Load) -> int:

@@ -15,7 +15,7 @@ from kgitops.errors import Diagnostic
 from kgitops.model import Broker, ClusterSpec, ClusterState, TopicSpec, TopicState, replica_lists
 from kgitops.placement.balance import Mode
 from kgitops.placement.racks import RackRule
-from kgitops.placement.startindex import Load, arranged_brokers
+from kgitops.placement.startindex import Counts, Load, arranged_brokers
 from kgitops.plan.actions import Action, AlterConfig
 from kgitops.plan.goals import Pending
 from kgitops.plan.value import PlanWarning
@@ -119,6 +119,11 @@ class Context:
     _load: Load | None = None
     _rack_rule: RackRule | None = None
     _arranged: dict[bool, list[int]] = field(default_factory=dict)
+    #: (start index, partitions, replication factor, rack-aware) -> the per-broker counts
+    #: of the assignment ``assign_replicas`` makes of them on the eligible brokers
+    counts: dict[tuple[int, int, int, bool], Counts] = field(default_factory=dict)
+    #: the last spec ``desired`` was asked about, and its answer (the diff asks twice in a row)
+    _desired: tuple[TopicSpec | None, dict[str, str]] = (None, {})
     #: topics whose moves wait for the balancer (``settle_pending``): spec, live topic,
     #: current replicas (with the added partitions), its config change, what the balancer reads
     pending: list[
@@ -134,6 +139,15 @@ class Context:
         if found is None:
             found = self._arranged[rack_aware] = arranged_brokers(self.inputs.eligible, rack_aware)
         return found
+
+    def desired(self, spec: TopicSpec) -> dict[str, str]:
+        """``desired_config(spec)``, made once for the update and the warnings of one spec
+        (not to be changed: the next call for the same spec returns the same dict)."""
+        last, config = self._desired
+        if last is not spec:
+            config = desired_config(spec)
+            self._desired = (spec, config)
+        return config
 
     def breaks_rule(self, replicas: tuple[int, ...], rack_aware: bool) -> bool:
         """A replica on a drained broker, or (rack-aware) a broken rack rule."""

@@ -17,7 +17,7 @@ from kgitops.errors import AssignmentError
 from kgitops.model import Broker, PartitionTable, TopicSpec, TopicState, replica_lists
 from kgitops.names import THROTTLED_REPLICAS_CONFIGS
 from kgitops.placement.assignment import assign_added_partitions, assign_replicas
-from kgitops.placement.startindex import Load, choose_start_index
+from kgitops.placement.startindex import Counts, Load, choose_start_index
 from kgitops.plan.actions import AddPartitions, AlterConfig, CreateTopic
 from kgitops.plan.diff_context import (
     Context,
@@ -52,6 +52,7 @@ def create_topic(ctx: Context, spec: TopicSpec) -> None:
     placement = effective_placement(spec, ctx.inputs.eligible)
     brokers = ctx.inputs.eligible
     start: int | None = None
+    counts: Counts | None = None
     try:
         if placement == "static":
             assert spec.assignment is not None, "static placement without an assignment"
@@ -83,10 +84,18 @@ def create_topic(ctx: Context, spec: TopicSpec) -> None:
                 start_index=start,
                 rack_aware=rack_aware,
             )
+            # the same four (on the same brokers) make the same assignment: counted once
+            key = (start, spec.partitions, spec.replication_factor, rack_aware)
+            counts = ctx.counts.get(key)
+            if counts is None:
+                counts = ctx.counts[key] = Counts.of(assignment.values())
     except AssignmentError as exc:
         ctx.error(spec, "replicationFactor", f"cannot place {spec.name}: {exc}")
         return
-    ctx.load.add(assignment.values())
+    if counts is None:
+        ctx.load.add(assignment.values())
+    else:
+        ctx.load.add_counts(counts)
     config = desired_config(spec)
     ctx.out.actions.append(
         CreateTopic(
@@ -260,7 +269,7 @@ def _lock_existing(ctx: Context, spec: TopicSpec, placement: str) -> None:
 
 
 def _configs(ctx: Context, spec: TopicSpec, live: TopicState) -> AlterConfig | None:
-    desired = desired_config(spec)
+    desired = ctx.desired(spec)
     have = {
         k: normal_config(k, v)
         for k, v in live.config.items()
@@ -419,7 +428,7 @@ def _needs_moves(
 def warn_spec(ctx: Context, spec: TopicSpec) -> None:
     """RF_ONE, MIN_ISR_EQUALS_RF and MIN_ISR_ABOVE_RF, as validate says them
     (spec/durability.py)."""
-    min_isr = ctx.inputs.state.min_insync_replicas(desired_config(spec))
+    min_isr = ctx.inputs.state.min_insync_replicas(ctx.desired(spec))
     single = len(ctx.inputs.state.brokers) == 1
     for w in replication_warnings(
         spec.replication_factor, min_isr, single_broker=single, version=ctx.inputs.state.version

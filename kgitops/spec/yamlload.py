@@ -60,12 +60,7 @@ class _Loader(_Base):  # type: ignore[misc]
         if kind is _SCALAR_NODE:
             if not implicit[0]:
                 return _STR  # a quoted scalar
-            tag = _RESOLVED.get(value)
-            if tag is None:
-                tag = super().resolve(kind, value, implicit)
-                if len(_RESOLVED) < 100_000:
-                    _RESOLVED[value] = tag
-            return tag
+            return _plain_tag(value)
         return _MAP if kind is _MAPPING_NODE else _SEQ
 
     # kgitops registers no path resolvers: libyaml's composer calls these two for every node
@@ -73,6 +68,19 @@ class _Loader(_Base):  # type: ignore[misc]
     # callable of the right arity that does nothing (a builtin is not bound to the loader)
     descend_resolver = operator.is_  # (current_node, current_index)
     ascend_resolver = tuple  # ()
+
+
+_RESOLVER: Any = yaml.resolver.Resolver()
+
+
+def _plain_tag(value: str) -> str:
+    """The tag PyYAML's resolver gives the plain (unquoted) scalar ``value``."""
+    tag = _RESOLVED.get(value)
+    if tag is None:
+        tag = _RESOLVER.resolve(_SCALAR_NODE, value, (True, False))
+        if len(_RESOLVED) < 100_000:
+            _RESOLVED[value] = tag
+    return tag
 
 
 _STR = "tag:yaml.org,2002:str"
@@ -398,6 +406,118 @@ def _too_deep(text: str) -> tuple[int, int] | None:
     return None
 
 
+# The plain block YAML ``_plain_documents`` reads. A line: indentation, a key, then a plain
+# scalar or nothing (a nested mapping follows). Keys start with a letter or ``_`` (YAML 1.1
+# reads such a key as its text: at most a bool or null, which kgitops keys by their text);
+# a value's words are letters, digits and ``_./-`` split by single spaces, its first
+# character no YAML indicator. Nothing here can be a tag, an anchor, an alias, a quote, a
+# flow collection, a comment, a merge key or a sequence. A key is at most 1,000 characters
+# (libyaml looks at most 1,024 ahead for a key's colon).
+_PLAIN_LINE = re.compile(
+    r"( *)([A-Za-z_][A-Za-z0-9_.\-]{0,999}):"
+    r"(?:( +)([A-Za-z0-9_/][A-Za-z0-9_./\-]*(?: [A-Za-z0-9_./\-]+)*))? *"
+)
+_BLANK_OR_COMMENT = re.compile(r" *(?:#.*)?")
+# characters YAML reads as line breaks besides LF, a tab (indentation), a BOM
+_NOT_PLAIN = re.compile("[\r\t\x85\u2028\u2029\ufeff]")
+
+
+def _plain_documents(text: str, path: str) -> list[Document] | None:
+    """The documents of ``text`` when it is plain block YAML: nested block mappings of plain
+    keys and plain scalars, whole-line comments, blank lines and ``---`` lines; None for
+    anything else (then libyaml composes it, and says what is wrong). What a spec folder
+    written by hand or by a program mostly is; read here line by line, without a node graph,
+    the same values and positions as the composed documents (tests/specs/test_yamlload.py
+    compares the two on generated texts). Anything the composed path would report (a
+    duplicate key, an empty value, a bad number) also returns None."""
+    if _NOT_PLAIN.search(text) is not None:
+        return None
+    documents: list[Document] = []
+    index = 0  # of the current document, counting empty ones as the composer does
+    started = False  # the current document has begun: a ``---`` or a first entry
+    match_line = _PLAIN_LINE.fullmatch
+    skip = _BLANK_OR_COMMENT.fullmatch
+    resolved = _RESOLVED.get
+    positions: dict[str, tuple[int, int]] = {}
+    key_positions: dict[str, tuple[int, int]] = {}
+    root: dict[str, Any] = {}
+    # the open mappings, innermost last: (indentation, mapping, path prefix); the innermost
+    # one also in ``level``, ``mapping`` and ``prefix`` (-1: no mapping open)
+    stack: list[tuple[int, dict[str, Any], str]] = []
+    level, mapping, prefix = -1, root, ""
+    pending: tuple[dict[str, Any], str, str] | None = None  # a key whose mapping follows
+    str_tag, int_tag = _STR, _INT
+    for number, line in enumerate(text.split("\n"), 1):
+        m = match_line(line)
+        if m is None:
+            if line == "---":
+                if pending is not None:
+                    return None  # an empty value: libyaml's null, positioned by its composer
+                if stack:
+                    documents.append(Document(path, index, root, positions, key_positions))
+                    positions, key_positions, root, stack = {}, {}, {}, []
+                    level, mapping, prefix = -1, root, ""
+                if started:
+                    index += 1
+                started = True
+                continue
+            if skip(line) is not None:
+                continue
+            return None
+        spaces, key, gap, value = m.groups()
+        indent = len(spaces)
+        if indent != level or pending is not None:
+            if pending is not None:
+                if indent <= level:
+                    return None
+                parent, name, child = pending
+                mapping = {}
+                parent[name] = mapping
+                positions[child] = (number, indent + 1)
+                level, prefix = indent, child + "."
+                stack.append((level, mapping, prefix))
+                pending = None
+            elif level < 0:
+                positions[""] = (number, indent + 1)
+                level, mapping, prefix = indent, root, ""
+                stack.append((level, mapping, prefix))
+                started = True
+            else:
+                while indent < stack[-1][0]:
+                    stack.pop()
+                    if not stack:
+                        return None
+                level, mapping, prefix = stack[-1]
+                if indent != level:
+                    return None
+        if key in mapping:
+            return None  # a duplicate key: the composed path reports it
+        child = prefix + key
+        key_positions[child] = (number, indent + 1)
+        if value is None:
+            mapping[key] = None  # holds the key's place; its mapping is set next line
+            pending = (mapping, key, child)
+            continue
+        column = indent + len(key) + 1 + len(gap)
+        positions[child] = (number, column + 1)
+        tag = resolved(value) or _plain_tag(value)
+        if tag == str_tag:
+            mapping[key] = value
+        elif tag == int_tag and value.isdigit() and value[0] != "0" and len(value) < 4000:
+            mapping[key] = int(value)  # _scalar's common case, without a node
+        else:
+            node = yaml.ScalarNode(tag, value, yaml.Mark(path, 0, number - 1, column, None, 0))
+            try:
+                mapping[key] = _scalar(node)
+            except _Failure:
+                return None
+    if pending is not None:
+        return None
+    if stack:
+        documents.append(Document(path, index, root, positions, key_positions))
+    return documents or None
+
+
 def load_text(text: str, path: str) -> tuple[list[Document], list[Diagnostic]]:
     """Every document of one YAML stream, and the problems found in it.
 
@@ -416,6 +536,9 @@ def load_text(text: str, path: str) -> tuple[list[Document], list[Diagnostic]]:
     if deep is not None:
         message = f"nested more than {MAX_DEPTH} levels deep"
         return [], [Diagnostic(Mark(path, *deep), "error", message)]
+    plain = _plain_documents(text, path)
+    if plain is not None:
+        return plain, []
     loader = _Loader(text)
     index = 0
     try:

@@ -219,3 +219,4 @@ def test_a_plan_run_as_a_program_writes_flushes_and_runs_atexit(folder: Path) ->
     assert printed["summary"]["create_topic"] == 1
     assert json.loads(out.read_text())["actions"] == printed["actions"]
     assert "specs" in json.loads(stages.read_text())
+    assert set(json.loads(stages.read_text())) >= {"start-up", "specs", "diff"}

@@ -5,7 +5,10 @@ from __future__ import annotations
 import time
 from collections import Counter
 
-from kgitops.placement.startindex import Load, choose_start_index
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kgitops.placement.startindex import Counts, Load, choose_start_index
 
 ARRANGED = [0, 3, 1, 4, 2, 5]
 
@@ -42,3 +45,23 @@ def test_choosing_for_ten_thousand_topics_on_sixty_brokers_is_cheap() -> None:
     for _ in range(10_000):
         choose_start_index(arranged, 100, load)
     assert time.process_time() - t < 5.0  # about 0.3 s on a 2-core machine
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.lists(st.integers(0, 9), max_size=4, unique=True).map(tuple), max_size=30),
+    st.lists(st.lists(st.integers(0, 12), max_size=3, unique=True).map(tuple), max_size=30),
+)
+def test_adding_counts_is_adding_the_assignment(
+    before: list[tuple[int, ...]], assignment: list[tuple[int, ...]]
+) -> None:
+    """The counts of an assignment, counted once (what a plan creating many topics of one
+    shape adds per topic), change the load exactly as the assignment would: the same
+    totals, in the same key order."""
+    counted, added = Load(), Load()
+    counted.add(before)
+    added.add(before)
+    counted.add_counts(Counts.of(assignment))
+    added.add(assignment)
+    assert list(counted.leaders.items()) == list(added.leaders.items())
+    assert list(counted.replicas.items()) == list(added.replicas.items())

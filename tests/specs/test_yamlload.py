@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from kgitops.cli import main
 from kgitops.errors import Mark
 from kgitops.model import Broker
+from kgitops.spec import yamlload
 from kgitops.spec.yamlload import load_file, load_text
 from tests.helpers import cluster_folder
 
@@ -202,3 +203,92 @@ def test_a_yaml_number_that_is_not_finite_is_one_positioned_error_and_nothing_is
         assert errors[0].startswith(f"{file}:{line}:{col}: error: {message}"), errors
         assert "sys.set_int_max_str_digits" not in out.err + out.out
     assert not (tmp_path / "s.json").exists()
+
+
+# --- plain block YAML is read line by line (yamlload._plain_documents), not composed ---
+
+_KEYS = ["a", "b", "name", "config", "retention.ms", "on", "null", "yes", "_x", "a-b", "True"]
+_VALUES = [
+    *("1", "0", "012", "0x1F", "0o17", "1_000", "190:20:30", "1.5", "1.0e+3", "1e5", ".5"),
+    *("yes", "NO", "Off", "null", "~", "2001-12-14", "kgitops/v1", "a b", "a - b", "a ... b"),
+    *("/p", "_u", "-1", "1.5.6", "Topic", "604800000", "9" * 5000, ".inf", "'q'", "a  b"),
+    *("- x", "a: b", "#c", "x #c", "[1]", "{a: 1}", "&a x", "*a", "!t x", "<<", "x:", "a:b"),
+]
+
+
+@st.composite
+def _block_yaml(draw: st.DrawFn) -> str:
+    """Block mappings of plain scalars, mostly well formed, now and then broken: a key again,
+    an indentation off by one, an empty value, a quoted or flow value, a comment, a ``---``."""
+    lines: list[str] = []
+
+    def mapping(indent: int, depth: int) -> None:
+        step = draw(st.sampled_from([1, 2, 4]))
+        for _ in range(draw(st.integers(1, 4))):
+            key = draw(st.sampled_from(_KEYS)) + draw(st.sampled_from(["", "", "1", "2", "3"]))
+            if depth < 3 and draw(st.integers(0, 3)) == 0:
+                lines.append(" " * indent + key + ":" + draw(st.sampled_from(["", "", "  "])))
+                lines.extend(draw(st.lists(st.sampled_from(["", "# c", "   # d: e"]), max_size=1)))
+                mapping(indent + draw(st.sampled_from([step, step, step, 0])), depth + 1)
+            else:
+                gap = draw(st.sampled_from([" ", " ", "  ", ""]))
+                lines.append(" " * indent + key + ":" + gap + draw(st.sampled_from(_VALUES)))
+
+    for n in range(draw(st.integers(1, 3))):
+        if n or draw(st.booleans()):
+            lines.append("---")
+        mapping(draw(st.sampled_from([0, 0, 2])), 0)
+    extra = ["---", "...", "--- ", "- a", "a", "  x: 1", "a: 1", "# c", ""]
+    for _ in range(draw(st.integers(0, 2))):
+        lines.insert(draw(st.integers(0, len(lines))), draw(st.sampled_from(extra)))
+    return "\n".join(lines) + draw(st.sampled_from(["", "\n", "\n\n", "\n---\n"]))
+
+
+def _loaded(text: str) -> tuple[list[tuple[object, ...]], list[str]]:
+    docs, problems = load_text(text, "t.yaml")
+    return [
+        (d.index, repr(d.value), list(d.positions.items()), list(d.key_positions.items()))
+        for d in docs
+    ], [str(p) for p in problems]
+
+
+@settings(max_examples=400, deadline=None)
+@given(_block_yaml())
+def test_plain_yaml_read_line_by_line_equals_the_composed_documents(text: str) -> None:
+    """The same documents, values (types included), positions, key positions and problems
+    as libyaml's composition, or the text is left to it."""
+    read = _loaded(text)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(yamlload, "_plain_documents", lambda *_: None)
+        composed = _loaded(text)
+    assert read == composed
+
+
+def test_a_topic_file_is_read_without_composing_it() -> None:
+    text = (
+        "apiVersion: kgitops/v1\nkind: Topic\nname: orders.v1\npartitions: 12\n"
+        "config:\n  retention.ms: 604800000\n  cleanup.policy: delete\n"
+        "# a comment\n---\nkind: Topic\nname: b\n"
+    )
+    [first, second] = yamlload._plain_documents(text, "t.yaml") or []
+    assert first.value["config"] == {"retention.ms": 604800000, "cleanup.policy": "delete"}
+    assert first.mark("config.retention.ms") == Mark("t.yaml", 6, 17)
+    assert first.key_mark("config") == Mark("t.yaml", 5, 1)
+    assert (second.index, second.mark("name")) == (1, Mark("t.yaml", 11, 7))
+    assert _loaded(text)[0][0][1] == repr(first.value)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: 1\na: 2\n",  # a duplicate key: reported by the composed path
+        "a:\nb: 1\n",  # an empty value
+        "a: 1\n  b: 2\n",  # a deeper line after a value
+        "a: x #c\n",  # a trailing comment
+        "a: 1\r\nb: 2\n",  # a carriage return
+        "a: '1'\n",
+        "a: " + "9" * 5000 + "\n",  # too many digits: an error at its position
+    ],
+)
+def test_anything_but_plain_block_yaml_is_composed(text: str) -> None:
+    assert yamlload._plain_documents(text, "t.yaml") is None
