@@ -246,7 +246,9 @@ def test_stop_broker_kill_is_a_crash_and_start_broker_brings_it_back(
         deadline = time.monotonic() + 30
         while node.id in cluster.unfenced_brokers() and time.monotonic() < deadline:
             time.sleep(0.5)  # fenced after broker.session.timeout.ms (3 s)
-        assert node.id not in cluster.unfenced_brokers()
+        answered = cluster.unfenced_brokers()
+        controller_log = log_tail(cluster.log_path(cluster.controller), 4000)
+        assert node.id not in answered, f"still unfenced: {answered}; controller: {controller_log}"
     finally:  # a failure here must not leave the next tests' cluster a broker short
         if not kafka_crash_cluster.running(node):
             assert main(["local", "start-broker", str(node.id), "--dir", d]) == 0
