@@ -217,7 +217,7 @@ def log_tail(path: str, limit: int = 300) -> str:
         with open(path, "rb") as f:
             f.seek(0, os.SEEK_END)
             f.seek(max(0, f.tell() - limit))
-            data = f.read()
+            data = f.read(limit)  # not what a broker still running writes meanwhile
     except OSError:
         return ""
     return " | ".join(

@@ -35,6 +35,46 @@ def test_a_log_tail_is_the_last_bytes_of_the_log_line_by_line(tmp_path: Path) ->
     assert log_tail(str(tmp_path / "none.log")) == ""
 
 
+def test_a_log_tail_stays_within_its_bytes_while_the_broker_still_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Tansu broker that did not turn healthy in time is still running (and logging) when
+    its tail is read: what it writes after the tail's start is chosen stays out."""
+    from kgitops.cluster import local
+
+    log = tmp_path / "broker.log"
+    log.write_bytes(b"starting\n" * 100)
+
+    class Growing:
+        """The log opened for reading; the broker appends 1 MB once the tail has sought."""
+
+        def __init__(self, path: str, mode: str) -> None:
+            self.f = open(path, mode)  # noqa: SIM115 - closed by __exit__
+
+        def __enter__(self) -> Growing:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            self.f.close()
+
+        def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
+            at = self.f.seek(offset, whence)
+            if whence == os.SEEK_SET:
+                with open(log, "ab") as w:
+                    w.write(b"spam\n" * 200_000)
+            return at
+
+        def tell(self) -> int:
+            return self.f.tell()
+
+        def read(self, size: int = -1) -> bytes:
+            return self.f.read(size)
+
+    monkeypatch.setattr(local, "open", Growing, raising=False)
+    tail = log_tail(str(log), 30)
+    assert tail == "ng | starting | starting | starting"  # its last 30 bytes, no 1 MB more
+
+
 def test_without_java_one_line_says_what_to_install(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
