@@ -1,4 +1,5 @@
-"""Where one planned move stands, pure: before apply submits it (``classify``), after the
+"""Where one planned move stands, without I/O (``MoveOptions`` only carries the journal and
+the throttle record the ``Reassigner`` writes): before apply submits it (``classify``), after the
 controller stopped listing it (``ended_on_target``), once cancelled (``reverted``), and the
 throttles a move that ended unwatched left behind (``leftover_throttles``); how a run of
 moves goes (``MoveOptions``) and what it ended with (``ReassignResult``).

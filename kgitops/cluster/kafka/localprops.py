@@ -10,6 +10,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from kgitops.cluster.kafka.localprobe import HOST
+from kgitops.jsonfields import camel
 from kgitops.names import INT32_MAX, INT64_MAX
 
 ADMIN_USER = "admin"
@@ -54,7 +55,7 @@ class Node:
 
     def to_json(self) -> dict[str, Any]:
         """Every field, in order, by its camelCase name (``sasl_port``: ``saslPort``)."""
-        return {_camel(f.name): getattr(self, f.name) for f in fields(self)}
+        return {camel(f.name): getattr(self, f.name) for f in fields(self)}
 
     @classmethod
     def from_json(cls, data: Any) -> Node:
@@ -73,11 +74,6 @@ class Node:
         if node.role not in ("controller", "broker"):
             raise ValueError(f"node {node.id}: unknown role")
         return node
-
-
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(word.capitalize() for word in rest)
 
 
 def _int(value: Any, low: int = 0, high: int = INT32_MAX) -> int:
