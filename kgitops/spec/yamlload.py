@@ -503,8 +503,11 @@ def _plain_documents(text: str, path: str) -> list[Document] | None:
         tag = resolved(value) or _plain_tag(value)
         if tag == str_tag:
             mapping[key] = value
-        elif tag == int_tag and value.isdigit() and value[0] != "0" and len(value) < 4000:
-            mapping[key] = int(value)  # _scalar's common case, without a node
+        elif tag == int_tag and value.isdigit() and value[0] != "0" and len(value) <= 640:
+            # _scalar's common case, without a node; 640 digits: the smallest limit Python's
+            # int_max_str_digits can be set to (PYTHONINTMAXSTRDIGITS), longer ones go through
+            # _scalar, whose error for them is a positioned one
+            mapping[key] = int(value)
         else:
             node = yaml.ScalarNode(tag, value, yaml.Mark(path, 0, number - 1, column, None, 0))
             try:

@@ -4,6 +4,7 @@ positioned diagnostic instead of an exception."""
 from __future__ import annotations
 
 import codecs
+import sys
 from pathlib import Path
 
 import pytest
@@ -292,3 +293,23 @@ def test_a_topic_file_is_read_without_composing_it() -> None:
 )
 def test_anything_but_plain_block_yaml_is_composed(text: str) -> None:
     assert yamlload._plain_documents(text, "t.yaml") is None
+
+
+def test_an_integer_past_a_lowered_digit_limit_is_a_positioned_error_not_an_exception() -> None:
+    """PYTHONINTMAXSTRDIGITS (or -X int_max_str_digits) may lower Python's limit down to 640
+    digits: a plain integer of 700 digits is then the composed path's positioned error, and
+    reading it line by line must not raise."""
+    before = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(640)
+    try:
+        text = "name: a\npartitions: " + "9" * 700 + "\n"
+        read = _loaded(text)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(yamlload, "_plain_documents", lambda *_: None)
+            composed = _loaded(text)
+    finally:
+        sys.set_int_max_str_digits(before)
+    assert read == composed == (
+        [],
+        ["t.yaml:2:13: error: an integer of 700 digits is too long to read (at most 640)"],
+    )
