@@ -309,7 +309,71 @@ def test_an_integer_past_a_lowered_digit_limit_is_a_positioned_error_not_an_exce
             composed = _loaded(text)
     finally:
         sys.set_int_max_str_digits(before)
-    assert read == composed == (
-        [],
-        ["t.yaml:2:13: error: an integer of 700 digits is too long to read (at most 640)"],
-    )
+    message = "t.yaml:2:13: error: an integer of 700 digits is too long to read (at most 640)"
+    assert read == composed == ([], [message])
+
+
+# words a plain scalar may be made of: digits, signs, dots, underscores and the letters of
+# YAML 1.1's numbers (0x, 0o, 0b, e, inf, nan), so the resolver's corners are met; the first
+# word of a value mostly starts as the line-by-line reader allows
+_WORD = st.text("0123456789_.-/exobEXOBaflsnuirtyY", min_size=1, max_size=12)
+_FIRST = "0123456789_/eoxnNyYtTfF"  # a value's first character the reader allows, mostly
+_COMMENT = st.text(st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp")), max_size=8)
+_KEYS_1_1 = ["yes", "No", "ON", "off", "y", "n", "null", "Null", "NULL", "True"]
+
+
+def _rarely(draw: st.DrawFn) -> bool:
+    """True about once in 30 draws (hypothesis favours the ends of a range: not 0 or 30)."""
+    return draw(st.integers(0, 30)) == 13
+
+
+@st.composite
+def _any_block_yaml(draw: st.DrawFn) -> str:
+    """Block mappings of generated keys and values: keys to past the 1,000 characters the
+    reader allows, values of generated words, trailing spaces, comments of any text at any
+    indentation, blank lines of spaces, empty and comment-only documents, any root
+    indentation, a nested mapping now and then indented wrongly; no last line break at times."""
+    lines: list[str] = []
+
+    def mapping(indent: int, depth: int) -> None:
+        step = draw(st.integers(1, 5))
+        for _ in range(draw(st.integers(1, 4))):
+            if draw(st.integers(0, 5)) == 0:
+                pad = " " * draw(st.integers(0, 8))
+                comment = draw(_COMMENT)
+                if _rarely(draw):  # a character YAML reads as a line break, or refuses
+                    comment = draw(st.text(max_size=3))
+                lines.append(pad + ("" if _rarely(draw) else "# ") + comment)
+            key = draw(st.from_regex(r"[A-Za-z_][A-Za-z0-9_.\-]{0,6}", fullmatch=True))
+            if draw(st.integers(0, 8)) == 4:
+                key = draw(st.sampled_from(_KEYS_1_1))
+            if _rarely(draw):  # libyaml looks 1,024 characters ahead for a key's colon
+                key = "k" * draw(st.integers(998, 1001))
+            if depth < 4 and draw(st.integers(0, 3)) == 0:
+                lines.append(" " * indent + key + ":" + " " * draw(st.integers(0, 2)))
+                shift = draw(st.sampled_from([0, -1])) if _rarely(draw) else step
+                mapping(indent + shift, depth + 1)
+            else:
+                first = draw(_WORD) if _rarely(draw) else draw(st.sampled_from(_FIRST))
+                words = [first + draw(_WORD), *draw(st.lists(_WORD, max_size=2))]
+                gap = "" if _rarely(draw) else " " * draw(st.integers(1, 2))
+                trail = " " * draw(st.integers(0, 2))
+                lines.append(" " * indent + key + ":" + gap + " ".join(words) + trail)
+
+    for n in range(draw(st.integers(1, 3))):
+        if n or draw(st.booleans()):
+            lines.extend(draw(st.lists(st.sampled_from(["---", "# only", "  "]), max_size=2)))
+            lines.append("---")
+        mapping(draw(st.sampled_from([0, 0, 0, 1, 3])), 0)
+    end = draw(st.sampled_from(["", "\n", " \n", "\n---\n", "\n# \u00e9 \U0001f600"]))
+    return "\n".join(lines) + end
+
+
+@settings(max_examples=300, deadline=None)
+@given(_any_block_yaml())
+def test_generated_block_yaml_read_line_by_line_equals_the_composed_documents(text: str) -> None:
+    read = _loaded(text)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(yamlload, "_plain_documents", lambda *_: None)
+        composed = _loaded(text)
+    assert read == composed
