@@ -1,7 +1,9 @@
 """YAML files -> plain Python values, with the file, line and column of every value kept.
 
 PyYAML's constructors forget positions and silently accept duplicate keys, so kgitops only
-asks libyaml (``CSafeLoader``) to *compose* the node graph and builds the values itself:
+asks libyaml (``CSafeLoader``) to *compose* the node graph and builds the values itself (a
+file of plain block YAML, most spec files, is read line by line instead, to the same values
+and positions: ``_plain_documents``):
 
 * every value's position is kept under its dotted path (``"config.retention.ms"``,
   ``"assignment.3"``), 1-based as editors count, and every mapping key's position too;
