@@ -506,10 +506,7 @@ def _plain_documents(text: str, path: str) -> list[Document] | None:
         if tag == str_tag:
             mapping[key] = value
         elif tag == int_tag and value.isdigit() and value[0] != "0" and len(value) <= 640:
-            # _scalar's common case, without a node; 640 digits: the smallest limit Python's
-            # int_max_str_digits can be set to (PYTHONINTMAXSTRDIGITS), longer ones go through
-            # _scalar, whose error for them is a positioned one
-            mapping[key] = int(value)
+            mapping[key] = int(value)  # _scalar's common case (640: the lowest int_max_str_digits)
         else:
             node = yaml.ScalarNode(tag, value, yaml.Mark(path, 0, number - 1, column, None, 0))
             try:
