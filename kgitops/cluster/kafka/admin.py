@@ -48,7 +48,7 @@ class KafkaAdmin:
         self._timeout_ms = int(config["request_timeout_ms"])
         self._departed: set[int] = set()
         tls = tls_advice(spec)
-        self._client, manager = open_admin_client(spec, config, tls, self._secrets)
+        client, manager = open_admin_client(spec, config, tls, self._secrets)
         self._transport = Transport(
             manager,
             timeout_ms=self._timeout_ms,
@@ -56,10 +56,11 @@ class KafkaAdmin:
             tls_context=config.get("ssl_context"),
             bootstrap=spec.bootstrap_servers,
             secrets=lambda: self._secrets,
-            library=self._client,
+            library=client,
+            reopen=lambda: open_admin_client(spec, config, tls, self._secrets),
         )
-        self._reads = Describe(self._transport, self._client, spec, self._timeout_ms)
-        self._writes = TopicWrites(self._transport, self._client, self._timeout_ms)
+        self._reads = Describe(self._transport, spec, self._timeout_ms)
+        self._writes = TopicWrites(self._transport, self._timeout_ms)
         self._groups = Groups(self._transport)
         log = TopicLog(spec, environ, timeout_ms=self._timeout_ms)
 
@@ -210,7 +211,7 @@ class KafkaAdmin:
             return
         self._closed = True
         try:
-            self._client.close()
+            self._transport.library.close()
         except Exception as exc:  # closing must not turn a result into a failure
             logging.getLogger(__name__).debug("close failed: %s", exc)
 
