@@ -32,8 +32,8 @@ def bare_admin(timeout_ms: int = 2000, manager: object = None) -> KafkaAdmin:
     admin._timeout_ms = timeout_ms
     admin._secrets = ()
     admin._transport = transport(timeout_ms, manager)
-    admin._reads = Describe(admin._transport, ClusterSpec("c", "."), timeout_ms)
-    admin._writes = TopicWrites(admin._transport, timeout_ms)
+    admin._reads = Describe(admin._transport, None, ClusterSpec("c", "."), timeout_ms)
+    admin._writes = TopicWrites(admin._transport, None, timeout_ms)
     return admin
 
 
@@ -222,64 +222,28 @@ def test_the_retry_policy_doubles_its_wait_to_the_cap_and_never_waits_past_the_d
     assert backoff.remaining_ms() == pytest.approx(500, abs=1)
 
 
-class Library:
-    """A KafkaAdminClient as far as the transport sees it: the controller it learned when it
-    was bootstrapped, and whether it was closed."""
-
-    def __init__(self, controller: int) -> None:
-        self.controller = controller
-        self.closed = False
-
-    def close(self) -> None:
-        self.closed = True
-
-
 def test_a_library_call_to_a_controller_that_died_is_sent_again_to_the_one_metadata_names() -> None:
     """KafkaAdminClient caches the controller id and refreshes it only on NOT_CONTROLLER; a
     broker that died (KRaft names a random live broker, KIP-590) must not fail every call
-    to the controller until the deadline: the transport forgets its own and replaces the
-    library client by a newly bootstrapped one (kafka-python has no public way to forget)."""
-    first, second = Library(controller=1), Library(controller=2)
-    opened: list[Library] = []
-
-    def reopen() -> tuple[Library, str]:
-        opened.append(second)
-        return second, "manager 2"
-
-    sender = Transport("manager 1", timeout_ms=2000, tls=None, library=first, reopen=reopen)
+    to the controller until the deadline: the transport makes both forget it."""
+    library = SimpleNamespace(_controller_id=1)
+    sender = Transport(None, timeout_ms=2000, tls=None, library=library)
     sender.controller = 1
-    attempts: list[int] = []
+    attempts: list[object] = []
 
     def elect() -> str:
-        library = sender.library
-        assert isinstance(library, Library)
-        attempts.append(library.controller)
-        if library.controller == 1:
+        attempts.append(library._controller_id)
+        if library._controller_id == 1:
             raise kerr.KafkaConnectionError("broker 1 is gone")
         return "elected"
 
     assert sender.controller_call("ElectLeaders", elect) == "elected"
-    assert attempts == [1, 2]
-    assert opened == [second] and first.closed and not second.closed
-    assert sender.manager == "manager 2"  # kgitops' own requests use the new connections
+    assert attempts == [1, None]
     assert sender.controller is None
 
 
-def test_a_cluster_unreachable_when_the_client_is_made_again_is_that_error() -> None:
-    def reopen() -> tuple[Library, str]:
-        raise ClusterUnreachable("cannot reach the cluster at b:9092")
-
-    sender = Transport(None, timeout_ms=2000, tls=None, library=Library(1), reopen=reopen)
-
-    def elect() -> str:
-        raise kerr.KafkaConnectionError("broker 1 is gone")
-
-    with pytest.raises(ClusterUnreachable, match="cannot reach the cluster at b:9092"):
-        sender.controller_call("ElectLeaders", elect)
-
-
 def test_a_library_call_that_keeps_failing_is_a_kgitops_error_by_the_deadline() -> None:
-    sender = Transport(None, timeout_ms=300, tls=None, library=Library(1))
+    sender = Transport(None, timeout_ms=300, tls=None, library=SimpleNamespace(_controller_id=1))
 
     def elect() -> str:
         raise kerr.KafkaConnectionError("refused")
@@ -334,7 +298,7 @@ def resent_admin(cluster: ResentCreate) -> KafkaAdmin:
     admin = bare_admin()
     admin._transport.live_brokers = (1, 2, 3, 4)
     admin._transport.metadata = cluster.metadata  # type: ignore[method-assign]
-    admin._transport.library = cluster
+    admin._writes._client = cluster
     return admin
 
 
@@ -413,7 +377,7 @@ class LostAnswer:
 def test_a_delete_whose_answer_was_lost_and_sent_again_is_done() -> None:
     admin = bare_admin()
     controller = LostAnswer(second=3)  # UNKNOWN_TOPIC_OR_PARTITION: the first one deleted it
-    admin._transport.library = controller
+    admin._writes._client = controller
     assert admin.delete_topics(["a", "b"]) == {"a": None, "b": None}
     assert controller.calls == 2
 
@@ -422,7 +386,7 @@ def test_a_first_delete_of_an_unknown_topic_is_still_an_error() -> None:
     admin = bare_admin()
     controller = LostAnswer(second=3)
     controller.calls = 1  # answered at once: no resend
-    admin._transport.library = controller
+    admin._writes._client = controller
     out = admin.delete_topics(["a"])
     assert isinstance(out["a"], ClusterRequestError)
     assert out["a"].code == "UNKNOWN_TOPIC_OR_PARTITION"

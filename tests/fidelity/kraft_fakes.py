@@ -85,11 +85,10 @@ def adapter(manager: RecordingManager, timeout_ms: int = 1000) -> KafkaAdmin:
     admin = object.__new__(KafkaAdmin)
     admin._timeout_ms = timeout_ms
     admin._secrets = ()
-    admin._transport = Transport(
-        manager, timeout_ms=timeout_ms, tls=None, library=LibraryOver(manager)
-    )
+    admin._transport = Transport(manager, timeout_ms=timeout_ms, tls=None)
     admin._transport.controller = 1
+    admin._client = LibraryOver(manager)
     admin._spec = SimpleNamespace(kafka_version=DEFAULT_VERSION)  # cluster.yaml's default
-    admin._reads = Describe(admin._transport, admin._spec, timeout_ms)
-    admin._writes = TopicWrites(admin._transport, timeout_ms)
+    admin._reads = Describe(admin._transport, admin._client, admin._spec, timeout_ms)
+    admin._writes = TopicWrites(admin._transport, admin._client, timeout_ms)
     return admin

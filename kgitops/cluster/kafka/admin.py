@@ -48,7 +48,7 @@ class KafkaAdmin:
         self._timeout_ms = int(config["request_timeout_ms"])
         self._departed: set[int] = set()
         tls = tls_advice(spec)
-        client, manager = open_admin_client(spec, config, tls, self._secrets)
+        self._client, manager = open_admin_client(spec, config, tls, self._secrets)
         self._transport = Transport(
             manager,
             timeout_ms=self._timeout_ms,
@@ -56,11 +56,10 @@ class KafkaAdmin:
             tls_context=config.get("ssl_context"),
             bootstrap=spec.bootstrap_servers,
             secrets=lambda: self._secrets,
-            library=client,
-            reopen=lambda: open_admin_client(spec, config, tls, self._secrets),
+            library=self._client,
         )
-        self._reads = Describe(self._transport, spec, self._timeout_ms)
-        self._writes = TopicWrites(self._transport, self._timeout_ms)
+        self._reads = Describe(self._transport, self._client, spec, self._timeout_ms)
+        self._writes = TopicWrites(self._transport, self._client, self._timeout_ms)
         self._groups = Groups(self._transport)
         log = TopicLog(spec, environ, timeout_ms=self._timeout_ms)
 
@@ -211,7 +210,7 @@ class KafkaAdmin:
             return
         self._closed = True
         try:
-            self._transport.library.close()
+            self._client.close()
         except Exception as exc:  # closing must not turn a result into a failure
             logging.getLogger(__name__).debug("close failed: %s", exc)
 

@@ -141,8 +141,9 @@ class Describe:
     adapter's ``Transport`` and kafka-python's admin client (``KafkaAdmin`` hands each call
     on). ``departed``: the brokers the last describe found gone between its requests."""
 
-    def __init__(self, transport: Transport, spec: ClusterSpec, timeout_ms: int):
+    def __init__(self, transport: Transport, client: Any, spec: ClusterSpec, timeout_ms: int):
         self._transport = transport
+        self._client = client
         self._spec = spec
         self._timeout_ms = timeout_ms
         self._departed: set[int] = set()
@@ -221,9 +222,7 @@ class Describe:
         if not self._transport.supports(DescribeClusterRequest):
             return {}
         try:
-            cluster = self._transport.call(
-                "DescribeCluster", self._transport.library.describe_cluster
-            )
+            cluster = self._transport.call("DescribeCluster", self._client.describe_cluster)
         except (ClusterRequestError, ClusterAuthError, UnsupportedOperation):
             return {}
         return {
@@ -421,9 +420,7 @@ class Describe:
         def listing() -> Any:
             # the library raises the response's top-level error: a final one is the answer
             try:
-                return self._transport.library.list_partition_reassignments(
-                    timeout_ms=self._timeout_ms
-                )
+                return self._client.list_partition_reassignments(timeout_ms=self._timeout_ms)
             except kerr.BrokerResponseError as exc:
                 if exc.retriable:
                     raise

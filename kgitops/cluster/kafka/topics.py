@@ -48,8 +48,9 @@ class TopicWrites:
     """The topic and broker-config writes of the ClusterAdmin port, over the adapter's
     ``Transport`` and kafka-python's admin client (``KafkaAdmin`` hands each call on)."""
 
-    def __init__(self, transport: Transport, timeout_ms: int) -> None:
+    def __init__(self, transport: Transport, client: Any, timeout_ms: int) -> None:
         self._transport = transport
+        self._client = client
         self._timeout_ms = timeout_ms
 
     def create_topics(self, topics: Sequence[NewTopic]) -> Results:
@@ -89,7 +90,7 @@ class TopicWrites:
             wanted = {nt.name: build(nt) for nt in subset}
             resp = self._transport.controller_call(
                 "CreateTopics",
-                lambda: self._transport.library.create_topics(
+                lambda: self._client.create_topics(
                     wanted, timeout_ms=self._timeout_ms, raise_errors=False
                 ),
             )
@@ -183,7 +184,7 @@ class TopicWrites:
             resent: list[bool] = []
             resp = self._transport.controller_call(
                 "CreatePartitions",
-                lambda: self._transport.library.create_partitions(
+                lambda: self._client.create_partitions(
                     wanted, timeout_ms=self._timeout_ms, raise_errors=False
                 ),
                 on_retry=lambda: resent.append(True),
@@ -315,7 +316,7 @@ class TopicWrites:
                 by_topic.setdefault(t, []).append(p)
             resp = self._transport.controller_call(
                 "ElectLeaders",
-                lambda: self._transport.library.elect_leaders(
+                lambda: self._client.elect_leaders(
                     ELECTION_PREFERRED, by_topic, timeout_ms=self._timeout_ms, raise_errors=False
                 ),
             )
@@ -341,7 +342,7 @@ class TopicWrites:
             resent: list[bool] = []
             resp = self._transport.controller_call(
                 "DeleteTopics",
-                lambda: self._transport.library.delete_topics(
+                lambda: self._client.delete_topics(
                     list(subset), timeout_ms=self._timeout_ms, raise_errors=False
                 ),
                 on_retry=lambda: resent.append(True),

@@ -27,7 +27,6 @@ broker Metadata names now, never to the dead one until the deadline.
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
@@ -106,11 +105,9 @@ class Transport:
         bootstrap: Sequence[str] = (),
         secrets: Callable[[], tuple[str, ...]] = tuple,
         library: Any = None,
-        reopen: Callable[[], tuple[Any, Any]] | None = None,
     ) -> None:
         self.manager = manager
         self.library = library  # the KafkaAdminClient over ``manager`` (public methods only)
-        self.reopen = reopen  # a new (KafkaAdminClient, manager): see forget_controller
         self.timeout_ms = timeout_ms
         self.tls = tls
         self.tls_context = tls_context
@@ -294,20 +291,13 @@ class Transport:
 
     def forget_controller(self) -> None:
         """The controller is asked of Metadata again before the next request to it, by
-        kgitops and by ``KafkaAdminClient``. The library caches the controller id, refreshes
-        it on NOT_CONTROLLER only and offers no public way to forget it, so the library
-        client is replaced by a new one (``reopen``: bootstrapped like the first, which
-        learns the controller afresh) and the old one closed. A cluster that cannot be
-        reached now raises the ``ClusterError`` of that bootstrap."""
+        kgitops and by ``KafkaAdminClient``. The library caches the controller id and offers
+        no public way to forget it (its own ``_send_request_to_controller`` refreshes it on
+        NOT_CONTROLLER only): that one private attribute is set here, and nowhere else
+        (tests/test_quality.py allows it here alone)."""
         self.controller = None
-        if self.library is None or self.reopen is None:
-            return
-        old = self.library
-        self.library, self.manager = self.reopen()
-        try:
-            old.close()
-        except Exception as exc:  # the old client's broker may be gone: nothing to keep
-            logging.getLogger(__name__).debug("close failed: %s", exc)
+        if self.library is not None:
+            self.library._controller_id = None
 
     # ---- Metadata: the controller and the live brokers
 
