@@ -141,3 +141,21 @@ def test_failing_a_retired_broker_is_healthy_as_status_says(
     assert capsys.readouterr().out.splitlines()[1] == "HEALTHY"
     assert main(["simulate", str(folder), "show"]) == 0
     assert capsys.readouterr().out.splitlines()[-1] == "HEALTHY"
+
+
+def test_produce_offers_exactly_the_acks_and_key_modes_the_replication_model_knows(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``simulate produce --acks/--keys`` spell their choices out (the command line imports no
+    cluster module at start-up); they must stay the model's own ``ACKS`` and ``KEYS``."""
+    from kgitops.cli import build_parser
+    from kgitops.cluster.replication import ACKS, KEYS
+
+    parser = build_parser()
+    produce = parser.parse_args(["simulate", "d", "produce", "t", "1MB"])
+    assert (produce.acks, produce.keys) == (ACKS[0], KEYS[0])
+    for flag, known in (("--acks", ACKS), ("--keys", KEYS)):
+        with pytest.raises(SystemExit):
+            parser.parse_args(["simulate", "d", "produce", "t", "1MB", flag, "every"])
+        offered = ", ".join(repr(v) for v in known)
+        assert f"(choose from {offered})" in capsys.readouterr().err
