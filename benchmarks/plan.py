@@ -29,7 +29,10 @@ the describe is batched, so the count does not grow with the number of topics.
 
 ``--repeat N`` runs each command N times (alternating with REF's) and reports the least CPU of
 the whole and of each stage, with the range of the runs: on a shared host the same code's CPU
-moves by a third from one run to the next.
+moves by a third from one run to the next. Before each round of runs the host is probed: the
+CPU of ``python -c pass`` (the interpreter's own start-up, part of every command's) and of a
+fixed 10-million-step Python loop (how fast the host is just then), printed as the least and
+the range: figures of two runs compare only where their loops took about as long.
 
 Run: ``python benchmarks/plan.py [--topics 10000] [--partitions 100] [--compare main]
 [--repeat N] [--live]``
@@ -169,6 +172,29 @@ def run_command(folder: str, state: str, out_dir: str, code: Path = ROOT) -> dic
     }
 
 
+#: a fixed amount of pure Python work: its CPU says how fast the host is during this run
+_LOOP = "x = 0\nfor i in range(10_000_000):\n    x += i\n"
+
+
+def _child_cpu(argv: list[str]) -> float:
+    """CPU (user + system) of ``argv`` run as a child process."""
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"{' '.join(argv)}: failed")
+    return usage.ru_utime + usage.ru_stime
+
+
+def host_probe() -> dict[str, float]:
+    """This host's speed during the run: the interpreter's own start-up (``python -c pass``:
+    the site module and the installed ``.pth`` hooks, before any kgitops code) and a fixed
+    10-million-step Python loop, each as a process."""
+    return {
+        "interpreter_s": _child_cpu([sys.executable, "-c", "pass"]),
+        "loop_s": _child_cpu([sys.executable, "-c", _LOOP]),
+    }
+
+
 def best(runs: list[dict[str, Any]]) -> dict[str, Any]:
     """The run of least CPU, with each stage's least CPU over all ``runs`` (the cost of the
     code with the least interference) and every run's CPU (``runs_cpu_s``)."""
@@ -283,6 +309,7 @@ def main() -> None:
         return
     results: dict[str, Any] = {}
     before: dict[str, Any] = {}
+    probes: list[dict[str, float]] = []
     with tempfile.TemporaryDirectory() as other:
         if args.compare:  # piped, never held here (this process's size would be the peak's floor)
             git = subprocess.Popen(
@@ -305,6 +332,7 @@ def main() -> None:
                 mine: list[dict[str, Any]] = []
                 theirs: list[dict[str, Any]] = []
                 for _ in range(args.repeat):  # alternating: a slower spell of the host hits both
+                    probes.append(host_probe())
                     if args.compare:
                         theirs.append(run_command(folder, state, tmp, Path(other)))
                     mine.append(run_command(folder, state, tmp))
@@ -339,6 +367,13 @@ def main() -> None:
             + "   ".join(f"{variant}: {c}" for variant, c in zip(results, cells, strict=True))
         )
     print("(CPU = user + system of the child process: on a shared machine the wall time is longer)")
+    host = {k: min(p[k] for p in probes) for k in probes[0]}
+    loops = [p["loop_s"] for p in probes]
+    print(
+        f"the host, the least of {len(probes)}: `python -c pass` {host['interpreter_s']:.2f}s "
+        f"of CPU (in every command's start-up); a 10M-step Python loop {host['loop_s']:.2f}s "
+        f"(runs {min(loops):.2f}-{max(loops):.2f}s: the host's speed during this run)"
+    )
     if before:
         print(f"\nthis tree against {args.compare}, the same files, measured in this run:")
         for variant, r in results.items():
@@ -365,7 +400,7 @@ def main() -> None:
                     print(f"    {name:14} {w:5.2f}s -> {v:5.2f}s")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"this": results, args.compare or "": before}, f, indent=2)
+            json.dump({"this": results, args.compare or "": before, "host": host}, f, indent=2)
     if args.live:
         counts = live_requests()
         print("\nadmin requests sent by `kgitops plan` to a live broker (Tansu):")
