@@ -412,3 +412,16 @@ def test_a_record_made_before_the_mtls_listener_loads_without_it(tmp_path: Path)
     old = localcluster.load(str(tmp_path))
     assert old is not None and old.mtls_bootstrap is None and old.ssl_bootstrap is not None
     assert old.ports() == [19000, 19001, 19051, 19101]
+
+
+def test_a_keystore_keytool_did_not_write_is_one_line_naming_it(tmp_path: Path) -> None:
+    from kgitops.cluster.kafka import der, localtls
+
+    assert der.oid(bytes.fromhex("2a864886f70d010c0a0102")) == "1.2.840.113549.1.12.10.1.2"
+    for name, data in (("empty", b""), ("cut", b"\x30\x82\x01"), ("text", b"not a keystore")):
+        path = tmp_path / name
+        path.write_bytes(data)
+        with pytest.raises(localcluster.LocalBrokerError) as caught:
+            localtls._shrouded_key(str(path))
+        assert str(caught.value).startswith(f"cannot read the client's key from {path}: ")
+        assert "\n" not in str(caught.value)

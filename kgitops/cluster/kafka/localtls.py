@@ -30,6 +30,7 @@ import base64
 import os
 from concurrent.futures import ThreadPoolExecutor
 
+from kgitops.cluster.kafka.der import elements, oid
 from kgitops.cluster.kafka.runtime import run_tool
 from kgitops.errors import LocalBrokerError
 
@@ -143,57 +144,22 @@ def _shrouded_key(path: str) -> bytes:
     never the key's, which is itself encrypted)."""
     try:
         with open(path, "rb") as f:
-            pfx = _der(f.read())
-        _version, auth_safe, *_mac = _der(pfx[0][1])
-        content_type, content = _der(auth_safe[1])
-        if _oid(content_type[1]) != _DATA:
+            pfx = elements(f.read())
+        _version, auth_safe, *_mac = elements(pfx[0][1])
+        content_type, content = elements(auth_safe[1])
+        if oid(content_type[1]) != _DATA:
             raise ValueError("the keystore's content is not PKCS#7 data")
-        for info in _der(_der(_der(content[1])[0][1])[0][1]):
-            kind, *body = _der(info[1])
-            if _oid(kind[1]) != _DATA or not body:
+        for info in elements(elements(elements(content[1])[0][1])[0][1]):
+            kind, *body = elements(info[1])
+            if oid(kind[1]) != _DATA or not body:
                 continue
-            for bag in _der(_der(_der(body[0][1])[0][1])[0][1]):
-                bag_id, value, *_attributes = _der(bag[1])
-                if _oid(bag_id[1]) == _SHROUDED_KEY_BAG:
+            for bag in elements(elements(elements(body[0][1])[0][1])[0][1]):
+                bag_id, value, *_attributes = elements(bag[1])
+                if oid(bag_id[1]) == _SHROUDED_KEY_BAG:
                     return value[1]  # [0] EXPLICIT: the whole EncryptedPrivateKeyInfo
     except (OSError, ValueError, IndexError) as exc:
         raise LocalBrokerError(f"cannot read the client's key from {path}: {exc}") from None
     raise LocalBrokerError(f"cannot read the client's key from {path}: no key in it")
-
-
-def _der(data: bytes) -> list[tuple[int, bytes]]:
-    """The (tag, content) of each DER element in ``data``, in order; ``data`` is exactly
-    those elements (definite lengths: DER has no other)."""
-    out: list[tuple[int, bytes]] = []
-    i = 0
-    while i < len(data):
-        tag, length = data[i], data[i + 1]
-        i += 2
-        if length & 0x80:
-            size = length & 0x7F
-            if not 1 <= size <= 4 or i + size > len(data):
-                raise ValueError("a DER length that is not definite")
-            length = int.from_bytes(data[i : i + size], "big")
-            i += size
-        if i + length > len(data):
-            raise ValueError("a DER element longer than its container")
-        out.append((tag, data[i : i + length]))
-        i += length
-    return out
-
-
-def _oid(body: bytes) -> str:
-    """An OBJECT IDENTIFIER's content as dotted text."""
-    if not body:
-        raise ValueError("an empty object identifier")
-    arcs = [*divmod(body[0], 40)] if body[0] < 80 else [2, body[0] - 80]
-    value = 0
-    for byte in body[1:]:
-        value = value << 7 | (byte & 0x7F)
-        if not byte & 0x80:
-            arcs.append(value)
-            value = 0
-    return ".".join(map(str, arcs))
 
 
 def _write_key(path: str, der: bytes) -> None:
