@@ -47,7 +47,8 @@ def _jaas_quote(value: str) -> str:
 
 # PKCS#5 v2 (RFC 8018): Kafka's DefaultSslEngineFactory.PemStore.privateKey passes
 # EncryptedPrivateKeyInfo.getAlgName() to SecretKeyFactory.getInstance, and for this scheme the
-# name is "PBES2", which no JDK provider offers (JDK-8231581). PKCS#12's PBE schemes it reads.
+# name is "PBES2", which the JDK's providers do not offer (JDK-8231581; OpenJDK 17.0.15 here).
+# PKCS#12's PBE schemes (PBEWithSHA1AndDESede) it reads.
 _PBES2 = "1.2.840.113549.1.5.13"
 _CONVERT = "openssl pkcs8 -topk8 -v1 PBE-SHA1-3DES -in KEY -out KEY.pk8"
 
@@ -133,8 +134,8 @@ def _tls_properties(spec: ClusterSpec, config: Mapping[str, object]) -> dict[str
             raise ClusterTlsError(
                 f"{where}: the client key is encrypted with PBES2 (openssl's default), which "
                 "Kafka's Java client cannot decrypt (it asks the JDK for a key factory named "
-                f"PBES2, and none has one): convert it with `{_CONVERT}` (or -nocrypt for an "
-                "unencrypted key)"
+                f"PBES2, which the JDK does not offer): convert it with `{_CONVERT}` (or "
+                "-nocrypt for an unencrypted key)"
             )
         out["ssl.keystore.type"] = "PEM"
         out["ssl.keystore.certificate.chain"] = "\n".join(chain)

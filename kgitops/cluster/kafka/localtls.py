@@ -21,7 +21,7 @@ keytool never writes a key as PEM, but a PKCS12 keystore holds it as a PKCS#8
 structure as it stands, taken out of the keystore, never decrypted. keytool encrypts it with
 PBEWithSHA1AndDESede (PKCS#12's PBE with 3DES) rather than its default PBES2: Kafka's Java
 client reads an encrypted PEM key by the name ``EncryptedPrivateKeyInfo.getAlgName()`` gives
-(``DefaultSslEngineFactory.PemStore.privateKey``), and no JDK's ``SecretKeyFactory`` knows
+(``DefaultSslEngineFactory.PemStore.privateKey``), and the JDK's ``SecretKeyFactory`` knows no
 "PBES2" (JDK-8231581). OpenSSL, and so kafka-python, reads both."""
 
 from __future__ import annotations
