@@ -155,7 +155,8 @@ def _up_kafka(args: argparse.Namespace) -> int:
 
 
 def _print_kafka(cluster: object) -> None:
-    from kgitops.cluster.kafka.localcluster import KEY_PASSWORD_VAR, KafkaCluster
+    from kgitops.cluster.kafka.localcluster import KafkaCluster
+    from kgitops.cluster.kafka.localsecrets import KEY_PASSWORD_VAR
 
     assert isinstance(cluster, KafkaCluster)
     print(f"  PLAINTEXT:      {cluster.bootstrap}")

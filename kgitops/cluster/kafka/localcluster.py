@@ -40,6 +40,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from kgitops.cluster.kafka import localsecrets
 from kgitops.cluster.kafka.localprobe import (
     HOST,
     MTLS_OFFSET,
@@ -51,6 +52,7 @@ from kgitops.cluster.kafka.localprobe import (
     port_taken,
 )
 from kgitops.cluster.kafka.localprops import ADMIN_USER, Node, server_properties
+from kgitops.cluster.kafka.localsecrets import CREDENTIALS_FILE, write_private
 from kgitops.cluster.kafka.localtls import (
     CA_FILE,
     CLIENT_CERT,
@@ -71,10 +73,6 @@ DEFAULT_RACKS = ("az1", "az2", "az3")
 MAX_BROKERS = 49
 CONTROLLER_ID = 100
 STATE_FILE = "cluster.json"
-CREDENTIALS_FILE = "admin.env"
-USERNAME_VAR = "KGITOPS_LOCAL_KAFKA_USERNAME"
-PASSWORD_VAR = "KGITOPS_LOCAL_KAFKA_PASSWORD"
-KEY_PASSWORD_VAR = "KGITOPS_LOCAL_KAFKA_KEY_PASSWORD"  # tls/client.key's
 START_TIMEOUT = 120.0
 CONTROLLER_HEAP = "-Xmx192m"
 MIN_HEAP_MB, MAX_HEAP_MB = 64, 16384
@@ -156,33 +154,11 @@ class KafkaCluster:
 
     def credentials(self) -> tuple[str, str]:
         """The super user's name and password, from ``admin.env``."""
-        values = self._admin_env()
-        try:
-            return values[USERNAME_VAR], values[PASSWORD_VAR]
-        except KeyError:
-            raise LocalBrokerError(f"{self.credentials_path} has no admin credentials") from None
+        return localsecrets.credentials(self.credentials_path)
 
     def client_key_password(self) -> str:
         """The password of ``client_key_file``, from ``admin.env``."""
-        try:
-            return self._admin_env()[KEY_PASSWORD_VAR]
-        except KeyError:
-            raise LocalBrokerError(
-                f"{self.credentials_path} has no {KEY_PASSWORD_VAR}: a folder made before the "
-                "MTLS listener (local down, then up)"
-            ) from None
-
-    def _admin_env(self) -> dict[str, str]:
-        values: dict[str, str] = {}
-        try:
-            with open(self.credentials_path, encoding="utf-8") as f:
-                for line in f:
-                    key, sep, value = line.strip().partition("=")
-                    if sep:
-                        values[key] = value
-        except OSError as exc:
-            raise LocalBrokerError(f"cannot read {self.credentials_path}: {exc}") from None
-        return values
+        return localsecrets.key_password(self.credentials_path)
 
     def node_dir(self, node: Node) -> str:
         return os.path.join(self.directory, "nodes", str(node.id))
@@ -512,7 +488,7 @@ def _prepare(
         os.chmod(cluster.directory, 0o700)
         for node in cluster.nodes:
             os.makedirs(os.path.join(cluster.node_dir(node), "data"), exist_ok=True)
-            _write_private(
+            write_private(
                 os.path.join(cluster.node_dir(node), "server.properties"),
                 server_properties(
                     node,
@@ -525,22 +501,9 @@ def _prepare(
                     os.path.join(tls, CA_FILE),
                 ),
             )
-        _write_private(
-            cluster.credentials_path,
-            f"# the local Kafka cluster's super user (SASL PLAIN and SCRAM-SHA-512)\n"
-            f"{USERNAME_VAR}={ADMIN_USER}\n{PASSWORD_VAR}={password}\n"
-            f"# the password of {TLS_DIR}/{CLIENT_KEY} (the MTLS listener's client key)\n"
-            f"{KEY_PASSWORD_VAR}={key_password}\n",
-        )
+        write_private(cluster.credentials_path, localsecrets.admin_env(password, key_password))
     except OSError as exc:
         raise LocalBrokerError(f"cannot prepare {cluster.directory}: {exc}") from None
-
-
-def _write_private(path: str, text: str) -> None:
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
-    fd = os.open(path, flags, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
 
 
 def _format(cluster: KafkaCluster, password: str) -> None:
