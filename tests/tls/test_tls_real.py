@@ -125,23 +125,43 @@ def _client_files(folder: Path, cert: str, key: str) -> None:
     (folder / "client.key").write_bytes(Path(key).read_bytes())
 
 
+@pytest.mark.parametrize("key", ["encrypted", "unencrypted"])
 def test_apply_over_the_listener_that_requires_the_clusters_client_certificate(
     kafka_cluster: Any,
     mtls: str,
     topic_prefix: str,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
+    key: str,
 ) -> None:
-    """The certificate and its encrypted key that `local up` made: the broker takes the
-    subject as the principal (a super user), so the topic is created."""
-    monkeypatch.setenv(KEY_PASSWORD_ENV, kafka_cluster.client_key_password())
+    """The certificate and the encrypted key that `local up` made (or that key decrypted by
+    openssl, the line local-broker.md gives): the broker takes the subject as the principal
+    (a super user), so the topic is created."""
+    password = kafka_cluster.client_key_password()
+    monkeypatch.setenv(KEY_PASSWORD_ENV, password)
     topic = topic_prefix + "mtls"
     ca = Path(kafka_cluster.ca_file).read_bytes()
-    folder = _folder(tmp_path / "mtls", mtls, ca, MTLS, topic)
-    _client_files(Path(folder), kafka_cluster.client_cert_file, kafka_cluster.client_key_file)
+    security = MTLS
+    key_file = kafka_cluster.client_key_file
+    if key == "unencrypted":
+        import subprocess
+
+        from tlslab import need
+
+        key_file = str(tmp_path / "client-plain.key")
+        subprocess.run(
+            [need("openssl", "openssl"), "pkcs8", "-in", kafka_cluster.client_key_file,
+             "-passin", f"env:{KEY_PASSWORD_ENV}", "-out", key_file],
+            check=True, capture_output=True,
+        )  # fmt: skip
+        assert Path(key_file).read_text().startswith("-----BEGIN PRIVATE KEY-----\n")
+        security = MTLS.replace(f", keyPasswordEnv: {KEY_PASSWORD_ENV}", "")
+        assert "keyPasswordEnv" not in security
+    folder = _folder(tmp_path / "mtls", mtls, ca, security, topic)
+    _client_files(Path(folder), kafka_cluster.client_cert_file, key_file)
     code, out, err = _cli("apply", folder, "--yes")
     assert code == 0, out + err
-    assert kafka_cluster.client_key_password() not in out + err
+    assert password not in out + err
     code, out, err = _cli("plan", folder, "--detailed-exitcode")
     assert code == 0, out + err
 
