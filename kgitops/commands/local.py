@@ -49,7 +49,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help=f"loopback port (default: {DEFAULT_PORT}); with --kafka the base port "
         f"(default: {DEFAULT_BASE_PORT}): the controller on it, broker i on base+i "
-        "(PLAINTEXT), base+50+i (SASL_PLAINTEXT) and base+100+i (SSL)",
+        "(PLAINTEXT), base+50+i (SASL_PLAINTEXT), base+100+i (SSL) and base+150+i (SSL "
+        "requiring a client certificate)",
     )
     up.add_argument(
         "--brokers",
@@ -155,12 +156,19 @@ def _up_kafka(args: argparse.Namespace) -> int:
 
 def _print_kafka(cluster: object) -> None:
     from kgitops.cluster.kafka.localcluster import KafkaCluster
+    from kgitops.cluster.kafka.localsecrets import KEY_PASSWORD_VAR
 
     assert isinstance(cluster, KafkaCluster)
     print(f"  PLAINTEXT:      {cluster.bootstrap}")
     print(f"  SASL_PLAINTEXT: {cluster.sasl_bootstrap} (PLAIN, SCRAM-SHA-512)")
     if cluster.ssl_bootstrap is not None:
         print(f"  SSL:            {cluster.ssl_bootstrap} (CA: {cluster.ca_file})")
+    if cluster.mtls_bootstrap is not None:
+        print(
+            f"  MTLS:           {cluster.mtls_bootstrap} (SSL requiring a client certificate: "
+            f"{cluster.client_cert_file}, its key {cluster.client_key_file}, the key's password "
+            f"{KEY_PASSWORD_VAR} in the admin credentials)"
+        )
     print(f"  admin credentials: {cluster.credentials_path} (source it; the super user)")
     for node in cluster.nodes:
         state = "running" if cluster.running(node) else "stopped"

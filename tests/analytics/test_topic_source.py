@@ -206,3 +206,52 @@ def test_spark_reads_the_topic_over_the_clusters_tls_listener(
     assert report["messages"] == len(sent)
     keyed = Counter(meta.partition for key, _, _, meta in sent if key is not None)
     assert report["partitionCounts"]["3"]["messages"] == [keyed[p] for p in range(3)]
+
+
+def test_spark_reads_the_topic_through_a_listener_that_requires_a_client_certificate(
+    spark: Any,
+    kafka_cluster: Any,
+    topic_prefix: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Mutual TLS through the Java client: the certificate and its encrypted PKCS#8 key that
+    `local up` made reach Spark as PEM text with the key's password
+    (``ssl.keystore.certificate.chain``, ``ssl.keystore.key``, ``ssl.key.password``), and the
+    MTLS listener (``ssl.client.auth=required``) lets the certificate's subject read."""
+    if kafka_cluster.mtls_bootstrap is None:
+        # a folder made before the MTLS listener (KGITOPS_KAFKA_DIR): `local down`, then `up`
+        if os.environ.get("CI"):
+            pytest.fail("the test cluster has no MTLS listener")
+        pytest.skip("this Kafka cluster folder was made before the MTLS listener: down, up")
+    password = kafka_cluster.client_key_password()
+    monkeypatch.setenv(PASSWORD_ENV, password)
+    topic = topic_prefix + "mtls"
+    sent = _produce(kafka_cluster.bootstrap, topic, 3)["sent"]
+    folder = _folder(tmp_path / "mtls", kafka_cluster.mtls_bootstrap)
+    for name, source in (
+        ("ca.pem", kafka_cluster.ca_file),
+        ("client.pem", kafka_cluster.client_cert_file),
+        ("client.key", kafka_cluster.client_key_file),
+    ):
+        (folder / name).write_bytes(Path(source).read_bytes())
+    assert b"BEGIN ENCRYPTED PRIVATE KEY" in (folder / "client.key").read_bytes()
+    with (folder / "cluster.yaml").open("a") as f:
+        f.write(
+            "security:\n  protocol: SSL\n  ssl: {caFile: ca.pem, certFile: client.pem, "
+            f"keyFile: client.key, keyPasswordEnv: {PASSWORD_ENV}}}\n"
+        )
+    out = tmp_path / "mtls.json"
+    argv = ["analyze", "keys", "--topic", topic, "--cluster", str(folder), "--partitions", "3"]
+    assert main([*argv, "--out", str(out)]) == 0, capsys.readouterr().err
+    assert password not in capsys.readouterr().err
+    report = json.loads(out.read_text())
+    # the figures are the producer's own, as over PLAINTEXT (the first test)
+    assert report["input"] == f"topic {topic} of cluster real"
+    assert report["messages"] == len(sent) and report["nullKeys"] == 40
+    keyed = Counter(meta.partition for key, _, _, meta in sent if key is not None)
+    assert report["partitionCounts"]["3"]["messages"] == [keyed[p] for p in range(3)]
+    assert report["hotKeys"][0]["key"] == "whale"
+    total = sum(len(key or b"") + size for key, _, size, _ in sent)
+    assert sum(report["partitionCounts"]["3"]["bytes"]) + _null_bytes(sent) == total

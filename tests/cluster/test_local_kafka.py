@@ -266,6 +266,10 @@ def test_status_prints_both_listeners_and_where_the_credentials_are(
     assert kafka_cluster.credentials_path in out
     _user, password = kafka_cluster.credentials()
     assert password not in out
+    if kafka_cluster.mtls_bootstrap is not None or os.environ.get("CI"):
+        assert f"MTLS:           {kafka_cluster.mtls_bootstrap} (SSL requiring" in out
+        assert kafka_cluster.client_cert_file in out and kafka_cluster.client_key_file in out
+        assert kafka_cluster.client_key_password() not in out
     mode = os.stat(kafka_cluster.credentials_path).st_mode
     assert stat.S_IMODE(mode) == 0o600
 
@@ -360,4 +364,64 @@ def test_a_free_base_port_keeps_every_port_of_the_cluster_below_the_ephemeral_ra
     for brokers in (1, 4, 9):
         for _ in range(300):
             base = localprobe.free_base_port(brokers)
-            assert base >= 20000 and base + localprobe.SSL_OFFSET + brokers < 32768
+            assert base >= 20000 and base + localprobe.MTLS_OFFSET + brokers < 32768
+
+
+def test_the_tls_folder_holds_no_key_of_the_ca_and_a_private_encrypted_client_key(
+    kafka_cluster: localcluster.KafkaCluster,
+) -> None:
+    """What ``up`` leaves in ``tls/``: the CA's certificate (its key deleted once it signed),
+    the brokers' keystore, the client's certificate and its key (0600, encrypted PKCS#8)."""
+    if kafka_cluster.mtls_bootstrap is None and not os.environ.get("CI"):
+        pytest.skip("this Kafka cluster folder was made before the MTLS listener: down, up")
+    tls = Path(kafka_cluster.directory) / "tls"
+    assert sorted(p.name for p in tls.iterdir()) == [
+        "broker.p12", "ca.pem", "client.key", "client.pem"
+    ]  # fmt: skip
+    assert stat.S_IMODE(os.stat(kafka_cluster.client_key_file).st_mode) == 0o600
+    key = Path(kafka_cluster.client_key_file).read_text()
+    assert key.startswith("-----BEGIN ENCRYPTED PRIVATE KEY-----\n")
+    assert key.endswith("-----END ENCRYPTED PRIVATE KEY-----\n")
+    assert kafka_cluster.client_key_password() not in key
+    for node in kafka_cluster.brokers:  # one MTLS port a broker, the listener in its properties
+        assert node.mtls_port == node.port + localprobe.MTLS_OFFSET
+        props = Path(kafka_cluster.properties_path(node)).read_text().splitlines()
+        assert "listener.name.mtls.ssl.client.auth=required" in props
+        assert "ssl.client.auth=none" in props  # the SSL listener still asks none
+        assert (
+            f"listener.name.mtls.ssl.truststore.location={os.path.abspath(kafka_cluster.ca_file)}"
+            in props
+        )
+        supers = next(p for p in props if p.startswith("super.users="))
+        assert "User:CN=kgitops-local-client" in supers.split("=", 1)[1].split(";")
+
+
+def test_a_record_made_before_the_mtls_listener_loads_without_it(tmp_path: Path) -> None:
+    from kgitops.cluster.kafka.localprops import Node
+    from kgitops.cluster.kafka.runtime import Runtime
+
+    nodes = [Node(100, "controller", None, 19000), Node(1, "broker", "az1", 19001, 19051, 19101)]
+    localcluster.KafkaCluster(
+        str(tmp_path), "4.1.2", "id", nodes, Runtime("4.1.2", "java", tmp_path)
+    ).save()
+    record = json.loads((tmp_path / "cluster.json").read_text())
+    assert record["nodes"][1]["mtlsPort"] is None
+    for node in record["nodes"]:
+        del node["mtlsPort"]
+    (tmp_path / "cluster.json").write_text(json.dumps(record))
+    old = localcluster.load(str(tmp_path))
+    assert old is not None and old.mtls_bootstrap is None and old.ssl_bootstrap is not None
+    assert old.ports() == [19000, 19001, 19051, 19101]
+
+
+def test_a_keystore_keytool_did_not_write_is_one_line_naming_it(tmp_path: Path) -> None:
+    from kgitops.cluster.kafka import der, localtls
+
+    assert der.oid(bytes.fromhex("2a864886f70d010c0a0102")) == "1.2.840.113549.1.12.10.1.2"
+    for name, data in (("empty", b""), ("cut", b"\x30\x82\x01"), ("text", b"not a keystore")):
+        path = tmp_path / name
+        path.write_bytes(data)
+        with pytest.raises(localcluster.LocalBrokerError) as caught:
+            localtls._shrouded_key(str(path))
+        assert str(caught.value).startswith(f"cannot read the client's key from {path}: ")
+        assert "\n" not in str(caught.value)

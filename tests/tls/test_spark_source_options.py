@@ -75,7 +75,7 @@ def test_a_client_certificate_travels_as_text_with_its_key_password(
         "keyFile: certs/client.key, keyPasswordEnv: K_KEYPASS, checkHostname: false}\n"
     )
     files = {n: tls_certs / n for n in ("ca.pem", "client.pem")}
-    files["client.key"] = tls_certs / "client-encrypted.key"
+    files["client.key"] = tls_certs / "client-encrypted-pbe1.key"
     cluster = _cluster(tmp_path, security, files)
     from tlslab import CLIENT_KEY_PASSWORD
 
@@ -87,6 +87,29 @@ def test_a_client_certificate_travels_as_text_with_its_key_password(
     assert options["kafka.ssl.endpoint.identification.algorithm"] == ""
     shown = repr(options)
     assert CLIENT_KEY_PASSWORD not in shown and "PRIVATE KEY" not in shown
+
+
+def test_a_pbes2_encrypted_key_is_refused_with_the_conversion_to_make(
+    tmp_path: Path, tls_certs: Path
+) -> None:
+    """openssl's default encryption of a PKCS#8 key (``pkcs8 -topk8``, ``pkey -aes256``):
+    Kafka's Java client fails on it inside Spark ("PBES2 SecretKeyFactory not available"),
+    which reached the user as "An error occurred while calling o348.collectToPython"."""
+    security = (
+        "security:\n  protocol: SSL\n  ssl: {caFile: certs/ca.pem, certFile: certs/client.pem, "
+        "keyFile: certs/client.key, keyPasswordEnv: K_KEYPASS}\n"
+    )
+    files = {n: tls_certs / n for n in ("ca.pem", "client.pem")}
+    files["client.key"] = tls_certs / "client-encrypted.key"
+    cluster = _cluster(tmp_path, security, files)
+    from tlslab import CLIENT_KEY_PASSWORD
+
+    with pytest.raises(ClusterTlsError) as caught:
+        source_options(cluster, {"K_KEYPASS": CLIENT_KEY_PASSWORD})  # type: ignore[arg-type]
+    message = str(caught.value)
+    assert "the client key is encrypted with PBES2" in message and "\n" not in message
+    assert "`openssl pkcs8 -topk8 -v1 PBE-SHA1-3DES -in KEY -out KEY.pk8`" in message
+    assert CLIENT_KEY_PASSWORD not in message
 
 
 def test_a_pkcs1_key_is_refused_with_the_conversion_to_make(
@@ -130,7 +153,7 @@ def test_a_pkcs1_key_is_refused_with_the_conversion_to_make(
         security,
         {"ca.pem": tls_certs / "ca.pem", "client.pem": cert, "client.key": rsa},
     )
-    with pytest.raises(ClusterTlsError, match=r"PKCS#8 keys only.*openssl pkcs8 -topk8"):
+    with pytest.raises(ClusterTlsError, match=r"PKCS#8 keys only.*openssl pkcs8 -topk8 -v1"):
         source_options(cluster, {})  # type: ignore[arg-type]
 
 

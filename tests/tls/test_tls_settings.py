@@ -303,3 +303,21 @@ def test_an_encrypted_key_of_another_certificate_is_named_as_such_not_as_a_bad_p
     )
     with pytest.raises(ClusterTlsError, match="the key does not belong to the certificate"):
         client_config(cluster_of(d), environ={"TLS_KEY_PASSWORD": CLIENT_KEY_PASSWORD})  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "reason", ["SSLV3_ALERT_BAD_CERTIFICATE", "SSLV3_ALERT_CERTIFICATE_UNKNOWN"]
+)
+def test_a_java_brokers_bad_certificate_alert_with_no_certificate_sent_asks_for_one(
+    reason: str,
+) -> None:
+    """JSSE (JDK 17) answers an empty client certificate with bad_certificate, not TLS 1.3's
+    certificate_required (tests/tls/test_tls_real.py meets it on Kafka's MTLS listener)."""
+    none_sent = TlsAdvice("tls", "b:9093", "SSL", "ca.pem").explain(alert(reason))
+    assert str(none_sent) == (
+        "cluster 'tls' at b:9093: TLS: the broker requires a client certificate (mutual TLS) "
+        "and none was sent; set security.ssl.certFile and keyFile to the client certificate "
+        "and its key"
+    )
+    sent = TlsAdvice("tls", "b:9093", "SSL", "ca.pem", "certs/client.pem").explain(alert(reason))
+    assert "the broker refused the client certificate certs/client.pem (" in str(sent)

@@ -117,6 +117,12 @@ def make_certs(openssl: str, d: Path) -> None:
         openssl, d, "pkey", "-in", "client.key", "-aes256", "-passout", "env:KEY_PASSWORD",
         "-out", "client-encrypted.key",
     )  # fmt: skip
+    # the same key under PKCS#12's PBE with 3DES: the encryption Kafka's Java client decrypts
+    # (client-encrypted.key is PBES2, openssl's default, which it cannot; see javaconfig)
+    _openssl(
+        openssl, d, "pkcs8", "-topk8", "-v1", "PBE-SHA1-3DES", "-in", "client.key",
+        "-passout", "env:KEY_PASSWORD", "-out", "client-encrypted-pbe1.key",
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)

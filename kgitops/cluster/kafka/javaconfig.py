@@ -11,17 +11,21 @@ gives ``security.protocol=SASL_SSL``, ``sasl.mechanism=SCRAM-SHA-512``, ``sasl.j
 (ScramLoginModule with the user and password of ``$U``/``$P``), ``ssl.truststore.type=PEM``
 and ``ssl.truststore.certificates`` (the CA file's text). The TLS files travel as text, not
 paths, so executors on other machines need no copy of them. Kafka's PEM support reads PKCS#8
-keys only (``BEGIN PRIVATE KEY``, or ``BEGIN ENCRYPTED PRIVATE KEY`` with a key password).
+keys only (``BEGIN PRIVATE KEY``, or ``BEGIN ENCRYPTED PRIVATE KEY`` with a key password),
+and of the encrypted ones none that PBES2 encrypts (openssl's default): both are refused here
+with the ``openssl`` line that converts the key.
 The values of ``SECRET_PROPERTIES`` are secrets: Kafka's Java client types them as passwords
 and logs them as ``[hidden]``; kgitops never prints them.
 """
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Mapping
 from pathlib import Path
 
+from kgitops.cluster.kafka.der import elements, oid
 from kgitops.cluster.kafka.settings import client_config
 from kgitops.errors import ClusterError, ClusterTlsError, remember_secrets
 from kgitops.model import ClusterSpec
@@ -39,6 +43,27 @@ def _jaas_quote(value: str) -> str:
     """A JAAS option value: double-quoted, backslash and quote escaped (JaasConfig reads it
     with a StreamTokenizer, which undoes exactly these escapes)."""
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+# PKCS#5 v2 (RFC 8018): Kafka's DefaultSslEngineFactory.PemStore.privateKey passes
+# EncryptedPrivateKeyInfo.getAlgName() to SecretKeyFactory.getInstance, and for this scheme the
+# name is "PBES2", which the JDK's providers do not offer (JDK-8231581; OpenJDK 17.0.15 here).
+# PKCS#12's PBE schemes (PBEWithSHA1AndDESede) it reads.
+_PBES2 = "1.2.840.113549.1.5.13"
+_CONVERT = "openssl pkcs8 -topk8 -v1 PBE-SHA1-3DES -in KEY -out KEY.pk8"
+
+
+def _scheme(block: str) -> str | None:
+    """The encryption scheme (an OID) of an ``ENCRYPTED PRIVATE KEY`` PEM block:
+    EncryptedPrivateKeyInfo { AlgorithmIdentifier { algorithm, ... }, encryptedData }; None
+    when the block is not that structure (Kafka's client then says what is wrong)."""
+    lines = block.strip().splitlines()[1:-1]
+    try:
+        (info,) = elements(base64.b64decode("".join(lines), validate=True))
+        algorithm = elements(info[1])[0]
+        return oid(elements(algorithm[1])[0][1])
+    except (ValueError, IndexError):  # binascii.Error is a ValueError
+        return None
 
 
 def _pem_blocks(path: str) -> list[tuple[str, str]]:
@@ -102,8 +127,15 @@ def _tls_properties(spec: ClusterSpec, config: Mapping[str, object]) -> dict[str
         if kind not in ("PRIVATE KEY", "ENCRYPTED PRIVATE KEY"):
             raise ClusterTlsError(
                 f"{where}: the client key is {kind.lower()} (PKCS#1/SEC1); Kafka's Java client "
-                "reads PKCS#8 keys only: convert it with `openssl pkcs8 -topk8 -in KEY -out "
-                "KEY.pk8` (add -nocrypt for an unencrypted key)"
+                f"reads PKCS#8 keys only: convert it with `{_CONVERT}` (or `openssl pkcs8 "
+                "-topk8 -nocrypt -in KEY -out KEY.pk8` for an unencrypted key)"
+            )
+        if kind == "ENCRYPTED PRIVATE KEY" and _scheme(key) == _PBES2:
+            raise ClusterTlsError(
+                f"{where}: the client key is encrypted with PBES2 (openssl's default), which "
+                "Kafka's Java client cannot decrypt (it asks the JDK for a key factory named "
+                f"PBES2, which the JDK does not offer): convert it with `{_CONVERT}` (or "
+                "-nocrypt for an unencrypted key)"
             )
         out["ssl.keystore.type"] = "PEM"
         out["ssl.keystore.certificate.chain"] = "\n".join(chain)

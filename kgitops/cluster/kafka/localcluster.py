@@ -8,16 +8,19 @@ Layout of the cluster folder (default ``.kgitops/kafka``, mode 0700):
   process's start time (``/proc/<pid>/stat``). Like the Tansu broker's ``broker.json`` it may
   come from a repository, so a pid is signalled only when its command line is exactly the one
   kgitops runs for that node and its start time is the one recorded;
-* ``admin.env``: the super user's SASL name and password (mode 0600), made at ``up``;
+* ``admin.env``: the super user's SASL name and password, and the password of the client
+  key in ``tls/`` (mode 0600), made at ``up``;
 * ``nodes/<id>/``: ``server.properties``, ``data/`` and ``node.log``.
 
 Node ids: the controller is 100 (or 1000 with more than 99 brokers is not offered), brokers
 1..N. Ports from ``base`` (default 19100): the controller listens on ``base``, broker ``i`` on
 ``base + i`` (PLAINTEXT), ``base + 50 + i`` (SASL_PLAINTEXT: PLAIN and SCRAM-SHA-512) and
-``base + 100 + i`` (SSL, its CA in ``tls/ca.pem``: ``localtls``). Every node runs the
-StandardAuthorizer; the super users are ``User:admin`` and ``User:ANONYMOUS`` (the PLAINTEXT
-and SSL listeners; the brokers use PLAINTEXT among themselves), so access rules are enforced
-on the SASL listener only. Ready means every broker is unfenced in
+``base + 100 + i`` (SSL, its CA in ``tls/ca.pem``: ``localtls``) and ``base + 150 + i``
+(MTLS: SSL that requires a client certificate the CA signed, ``tls/client.pem``). Every node
+runs the StandardAuthorizer; the super users are ``User:admin``, ``User:ANONYMOUS`` (the
+PLAINTEXT and SSL listeners; the brokers use PLAINTEXT among themselves) and
+``User:CN=kgitops-local-client`` (the client certificate's subject, on the MTLS listener),
+so access rules are enforced on the SASL listener only. Ready means every broker is unfenced in
 DescribeCluster, never a sleep.
 """
 
@@ -37,8 +40,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from kgitops.cluster.kafka import localsecrets
 from kgitops.cluster.kafka.localprobe import (
     HOST,
+    MTLS_OFFSET,
     SASL_OFFSET,
     SSL_OFFSET,
     alive,
@@ -47,7 +52,15 @@ from kgitops.cluster.kafka.localprobe import (
     port_taken,
 )
 from kgitops.cluster.kafka.localprops import ADMIN_USER, Node, server_properties
-from kgitops.cluster.kafka.localtls import CA_FILE, KEYSTORE, TLS_DIR, make_keystore
+from kgitops.cluster.kafka.localsecrets import CREDENTIALS_FILE, write_private
+from kgitops.cluster.kafka.localtls import (
+    CA_FILE,
+    CLIENT_CERT,
+    CLIENT_KEY,
+    KEYSTORE,
+    TLS_DIR,
+    make_keystore,
+)
 from kgitops.cluster.kafka.runtime import DEFAULT_VERSION, Runtime, ensure_runtime, run_tool
 from kgitops.cluster.local import log_tail, proc_cmdline, proc_start_time, symlinked_folder
 from kgitops.errors import FileRefused, LocalBrokerError
@@ -60,9 +73,6 @@ DEFAULT_RACKS = ("az1", "az2", "az3")
 MAX_BROKERS = 49
 CONTROLLER_ID = 100
 STATE_FILE = "cluster.json"
-CREDENTIALS_FILE = "admin.env"
-USERNAME_VAR = "KGITOPS_LOCAL_KAFKA_USERNAME"
-PASSWORD_VAR = "KGITOPS_LOCAL_KAFKA_PASSWORD"
 START_TIMEOUT = 120.0
 CONTROLLER_HEAP = "-Xmx192m"
 MIN_HEAP_MB, MAX_HEAP_MB = 64, 16384
@@ -115,11 +125,28 @@ class KafkaCluster:
         return ",".join(f"{HOST}:{n.ssl_port}" for n in self.brokers)
 
     @property
+    def mtls_bootstrap(self) -> str | None:
+        """The listeners that require a client certificate (``client_cert_file``, signed by
+        ``ca_file``'s CA); None for a folder made without them."""
+        if any(n.mtls_port is None for n in self.brokers):
+            return None
+        return ",".join(f"{HOST}:{n.mtls_port}" for n in self.brokers)
+
+    @property
     def ca_file(self) -> str:
         return os.path.join(self.directory, TLS_DIR, CA_FILE)
 
+    @property
+    def client_cert_file(self) -> str:
+        return os.path.join(self.directory, TLS_DIR, CLIENT_CERT)
+
+    @property
+    def client_key_file(self) -> str:
+        """PKCS#8 PEM, encrypted with ``client_key_password()``."""
+        return os.path.join(self.directory, TLS_DIR, CLIENT_KEY)
+
     def ports(self) -> list[int]:
-        return [p for n in self.nodes for p in (n.port, n.sasl_port, n.ssl_port) if p]
+        return [p for n in self.nodes for p in (n.port, n.sasl_port, n.ssl_port, n.mtls_port) if p]
 
     @property
     def credentials_path(self) -> str:
@@ -127,19 +154,11 @@ class KafkaCluster:
 
     def credentials(self) -> tuple[str, str]:
         """The super user's name and password, from ``admin.env``."""
-        values: dict[str, str] = {}
-        try:
-            with open(self.credentials_path, encoding="utf-8") as f:
-                for line in f:
-                    key, sep, value = line.strip().partition("=")
-                    if sep:
-                        values[key] = value
-        except OSError as exc:
-            raise LocalBrokerError(f"cannot read {self.credentials_path}: {exc}") from None
-        try:
-            return values[USERNAME_VAR], values[PASSWORD_VAR]
-        except KeyError:
-            raise LocalBrokerError(f"{self.credentials_path} has no admin credentials") from None
+        return localsecrets.credentials(self.credentials_path)
+
+    def client_key_password(self) -> str:
+        """The password of ``client_key_file``, from ``admin.env``."""
+        return localsecrets.key_password(self.credentials_path)
 
     def node_dir(self, node: Node) -> str:
         return os.path.join(self.directory, "nodes", str(node.id))
@@ -422,9 +441,9 @@ def up(
         return _restart(current, timeout)
     if not 1 <= brokers <= MAX_BROKERS:
         raise LocalBrokerError(f"--brokers {brokers}: between 1 and {MAX_BROKERS}")
-    if not 1024 <= base_port <= 65535 - SSL_OFFSET - brokers:
+    if not 1024 <= base_port <= 65535 - MTLS_OFFSET - brokers:
         raise LocalBrokerError(
-            f"--port {base_port}: a base port between 1024 and {65535 - SSL_OFFSET - brokers}"
+            f"--port {base_port}: a base port between 1024 and {65535 - MTLS_OFFSET - brokers}"
         )
     if not MIN_HEAP_MB <= broker_heap_mb <= MAX_HEAP_MB:
         raise LocalBrokerError(f"broker heap {broker_heap_mb} MB: {MIN_HEAP_MB}-{MAX_HEAP_MB} MB")
@@ -436,7 +455,7 @@ def up(
             i,
             "broker",
             rack_list[i - 1],
-            *(base_port + o + i for o in (0, SASL_OFFSET, SSL_OFFSET)),
+            *(base_port + o + i for o in (0, SASL_OFFSET, SSL_OFFSET, MTLS_OFFSET)),
         )
         for i in range(1, brokers + 1)
     ]
@@ -447,10 +466,10 @@ def up(
             f"port(s) {', '.join(map(str, busy))} on {HOST} already in use; stop what holds "
             "them or choose another base with --port"
         )
-    password = secrets.token_urlsafe(18)
-    _prepare(cluster, password, settings)
+    password, key_password = secrets.token_urlsafe(18), secrets.token_urlsafe(18)
+    _prepare(cluster, password, key_password, settings)
     with ThreadPoolExecutor(max_workers=1) as pool:  # keytool's JVMs beside the format's
-        keys = pool.submit(make_keystore, cluster.directory, runtime.java, password)
+        keys = pool.submit(make_keystore, cluster.directory, runtime.java, password, key_password)
         _format(cluster, password)
         keys.result()
     cluster.save()
@@ -458,14 +477,18 @@ def up(
 
 
 def _prepare(
-    cluster: KafkaCluster, password: str, settings: Mapping[str, str] | None = None
+    cluster: KafkaCluster,
+    password: str,
+    key_password: str,
+    settings: Mapping[str, str] | None = None,
 ) -> None:
+    tls = os.path.join(os.path.abspath(cluster.directory), TLS_DIR)
     try:
         os.makedirs(cluster.directory, mode=0o700, exist_ok=True)
         os.chmod(cluster.directory, 0o700)
         for node in cluster.nodes:
             os.makedirs(os.path.join(cluster.node_dir(node), "data"), exist_ok=True)
-            _write_private(
+            write_private(
                 os.path.join(cluster.node_dir(node), "server.properties"),
                 server_properties(
                     node,
@@ -473,24 +496,14 @@ def _prepare(
                     len(cluster.brokers),
                     os.path.join(os.path.abspath(cluster.node_dir(node)), "data"),
                     password,
-                    os.path.join(os.path.abspath(cluster.directory), TLS_DIR, KEYSTORE),
+                    os.path.join(tls, KEYSTORE),
                     settings,
+                    os.path.join(tls, CA_FILE),
                 ),
             )
-        _write_private(
-            cluster.credentials_path,
-            f"# the local Kafka cluster's super user (SASL PLAIN and SCRAM-SHA-512)\n"
-            f"{USERNAME_VAR}={ADMIN_USER}\n{PASSWORD_VAR}={password}\n",
-        )
+        write_private(cluster.credentials_path, localsecrets.admin_env(password, key_password))
     except OSError as exc:
         raise LocalBrokerError(f"cannot prepare {cluster.directory}: {exc}") from None
-
-
-def _write_private(path: str, text: str) -> None:
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
-    fd = os.open(path, flags, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
 
 
 def _format(cluster: KafkaCluster, password: str) -> None:

@@ -15,9 +15,10 @@ from kgitops.errors import LocalBrokerError
 HOST = "127.0.0.1"
 SASL_OFFSET = 50
 SSL_OFFSET = 100
+MTLS_OFFSET = 150
 LOWEST_BASE, EPHEMERAL_START = 20000, 32768  # free_base_port's range
 """Broker ``i`` listens on ``base + i`` (PLAINTEXT), ``base + SASL_OFFSET + i`` (SASL) and
-``base + SSL_OFFSET + i`` (TLS)."""
+``base + SSL_OFFSET + i`` (TLS) and ``base + MTLS_OFFSET + i`` (TLS with a client certificate)."""
 
 
 def describe_cluster_ids(bootstrap: str, timeout_ms: int = 3000) -> set[int]:
@@ -75,12 +76,14 @@ def free_base_port(brokers: int, attempts: int = 50) -> int:
     of them below Linux's ephemeral range (32768 and up by default): a port there, free while
     its broker is stopped, can be taken by any outgoing connection, and the broker's restart
     then fails to bind it."""
-    top = EPHEMERAL_START - SSL_OFFSET - brokers  # the highest base whose ports stay below
+    top = EPHEMERAL_START - MTLS_OFFSET - brokers  # the highest base whose ports stay below
     for _ in range(attempts):
         base = LOWEST_BASE + secrets.randbelow(top - LOWEST_BASE)
         ports = [base, *(base + i for i in range(1, brokers + 1))]
         ports += [
-            base + off + i for off in (SASL_OFFSET, SSL_OFFSET) for i in range(1, brokers + 1)
+            base + off + i
+            for off in (SASL_OFFSET, SSL_OFFSET, MTLS_OFFSET)
+            for i in range(1, brokers + 1)
         ]
         if not any(port_taken(p) for p in ports):
             return base

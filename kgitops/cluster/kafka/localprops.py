@@ -1,6 +1,7 @@
 """A node of the local Kafka cluster (``kgitops.cluster.kafka.localcluster``) as its
 ``cluster.json`` records it, and the ``server.properties`` it runs with: KRaft roles and
-listeners, the authorizer and the SASL super user, the TLS keystore, and the settings that
+listeners, the authorizer and the SASL super user, the TLS keystore (and the CA that signs the
+client certificates the MTLS listener requires), and the settings that
 make a small test cluster fast and small."""
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from kgitops.cluster.kafka.localprobe import HOST
+from kgitops.cluster.kafka.localtls import CLIENT_PRINCIPAL
 from kgitops.jsonfields import camel
 from kgitops.names import INT32_MAX, INT64_MAX
 
@@ -50,6 +52,7 @@ class Node:
     port: int  # PLAINTEXT for a broker, CONTROLLER for the controller
     sasl_port: int | None = None
     ssl_port: int | None = None  # None in a folder made before the TLS listener
+    mtls_port: int | None = None  # None in a folder made before the MTLS listener
     pid: int | None = None
     start_time: int | None = None
 
@@ -68,6 +71,7 @@ class Node:
             port=_int(data.get("port"), 1, 65535),
             sasl_port=_opt_int(data.get("saslPort"), 1, 65535),
             ssl_port=_opt_int(data.get("sslPort"), 1, 65535),
+            mtls_port=_opt_int(data.get("mtlsPort"), 1, 65535),
             pid=_opt_int(data.get("pid"), 1, 2**22),  # Linux's pid_max at most
             start_time=_opt_int(data.get("startTime"), 0, INT64_MAX),
         )
@@ -96,13 +100,15 @@ def server_properties(
     password: str,
     keystore: str | None = None,
     settings: Mapping[str, str] | None = None,
+    truststore: str | None = None,
 ) -> str:
     """The text of ``node``'s ``server.properties``: ``controller`` is the quorum's one voter,
     ``brokers`` the number of brokers (internal topics take RF min(3, brokers)), ``data_dir``
     its ``log.dirs``, ``password`` the super user's (and the keystore's), ``keystore`` the
     TLS listener's PKCS12 file (``localtls``) for a broker with an ``ssl_port``; ``settings``
     are set last, on every node, over the values above (a benchmark's longer session
-    timeout)."""
+    timeout). ``truststore``, the CA's PEM certificate, with ``keystore`` gives a broker with an
+    ``mtls_port`` the MTLS listener: TLS that requires a client certificate that CA signed."""
     ctrl = controller
     rf = str(min(3, brokers))
     props: dict[str, str] = {
@@ -110,11 +116,12 @@ def server_properties(
         "controller.quorum.voters": f"{ctrl.id}@{HOST}:{ctrl.port}",
         "controller.listener.names": "CONTROLLER",
         "listener.security.protocol.map": (
-            "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,SSL:SSL"
+            "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,SSL:SSL,"
+            "MTLS:SSL"
         ),
         "log.dirs": data_dir,
         "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
-        "super.users": f"User:ANONYMOUS;User:{ADMIN_USER}",
+        "super.users": f"User:ANONYMOUS;User:{ADMIN_USER};{CLIENT_PRINCIPAL}",
         "allow.everyone.if.no.acl.found": "false",
         "broker.session.timeout.ms": "3000",
     }
@@ -131,6 +138,12 @@ def server_properties(
             props["ssl.keystore.password"] = password
             props["ssl.key.password"] = password
             props["ssl.client.auth"] = "none"
+            if node.mtls_port is not None and truststore is not None:
+                # the same keystore; a client certificate required and checked against the CA
+                listeners += f",MTLS://{HOST}:{node.mtls_port}"
+                props["listener.name.mtls.ssl.client.auth"] = "required"
+                props["listener.name.mtls.ssl.truststore.type"] = "PEM"
+                props["listener.name.mtls.ssl.truststore.location"] = truststore
         props["listeners"] = listeners
         props["advertised.listeners"] = listeners
         props["inter.broker.listener.name"] = "PLAINTEXT"

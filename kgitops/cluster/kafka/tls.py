@@ -208,12 +208,18 @@ class TlsAdvice:
             return self._verification(e)
         reason = (e.reason or "").upper()
         words = reason.split("ALERT_", 1)[-1].replace("_", " ").lower()
+        # A Java broker (JSSE, JDK 17) answers an empty client certificate with bad_certificate
+        # ("Empty client certificate chain"), not TLS 1.3's certificate_required: with no
+        # certificate sent, any alert about the client's certificate means it wants one.
         if reason == "TLSV13_ALERT_CERTIFICATE_REQUIRED" or (
-            reason == "SSLV3_ALERT_HANDSHAKE_FAILURE" and self.cert_file is None
+            self.cert_file is None
+            and (reason == "SSLV3_ALERT_HANDSHAKE_FAILURE" or reason in _CLIENT_CERT_REFUSED)
         ):
             return (
                 "the broker requires a client certificate (mutual TLS) and none was sent"
-                + ("" if reason.startswith("TLSV13") else " (or no TLS version is shared)"),
+                + (
+                    " (or no TLS version is shared)" if reason.endswith("HANDSHAKE_FAILURE") else ""
+                ),
                 "set security.ssl.certFile and keyFile to the client certificate and its key",
             )
         if reason in _CLIENT_CERT_REFUSED or (
