@@ -112,6 +112,32 @@ def test_a_pbes2_encrypted_key_is_refused_with_the_conversion_to_make(
     assert CLIENT_KEY_PASSWORD not in message
 
 
+def test_spark_gets_the_key_file_openssl_checked_not_a_key_the_certificate_bundle_holds(
+    tmp_path: Path, tls_certs: Path
+) -> None:
+    """certFile a bundle (the certificate and the PBES2 key it came with), keyFile that key
+    converted as the refusal says: OpenSSL (kafka-python) loads keyFile's key, and so must
+    Spark. Before, the bundle's key went to Spark and the converted key was refused as PBES2."""
+    security = (
+        "security:\n  protocol: SSL\n  ssl: {caFile: certs/ca.pem, certFile: certs/client.pem, "
+        "keyFile: certs/client.key, keyPasswordEnv: K_KEYPASS}\n"
+    )
+    bundle = tmp_path / "bundle.pem"
+    bundle.write_text(
+        (tls_certs / "client.pem").read_text() + (tls_certs / "client-encrypted.key").read_text()
+    )
+    files = {"ca.pem": tls_certs / "ca.pem", "client.pem": bundle}
+    files["client.key"] = tls_certs / "client-encrypted-pbe1.key"
+    cluster = _cluster(tmp_path, security, files)
+    from tlslab import CLIENT_KEY_PASSWORD
+
+    options = source_options(cluster, {"K_KEYPASS": CLIENT_KEY_PASSWORD})  # type: ignore[arg-type]
+    converted = (tls_certs / "client-encrypted-pbe1.key").read_text().strip()
+    assert options["kafka.ssl.keystore.key"] == converted
+    chain = options["kafka.ssl.keystore.certificate.chain"]
+    assert chain == (tls_certs / "client.pem").read_text().strip()
+
+
 def test_a_pkcs1_key_is_refused_with_the_conversion_to_make(
     tmp_path: Path, tls_certs: Path
 ) -> None:

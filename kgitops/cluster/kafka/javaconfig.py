@@ -117,10 +117,11 @@ def _tls_properties(spec: ClusterSpec, config: Mapping[str, object]) -> dict[str
     if cert:
         blocks = _pem_blocks(str(cert))
         key_file = config.get("ssl_keyfile")
-        if key_file:
-            blocks += _pem_blocks(str(key_file))
         chain = [block for kind, block in blocks if kind == "CERTIFICATE"]
-        keys = [(kind, block) for kind, block in blocks if kind.endswith("PRIVATE KEY")]
+        # the key OpenSSL loads (load_cert_chain): keyFile's first when it is given, never a
+        # key that certFile also holds (a bundle), so Spark gets the key kgitops checked
+        key_blocks = _pem_blocks(str(key_file)) if key_file else blocks
+        keys = [(kind, block) for kind, block in key_blocks if kind.endswith("PRIVATE KEY")]
         if not keys:
             raise ClusterTlsError(f"{where}: no private key in security.ssl.certFile or keyFile")
         kind, key = keys[0]
