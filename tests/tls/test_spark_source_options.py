@@ -112,6 +112,41 @@ def test_a_pbes2_encrypted_key_is_refused_with_the_conversion_to_make(
     assert CLIENT_KEY_PASSWORD not in message
 
 
+@pytest.mark.parametrize("scheme, refused", [("PBE-SHA1-2DES", True), ("PBE-SHA1-3DES", False)])
+def test_a_pbes1_scheme_the_jdk_lacks_is_refused_too(
+    tmp_path: Path, tls_certs: Path, scheme: str, refused: bool
+) -> None:
+    """``openssl pkcs8 -topk8 -v1 PBE-SHA1-2DES``: Kafka's Java client fails on it as on PBES2
+    ("1.2.840.113549.1.12.1.4 SecretKeyFactory not available"); 3-key 3DES it reads."""
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("no openssl")
+    from tlslab import CLIENT_KEY_PASSWORD
+
+    key = tmp_path / "client.key"
+    subprocess.run(
+        [openssl, "pkcs8", "-topk8", "-v1", scheme, "-in", str(tls_certs / "client.key"),
+         "-passout", "env:K_KEYPASS", "-out", str(key)],
+        check=True, capture_output=True, env={"K_KEYPASS": CLIENT_KEY_PASSWORD},
+    )  # fmt: skip
+    security = (
+        "security:\n  protocol: SSL\n  ssl: {caFile: certs/ca.pem, certFile: certs/client.pem, "
+        "keyFile: certs/client.key, keyPasswordEnv: K_KEYPASS}\n"
+    )
+    files = {"ca.pem": tls_certs / "ca.pem", "client.pem": tls_certs / "client.pem"}
+    cluster = _cluster(tmp_path, security, {**files, "client.key": key})
+    environ = {"K_KEYPASS": CLIENT_KEY_PASSWORD}
+    if not refused:
+        assert source_options(cluster, environ)["kafka.ssl.keystore.key"] == key.read_text().strip()  # type: ignore[arg-type]
+        return
+    with pytest.raises(ClusterTlsError) as caught:
+        source_options(cluster, environ)  # type: ignore[arg-type]
+    message = str(caught.value)
+    assert "the client key is encrypted with PKCS#12's PBE with 2-key 3DES" in message
+    assert "`openssl pkcs8 -topk8 -v1 PBE-SHA1-3DES -in KEY -out KEY.pk8`" in message
+    assert "\n" not in message and CLIENT_KEY_PASSWORD not in message
+
+
 def test_spark_gets_the_key_file_openssl_checked_not_a_key_the_certificate_bundle_holds(
     tmp_path: Path, tls_certs: Path
 ) -> None:
