@@ -173,6 +173,37 @@ def test_spark_gets_the_key_file_openssl_checked_not_a_key_the_certificate_bundl
     assert chain == (tls_certs / "client.pem").read_text().strip()
 
 
+def test_a_hostile_key_block_in_the_certificate_file_costs_no_time(
+    tmp_path: Path, tls_certs: Path
+) -> None:
+    """A key block OpenSSL never loads (certFile's, beside keyFile) was the one Spark got and
+    whose scheme kgitops decoded: an OBJECT IDENTIFIER of 400 KB took ~30 s of CPU
+    (quadratic). Now Spark gets keyFile's key, and der.oid refuses such an OID at once."""
+    import base64
+    import time
+
+    def tlv(tag: int, body: bytes) -> bytes:
+        return bytes([tag, 0x83]) + len(body).to_bytes(3, "big") + body
+
+    der = tlv(0x30, tlv(0x30, tlv(0x06, b"\xff" * 400_000 + b"\x0d")) + tlv(0x04, b"x"))
+    block = base64.encodebytes(der).decode("ascii")
+    bundle = tmp_path / "bundle.pem"
+    bundle.write_text(
+        (tls_certs / "client.pem").read_text()
+        + f"-----BEGIN ENCRYPTED PRIVATE KEY-----\n{block}-----END ENCRYPTED PRIVATE KEY-----\n"
+    )
+    security = (
+        "security:\n  protocol: SSL\n  ssl: {caFile: certs/ca.pem, certFile: certs/client.pem, "
+        "keyFile: certs/client.key, keyPasswordEnv: K_KEYPASS}\n"
+    )
+    files = {"ca.pem": tls_certs / "ca.pem", "client.pem": bundle}
+    cluster = _cluster(tmp_path, security, {**files, "client.key": tls_certs / "client.key"})
+    started = time.process_time()
+    options = source_options(cluster, {"K_KEYPASS": "unused"})  # type: ignore[arg-type]
+    assert time.process_time() - started < 3.0
+    assert options["kafka.ssl.keystore.key"] == (tls_certs / "client.key").read_text().strip()
+
+
 def test_a_pkcs1_key_is_refused_with_the_conversion_to_make(
     tmp_path: Path, tls_certs: Path
 ) -> None:
