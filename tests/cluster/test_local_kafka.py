@@ -425,3 +425,19 @@ def test_a_keystore_keytool_did_not_write_is_one_line_naming_it(tmp_path: Path) 
             localtls._shrouded_key(str(path))
         assert str(caught.value).startswith(f"cannot read the client's key from {path}: ")
         assert "\n" not in str(caught.value)
+
+
+def test_the_secrets_are_written_0600_over_a_file_left_with_another_mode(tmp_path: Path) -> None:
+    """A folder checked out of git (mode 0644) or left by a failed ``up``: ``open``'s mode
+    applies to a new file only, so the new password landed in a world-readable file."""
+    from kgitops.cluster.kafka import localsecrets, localtls
+
+    env, key = tmp_path / "admin.env", tmp_path / "client.key"
+    for path in (env, key):
+        path.write_text("stale\n")
+        path.chmod(0o644)
+    localsecrets.write_private(str(env), localsecrets.admin_env("pw-1", "pw-2"))
+    localtls._write_key(str(key), b"\x30\x00")
+    for path in (env, key):
+        assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert "pw-2" in env.read_text() and "stale" not in key.read_text()

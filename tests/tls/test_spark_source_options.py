@@ -112,6 +112,98 @@ def test_a_pbes2_encrypted_key_is_refused_with_the_conversion_to_make(
     assert CLIENT_KEY_PASSWORD not in message
 
 
+@pytest.mark.parametrize("scheme, refused", [("PBE-SHA1-2DES", True), ("PBE-SHA1-3DES", False)])
+def test_a_pbes1_scheme_the_jdk_lacks_is_refused_too(
+    tmp_path: Path, tls_certs: Path, scheme: str, refused: bool
+) -> None:
+    """``openssl pkcs8 -topk8 -v1 PBE-SHA1-2DES``: Kafka's Java client fails on it as on PBES2
+    ("1.2.840.113549.1.12.1.4 SecretKeyFactory not available"); 3-key 3DES it reads."""
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("no openssl")
+    from tlslab import CLIENT_KEY_PASSWORD
+
+    key = tmp_path / "client.key"
+    subprocess.run(
+        [openssl, "pkcs8", "-topk8", "-v1", scheme, "-in", str(tls_certs / "client.key"),
+         "-passout", "env:K_KEYPASS", "-out", str(key)],
+        check=True, capture_output=True, env={"K_KEYPASS": CLIENT_KEY_PASSWORD},
+    )  # fmt: skip
+    security = (
+        "security:\n  protocol: SSL\n  ssl: {caFile: certs/ca.pem, certFile: certs/client.pem, "
+        "keyFile: certs/client.key, keyPasswordEnv: K_KEYPASS}\n"
+    )
+    files = {"ca.pem": tls_certs / "ca.pem", "client.pem": tls_certs / "client.pem"}
+    cluster = _cluster(tmp_path, security, {**files, "client.key": key})
+    environ = {"K_KEYPASS": CLIENT_KEY_PASSWORD}
+    if not refused:
+        assert source_options(cluster, environ)["kafka.ssl.keystore.key"] == key.read_text().strip()  # type: ignore[arg-type]
+        return
+    with pytest.raises(ClusterTlsError) as caught:
+        source_options(cluster, environ)  # type: ignore[arg-type]
+    message = str(caught.value)
+    assert "the client key is encrypted with PKCS#12's PBE with 2-key 3DES" in message
+    assert "`openssl pkcs8 -topk8 -v1 PBE-SHA1-3DES -in KEY -out KEY.pk8`" in message
+    assert "\n" not in message and CLIENT_KEY_PASSWORD not in message
+
+
+def test_spark_gets_the_key_file_openssl_checked_not_a_key_the_certificate_bundle_holds(
+    tmp_path: Path, tls_certs: Path
+) -> None:
+    """certFile a bundle (the certificate and the PBES2 key it came with), keyFile that key
+    converted as the refusal says: OpenSSL (kafka-python) loads keyFile's key, and so must
+    Spark. Before, the bundle's key went to Spark and the converted key was refused as PBES2."""
+    security = (
+        "security:\n  protocol: SSL\n  ssl: {caFile: certs/ca.pem, certFile: certs/client.pem, "
+        "keyFile: certs/client.key, keyPasswordEnv: K_KEYPASS}\n"
+    )
+    bundle = tmp_path / "bundle.pem"
+    bundle.write_text(
+        (tls_certs / "client.pem").read_text() + (tls_certs / "client-encrypted.key").read_text()
+    )
+    files = {"ca.pem": tls_certs / "ca.pem", "client.pem": bundle}
+    files["client.key"] = tls_certs / "client-encrypted-pbe1.key"
+    cluster = _cluster(tmp_path, security, files)
+    from tlslab import CLIENT_KEY_PASSWORD
+
+    options = source_options(cluster, {"K_KEYPASS": CLIENT_KEY_PASSWORD})  # type: ignore[arg-type]
+    converted = (tls_certs / "client-encrypted-pbe1.key").read_text().strip()
+    assert options["kafka.ssl.keystore.key"] == converted
+    chain = options["kafka.ssl.keystore.certificate.chain"]
+    assert chain == (tls_certs / "client.pem").read_text().strip()
+
+
+def test_a_hostile_key_block_in_the_certificate_file_costs_no_time(
+    tmp_path: Path, tls_certs: Path
+) -> None:
+    """A key block OpenSSL never loads (certFile's, beside keyFile) was the one Spark got and
+    whose scheme kgitops decoded: an OBJECT IDENTIFIER of 400 KB took ~30 s of CPU
+    (quadratic). Now Spark gets keyFile's key, and der.oid refuses such an OID at once."""
+    import base64
+    import time
+
+    def tlv(tag: int, body: bytes) -> bytes:
+        return bytes([tag, 0x83]) + len(body).to_bytes(3, "big") + body
+
+    der = tlv(0x30, tlv(0x30, tlv(0x06, b"\xff" * 400_000 + b"\x0d")) + tlv(0x04, b"x"))
+    block = base64.encodebytes(der).decode("ascii")
+    bundle = tmp_path / "bundle.pem"
+    bundle.write_text(
+        (tls_certs / "client.pem").read_text()
+        + f"-----BEGIN ENCRYPTED PRIVATE KEY-----\n{block}-----END ENCRYPTED PRIVATE KEY-----\n"
+    )
+    security = (
+        "security:\n  protocol: SSL\n  ssl: {caFile: certs/ca.pem, certFile: certs/client.pem, "
+        "keyFile: certs/client.key, keyPasswordEnv: K_KEYPASS}\n"
+    )
+    files = {"ca.pem": tls_certs / "ca.pem", "client.pem": bundle}
+    cluster = _cluster(tmp_path, security, {**files, "client.key": tls_certs / "client.key"})
+    started = time.process_time()
+    options = source_options(cluster, {"K_KEYPASS": "unused"})  # type: ignore[arg-type]
+    assert time.process_time() - started < 3.0
+    assert options["kafka.ssl.keystore.key"] == (tls_certs / "client.key").read_text().strip()
+
+
 def test_a_pkcs1_key_is_refused_with_the_conversion_to_make(
     tmp_path: Path, tls_certs: Path
 ) -> None:

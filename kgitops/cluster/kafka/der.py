@@ -14,6 +14,8 @@ def elements(data: bytes) -> list[tuple[int, bytes]]:
         if i + 2 > len(data):
             raise ValueError("a DER element cut short")
         tag, length = data[i], data[i + 1]
+        if tag & 0x1F == 0x1F:
+            raise ValueError("a DER tag of more than one byte")
         i += 2
         if length & 0x80:
             size = length & 0x7F
@@ -28,11 +30,21 @@ def elements(data: bytes) -> list[tuple[int, bytes]]:
     return out
 
 
+MAX_OID = 64
+"""The longest OBJECT IDENTIFIER content read, in bytes: the ones kgitops compares take 9 to
+11, and a longer one from a hostile file would cost quadratic time to decode."""
+
+
 def oid(body: bytes) -> str:
     """An OBJECT IDENTIFIER's content as dotted text (``2a864886f70d01050d``:
-    ``1.2.840.113549.1.5.13``)."""
+    ``1.2.840.113549.1.5.13``). ``ValueError`` when empty, over ``MAX_OID`` bytes, or cut
+    short (its last byte says more follow)."""
     if not body:
         raise ValueError("an empty object identifier")
+    if len(body) > MAX_OID:
+        raise ValueError(f"an object identifier of over {MAX_OID} bytes")
+    if body[-1] & 0x80:
+        raise ValueError("an object identifier cut short")
     arcs: list[int] = []
     value = 0
     for byte in body:

@@ -12,8 +12,8 @@ gives ``security.protocol=SASL_SSL``, ``sasl.mechanism=SCRAM-SHA-512``, ``sasl.j
 and ``ssl.truststore.certificates`` (the CA file's text). The TLS files travel as text, not
 paths, so executors on other machines need no copy of them. Kafka's PEM support reads PKCS#8
 keys only (``BEGIN PRIVATE KEY``, or ``BEGIN ENCRYPTED PRIVATE KEY`` with a key password),
-and of the encrypted ones none that PBES2 encrypts (openssl's default): both are refused here
-with the ``openssl`` line that converts the key.
+and of the encrypted ones none that PBES2 (openssl's default) or a scheme the JDK lacks
+encrypts: both are refused here with the ``openssl`` line that converts the key.
 The values of ``SECRET_PROPERTIES`` are secrets: Kafka's Java client types them as passwords
 and logs them as ``[hidden]``; kgitops never prints them.
 """
@@ -45,11 +45,16 @@ def _jaas_quote(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-# PKCS#5 v2 (RFC 8018): Kafka's DefaultSslEngineFactory.PemStore.privateKey passes
-# EncryptedPrivateKeyInfo.getAlgName() to SecretKeyFactory.getInstance, and for this scheme the
-# name is "PBES2", which the JDK's providers do not offer (JDK-8231581; OpenJDK 17.0.15 here).
-# PKCS#12's PBE schemes (PBEWithSHA1AndDESede) it reads.
-_PBES2 = "1.2.840.113549.1.5.13"
+# Kafka's DefaultSslEngineFactory.PemStore.privateKey passes EncryptedPrivateKeyInfo.getAlgName()
+# to SecretKeyFactory.getInstance. For PKCS#5 v2 (RFC 8018) the name is "PBES2", which the JDK's
+# providers do not offer (JDK-8231581), nor do they offer the two PBE schemes below that openssl
+# can still write (Kafka 4.1.2 on OpenJDK 17.0.15 here: "... SecretKeyFactory not available").
+# PKCS#12's PBE with 3-key 3DES (PBEWithSHA1AndDESede), RC2 and RC4, and PBEWithMD5AndDES it reads.
+_UNREADABLE = {
+    "1.2.840.113549.1.5.13": "PBES2 (openssl's default)",
+    "1.2.840.113549.1.12.1.4": "PKCS#12's PBE with 2-key 3DES (openssl's PBE-SHA1-2DES)",
+    "1.2.840.113549.1.5.10": "PBES1 with SHA-1 and DES (openssl's PBE-SHA1-DES)",
+}
 _CONVERT = "openssl pkcs8 -topk8 -v1 PBE-SHA1-3DES -in KEY -out KEY.pk8"
 
 
@@ -117,10 +122,11 @@ def _tls_properties(spec: ClusterSpec, config: Mapping[str, object]) -> dict[str
     if cert:
         blocks = _pem_blocks(str(cert))
         key_file = config.get("ssl_keyfile")
-        if key_file:
-            blocks += _pem_blocks(str(key_file))
         chain = [block for kind, block in blocks if kind == "CERTIFICATE"]
-        keys = [(kind, block) for kind, block in blocks if kind.endswith("PRIVATE KEY")]
+        # the key OpenSSL loads (load_cert_chain): keyFile's first when it is given, never a
+        # key that certFile also holds (a bundle), so Spark gets the key kgitops checked
+        key_blocks = _pem_blocks(str(key_file)) if key_file else blocks
+        keys = [(kind, block) for kind, block in key_blocks if kind.endswith("PRIVATE KEY")]
         if not keys:
             raise ClusterTlsError(f"{where}: no private key in security.ssl.certFile or keyFile")
         kind, key = keys[0]
@@ -130,12 +136,12 @@ def _tls_properties(spec: ClusterSpec, config: Mapping[str, object]) -> dict[str
                 f"reads PKCS#8 keys only: convert it with `{_CONVERT}` (or `openssl pkcs8 "
                 "-topk8 -nocrypt -in KEY -out KEY.pk8` for an unencrypted key)"
             )
-        if kind == "ENCRYPTED PRIVATE KEY" and _scheme(key) == _PBES2:
+        unreadable = _UNREADABLE.get(_scheme(key) or "") if kind.startswith("ENC") else None
+        if unreadable is not None:
             raise ClusterTlsError(
-                f"{where}: the client key is encrypted with PBES2 (openssl's default), which "
-                "Kafka's Java client cannot decrypt (it asks the JDK for a key factory named "
-                f"PBES2, which the JDK does not offer): convert it with `{_CONVERT}` (or "
-                "-nocrypt for an unencrypted key)"
+                f"{where}: the client key is encrypted with {unreadable}, which "
+                "Kafka's Java client cannot decrypt (the JDK offers no key factory for it): "
+                f"convert it with `{_CONVERT}` (or -nocrypt for an unencrypted key)"
             )
         out["ssl.keystore.type"] = "PEM"
         out["ssl.keystore.certificate.chain"] = "\n".join(chain)

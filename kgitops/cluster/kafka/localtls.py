@@ -171,6 +171,7 @@ def _write_key(path: str, der: bytes) -> None:
     )
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
     with os.fdopen(os.open(path, flags, 0o600), "w", encoding="ascii") as f:
+        os.fchmod(f.fileno(), 0o600)  # a file already there keeps its mode otherwise
         f.write(pem + "\n")
 
 
