@@ -89,15 +89,7 @@ def test_a_wrong_tls_setting_is_one_line_and_creates_nothing(
         security = ""
         expected = "is a TLS listener (it answered a TLS handshake) but security.protocol is"
     folder = _folder(tmp_path / "tls", bootstrap, ca, security, topic)
-    code, _, err = _cli("apply", folder, "--yes")
-    assert code == 1 and len(err.splitlines()) == 1 and expected in err, err
-    import kafka
-
-    consumer = kafka.KafkaConsumer(bootstrap_servers=kafka_cluster.bootstrap)
-    try:
-        assert topic not in consumer.topics()
-    finally:
-        consumer.close()
+    _refused_and_nothing_created(kafka_cluster, folder, topic, expected)
 
 
 # ------------------------------------------------------------------ mutual TLS
@@ -118,6 +110,22 @@ def mtls(kafka_cluster: Any) -> str:
             pytest.fail("the test cluster has no MTLS listener")
         pytest.skip("this Kafka cluster folder was made before the MTLS listener: down, up")
     return str(kafka_cluster.mtls_bootstrap)
+
+
+def _refused_and_nothing_created(
+    kafka_cluster: Any, folder: str, topic: str, expected: str
+) -> None:
+    """`apply` of ``folder`` fails in the one line holding ``expected``, and the cluster (read
+    through its PLAINTEXT listener) has no ``topic``."""
+    code, _, err = _cli("apply", folder, "--yes")
+    assert code == 1 and len(err.splitlines()) == 1 and expected in err, err
+    import kafka
+
+    consumer = kafka.KafkaConsumer(bootstrap_servers=kafka_cluster.bootstrap)
+    try:
+        assert topic not in consumer.topics()
+    finally:
+        consumer.close()
 
 
 def _client_files(folder: Path, cert: str, key: str) -> None:
@@ -200,12 +208,4 @@ def test_the_mtls_listener_refuses_a_client_without_the_cas_certificate_in_one_l
         folder = _folder(tmp_path / "mtls", mtls, ca, MTLS, topic)
         _client_files(Path(folder), str(other / "tls/client.pem"), str(other / "tls/client.key"))
         expected = f"TLS: the broker refused the client certificate {folder}/client.pem ("
-    code, _, err = _cli("apply", folder, "--yes")
-    assert code == 1 and len(err.splitlines()) == 1 and expected in err, err
-    import kafka
-
-    consumer = kafka.KafkaConsumer(bootstrap_servers=kafka_cluster.bootstrap)
-    try:
-        assert topic not in consumer.topics()
-    finally:
-        consumer.close()
+    _refused_and_nothing_created(kafka_cluster, folder, topic, expected)
