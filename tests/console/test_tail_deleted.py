@@ -32,12 +32,14 @@ SPEC = ClusterSpec(
 
 
 class Consumer:
-    """A group-less consumer of TOPIC's partitions 0 and 1, both empty. ``pft``, ``listing``
-    and ``polls``: what ``partitions_for_topic``, ``topics`` and ``poll`` answer, in turn (an
-    exception is raised; the last answer repeats)."""
+    """A group-less consumer of TOPIC's partitions 0 and 1, ``end`` records each. ``pft``,
+    ``listing`` and ``polls``: what ``partitions_for_topic``, ``topics`` and ``poll`` answer,
+    in turn (an exception is raised; the last answer repeats)."""
 
-    def __init__(self, *, pft: list[Any], listing: list[Any], polls: list[Any]) -> None:
-        self.pft, self.listing, self.polls = pft, listing, polls
+    def __init__(
+        self, *, pft: list[Any], listing: list[Any], polls: list[Any], end: int = 0
+    ) -> None:
+        self.pft, self.listing, self.polls, self.end = pft, listing, polls, end
         self.calls: list[str] = []
         self.positions: dict[Any, int] = {}
 
@@ -63,9 +65,10 @@ class Consumer:
 
     def end_offsets(self, tps: list[Any], timeout_ms: int | None = None) -> dict[Any, int]:
         self.calls.append("end_offsets")
-        return dict.fromkeys(tps, 0)
+        return dict.fromkeys(tps, self.end)
 
-    beginning_offsets = end_offsets
+    def beginning_offsets(self, tps: list[Any]) -> dict[Any, int]:
+        return dict.fromkeys(tps, 0)
 
     def assign(self, tps: list[Any]) -> None:
         self.positions = dict.fromkeys(tps, 0)
@@ -123,9 +126,7 @@ def test_a_fetch_meeting_the_deletion_ends_follow_with_no_longer_exists(
     consumer's metadata: ``partitions_for_topic`` and then ``topics`` wait for it and raise its
     UNKNOWN_TOPIC_OR_PARTITION (it was the CI race's raw "Fetch: the broker refused the
     request: UNKNOWN_TOPIC_OR_PARTITION" line); the listing of every topic lacks it."""
-    consumer.append(
-        Consumer(pft=[_unknown()], listing=[_unknown(), {"other"}], polls=[{}])
-    )
+    consumer.append(Consumer(pft=[_unknown()], listing=[_unknown(), {"other"}], polls=[{}]))
     exc, took = _follow(timeout=5)
     assert isinstance(exc, ClusterRequestError), exc
     assert str(exc) == GONE and exc.code == "UNKNOWN_TOPIC_OR_PARTITION"
@@ -177,9 +178,18 @@ def test_the_cluster_not_answering_the_confirmation_keeps_the_check_going(
     not called deleted on one broker's word; the leaders' check decides."""
     from kafka.errors import KafkaTimeoutError
 
-    consumer.append(
-        Consumer(pft=[_unknown(), {0, 1}], listing=[KafkaTimeoutError()], polls=[{}])
-    )
+    consumer.append(Consumer(pft=[_unknown(), {0, 1}], listing=[KafkaTimeoutError()], polls=[{}]))
     exc, _took = _follow(timeout=1)
     assert exc is None, exc
 
+
+def test_a_deletion_met_while_the_backlog_is_read_ends_follow_with_no_longer_exists(
+    consumer: list[Consumer],
+) -> None:
+    """Each partition has a record to read first (the ``--max`` backlog); the poll reading it
+    raises the failed refresh of the topic, and every topic's list lacks it."""
+    consumer.append(Consumer(pft=[{0, 1}], listing=[{"other"}], polls=[_unknown()], end=1))
+    exc, took = _follow(timeout=3)
+    assert isinstance(exc, ClusterRequestError) and str(exc) == GONE, exc
+    assert took < 1, took
+    assert consumer[0].calls == ["end_offsets", "poll", "topics"]  # read from the backlog

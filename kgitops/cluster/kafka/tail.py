@@ -178,14 +178,14 @@ def follow_messages(
                 c.pause(tp)
             quiet_since = time.monotonic()
             while todo and (deadline is None or time.monotonic() < deadline):
-                batch = _poll(c, topic, timeout_ms=200, max_records=1000)
-                for tp, records in batch.items():
+                polled = _poll(c, topic, timeout_ms=200, max_records=1000)
+                for tp, records in polled.items():
                     for r in records:
                         (head if r.offset < end[tp] else later).append(_message(r))
                     if c.position(tp) >= end[tp]:
                         todo.discard(tp)
                         c.pause(tp)  # a paused partition's fetched records wait, unread
-                if batch:
+                if polled:
                     quiet_since = time.monotonic()
                 elif time.monotonic() - quiet_since >= IDLE_CHECK_SECONDS:
                     break  # nothing more to read below the end offsets (transaction markers)
