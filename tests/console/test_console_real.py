@@ -313,13 +313,11 @@ def test_analyze_keys_on_the_sample_counts_what_kafka_stored(
     assert move["movedMessages"] == sum(1 for k in keys if k in moved)
 
 
-# Intermittent on real Kafka (CI, 2026-11-26): the deletion is sometimes first seen by a Fetch,
-# which ends in one line and exit 1 but with Kafka's UNKNOWN_TOPIC_OR_PARTITION wording, not
-# "no longer exists". Open; run with `pytest -m known_race`.
-@pytest.mark.known_race
 def test_tail_follow_ends_in_one_line_when_its_topic_is_deleted(topic: Topic) -> None:
     """Kafka answers a deleted topic's ListOffsets with UNKNOWN_TOPIC_OR_PARTITION, which
-    kafka-python retries until the request timeout: the idle check asks the metadata first."""
+    kafka-python retries until the request timeout: the idle check asks the metadata first. A
+    Fetch may meet the deletion first (kafka-python's failed refresh of the topic is raised to
+    the idle check): the same line, after a fresh list of every topic lacks it."""
     import subprocess
     import sys
 
@@ -436,3 +434,52 @@ def test_a_consumer_protocol_group_is_described_with_its_members_and_lag(
     )
     assert code == 0, err
     assert group not in _group_ids(topic.bootstrap)
+
+
+def test_a_deleted_topics_failed_refresh_reaches_the_idle_check_and_is_confirmed(
+    topic: Topic,
+) -> None:
+    """The race the test above met in CI, made deterministic: on Kafka 4.1 a Fetch of a
+    deleted topic makes kafka-python refresh the topic's metadata, and a call that waits on
+    that refresh (``partitions_for_topic``, as the idle check asks) raises its
+    UNKNOWN_TOPIC_OR_PARTITION; the adapter's check confirms it with a Metadata of every topic
+    and says "no longer exists", never the raw error."""
+    from kafka import KafkaConsumer, TopicPartition
+    from kafka.admin import KafkaAdminClient, NewTopic
+    from kafka.errors import UnknownTopicOrPartitionError
+
+    from kgitops.cluster.kafka.tail import _listed
+    from kgitops.errors import ClusterRequestError
+
+    name = f"rk-console-{RUN}.doomed-check"
+    admin = KafkaAdminClient(bootstrap_servers=topic.bootstrap)
+    consumer = KafkaConsumer(bootstrap_servers=topic.bootstrap)
+    raw: list[str] = []
+    said: list[str] = []
+    try:
+        admin.create_topics([NewTopic(name, 2, 2)])
+        eventually(lambda: consumer.partitions_for_topic(name), lambda ids: ids == {0, 1})
+        consumer.assign([TopicPartition(name, p) for p in (0, 1)])
+        consumer.seek_to_end()
+        for _ in range(4):
+            consumer.poll(timeout_ms=200)
+        admin.delete_topics([name])
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not (raw and said):
+            consumer.poll(timeout_ms=100)  # its Fetch meets the deletion, refreshes
+            try:
+                consumer.partitions_for_topic(name)  # what the idle check asked before
+            except UnknownTopicOrPartitionError as exc:
+                raw.append(str(exc))
+            consumer.poll(timeout_ms=100)
+            try:
+                _listed(consumer, name)
+            except ClusterRequestError as exc:
+                said.append(str(exc))
+    finally:
+        consumer.close()
+        admin.close()
+    assert raw, "kafka-python no longer raises a failed refresh to partitions_for_topic"
+    assert said and set(said) == {
+        f"topic '{name}' no longer exists on the cluster (deleted while tail followed it)"
+    }, said

@@ -12,6 +12,8 @@ import time
 from collections.abc import Generator, Iterator, Mapping, Sequence
 from typing import Any
 
+from kafka.errors import UnknownTopicIdError, UnknownTopicOrPartitionError
+
 from kgitops.cluster.kafka.bootstrap import topic_consumer
 from kgitops.errors import ClusterError, ClusterRequestError, KgitopsError
 from kgitops.model import ClusterSpec
@@ -176,42 +178,35 @@ def follow_messages(
                 c.pause(tp)
             quiet_since = time.monotonic()
             while todo and (deadline is None or time.monotonic() < deadline):
-                batch = c.poll(timeout_ms=200, max_records=1000)
-                for tp, records in batch.items():
+                polled = _poll(c, topic, timeout_ms=200, max_records=1000)
+                for tp, records in polled.items():
                     for r in records:
                         (head if r.offset < end[tp] else later).append(_message(r))
                     if c.position(tp) >= end[tp]:
                         todo.discard(tp)
                         c.pause(tp)  # a paused partition's fetched records wait, unread
-                if batch:
+                if polled:
                     quiet_since = time.monotonic()
                 elif time.monotonic() - quiet_since >= IDLE_CHECK_SECONDS:
                     break  # nothing more to read below the end offsets (transaction markers)
             c.resume(*tps)
             head.sort(key=_order)
             yield head[-request.count :] + later
-        from kafka.errors import UnknownTopicOrPartitionError
-
         quiet, slice_s, check_s = _silence_bounds(spec)
         idle_since = time.monotonic()
         missing = 0
         while deadline is None or time.monotonic() < deadline:
             left = slice_s * 1000 if deadline is None else (deadline - time.monotonic()) * 1000
-            try:
-                polled = c.poll(
-                    timeout_ms=max(0, min(int(slice_s * 1000), int(left))), max_records=500
-                )
-            except UnknownTopicOrPartitionError:
-                if _gone(c, topic):
-                    raise _deleted(topic) from None
-                continue  # a broker's lagging metadata: the next poll asks again
+            polled = _poll(
+                c, topic, timeout_ms=max(0, min(int(slice_s * 1000), int(left))), max_records=500
+            )
             batch = [_message(r) for records in polled.values() for r in records]
             now = time.monotonic()
             if batch:
                 idle_since = now
                 missing = 0
             elif now - idle_since >= quiet:
-                missing = 0 if c.partitions_for_topic(topic) else missing + 1
+                missing = 0 if _listed(c, topic) else missing + 1
                 if missing >= 2:  # twice, a check apart: not one broker's lagging cache
                     raise _deleted(topic)
                 if not missing:
@@ -219,7 +214,7 @@ def follow_messages(
                     # requestTimeoutMs since the cluster last answered
                     try:
                         c.end_offsets(tps, timeout_ms=int(check_s * 1000))
-                    except UnknownTopicOrPartitionError:
+                    except _UNKNOWN_TOPIC:
                         # Kafka answers a deleted topic's ListOffsets so; the consumer's
                         # metadata cache may still list it: ask the cluster
                         if _gone(c, topic):
@@ -228,13 +223,54 @@ def follow_messages(
             yield batch  # empty too: the caller can look at its output while all is quiet
 
 
-def _gone(consumer: Any, topic: str) -> bool:
-    """Whether the cluster no longer lists ``topic`` (a fresh Metadata request, not the
-    consumer's cache)."""
+#: What kafka-python raises when a request met a topic the broker does not know: a Fetch's
+#: UNKNOWN_TOPIC_OR_PARTITION (or UNKNOWN_TOPIC_ID) raises nothing itself, it refreshes the
+#: consumer's metadata for the topic, and a Metadata answer naming that one topic unknown
+#: fails the refresh with ``UnknownTopicOrPartitionError``, raised to whatever call waits on
+#: it (``poll``, ``partitions_for_topic``, ``topics``, ``end_offsets``). Whether the topic is
+#: gone is then asked of the whole cluster (``_gone``).
+_UNKNOWN_TOPIC = (UnknownTopicOrPartitionError, UnknownTopicIdError)
+
+
+def _poll(consumer: Any, topic: str, **kw: Any) -> dict[Any, list[Any]]:
+    """``consumer.poll(**kw)``; a topic a broker did not know that the cluster no longer
+    lists is ``_deleted``, else nothing was read (a broker's lagging metadata: the next poll
+    asks again)."""
     try:
-        return topic not in consumer.topics()
-    except Exception:  # the cluster did not answer: the caller's checks decide
-        return False
+        return dict(consumer.poll(**kw))
+    except _UNKNOWN_TOPIC:
+        if _gone(consumer, topic):
+            raise _deleted(topic) from None
+        return {}
+
+
+def _listed(consumer: Any, topic: str) -> bool:
+    """Whether the consumer's metadata lists ``topic`` (its cache; kafka-python asks the
+    cluster when the cache lacks it). A refresh that ended in UNKNOWN_TOPIC_OR_PARTITION is
+    confirmed with a fresh Metadata of every topic: gone, it is ``_deleted``; still listed
+    (a broker's lagging metadata, a leader moving), it counts as listed and the leaders are
+    asked next."""
+    try:
+        return bool(consumer.partitions_for_topic(topic))
+    except _UNKNOWN_TOPIC:
+        if _gone(consumer, topic):
+            raise _deleted(topic) from None
+        return True
+
+
+def _gone(consumer: Any, topic: str) -> bool:
+    """Whether the cluster no longer lists ``topic`` (a fresh Metadata request of every
+    topic, not the consumer's cache). ``consumer.topics()`` first waits for a refresh of the
+    topic already under way, and raises that refresh's UNKNOWN_TOPIC_OR_PARTITION: it is then
+    asked again (its own request, of every topic, follows), at most three times."""
+    for _ in range(3):
+        try:
+            return topic not in consumer.topics()
+        except _UNKNOWN_TOPIC:
+            continue  # the topic's own refresh failed: the listing of every topic follows
+        except Exception:  # the cluster did not answer: the caller's checks decide
+            return False
+    return False
 
 
 def _deleted(topic: str) -> ClusterRequestError:
