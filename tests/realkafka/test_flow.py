@@ -119,7 +119,7 @@ def throttled_as_planned(
     """Each move in flight is throttled as kafka-reassign-partitions throttles one: its
     current replicas in the topic's leader list, the replicas it adds in the follower list,
     the rate on every broker of both (docs/real-clusters.md, the throttle arithmetic)."""
-    assert flying, "at 200 KB/s the moves --no-wait started are still running"
+    assert flying, "the moves --no-wait started are still running"
     brokers: set[int] = set()
     for topic, p in flying:
         move = actions(plan, "reassign")[topic]["moves"][str(p)]
@@ -238,11 +238,11 @@ def test_the_readme_flow_on_a_rack_aware_kafka_cluster(
     folder.replan_is_empty()
 
     # 4. drain broker 4. First an apply that gets SIGTERM while its first moves run.
-    # The moves of a window are certainly still running when the test looks: the queue is in
-    # (topic, partition) order, so every window of this drain starts with a move of events
-    # (the test checks the drain has one; ``events`` sorts before ``orders``), and a move of
-    # events' 1.5 MiB partitions takes two fetches; at 10 KB/s, far below the 1 MiB a first
-    # fetch puts in the quota's window (10-11 s of 1 s samples), the second one waits until
+    # A move of its first window is certainly still running when the test looks: the queue is in
+    # (topic, partition) order, so the first window of each apply of this drain starts with a
+    # move of events (the drain has one, checked; ``events`` sorts before ``orders``); moving
+    # one of events' 1.5 MiB partitions takes two fetches; at 10 KB/s, far below the 1 MiB a
+    # first fetch puts in the quota's window (10-11 s of 1 s samples), the second waits until
     # that fetch's sample expires, about 11 s later (at 200 KB/s the two moves of a window
     # could both copy all in one pass and end before the test looked)
     slow = 10_000
