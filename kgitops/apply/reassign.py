@@ -54,6 +54,7 @@ from kgitops.errors import (
     ClusterUnreachable,
 )
 from kgitops.model import TopicPartition
+from kgitops.names import is_internal_topic
 from kgitops.plan.actions import Move, Reassign
 from kgitops.plan.schedule import LOOKAHEAD, MoveJob, next_batch
 from kgitops.plan.throttles import MoveThrottle
@@ -119,14 +120,18 @@ class Reassigner:
 
     # -------------------------------------------------------------------- run
 
-    def run(self, actions: list[Reassign], adopt: Iterable[str] = ()) -> ReassignResult:
+    def run(
+        self, actions: list[Reassign], adopt: Iterable[str] = (), *, adopt_internal: bool = False
+    ) -> ReassignResult:
         """Run the moves of ``actions``; also wait for (adopt) moves in flight on the topics
-        in ``adopt`` that no action names -- those a ``--no-wait`` apply left running."""
+        in ``adopt`` that no action names -- those a ``--no-wait`` apply left running -- and,
+        with ``adopt_internal``, on internal topics (``names.is_internal_topic``: a drain's
+        moves of ``__consumer_offsets``, a topic no plan digest names)."""
         for a in actions:
             for p, m in sorted(a.moves.items()):
                 self.moves[(a.topic, p)] = m
         try:
-            self._start(set(adopt))
+            self._start(set(adopt), adopt_internal)
             if self.queue or self.active:
                 self._loop()
         except FATAL as exc:
@@ -182,7 +187,7 @@ class Reassigner:
         self._details()
         return self.result.notes[notes_before:]
 
-    def _start(self, adopt: set[str]) -> None:
+    def _start(self, adopt: set[str], adopt_internal: bool = False) -> None:
         in_flight = self.admin.list_reassignments()
         foreign: list[str] = []
         for name, parts in sorted(in_flight.items()):
@@ -190,7 +195,8 @@ class Reassigner:
                 target = in_flight_target(replicas, removing)
                 source = tuple(r for r in replicas if r not in adding)
                 if self.journal.ours((name, p), target):
-                    if name in adopt and (name, p) not in self.moves:
+                    wanted = name in adopt or (adopt_internal and is_internal_topic(name))
+                    if wanted and (name, p) not in self.moves:
                         self.moves[(name, p)] = Move(
                             source, target, "in flight from an earlier apply"
                         )

@@ -207,8 +207,10 @@ class _Run(RunSeam):
             return
         self.reassigner = Reassigner(self.admin, self.options)
         adopt = set(self.plan.state_digests) - self.failed_topics if self.options.wait else set()
+        # a drain's moves of internal topics too, unless the plan was cut down (--target)
+        internal = self.options.wait and self.plan.targets is None
         try:
-            result = self.reassigner.run([a for _, a in items], adopt)
+            result = self.reassigner.run([a for _, a in items], adopt, adopt_internal=internal)
         except KeyboardInterrupt:
             self._record(items, self.reassigner.result)
             raise

@@ -178,3 +178,34 @@ def test_a_no_wait_drain_of_consumer_offsets_leaves_throttles_the_next_apply_rem
     no_throttles_left(demo)
     assert demo.state()["topics"]["__consumer_offsets"]["config"] == {"cleanup.policy": "compact"}
     assert all(1 not in p["replicas"] for p in offsets["partitions"].values())
+
+
+def test_an_apply_waits_for_the_consumer_offsets_moves_a_no_wait_drain_left_running(
+    tmp_path: Path,
+) -> None:
+    """No digest names ``__consumer_offsets`` (it is no topic of the folder's), so a later
+    apply's plan leaves its moves in flight out (REASSIGNMENT_IN_FLIGHT); the apply still waits
+    for those kgitops started, as for the folder's own topics, and removes their throttles
+    (seen on Kafka 4.1.2: an apply exited 0 with a drain's move of the topic still running and
+    its throttle entries still set)."""
+    from kgitops.cluster.port import NewTopic
+
+    demo = Folder(tmp_path)
+    demo.topics(topic("orders", 1, 2))
+    demo.apply()
+    sim = SimulatedCluster.open(str(demo.state_file), [])
+    sim.create_topics(
+        [NewTopic("__consumer_offsets", {0: (1, 2), 1: (2, 3)}, {"cleanup.policy": "compact"})]
+    )
+    demo.set_sizes("__consumer_offsets", 100_000_000)
+    demo.cluster(decommission=[1])
+    code, out, err = demo.cli("apply", "--yes", "--no-wait")
+    assert code == 0, out + err
+    assert demo.state().get("reassignments", {}).get("__consumer_offsets"), "left running"
+    code, out, err = demo.cli("apply", "--yes")
+    assert code == 0, out + err
+    assert "~ reassign __consumer_offsets (moves in flight from an earlier apply)" in out, out
+    no_throttles_left(demo)
+    offsets = demo.state()["topics"]["__consumer_offsets"]
+    assert all(1 not in p["replicas"] for p in offsets["partitions"].values())
+    assert offsets["config"] == {"cleanup.policy": "compact"}

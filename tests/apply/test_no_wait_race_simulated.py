@@ -27,10 +27,12 @@ def test_moves_that_end_after_the_plan_leave_no_throttle(
     assert throttles_in(demo.state()), "its first window runs throttled"
     real_start = reassign.Reassigner._start
 
-    def late_start(self: reassign.Reassigner, adopt: set[str]) -> None:
+    def late_start(
+        self: reassign.Reassigner, adopt: set[str], adopt_internal: bool = False
+    ) -> None:
         sim = getattr(self.admin, "inner", self.admin)  # under apply's request recorder
         sim.advance(600)  # the first window ends
-        real_start(self, adopt)
+        real_start(self, adopt, adopt_internal)
 
     monkeypatch.setattr(reassign.Reassigner, "_start", late_start)
     code, out, err = demo.cli("apply", "--yes")

@@ -104,9 +104,11 @@ def test_a_no_wait_move_that_ends_after_the_plan_leaves_no_throttle(
     if when == "before the moves are read":  # planned and checked fresh while it ran
         real_start = reassign.Reassigner._start
 
-        def late_start(self: reassign.Reassigner, adopt: set[str]) -> None:
+        def late_start(
+            self: reassign.Reassigner, adopt: set[str], adopt_internal: bool = False
+        ) -> None:
             end_the_move()
-            real_start(self, adopt)
+            real_start(self, adopt, adopt_internal)
 
         monkeypatch.setattr(reassign.Reassigner, "_start", late_start)
     elif when == "before it looks for its moves":  # planned while it ran: no changes
