@@ -188,13 +188,6 @@ def spawn_apply(folder: KafkaFolder) -> subprocess.Popen[str]:
     )
 
 
-# Intermittent on real Kafka (CI, 2026-11-27, on the first run after its known_race mark was
-# taken off): after the final apply, __consumer_offsets partition 4 still held the drain's
-# throttle entries (follower 4:1, leader 4:2,4:3,4:4), so the no-throttle check failed. The
-# drain of broker 4 moves __consumer_offsets too (an internal topic), and its partitions sort
-# before this test's topics, so a window can hold them. Cause not found; 6/6 and 1/1 passed
-# on other clusters. Open; run with `pytest -m known_race`.
-@pytest.mark.known_race
 @pytest.mark.slow
 def test_the_readme_flow_on_a_rack_aware_kafka_cluster(
     kafka: tuple[KafkaFolder, Inspector],
