@@ -29,7 +29,7 @@ A new replica copies the whole partition from the leader (docs/apply.md). So:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from kgitops.apply.journal import MoveJournal
 from kgitops.apply.moves import (
@@ -54,7 +54,6 @@ from kgitops.errors import (
     ClusterUnreachable,
 )
 from kgitops.model import TopicPartition
-from kgitops.names import is_internal_topic
 from kgitops.plan.actions import Move, Reassign
 from kgitops.plan.schedule import LOOKAHEAD, MoveJob, next_batch
 from kgitops.plan.throttles import MoveThrottle
@@ -121,17 +120,23 @@ class Reassigner:
     # -------------------------------------------------------------------- run
 
     def run(
-        self, actions: list[Reassign], adopt: Iterable[str] = (), *, adopt_internal: bool = False
+        self,
+        actions: list[Reassign],
+        adopt: Iterable[str] = (),
+        *,
+        adopt_ours: Callable[[str], bool] | None = None,
     ) -> ReassignResult:
-        """Run the moves of ``actions``; also wait for (adopt) moves in flight on the topics
-        in ``adopt`` that no action names -- those a ``--no-wait`` apply left running -- and,
-        with ``adopt_internal``, on internal topics (``names.is_internal_topic``: a drain's
-        moves of ``__consumer_offsets``, a topic no plan digest names)."""
+        """Run the moves of ``actions``; also wait for (adopt) moves in flight that kgitops
+        started (the move record) and no action names -- those a ``--no-wait`` apply left
+        running -- on the topics in ``adopt``, or on every topic ``adopt_ours`` accepts when
+        it is given (``run.adopts``: a drain's moves of ``__consumer_offsets`` too, which no
+        plan digest names). Moves another tool started are noted on the topics in ``adopt``."""
         for a in actions:
             for p, m in sorted(a.moves.items()):
                 self.moves[(a.topic, p)] = m
         try:
-            self._start(set(adopt), adopt_internal)
+            named = set(adopt)
+            self._start(named, adopt_ours or named.__contains__)
             if self.queue or self.active:
                 self._loop()
         except FATAL as exc:
@@ -187,7 +192,7 @@ class Reassigner:
         self._details()
         return self.result.notes[notes_before:]
 
-    def _start(self, adopt: set[str], adopt_internal: bool = False) -> None:
+    def _start(self, adopt: set[str], adopt_ours: Callable[[str], bool]) -> None:
         in_flight = self.admin.list_reassignments()
         foreign: list[str] = []
         for name, parts in sorted(in_flight.items()):
@@ -195,8 +200,7 @@ class Reassigner:
                 target = in_flight_target(replicas, removing)
                 source = tuple(r for r in replicas if r not in adding)
                 if self.journal.ours((name, p), target):
-                    wanted = name in adopt or (adopt_internal and is_internal_topic(name))
-                    if wanted and (name, p) not in self.moves:
+                    if adopt_ours(name) and (name, p) not in self.moves:
                         self.moves[(name, p)] = Move(
                             source, target, "in flight from an earlier apply"
                         )

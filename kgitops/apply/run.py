@@ -207,10 +207,14 @@ class _Run(RunSeam):
             return
         self.reassigner = Reassigner(self.admin, self.options)
         adopt = set(self.plan.state_digests) - self.failed_topics if self.options.wait else set()
-        # a drain's moves of internal topics too, unless the plan was cut down (--target)
-        internal = self.options.wait and self.plan.targets is None
+
+        def ours(topic: str) -> bool:
+            return (
+                self.options.wait and topic not in self.failed_topics and adopts(self.plan, topic)
+            )
+
         try:
-            result = self.reassigner.run([a for _, a in items], adopt, adopt_internal=internal)
+            result = self.reassigner.run([a for _, a in items], adopt, adopt_ours=ours)
         except KeyboardInterrupt:
             self._record(items, self.reassigner.result)
             raise
@@ -408,6 +412,14 @@ def _real_error(err: ClusterError | None) -> bool:
     if err is None:
         return False
     return not (isinstance(err, ClusterRequestError) and err.code == "ELECTION_NOT_NEEDED")
+
+
+def adopts(plan: Plan, topic: str) -> bool:
+    """Whether an apply of ``plan`` waits for the moves kgitops started (its move record) that
+    are in flight on ``topic``: on every topic, a drain's moves of ``__consumer_offsets`` or of
+    a topic not in git included, unless the plan was cut down with ``--target`` (then on the
+    topics it names)."""
+    return plan.targets is None or topic in plan.state_digests
 
 
 def apply_plan(

@@ -386,7 +386,7 @@ def apply_with(
     from kgitops.apply.journal import MoveJournal
     from kgitops.apply.progress import for_stream
     from kgitops.apply.record import ThrottleRecord
-    from kgitops.apply.run import apply_plan
+    from kgitops.apply.run import adopts, apply_plan
     from kgitops.cluster.port import sent_requests
     from kgitops.commands._owners import claim
     from kgitops.plan.identity import check_cluster_id
@@ -403,16 +403,12 @@ def apply_with(
         ours = [
             (t, p)
             for t, parts in listed.items()
-            if t in plan.state_digests
+            if adopts(plan, t)
             for p, (replicas, _, removing) in parts.items()
             if journal.ours((t, p), tuple(r for r in replicas if r not in removing))
         ]
         # moves of ours that ended since the plan (it kept their throttles): clean up too
-        ended = [
-            (t, p)
-            for t, p in journal.moves
-            if t in plan.state_digests and p not in listed.get(t, {})
-        ]
+        ended = [(t, p) for t, p in journal.moves if adopts(plan, t) and p not in listed.get(t, {})]
         if args.dry_run or args.no_wait or not (ours or ended):
             for note in journal.notes:
                 print(printable(note), file=sys.stderr)

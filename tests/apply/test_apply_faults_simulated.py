@@ -209,3 +209,36 @@ def test_an_apply_waits_for_the_consumer_offsets_moves_a_no_wait_drain_left_runn
     offsets = demo.state()["topics"]["__consumer_offsets"]
     assert all(1 not in p["replicas"] for p in offsets["partitions"].values())
     assert offsets["config"] == {"cleanup.policy": "compact"}
+
+
+@pytest.mark.parametrize("moved", ["__consumer_offsets", "payments"])
+def test_an_apply_with_no_changes_waits_for_a_drains_moves_outside_the_folder(
+    tmp_path: Path, moved: str
+) -> None:
+    """The drained broker holds replicas only of a topic no file of the folder names (Kafka's
+    ``__consumer_offsets``, or a topic not in git): after a ``--no-wait`` drain the plan has
+    no changes, and ``apply`` still waits for the moves kgitops started and removes their
+    throttles."""
+    from kgitops.cluster.port import NewTopic
+
+    demo = Folder(tmp_path)
+    demo.topics(topic("orders", 1, 2))
+    demo.apply()
+    held = {b for r in demo.replicas("orders").values() for b in r}
+    drained = min(b for b in range(1, 7) if b not in held)
+    others = sorted(b for b in range(1, 7) if b != drained)
+    sim = SimulatedCluster.open(str(demo.state_file), [])
+    sim.create_topics([NewTopic(moved, {0: (drained, others[0]), 1: (others[1], drained)}, {})])
+    demo.set_sizes(moved, 100_000_000)
+    demo.cluster(decommission=[drained])
+    code, out, err = demo.cli("apply", "--yes", "--no-wait")
+    assert code == 0, out + err
+    assert demo.state().get("reassignments", {}).get(moved), "left running"
+    code, out, err = demo.cli("plan", "--detailed-exitcode")
+    assert code == 0, "moves in flight to their targets are no change: " + out + err
+    code, out, err = demo.cli("apply", "--yes")
+    assert code == 0, out + err
+    assert f"~ reassign {moved} (moves in flight from an earlier apply)" in out, out
+    no_throttles_left(demo)
+    parts = demo.state()["topics"][moved]["partitions"]
+    assert all(drained not in p["replicas"] for p in parts.values())

@@ -5,6 +5,7 @@ second apply leaves no throttle behind."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -28,11 +29,11 @@ def test_moves_that_end_after_the_plan_leave_no_throttle(
     real_start = reassign.Reassigner._start
 
     def late_start(
-        self: reassign.Reassigner, adopt: set[str], adopt_internal: bool = False
+        self: reassign.Reassigner, adopt: set[str], adopt_ours: Callable[[str], bool]
     ) -> None:
         sim = getattr(self.admin, "inner", self.admin)  # under apply's request recorder
         sim.advance(600)  # the first window ends
-        real_start(self, adopt, adopt_internal)
+        real_start(self, adopt, adopt_ours)
 
     monkeypatch.setattr(reassign.Reassigner, "_start", late_start)
     code, out, err = demo.cli("apply", "--yes")

@@ -24,7 +24,7 @@ apply removes them: the test accepts it there, and only there, and then checks e
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -105,10 +105,10 @@ def test_a_no_wait_move_that_ends_after_the_plan_leaves_no_throttle(
         real_start = reassign.Reassigner._start
 
         def late_start(
-            self: reassign.Reassigner, adopt: set[str], adopt_internal: bool = False
+            self: reassign.Reassigner, adopt: set[str], adopt_ours: Callable[[str], bool]
         ) -> None:
             end_the_move()
-            real_start(self, adopt, adopt_internal)
+            real_start(self, adopt, adopt_ours)
 
         monkeypatch.setattr(reassign.Reassigner, "_start", late_start)
     elif when == "before it looks for its moves":  # planned while it ran: no changes
