@@ -145,12 +145,9 @@ def test_after_no_wait_an_apply_with_no_changes_waits_for_the_moves_and_removes_
     no_throttles_left(demo)
 
 
-def test_a_no_wait_drain_of_consumer_offsets_leaves_throttles_the_next_apply_removes(
-    tmp_path: Path,
-) -> None:
-    """A drain moves ``__consumer_offsets`` throttled like any move; after a ``--no-wait``
-    drain whose moves have finished, the throttle left on it is apply's own leftover: the next
-    plan removes exactly that, and the topic's other configs are as the brokers set them."""
+def _no_wait_drain_of_consumer_offsets(tmp_path: Path) -> tuple[Folder, str]:
+    """A folder of one topic applied, a ``__consumer_offsets`` of two 100 MB partitions on
+    broker 1, then ``apply --no-wait`` of broker 1's drain: the folder and apply's output."""
     from kgitops.cluster.port import NewTopic
 
     demo = Folder(tmp_path)
@@ -164,6 +161,16 @@ def test_a_no_wait_drain_of_consumer_offsets_leaves_throttles_the_next_apply_rem
     demo.cluster(decommission=[1])
     code, out, err = demo.cli("apply", "--yes", "--no-wait")
     assert code == 0, out + err
+    return demo, out
+
+
+def test_a_no_wait_drain_of_consumer_offsets_leaves_throttles_the_next_apply_removes(
+    tmp_path: Path,
+) -> None:
+    """A drain moves ``__consumer_offsets`` throttled like any move; after a ``--no-wait``
+    drain whose moves have finished, the throttle left on it is apply's own leftover: the next
+    plan removes exactly that, and the topic's other configs are as the brokers set them."""
+    demo, out = _no_wait_drain_of_consumer_offsets(tmp_path)
     assert "~ reassign __consumer_offsets" in out
     code, out, err = demo.cli("simulate", "advance", "1h")
     assert code == 0, out + err
@@ -188,19 +195,7 @@ def test_an_apply_waits_for_the_consumer_offsets_moves_a_no_wait_drain_left_runn
     for those kgitops started, as for the folder's own topics, and removes their throttles
     (seen on Kafka 4.1.2: an apply exited 0 with a drain's move of the topic still running and
     its throttle entries still set)."""
-    from kgitops.cluster.port import NewTopic
-
-    demo = Folder(tmp_path)
-    demo.topics(topic("orders", 1, 2))
-    demo.apply()
-    sim = SimulatedCluster.open(str(demo.state_file), [])
-    sim.create_topics(
-        [NewTopic("__consumer_offsets", {0: (1, 2), 1: (2, 3)}, {"cleanup.policy": "compact"})]
-    )
-    demo.set_sizes("__consumer_offsets", 100_000_000)
-    demo.cluster(decommission=[1])
-    code, out, err = demo.cli("apply", "--yes", "--no-wait")
-    assert code == 0, out + err
+    demo, out = _no_wait_drain_of_consumer_offsets(tmp_path)
     assert demo.state().get("reassignments", {}).get("__consumer_offsets"), "left running"
     code, out, err = demo.cli("apply", "--yes")
     assert code == 0, out + err
