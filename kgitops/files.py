@@ -284,6 +284,16 @@ def write_atomic(
         raise
 
 
+def write_private(path: str, text: str) -> None:
+    """``text`` into ``path``, mode 0600 -- also a file already there, before any byte of
+    ``text`` (``open``'s mode applies to a new file only) -- never through a symlink."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        os.fchmod(fd, 0o600)
+        f.write(text)
+
+
 # ------------------------------------------------------------------------- --out
 
 

@@ -431,12 +431,13 @@ def test_the_secrets_are_written_0600_over_a_file_left_with_another_mode(tmp_pat
     """A folder checked out of git (mode 0644) or left by a failed ``up``: ``open``'s mode
     applies to a new file only, so the new password landed in a world-readable file."""
     from kgitops.cluster.kafka import localsecrets, localtls
+    from kgitops.files import write_private
 
     env, key = tmp_path / "admin.env", tmp_path / "client.key"
     for path in (env, key):
         path.write_text("stale\n")
         path.chmod(0o644)
-    localsecrets.write_private(str(env), localsecrets.admin_env("pw-1", "pw-2"))
+    write_private(str(env), localsecrets.admin_env("pw-1", "pw-2"))
     localtls._write_key(str(key), b"\x30\x00")
     for path in (env, key):
         assert stat.S_IMODE(os.stat(path).st_mode) == 0o600

@@ -52,7 +52,7 @@ from kgitops.cluster.kafka.localprobe import (
     port_taken,
 )
 from kgitops.cluster.kafka.localprops import ADMIN_USER, Node, server_properties
-from kgitops.cluster.kafka.localsecrets import CREDENTIALS_FILE, write_private
+from kgitops.cluster.kafka.localsecrets import CREDENTIALS_FILE
 from kgitops.cluster.kafka.localtls import (
     CA_FILE,
     CLIENT_CERT,
@@ -64,7 +64,7 @@ from kgitops.cluster.kafka.localtls import (
 from kgitops.cluster.kafka.runtime import DEFAULT_VERSION, Runtime, ensure_runtime, run_tool
 from kgitops.cluster.local import log_tail, proc_cmdline, proc_start_time, symlinked_folder
 from kgitops.errors import FileRefused, LocalBrokerError
-from kgitops.files import read_json, write_atomic
+from kgitops.files import read_json, write_atomic, write_private
 
 DEFAULT_DIR = os.path.join(".kgitops", "kafka")
 DEFAULT_BASE_PORT = 19100

@@ -11,8 +11,6 @@ A shell can source it; ``security.sasl.usernameEnv``/``passwordEnv`` and
 
 from __future__ import annotations
 
-import os
-
 from kgitops.cluster.kafka.localprops import ADMIN_USER
 from kgitops.cluster.kafka.localtls import CLIENT_KEY, TLS_DIR
 from kgitops.errors import LocalBrokerError
@@ -31,16 +29,6 @@ def admin_env(password: str, key_password: str) -> str:
         f"# the password of {TLS_DIR}/{CLIENT_KEY} (the MTLS listener's client key)\n"
         f"{KEY_PASSWORD_VAR}={key_password}\n"
     )
-
-
-def write_private(path: str, text: str) -> None:
-    """``text`` into ``path``, mode 0600 (also a file already there, before any byte of
-    ``text``: ``open``'s mode applies to a new file only), never through a symlink."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
-    fd = os.open(path, flags, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        os.fchmod(fd, 0o600)
-        f.write(text)
 
 
 def credentials(path: str) -> tuple[str, str]:

@@ -33,6 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 from kgitops.cluster.kafka.der import elements, oid
 from kgitops.cluster.kafka.runtime import run_tool
 from kgitops.errors import LocalBrokerError
+from kgitops.files import write_private
 
 TLS_DIR = "tls"
 CA_FILE = "ca.pem"
@@ -169,10 +170,7 @@ def _write_key(path: str, der: bytes) -> None:
     pem = "\n".join(
         ["-----BEGIN ENCRYPTED PRIVATE KEY-----", *lines, "-----END ENCRYPTED PRIVATE KEY-----"]
     )
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
-    with os.fdopen(os.open(path, flags, 0o600), "w", encoding="ascii") as f:
-        os.fchmod(f.fileno(), 0o600)  # a file already there keeps its mode otherwise
-        f.write(pem + "\n")
+    write_private(path, pem + "\n")
 
 
 def _keytool(tool: str, step: tuple[str, ...], env: dict[str, str], password: str) -> None:

@@ -217,8 +217,7 @@ def follow_messages(
                     except _UNKNOWN_TOPIC:
                         # Kafka answers a deleted topic's ListOffsets so; the consumer's
                         # metadata cache may still list it: ask the cluster
-                        if _gone(c, topic):
-                            raise _deleted(topic) from None
+                        _end_if_gone(c, topic)
                 idle_since = time.monotonic()
             yield batch  # empty too: the caller can look at its output while all is quiet
 
@@ -239,8 +238,7 @@ def _poll(consumer: Any, topic: str, **kw: Any) -> dict[Any, list[Any]]:
     try:
         return dict(consumer.poll(**kw))
     except _UNKNOWN_TOPIC:
-        if _gone(consumer, topic):
-            raise _deleted(topic) from None
+        _end_if_gone(consumer, topic)
         return {}
 
 
@@ -253,9 +251,15 @@ def _listed(consumer: Any, topic: str) -> bool:
     try:
         return bool(consumer.partitions_for_topic(topic))
     except _UNKNOWN_TOPIC:
-        if _gone(consumer, topic):
-            raise _deleted(topic) from None
+        _end_if_gone(consumer, topic)
         return True
+
+
+def _end_if_gone(consumer: Any, topic: str) -> None:
+    """``_deleted`` when the cluster no longer lists ``topic`` (after a request met it
+    unknown); otherwise nothing: a broker's lagging metadata."""
+    if _gone(consumer, topic):
+        raise _deleted(topic) from None
 
 
 def _gone(consumer: Any, topic: str) -> bool:
