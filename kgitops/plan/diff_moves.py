@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from kgitops.errors import AssignmentError
 from kgitops.model import PartitionTable, TopicSpec, TopicState, replica_lists
-from kgitops.names import KAFKA_METADATA_TOPIC, MIN_ISR, is_internal_topic
+from kgitops.names import KAFKA_INTERNAL_TOPICS, KAFKA_METADATA_TOPIC, MIN_ISR, is_internal_topic
 from kgitops.placement.startindex import Load
 from kgitops.plan.actions import AlterConfig, CreateTopic, ElectLeaders, Move, Reassign
 from kgitops.plan.diff_context import Context
@@ -265,7 +265,10 @@ def drain_unmanaged(ctx: Context, managed: set[str]) -> set[str]:
         ctx.drain_moves.extend((m.source, m.target, m.size_bytes, racked) for m in moves.values())
         moved.add(name)
     others = sorted(n for n in moved if not ctx.inputs.cluster.owns.topic(n))
-    foreign = [n for n in others if not is_internal_topic(n, ctx.inputs.cluster.own_topics)]
+    # Kafka's own topics (no folder may manage them) and this folder's records are nobody's
+    # to tell; any other name is someone's, ``__`` or not (Connect's, Streams')
+    own = ctx.inputs.cluster.own_topics
+    foreign = [n for n in others if n not in KAFKA_INTERNAL_TOPICS and n not in own]
     if foreign:
         ctx.warn(
             "",

@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from kgitops.cluster.port import NewTopic
+from kgitops.cluster.simulated import SimulatedCluster
 from kgitops.model import Broker
 from tests import helpers
 from tests.helpers import THREE_RACKS, run_cli
@@ -152,6 +154,41 @@ def test_a_drain_moves_every_replica_and_names_the_topics_of_others(repo: Repo) 
     for topic in repo.live()["topics"].values():
         for replicas in topic["partitions"].values():
             assert 2 not in replicas["replicas"]
+
+
+def test_a_drain_names_another_folders_topic_whose_name_starts_with_two_underscores(
+    repo: Repo,
+) -> None:
+    """A ``__`` name is for internal topics, yet a folder may manage one (with a warning):
+    Connect's or Streams' topics kept by their team. The drain moves it like any topic and
+    names it for its owners; Kafka's own ``__consumer_offsets``, which no folder may manage,
+    is moved too but named for nobody."""
+    (repo.dir("shipping") / "changelog.yaml").write_text(topic_yaml("__shipping.changelog"))
+    (repo.dir("shipping") / "cluster.yaml").write_text(
+        cluster_yaml(
+            "shipping",
+            owns="owns:\n  topics: ['shipping.*', '__shipping.*']\n"
+            "  principals: ['User:shipping-*']\n  groups: ['shipping-*']\n",
+        )
+    )
+    repo.apply("shipping")
+    SimulatedCluster.open(str(repo.state), BROKERS).create_topics(
+        [NewTopic("__consumer_offsets", {0: (0, 1, 2)}, {"cleanup.policy": "compact"})]
+    )
+    (repo.dir("payments") / "cluster.yaml").write_text(
+        cluster_yaml("payments", "decommission: [2]\n")
+    )
+    plan = repo.plan_json("payments")
+    moved = {a["topic"] for a in plan["actions"] if a["type"] == "reassign"}
+    assert moved == {
+        "__consumer_offsets",
+        "__shipping.changelog",
+        "payments.orders",
+        "shipping.parcels",
+    }
+    (others,) = [w for w in plan["warnings"] if w["code"] == "DRAIN_MOVES_OTHERS"]
+    assert others["data"]["topics"] == ["__shipping.changelog", "shipping.parcels"]
+    assert "__consumer_offsets" not in others["message"]
 
 
 def test_rebalance_never_moves_a_topic_of_another_folder(repo: Repo) -> None:
