@@ -28,11 +28,12 @@ import time
 from dataclasses import dataclass, field
 from typing import IO, Literal
 
+from kgitops.cluster.localdefaults import TANSU_DIR, TANSU_PORT
 from kgitops.errors import FileRefused, LocalBrokerError
 from kgitops.files import read_json, write_atomic
 
-DEFAULT_PORT = 19092
-DEFAULT_DIR = os.path.join(".kgitops", "local")
+DEFAULT_PORT = TANSU_PORT
+DEFAULT_DIR = TANSU_DIR
 HOST = "127.0.0.1"
 STATE_FILE = "broker.json"
 LOG_FILE = "broker.log"

@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 from enum import Enum
 
 from kgitops.commands._ci_steps import (
@@ -117,6 +116,8 @@ def environments(text: str) -> dict[str, str]:
 def _changed_paths(base: str, head: str) -> list[str] | None:
     """The paths ``git diff -z --name-only BASE...HEAD`` names in the checkout of the current
     folder, as absolute paths; None (every cluster folder) without a usable base commit."""
+    import subprocess
+
     from kgitops.gitrepo import checkout_root, run_git
 
     root = checkout_root(".")

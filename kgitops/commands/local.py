@@ -22,10 +22,12 @@ HELP = "start, stop or check a local cluster: the embedded Tansu broker, or real
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from kgitops.cluster.kafka.localcluster import DEFAULT_BASE_PORT, DEFAULT_BROKERS
-    from kgitops.cluster.kafka.localcluster import DEFAULT_DIR as KAFKA_DIR
-    from kgitops.cluster.kafka.runtime import DEFAULT_VERSION
-    from kgitops.cluster.local import DEFAULT_DIR, DEFAULT_PORT
+    from kgitops.cluster.localdefaults import KAFKA_BASE_PORT as DEFAULT_BASE_PORT
+    from kgitops.cluster.localdefaults import KAFKA_BROKERS as DEFAULT_BROKERS
+    from kgitops.cluster.localdefaults import KAFKA_DIR
+    from kgitops.cluster.localdefaults import KAFKA_VERSION as DEFAULT_VERSION
+    from kgitops.cluster.localdefaults import TANSU_DIR as DEFAULT_DIR
+    from kgitops.cluster.localdefaults import TANSU_PORT as DEFAULT_PORT
 
     sub = parser.add_subparsers(dest="local_command", metavar="ACTION", required=True)
     up = sub.add_parser(

@@ -63,12 +63,13 @@ from kgitops.cluster.kafka.localtls import (
 )
 from kgitops.cluster.kafka.runtime import DEFAULT_VERSION, Runtime, ensure_runtime, run_tool
 from kgitops.cluster.local import log_tail, proc_cmdline, proc_start_time, symlinked_folder
+from kgitops.cluster.localdefaults import KAFKA_BASE_PORT, KAFKA_BROKERS, KAFKA_DIR
 from kgitops.errors import FileRefused, LocalBrokerError
 from kgitops.files import read_json, write_atomic, write_private
 
-DEFAULT_DIR = os.path.join(".kgitops", "kafka")
-DEFAULT_BASE_PORT = 19100
-DEFAULT_BROKERS = 4
+DEFAULT_DIR = KAFKA_DIR
+DEFAULT_BASE_PORT = KAFKA_BASE_PORT
+DEFAULT_BROKERS = KAFKA_BROKERS
 DEFAULT_RACKS = ("az1", "az2", "az3")
 MAX_BROKERS = 49
 CONTROLLER_ID = 100

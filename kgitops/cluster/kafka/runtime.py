@@ -19,9 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kgitops.cluster import maven
+from kgitops.cluster.localdefaults import KAFKA_VERSION
 from kgitops.errors import LocalBrokerError
 
-DEFAULT_VERSION = "4.1.2"
+DEFAULT_VERSION = KAFKA_VERSION
 JVM_DIR = Path(__file__).with_name("jvm")
 # gradle/dependencies.gradle's versions.log4j2 of each Kafka release: the SLF4J binding the
 # broker's POM leaves out must match the log4j-core it brings.
