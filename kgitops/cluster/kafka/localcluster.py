@@ -294,9 +294,11 @@ class KafkaCluster:
             time.sleep(0.2)
 
     def unfenced_brokers(self) -> set[int]:
-        """The broker ids DescribeCluster lists (KRaft lists only unfenced brokers); empty
-        when no broker answers."""
-        for node in self.brokers:  # one broker at a time: a dying one must not stall it
+        """The unfenced broker ids of a DescribeCluster answer; empty when no broker answers.
+        kafka-python sends the request to a broker of its choosing, which may be one that has
+        just died (the metadata lists it until the controller fences it, about 3 s later): a
+        failed request is asked again through the next broker, the brokers twice round."""
+        for node in [*self.brokers, *self.brokers]:  # one at a time: a dying one must not stall it
             if port_open(node.port):
                 ids = describe_cluster_ids(f"{HOST}:{node.port}")
                 if ids:
