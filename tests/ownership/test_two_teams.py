@@ -189,6 +189,15 @@ def test_a_drain_names_another_folders_topic_whose_name_starts_with_two_undersco
     (others,) = [w for w in plan["warnings"] if w["code"] == "DRAIN_MOVES_OTHERS"]
     assert others["data"]["topics"] == ["__shipping.changelog", "shipping.parcels"]
     assert "__consumer_offsets" not in others["message"]
+    # each move says whose the topic is, as the warning does: another folder's, or Kafka's
+    reasons = {
+        a["topic"]: {m["reason"] for m in a["moves"].values()}
+        for a in plan["actions"]
+        if a["type"] == "reassign"
+    }
+    assert reasons["__shipping.changelog"] and reasons["__consumer_offsets"]
+    assert all("a topic this folder does not own" in r for r in reasons["__shipping.changelog"])
+    assert all("an internal topic" in r for r in reasons["__consumer_offsets"])
 
 
 def test_rebalance_never_moves_a_topic_of_another_folder(repo: Repo) -> None:
