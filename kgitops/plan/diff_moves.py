@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from kgitops.errors import AssignmentError
 from kgitops.model import PartitionTable, TopicSpec, TopicState, replica_lists
-from kgitops.names import KAFKA_INTERNAL_TOPICS, KAFKA_METADATA_TOPIC, MIN_ISR, is_internal_topic
+from kgitops.names import KAFKA_METADATA_TOPIC, MIN_ISR, is_internal_topic
 from kgitops.placement.startindex import Load
 from kgitops.plan.actions import AlterConfig, CreateTopic, ElectLeaders, Move, Reassign
 from kgitops.plan.diff_context import Context
@@ -264,7 +264,7 @@ def drain_unmanaged(ctx: Context, managed: set[str]) -> set[str]:
         racked = all(b.rack is not None for b in ctx.inputs.state.brokers)
         ctx.drain_moves.extend((m.source, m.target, m.size_bytes, racked) for m in moves.values())
         moved.add(name)
-    foreign = sorted(n for n in moved if _someone_elses(ctx, n))
+    foreign = sorted(n for n in moved if ctx.someone_elses(n))
     if foreign:
         ctx.warn(
             "",
@@ -308,17 +308,6 @@ def drain_unmanaged(ctx: Context, managed: set[str]) -> set[str]:
     return moved
 
 
-def _someone_elses(ctx: Context, name: str) -> bool:
-    """A topic another folder may own: one this folder does not own, but neither Kafka's own
-    (no folder may manage them) nor this folder's records. ``__`` or not: a ``__`` name of
-    another folder (Connect's, Streams') is someone's."""
-    return (
-        not ctx.inputs.cluster.owns.topic(name)
-        and name not in KAFKA_INTERNAL_TOPICS
-        and name not in ctx.inputs.cluster.own_topics
-    )
-
-
 def _drain_moves(
     ctx: Context,
     name: str,
@@ -346,7 +335,7 @@ def _drain_moves(
     why = (
         "(a topic this folder does not own, moved because the drain empties the broker: "
         "its assignment is the live one)"
-        if _someone_elses(ctx, name)
+        if ctx.someone_elses(name)
         else "(an internal topic, not in git: its assignment is the live one)"
         if internal
         else "(the topic is not in git: its assignment is the live one)"
