@@ -74,9 +74,10 @@ def warn_unmanaged(ctx: Context, managed: set[str]) -> None:
 
 def remove_stale_throttles(ctx: Context, record: Mapping[str, Any] | None) -> None:
     """Throttles are state: every throttle config no move in flight needs is removed (on a
-    topic, only when the folder owns it: another team's topic is its own apply's to clean)."""
+    topic, unless another folder may own it: another team's topic is its own apply's to clean;
+    Kafka's own topics and kgitops' records are no folder's, so every folder's)."""
     for s in stale_throttles(ctx.inputs.state, record=record):
-        if s.broker is None and s.topic and not ctx.inputs.cluster.owns.topic(s.topic):
+        if s.broker is None and s.topic and ctx.someone_elses(s.topic):
             continue
         ctx.out.actions.append(RemoveThrottles(s.topic, s.broker, dict(s.keys), s.reason))
 

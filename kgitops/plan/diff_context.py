@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from kgitops.errors import Diagnostic
 from kgitops.model import Broker, ClusterSpec, ClusterState, TopicSpec, TopicState, replica_lists
+from kgitops.names import KAFKA_INTERNAL_TOPICS
 from kgitops.placement.balance import Mode
 from kgitops.placement.racks import RackRule
 from kgitops.placement.startindex import Counts, Load, arranged_brokers
@@ -165,6 +166,18 @@ class Context:
 
     def warn(self, topic: str, code: str, message: str, **data: object) -> None:
         self.out.warnings.append(PlanWarning(topic, code, message, data))
+
+    def someone_elses(self, topic: str) -> bool:
+        """A topic another folder may own: one this folder does not own (``owns:``), but
+        neither Kafka's own (no folder may manage them) nor kgitops' records (this folder's
+        ``own_topics``), which are nobody's, so every folder's. ``__`` or not: a ``__`` name
+        outside ``owns:`` (another folder's, Connect's, Streams') is someone's."""
+        cluster = self.inputs.cluster
+        return (
+            not cluster.owns.topic(topic)
+            and topic not in KAFKA_INTERNAL_TOPICS
+            and topic not in cluster.own_topics
+        )
 
     @property
     def load(self) -> Load:

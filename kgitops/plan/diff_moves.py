@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from kgitops.errors import AssignmentError
 from kgitops.model import PartitionTable, TopicSpec, TopicState, replica_lists
-from kgitops.names import KAFKA_INTERNAL_TOPICS, KAFKA_METADATA_TOPIC, MIN_ISR, is_internal_topic
+from kgitops.names import KAFKA_METADATA_TOPIC, MIN_ISR, is_internal_topic
 from kgitops.placement.startindex import Load
 from kgitops.plan.actions import AlterConfig, CreateTopic, ElectLeaders, Move, Reassign
 from kgitops.plan.diff_context import Context
@@ -264,11 +264,7 @@ def drain_unmanaged(ctx: Context, managed: set[str]) -> set[str]:
         racked = all(b.rack is not None for b in ctx.inputs.state.brokers)
         ctx.drain_moves.extend((m.source, m.target, m.size_bytes, racked) for m in moves.values())
         moved.add(name)
-    others = sorted(n for n in moved if not ctx.inputs.cluster.owns.topic(n))
-    # Kafka's own topics (no folder may manage them) and this folder's records are nobody's
-    # to tell; any other name is someone's, ``__`` or not (Connect's, Streams')
-    own = ctx.inputs.cluster.own_topics
-    foreign = [n for n in others if n not in KAFKA_INTERNAL_TOPICS and n not in own]
+    foreign = sorted(n for n in moved if ctx.someone_elses(n))
     if foreign:
         ctx.warn(
             "",
@@ -337,12 +333,12 @@ def _drain_moves(
         ctx.warn(name, "DRAIN_BLOCKED", f"cannot move {name} off the drained brokers: {exc}")
         return None
     why = (
-        "(an internal topic, not in git: its assignment is the live one)"
+        "(a topic this folder does not own, moved because the drain empties the broker: "
+        "its assignment is the live one)"
+        if ctx.someone_elses(name)
+        else "(an internal topic, not in git: its assignment is the live one)"
         if internal
         else "(the topic is not in git: its assignment is the live one)"
-        if ctx.inputs.cluster.owns.topic(name)
-        else "(a topic this folder does not own, moved because the drain empties the broker: "
-        "its assignment is the live one)"
     )
     moves = {}
     for p, t in sorted(result.items()):

@@ -477,3 +477,20 @@ def test_unfenced_brokers_asks_again_when_every_broker_failed_once(
     assert [b.rsplit(":", 1)[1] for b in asked] == ["19001", "19002", "19003", "19001"]
     answers = iter([set()] * 6)
     assert cluster.unfenced_brokers() == set()  # no answer in two rounds: none
+
+
+def test_the_command_lines_parser_imports_no_launcher() -> None:
+    """Every command builds the whole parser, ``local``'s help with its defaults included: they
+    come from cluster/localdefaults.py, so no command pays at start-up for the launchers and
+    what they import (subprocess, uuid, socket, concurrent.futures, logging)."""
+    code = (
+        "import sys\n"
+        "from kgitops.cli import build_parser\n"
+        "build_parser().format_help()\n"
+        "print(' '.join(sorted(m for m in sys.modules if m.startswith('kgitops.cluster.')"
+        " or m in ('subprocess', 'uuid', 'socket', 'concurrent.futures', 'logging'))))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.split() == ["kgitops.cluster.localdefaults"], done.stdout

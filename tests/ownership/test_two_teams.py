@@ -189,6 +189,15 @@ def test_a_drain_names_another_folders_topic_whose_name_starts_with_two_undersco
     (others,) = [w for w in plan["warnings"] if w["code"] == "DRAIN_MOVES_OTHERS"]
     assert others["data"]["topics"] == ["__shipping.changelog", "shipping.parcels"]
     assert "__consumer_offsets" not in others["message"]
+    # each move says whose the topic is, as the warning does: another folder's, or Kafka's
+    reasons = {
+        a["topic"]: {m["reason"] for m in a["moves"].values()}
+        for a in plan["actions"]
+        if a["type"] == "reassign"
+    }
+    assert reasons["__shipping.changelog"] and reasons["__consumer_offsets"]
+    assert all("a topic this folder does not own" in r for r in reasons["__shipping.changelog"])
+    assert all("an internal topic" in r for r in reasons["__consumer_offsets"])
 
 
 def test_rebalance_never_moves_a_topic_of_another_folder(repo: Repo) -> None:
@@ -366,3 +375,21 @@ def test_a_leftover_throttle_on_another_teams_topic_is_theirs_to_remove(repo: Re
     assert repo.live()["topics"]["shipping.parcels"]["config"] != {}
     repo.apply("shipping")
     assert repo.live()["topics"]["shipping.parcels"]["config"] == {}
+
+
+def test_a_leftover_throttle_on_kafkas_own_topic_is_any_folders_to_remove(repo: Repo) -> None:
+    """``__consumer_offsets`` is no folder's (no spec may name it), so no owner's plan would
+    ever remove a throttle a killed drain left on it: every folder's plan does."""
+    SimulatedCluster.open(str(repo.state), BROKERS).create_topics(
+        [NewTopic("__consumer_offsets", {0: (0, 1, 2)}, {"cleanup.policy": "compact"})]
+    )
+    data = repo.live()
+    data["topics"]["__consumer_offsets"]["config"]["leader.replication.throttled.replicas"] = "*"
+    repo.state.write_text(json.dumps(data))
+    for team in ("payments", "shipping"):
+        plan = repo.plan_json(team)
+        assert [(a["type"], a["topic"]) for a in plan["actions"]] == [
+            ("remove_throttles", "__consumer_offsets")
+        ], plan["actions"]
+    repo.apply("payments")
+    assert repo.live()["topics"]["__consumer_offsets"]["config"] == {"cleanup.policy": "compact"}

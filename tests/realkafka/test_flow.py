@@ -108,13 +108,26 @@ def off_the_drained_broker(inspector: Inspector, prefix: str) -> None:
     for topic in sorted(t for t in inspector.admin.list_topics() if not t.startswith(prefix)):
         for p, replicas in inspector.replicas(topic).items():
             if DRAINED in replicas:
-                [spare, *_] = sorted(brokers - set(replicas))
-                moves[TopicPartition(topic, p)] = [spare if b == DRAINED else b for b in replicas]
+                spares = sorted(brokers - set(replicas))
+                assert spares, f"{topic}-{p} is on every broker {replicas}: no drain can move it"
+                moves[TopicPartition(topic, p)] = [
+                    spares[0] if b == DRAINED else b for b in replicas
+                ]
     if moves:
         inspector.admin.alter_partition_reassignments(moves)
-        eventually(inspector.in_flight, set().__eq__, seconds=60)
-        for tp, replicas in moves.items():
-            assert inspector.replicas(tp.topic)[tp.partition] == tuple(replicas)
+        left = eventually(inspector.in_flight, set().__eq__, seconds=60)
+        assert not left, f"still moving off broker {DRAINED}: {sorted(left)}"
+        # the reassignments are over on the controller; a broker's metadata follows a moment
+        # later (``eventually``), and until then lists the replicas being moved as well
+        wanted = {(tp.topic, tp.partition): tuple(r) for tp, r in moves.items()}
+        now = eventually(lambda: where(inspector, wanted), wanted.__eq__, seconds=10)
+        assert now == wanted, now
+
+
+def where(inspector: Inspector, partitions: dict[tuple[str, int], Any]) -> dict[Any, Any]:
+    """The live replicas of ``partitions`` (topic, partition)."""
+    live = {t: inspector.replicas(t) for t in {t for t, _ in partitions}}
+    return {(t, p): live[t][p] for t, p in partitions}
 
 
 def no_throttles(inspector: Inspector) -> None:
