@@ -52,9 +52,17 @@ STATE_BROKER_CONFIGS = frozenset(
 #: The topic configs apply manages around a reassignment.
 THROTTLED_REPLICAS_CONFIGS = frozenset({THROTTLE_LEADER_REPLICAS, THROTTLE_FOLLOWER_REPLICAS})
 
-#: Topics the brokers create and own: a spec may never manage them.
+#: Topics the brokers create and own: a spec may never manage them. Kafka's ``Topic.isInternal``
+#: names the first three (Metadata flags them ``is_internal``); tiered storage's
+#: ``__remote_log_metadata`` is made by the brokers too (TopicBasedRemoteLogMetadataManager).
 KAFKA_INTERNAL_TOPICS = frozenset(
-    {"__consumer_offsets", "__transaction_state", "__cluster_metadata", "__share_group_state"}
+    {
+        "__consumer_offsets",
+        "__transaction_state",
+        "__share_group_state",
+        "__remote_log_metadata",
+        "__cluster_metadata",
+    }
 )
 
 #: KRaft's metadata log: no topic of the admin API (Metadata never lists it, CreateTopics

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from kgitops.model import Broker
 
 from .conftest import CLUSTER, TOPIC, Problems
@@ -235,9 +237,12 @@ def test_a_topic_name_of_249_characters_is_fine(problems: Problems) -> None:
     assert problems({"a.yaml": TOPIC.replace("orders", "x" * 249)}) == []
 
 
-def test_kafkas_internal_topics_cannot_be_managed(problems: Problems) -> None:
-    assert problems({"a.yaml": TOPIC.replace("orders", "__consumer_offsets")}) == [
-        "a.yaml:3:7: error: __consumer_offsets is one of Kafka's internal topics; the brokers "
+@pytest.mark.parametrize("name", ["__consumer_offsets", "__remote_log_metadata"])
+def test_kafkas_internal_topics_cannot_be_managed(problems: Problems, name: str) -> None:
+    """``__remote_log_metadata`` too: tiered storage's metadata, which the brokers create
+    (TopicBasedRemoteLogMetadataManager) though Metadata does not flag it internal."""
+    assert problems({"a.yaml": TOPIC.replace("orders", name)}) == [
+        f"a.yaml:3:7: error: {name} is one of Kafka's internal topics; the brokers "
         "create and manage it"
     ]
 
