@@ -59,6 +59,14 @@ class ReassignResult:
 #: Metadata still shows neither the target nor target + removing, before it counts as failed.
 RECHECKS = 3
 
+#: At the timeout, a move an earlier apply left running (``--no-wait``) and no action of this
+#: plan names is not this apply's to throw away (the time gate counted only the plan's moves):
+#: it stays in the window, throttled, as a move a cancel could not stop does, with this reason.
+LEFT_RUNNING = (
+    "moving since an earlier apply, so left running, still throttled: `kgitops apply` again "
+    "waits for it"
+)
+
 
 def ended_on_target(replicas: tuple[int, ...] | None, target: tuple[int, ...]) -> bool | None:
     """Whether a move the controller no longer lists (ListPartitionReassignments, the

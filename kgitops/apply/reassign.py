@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterable
 
 from kgitops.apply.journal import MoveJournal
 from kgitops.apply.moves import (
+    LEFT_RUNNING,
     RECHECKS,
     MoveOptions,
     ReassignResult,
@@ -105,6 +106,11 @@ class Reassigner:
         self.failed.add(tp)
         self.result.failed.setdefault(tp[0], []).append(f"partition {tp[1]}: {why}")
 
+    def _fail_queue(self, why: str) -> None:
+        for tp in sorted(self.queue):
+            self._fail(tp, f"not submitted: {why}")
+        self.queue = []
+
     def _pending(self, tp: TP, why: str) -> None:
         self.result.pending.setdefault(tp[0], []).append(f"partition {tp[1]} {why}")
 
@@ -141,14 +147,10 @@ class Reassigner:
                 self._loop()
         except FATAL as exc:
             self.result.fatal = exc
-            for tp in sorted(self.queue):
-                self._fail(tp, f"not submitted: {exc}")
-            self.queue = []
+            self._fail_queue(str(exc))
             self._cancel_or_keep(f"lost the cluster: {exc}")
         except ClusterError as exc:
-            for tp in sorted(self.queue):
-                self._fail(tp, f"not submitted: {exc}")
-            self.queue = []
+            self._fail_queue(str(exc))
             self._cancel_or_keep(str(exc))
         except BaseException as exc:  # Ctrl-C, or a bug: never leave a move unthrottled
             self.abort(interrupted_why(exc) if isinstance(exc, KeyboardInterrupt) else "stopped")
@@ -179,9 +181,7 @@ class Reassigner:
     def abort(self, why: str) -> list[str]:
         """Cancel what is in flight and take the throttles back (Ctrl-C)."""
         notes_before = len(self.result.notes)
-        for tp in sorted(self.queue):
-            self._fail(tp, f"not submitted: {why}")
-        self.queue = []
+        self._fail_queue(why)
         for tp in sorted(set(self.moves) - self.done - self.failed - self.active - self.deferred):
             self._fail(tp, f"not submitted: {why}")  # stopped before it was looked at
         try:
@@ -545,10 +545,12 @@ class Reassigner:
             self.progress.update(self._snapshot())
         while self.active or self.queue:
             if self.elapsed >= self.settings.timeout_seconds:
-                for tp in sorted(self.queue):
-                    self._fail(tp, "not submitted: timed out")
-                self.queue = []
-                self._cancel_or_keep(f"timed out after {human_seconds(self.elapsed)}")
+                self._fail_queue("timed out")
+                why = f"timed out after {human_seconds(self.elapsed)}"
+                for tp in sorted((self.active & self.adopted) - self.stuck):  # LEFT_RUNNING
+                    self._fail(tp, f"{why}; {LEFT_RUNNING}")
+                    self.stuck.add(tp)
+                self._cancel_or_keep(why)
                 return
             self.admin.sleep(self.poll)
             self.elapsed += self.poll

@@ -206,6 +206,31 @@ def test_an_apply_waits_for_the_consumer_offsets_moves_a_no_wait_drain_left_runn
     assert offsets["config"] == {"cleanup.policy": "compact"}
 
 
+def test_at_the_timeout_an_earlier_applys_moves_are_left_running_not_cancelled(
+    tmp_path: Path,
+) -> None:
+    """The moves a ``--no-wait`` apply left running are not this apply's: its timeout does
+    not throw their copying away (the time gate, which counts only the plan's own moves, could
+    not have warned). They are left running with their throttles, the apply says so and exits
+    3, and the next apply waits for them as before."""
+    demo, _ = _no_wait_drain_of_consumer_offsets(tmp_path)
+    flying = demo.state()["reassignments"]["__consumer_offsets"]
+    code, out, err = demo.cli("apply", "--yes", "--timeout", "1s", "--poll-interval", "1")
+    assert code == 3, out + err
+    assert "left running, still throttled" in out + err, out + err
+    assert "cancelled" not in out + err, out + err
+    state = demo.state()
+    assert state["reassignments"]["__consumer_offsets"] == flying
+    offsets = state["topics"]["__consumer_offsets"]
+    assert {THROTTLE_LEADER_REPLICAS, THROTTLE_FOLLOWER_REPLICAS} <= set(offsets["config"])
+    assert any(state.get("brokerConfigs", {}).values()), "the throttle rates stay"
+    code, out, err = demo.cli("apply", "--yes")
+    assert code == 0, out + err
+    no_throttles_left(demo)
+    parts = demo.state()["topics"]["__consumer_offsets"]["partitions"]
+    assert all(1 not in p["replicas"] for p in parts.values())
+
+
 @pytest.mark.parametrize("moved", ["__consumer_offsets", "payments"])
 def test_an_apply_with_no_changes_waits_for_a_drains_moves_outside_the_folder(
     tmp_path: Path, moved: str
