@@ -159,8 +159,8 @@ class Reassigner:
             self._details()
             if self.wait or not self.active:
                 self._remove_throttles()
-            elif self.throttler is not None:
-                self.throttler.write_record("no-wait")  # what --no-wait leaves running
+            if self.active and self.throttler is not None:  # what it leaves running, throttled
+                self.throttler.write_record("no-wait" if not self.wait else "left-running")
             self.progress.finish()
             self._details()
         return self.result

@@ -4,6 +4,7 @@ re-plan that completes the rest."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -262,3 +263,52 @@ def test_an_apply_with_no_changes_waits_for_a_drains_moves_outside_the_folder(
     no_throttles_left(demo)
     parts = demo.state()["topics"][moved]["partitions"]
     assert all(drained not in p["replicas"] for p in parts.values())
+
+
+def test_at_the_timeout_the_plans_own_moves_are_cancelled_an_earlier_applys_left_running(
+    tmp_path: Path,
+) -> None:
+    """Both kinds at one timeout: the plan's own move is cancelled and its throttle entries go,
+    the move a ``--no-wait`` apply left running keeps running with its entries and the rates of
+    its brokers; nothing says the throttles were removed. The throttle record says an apply
+    left moves running (not one that never finished), so once the move ends the next plan's
+    ``~ remove_throttles`` says so."""
+    demo, _ = _no_wait_drain_of_consumer_offsets(tmp_path)
+    demo.set_sizes("__consumer_offsets", 2_000_000_000)  # 200 s at the throttle
+    demo.set_sizes("orders", 100_000_000)
+    SimulatedCluster.open(str(demo.state_file), []).set_produce_rate("orders", 200_000_000)
+    flying = demo.state()["reassignments"]["__consumer_offsets"]
+    demo.topics(topic("orders", 1, 3))  # orders-0 [4, 2] -> [4, 2, 3]: never catches up
+    code, out, err = demo.cli("apply", "--yes", "--timeout", "20s", "--poll-interval", "1")
+    assert code == 3, out + err
+    assert "partition 0: timed out after 20s; cancelled, back to [4, 2]" in err, err
+    assert "timed out after 20s; moving since an earlier apply, so left running" in err, err
+    assert "replication throttles removed" not in out + err
+    state = demo.state()
+    assert state["reassignments"] == {"__consumer_offsets": flying}
+    assert demo.replicas("orders") == {0: (4, 2)}
+    offsets = state["topics"]["__consumer_offsets"]["config"]
+    assert offsets[THROTTLE_LEADER_REPLICAS] == "0:1,0:2"
+    assert offsets[THROTTLE_FOLLOWER_REPLICAS] == "0:3"
+    orders = state["topics"]["orders"]["config"]
+    assert "0:3" not in orders.get(THROTTLE_FOLLOWER_REPLICAS, ""), "the cancelled move's go"
+    rated = {b for b, c in state["brokerConfigs"].items() if c}
+    assert rated == {"1", "2", "3"}, "the kept move's brokers keep their rates, broker 4 not"
+    record = json.loads(Path(str(demo.state_file) + ".apply-throttles.json").read_text())
+    assert record["state"] == "left-running"
+    assert record["brokers"] == [1, 2, 3]
+    assert record["topics"]["__consumer_offsets"] == offsets_entries(offsets)
+    code, out, err = demo.cli("simulate", "advance", "1h")
+    assert code == 0, out + err
+    demo.topics(topic("orders", 1, 2))
+    code, out, err = demo.cli("plan")
+    assert "~ remove_throttles __consumer_offsets" in out, out
+    assert "that left moves running" in out and "did not finish" not in out, out
+    code, out, err = demo.cli("apply", "--yes")
+    assert code == 0, out + err
+    no_throttles_left(demo)
+    assert not Path(str(demo.state_file) + ".apply-throttles.json").exists()
+
+
+def offsets_entries(config: dict[str, str]) -> dict[str, str]:
+    return {k: config[k] for k in (THROTTLE_FOLLOWER_REPLICAS, THROTTLE_LEADER_REPLICAS)}
