@@ -13,8 +13,9 @@ It is written *before* each APPEND / SET (so a ``kill -9`` between the two leave
 at least what was set), updated after each acknowledged SUBTRACT / DELETE, marked
 ``no-wait`` when ``--no-wait`` leaves moves running (``left-running`` when an apply that waits
 leaves some: at its timeout, a move an earlier apply left running; a cancel that failed), and
-deleted when an apply ends with nothing of its own left. It lives next to the apply lock (``kgitops.apply.exclusive``):
-``<stateFile>.apply-throttles.json`` or ``<cluster folder>/.kgitops/apply-throttles.json``.
+deleted when an apply ends with nothing of its own left. It lives next to the apply lock
+(``kgitops.apply.exclusive``): ``<stateFile>.apply-throttles.json`` or
+``<cluster folder>/.kgitops/apply-throttles.json``.
 """
 
 from __future__ import annotations

@@ -312,3 +312,51 @@ def test_at_the_timeout_the_plans_own_moves_are_cancelled_an_earlier_applys_left
 
 def offsets_entries(config: dict[str, str]) -> dict[str, str]:
     return {k: config[k] for k in (THROTTLE_FOLLOWER_REPLICAS, THROTTLE_LEADER_REPLICAS)}
+
+
+@pytest.mark.parametrize("before_the_run", [0, 30])
+def test_at_the_timeout_with_a_move_left_running_the_throttles_of_one_that_ended_go(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, before_the_run: int
+) -> None:
+    """A ``--no-wait`` drain left two moves running; the short one ends during the next
+    apply's wait, or (``before_the_run``) after its plan was made (which kept its throttles, as
+    it was still in flight) and before the apply read the moves in flight. That apply removes
+    its throttles, keys and all (docs/apply.md) -- also when at its timeout it leaves the
+    other, longer move running, whose entries and rates stay."""
+    from kgitops.apply.reassign import Reassigner
+    from kgitops.cluster.port import NewTopic
+
+    demo = Folder(tmp_path)
+    demo.topics(topic("orders", 1, 2))
+    demo.apply()
+    sim = SimulatedCluster.open(str(demo.state_file), [])
+    sim.create_topics([NewTopic("__consumer_offsets", {0: (1, 2)}, {"cleanup.policy": "compact"})])
+    demo.set_sizes("__consumer_offsets", 2_000_000_000)  # 200 s at the throttle
+    demo.set_sizes("orders", 50_000_000)  # 5 s
+    demo.cluster(decommission=[1])
+    code, out, err = demo.cli("apply", "--yes", "--no-wait")
+    assert code == 0, out + err
+    assert set(demo.state()["reassignments"]) == {"orders", "__consumer_offsets"}
+    real = Reassigner._start
+
+    def start(self: Reassigner, *args: object) -> None:
+        for _ in range(before_the_run):  # orders' move ends after the plan, before the run
+            self.admin.sleep(1)
+        real(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Reassigner, "_start", start)
+    code, out, err = demo.cli("apply", "--yes", "--timeout", "20s", "--poll-interval", "1")
+    assert code == 3, out + err
+    assert "so left running, still throttled" in err, err
+    state = demo.state()
+    assert set(state["reassignments"]) == {"__consumer_offsets"}
+    assert demo.replicas("orders") == {0: (4, 2)}
+    assert not set(state["topics"]["orders"]["config"]) & {
+        THROTTLE_LEADER_REPLICAS,
+        THROTTLE_FOLLOWER_REPLICAS,
+    }, state["topics"]["orders"]["config"]
+    assert {b for b, c in state["brokerConfigs"].items() if c} == {"1", "2", "3"}
+    monkeypatch.undo()
+    code, out, err = demo.cli("apply", "--yes")
+    assert code == 0, out + err
+    no_throttles_left(demo)
