@@ -338,7 +338,7 @@ class Reassigner:
         keep = [*self.foreign, *(self._spec(tp) for tp in sorted(self.active))]
         errors = self.throttler.clear(self.leftover, keep)  # a --no-wait apply's, ended since
         self.leftover = []
-        if self.active and not self.dry_run:  # the keys SUBTRACT left "" (finish's, below)
+        if self.active and not self.dry_run and self.result.fatal is None:  # SUBTRACT's "" keys
             errors += self.throttler.drop_empty()
         self._not_removed(errors)
         if self.active:
