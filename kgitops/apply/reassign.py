@@ -19,12 +19,14 @@ A new replica copies the whole partition from the leader (docs/apply.md). So:
    after the request leaves it cancelled (or kept throttled), a kill -9 leaves it recorded
    for the next apply; a record that cannot be written starts nothing;
 4. a move onto a broker that goes offline is cancelled; at the timeout, on error and on
-   Ctrl-C every move still in flight is cancelled (Kafka reverts it to its old replicas); a
-   cancel answered NO_REASSIGNMENT_IN_PROGRESS is read back (it completed, or its submit
-   never arrived), one that fails keeps the move in the window, throttled;
-5. finally no throttle of this run is left -- unless ``wait=False``, which submits one
-   window and leaves it running with its throttles, for a later apply (or plan: they are
-   ``~ remove_throttles`` once their moves are done) to clean up.
+   Ctrl-C every move still in flight is cancelled (Kafka reverts it to its old replicas) --
+   at the timeout, but one an earlier apply left running that no action names (it stays in
+   the window, throttled: ``moves.LEFT_RUNNING``); a cancel answered
+   NO_REASSIGNMENT_IN_PROGRESS is read back (it completed, or its submit never arrived), one
+   that fails keeps the move in the window, throttled;
+5. finally no throttle of this run is left but those of the moves still in the window --
+   ``wait=False`` submits one window and leaves it running with its throttles -- for a later
+   apply (or plan: they are ``~ remove_throttles`` once their moves are done) to clean up.
 """
 
 from __future__ import annotations
@@ -159,8 +161,8 @@ class Reassigner:
             self._details()
             if self.wait or not self.active:
                 self._remove_throttles()
-            elif self.throttler is not None:
-                self.throttler.write_record("no-wait")  # what --no-wait leaves running
+            if self.active and self.throttler is not None:  # what it leaves running, throttled
+                self.throttler.write_record("no-wait" if not self.wait else "left-running")
             self.progress.finish()
             self._details()
         return self.result
@@ -315,7 +317,9 @@ class Reassigner:
             return
         left = sorted(self.active if still is None else still)
         others = [self._spec(tp) for tp in left if tp not in tps]
-        errors = self.throttler.leave([self._spec(tp) for tp in tps], others)
+        self._not_removed(self.throttler.leave([self._spec(tp) for tp in tps], others))
+
+    def _not_removed(self, errors: list[str]) -> None:
         if errors:
             self.result.notes.append(
                 "error: some replication throttles could not be removed ("
@@ -325,23 +329,20 @@ class Reassigner:
             )
 
     def _remove_throttles(self) -> None:
-        """The end of the run: every throttle of this run goes (``--no-wait``: those of the
-        moves left running stay, for a later apply or plan)."""
+        """The end of the run: every throttle of this run goes but those of the moves left
+        running (``--no-wait``, the timeout's, a failed cancel's), for a later apply or plan."""
         if self.throttler is None:
             return
         had = bool(self.entered) or self.throttler.armed or bool(self.leftover)
         self._throttle_out([tp for tp in self.entered if tp not in self.active])
+        keep = [*self.foreign, *(self._spec(tp) for tp in sorted(self.active))]
+        errors = self.throttler.clear(self.leftover, keep)  # a --no-wait apply's, ended since
+        self.leftover = []
+        if self.active and not self.dry_run and self.result.fatal is None:  # SUBTRACT's "" keys
+            errors += self.throttler.drop_empty()
+        self._not_removed(errors)
         if self.active:
             return
-        if self.leftover:  # a --no-wait apply's, for moves that ended after the plan
-            errors = self.throttler.clear(self.leftover, self.foreign)
-            self.leftover = []
-            if errors:
-                self.result.notes.append(
-                    "error: some replication throttles could not be removed ("
-                    + "; ".join(errors)
-                    + "); the next `kgitops plan` lists them under ~ remove_throttles"
-                )
         errors = self.throttler.finish(read=not self.dry_run)
         if errors:
             self.result.notes.append(

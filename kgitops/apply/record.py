@@ -6,14 +6,16 @@ whatever left them. The record says *who* left them, so the plan's reason can te
 power) -- and so a person reading ``~ remove_throttles`` knows which run to look at::
 
     {"format": "kgitops-throttles/v1", "by": "pid 4242 on ci-7", "since": "2026-11-24T19:50:00Z",
-     "state": "running" | "no-wait",
+     "state": "running" | "no-wait" | "left-running",
      "brokers": [1, 2, 3], "topics": {"orders": {"leader...replicas": "0:1,0:2"}}}
 
 It is written *before* each APPEND / SET (so a ``kill -9`` between the two leaves a record of
 at least what was set), updated after each acknowledged SUBTRACT / DELETE, marked
-``no-wait`` when ``--no-wait`` leaves moves running, and deleted when an apply ends with
-nothing of its own left. It lives next to the apply lock (``kgitops.apply.exclusive``):
-``<stateFile>.apply-throttles.json`` or ``<cluster folder>/.kgitops/apply-throttles.json``.
+``no-wait`` when ``--no-wait`` leaves moves running (``left-running`` when an apply that waits
+leaves some: at its timeout, a move an earlier apply left running; a cancel that failed), and
+deleted when an apply ends with nothing of its own left. It lives next to the apply lock
+(``kgitops.apply.exclusive``): ``<stateFile>.apply-throttles.json`` or
+``<cluster folder>/.kgitops/apply-throttles.json``.
 """
 
 from __future__ import annotations

@@ -220,20 +220,36 @@ class Throttler:
                 self.touched -= empty
                 changes = _deletes(empty)
                 return errors + self._send(changes, {})[0]
-            state = self.admin.describe(topics)
-            empty = {
-                (n, k)
-                for n, t in state.topics.items()
-                for k in REPLICA_KEYS
-                if (n, k) in self.touched and k in t.config and not t.config[k].strip()
-            }
-            more, refused = self._send(_deletes(empty), {})
-            errors += more
-            self.touched -= {(t, k) for t, k in empty if t not in refused}
-            self.write_record()
+            errors += self._drop_empty()
             errors += self._still_set(self.admin.describe(topics))
         except ClusterError as exc:
             errors.append(f"could not read the cluster back: {exc}")
+        return errors
+
+    def drop_empty(self) -> list[str]:
+        """The end of a run that leaves moves running (their throttles stay): DELETE the
+        throttled-replicas keys SUBTRACT left ``""`` on the topics this throttler touched,
+        as ``finish`` does; the errors."""
+        try:
+            return self._drop_empty()
+        except ClusterError as exc:
+            return [f"could not read the cluster back: {exc}"]
+
+    def _drop_empty(self) -> list[str]:
+        """``drop_empty``, raising ClusterError when the topics cannot be read."""
+        topics = sorted({t for t, _ in self.touched})
+        if not topics:
+            return []
+        state = self.admin.describe(topics)
+        empty = {
+            (n, k)
+            for n, t in state.topics.items()
+            for k in REPLICA_KEYS
+            if (n, k) in self.touched and k in t.config and not t.config[k].strip()
+        }
+        errors, refused = self._send(_deletes(empty), {})
+        self.touched -= {(t, k) for t, k in empty if t not in refused}
+        self.write_record()
         return errors
 
     def _still_set(self, state: ClusterState) -> list[str]:

@@ -158,6 +158,8 @@ def recorded_by(record: Mapping[str, Any] | None, *, broker: int | None, topic: 
     who = f"{record.get('by', '?')}, {record.get('since', '?')}"
     if record.get("state") == "no-wait":
         return f"; set by `kgitops apply --no-wait` ({who}) for moves that have finished"
+    if record.get("state") == "left-running":  # at its timeout, or a cancel that failed
+        return f"; set by a `kgitops apply` that left moves running ({who}), since finished"
     return f"; set by a `kgitops apply` that did not finish ({who})"
 
 

@@ -4,6 +4,7 @@ re-plan that completes the rest."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -262,3 +263,100 @@ def test_an_apply_with_no_changes_waits_for_a_drains_moves_outside_the_folder(
     no_throttles_left(demo)
     parts = demo.state()["topics"][moved]["partitions"]
     assert all(drained not in p["replicas"] for p in parts.values())
+
+
+def test_at_the_timeout_the_plans_own_moves_are_cancelled_an_earlier_applys_left_running(
+    tmp_path: Path,
+) -> None:
+    """Both kinds at one timeout: the plan's own move is cancelled and its throttle entries go,
+    the move a ``--no-wait`` apply left running keeps running with its entries and the rates of
+    its brokers; nothing says the throttles were removed. The throttle record says an apply
+    left moves running (not one that never finished), so once the move ends the next plan's
+    ``~ remove_throttles`` says so."""
+    demo, _ = _no_wait_drain_of_consumer_offsets(tmp_path)
+    demo.set_sizes("__consumer_offsets", 2_000_000_000)  # 200 s at the throttle
+    demo.set_sizes("orders", 100_000_000)
+    SimulatedCluster.open(str(demo.state_file), []).set_produce_rate("orders", 200_000_000)
+    flying = demo.state()["reassignments"]["__consumer_offsets"]
+    demo.topics(topic("orders", 1, 3))  # orders-0 [4, 2] -> [4, 2, 3]: never catches up
+    code, out, err = demo.cli("apply", "--yes", "--timeout", "20s", "--poll-interval", "1")
+    assert code == 3, out + err
+    assert "partition 0: timed out after 20s; cancelled, back to [4, 2]" in err, err
+    assert "timed out after 20s; moving since an earlier apply, so left running" in err, err
+    assert "replication throttles removed" not in out + err
+    state = demo.state()
+    assert state["reassignments"] == {"__consumer_offsets": flying}
+    assert demo.replicas("orders") == {0: (4, 2)}
+    offsets = state["topics"]["__consumer_offsets"]["config"]
+    assert offsets[THROTTLE_LEADER_REPLICAS] == "0:1,0:2"
+    assert offsets[THROTTLE_FOLLOWER_REPLICAS] == "0:3"
+    orders = state["topics"]["orders"]["config"]
+    assert "0:3" not in orders.get(THROTTLE_FOLLOWER_REPLICAS, ""), "the cancelled move's go"
+    rated = {b for b, c in state["brokerConfigs"].items() if c}
+    assert rated == {"1", "2", "3"}, "the kept move's brokers keep their rates, broker 4 not"
+    record = json.loads(Path(str(demo.state_file) + ".apply-throttles.json").read_text())
+    assert record["state"] == "left-running"
+    assert record["brokers"] == [1, 2, 3]
+    assert record["topics"]["__consumer_offsets"] == offsets_entries(offsets)
+    code, out, err = demo.cli("simulate", "advance", "1h")
+    assert code == 0, out + err
+    demo.topics(topic("orders", 1, 2))
+    code, out, err = demo.cli("plan")
+    assert "~ remove_throttles __consumer_offsets" in out, out
+    assert "that left moves running" in out and "did not finish" not in out, out
+    code, out, err = demo.cli("apply", "--yes")
+    assert code == 0, out + err
+    no_throttles_left(demo)
+    assert not Path(str(demo.state_file) + ".apply-throttles.json").exists()
+
+
+def offsets_entries(config: dict[str, str]) -> dict[str, str]:
+    return {k: config[k] for k in (THROTTLE_FOLLOWER_REPLICAS, THROTTLE_LEADER_REPLICAS)}
+
+
+@pytest.mark.parametrize("before_the_run", [0, 30])
+def test_at_the_timeout_with_a_move_left_running_the_throttles_of_one_that_ended_go(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, before_the_run: int
+) -> None:
+    """A ``--no-wait`` drain left two moves running; the short one ends during the next
+    apply's wait, or (``before_the_run``) after its plan was made (which kept its throttles, as
+    it was still in flight) and before the apply read the moves in flight. That apply removes
+    its throttles, keys and all (docs/apply.md) -- also when at its timeout it leaves the
+    other, longer move running, whose entries and rates stay."""
+    from kgitops.apply.reassign import Reassigner
+    from kgitops.cluster.port import NewTopic
+
+    demo = Folder(tmp_path)
+    demo.topics(topic("orders", 1, 2))
+    demo.apply()
+    sim = SimulatedCluster.open(str(demo.state_file), [])
+    sim.create_topics([NewTopic("__consumer_offsets", {0: (1, 2)}, {"cleanup.policy": "compact"})])
+    demo.set_sizes("__consumer_offsets", 2_000_000_000)  # 200 s at the throttle
+    demo.set_sizes("orders", 50_000_000)  # 5 s
+    demo.cluster(decommission=[1])
+    code, out, err = demo.cli("apply", "--yes", "--no-wait")
+    assert code == 0, out + err
+    assert set(demo.state()["reassignments"]) == {"orders", "__consumer_offsets"}
+    real = Reassigner._start
+
+    def start(self: Reassigner, *args: object) -> None:
+        for _ in range(before_the_run):  # orders' move ends after the plan, before the run
+            self.admin.sleep(1)
+        real(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Reassigner, "_start", start)
+    code, out, err = demo.cli("apply", "--yes", "--timeout", "20s", "--poll-interval", "1")
+    assert code == 3, out + err
+    assert "so left running, still throttled" in err, err
+    state = demo.state()
+    assert set(state["reassignments"]) == {"__consumer_offsets"}
+    assert demo.replicas("orders") == {0: (4, 2)}
+    assert not set(state["topics"]["orders"]["config"]) & {
+        THROTTLE_LEADER_REPLICAS,
+        THROTTLE_FOLLOWER_REPLICAS,
+    }, state["topics"]["orders"]["config"]
+    assert {b for b, c in state["brokerConfigs"].items() if c} == {"1", "2", "3"}
+    monkeypatch.undo()
+    code, out, err = demo.cli("apply", "--yes")
+    assert code == 0, out + err
+    no_throttles_left(demo)
