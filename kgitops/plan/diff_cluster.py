@@ -128,7 +128,8 @@ def warn_isr_pressure(ctx: Context, measured: Mapping[str, float] | None) -> Non
     """ISR_PRESSURE: a written topic whose followers would fall out of the ISR, now or
     after the plan (``kgitops.plan.isrlag``: the rule the simulated cluster applies). Only
     where the network is known: a simulated cluster's ``networkBytesPerSec``. Every written
-    topic loads the brokers; only the folder's own topics are warned about."""
+    topic loads the brokers; only the folder's own topics are warned about, and Kafka's own
+    (``__consumer_offsets``...), which are nobody's, by every folder (``Context.someone_elses``)."""
     network = ctx.inputs.state.network_bytes_per_sec
     rates = topic_write_rates(ctx.inputs.specs.topics, measured)
     if network is None or not rates:
@@ -141,7 +142,7 @@ def warn_isr_pressure(ctx: Context, measured: Mapping[str, float] | None) -> Non
     for now, after in found:
         s = after or now
         assert s is not None
-        if not ctx.inputs.cluster.owns.topic(s.topic):
+        if ctx.someone_elses(s.topic):
             continue  # another folder's topic: its writes count, its warning is its own
         when = (
             "now and after this plan"

@@ -50,6 +50,7 @@ CASES = {
     "a NUL byte": BASE % "" + "\x00",
     "trailing data": BASE % "" + " {}",
     "duplicate broker ids": BASE.replace('"id": 2', '"id": 1') % "",
+    "a topic without partitions": BASE.replace('"t": {', '"e": {"partitions": {}}, "t": {') % "",
 }
 
 
@@ -105,3 +106,9 @@ def test_another_programs_key_order_loads_the_same_state(tmp_path: Path) -> None
         assert snapshot.read_state(str(path)) == expected
         # and on the fast path, not a fallback
         assert statefast.typed_load(statefast.DECODER.decode(path.read_bytes())) == expected
+
+
+def test_the_rows_are_unpacked_into_columns_in_field_order() -> None:
+    """The load transposes each row (``msgspec.structs.astuple``) into the columns replicas,
+    ISR, leaders, sizes, in that order: the order of the record's fields."""
+    assert statefast._Partition.__struct_fields__ == ("replicas", "isr", "leader", "size_bytes")

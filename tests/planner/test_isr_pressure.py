@@ -186,6 +186,21 @@ def test_another_folders_topic_loads_the_broker_but_is_not_warned_about() -> Non
     assert [(w.topic, w.data["brokers"]) for w in found] == [("a", {"1": 120 * MB})]
 
 
+def test_kafkas_own_topic_is_nobodys_so_a_folder_that_owns_names_still_warns_about_it() -> None:
+    """``__consumer_offsets`` is in no folder's ``owns:`` and no folder may manage it: without
+    this, a cluster whose every folder declares ``owns:`` would never hear of its ISR."""
+    a = live("a", {0: (0, 1)})
+    offsets = live("__consumer_offsets", {0: (2, 1)})
+    s = specs(topic("a", 1, 2, expected_write_rate=60 * MB), owns=Owns(topics=("a*",)))
+    found = _warnings(
+        s, state(brokers(3), a, offsets, network_bytes_per_sec=NET), {"__consumer_offsets": 60 * MB}
+    )
+    assert [(w.topic, w.data["brokers"]) for w in found] == [
+        ("__consumer_offsets", {"1": 120 * MB}),
+        ("a", {"1": 120 * MB}),
+    ]
+
+
 def test_a_move_that_spreads_the_followers_is_warned_only_until_it_completes() -> None:
     """Both partitions' followers are on broker 1 now (140 MB/s); the static assignment
     moves partition 1's to broker 0."""
