@@ -51,7 +51,7 @@ from kgitops.model import (
     Reassignment,
 )
 from kgitops.names import STATE_FORMAT
-from kgitops.perf import leave_to_exit, paused_gc, stage
+from kgitops.perf import paused_gc, stage
 from kgitops.versionrules import show_version
 
 # ------------------------------------------------------------------------- writing
@@ -249,9 +249,6 @@ def read_state(path: str) -> ClusterState:
                 except (NotFast, ValueError):
                     pass
                 else:
-                    # the decoded rows (a million records for a million partitions): the
-                    # state holds none of them, and freeing them costs 0.07 s at exit's door
-                    leave_to_exit(typed)
                     return state
             raw = _state_bytes(path)
         with stage("state: decode"):
