@@ -56,6 +56,7 @@ class Cluster:
         self.load: dict[int, BrokerLoad] = {b: BrokerLoad() for b in self.eligible}
         self.mean = 0.0
         self.replicas_mean = 0.0
+        self._receivers: dict[tuple[tuple[int, ...], int, bool], list[int]] = {}
 
     def weight(self, size: int | None) -> int:
         return 1 if self.by_count else (size or 0)
@@ -80,6 +81,17 @@ class Cluster:
         if len(rule.racks(after)) < len(rule.racks(replicas)):
             return False
         return not rule.broken(after) or rule.broken(replicas)
+
+    def receivers(self, replicas: Sequence[int], slot: int, rack_aware: bool) -> list[int]:
+        """The eligible brokers ``replicas[slot]`` may become (``can_swap``), by id. The
+        answer depends on the values alone, and a drain asks it of the same few replica lists
+        in topic after topic: it is worked out once per distinct question for this balance."""
+        key = (tuple(replicas), slot, rack_aware)
+        found = self._receivers.get(key)
+        if found is None:
+            found = [n for n in self.eligible if self.can_swap(replicas, slot, n, rack_aware)]
+            self._receivers[key] = found
+        return found
 
 
 def quota(total: int, holders: Sequence[int]) -> tuple[int, int]:
