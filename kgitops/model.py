@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal, NamedTuple
@@ -455,6 +455,24 @@ def replica_lists(partitions: Mapping[int, PartitionState]) -> Sequence[tuple[in
     if isinstance(partitions, PartitionTable):
         return partitions.replicas
     return [ps.replicas for ps in partitions.values()]
+
+
+def partition_sizes(partitions: Mapping[int, PartitionState]) -> Sequence[int | None]:
+    """The size in bytes (None: unknown) of every partition, in the mapping's order: a
+    PartitionTable's column as it is."""
+    if isinstance(partitions, PartitionTable):
+        return partitions.sizes
+    return [ps.size_bytes for ps in partitions.values()]
+
+
+def replicas_and_sizes(
+    partitions: Mapping[int, PartitionState],
+) -> Iterable[tuple[tuple[int, ...], int | None]]:
+    """(replicas, size in bytes) of every partition, in the mapping's order: a
+    PartitionTable's columns as they are, without a PartitionState per partition."""
+    if isinstance(partitions, PartitionTable):
+        return zip(partitions.replicas, partitions.sizes, strict=True)
+    return [(ps.replicas, ps.size_bytes) for ps in partitions.values()]
 
 
 @dataclass(frozen=True, slots=True)

@@ -48,6 +48,7 @@ from kgitops.jsontext import decode_utf8, loads_json, nesting_problem
 from kgitops.model import (
     ClusterState,
     PartitionState,
+    PartitionTable,
     Reassignment,
 )
 from kgitops.names import STATE_FORMAT
@@ -57,16 +58,30 @@ from kgitops.versionrules import show_version
 # ------------------------------------------------------------------------- writing
 
 
-def _partition_json(p: PartitionState) -> dict[str, Any]:
-    out: dict[str, Any] = {"replicas": list(p.replicas)}
-    if p.isr is not None:
-        out["isr"] = list(p.isr)
-        out["leader"] = p.leader
-    elif p.leader is not None:
-        out["leader"] = p.leader
-    if p.size_bytes is not None:
-        out["sizeBytes"] = p.size_bytes
+def _partition_json(
+    replicas: tuple[int, ...], isr: tuple[int, ...] | None, leader: int | None, size: int | None
+) -> dict[str, Any]:
+    out: dict[str, Any] = {"replicas": list(replicas)}
+    if isr is not None:
+        out["isr"] = list(isr)
+        out["leader"] = leader
+    elif leader is not None:
+        out["leader"] = leader
+    if size is not None:
+        out["sizeBytes"] = size
     return out
+
+
+def _partitions_json(parts: Mapping[int, PartitionState]) -> dict[str, Any]:
+    """The partitions by id; a PartitionTable's (ids 0..n-1, in order) from its columns,
+    without a PartitionState per partition."""
+    if isinstance(parts, PartitionTable):
+        columns = zip(parts.replicas, parts.isr, parts.leaders, parts.sizes, strict=True)
+        return {str(p): _partition_json(*fields) for p, fields in enumerate(columns)}
+    return {
+        str(p): _partition_json(ps.replicas, ps.isr, ps.leader, ps.size_bytes)
+        for p, ps in sorted(parts.items())
+    }
 
 
 def _reassignment_json(r: Reassignment) -> dict[str, Any]:
@@ -92,7 +107,7 @@ def state_to_json(state: ClusterState) -> dict[str, Any]:
     for name in sorted(state.topics):
         t = state.topics[name]
         topics[name] = {
-            "partitions": {str(p): _partition_json(ps) for p, ps in sorted(t.partitions.items())},
+            "partitions": _partitions_json(t.partitions),
             "config": dict(sorted(t.config.items())),
         }
     out: dict[str, Any] = {"format": STATE_FORMAT, "clusterId": state.cluster_id}

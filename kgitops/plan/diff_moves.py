@@ -7,11 +7,11 @@ the drain makes.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from kgitops.errors import AssignmentError
-from kgitops.model import PartitionTable, TopicSpec, TopicState, replica_lists
+from kgitops.model import PartitionTable, TopicSpec, TopicState, replica_lists, replicas_and_sizes
 from kgitops.names import KAFKA_METADATA_TOPIC, MIN_ISR, is_internal_topic
 from kgitops.placement.startindex import Load
 from kgitops.plan.actions import AlterConfig, CreateTopic, ElectLeaders, Move, Reassign
@@ -35,7 +35,7 @@ def settle_pending(ctx: Context) -> None:
             pair
             for name, topic in ctx.inputs.state.topics.items()
             if name not in names and name not in deleted
-            for pair in _replicas_and_sizes(topic)
+            for pair in replicas_and_sizes(topic.partitions)
         ]
         for a in ctx.out.actions:
             if isinstance(a, CreateTopic):
@@ -61,13 +61,6 @@ def settle_pending(ctx: Context) -> None:
         emit_moves(
             ctx, spec, live, both, config_change, topic_finals, item.rack_aware, ctx.drain_moves
         )
-
-
-def _replicas_and_sizes(topic: TopicState) -> Iterable[tuple[Sequence[int], int | None]]:
-    parts = topic.partitions
-    if isinstance(parts, PartitionTable):
-        return zip(parts.replicas, parts.sizes, strict=True)
-    return [(ps.replicas, ps.size_bytes) for ps in parts.values()]
 
 
 def emit_moves(

@@ -14,7 +14,14 @@ from collections import Counter
 from collections.abc import Collection, Mapping
 
 from kgitops.errors import AssignmentError
-from kgitops.model import Broker, PartitionTable, TopicSpec, TopicState, replica_lists
+from kgitops.model import (
+    Broker,
+    PartitionTable,
+    TopicSpec,
+    TopicState,
+    partition_sizes,
+    replica_lists,
+)
 from kgitops.names import THROTTLED_REPLICAS_CONFIGS
 from kgitops.placement.assignment import assign_added_partitions, assign_replicas
 from kgitops.placement.startindex import Counts, Load, choose_start_index
@@ -192,7 +199,7 @@ def update_topic(ctx: Context, spec: TopicSpec, live: TopicState) -> None:
         finals = {p: (t, goal_one(why)) for p, (t, why) in targets.items()}
         emit_moves(ctx, spec, live, both, config_change, finals, rack_aware, [])
         return
-    sizes: dict[int, int | None] = {p: ps.size_bytes for p, ps in live.partitions.items()}
+    sizes: dict[int, int | None] = dict(zip(parts, partition_sizes(parts), strict=True))
     sizes.update(dict.fromkeys(added, 0))
     ctx.pending.append(
         (
@@ -304,7 +311,7 @@ def _configs(ctx: Context, spec: TopicSpec, live: TopicState) -> AlterConfig | N
 
 def _topic_size(live: TopicState) -> int | None:
     """The topic's bytes (every partition's leader copy), None when any is unknown."""
-    sizes = [p.size_bytes for p in live.partitions.values()]
+    sizes = partition_sizes(live.partitions)
     if not sizes or any(size is None for size in sizes):
         return None
     return sum(size for size in sizes if size is not None)

@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from kgitops.model import ClusterState
+from kgitops.model import ClusterState, partition_sizes, replicas_and_sizes
 from kgitops.plan.actions import Action, AddPartitions, CreateTopic, DeleteTopic, Reassign
 from kgitops.units import human_bytes
 
@@ -56,13 +56,11 @@ def broker_spread(state: ClusterState, actions: Sequence[Action] = ()) -> dict[s
             added.extend((r, 0) for r in (a.assignment or {}).values())
         elif isinstance(a, DeleteTopic):
             deleted.add(a.topic)
-    known = all(
-        ps.size_bytes is not None for t in state.topics.values() for ps in t.partitions.values()
-    )
+    known = all(None not in partition_sizes(t.partitions) for t in state.topics.values())
     before = _count(
-        (ps.replicas, ps.size_bytes or 0)
+        (reps, size or 0)
         for t in state.topics.values()
-        for ps in t.partitions.values()
+        for reps, size in replicas_and_sizes(t.partitions)
     )
     if actions:
         # after = before, less what moves or goes, plus what moves in or is created
@@ -71,7 +69,7 @@ def broker_spread(state: ClusterState, actions: Sequence[Action] = ()) -> dict[s
         for name, t in state.topics.items():
             targets = moved.get(name)
             if name in deleted:
-                gone.extend((ps.replicas, ps.size_bytes or 0) for ps in t.partitions.values())
+                gone.extend((reps, size or 0) for reps, size in replicas_and_sizes(t.partitions))
             elif targets:
                 for p, target in targets.items():
                     ps = t.partitions.get(p)

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kgitops.model import ClusterState, ReassignmentSettings
+from kgitops.model import ClusterState, ReassignmentSettings, replicas_and_sizes
 from kgitops.plan.actions import Action, Reassign
 from kgitops.plan.schedule import NETWORK_BYTES_PER_SEC, MoveJob, Window, schedule
 from kgitops.versionrules import throttle_delivered
@@ -138,9 +138,9 @@ def estimate_transfer(
     if not per:
         return None
     cluster_bytes = sum(
-        (ps.size_bytes or 0) * len(ps.replicas)
+        (size or 0) * len(reps)
         for t in state.topics.values()
-        for ps in t.partitions.values()
+        for reps, size in replicas_and_sizes(t.partitions)
     )
     rate = throttle_bytes_per_sec
     jobs.sort(key=lambda j: j.key)  # apply's queue order: topic, then partition
