@@ -11,6 +11,7 @@ from bisect import bisect_left, insort
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 
 from kgitops.model import Broker
 from kgitops.placement.racks import RackRule
@@ -51,6 +52,8 @@ class Cluster:
         self.rack_of: dict[int, str] = {b.id: str(b.rack) for b in brokers} if racked else {}
         self.racked = racked
         self.racks = sorted({self.rack_of[b] for b in self.eligible}) if racked else []
+        #: rack -> its eligible brokers, by id
+        self.members = {r: [b for b in self.eligible if self.rack_of[b] == r] for r in self.racks}
         self.rule = RackRule.of(brokers, drain)
         self.by_count = by_count
         self.load: dict[int, BrokerLoad] = {b: BrokerLoad() for b in self.eligible}
@@ -118,22 +121,24 @@ class Topic:
     def __init__(self, layout: TopicLayout, cluster: Cluster) -> None:
         self.layout = layout
         self.cluster = cluster
-        by_count, sizes = cluster.by_count, layout.sizes
-        count: Counter[int] = Counter()
-        leads: Counter[int] = Counter()
-        weight_on: Counter[int] = Counter()
-        weights: dict[int, int] = {}
-        for p, reps in layout.replicas.items():
-            w = 1 if by_count else (sizes.get(p) or 0)
-            weights[p] = w
-            for b in reps:
-                count[b] += 1
-                weight_on[b] += w
-            if reps:
-                leads[reps[0]] += 1
+        sizes, lists = layout.sizes, layout.replicas.values()
+        count = Counter(chain.from_iterable(lists))  # counted in C
+        leads = Counter(reps[0] for reps in lists if reps)
+        weights: dict[int, int]
+        weight_on: Mapping[int, int]
+        if cluster.by_count:
+            weights = dict.fromkeys(layout.replicas, 1)
+            weight_on = count
+        else:
+            weights = {p: sizes.get(p) or 0 for p in layout.replicas}
+            on: dict[int, int] = {}
+            for reps, w in zip(lists, weights.values(), strict=True):
+                for b in reps:
+                    on[b] = on.get(b, 0) + w
+            weight_on = on
         self.weights = weights
         for b, load in cluster.load.items():
-            load.bytes += weight_on[b]
+            load.bytes += weight_on.get(b, 0)
             load.replicas += count[b]
             load.leaders += leads[b]
         self.count: dict[int, int] = {b: count[b] for b in cluster.eligible}
@@ -151,8 +156,7 @@ class Topic:
         per_rack = layout.rack_aware and cluster.racked and rf >= len(cluster.racks) > 0
         self.per_rack = per_rack
         if per_rack:
-            for rack in cluster.racks:
-                members = [b for b in cluster.eligible if cluster.rack_of[b] == rack]
+            for members in cluster.members.values():
                 share = quota(sum(self.count[b] for b in members), members)
                 for b in members:
                     self.shares[b] = share

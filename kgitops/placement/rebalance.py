@@ -154,6 +154,7 @@ def rebalance(
     load: Mapping[int, int] | None = None,
     leader_load: Mapping[int, int] | None = None,
     placement_brokers: Sequence[Broker] | None = None,
+    rack_fine: dict[tuple[int, ...], bool] | None = None,
 ) -> dict[int, Target]:
     """Targets for the partitions of one topic that must change; the rest keep their replicas.
 
@@ -165,7 +166,9 @@ def rebalance(
     the replicas / preferred leaders each broker carries for *other* topics, so that this
     topic's new replicas go where the cluster has room. ``placement_brokers`` is the broker
     list the topic was placed with (the lock's), for recognising its AdminUtils assignment;
-    it defaults to ``brokers``.
+    it defaults to ``brokers``. ``rack_fine`` remembers, per replica tuple, whether it keeps
+    the rack rule of these ``brokers`` and ``drain``: a caller asking for topic after topic
+    with the same two (one plan) passes the same dict, and each distinct tuple is judged once.
     """
     if replication_factor is not None and replication_factor < 1:
         raise InvalidReplicationFactor("Replication factor must be larger than 0.")
@@ -179,7 +182,7 @@ def rebalance(
             f"{len(state.eligible)}."
         )
     drained = state.drained
-    rack_ok: dict[tuple[int, ...], bool] = {}
+    rack_ok: dict[tuple[int, ...], bool] = {} if rack_fine is None else rack_fine
     check_racks = spread_racks and state.racked
     todo: list[tuple[int, tuple[int, ...]]] = []
     for p, live in sorted(current.items()):

@@ -393,6 +393,7 @@ def _targets(
             load=others.replicas,
             leader_load=others.leaders,
             placement_brokers=_placed_with(ctx, spec),
+            rack_fine=ctx.rack_fine,
         )
     except AssignmentError as exc:
         ctx.error(spec, "replicationFactor", f"cannot reassign {spec.name}: {exc}")
