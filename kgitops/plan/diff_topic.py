@@ -381,8 +381,12 @@ def _targets(
         return {}
     from kgitops.placement.rebalance import rebalance
 
-    others = Load(Counter(ctx.load.leaders), Counter(ctx.load.replicas))
-    others.add(current.values(), -1)  # rebalance counts the topic's own replicas itself
+    if in_flight:  # rebalance counts the candidates' replicas itself, not the rest
+        others = Load(Counter(ctx.load.leaders), Counter(ctx.load.replicas))
+        others.add(current.values(), -1)
+        load, counted = others, False
+    else:  # the plan's load counts every partition of ``current``, as rebalance would
+        load, counted = ctx.load, True
     try:
         result = rebalance(
             candidates,
@@ -390,8 +394,9 @@ def _targets(
             replication_factor=rf if any(len(r) != rf for r in candidates.values()) else None,
             drain=tuple(sorted(drained)),
             spread_racks=rack_aware,
-            load=others.replicas,
-            leader_load=others.leaders,
+            load=load.replicas,
+            leader_load=load.leaders,
+            counted=counted,
             placement_brokers=_placed_with(ctx, spec),
             rack_fine=ctx.rack_fine,
         )

@@ -30,16 +30,22 @@ LABELS = {"bytes": "bytes", "replicas": "replicas", "leaders": "preferred leader
 def _count(
     parts: Iterable[tuple[Sequence[int], int]],
 ) -> tuple[Counter[int], Counter[int], Counter[int]]:
-    size: Counter[int] = Counter()
-    count: Counter[int] = Counter()
-    lead: Counter[int] = Counter()
+    # plain dicts in the loop (a Counter's += is three times slower), Counters returned
+    size: dict[int, int] = {}
+    count: dict[int, int] = {}
+    lead: dict[int, int] = {}
     for reps, n in parts:
         for b in reps:
-            size[b] += n
-            count[b] += 1
+            if b in count:
+                size[b] += n
+                count[b] += 1
+            else:
+                size[b] = n
+                count[b] = 1
         if reps:
-            lead[reps[0]] += 1
-    return size, count, lead
+            first = reps[0]
+            lead[first] = lead.get(first, 0) + 1
+    return Counter(size), Counter(count), Counter(lead)
 
 
 def broker_spread(state: ClusterState, actions: Sequence[Action] = ()) -> dict[str, Any]:
