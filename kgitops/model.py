@@ -457,6 +457,22 @@ def replica_lists(partitions: Mapping[int, PartitionState]) -> Sequence[tuple[in
     return [ps.replicas for ps in partitions.values()]
 
 
+PartitionRow = tuple[tuple[int, ...], tuple[int, ...] | None, int | None, int | None]
+"""A partition's (replicas, isr, leader, size in bytes): PartitionState's fields in order."""
+
+
+def partition_row(partitions: Mapping[int, PartitionState], p: int) -> PartitionRow | None:
+    """Partition ``p``'s fields, None when there is no such partition: a PartitionTable's
+    columns without building a PartitionState (a plan looks up each partition it moves
+    several times: its size, its leader, its replicas)."""
+    if isinstance(partitions, PartitionTable):
+        if p not in partitions:
+            return None
+        return partitions.replicas[p], partitions.isr[p], partitions.leaders[p], partitions.sizes[p]
+    ps = partitions.get(p)
+    return None if ps is None else (ps.replicas, ps.isr, ps.leader, ps.size_bytes)
+
+
 def partition_sizes(partitions: Mapping[int, PartitionState]) -> Sequence[int | None]:
     """The size in bytes (None: unknown) of every partition, in the mapping's order: a
     PartitionTable's column as it is."""

@@ -11,7 +11,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from kgitops.errors import AssignmentError
-from kgitops.model import PartitionTable, TopicSpec, TopicState, replica_lists, replicas_and_sizes
+from kgitops.model import (
+    PartitionTable,
+    TopicSpec,
+    TopicState,
+    partition_row,
+    replica_lists,
+    replicas_and_sizes,
+)
 from kgitops.names import KAFKA_METADATA_TOPIC, MIN_ISR, is_internal_topic
 from kgitops.placement.startindex import Load
 from kgitops.plan.actions import AlterConfig, CreateTopic, ElectLeaders, Move, Reassign
@@ -80,8 +87,8 @@ def emit_moves(
         source = both[p]
         if target == source:
             continue
-        ps = live.partitions.get(p)
-        size = (ps.size_bytes or 0) if ps is not None else 0
+        row = partition_row(live.partitions, p)
+        size = (row[3] or 0) if row is not None else 0
         moves[p] = Move(source=source, target=target, reason=reason, size_bytes=size)
         if drained and not set(drained).isdisjoint(source):
             drain_moves.append((source, target, size, rack_aware))

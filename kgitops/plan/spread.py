@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from kgitops.model import ClusterState, partition_sizes, replicas_and_sizes
+from kgitops.model import ClusterState, partition_row, partition_sizes, replicas_and_sizes
 from kgitops.plan.actions import Action, AddPartitions, CreateTopic, DeleteTopic, Reassign
 from kgitops.units import human_bytes
 
@@ -78,10 +78,11 @@ def broker_spread(state: ClusterState, actions: Sequence[Action] = ()) -> dict[s
                 gone.extend((reps, size or 0) for reps, size in replicas_and_sizes(t.partitions))
             elif targets:
                 for p, target in targets.items():
-                    ps = t.partitions.get(p)
-                    if ps is not None:
-                        gone.append((ps.replicas, ps.size_bytes or 0))
-                        came.append((target, ps.size_bytes or 0))
+                    row = partition_row(t.partitions, p)
+                    if row is not None:
+                        replicas, _, _, size = row
+                        gone.append((replicas, size or 0))
+                        came.append((target, size or 0))
         less, more = _count(gone), _count(came)
         after = (
             before[0] - less[0] + more[0],

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kgitops.model import ClusterState, ReassignmentSettings, replicas_and_sizes
+from kgitops.model import ClusterState, ReassignmentSettings, partition_row, replicas_and_sizes
 from kgitops.plan.actions import Action, Reassign
 from kgitops.plan.schedule import NETWORK_BYTES_PER_SEC, MoveJob, Window, schedule
 from kgitops.versionrules import throttle_delivered
@@ -122,8 +122,9 @@ def estimate_transfer(
             continue
         live = state.topics.get(a.topic)
         for p, m in a.moves.items():
-            ps = live.partitions.get(p) if live is not None else None
-            sender = ps.leader if ps is not None and ps.leader is not None else m.source[0]
+            row = partition_row(live.partitions, p) if live is not None else None
+            leader = row[2] if row is not None else None
+            sender = leader if leader is not None else m.source[0]
             jobs.append(MoveJob((a.topic, p), sender, m.adding, m.size_bytes))
             for b in m.adding:
                 per.setdefault(b, [0, 0])[0] += m.size_bytes
