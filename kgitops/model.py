@@ -458,13 +458,11 @@ def replica_lists(partitions: Mapping[int, PartitionState]) -> Sequence[tuple[in
 
 
 PartitionRow = tuple[tuple[int, ...], tuple[int, ...] | None, int | None, int | None]
-"""A partition's (replicas, isr, leader, size in bytes): PartitionState's fields in order."""
 
 
 def partition_row(partitions: Mapping[int, PartitionState], p: int) -> PartitionRow | None:
-    """Partition ``p``'s fields, None when there is no such partition: a PartitionTable's
-    columns without building a PartitionState (a plan looks up each partition it moves
-    several times: its size, its leader, its replicas)."""
+    """Partition ``p``'s (replicas, isr, leader, size in bytes), None when there is none: a
+    PartitionTable's columns, no PartitionState (a plan looks up each move several times)."""
     if isinstance(partitions, PartitionTable):
         if p not in partitions:
             return None
@@ -474,8 +472,7 @@ def partition_row(partitions: Mapping[int, PartitionState], p: int) -> Partition
 
 
 def partition_sizes(partitions: Mapping[int, PartitionState]) -> Sequence[int | None]:
-    """The size in bytes (None: unknown) of every partition, in the mapping's order: a
-    PartitionTable's column as it is."""
+    """Every partition's size in bytes (None: unknown), in order: a PartitionTable's column."""
     if isinstance(partitions, PartitionTable):
         return partitions.sizes
     return [ps.size_bytes for ps in partitions.values()]
