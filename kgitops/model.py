@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal, NamedTuple
@@ -455,6 +455,37 @@ def replica_lists(partitions: Mapping[int, PartitionState]) -> Sequence[tuple[in
     if isinstance(partitions, PartitionTable):
         return partitions.replicas
     return [ps.replicas for ps in partitions.values()]
+
+
+PartitionRow = tuple[tuple[int, ...], tuple[int, ...] | None, int | None, int | None]
+
+
+def partition_row(partitions: Mapping[int, PartitionState], p: int) -> PartitionRow | None:
+    """Partition ``p``'s (replicas, isr, leader, size in bytes), None when there is none: a
+    PartitionTable's columns, no PartitionState (a plan looks up each move several times)."""
+    if isinstance(partitions, PartitionTable):
+        if p not in partitions:
+            return None
+        return partitions.replicas[p], partitions.isr[p], partitions.leaders[p], partitions.sizes[p]
+    ps = partitions.get(p)
+    return None if ps is None else (ps.replicas, ps.isr, ps.leader, ps.size_bytes)
+
+
+def partition_sizes(partitions: Mapping[int, PartitionState]) -> Sequence[int | None]:
+    """Every partition's size in bytes (None: unknown), in order: a PartitionTable's column."""
+    if isinstance(partitions, PartitionTable):
+        return partitions.sizes
+    return [ps.size_bytes for ps in partitions.values()]
+
+
+def replicas_and_sizes(
+    partitions: Mapping[int, PartitionState],
+) -> Iterable[tuple[tuple[int, ...], int | None]]:
+    """(replicas, size in bytes) of every partition, in the mapping's order: a
+    PartitionTable's columns as they are, without a PartitionState per partition."""
+    if isinstance(partitions, PartitionTable):
+        return zip(partitions.replicas, partitions.sizes, strict=True)
+    return [(ps.replicas, ps.size_bytes) for ps in partitions.values()]
 
 
 @dataclass(frozen=True, slots=True)

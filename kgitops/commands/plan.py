@@ -167,20 +167,26 @@ def _write(args: argparse.Namespace, result: Any) -> int:
     if args.out:
         from dataclasses import replace
 
-        from kgitops.cluster.snapshot import state_to_json
+        from kgitops.cluster.snapshot import state_json_line
         from kgitops.commands._planning import plan_options
         from kgitops.commands._review import state_to_record
-        from kgitops.plan.fields import saved_fields
+        from kgitops.plan.fields import RECORDED_STATE, saved_fields
 
         # the selectors as the plan holds them: apply checks they say the same
         options = replace(plan_options(args), targets=result.plan.targets or ())
         with stage("save --out"):
             recorded = state_to_record(result.plan, result.state, options)
+            # the recorded state goes in as its text (state_json_line: a million partitions
+            # are not built as dicts first): render_json writes the line ``shared`` holds
+            # for the object in its place
+            slot: dict[str, Any] = {}
             saved = {
                 **data,
                 "clusterDir": saved_cluster_dir(args.out, data["clusterDir"]),
-                **saved_fields(options, state_to_json(recorded)),
+                **saved_fields(options, slot),
             }
+            text = state_json_line(recorded)
+            shared[RECORDED_STATE] = (slot, f' "{RECORDED_STATE}": {text}')
         from kgitops.commands._out import named_files
         from kgitops.files import PLAN_OUT, write_output
 

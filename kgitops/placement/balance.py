@@ -155,15 +155,11 @@ def balance(
 # ------------------------------------------------------------------------ goal 2
 
 
-def _receiver_key(topic: Topic, b: int) -> tuple[int, int, int]:
-    load = topic.cluster.load[b]
-    return (topic.count[b] - topic.shares[b][1], load.bytes, b)
-
-
 def _place_fresh(topic: Topic) -> None:
     """Replicas this plan places anyway (drains, RF changes, rack repair) go where the topic's
     share and then the bytes want them: moving them again copies nothing more."""
     cluster, layout = topic.cluster, topic.layout
+    count, shares, load = topic.count, topic.shares, cluster.load
     only = layout.replaceable
     for p in sorted(layout.replicas) if only is None else sorted(set(only)):
         if p in layout.frozen or p not in layout.replicas:
@@ -172,14 +168,14 @@ def _place_fresh(topic: Topic) -> None:
         for slot, b in enumerate(reps):
             if topic.paid(p, b) or b not in cluster.eligible_set:
                 continue
-            best = min(
-                (
-                    n
-                    for n in cluster.eligible
-                    if n == b or cluster.can_swap(reps, slot, n, layout.rack_aware)
-                ),
-                key=lambda n: _receiver_key(topic, n) if n != b else _stay_key(topic, b),
-            )
+            # a receiver's key: below its share first, then the fewest bytes, then the id
+            # (every key ends with its broker's id: the least names one broker)
+            keys = [
+                (count[n] - shares[n][1], load[n].bytes, n)
+                for n in cluster.receivers(reps, slot, layout.rack_aware)
+            ]
+            keys.append(_stay_key(topic, b))
+            best = min(keys)[2]
             if best != b:
                 move_replica(topic, p, slot, best, _spread_reason(topic, b, best))
 

@@ -11,6 +11,7 @@ from bisect import bisect_left, insort
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 
 from kgitops.model import Broker
 from kgitops.placement.racks import RackRule
@@ -51,11 +52,14 @@ class Cluster:
         self.rack_of: dict[int, str] = {b.id: str(b.rack) for b in brokers} if racked else {}
         self.racked = racked
         self.racks = sorted({self.rack_of[b] for b in self.eligible}) if racked else []
+        #: rack -> its eligible brokers, by id
+        self.members = {r: [b for b in self.eligible if self.rack_of[b] == r] for r in self.racks}
         self.rule = RackRule.of(brokers, drain)
         self.by_count = by_count
         self.load: dict[int, BrokerLoad] = {b: BrokerLoad() for b in self.eligible}
         self.mean = 0.0
         self.replicas_mean = 0.0
+        self._receivers: dict[tuple[tuple[int, ...], int, bool], list[int]] = {}
 
     def weight(self, size: int | None) -> int:
         return 1 if self.by_count else (size or 0)
@@ -80,6 +84,17 @@ class Cluster:
         if len(rule.racks(after)) < len(rule.racks(replicas)):
             return False
         return not rule.broken(after) or rule.broken(replicas)
+
+    def receivers(self, replicas: Sequence[int], slot: int, rack_aware: bool) -> list[int]:
+        """The eligible brokers ``replicas[slot]`` may become (``can_swap``), by id. The
+        answer depends on the values alone, and a drain asks it of the same few replica lists
+        in topic after topic: it is worked out once per distinct question for this balance."""
+        key = (tuple(replicas), slot, rack_aware)
+        found = self._receivers.get(key)
+        if found is None:
+            found = [n for n in self.eligible if self.can_swap(replicas, slot, n, rack_aware)]
+            self._receivers[key] = found
+        return found
 
 
 def quota(total: int, holders: Sequence[int]) -> tuple[int, int]:
@@ -106,22 +121,24 @@ class Topic:
     def __init__(self, layout: TopicLayout, cluster: Cluster) -> None:
         self.layout = layout
         self.cluster = cluster
-        by_count, sizes = cluster.by_count, layout.sizes
-        count: Counter[int] = Counter()
-        leads: Counter[int] = Counter()
-        weight_on: Counter[int] = Counter()
-        weights: dict[int, int] = {}
-        for p, reps in layout.replicas.items():
-            w = 1 if by_count else (sizes.get(p) or 0)
-            weights[p] = w
-            for b in reps:
-                count[b] += 1
-                weight_on[b] += w
-            if reps:
-                leads[reps[0]] += 1
+        sizes, lists = layout.sizes, layout.replicas.values()
+        count = Counter(chain.from_iterable(lists))  # counted in C
+        leads = Counter(reps[0] for reps in lists if reps)
+        weights: dict[int, int]
+        weight_on: Mapping[int, int]
+        if cluster.by_count:
+            weights = dict.fromkeys(layout.replicas, 1)
+            weight_on = count
+        else:
+            weights = {p: sizes.get(p) or 0 for p in layout.replicas}
+            on: dict[int, int] = {}
+            for reps, w in zip(lists, weights.values(), strict=True):
+                for b in reps:
+                    on[b] = on.get(b, 0) + w
+            weight_on = on
         self.weights = weights
         for b, load in cluster.load.items():
-            load.bytes += weight_on[b]
+            load.bytes += weight_on.get(b, 0)
             load.replicas += count[b]
             load.leaders += leads[b]
         self.count: dict[int, int] = {b: count[b] for b in cluster.eligible}
@@ -139,8 +156,7 @@ class Topic:
         per_rack = layout.rack_aware and cluster.racked and rf >= len(cluster.racks) > 0
         self.per_rack = per_rack
         if per_rack:
-            for rack in cluster.racks:
-                members = [b for b in cluster.eligible if cluster.rack_of[b] == rack]
+            for members in cluster.members.values():
                 share = quota(sum(self.count[b] for b in members), members)
                 for b in members:
                     self.shares[b] = share

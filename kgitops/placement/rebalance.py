@@ -153,7 +153,9 @@ def rebalance(
     spread_racks: bool = True,
     load: Mapping[int, int] | None = None,
     leader_load: Mapping[int, int] | None = None,
+    counted: bool = False,
     placement_brokers: Sequence[Broker] | None = None,
+    rack_fine: dict[tuple[int, ...], bool] | None = None,
 ) -> dict[int, Target]:
     """Targets for the partitions of one topic that must change; the rest keep their replicas.
 
@@ -163,9 +165,12 @@ def rebalance(
     min(RF, racks) racks (only when every broker has a rack). Evening out the cluster
     (``plan --rebalance``) is ``kgitops.placement.balance``. ``load`` / ``leader_load`` are
     the replicas / preferred leaders each broker carries for *other* topics, so that this
-    topic's new replicas go where the cluster has room. ``placement_brokers`` is the broker
+    topic's new replicas go where the cluster has room; ``counted``: they count ``current``'s
+    replicas and preferred leaders too (not added again). ``placement_brokers`` is the broker
     list the topic was placed with (the lock's), for recognising its AdminUtils assignment;
-    it defaults to ``brokers``.
+    it defaults to ``brokers``. ``rack_fine`` remembers, per replica tuple, whether it keeps
+    the rack rule of these ``brokers`` and ``drain``: a caller asking for topic after topic
+    with the same two (one plan) passes the same dict, and each distinct tuple is judged once.
     """
     if replication_factor is not None and replication_factor < 1:
         raise InvalidReplicationFactor("Replication factor must be larger than 0.")
@@ -179,7 +184,7 @@ def rebalance(
             f"{len(state.eligible)}."
         )
     drained = state.drained
-    rack_ok: dict[tuple[int, ...], bool] = {}
+    rack_ok: dict[tuple[int, ...], bool] = {} if rack_fine is None else rack_fine
     check_racks = spread_racks and state.racked
     todo: list[tuple[int, tuple[int, ...]]] = []
     for p, live in sorted(current.items()):
@@ -194,11 +199,12 @@ def rebalance(
     if not todo:
         return {}
 
-    values = current.values()
-    for b, n in Counter(chain.from_iterable(values)).items():
-        state.replicas[b] = state.replicas.get(b, 0) + n
-    for b, n in Counter(r[0] for r in values if r).items():
-        state.leaders[b] = state.leaders.get(b, 0) + n
+    if not counted:
+        values = current.values()
+        for b, n in Counter(chain.from_iterable(values)).items():
+            state.replicas[b] = state.replicas.get(b, 0) + n
+        for b, n in Counter(r[0] for r in values if r).items():
+            state.leaders[b] = state.leaders.get(b, 0) + n
 
     extension = _admin_utils_extension(current, placement_brokers or brokers, replication_factor)
 

@@ -115,6 +115,9 @@ class Context:
     verdicts: tuple[dict[tuple[int, ...], bool], dict[tuple[int, ...], bool]] = field(
         default_factory=lambda: ({}, {})
     )
+    #: replica list -> whether it keeps the rack rule of the state's brokers and the drain
+    #: (``rebalance``'s ``rack_fine``), remembered across topics
+    rack_fine: dict[tuple[int, ...], bool] = field(default_factory=dict)
     #: (rack_aware, rf) -> the replica lists found to need no move (``diff_topic._needs_moves``)
     fine: dict[tuple[bool, int], set[tuple[int, ...]]] = field(default_factory=dict)
     _load: Load | None = None

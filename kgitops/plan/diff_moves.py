@@ -7,11 +7,18 @@ the drain makes.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from kgitops.errors import AssignmentError
-from kgitops.model import PartitionTable, TopicSpec, TopicState, replica_lists
+from kgitops.model import (
+    PartitionTable,
+    TopicSpec,
+    TopicState,
+    partition_row,
+    replica_lists,
+    replicas_and_sizes,
+)
 from kgitops.names import KAFKA_METADATA_TOPIC, MIN_ISR, is_internal_topic
 from kgitops.placement.startindex import Load
 from kgitops.plan.actions import AlterConfig, CreateTopic, ElectLeaders, Move, Reassign
@@ -35,7 +42,7 @@ def settle_pending(ctx: Context) -> None:
             pair
             for name, topic in ctx.inputs.state.topics.items()
             if name not in names and name not in deleted
-            for pair in _replicas_and_sizes(topic)
+            for pair in replicas_and_sizes(topic.partitions)
         ]
         for a in ctx.out.actions:
             if isinstance(a, CreateTopic):
@@ -63,13 +70,6 @@ def settle_pending(ctx: Context) -> None:
         )
 
 
-def _replicas_and_sizes(topic: TopicState) -> Iterable[tuple[Sequence[int], int | None]]:
-    parts = topic.partitions
-    if isinstance(parts, PartitionTable):
-        return zip(parts.replicas, parts.sizes, strict=True)
-    return [(ps.replicas, ps.size_bytes) for ps in parts.values()]
-
-
 def emit_moves(
     ctx: Context,
     spec: TopicSpec,
@@ -87,8 +87,8 @@ def emit_moves(
         source = both[p]
         if target == source:
             continue
-        ps = live.partitions.get(p)
-        size = (ps.size_bytes or 0) if ps is not None else 0
+        row = partition_row(live.partitions, p)
+        size = (row[3] or 0) if row is not None else 0
         moves[p] = Move(source=source, target=target, reason=reason, size_bytes=size)
         if drained and not set(drained).isdisjoint(source):
             drain_moves.append((source, target, size, rack_aware))

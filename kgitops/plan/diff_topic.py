@@ -14,7 +14,14 @@ from collections import Counter
 from collections.abc import Collection, Mapping
 
 from kgitops.errors import AssignmentError
-from kgitops.model import Broker, PartitionTable, TopicSpec, TopicState, replica_lists
+from kgitops.model import (
+    Broker,
+    PartitionTable,
+    TopicSpec,
+    TopicState,
+    partition_sizes,
+    replica_lists,
+)
 from kgitops.names import THROTTLED_REPLICAS_CONFIGS
 from kgitops.placement.assignment import assign_added_partitions, assign_replicas
 from kgitops.placement.startindex import Counts, Load, choose_start_index
@@ -192,7 +199,7 @@ def update_topic(ctx: Context, spec: TopicSpec, live: TopicState) -> None:
         finals = {p: (t, goal_one(why)) for p, (t, why) in targets.items()}
         emit_moves(ctx, spec, live, both, config_change, finals, rack_aware, [])
         return
-    sizes: dict[int, int | None] = {p: ps.size_bytes for p, ps in live.partitions.items()}
+    sizes: dict[int, int | None] = dict(zip(parts, partition_sizes(parts), strict=True))
     sizes.update(dict.fromkeys(added, 0))
     ctx.pending.append(
         (
@@ -304,7 +311,7 @@ def _configs(ctx: Context, spec: TopicSpec, live: TopicState) -> AlterConfig | N
 
 def _topic_size(live: TopicState) -> int | None:
     """The topic's bytes (every partition's leader copy), None when any is unknown."""
-    sizes = [p.size_bytes for p in live.partitions.values()]
+    sizes = partition_sizes(live.partitions)
     if not sizes or any(size is None for size in sizes):
         return None
     return sum(size for size in sizes if size is not None)
@@ -374,8 +381,12 @@ def _targets(
         return {}
     from kgitops.placement.rebalance import rebalance
 
-    others = Load(Counter(ctx.load.leaders), Counter(ctx.load.replicas))
-    others.add(current.values(), -1)  # rebalance counts the topic's own replicas itself
+    if in_flight:  # rebalance counts the candidates' replicas itself, not the rest
+        others = Load(Counter(ctx.load.leaders), Counter(ctx.load.replicas))
+        others.add(current.values(), -1)
+        load, counted = others, False
+    else:  # the plan's load counts every partition of ``current``, as rebalance would
+        load, counted = ctx.load, True
     try:
         result = rebalance(
             candidates,
@@ -383,9 +394,11 @@ def _targets(
             replication_factor=rf if any(len(r) != rf for r in candidates.values()) else None,
             drain=tuple(sorted(drained)),
             spread_racks=rack_aware,
-            load=others.replicas,
-            leader_load=others.leaders,
+            load=load.replicas,
+            leader_load=load.leaders,
+            counted=counted,
             placement_brokers=_placed_with(ctx, spec),
+            rack_fine=ctx.rack_fine,
         )
     except AssignmentError as exc:
         ctx.error(spec, "replicationFactor", f"cannot reassign {spec.name}: {exc}")

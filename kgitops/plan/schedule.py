@@ -32,6 +32,7 @@ and 7 (leaders 0, 1, 2)::
 from __future__ import annotations
 
 import math
+from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -194,7 +195,9 @@ def schedule(
     batches submitted together. Events are exact; completions are seen at poll ticks."""
     poll = max(0.01, poll_seconds)
     room_max = max(1, max_concurrent_moves)
-    queue = list(jobs)
+    # next_batch picks near the head (the first LOOKAHEAD + room): a deque deletes there in
+    # O(index), where a list of 100,000 moves would shift the whole tail at every submit
+    queue = deque(jobs)
     total_bytes = sum(j.size_bytes * len(j.adding) for j in jobs)
     left: dict[tuple[int, int], float] = {}  # (move index, receiver) -> bytes left
     active: dict[int, MoveJob] = {}

@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from kgitops.model import ClusterState
+from kgitops.model import ClusterState, partition_row, partition_sizes, replicas_and_sizes
 from kgitops.plan.actions import Action, AddPartitions, CreateTopic, DeleteTopic, Reassign
 from kgitops.units import human_bytes
 
@@ -30,16 +30,22 @@ LABELS = {"bytes": "bytes", "replicas": "replicas", "leaders": "preferred leader
 def _count(
     parts: Iterable[tuple[Sequence[int], int]],
 ) -> tuple[Counter[int], Counter[int], Counter[int]]:
-    size: Counter[int] = Counter()
-    count: Counter[int] = Counter()
-    lead: Counter[int] = Counter()
+    # plain dicts in the loop (a Counter's += is three times slower), Counters returned
+    size: dict[int, int] = {}
+    count: dict[int, int] = {}
+    lead: dict[int, int] = {}
     for reps, n in parts:
         for b in reps:
-            size[b] += n
-            count[b] += 1
+            if b in count:
+                size[b] += n
+                count[b] += 1
+            else:
+                size[b] = n
+                count[b] = 1
         if reps:
-            lead[reps[0]] += 1
-    return size, count, lead
+            first = reps[0]
+            lead[first] = lead.get(first, 0) + 1
+    return Counter(size), Counter(count), Counter(lead)
 
 
 def broker_spread(state: ClusterState, actions: Sequence[Action] = ()) -> dict[str, Any]:
@@ -56,13 +62,11 @@ def broker_spread(state: ClusterState, actions: Sequence[Action] = ()) -> dict[s
             added.extend((r, 0) for r in (a.assignment or {}).values())
         elif isinstance(a, DeleteTopic):
             deleted.add(a.topic)
-    known = all(
-        ps.size_bytes is not None for t in state.topics.values() for ps in t.partitions.values()
-    )
+    known = all(None not in partition_sizes(t.partitions) for t in state.topics.values())
     before = _count(
-        (ps.replicas, ps.size_bytes or 0)
+        (reps, size or 0)
         for t in state.topics.values()
-        for ps in t.partitions.values()
+        for reps, size in replicas_and_sizes(t.partitions)
     )
     if actions:
         # after = before, less what moves or goes, plus what moves in or is created
@@ -71,13 +75,14 @@ def broker_spread(state: ClusterState, actions: Sequence[Action] = ()) -> dict[s
         for name, t in state.topics.items():
             targets = moved.get(name)
             if name in deleted:
-                gone.extend((ps.replicas, ps.size_bytes or 0) for ps in t.partitions.values())
+                gone.extend((reps, size or 0) for reps, size in replicas_and_sizes(t.partitions))
             elif targets:
                 for p, target in targets.items():
-                    ps = t.partitions.get(p)
-                    if ps is not None:
-                        gone.append((ps.replicas, ps.size_bytes or 0))
-                        came.append((target, ps.size_bytes or 0))
+                    row = partition_row(t.partitions, p)
+                    if row is not None:
+                        replicas, _, _, size = row
+                        gone.append((replicas, size or 0))
+                        came.append((target, size or 0))
         less, more = _count(gone), _count(came)
         after = (
             before[0] - less[0] + more[0],

@@ -35,7 +35,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kgitops.model import ClusterState
+from kgitops.model import ClusterState, partition_row
 from kgitops.names import (
     THROTTLE_FOLLOWER_RATE,
     THROTTLE_FOLLOWER_REPLICAS,
@@ -253,14 +253,15 @@ def write_rate(
         return None, False
     if write_rates is not None and topic in write_rates:
         return write_rates[topic] / max(1, live.partition_count), True
-    ps = live.partitions.get(partition)
+    row = partition_row(live.partitions, partition)
+    size = row[3] if row is not None else None
     try:
         retention_ms = int(live.config.get("retention.ms", DEFAULT_RETENTION_MS))
     except ValueError:
         return None, False
-    if ps is None or not ps.size_bytes or retention_ms <= 0:
+    if not size or retention_ms <= 0:
         return None, False
-    return ps.size_bytes / (retention_ms / 1000), False
+    return size / (retention_ms / 1000), False
 
 
 def throttle_pressure(
@@ -284,16 +285,18 @@ def throttle_pressure(
     measured: dict[int, bool] = {}
     for m in moves:
         live = state.topics.get(m.topic)
-        ps = live.partitions.get(m.partition) if live is not None else None
-        if ps is None:
+        row = partition_row(live.partitions, m.partition) if live is not None else None
+        if row is None:
             continue
-        leader = ps.leader if ps.leader is not None else (m.source[0] if m.source else None)
+        replicas, isr, leader, _ = row
+        if leader is None:
+            leader = m.source[0] if m.source else None
         if leader is None:
             continue
         w, known = write_rate(state, m.topic, m.partition, write_rates)
         if not w:
             continue
-        followers = [b for b in (ps.isr or ps.replicas) if b != leader]
+        followers = [b for b in (isr or replicas) if b != leader]
         per.setdefault(leader, []).append(w * len(followers))
         measured[leader] = measured.get(leader, True) and known
     out = []

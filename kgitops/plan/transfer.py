@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kgitops.model import ClusterState, ReassignmentSettings
+from kgitops.model import ClusterState, ReassignmentSettings, partition_row, replicas_and_sizes
 from kgitops.plan.actions import Action, Reassign
 from kgitops.plan.schedule import NETWORK_BYTES_PER_SEC, MoveJob, Window, schedule
 from kgitops.versionrules import throttle_delivered
@@ -122,8 +122,9 @@ def estimate_transfer(
             continue
         live = state.topics.get(a.topic)
         for p, m in a.moves.items():
-            ps = live.partitions.get(p) if live is not None else None
-            sender = ps.leader if ps is not None and ps.leader is not None else m.source[0]
+            row = partition_row(live.partitions, p) if live is not None else None
+            leader = row[2] if row is not None else None
+            sender = leader if leader is not None else m.source[0]
             jobs.append(MoveJob((a.topic, p), sender, m.adding, m.size_bytes))
             for b in m.adding:
                 per.setdefault(b, [0, 0])[0] += m.size_bytes
@@ -138,9 +139,9 @@ def estimate_transfer(
     if not per:
         return None
     cluster_bytes = sum(
-        (ps.size_bytes or 0) * len(ps.replicas)
+        (size or 0) * len(reps)
         for t in state.topics.values()
-        for ps in t.partitions.values()
+        for reps, size in replicas_and_sizes(t.partitions)
     )
     rate = throttle_bytes_per_sec
     jobs.sort(key=lambda j: j.key)  # apply's queue order: topic, then partition

@@ -14,10 +14,18 @@ from kgitops.cluster.snapshot import (
     dumps_state,
     read_state,
     state_from_json,
+    state_json_line,
     state_to_json,
     write_state,
 )
-from kgitops.model import Broker, ClusterState, PartitionState, Reassignment, TopicState
+from kgitops.model import (
+    Broker,
+    ClusterState,
+    PartitionState,
+    PartitionTable,
+    Reassignment,
+    TopicState,
+)
 
 PRODUCT_EXAMPLE = {
     "format": "kgitops-state/v1",
@@ -221,6 +229,50 @@ def test_any_state_survives_the_round_trip(state: ClusterState) -> None:
     assert back.topics == state.topics
     assert sorted(back.brokers) == sorted(state.brokers)
     assert back.cluster_id == state.cluster_id
+
+
+def _one_line(state: ClusterState) -> str:
+    return json.dumps(state_to_json(state), separators=(", ", ": "))
+
+
+@settings(max_examples=60, deadline=None)
+@given(_states(), st.text(min_size=1, max_size=6))
+def test_the_recorded_state_line_is_the_one_line_json_of_the_state(
+    state: ClusterState, odd: str
+) -> None:
+    """``plan --out`` writes its recordedState with state_json_line: the text json.dumps
+    gives for state_to_json, byte for byte, whatever the names and values hold (quotes,
+    non-ASCII, control characters)."""
+    topic = TopicState(odd, {0: PartitionState((1, 0), (1,), None, None)}, {"x": odd})
+    state = ClusterState(
+        brokers=state.brokers,
+        topics={**state.topics, odd: topic},
+        reassignments={odd: {0: Reassignment((2,), (1,))}},
+        cluster_id=state.cluster_id,
+        controller_id=1,
+        broker_defaults={"min.insync.replicas": odd},
+    )
+    assert state_json_line(state) == _one_line(state)
+
+
+def test_the_recorded_state_line_of_partitions_loaded_as_columns(tmp_path: Path) -> None:
+    """The same text from a state file's columns (a PartitionTable per topic) as from the
+    PartitionState dicts it was written from."""
+    built = _state()
+    built = ClusterState(
+        **{
+            **built.__dict__,
+            "topics": {**built.topics, "é": TopicState("q", {}, {"a": 'é"\\n\u0001'})},
+        }
+    )
+    path = tmp_path / "s.json"
+    write_state(str(path), _state())
+    loaded = read_state(str(path))
+    assert isinstance(loaded.topics["a"].partitions, PartitionTable)
+    assert state_json_line(loaded) == _one_line(loaded) == _one_line(_state())
+    assert state_json_line(built) == _one_line(built)
+    empty = ClusterState(brokers=(), topics={})
+    assert state_json_line(empty) == _one_line(empty)
 
 
 def test_shape_errors_in_a_file_carry_line_and_column(tmp_path: Path) -> None:
