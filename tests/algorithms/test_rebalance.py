@@ -4,7 +4,12 @@ racks never fewer than before, no broker twice."""
 
 from __future__ import annotations
 
+import random
+import re
+from collections import Counter
 from collections.abc import Mapping
+from itertools import chain
+from typing import Any
 
 import pytest
 from hypothesis import assume, given, settings
@@ -226,3 +231,71 @@ def test_rf_increase_after_partition_increases_replays_each_kafka_call() -> None
     expected.update(assign_added_partitions(brokers, expected, 21))
     assert final == expected
     assert all(final[p][:2] == current[p] for p in current)
+
+
+@given(
+    clusters(),
+    st.lists(st.integers(0, 2**31), min_size=1, max_size=6),
+    st.data(),
+)
+@settings(max_examples=150, deadline=None)
+def test_a_plan_s_running_load_and_shared_rack_verdicts_give_the_same_targets(
+    cluster: tuple[list[Broker], dict[int, tuple[int, ...]]],
+    seeds: list[int],
+    data: st.DataObject,
+) -> None:
+    """How the plan calls rebalance topic after topic (plan/diff_topic.py ``_targets``): the
+    plan's running load, which counts the topic already (``counted``), and one rack-verdict
+    cache for the whole plan (``rack_fine``), give the targets the old call gave: a copy of
+    the load less the topic's replicas, and a fresh cache per topic. The load then follows
+    the moves, as the plan's does."""
+    brokers, first = cluster
+    ids = [b.id for b in brokers]
+    topics = [first]
+    for seed in seeds:  # more topics on the same brokers, some sharing replica lists
+        rng = random.Random(seed)
+        pool = list(first.values())
+        rf = len(first[0])
+        topics.append(
+            {
+                p: rng.choice(pool) if rng.random() < 0.5 else tuple(rng.sample(ids, rf))
+                for p in range(rng.randint(1, 12))
+            }
+        )
+    drain = data.draw(st.lists(st.sampled_from(ids), max_size=2, unique=True))
+    spread = data.draw(st.booleans())
+    load: Counter[int] = Counter()
+    leaders: Counter[int] = Counter()
+    for topic in topics:
+        load.update(chain.from_iterable(topic.values()))
+        leaders.update(r[0] for r in topic.values())
+    verdicts: dict[tuple[int, ...], bool] = {}
+    for topic in topics:
+        rf = data.draw(st.sampled_from([None, 1, 2, 3]))
+        others, other_leaders = Counter(load), Counter(leaders)
+        others.subtract(chain.from_iterable(topic.values()))
+        other_leaders.subtract(r[0] for r in topic.values())
+        kw: dict[str, Any] = {"replication_factor": rf, "drain": drain, "spread_racks": spread}
+        try:
+            want = rebalance(topic, brokers, load=others, leader_load=other_leaders, **kw)
+        except InvalidReplicationFactor as exc:
+            with pytest.raises(InvalidReplicationFactor, match=re.escape(str(exc))):
+                rebalance(
+                    topic,
+                    brokers,
+                    load=load,
+                    leader_load=leaders,
+                    counted=True,
+                    rack_fine=verdicts,
+                    **kw,
+                )
+            continue
+        got = rebalance(
+            topic, brokers, load=load, leader_load=leaders, counted=True, rack_fine=verdicts, **kw
+        )
+        assert got == want
+        for p, target in got.items():
+            load.subtract(topic[p])
+            load.update(target.replicas)
+            leaders[topic[p][0]] -= 1
+            leaders[target.replicas[0]] += 1
