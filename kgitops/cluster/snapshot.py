@@ -32,7 +32,7 @@ the errors do not depend on the decoder.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -149,27 +149,11 @@ def state_json_line(state: ClusterState) -> str:
     at = keys.index("topics")
     head = _ONE_LINE({k: data[k] for k in keys[:at]})
     tail = _ONE_LINE({k: data[k] for k in keys[at + 1 :]})
-    shown: dict[tuple[int, ...], str] = {}
-
-    def ids(t: tuple[int, ...]) -> str:
-        text = shown.get(t)
-        if text is None:
-            text = shown[t] = "[" + ", ".join(map(str, t)) + "]"
-        return text
-
+    ids = _ids_text()
     topics = []
     for name in sorted(state.topics):
         t = state.topics[name]
-        parts = []
-        for p, replicas, isr, leader, size in _partition_rows(t.partitions):
-            text = f'"{p}": {{"replicas": {ids(replicas)}'
-            if isr is not None:
-                text += f', "isr": {ids(isr)}, "leader": {"null" if leader is None else leader}'
-            elif leader is not None:
-                text += f', "leader": {leader}'
-            if size is not None:
-                text += f', "sizeBytes": {size}'
-            parts.append(text + "}")
+        parts = _partition_texts(t.partitions, ids)
         config = _ONE_LINE(dict(sorted(t.config.items())))
         topics.append(
             f'{json.dumps(name)}: {{"partitions": {{{", ".join(parts)}}}, "config": {config}}}'
@@ -180,6 +164,39 @@ def state_json_line(state: ClusterState) -> str:
         + body
         + (", " + tail[1:] if tail != "{}" else "}")
     )
+
+
+def _ids_text() -> Callable[[tuple[int, ...]], str]:
+    """A formatter of replica (or ISR) lists as ``json.dumps`` writes them (``[1, 2, 3]``),
+    each distinct list formatted once: replica lists repeat across partitions."""
+    shown: dict[tuple[int, ...], str] = {}
+
+    def ids(t: tuple[int, ...]) -> str:
+        text = shown.get(t)
+        if text is None:
+            text = shown[t] = "[" + ", ".join(map(str, t)) + "]"
+        return text
+
+    return ids
+
+
+def _partition_texts(
+    parts: Mapping[int, PartitionState], ids: Callable[[tuple[int, ...]], str]
+) -> list[str]:
+    """Each partition, by id, as ``json.dumps`` writes it with ", " and ": " (a call of
+    ``json.dumps`` per partition costs more than the rest of a state's writing):
+    ``"0": {"replicas": [1, 2], "isr": [1, 2], "leader": 1, "sizeBytes": 5}``."""
+    texts = []
+    for p, replicas, isr, leader, size in _partition_rows(parts):
+        text = f'"{p}": {{"replicas": {ids(replicas)}'
+        if isr is not None:
+            text += f', "isr": {ids(isr)}, "leader": {"null" if leader is None else leader}'
+        elif leader is not None:
+            text += f', "leader": {leader}'
+        if size is not None:
+            text += f', "sizeBytes": {size}'
+        texts.append(text + "}")
+    return texts
 
 
 def _partition_rows(
@@ -218,35 +235,18 @@ def dumps_state(state: ClusterState, extra: Mapping[str, Any] | None = None) -> 
 
 
 def _topic_lines(state: ClusterState, lines: list[str]) -> None:
-    # Formatted by hand, as json.dumps would (", " and ": "): a call of json.dumps per
-    # partition costs more than the rest of the write. Replica lists repeat: each distinct
-    # one is formatted once.
-    shown: dict[tuple[int, ...], str] = {}
-
-    def ids(t: tuple[int, ...]) -> str:
-        text = shown.get(t)
-        if text is None:
-            text = shown[t] = "[" + ", ".join(map(str, t)) + "]"
-        return text
-
+    # Formatted by hand, as json.dumps would (", " and ": "): _partition_texts
+    ids = _ids_text()
     names = sorted(state.topics)
     for j, name in enumerate(names):
         topic = state.topics[name]
         lines.append(f"    {json.dumps(name)}: {{")
         lines.append(f'      "config": {json.dumps(dict(topic.config), sort_keys=True)},')
         lines.append('      "partitions": {')
-        last = len(topic.partitions) - 1
-        for k, pid in enumerate(sorted(topic.partitions)):
-            p = topic.partitions[pid]
-            text = f'        "{pid}": {{"replicas": {ids(p.replicas)}'
-            if p.isr is not None:
-                leader = "null" if p.leader is None else str(p.leader)
-                text += f', "isr": {ids(p.isr)}, "leader": {leader}'
-            elif p.leader is not None:
-                text += f', "leader": {p.leader}'
-            if p.size_bytes is not None:
-                text += f', "sizeBytes": {p.size_bytes}'
-            lines.append(text + ("}," if k < last else "}"))
+        texts = _partition_texts(topic.partitions, ids)
+        last = len(texts) - 1
+        for k, text in enumerate(texts):
+            lines.append("        " + text + ("," if k < last else ""))
         lines.append("      }")
         lines.append("    }," if j < len(names) - 1 else "    }")
 
